@@ -1,0 +1,1 @@
+"""Fixes: one module per remediation (plan, apply, verify)."""

@@ -1,0 +1,185 @@
+"""The command-line interface. The CLI knows every part; no part knows the CLI.
+
+Exit codes (every command): 0 go, 1 no-go, 2 usage error, 3 could not assess. The ``--json`` path
+never imports rich: rendering is imported only for human output.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from typing import List, Optional
+
+import click
+
+from . import __version__
+from .model import EXIT_UNKNOWN, HostInfo, Result, Verdict
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 go (nothing failed; warnings allowed unless --strict), 1 no-go (something "
+    "failed), 2 usage error, 3 could not assess (a check in error, an unreachable host, an "
+    "internal error)."
+)
+
+
+def _split_codes(values: tuple) -> List[str]:
+    out: List[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False,
+         titles: Optional[dict] = None) -> None:
+    """Print ``verdict`` (JSON or rich) and exit with its exit code."""
+    verdict.finish()
+    if as_json:
+        sys.stdout.write(json.dumps(verdict.to_dict(), indent=2, default=str) + "\n")
+        sys.stdout.flush()
+    else:
+        from . import render
+
+        render.verdict(verdict, quiet=quiet, titles=titles or {})
+    sys.exit(verdict.exit_code)
+
+
+def _load_hostfile(path: Optional[str]):
+    if path is None:
+        return None
+    from .hostfile import HostfileError, load
+
+    try:
+        return load(path)
+    except HostfileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--hostfile") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="meshdoctor")
+def cli() -> None:
+    """Doctor and repair tool for MLX distributed meshes (JACCL over Thunderbolt, TCP ring).
+
+    Run `meshdoctor check` before a launch and gate on its exit code; `meshdoctor explain CODE`
+    says what a finding means and what to do.
+    """
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+@click.option("--only", multiple=True, metavar="CODE,...",
+              help="Run only these checks (codes or names, comma-separated).")
+@click.option("--skip", multiple=True, metavar="CODE,...",
+              help="Do not run these checks (codes or names, comma-separated).")
+@click.option("--timeout", type=click.FloatRange(0.1, 3600), default=10.0, show_default=True,
+              help="Deadline in seconds for each check; external commands get 60% of it.")
+@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
+              help="The mlx.launch hostfile (JSON) of the mesh this node belongs to.")
+def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, timeout: float,
+          hostfile: Optional[str]) -> None:
+    """Inspect this node and give a go/no-go verdict for a launch."""
+    from .context import NodeContext
+    from .hostfile import local_ranks
+    from .registry import all_checks, select
+    from .runner import run_checks
+
+    hf = _load_hostfile(hostfile)
+    verdict = Verdict(command="check", strict=strict)
+    try:
+        checks = all_checks()
+        only_l, skip_l = _split_codes(only), _split_codes(skip)
+        known = {c.code.lower() for c in checks} | {c.name.lower() for c in checks}
+        unknown = [k for k in only_l + skip_l if k.lower() not in known]
+        if unknown:
+            raise click.BadParameter(f"unknown check {', '.join(unknown)}; see "
+                                     "`meshdoctor list-checks`", param_hint="--only/--skip")
+        selected = select(checks, only_l, skip_l)
+        ranks = local_ranks(hf) if hf is not None else []
+        host = hf.hosts[ranks[0]].ssh if hf is not None and ranks else \
+            socket.gethostname().split(".")[0] or "localhost"
+        ctx = NodeContext(host=host, hostfile=hf, ranks=ranks,
+                          command_timeout=max(0.05, timeout * 0.6))
+        verdict.hosts.append(HostInfo(host=host, rank=ranks[0] if ranks else None,
+                                      platform={"os": ctx.platform}))
+        verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
+        titles = {c.code: c.title for c in checks}
+    except click.ClickException:
+        raise
+    except Exception as exc:  # never lose the verdict
+        verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
+                                      summary=f"internal error: {type(exc).__name__}: {exc}"))
+        titles = {}
+    emit(verdict, as_json=as_json, quiet=quiet, titles=titles)
+
+
+@cli.command("list-checks")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def list_checks(as_json: bool) -> None:
+    """List every check with its code, name, platforms and title."""
+    from .registry import all_checks
+
+    rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
+            for c in all_checks()]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r['code']}  {r['name']:<18} {','.join(r['platforms']):<13} {r['title']}")
+
+
+@cli.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Say what a finding code (e.g. MD203) means and what to do about it."""
+    from . import codes
+    from .registry import all_checks
+
+    key = code.strip().upper()
+    for c in all_checks():
+        if c.code == key or c.name.lower() == code.strip().lower():
+            click.echo(f"{c.code} {c.name}: {c.title}\n")
+            click.echo(c.explain.strip())
+            click.echo(f"\nApplies to: {', '.join(c.platforms)}")
+            return
+    _load_engine_codes()
+    if key in codes.CATALOGUE:
+        title, text = codes.CATALOGUE[key]
+        click.echo(f"{key}: {title}\n")
+        click.echo(text.strip())
+        return
+    raise click.BadParameter(f"no code {code!r}; see `meshdoctor list-checks`",
+                             param_hint="CODE")
+
+
+def _load_engine_codes() -> None:
+    """Import the engine parts that register codes of their own (probe)."""
+    import importlib
+
+    for mod in ("meshdoctor.probe.codes",):
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
+
+
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema every --json verdict validates against."""
+    from importlib import resources
+
+    click.echo(resources.files("meshdoctor").joinpath("verdict.schema.json")
+               .read_text(encoding="utf-8"), nl=False)
+
+
+def main() -> None:
+    """Console entry point: run the CLI; an unexpected crash still exits 3, never 1."""
+    try:
+        cli(standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # pragma: no cover - last resort
+        sys.stderr.write(f"meshdoctor: internal error: {type(exc).__name__}: {exc}\n")
+        sys.exit(EXIT_UNKNOWN)

@@ -1,0 +1,21 @@
+"""Codes that no check module owns (probe, fleet), for ``meshdoctor explain``.
+
+Check codes are described by their own modules (``Check.explain``); this table holds the rest,
+each as ``code -> (title, explanation)``. Codes are stable: never renumber, only add.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+CATALOGUE: Dict[str, Tuple[str, str]] = {
+    "MD100": ("internal error",
+              "meshdoctor itself failed before it could assess the node (a bug, or a broken "
+              "install). The verdict is 'unknown' (exit 3). Re-run with --json and report the "
+              "evidence."),
+}
+
+
+def register(code: str, title: str, explanation: str) -> None:
+    """Add a code owned by an engine part (the probe registers its MD5xx codes here)."""
+    CATALOGUE[code] = (title, explanation)

@@ -1,0 +1,178 @@
+"""The verdict model: results, hosts, the verdict document and exit codes.
+
+Contract: ../shared/design.md "The verdict". Every command builds one :class:`Verdict` and prints
+it either as JSON (``to_dict``, validated by ``verdict.schema.json``) or through the renderer.
+
+Exit codes, identical for every command:
+
+* 0 ``go``: nothing failed (warnings allowed unless ``--strict``);
+* 1 ``no-go``: something failed (a failed result outranks a result in ``error``, since the
+  answer "do not launch" is already known);
+* 2 usage error (click's own, and unreadable input files);
+* 3 ``unknown``: could not assess (a check in ``error``, an unreachable host, an internal error).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+SCHEMA_VERSION = 1
+
+OK, WARN, FAIL, SKIP, ERROR = "ok", "warn", "fail", "skip", "error"
+STATUSES = (OK, WARN, FAIL, SKIP, ERROR)
+
+INFO, WARNING, CRITICAL = "info", "warning", "critical"
+SEVERITIES = (INFO, WARNING, CRITICAL)
+
+EXIT_GO, EXIT_NOGO, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
+
+_DEFAULT_SEVERITY = {OK: INFO, SKIP: INFO, WARN: WARNING, FAIL: CRITICAL, ERROR: CRITICAL}
+
+
+@dataclass
+class Remediation:
+    """What the operator should do: prose, and optionally a command to run."""
+
+    text: str
+    command: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {"text": self.text}
+        if self.command:
+            d["command"] = self.command
+        return d
+
+
+@dataclass
+class Result:
+    """One finding of one check (or of the probe) on one host.
+
+    ``status`` is one of :data:`STATUSES`; ``severity`` defaults from the status (fail and error
+    are critical, warn is a warning, the rest info). ``evidence`` holds JSON-serialisable data
+    (device names, GID tables, pids). ``needs_reboot`` marks the host for the verdict's
+    ``needs_reboot`` list. ``duration_s`` is wall time in seconds, filled in by the runner.
+    """
+
+    code: str
+    check: str
+    status: str
+    summary: str
+    host: str = "localhost"
+    severity: Optional[str] = None
+    evidence: Dict[str, Any] = field(default_factory=dict)
+    remediation: Optional[Remediation] = None
+    needs_reboot: bool = False
+    duration_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}; expected one of {STATUSES}")
+        if self.severity is None:
+            self.severity = _DEFAULT_SEVERITY[self.status]
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"unknown severity {self.severity!r}; expected one of {SEVERITIES}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {
+            "code": self.code,
+            "check": self.check,
+            "host": self.host,
+            "status": self.status,
+            "severity": self.severity,
+            "summary": self.summary,
+            "evidence": self.evidence,
+            "duration_s": round(self.duration_s, 4),
+        }
+        if self.remediation is not None:
+            d["remediation"] = self.remediation.to_dict()
+        if self.needs_reboot:
+            d["needs_reboot"] = True
+        return d
+
+
+@dataclass
+class HostInfo:
+    """A host the command looked at: its name, rank in the hostfile (or None), reachability."""
+
+    host: str
+    rank: Optional[int] = None
+    reachable: bool = True
+    platform: Dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"host": self.host, "rank": self.rank, "reachable": self.reachable,
+                "platform": self.platform}
+
+
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class Verdict:
+    """The one document a command produces.
+
+    ``results`` are :class:`Result`; ``probe`` and ``actions`` are free-form sections owned by the
+    probe and the fixes. ``strict`` turns warnings into no-go. Call :meth:`finish` once at the end
+    to stamp the duration; ``verdict`` and ``exit_code`` are computed from the results.
+    """
+
+    command: str
+    results: List[Result] = field(default_factory=list)
+    hosts: List[HostInfo] = field(default_factory=list)
+    strict: bool = False
+    probe: Optional[Dict[str, Any]] = None
+    actions: Optional[List[Dict[str, Any]]] = None
+    extra_reboot: List[str] = field(default_factory=list)
+    started_at: str = field(default_factory=_now_iso)
+    _t0: float = field(default_factory=time.monotonic, repr=False)
+    duration_s: float = 0.0
+
+    def finish(self) -> "Verdict":
+        self.duration_s = time.monotonic() - self._t0
+        return self
+
+    @property
+    def needs_reboot(self) -> List[str]:
+        hosts = [r.host for r in self.results if r.needs_reboot] + list(self.extra_reboot)
+        return sorted(set(hosts))
+
+    @property
+    def verdict(self) -> str:
+        statuses = {r.status for r in self.results}
+        if FAIL in statuses:
+            return "no-go"
+        if ERROR in statuses or any(not h.reachable for h in self.hosts):
+            return "unknown"
+        if self.strict and WARN in statuses:
+            return "no-go"
+        return "go"
+
+    @property
+    def exit_code(self) -> int:
+        return {"go": EXIT_GO, "no-go": EXIT_NOGO, "unknown": EXIT_UNKNOWN}[self.verdict]
+
+    def to_dict(self) -> Dict[str, Any]:
+        from . import __version__
+
+        d: Dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "meshdoctor", "version": __version__},
+            "command": self.command,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "strict": self.strict,
+            "needs_reboot": self.needs_reboot,
+            "started_at": self.started_at,
+            "duration_s": round(self.duration_s, 4),
+            "hosts": [h.to_dict() for h in self.hosts],
+            "results": [r.to_dict() for r in self.results],
+        }
+        if self.probe is not None:
+            d["probe"] = self.probe
+        if self.actions is not None:
+            d["actions"] = self.actions
+        return d

@@ -1,0 +1,49 @@
+"""Discovery of checks: every module of ``meshdoctor.checks`` with a ``CHECK``, plus extras.
+
+The engine never imports checks one by one. Extra check modules (site-specific checks, test
+doubles) are named, comma-separated, in ``MESHDOCTOR_EXTRA_CHECKS`` as importable module names.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from typing import Dict, List
+
+from .check import Check
+
+EXTRA_ENV = "MESHDOCTOR_EXTRA_CHECKS"
+
+
+def _module_names() -> List[str]:
+    import meshdoctor.checks as checks_pkg
+
+    names = [f"{checks_pkg.__name__}.{m.name}" for m in pkgutil.iter_modules(checks_pkg.__path__)
+             if not m.name.startswith("_")]
+    extra = [m.strip() for m in os.environ.get(EXTRA_ENV, "").split(",") if m.strip()]
+    return names + extra
+
+
+def all_checks() -> List[Check]:
+    """Every check, sorted by code. Raises ImportError naming a broken extra module."""
+    found: Dict[str, Check] = {}
+    for name in _module_names():
+        mod = importlib.import_module(name)
+        check = getattr(mod, "CHECK", None)
+        if isinstance(check, Check):
+            if check.code in found and found[check.code] is not check:
+                raise ValueError(f"check code {check.code} is defined twice "
+                                 f"({found[check.code].name} and {check.name})")
+            found[check.code] = check
+    return sorted(found.values(), key=lambda c: c.code)
+
+
+def select(checks: List[Check], only: List[str], skip: List[str]) -> List[Check]:
+    """Filter by codes or names (``--only``/``--skip``); matching is case-insensitive."""
+    def hit(c: Check, keys: List[str]) -> bool:
+        return c.code.lower() in keys or c.name.lower() in keys
+
+    only_l = [k.lower() for k in only]
+    skip_l = [k.lower() for k in skip]
+    return [c for c in checks if (not only_l or hit(c, only_l)) and not hit(c, skip_l)]

@@ -1,0 +1,52 @@
+"""Human rendering of a verdict with rich. Reached only from the CLI; holds no data of its own.
+
+One line per result (status symbol, code, title, host, summary), the remediation under each
+failure, warning and error, and a closing line with the verdict and exit code.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+from rich.console import Console
+from rich.markup import escape
+
+from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
+
+SYMBOLS = {OK: ("✔", "green"), WARN: ("!", "yellow"), FAIL: ("✘", "bold red"),
+           SKIP: ("-", "dim"), ERROR: ("?", "bold magenta")}
+VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
+
+
+def console(stderr: bool = False) -> Console:
+    """The console all human output goes through (highlighting off: data stays as written)."""
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]] = None,
+            out: Optional[Console] = None) -> None:
+    """Print ``v``. ``quiet`` prints only failures and errors (and the verdict if not go)."""
+    out = out or console()
+    titles = titles or {}
+    multi_host = len({r.host for r in v.results}) > 1
+    for r in v.results:
+        if quiet and r.status not in (FAIL, ERROR):
+            continue
+        sym, style = SYMBOLS[r.status]
+        title = titles.get(r.code, r.check)
+        host = f"[cyan]{escape(r.host)}[/] " if multi_host else ""
+        out.print(f"[{style}]{sym}[/] [bold]{r.code}[/] {host}{escape(title)}: "
+                  f"{escape(r.summary)}")
+        if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
+            out.print(f"    [dim]→[/] {escape(r.remediation.text)}")
+            if r.remediation.command:
+                out.print(f"      [bold]$ {escape(r.remediation.command)}[/]")
+    if quiet and v.verdict == "go":
+        return
+    counts = {s: sum(1 for r in v.results if r.status == s) for s in (OK, WARN, FAIL, ERROR, SKIP)}
+    tally = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    line = (f"[{VERDICT_STYLE[v.verdict]}]{v.verdict.upper()}[/] (exit {v.exit_code}) "
+            f"{v.command}: {tally or 'no results'} in {v.duration_s:.2f} s")
+    if v.needs_reboot:
+        line += f"; [bold red]reboot needed: {escape(', '.join(v.needs_reboot))}[/]"
+    out.print(line)

@@ -1,0 +1,102 @@
+"""Runs checks concurrently, each under its own deadline, and never loses a result.
+
+Each check runs in a daemon thread. A check that raises becomes one result in ``error`` naming the
+exception; one that overruns its deadline becomes a result in ``error`` naming the deadline, and
+its thread is abandoned (daemon threads do not hold the process at exit; the external commands it
+started have their own, shorter deadlines and are killed by :mod:`meshdoctor.execute`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Iterable, List, Optional
+
+from .check import Check, Finding
+from .context import NodeContext
+from .model import ERROR, OK, SKIP, Remediation, Result
+
+DEFAULT_CHECK_TIMEOUT_S = 10.0
+
+
+def _to_results(check: Check, ctx: NodeContext, out, duration: float) -> List[Result]:
+    if out is None:
+        findings: List[Finding] = []
+    elif isinstance(out, Finding):
+        findings = [out]
+    else:
+        findings = list(out)
+    if not findings:
+        findings = [Finding(OK, "nothing to report")]
+    results = []
+    for f in findings:
+        if not isinstance(f, Finding):
+            raise TypeError(f"check {check.name} returned {type(f).__name__}, not a Finding")
+        results.append(Result(code=check.code, check=check.name, status=f.status,
+                              summary=f.summary, host=ctx.host, severity=f.severity,
+                              evidence=f.evidence, remediation=f.remedy(),
+                              needs_reboot=f.needs_reboot, duration_s=duration))
+    return results
+
+
+def _error(check: Check, ctx: NodeContext, summary: str, duration: float,
+           evidence: Optional[dict] = None) -> Result:
+    return Result(code=check.code, check=check.name, status=ERROR, summary=summary,
+                  host=ctx.host, evidence=evidence or {}, duration_s=duration,
+                  remediation=Remediation(
+                      "The check itself could not run, so this node is not assessed. Re-run "
+                      f"with --only {check.code} to retry it; if it keeps failing, report the "
+                      "evidence."))
+
+
+def run_checks(checks: Iterable[Check], ctx: NodeContext,
+               timeout: float = DEFAULT_CHECK_TIMEOUT_S) -> List[Result]:
+    """Run ``checks`` on ``ctx`` concurrently; return their results in check order.
+
+    ``timeout`` is each check's deadline in seconds, counted from the common start; the call
+    returns within ``timeout`` plus a few milliseconds however the checks behave.
+    """
+    checks = list(checks)
+    slots: List[Optional[List[Result]]] = [None] * len(checks)
+    threads = []
+    t0 = time.monotonic()
+
+    def work(i: int, check: Check) -> None:
+        start = time.monotonic()
+        try:
+            out = check.run(ctx)
+            if out is not None and not isinstance(out, Finding):
+                out = list(out)  # generators run here, inside the deadline
+            slots[i] = _to_results(check, ctx, out, time.monotonic() - start)
+        except Exception as exc:
+            tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+            slots[i] = [_error(check, ctx, f"check {check.name} raised "
+                               f"{type(exc).__name__}: {exc}", time.monotonic() - start,
+                               {"exception": type(exc).__name__, "message": str(exc),
+                                "traceback": "".join(tb[-3:])[-2000:]})]
+
+    for i, check in enumerate(checks):
+        if ctx.platform not in check.platforms:
+            slots[i] = [Result(code=check.code, check=check.name, status=SKIP,
+                               summary=f"not applicable on {ctx.platform} "
+                                       f"(applies to {', '.join(check.platforms)})",
+                               host=ctx.host)]
+            continue
+        th = threading.Thread(target=work, args=(i, check), daemon=True,
+                              name=f"check-{check.code}")
+        th.start()
+        threads.append((i, check, th))
+
+    deadline = t0 + timeout
+    for i, check, th in threads:
+        th.join(max(0.0, deadline - time.monotonic()))
+    results: List[Result] = []
+    for i, check in enumerate(checks):
+        got = slots[i]
+        if got is None:
+            got = [_error(check, ctx, f"check {check.name} did not finish within its "
+                          f"{timeout:g} s deadline (a command or gathering hung)",
+                          time.monotonic() - t0, {"deadline_s": timeout})]
+        results.extend(got)
+    return results
