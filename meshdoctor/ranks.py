@@ -1,0 +1,140 @@
+"""Finding MLX rank processes: the positive identification every check and fix relies on.
+
+A process is a rank (design.md "Checks and fixes") when it belongs to this user and
+* its environment has ``MLX_RANK`` or ``JACCL_RANK`` (mlx.launch exports ``MLX_RANK``;
+  knowledge.md §1), or
+* its environment has the meshdoctor probe marker ``MESHDOCTOR_PROBE_ID``, or
+* its command line is an mlx.launch rank script (``exec`` of the ``cmd=(...)`` bash script that
+  mlx.launch writes, recognisable by ``export MLX_RANK=``).
+
+Never this process, its parents (a shell that exported ``MLX_RANK`` and ran meshdoctor must not be
+listed as a stale rank of itself), or pid 1. Processes whose environment cannot be read (other
+users, macOS without privileges) are identified by command line alone.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import List, Optional, Set
+
+import psutil
+
+PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"
+RANK_ENV_KEYS = ("MLX_RANK", "JACCL_RANK")
+_SCRIPT_MARK = "export MLX_RANK="
+
+
+@dataclass
+class RankProcess:
+    """One identified rank process.
+
+    ``rank``: the value of MLX_RANK/JACCL_RANK (None if unknown); ``marker``: the probe run id or
+    None; ``status``: psutil status (``running``, ``sleeping``, ``disk-sleep``, ``zombie``,
+    ``stopped``); ``create_time``: epoch seconds; ``cpu_percent``: over a short sample;
+    ``reason``: why it was identified.
+    """
+
+    pid: int
+    name: str
+    cmdline: List[str]
+    status: str
+    create_time: float
+    rank: Optional[str] = None
+    marker: Optional[str] = None
+    reason: str = ""
+    cpu_percent: Optional[float] = None
+    username: Optional[str] = None
+
+    @property
+    def age_s(self) -> float:
+        return max(0.0, time.time() - self.create_time)
+
+    def to_dict(self) -> dict:
+        return {"pid": self.pid, "name": self.name, "cmdline": " ".join(self.cmdline)[:300],
+                "status": self.status, "age_s": round(self.age_s, 1), "rank": self.rank,
+                "marker": self.marker, "reason": self.reason, "cpu_percent": self.cpu_percent}
+
+
+def protected_pids() -> Set[int]:
+    """This process, its ancestors and pid 1: never listed, never signalled."""
+    out = {0, 1, os.getpid()}
+    try:
+        for p in psutil.Process().parents():
+            out.add(p.pid)
+    except psutil.Error:
+        pass
+    return out
+
+
+def _current_user() -> Optional[str]:
+    try:
+        return psutil.Process().username()
+    except psutil.Error:
+        return None
+
+
+def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankProcess]:
+    """A :class:`RankProcess` when ``proc`` is positively a rank of ``user``, else None."""
+    try:
+        with proc.oneshot():
+            uname = proc.username()
+            if user is not None and uname != user:
+                return None
+            cmdline = proc.cmdline()
+            try:
+                env = proc.environ()
+            except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
+                env = {}
+            rank = next((env[k] for k in RANK_ENV_KEYS if k in env), None)
+            marker = env.get(PROBE_MARKER_ENV)
+            reason = ""
+            if marker is not None:
+                reason = f"environment has {PROBE_MARKER_ENV}={marker}"
+            elif rank is not None:
+                key = next(k for k in RANK_ENV_KEYS if k in env)
+                reason = f"environment has {key}={rank}"
+            elif any(_SCRIPT_MARK in part for part in cmdline):
+                reason = "command line is an mlx.launch rank script"
+            if not reason:
+                return None
+            return RankProcess(pid=proc.pid, name=proc.name(), cmdline=cmdline,
+                               status=proc.status(), create_time=proc.create_time(),
+                               rank=rank, marker=marker, reason=reason, username=uname)
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None
+
+
+def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0) -> List[RankProcess]:
+    """Every rank process of this user (see module doc), sorted by pid.
+
+    ``marker``: only ranks whose ``MESHDOCTOR_PROBE_ID`` equals it. ``sample_cpu_s``: when > 0,
+    measure each rank's CPU % over that many seconds (one shared sleep). Never raises for
+    processes that vanish or deny access while being read.
+    """
+    user = _current_user()
+    skip = protected_pids()
+    found: List[RankProcess] = []
+    procs = {}
+    for proc in psutil.process_iter():
+        if proc.pid in skip:
+            continue
+        rp = identify(proc, user)
+        if rp is None or (marker is not None and rp.marker != marker):
+            continue
+        found.append(rp)
+        procs[rp.pid] = proc
+    if sample_cpu_s > 0 and found:
+        for rp in found:
+            try:
+                procs[rp.pid].cpu_percent(None)
+            except psutil.Error:
+                pass
+        time.sleep(sample_cpu_s)
+        for rp in found:
+            try:
+                rp.cpu_percent = procs[rp.pid].cpu_percent(None)
+            except psutil.Error:
+                rp.cpu_percent = None
+    return sorted(found, key=lambda r: r.pid)
