@@ -20,7 +20,7 @@ VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magen
 
 def console(stderr: bool = False) -> Console:
     """The console all human output goes through (highlighting off: data stays as written)."""
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]] = None,

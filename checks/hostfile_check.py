@@ -1,0 +1,50 @@
+"""MD401 hostfile: the mlx.launch hostfile is consistent and names this machine.
+
+The rules are :func:`meshdoctor.hostfile.problems` (knowledge.md §1); each inconsistency fails
+with the JSON path of the entry (``hosts[2].rdma[2] must be null``).
+"""
+
+from __future__ import annotations
+
+from meshdoctor.check import Check, fail, ok, skip, warn
+from meshdoctor.context import NodeContext
+from meshdoctor.hostfile import problems
+
+
+def run(ctx: NodeContext):
+    hf = ctx.hostfile
+    if hf is None:
+        return skip("no --hostfile given")
+    found = [fail(f"{path} {msg}", evidence={"hostfile": hf.path, "path": path},
+                  remediation=f"Edit {hf.path} at {path}, or regenerate it with "
+                  "mlx.distributed_config.")
+             for path, msg in problems(hf)]
+    ev = {"hostfile": hf.path, "backend": hf.effective_backend, "world_size": hf.world_size,
+          "local_ranks": ctx.ranks}
+    if not ctx.ranks:
+        found.append(warn(f"this machine is none of the {hf.world_size} hosts in {hf.path} "
+                          "(matched by ssh name, host name and local IPs)", evidence=ev,
+                          remediation="Run the check on a node of the mesh, or fix the ssh "
+                          "names/IPs in the hostfile."))
+    if found:
+        return found
+    return ok(f"{hf.world_size} ranks, backend {hf.effective_backend}; this machine is rank "
+              f"{ctx.rank_label}", evidence=ev)
+
+
+CHECK = Check(
+    code="MD401", name="fleet.hostfile", title="Hostfile", run=run,
+    explain="""
+Checks the mlx.launch hostfile given with --hostfile: a list of hosts or an object with
+"backend", "envs" and "hosts"; each host has an "ssh" name, "ips" and for JACCL an "rdma" row.
+
+Fails on each inconsistency, naming the entry: unknown backend, malformed envs, a host without
+ssh name, invalid IPs, duplicate hosts (JACCL), a ring host without IPs, a JACCL row that does not
+have one entry per rank, a non-null diagonal (hosts[i].rdma[i] must be null), a missing device
+towards a peer (every peer for jaccl, both ring neighbours for jaccl-ring), no IP on rank 0 (the
+coordinator), more than 8 ranks in a JACCL mesh. Warns when this machine is not in the hostfile.
+
+A file that cannot be read or is not JSON is a usage error (exit 2) naming the line and column.
+
+What to do: fix the named entry, or regenerate the file with mlx.distributed_config.
+""")

@@ -1,0 +1,104 @@
+"""The MLX build a launch would use, probed in a subprocess under a deadline.
+
+Importing mlx can hang (a wedged GPU or RDMA stack) or crash (a broken wheel); it therefore runs
+in ``ctx.python`` as a child with a deadline, never in the doctor. The child prints one JSON line:
+version, package path, which backends ``mx.distributed.is_available(backend=...)`` reports, the
+native libraries shipped in ``mlx/lib``, and Metal's recommended working set when there is one.
+The doctor then looks for the JACCL progress guard in those libraries itself: a build with the
+guard (seeds/jaccl-guard-pr.txt) contains the string ``JACCL_PROGRESS_TIMEOUT_MS``
+(knowledge.md §1); upstream MLX has none.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from typing import Any, Dict, List, Optional
+
+from .context import NodeContext
+from .parsers.macos import version_tuple
+
+GUARD_STRING = b"JACCL_PROGRESS_TIMEOUT_MS"
+BACKENDS = ("ring", "jaccl", "mpi", "nccl")
+
+_PROBE = r"""
+import json, os, sys
+out = {"python": sys.version.split()[0], "executable": sys.executable}
+try:
+    import mlx.core as mx
+except Exception as e:
+    out["installed"] = False
+    out["import_error"] = type(e).__name__ + ": " + str(e)
+    print(json.dumps(out)); sys.exit(0)
+import mlx
+out["installed"] = True
+out["version"] = getattr(mx, "__version__", "")
+pkg = os.path.dirname(mlx.__file__ or list(mlx.__path__)[0])
+out["path"] = pkg
+libdir = os.path.join(pkg, "lib")
+out["libs"] = sorted(os.path.join(libdir, f) for f in os.listdir(libdir)) if os.path.isdir(libdir) else []
+out["libs"] += sorted(os.path.join(pkg, f) for f in os.listdir(pkg) if f.startswith("core") and (f.endswith(".so") or f.endswith(".dylib")))
+b = {}
+for name in BACKENDS_PLACEHOLDER:
+    try:
+        b[name] = bool(mx.distributed.is_available(backend=name))
+    except Exception as e:
+        b[name] = None
+out["backends"] = b
+try:
+    info = mx.device_info() if hasattr(mx, "device_info") else {}
+    out["max_recommended_working_set_size"] = info.get("max_recommended_working_set_size")
+except Exception:
+    out["max_recommended_working_set_size"] = None
+print(json.dumps(out))
+""".replace("BACKENDS_PLACEHOLDER", repr(BACKENDS))
+
+
+def has_guard(paths: List[str]) -> Optional[bool]:
+    """True if any library in ``paths`` contains :data:`GUARD_STRING`; None if none is readable."""
+    readable = False
+    for p in paths:
+        try:
+            with open(p, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size == 0:
+                    continue
+                readable = True
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    if mm.find(GUARD_STRING) != -1:
+                        return True
+        except (OSError, ValueError):
+            continue
+    return False if readable else None
+
+
+def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
+    """Facts about the MLX of ``ctx.python``.
+
+    Returns a dict: ``probe`` is ``ok``, ``timeout``, ``crashed`` or ``unrunnable`` (with
+    ``detail``); on ``ok``: ``installed`` (bool), ``version`` (str), ``version_tuple``,
+    ``backends`` (backend -> bool/None), ``libs`` (paths), ``jaccl_guard`` (True/False, or None
+    when JACCL is not available or no library could be read),
+    ``max_recommended_working_set_size`` (bytes or None).
+    """
+    res = ctx.command(ctx.python, "-c", _PROBE)
+    if res.missing:
+        return {"probe": "unrunnable", "detail": res.describe(), "python": ctx.python}
+    if res.timed_out:
+        return {"probe": "timeout", "detail": res.describe(), "python": ctx.python}
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), "")
+    try:
+        data = json.loads(line)
+    except ValueError:
+        data = None
+    if res.returncode != 0 or not isinstance(data, dict):
+        sig = -res.returncode if res.returncode is not None and res.returncode < 0 else None
+        return {"probe": "crashed", "returncode": res.returncode, "signal": sig,
+                "detail": res.describe(), "stderr_tail": res.stderr[-1500:],
+                "python": ctx.python}
+    data["probe"] = "ok"
+    if data.get("installed"):
+        data["version_tuple"] = list(version_tuple(data.get("version", "")))
+        jaccl = (data.get("backends") or {}).get("jaccl")
+        data["jaccl_guard"] = has_guard(data.get("libs", [])) if jaccl else None
+    return data
