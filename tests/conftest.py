@@ -1,0 +1,87 @@
+"""Shared test helpers: run the real CLI in a subprocess, validate every JSON verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import jsonschema
+import pytest
+
+from tests import stubs
+
+SCHEMA = json.loads(resources.files("meshdoctor").joinpath("verdict.schema.json")
+                    .read_text(encoding="utf-8"))
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA,
+                                            format_checker=jsonschema.FormatChecker())
+
+
+VERDICT_COMMANDS = ("check", "probe", "fix", "triage")
+
+
+@dataclass
+class Run:
+    """One CLI run: exit code, stdout, stderr, wall seconds, and the parsed JSON (if --json)."""
+
+    rc: int
+    out: str
+    err: str
+    elapsed: float
+    doc: Optional[Dict[str, Any]] = None
+
+    def results(self, code: str):
+        return [r for r in self.doc["results"] if r["code"] == code]
+
+    def status(self, code: str) -> str:
+        """The worst status of ``code`` (fail > error > warn > ok > skip)."""
+        order = ["fail", "error", "warn", "ok", "skip"]
+        got = [r["status"] for r in self.results(code)]
+        assert got, f"no result for {code}: {self.out}"
+        return min(got, key=order.index)
+
+
+def validate(doc: Dict[str, Any]) -> None:
+    """Assert ``doc`` validates against the shipped verdict schema."""
+    VALIDATOR.validate(doc)
+
+
+def run_cli(*args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60,
+            cwd: Optional[str] = None) -> Run:
+    """Run ``python -m meshdoctor ARGS``; parse and schema-validate stdout when ``--json``."""
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "meshdoctor", *args], capture_output=True,
+                       text=True, env=env, timeout=timeout, cwd=cwd)
+    run = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
+    if "--json" in args and args[0] in VERDICT_COMMANDS and p.returncode in (0, 1, 3):
+        run.doc = json.loads(p.stdout)
+        validate(run.doc)
+        assert run.doc["exit_code"] == p.returncode, (run.doc, p.stderr)
+    return run
+
+
+@pytest.fixture
+def fake_mac(tmp_path):
+    """``fake_mac("healthy", "wired-leftover", extra={...})`` -> env of a fake Mac node."""
+
+    def make(*sets: str, extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+        return stubs.install(tmp_path / "bin", sets, extra=extra)
+
+    return make
+
+
+@pytest.fixture
+def clean_env():
+    """This environment without MLX_*/JACCL_* variables (CI or a developer shell may have some)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path

@@ -1,0 +1,146 @@
+"""The mlx.launch hostfile: parsing, the consistency rules, MD401 and usage errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meshdoctor import hostfile as H
+from tests.conftest import run_cli, write
+
+
+def mesh(n=3, backend="jaccl"):
+    hosts = []
+    for i in range(n):
+        rdma = [None if j == i else f"rdma_en{j + 2}" for j in range(n)]
+        hosts.append({"ssh": f"m{i + 1}", "ips": [f"10.0.0.{i + 1}"], "rdma": rdma})
+    return {"backend": backend, "envs": ["MLX_METAL_FAST_SYNCH=1"], "hosts": hosts}
+
+
+def probs(data):
+    return H.problems(H.parse(json.dumps(data)))
+
+
+def test_consistent_mesh_and_ring_have_no_problems():
+    assert probs(mesh(4)) == []
+    assert probs([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b", "ips": ["10.0.0.2"]}]) == []
+
+
+def test_diagonal_must_be_null():
+    d = mesh(3)
+    d["hosts"][2]["rdma"][2] = "rdma_en9"
+    assert ("hosts[2].rdma[2]", "must be null (a rank has no device to itself)") in probs(d)
+
+
+def test_missing_peer_device_fails_for_mesh_but_not_for_ring_non_neighbour():
+    d = mesh(4)
+    d["hosts"][0]["rdma"][2] = None
+    assert any(p == "hosts[0].rdma[2]" for p, _ in probs(d))
+    d["backend"] = "jaccl-ring"  # 0 and 2 are not neighbours in a ring of 4
+    assert not any(p == "hosts[0].rdma[2]" for p, _ in probs(d))
+    d["hosts"][0]["rdma"][1] = None
+    assert any(p == "hosts[0].rdma[1]" for p, _ in probs(d))
+
+
+def test_row_length_and_cell_types():
+    d = mesh(3)
+    d["hosts"][1]["rdma"] = [None, None]
+    d["hosts"][2]["rdma"][0] = 5
+    d["hosts"][0]["rdma"][1] = ["rdma_en3", "rdma_en4"]  # two cables: fine
+    got = dict(probs(d))
+    assert "has 2 entries, needs 3" in got["hosts[1].rdma"]
+    assert "not a device name" in got["hosts[2].rdma[0]"]
+    assert "hosts[0].rdma[1]" not in got
+
+
+def test_ring_needs_ips_and_valid_ips():
+    got = dict(probs([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b"},
+                      {"ssh": "c", "ips": ["300.1.1.1"]}]))
+    assert "needs at least one IP" in got["hosts[1].ips"]
+    assert "not an IP address" in got["hosts[2].ips[0]"]
+
+
+def test_duplicates_backend_envs_coordinator_and_mesh_size():
+    d = mesh(3)
+    d["hosts"][2]["ssh"] = "m1"
+    d["backend"] = "jacl"
+    d["envs"] = ["NOEQUALS"]
+    got = dict(probs(d))
+    assert "unknown backend" in got["backend"]
+    assert "not KEY=VALUE" in got["envs[0]"]
+    d = mesh(3)
+    d["hosts"][2]["ssh"] = "m1"
+    assert "duplicate host 'm1'" in dict(probs(d))["hosts[2].ssh"]
+    d = mesh(3)
+    d["hosts"][0]["ips"] = []
+    assert "coordinator" in dict(probs(d))["hosts[0].ips"]
+    assert "at most 8" in dict(probs(mesh(9)))["hosts"]
+
+
+def test_effective_backend_and_devices():
+    hf = H.parse(json.dumps({"hosts": mesh(3)["hosts"]}))
+    assert hf.effective_backend == "jaccl"
+    assert hf.hosts[0].devices() == ["rdma_en3", "rdma_en4"]
+    assert hf.hosts[0].devices_to(1) == ["rdma_en3"]
+    assert H.from_list("127.0.0.1,127.0.0.1").hosts[1].ips == ["127.0.0.1"]
+    with pytest.raises(H.HostfileError):
+        H.from_list("a,,b")
+
+
+def test_local_ranks_by_name_and_ip():
+    hf = H.parse(json.dumps(mesh(3)))
+    assert H.local_ranks(hf, {"m2"}) == [1]
+    assert H.local_ranks(hf, {"10.0.0.3"}) == [2]
+    assert H.local_ranks(hf, {"elsewhere"}) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(
+                        st.sampled_from(["ssh", "ips", "rdma", "hosts", "backend", "envs", "x"]),
+                        c, max_size=5), max_leaves=30))
+def test_problems_never_raise_on_any_json(data):
+    hf = H.parse(json.dumps(data))
+    assert isinstance(H.problems(hf), list)
+    H.local_ranks(hf, {"x"})
+
+
+def test_cli_unparsable_hostfile_is_usage_error_naming_file_and_position(tmp_path):
+    bad = write(tmp_path / "hosts.json", '{"hosts": [\n  {"ssh": "a",}\n]}')
+    r = run_cli("check", "--hostfile", str(bad))
+    assert r.rc == 2
+    assert "hosts.json" in r.err and "line 2" in r.err
+    r = run_cli("check", "--hostfile", str(tmp_path / "missing.json"))
+    assert r.rc == 2 and "missing.json" in r.err
+
+
+def test_cli_inconsistent_hostfile_fails_md401_naming_the_entry(tmp_path, clean_env):
+    d = mesh(3)
+    d["hosts"][0]["ssh"] = "localhost"
+    d["hosts"][2]["rdma"][2] = "rdma_en4"
+    hf = write(tmp_path / "hosts.json", json.dumps(d))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    assert r.rc == 1
+    res = r.results("MD401")
+    assert any("hosts[2].rdma[2] must be null" in x["summary"] for x in res)
+    assert r.doc["hosts"][0]["rank"] == 0
+
+
+def test_cli_consistent_ring_hostfile_names_this_rank(tmp_path, clean_env):
+    hf = write(tmp_path / "hosts.json", json.dumps(
+        [{"ssh": "elsewhere", "ips": ["192.0.2.10"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    assert r.rc == 0
+    assert "this machine is rank 1" in r.results("MD401")[0]["summary"]
+    assert r.doc["hosts"][0] == {"host": "localhost", "rank": 1, "reachable": True,
+                                 "platform": r.doc["hosts"][0]["platform"]}
+
+
+def test_cli_hostfile_without_this_machine_warns(tmp_path, clean_env):
+    hf = write(tmp_path / "hosts.json", json.dumps(
+        [{"ssh": "x1", "ips": ["192.0.2.10"]}, {"ssh": "x2", "ips": ["192.0.2.11"]}]))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    assert r.rc == 0 and r.status("MD401") == "warn"
