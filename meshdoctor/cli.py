@@ -23,6 +23,15 @@ EXIT_CODES_HELP = (
 )
 
 
+def _complete_codes(ctx, param, incomplete: str):
+    """Shell completion for check codes (``--only``, ``--skip``, ``explain``)."""
+    from .registry import all_checks
+
+    head, _, last = incomplete.rpartition(",")
+    prefix = head + "," if head else ""
+    return [prefix + c.code for c in all_checks() if c.code.lower().startswith(last.lower())]
+
+
 def _split_codes(values: tuple) -> List[str]:
     out: List[str] = []
     for v in values:
@@ -70,9 +79,9 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
-@click.option("--only", multiple=True, metavar="CODE,...",
+@click.option("--only", multiple=True, metavar="CODE,...", shell_complete=_complete_codes,
               help="Run only these checks (codes or names, comma-separated).")
-@click.option("--skip", multiple=True, metavar="CODE,...",
+@click.option("--skip", multiple=True, metavar="CODE,...", shell_complete=_complete_codes,
               help="Do not run these checks (codes or names, comma-separated).")
 @click.option("--timeout", type=click.FloatRange(0.1, 3600), default=10.0, show_default=True,
               help="Deadline in seconds for each check; external commands get 60% of it.")
@@ -131,7 +140,7 @@ def list_checks(as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("code")
+@click.argument("code", shell_complete=_complete_codes)
 def explain(code: str) -> None:
     """Say what a finding code (e.g. MD203) means and what to do about it."""
     from . import codes
@@ -177,7 +186,7 @@ def schema() -> None:
 def main() -> None:
     """Console entry point: run the CLI; an unexpected crash still exits 3, never 1."""
     try:
-        cli(standalone_mode=True)
+        cli(prog_name="meshdoctor", complete_var="_MESHDOCTOR_COMPLETE")
     except SystemExit:
         raise
     except Exception as exc:  # pragma: no cover - last resort
