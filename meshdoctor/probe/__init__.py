@@ -1,0 +1,1 @@
+"""The probe: hang-proof collective probes through the real MLX backend."""
