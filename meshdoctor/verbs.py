@@ -1,0 +1,429 @@
+"""The verbs inventory fact: RDMA devices, ports, GID tables and limits of this node.
+
+Readers, tried in order (issue 3), each under the context's command deadline:
+
+1. ``pyverbs`` (Linux only, never imported on macOS): the OS package ``python3-pyverbs``
+   (knowledge.md §1). Imported lazily, only when :func:`importlib.util.find_spec` finds it, and run
+   in a worker thread joined with the deadline, because a wedged RDMA stack can block a verbs call.
+   ``PyverbsRDMAError: Failed to get devices list`` means there is no RDMA subsystem.
+2. ``ibv_devinfo -v`` parsed by :mod:`meshdoctor.parsers.ibv`, plus ``ibv_devices`` for the list
+   (on macOS the RDMA-disabled answer is the header alone). Not run at all when ``ibv_devinfo`` is
+   not on PATH, so a box without RDMA pays nothing.
+
+The result is an :class:`Inventory` whose ``state`` the RDMA checks (MD201-MD204) turn into
+findings. A reader that overruns the deadline gives ``state == "wedged"``: ``ibv_devinfo`` is
+known to hang after JACCL errors (knowledge.md §1, seeds/jaccl-recv-12-4node.txt), and only a
+reboot recovers; every RDMA check reports it as a critical failure with ``needs_reboot``
+(:func:`wedged_finding`).
+
+Also here, shared by the checks: whether the hostfile needs RDMA on this node
+(:func:`rdma_role`), the devices it names for this node (:func:`named_devices`), and the
+``rdma_ctl status`` and ``librdma.dylib`` links of the macOS enablement chain.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import execute
+from .check import Finding, fail, skip
+from .context import NodeContext
+from .model import ERROR
+from .hostfile import JACCL_BACKENDS
+from .parsers.ibv import (LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
+                          normalize_gid, parse_ibv_devices, parse_ibv_devinfo,
+                          parse_rdma_ctl_status)
+
+# Inventory states.
+OK = "ok"                  # devices were read (some may be incomplete: see ``warnings``)
+NO_DEVICES = "no_devices"  # the verbs stack answers but lists no device (RDMA disabled on macOS)
+NO_RDMA = "no_rdma"        # no RDMA subsystem (pyverbs: Failed to get devices list)
+ABSENT = "absent"          # no reader available: no pyverbs and no ibv_devinfo on PATH
+WEDGED = "wedged"          # a reader did not answer within the deadline
+UNREADABLE = "unreadable"  # the tool answered, but nothing in its output could be read
+
+PYVERBS, IBV_DEVINFO = "pyverbs", "ibv_devinfo"
+MAX_GIDS_SCANNED = 256  # pyverbs: GID indexes queried per port (RoCE tables have 255 or 256)
+
+WEDGED_SUMMARY = "RDMA stack wedged (known to follow JACCL errors)"
+WEDGED_REMEDY = ("Reboot this node; after a JACCL failure usually the whole fleet needs it. After "
+                 "the full-fleet reboot run `mlx.distributed_config --auto-setup` once and confirm "
+                 "every node sees its PORT_ACTIVE devices (knowledge.md §4). Kill leftover ranks "
+                 "first (`meshdoctor fix stale-ranks`).")
+
+
+@dataclass
+class Inventory:
+    """The verbs view of this node.
+
+    ``state``: one of OK, NO_DEVICES, NO_RDMA, ABSENT, WEDGED, UNREADABLE; ``reader``: the reader
+    whose answer this is (``pyverbs``/``ibv_devinfo``, '' when none ran); ``devices``: detailed
+    devices; ``listed``: device names from ``ibv_devices`` or the pyverbs device list (None when no
+    list was taken); ``attempts``: each reader tried and its outcome; ``warnings``: what could not
+    be read (parser warnings, unparsed lines, list/detail mismatches); ``detail``: one line on why
+    the state is what it is.
+    """
+
+    state: str
+    reader: str = ""
+    devices: List[Device] = field(default_factory=list)
+    listed: Optional[List[str]] = None
+    attempts: List[Dict[str, Any]] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    detail: str = ""
+
+    def device(self, name: str) -> Optional[Device]:
+        return next((d for d in self.devices if d.name == name), None)
+
+    @property
+    def names(self) -> List[str]:
+        """Every device name known, detailed or only listed, in order."""
+        out = [d.name for d in self.devices]
+        out += [n for n in (self.listed or []) if n not in out]
+        return out
+
+    def evidence(self) -> Dict[str, Any]:
+        """The part of the inventory every RDMA finding carries: reader, state, attempts."""
+        ev: Dict[str, Any] = {"reader": self.reader or None, "inventory": self.state,
+                              "attempts": self.attempts}
+        if self.detail:
+            ev["detail"] = self.detail
+        if self.warnings:
+            ev["unread"] = self.warnings[:20]
+        return ev
+
+
+# --- pyverbs reader -------------------------------------------------------------------------
+
+def _guid(v: Any) -> str:
+    """A GUID as ibv_devinfo prints it (``xxxx:xxxx:xxxx:xxxx``) from an int or text."""
+    if isinstance(v, int):
+        h = f"{v & (2 ** 64 - 1):016x}"
+        return ":".join(h[i:i + 4] for i in range(0, 16, 4))
+    return str(v) if v is not None else ""
+
+
+def _attr(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name)
+    except Exception:  # a Cython property may raise on an unsupported attribute
+        return None
+
+
+def _as_name(v: Any) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+
+
+def _pyverbs_port(ctx_obj: Any, num: int) -> Port:
+    pa = ctx_obj.query_port(num)
+    code = _attr(pa, "state")
+    ll = _attr(pa, "link_layer")
+    port = Port(num, PORT_STATES.get(code, str(code)) if code is not None else "",
+                code if isinstance(code, int) else None,
+                MTU_BYTES.get(_attr(pa, "max_mtu")), MTU_BYTES.get(_attr(pa, "active_mtu")),
+                LINK_LAYERS.get(ll, str(ll)) if ll is not None else "",
+                _attr(pa, "gid_tbl_len"))
+    for idx in range(min(port.gid_tbl_len or 0, MAX_GIDS_SCANNED)):
+        try:
+            g = ctx_obj.query_gid(num, idx)
+        except Exception:
+            continue
+        text = _attr(g, "gid") or str(g)
+        gid = normalize_gid(text)
+        if gid and gid != "::":
+            port.gids.append(Gid(idx, gid))
+    return port
+
+
+def _pyverbs_device(pvd: Any, name: str) -> Device:
+    ctx_obj = pvd.Context(name=name)
+    try:
+        a = ctx_obj.query_device()
+        dev = Device(name, transport="", node_guid=_guid(_attr(a, "node_guid")),
+                     sys_image_guid=_guid(_attr(a, "sys_image_guid")),
+                     vendor_id=hex(_attr(a, "vendor_id") or 0),
+                     vendor_part_id=str(_attr(a, "vendor_part_id") or ""),
+                     hw_ver=hex(_attr(a, "hw_ver") or 0),
+                     fw_ver=_as_name(_attr(a, "fw_ver") or ""),
+                     phys_port_cnt=_attr(a, "phys_port_cnt"))
+        for key in ("max_qp", "max_qp_wr", "max_cq", "max_cqe", "max_mr", "max_pd"):
+            v = _attr(a, key)
+            if isinstance(v, int):
+                dev.limits[key] = v
+        for num in range(1, (dev.phys_port_cnt or 1) + 1):
+            dev.ports.append(_pyverbs_port(ctx_obj, num))
+        ll = {p.link_layer for p in dev.ports}
+        dev.transport = "InfiniBand" if ll <= {"InfiniBand"} else "/".join(sorted(ll))
+        return dev
+    finally:
+        close = getattr(ctx_obj, "close", None)
+        if callable(close):
+            close()
+
+
+def _is_no_subsystem(exc: BaseException) -> bool:
+    return "Failed to get devices list" in str(exc) or "Failed to get IB devices" in str(exc)
+
+
+def read_pyverbs(modules: Optional[Dict[str, Any]] = None) -> Inventory:
+    """The inventory through pyverbs; ``modules`` injects ``{"device": pyverbs.device}`` (tests).
+
+    Never raises: an import failure, the no-subsystem error and any other pyverbs error become the
+    ``state``/``detail`` of the returned inventory (state ``absent`` for "cannot import", the
+    caller then tries the next reader).
+    """
+    inv = Inventory(ABSENT, PYVERBS)
+    try:
+        pvd = (modules or {}).get("device") or importlib.import_module("pyverbs.device")
+    except Exception as exc:  # ImportError, or a broken build (IBVERBS_PRIVATE_... not found)
+        inv.detail = f"pyverbs does not import: {type(exc).__name__}: {exc}"
+        return inv
+    try:
+        lst = pvd.get_device_list()
+    except Exception as exc:
+        inv.detail = f"pyverbs: {type(exc).__name__}: {exc}"
+        inv.state = NO_RDMA if _is_no_subsystem(exc) else UNREADABLE
+        return inv
+    inv.listed = [_as_name(_attr(d, "name")) for d in lst]
+    if not inv.listed:
+        inv.state, inv.detail = NO_DEVICES, "pyverbs lists no RDMA device"
+        return inv
+    for name in inv.listed:
+        try:
+            inv.devices.append(_pyverbs_device(pvd, name))
+        except Exception as exc:
+            inv.warnings.append(f"{name}: pyverbs could not query it: "
+                                f"{type(exc).__name__}: {exc}")
+    inv.state = OK if inv.devices else UNREADABLE
+    return inv
+
+
+def _pyverbs_importable(ctx: NodeContext) -> bool:
+    if ctx.platform != "linux" or sys.platform != "linux":
+        return False  # never on macOS (pyverbs is Linux only), nor on a simulated Mac
+    try:
+        return importlib.util.find_spec("pyverbs") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _with_deadline(fn: Any, timeout: float) -> Tuple[bool, Any]:
+    """``(finished, value)`` of ``fn()`` run in a daemon thread joined for ``timeout`` s."""
+    box: Dict[str, Any] = {}
+
+    def work() -> None:
+        box["value"] = fn()
+
+    th = threading.Thread(target=work, daemon=True, name="verbs-reader")
+    th.start()
+    th.join(timeout)
+    return ("value" in box), box.get("value")
+
+
+# --- ibv_devinfo reader ---------------------------------------------------------------------
+
+def read_ibv_tools(ctx: NodeContext) -> Inventory:
+    """The inventory from ``ibv_devinfo -v`` then ``ibv_devices`` through ``ctx.command``.
+
+    ``ibv_devices`` is not run when ``ibv_devinfo`` already hung (the stack is wedged; another
+    call would only hang too and eat the check's deadline).
+    """
+    inv = Inventory(ABSENT, IBV_DEVINFO)
+    if execute.which("ibv_devinfo") is None:
+        inv.reader, inv.detail = "", "ibv_devinfo is not on PATH"
+        return inv
+    res = ctx.command("ibv_devinfo", "-v")
+    inv.attempts.append({"reader": IBV_DEVINFO, "outcome": res.describe() if not res.ok
+                         else "ok", "duration_s": round(res.duration_s, 3)})
+    if res.timed_out:
+        inv.state, inv.detail = WEDGED, res.describe()
+        return inv
+    if res.missing:
+        inv.reader, inv.detail = "", res.describe()
+        return inv
+    rep = parse_ibv_devinfo(res.stdout, res.stderr)
+    inv.devices = rep.devices
+    inv.warnings += rep.warnings + [f"unparsed ibv_devinfo line: {ln.strip()[:120]}"
+                                    for ln in rep.unparsed[:10]]
+    if execute.which("ibv_devices") is not None:
+        lres = ctx.command("ibv_devices")
+        inv.attempts.append({"reader": "ibv_devices", "outcome": lres.describe() if not lres.ok
+                             else "ok", "duration_s": round(lres.duration_s, 3)})
+        if lres.timed_out:
+            inv.state, inv.detail = WEDGED, lres.describe()
+            return inv
+        if lres.ok:
+            lst = parse_ibv_devices(lres.stdout)
+            if lst.header or lst.devices:
+                inv.listed = lst.names
+            inv.warnings += [f"unparsed ibv_devices line: {ln.strip()[:120]}"
+                             for ln in lst.unparsed[:10]]
+    detailed = {d.name for d in rep.devices}
+    for n in inv.listed or []:
+        if n not in detailed:
+            inv.warnings.append(f"{n}: listed by ibv_devices but ibv_devinfo gave no details")
+    if rep.devices:
+        inv.state = OK
+    elif rep.no_subsystem:
+        inv.state, inv.detail = NO_RDMA, "ibv_devinfo: Failed to get IB devices list"
+    elif rep.no_devices or (inv.listed is not None and not inv.listed
+                            and not (res.stdout + res.stderr).strip()):
+        inv.state, inv.detail = NO_DEVICES, "ibv_devinfo: No IB devices found"
+    elif inv.listed:
+        inv.state = OK  # listed, but no detail could be read: see warnings
+        inv.detail = "ibv_devinfo output could not be read; only the ibv_devices list is known"
+    elif inv.listed is not None and not rep.unparsed:
+        inv.state, inv.detail = NO_DEVICES, "ibv_devices lists no device"
+    else:
+        inv.state = UNREADABLE
+        inv.detail = (f"could not read the output of `ibv_devinfo -v` ({res.describe()}); "
+                      f"{len(rep.unparsed)} line(s) not understood")
+    return inv
+
+
+def gather_verbs(ctx: NodeContext) -> Inventory:
+    """The verbs inventory of this node (use as ``ctx.fact(gather_verbs)``).
+
+    pyverbs first when it imports (Linux), else the ibv tools. A pyverbs answer is final unless it
+    cannot import or gives an error other than "no subsystem"; then the ibv tools are tried too.
+    """
+    attempts: List[Dict[str, Any]] = []
+    if _pyverbs_importable(ctx):
+        done, inv = _with_deadline(read_pyverbs, ctx.command_timeout)
+        if not done:
+            return Inventory(WEDGED, PYVERBS, attempts=[{
+                "reader": PYVERBS, "outcome": f"no answer within {ctx.command_timeout:g} s"}],
+                detail=f"pyverbs did not answer within {ctx.command_timeout:g} s")
+        attempts.append({"reader": PYVERBS, "outcome": inv.detail or inv.state})
+        if inv.state in (OK, NO_DEVICES, NO_RDMA):
+            inv.attempts = attempts
+            return inv
+    else:
+        attempts.append({"reader": PYVERBS, "outcome": "not importable" if ctx.platform == "linux"
+                         else "not used on macOS"})
+    inv = read_ibv_tools(ctx)
+    inv.attempts = attempts + inv.attempts
+    if inv.state == ABSENT:
+        inv.detail = "no verbs reader: pyverbs is not importable and ibv_devinfo is not on PATH"
+    return inv
+
+
+# --- what the hostfile asks of this node -----------------------------------------------------
+
+REQUIRED, UNUSED, UNKNOWN = "required", "unused", "unknown"
+
+
+def rdma_role(ctx: NodeContext) -> str:
+    """``required`` when the hostfile uses a JACCL backend, ``unused`` when it uses another one,
+    ``unknown`` without a hostfile (then what is cabled and active is taken as meant for RDMA)."""
+    if ctx.hostfile is None:
+        return UNKNOWN
+    return REQUIRED if ctx.hostfile.effective_backend in JACCL_BACKENDS else UNUSED
+
+
+def named_devices(ctx: NodeContext) -> List[Dict[str, Any]]:
+    """The devices this node's hostfile rows name: ``[{device, rank, peer, peer_host}]``, in
+    order, one entry per (rank, peer, device)."""
+    out: List[Dict[str, Any]] = []
+    if ctx.hostfile is None:
+        return out
+    hosts = ctx.hostfile.hosts
+    for rank, host in ctx.hostfile_hosts():
+        for peer in range(len(host.rdma)):
+            for dev in host.devices_to(peer):
+                out.append({"device": dev, "rank": rank, "peer": peer,
+                            "peer_host": hosts[peer].ssh if peer < len(hosts) else None})
+    return out
+
+
+def unused_skip_reason(ctx: NodeContext) -> str:
+    return (f"the hostfile's backend is {ctx.hostfile.effective_backend!r}, which does not use "
+            "RDMA" if ctx.hostfile is not None else "no hostfile")
+
+
+def wedged_finding(inv: Inventory, what: str) -> Finding:
+    """The critical finding every RDMA check gives for a wedged stack; ``what`` says what the
+    check could not read (``"ports"``)."""
+    return fail(f"{WEDGED_SUMMARY}: {inv.detail or 'the verbs reader hung'}; cannot read {what}",
+                evidence=inv.evidence(), needs_reboot=True, remediation=WEDGED_REMEDY)
+
+
+def error_finding(summary: str, evidence: Dict[str, Any]) -> Finding:
+    """A result in ``error``: the check could not assess this node (exit 3, verdict unknown)."""
+    return Finding(ERROR, summary, evidence=evidence, remediation=(
+        "Run the tool by hand (`ibv_devinfo -v`, `ibv_devices`) and look at its output; if it is "
+        "cut short or garbled, the RDMA stack may be unhealthy: reboot this node."))
+
+
+def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventory],
+                                                                Optional[Finding]]:
+    """The inventory for a check that reads ``what`` (``"ports"``), or the finding to give instead.
+
+    Order: a hostfile whose backend does not use RDMA -> skip (nothing is run); a wedged stack ->
+    :func:`wedged_finding`; unreadable output -> ``error``; no devices / no subsystem / no reader
+    -> ``fail`` when the hostfile needs RDMA (naming the devices it asks for), else ``skip``.
+    """
+    role = rdma_role(ctx)
+    if role == UNUSED:
+        return None, skip(unused_skip_reason(ctx))
+    inv: Inventory = ctx.fact(gather_verbs)
+    if inv.state == WEDGED:
+        return inv, wedged_finding(inv, what)
+    if inv.state == UNREADABLE:
+        return inv, error_finding(f"could not assess {what}: {inv.detail}", inv.evidence())
+    if inv.state in (NO_DEVICES, NO_RDMA, ABSENT):
+        reason = {NO_DEVICES: "no RDMA devices", NO_RDMA: "no RDMA subsystem",
+                  ABSENT: "no RDMA tooling"}[inv.state]
+        if role == REQUIRED:
+            wanted = sorted({d["device"] for d in named_devices(ctx)})
+            return inv, fail(
+                f"the hostfile's {ctx.hostfile.effective_backend} backend needs RDMA"  # type: ignore[union-attr]
+                + (f" ({', '.join(wanted)})" if wanted else "") + f" but this node has {reason}"
+                f" ({inv.detail})", evidence={**inv.evidence(), "named": named_devices(ctx)},
+                remediation="See `meshdoctor explain MD201` for the enablement chain: RDMA "
+                            "enabled (from Recovery on macOS), Thunderbolt 5 cabling, devices "
+                            "listed by `ibv_devices`.")
+        return inv, skip(f"{reason}: {inv.detail}", evidence=inv.evidence())
+    return inv, None
+
+
+def interface_of(device: str) -> Optional[str]:
+    """``rdma_en3`` -> ``en3`` (Apple names RDMA devices after their interface, knowledge.md §1)."""
+    return device[len("rdma_"):] if device.startswith("rdma_") and len(device) > 5 else None
+
+
+# --- macOS enablement links ------------------------------------------------------------------
+
+def gather_rdma_ctl(ctx: NodeContext) -> Dict[str, Any]:
+    """``rdma_ctl status`` -> ``{"enabled": True/False/None, "detail": str}`` (macOS)."""
+    if execute.which("rdma_ctl") is None:
+        return {"enabled": None, "detail": "rdma_ctl is not on PATH"}
+    res = ctx.command("rdma_ctl", "status")
+    if not res.ok:
+        return {"enabled": None, "detail": res.describe()}
+    state = parse_rdma_ctl_status(res.stdout)
+    return {"enabled": state, "detail": res.stdout.strip()[:200] if state is None else
+            ("enabled" if state else "disabled")}
+
+
+LIBRDMA = "librdma.dylib"
+
+
+def find_librdma() -> Dict[str, Any]:
+    """Is ``librdma.dylib`` (the library JACCL dlopens) loadable? ``{"found": bool|None, ...}``.
+
+    Only answerable on a real Mac: system libraries live in the dyld shared cache, so this asks
+    dyld through :func:`ctypes.util.find_library`. Elsewhere (a simulated Mac) ``found`` is None.
+    """
+    if sys.platform != "darwin":
+        return {"found": None, "detail": "not inspected: not running on macOS itself"}
+    import ctypes.util
+
+    path = ctypes.util.find_library("rdma")
+    return {"found": bool(path), "path": path,
+            "detail": path or f"{LIBRDMA} not found by dyld"}
