@@ -183,6 +183,79 @@ def schema() -> None:
                .read_text(encoding="utf-8"), nl=False)
 
 
+@cli.command(epilog=EXIT_CODES_HELP + " A run whose memory need exceeds what is available on "
+             "this host is refused as a usage error (exit 2) with the numbers.")
+@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
+              help="The mlx.launch hostfile (JSON): one rank per host entry, remote over ssh.")
+@click.option("--hosts", default=None, metavar="A,B,C",
+              help="Hosts (IPs for ring) instead of a hostfile, one rank each.")
+@click.option("-n", "nranks", type=click.IntRange(2, 64), default=None,
+              help="Ranks on this machine over loopback (default 2, ring).")
+@click.option("--backend", type=click.Choice(["ring", "jaccl", "jaccl-ring"]), default=None,
+              help="Backend (default: the hostfile's, else ring).")
+@click.option("--op", type=click.Choice(["all_sum", "all_gather", "send_recv", "all"]),
+              default="all", show_default=True, help="Collective(s) to probe.")
+@click.option("--size", default="256MiB", show_default=True,
+              help="Message size per rank: 4096, 64KB, 256MiB, 1GiB (all_gather: the gathered "
+                   "output, as nccl-tests).")
+@click.option("--iters", type=click.IntRange(1, 100000), default=5, show_default=True,
+              help="Timed iterations per op.")
+@click.option("--warmup", type=click.IntRange(0, 1000), default=1, show_default=True,
+              help="Untimed iterations per op first.")
+@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16", "int32"]),
+              default="float32", show_default=True, help="Element type.")
+@click.option("--timeout", type=click.FloatRange(0.1, 86400), default=None,
+              help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s).")
+@click.option("--soak", type=click.IntRange(0, 1000000), default=0,
+              help="Run each op N times with a per-call deadline, relaunching after a hang; "
+                   "report the hang rate.")
+@click.option("--pairs", is_flag=True, help="send/recv between every pair of ranks: N x N "
+              "bandwidth matrix, slowest or failing pair named.")
+@click.option("--port", type=click.IntRange(1, 65535), default=None,
+              help="ring: first TCP port (rank ports follow); jaccl: coordinator port (32323).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
+          backend: Optional[str], op: str, size: str, iters: int, warmup: int, dtype: str,
+          timeout: Optional[float], soak: int, pairs: bool, port: Optional[int],
+          as_json: bool, quiet: bool) -> None:
+    """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
+
+    Starts one rank per hostfile entry (over ssh -o BatchMode=yes for remote hosts), or -n
+    ranks on this machine over loopback. Each collective has a deadline; on a hang it names the
+    ranks that never arrived, captures stacks and tears every rank down. Figures follow
+    nccl-tests (algbw, busbw in GB/s = 1e9 bytes/s).
+    """
+    from .probe import codes as probe_codes
+    from .probe.setup import ProbeSetupError, make_config
+
+    try:
+        cfg = make_config(hostfile=_load_hostfile(hostfile), hosts=hosts, nranks=nranks,
+                          backend=backend, op=op, size=size, iters=iters, warmup=warmup,
+                          dtype=dtype, timeout=timeout, soak=soak, pairs=pairs, port=port,
+                          given=[x for x, v in (("--hostfile", hostfile), ("--hosts", hosts),
+                                                ("-n", nranks)) if v is not None])
+    except ProbeSetupError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.param) from None
+    verdict = Verdict(command="probe")
+    try:
+        from .probe.launcher import run_probe, steps_per_rank
+        from .probe.report import build
+
+        if not as_json and sys.stderr.isatty():
+            from .probe.progress import ProbeProgress
+
+            with ProbeProgress(steps_per_rank(cfg), cfg.world_size) as bar:
+                run = run_probe(cfg, on_event=bar.on_event)
+        else:
+            run = run_probe(cfg)
+        build(run, verdict)
+    except Exception as exc:  # never lose the verdict
+        verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
+                                      summary=f"internal error: {type(exc).__name__}: {exc}"))
+    emit(verdict, as_json=as_json, quiet=quiet, titles=probe_codes.TITLES)
+
+
 def main() -> None:
     """Console entry point: run the CLI; an unexpected crash still exits 3, never 1."""
     try:

@@ -1,0 +1,117 @@
+"""Each rank's environment: mlx.launch's contract, built as pure data (no processes, no files).
+
+Source: mlx ``_distributed_utils/launch.py`` (mlx 0.32.4) and knowledge.md §1:
+
+* every rank: ``MLX_RANK``, the hostfile's ``envs`` (``K=V``), and meshdoctor's own
+  ``MESHDOCTOR_PROBE_ID`` (the marker that identifies leftovers), ``MESHDOCTOR_PROBE_PLAN``;
+* ring: ``MLX_HOSTFILE`` = a JSON list per rank of ``"ip:port"``, one entry per IP of the host,
+  ports consecutive from the first as mlx.launch ``--starting-port`` does;
+* jaccl / jaccl-ring: ``MLX_JACCL_COORDINATOR`` = rank 0's first IP and the coordinator port
+  (default 32323), ``MLX_IBV_DEVICES`` = the hostfile's N x N ``rdma`` matrix as JSON,
+  ``MLX_JACCL_RING=1`` for jaccl-ring, and the guard PR's ``JACCL_PROGRESS_TIMEOUT_MS`` set below
+  the launcher's own per-collective deadline with ``JACCL_TIMEOUT_ACTION=throw`` (a build with the
+  guard then fails cleanly; one without is caught by the launcher's deadline).
+
+Files (``MLX_HOSTFILE``, ``MLX_IBV_DEVICES``) travel as content in ``MESHDOCTOR_PROBE_FILES``;
+the worker writes them to temp files on the rank's own host, so remote ranks need no copy step.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List, Optional, Sequence
+
+from ..hostfile import JACCL_BACKENDS, Hostfile
+from .worker import FILES_ENV, MARKER_ENV, PLAN_ENV
+
+JACCL_COORDINATOR_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
+GUARD_FRACTION = 0.75           # JACCL progress guard fires at 75 % of our own deadline
+
+
+class EnvError(ValueError):
+    """The hostfile cannot give this backend its environment; the message names the entry."""
+
+
+def ring_entries(hf: Hostfile, ports: Sequence[int]) -> List[List[str]]:
+    """The ring backend's hostfile: for rank r, ``["ip:port", ...]`` for each of its IPs, taking
+    ports from ``ports`` in order (one per IP over all ranks). Raises :class:`EnvError` when a
+    host has no IP or ``ports`` is too short."""
+    out, k = [], 0
+    for h in hf.hosts:
+        if not h.ips:
+            raise EnvError(f"hosts[{h.rank}] ({h.ssh or '?'}) has no \"ips\": the ring backend "
+                           "connects to IP addresses; add the rank's IP to the hostfile")
+        row = []
+        for ip in h.ips:
+            if k >= len(ports):
+                raise EnvError(f"{len(ports)} ports given for more addresses; pass one port per "
+                               "IP of every host")
+            host = f"[{ip}]" if ":" in ip else ip
+            row.append(f"{host}:{ports[k]}")
+            k += 1
+        out.append(row)
+    return out
+
+
+def port_count(hf: Hostfile) -> int:
+    """How many ring ports ``hf`` needs (one per IP of every host)."""
+    return sum(len(h.ips) for h in hf.hosts)
+
+
+def guard_timeout_ms(deadline_s: float) -> int:
+    """``JACCL_PROGRESS_TIMEOUT_MS`` for a launcher deadline of ``deadline_s`` seconds:
+    :data:`GUARD_FRACTION` of it, at least 1000 ms (the guard must fire before we kill)."""
+    return max(1000, int(deadline_s * 1000 * GUARD_FRACTION))
+
+
+def backend_env(hf: Hostfile, backend: str, *, ports: Sequence[int] = (),
+                port: Optional[int] = None, deadline_s: float = 30.0):
+    """``(env, files)`` shared by every rank for ``backend`` (ring, jaccl, jaccl-ring).
+
+    ``ports`` are the ring ports (see :func:`ring_entries`); ``port`` is the jaccl coordinator
+    port (default 32323); ``deadline_s`` is the launcher's per-collective deadline in seconds.
+    Raises :class:`EnvError` for a hostfile the backend cannot use."""
+    env: Dict[str, str] = {}
+    files: Dict[str, str] = {}
+    if backend == "ring":
+        files["MLX_HOSTFILE"] = json.dumps(ring_entries(hf, ports))
+    elif backend in JACCL_BACKENDS:
+        n = hf.world_size
+        if not hf.hosts or not hf.hosts[0].ips:
+            raise EnvError("hosts[0] has no \"ips\": JACCL's coordinator is rank 0's first IP; "
+                           "add it to the hostfile")
+        bad = [h.rank for h in hf.hosts if len(h.rdma) != n]
+        if bad:
+            raise EnvError(f"hosts[{bad[0]}].rdma has {len(hf.hosts[bad[0]].rdma)} entries, "
+                           f"needs {n} (one per rank, null for itself); run `meshdoctor check "
+                           "--hostfile` for every hostfile problem")
+        ip = hf.hosts[0].ips[0]
+        env["MLX_JACCL_COORDINATOR"] = \
+            f"{'[' + ip + ']' if ':' in ip else ip}:{port or JACCL_COORDINATOR_PORT}"
+        if backend == "jaccl-ring":
+            env["MLX_JACCL_RING"] = "1"
+        env["JACCL_PROGRESS_TIMEOUT_MS"] = str(guard_timeout_ms(deadline_s))
+        env["JACCL_TIMEOUT_ACTION"] = "throw"
+        files["MLX_IBV_DEVICES"] = json.dumps([h.rdma for h in hf.hosts])
+    else:
+        raise EnvError(f"backend {backend!r} is not supported by the probe; use ring, jaccl or "
+                       "jaccl-ring")
+    return env, files
+
+
+def rank_env(hf: Hostfile, rank: int, *, run_id: str, plan: dict, shared_env: Dict[str, str],
+             files: Dict[str, str]) -> Dict[str, str]:
+    """The variables one rank gets on top of its inherited environment: the hostfile's
+    ``envs`` first, then the backend's ``shared_env``, then ``MLX_RANK``, the marker, the plan
+    and the files (these always win)."""
+    env: Dict[str, str] = {}
+    for e in hf.envs:
+        if "=" in e:
+            k, v = e.split("=", 1)
+            env[k] = v
+    env.update(shared_env)
+    env.update({"MLX_RANK": str(rank), MARKER_ENV: run_id,
+                PLAN_ENV: json.dumps(plan, separators=(",", ":")),
+                FILES_ENV: json.dumps(files, separators=(",", ":")),
+                "PYTHONUNBUFFERED": "1"})
+    return env

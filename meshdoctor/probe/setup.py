@@ -1,0 +1,87 @@
+"""From command-line options to a :class:`~meshdoctor.probe.launcher.ProbeConfig`, with every
+usage check the probe needs before it starts anything (issue 4 "Bad input"): one source of the
+mesh, a size that parses, a hostfile the backend can use, and enough memory on this host."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from ..hostfile import Hostfile, HostfileError, from_list, local_names, problems
+from . import env as envmod
+from .launcher import ProbeConfig, is_local, local_hostfile
+from .sizes import SizeError, format_size, memory_needed, parse_size
+from .worker import OPS
+
+DEFAULT_RANKS = 2
+
+
+class ProbeSetupError(ValueError):
+    """A usage error (exit 2); ``param`` names the option at fault."""
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+def available_memory() -> int:
+    """Bytes of memory available on this host (psutil ``virtual_memory().available``)."""
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: Optional[int],
+                backend: Optional[str], op: str, size: str, iters: int, warmup: int,
+                dtype: str, timeout: Optional[float], soak: int, pairs: bool,
+                port: Optional[int], given: List[str],
+                available: Optional[int] = None) -> ProbeConfig:
+    """A checked config; raises :class:`ProbeSetupError` naming the option and the fix.
+
+    ``given``: which of --hostfile/--hosts/-n were passed (at most one). ``available``: bytes
+    of free memory (default: psutil's figure for this host)."""
+    if len(given) > 1:
+        raise ProbeSetupError(f"{' and '.join(given)} both name the ranks; pass only one",
+                              "/".join(given))
+    try:
+        nbytes = parse_size(size)
+    except SizeError as exc:
+        raise ProbeSetupError(str(exc), "--size") from None
+    if hostfile is not None:
+        hf, where = hostfile, "--hostfile"
+    elif hosts is not None:
+        try:
+            hf, where = from_list(hosts), "--hosts"
+        except HostfileError as exc:
+            raise ProbeSetupError(str(exc), "--hosts") from None
+    else:
+        hf, where = local_hostfile(nranks or DEFAULT_RANKS), "-n"
+    if hf.world_size < 2:
+        raise ProbeSetupError(f"{hf.world_size} rank(s): a probe needs at least 2", where)
+    chosen = backend or hf.effective_backend
+    if chosen not in ("ring", "jaccl", "jaccl-ring"):
+        raise ProbeSetupError(f"the hostfile's backend {chosen!r} is not supported by the "
+                              "probe; pass --backend ring, jaccl or jaccl-ring", "--backend")
+    hf.backend = chosen
+    bad = problems(hf) if hf.raw is not None else []
+    if bad:
+        listed = "; ".join(f"{p}: {m}" for p, m in bad[:4])
+        raise ProbeSetupError(f"{hf.path or where}: {listed}"
+                              + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""), where)
+    try:
+        envmod.backend_env(hf, chosen, ports=list(range(envmod.port_count(hf))))
+    except envmod.EnvError as exc:
+        raise ProbeSetupError(str(exc), where) from None
+    names = local_names()
+    local_count = sum(1 for h in hf.hosts if is_local(h, names))
+    need = memory_needed(nbytes, local_count)
+    have = available if available is not None else available_memory()
+    if local_count and need > have:
+        raise ProbeSetupError(
+            f"{format_size(nbytes)} with {local_count} rank(s) on this host needs about "
+            f"{format_size(need)} (4 buffers of the message size plus 256MiB per rank) but only "
+            f"{format_size(have)} is available; use a smaller --size or fewer local ranks",
+            "--size")
+    ops = list(OPS) if op == "all" else [op]
+    return ProbeConfig(hostfile=hf, backend=chosen, ops=ops, size=nbytes, iters=iters,
+                       warmup=warmup, dtype=dtype, timeout=timeout, soak=soak, pairs=pairs,
+                       port=port)

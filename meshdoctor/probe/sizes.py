@@ -1,0 +1,74 @@
+"""Message sizes: parsing ``256MiB``/``1GiB``/``4096``/``64KB``, formatting, and the memory a
+probe needs on one host.
+
+Units (issue 4): a plain number is bytes; ``KiB``/``MiB``/``GiB``/``TiB`` are powers of 1024;
+``KB``/``MB``/``GB``/``TB`` are powers of 1000 (SI); the bare letters ``K``/``M``/``G``/``T`` are
+powers of 1024, as in nccl-tests ``-b 8M`` (knowledge.md §5). ``B`` may follow a number. Case
+does not matter for the prefix letter.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict
+
+_UNITS: Dict[str, int] = {
+    "": 1, "b": 1,
+    "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
+    "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+    "kb": 10 ** 3, "mb": 10 ** 6, "gb": 10 ** 9, "tb": 10 ** 12,
+}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+MAX_SIZE = 1 << 40  # 1 TiB: anything larger is a typo, not a probe
+
+
+class SizeError(ValueError):
+    """The text is not a size; the message says what was wrong and shows valid examples."""
+
+
+def parse_size(text: str) -> int:
+    """Bytes in ``text`` (e.g. ``"256MiB"`` -> 268435456, ``"64KB"`` -> 64000, ``"4096"``).
+
+    Raises :class:`SizeError` for anything else (empty, negative, unknown unit, zero, a
+    fractional byte count, more than 1 TiB).
+    """
+    m = _SIZE.match(str(text))
+    hint = "use e.g. 4096, 64KB, 256MiB or 1GiB"
+    if not m:
+        raise SizeError(f"{text!r} is not a size; {hint}")
+    number, unit = m.group(1), m.group(2).lower()
+    if unit not in _UNITS:
+        raise SizeError(f"{text!r}: unknown unit {m.group(2)!r}; {hint}")
+    value = float(number) * _UNITS[unit]
+    if value != int(value):
+        raise SizeError(f"{text!r} is not a whole number of bytes; {hint}")
+    if value <= 0:
+        raise SizeError(f"{text!r}: the size must be at least 1 byte; {hint}")
+    if value > MAX_SIZE:
+        raise SizeError(f"{text!r} is more than 1 TiB per rank; {hint}")
+    return int(value)
+
+
+def format_size(nbytes: float) -> str:
+    """``nbytes`` as a short binary-unit string: 268435456 -> ``256MiB``, 1000 -> ``1000B``,
+    1536 -> ``1.5KiB``."""
+    n = float(nbytes)
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            v = n / scale
+            return f"{v:.0f}{unit}" if v == int(v) else f"{v:.1f}{unit}"
+    return f"{int(n)}B"
+
+
+# Per-rank buffers the worker holds at once for one op, in multiples of the message size:
+# input, output, expected value, and one temporary of the comparison (worker.py).
+BUFFERS_PER_RANK = 4
+SLACK_BYTES = 256 << 20  # interpreter + MLX runtime per rank, measured ~150 MiB with mlx 0.32.4
+
+
+def memory_needed(size: int, local_ranks: int) -> int:
+    """Bytes the probe needs on one host running ``local_ranks`` ranks with message ``size``
+    bytes: every op keeps at most :data:`BUFFERS_PER_RANK` buffers of ``size`` bytes per rank
+    (all_gather's output is ``size`` bytes too: nccl-tests counts the gathered output as the
+    size), plus :data:`SLACK_BYTES` per rank for the interpreter and MLX."""
+    return local_ranks * (BUFFERS_PER_RANK * size + SLACK_BYTES)

@@ -1,0 +1,398 @@
+"""The probe worker: runs inside every rank, drives the real MLX collectives, reports JSON lines.
+
+Self-contained on purpose (design.md "Probe", issue 4): it imports only the standard library and
+``mlx`` (inside :func:`main`), never the rest of meshdoctor, so the launcher can start it as a
+file locally or feed its source to ``python3 -`` over ssh on a host where meshdoctor is not
+installed. The launcher side (:mod:`meshdoctor.probe.events`) imports the protocol constants from
+here; importing this module does not import mlx.
+
+Protocol: one JSON object per line on stdout, each with ``ev``, ``rank`` and ``t`` (wall clock,
+seconds since the epoch):
+
+* ``ready``: pid, host, python, mlx version, backend, platform;
+* ``enter`` / ``leave``: one step (``init`` or a collective): ``op``, ``phase`` (init, warmup,
+  timed, soak, pair, bench), ``iter``, ``seq`` (the same step number on every rank), ``peer``
+  (send/recv), and on leave ``dt`` (seconds);
+* ``result``: per op: ``size`` (bytes), ``count``, ``dtype``, ``times`` (seconds per timed
+  iteration), ``wrong`` (elements that differ from the exact expected value, nccl-tests
+  ``#wrong``), ``checked`` (elements compared), all_gather ``digests`` (blake2b-128 of each
+  rank's slice as received here) and ``own_digest`` (of the slice this rank sent);
+* ``hb``: heartbeat from a side thread every ``hb_interval`` seconds with the current ``seq``;
+* ``error``: ``where`` (op or init), ``type``, ``message``; the traceback goes to stderr;
+* ``done``.
+
+Exactness (knowledge.md §5, issue 4): element i of rank r's data is
+``((i mod m)(r+1) + r) mod m + 1`` with ``m <= 61`` chosen so the sum over all ranks stays below
+the dtype's exact-integer limit (float32 2^24, float16 2^11, bfloat16 2^8), so an all_sum result
+is exact and compared element for element.
+
+Python stacks: ``faulthandler`` is registered on SIGUSR1 (all threads, to stderr), so the launcher
+can dump a hung rank's stacks before killing it. Test-only fault injection:
+``MESHDOCTOR_PROBE_FAULT=kind:rank[:seq],...`` with kind ``kill`` (SIGKILL itself on entering
+step ``seq``), ``stop`` (SIGSTOP itself there) or ``corrupt`` (add 1 to element 0 of its data).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import hashlib
+import json
+import os
+import platform
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+PROTOCOL = 1
+EV_READY, EV_ENTER, EV_LEAVE, EV_RESULT = "ready", "enter", "leave", "result"
+EV_HB, EV_ERROR, EV_DONE = "hb", "error", "done"
+
+PLAN_ENV = "MESHDOCTOR_PROBE_PLAN"      # JSON plan, see Plan keys below
+FILES_ENV = "MESHDOCTOR_PROBE_FILES"    # JSON {ENV_NAME: file content} written to temp files
+FAULT_ENV = "MESHDOCTOR_PROBE_FAULT"    # test-only fault injection
+MARKER_ENV = "MESHDOCTOR_PROBE_ID"      # == meshdoctor.ranks.PROBE_MARKER_ENV
+STACK_SIGNAL = signal.SIGUSR1
+
+OPS = ("all_sum", "all_gather", "send_recv")
+BENCH_OPS = ("bare_all_sum",)
+# Largest integer N such that every integer 0..N is exact in the dtype (significand bits).
+EXACT_LIMIT = {"float32": 1 << 24, "float16": 1 << 11, "bfloat16": 1 << 8, "int32": (1 << 31) - 1}
+DTYPES = tuple(EXACT_LIMIT)
+VALUE_MOD_MAX = 61
+
+
+def value_modulus(dtype: str, world_size: int) -> int:
+    """The modulus m of the data pattern: at most 61, and ``m * world_size`` within the exact
+    range of ``dtype`` so that all_sum stays exact. Raises KeyError for an unknown dtype."""
+    return max(1, min(VALUE_MOD_MAX, EXACT_LIMIT[dtype] // max(1, world_size)))
+
+
+def parse_faults(text: str):
+    """``"kill:1:5,corrupt:2"`` -> ``[("kill", 1, 5), ("corrupt", 2, None)]``; bad items are
+    ignored (test-only switch)."""
+    out = []
+    for item in (text or "").split(","):
+        parts = item.strip().split(":")
+        if len(parts) < 2 or parts[0] not in ("kill", "stop", "corrupt"):
+            continue
+        try:
+            out.append((parts[0], int(parts[1]), int(parts[2]) if len(parts) > 2 else None))
+        except ValueError:
+            continue
+    return out
+
+
+class Emitter:
+    """Writes one JSON event per line to fd 1 with a single ``os.write`` under a lock, so the
+    heartbeat thread and the main thread never interleave."""
+
+    def __init__(self, rank: int, fd: int = 1) -> None:
+        self.rank, self.fd, self.lock = rank, fd, threading.Lock()
+
+    def __call__(self, ev: str, **fields) -> None:
+        rec = {"ev": ev, "rank": self.rank, "t": round(time.time(), 6)}
+        rec.update(fields)
+        data = (json.dumps(rec, separators=(",", ":")) + "\n").encode()
+        with self.lock:
+            try:
+                while data:
+                    data = data[os.write(self.fd, data):]
+            except OSError:  # launcher gone: nothing left to tell
+                pass
+
+
+class Worker:
+    """One rank's run of a plan. ``plan`` keys: backend, world_size, ops, size (bytes), iters,
+    warmup, dtype, pairs (list of [src, dst]), soak (repetitions), start ({op: first soak
+    repetition}), hb_interval (seconds)."""
+
+    def __init__(self, mx, plan: dict, rank: int, emit: Emitter, faults) -> None:
+        self.mx, self.plan, self.rank, self.emit = mx, plan, rank, emit
+        self.faults = [f for f in faults if f[1] == rank]
+        self.seq = 0
+        self.current = None
+        self.group = None
+        self.n = int(plan.get("world_size", 1))
+        self.dtype = getattr(mx, plan.get("dtype", "float32"))
+        self.dtype_name = plan.get("dtype", "float32")
+        self.itemsize = self.dtype.size
+        self.m = value_modulus(self.dtype_name, self.n)
+        self.files: list = []
+
+    # --- data -------------------------------------------------------------------------------
+    def values(self, rank: int, count: int):
+        """Rank ``rank``'s exact data pattern of ``count`` elements (see module docstring)."""
+        mx = self.mx
+        i = mx.arange(count, dtype=mx.uint32) % self.m
+        v = (i * (rank + 1) + rank) % self.m + 1
+        return v.astype(self.dtype)
+
+    def mine(self, count: int):
+        """This rank's data, with element 0 off by one when the corrupt fault is set."""
+        x = self.values(self.rank, count)
+        if any(f[0] == "corrupt" for f in self.faults):
+            mx = self.mx
+            x = x + (mx.arange(count) == 0).astype(self.dtype)
+        self.mx.eval(x)
+        return x
+
+    def wrong(self, y, expected) -> int:
+        return int(self.mx.sum(y != expected).item())
+
+    def digest(self, a) -> str:
+        raw = a.view(self.mx.uint8) if self.itemsize > 1 else a
+        return hashlib.blake2b(bytes(memoryview(raw)), digest_size=16).hexdigest()
+
+    # --- steps ------------------------------------------------------------------------------
+    def step(self, op: str, phase: str, it: int, fn, peer=None, involved: bool = True):
+        """Run one step on every rank: the step number advances everywhere; ``fn`` runs and is
+        reported (enter/leave with ``dt`` seconds) only where ``involved``."""
+        self.seq += 1
+        if not involved:
+            return None, 0.0
+        for kind, _, at in self.faults:  # test-only: die or stop before arriving
+            if at == self.seq and kind in ("kill", "stop"):
+                os.kill(os.getpid(), signal.SIGKILL if kind == "kill" else signal.SIGSTOP)
+        ev = {"op": op, "phase": phase, "iter": it, "seq": self.seq}
+        if peer is not None:
+            ev["peer"] = peer
+        self.current = ev
+        self.emit(EV_ENTER, **ev)
+        t0 = time.perf_counter()
+        out = fn()
+        dt = time.perf_counter() - t0
+        self.emit(EV_LEAVE, dt=round(dt, 6), **ev)
+        self.current = None
+        return out, dt
+
+    def heartbeat(self, stop: threading.Event, interval: float) -> None:
+        while not stop.wait(interval):
+            cur = self.current
+            self.emit(EV_HB, seq=self.seq, op=cur["op"] if cur else None)
+
+    # --- ops --------------------------------------------------------------------------------
+    def _count(self) -> int:
+        return max(1, int(self.plan["size"]) // self.itemsize)
+
+    def case(self, op: str):
+        """(call, check, nbytes, extra) for ``op``: ``call()`` runs one evaluated collective,
+        ``check(y)`` returns the #wrong of its output."""
+        mx, n, r = self.mx, self.n, self.rank
+        cpu = mx.cpu
+        if op in ("all_sum", "bare_all_sum"):
+            count = self._count()
+            x = self.mine(count)
+            expected = self.values(0, count)
+            for k in range(1, n):
+                expected = expected + self.values(k, count)
+            mx.eval(expected)
+
+            def call():
+                y = mx.distributed.all_sum(x, group=self.group, stream=cpu)
+                mx.eval(y)
+                return y
+            return call, (lambda y: self.wrong(y, expected)), count * self.itemsize, {}
+        if op == "all_gather":
+            c = max(1, self._count() // n)
+            x = self.mine(c)
+            expected = mx.concatenate([self.values(k, c) for k in range(n)])
+            mx.eval(expected)
+
+            def call():
+                y = mx.distributed.all_gather(x, group=self.group, stream=cpu)
+                mx.eval(y)
+                return y
+            return call, (lambda y: self.wrong(y, expected)), n * c * self.itemsize, \
+                {"x": x, "slice": c}
+        if op == "send_recv":
+            count = self._count()
+            x = self.mine(count)
+            nxt, prv = (r + 1) % n, (r - 1) % n
+            expected = self.values(prv, count)
+            mx.eval(expected)
+
+            def call():
+                s = mx.distributed.send(x, nxt, group=self.group, stream=cpu)
+                if r % 2 == 0:  # odd/even order: deadlock-free for any n >= 2
+                    mx.eval(s)
+                    y = mx.distributed.recv_like(x, prv, group=self.group, stream=cpu)
+                    mx.eval(y)
+                else:
+                    y = mx.distributed.recv_like(x, prv, group=self.group, stream=cpu)
+                    mx.eval(y)
+                    mx.eval(s)
+                return y
+            return call, (lambda y: self.wrong(y, expected)), count * self.itemsize, \
+                {"peer": nxt}
+        raise ValueError(f"unknown op {op!r}; expected one of {OPS + BENCH_OPS}")
+
+    def run_op(self, op: str) -> None:
+        if op == "send_recv" and self.n < 2:
+            self.emit(EV_RESULT, op=op, skipped="send/recv needs at least 2 ranks")
+            return
+        call, check, nbytes, extra = self.case(op)
+        peer = extra.get("peer")
+        warmup, iters = int(self.plan.get("warmup", 1)), int(self.plan.get("iters", 5))
+        if op == "bare_all_sum":  # benchmark baseline: a bare loop, no events, no checks
+            def loop():
+                ts = []
+                for _ in range(iters):
+                    t0 = time.perf_counter()
+                    call()
+                    ts.append(time.perf_counter() - t0)
+                return ts
+            for i in range(warmup):
+                self.step(op, "warmup", i, call)
+            times, _ = self.step(op, "bench", 0, loop)
+            self.emit(EV_RESULT, op=op, size=nbytes, dtype=self.dtype_name, times=times,
+                      wrong=0, checked=0, world_size=self.n)
+            return
+        wrong = checked = 0
+        times, digests = [], None
+        for i in range(warmup):
+            y, _ = self.step(op, "warmup", i, call, peer)
+            wrong += check(y)
+            checked += y.size
+        soak = int(self.plan.get("soak", 0))
+        first = int((self.plan.get("start") or {}).get(op, 0))
+        reps = range(first, soak) if soak else range(iters)
+        phase = "soak" if soak else "timed"
+        for i in reps:
+            y, dt = self.step(op, phase, i, call, peer)
+            times.append(dt)
+            wrong += check(y)
+            checked += y.size
+            if op == "all_gather" and digests is None:
+                c = extra["slice"]
+                digests = [self.digest(y[k * c:(k + 1) * c]) for k in range(self.n)]
+            del y
+        res = {"op": op, "size": nbytes, "dtype": self.dtype_name, "times": times,
+               "wrong": wrong, "checked": checked, "world_size": self.n}
+        if op == "all_gather":
+            res["digests"] = digests or []
+            res["own_digest"] = self.digest(extra["x"])
+        if peer is not None:
+            res["peer"] = peer
+        self.emit(EV_RESULT, **res)
+
+    def run_pairs(self) -> None:
+        """send/recv between every listed ordered pair, one at a time, each after a 1-element
+        all_sum barrier so the pair's timing starts together; the receiver reports."""
+        mx, cpu, r = self.mx, self.mx.cpu, self.rank
+        count = self._count()
+        x = self.mine(count)
+        one = mx.ones((1,), dtype=mx.float32)
+        warmup, iters = int(self.plan.get("warmup", 1)), int(self.plan.get("iters", 5))
+        for src, dst in self.plan.get("pairs") or []:
+            expected = self.values(src, count) if r == dst else None
+            times, wrong = [], 0
+
+            def barrier():
+                mx.eval(mx.distributed.all_sum(one, group=self.group, stream=cpu))
+
+            def xfer():
+                if r == src:
+                    mx.eval(mx.distributed.send(x, dst, group=self.group, stream=cpu))
+                    return None
+                y = mx.distributed.recv_like(x, src, group=self.group, stream=cpu)
+                mx.eval(y)
+                return y
+            for i in range(warmup + iters):
+                self.step("barrier", "pair", i, barrier)
+                y, dt = self.step("send_recv", "pair", i, xfer,
+                                  peer=dst if r == src else src, involved=r in (src, dst))
+                if r == dst:
+                    wrong += self.wrong(y, expected)
+                    if i >= warmup:
+                        times.append(dt)
+            if r == dst:
+                self.emit(EV_RESULT, op="pair", src=src, dst=dst, size=count * self.itemsize,
+                          dtype=self.dtype_name, times=times, wrong=wrong, checked=count *
+                          (warmup + iters), world_size=self.n)
+
+    def run(self) -> None:
+        mx = self.mx
+        backend = self.plan.get("backend", "ring")
+        mlx_backend = "jaccl" if backend == "jaccl-ring" else backend
+
+        def init():
+            try:
+                return mx.distributed.init(strict=True, backend=mlx_backend)
+            finally:  # the backend has read its files (MLX_HOSTFILE, MLX_IBV_DEVICES)
+                _remove(self.files)
+        self.group, _ = self.step("init", "init", 0, init)
+        if self.group.size() != self.n or self.group.rank() != self.rank:
+            raise RuntimeError(f"group formed with rank {self.group.rank()} of "
+                               f"{self.group.size()}, expected rank {self.rank} of {self.n}")
+        for op in self.plan.get("ops", []):
+            self.run_op(op)
+        if self.plan.get("pairs"):
+            self.run_pairs()
+
+
+def _remove(paths: list) -> None:
+    for p in paths:
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+def _materialise_files(spec: str) -> list:
+    """Write each ``{ENV_NAME: content}`` of ``spec`` to a temp file and export its path (as
+    mlx.launch does for MLX_HOSTFILE and MLX_IBV_DEVICES); returns the paths."""
+    paths = []
+    for name, content in (json.loads(spec) if spec else {}).items():
+        fd, path = tempfile.mkstemp(prefix="meshdoctor-probe-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            f.write(content)
+        os.environ[name] = path
+        paths.append(path)
+    return paths
+
+
+def main() -> int:
+    """Entry point inside a rank; returns the exit status (0 done, 1 error)."""
+    rank = int(os.environ.get("MLX_RANK", "0"))
+    emit = Emitter(rank)
+    faulthandler.register(STACK_SIGNAL, file=sys.stderr, all_threads=True)
+    paths = []
+    stop = threading.Event()
+    where = "start"
+    try:
+        plan = json.loads(os.environ.get(PLAN_ENV) or "{}")
+        paths = _materialise_files(os.environ.get(FILES_ENV, ""))
+        where = "import"
+        import mlx.core as mx
+        emit(EV_READY, pid=os.getpid(), host=platform.node(), python=platform.python_version(),
+             mlx=getattr(mx, "__version__", "?"), backend=plan.get("backend", "ring"),
+             platform=sys.platform, protocol=PROTOCOL)
+        w = Worker(mx, plan, rank, emit, parse_faults(os.environ.get(FAULT_ENV, "")))
+        w.files = paths
+        threading.Thread(target=w.heartbeat, args=(stop, float(plan.get("hb_interval", 0.25))),
+                         daemon=True, name="meshdoctor-heartbeat").start()
+        where = "run"
+        w.run()
+        stop.set()
+        emit(EV_DONE)
+        return 0
+    except BaseException as exc:  # report everything, including KeyboardInterrupt
+        stop.set()
+        cur = locals().get("w")
+        op = cur.current["op"] if cur is not None and cur.current else where
+        emit(EV_ERROR, where=op, type=type(exc).__name__, message=str(exc)[:2000])
+        traceback.print_exc(file=sys.stderr)
+        return 1
+    finally:
+        _remove(paths)
+        try:
+            sys.stderr.flush()
+        except Exception:
+            pass
+
+
+if __name__ == "__main__":
+    os._exit(main())  # skip interpreter teardown: MLX group destructors must not hang an exit

@@ -1,0 +1,83 @@
+"""The one place that speaks ssh.
+
+Every remote command is an argument list; :func:`remote_command` quotes each word with
+:func:`shlex.quote` (and ``env`` assignments the same way), so nothing from a hostfile reaches a
+shell unquoted. ssh runs with ``-o BatchMode=yes`` (never prompts: a missing key fails at once
+instead of hanging) and ``-o ConnectTimeout``; short commands go through
+:func:`meshdoctor.execute.run` and so have a deadline; long-running ones (probe ranks) are started
+with :func:`popen` in their own session and are the caller's to reap.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from typing import Dict, List, Mapping, Optional, Sequence
+
+from . import execute
+
+SSH = "ssh"
+CONNECT_TIMEOUT_S = 5
+_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BAD_HOST = re.compile(r"(^-)|[\s\x00-\x1f\x7f]")
+
+
+class RemoteError(ValueError):
+    """A host name or environment key that cannot be passed to ssh safely; the message names
+    it and says what is allowed."""
+
+
+def check_host(host: str) -> str:
+    """``host`` if it is a usable ssh destination; raises :class:`RemoteError` for an empty
+    name, one starting with ``-`` (it would be read as an ssh option) or containing whitespace
+    or control characters."""
+    if not host or _BAD_HOST.search(host):
+        raise RemoteError(f"host {host!r} cannot be used as an ssh destination: it must be "
+                          "non-empty, not start with '-', and contain no spaces or control "
+                          "characters; fix the hostfile's \"ssh\" entry")
+    return host
+
+
+def remote_command(argv: Sequence[str], env: Optional[Mapping[str, str]] = None) -> str:
+    """The shell command line the remote sshd runs: ``env K=V ... argv...``, every word quoted.
+
+    Raises :class:`RemoteError` for an environment key that is not a shell identifier."""
+    words: List[str] = []
+    if env:
+        words.append("env")
+        for k, v in env.items():
+            if not _ENV_KEY.match(k):
+                raise RemoteError(f"environment key {k!r} is not a valid variable name "
+                                  "(letters, digits and '_', not starting with a digit)")
+            words.append(shlex.quote(f"{k}={v}"))
+    words.extend(shlex.quote(str(a)) for a in argv)
+    return " ".join(words)
+
+
+def ssh_argv(host: str, argv: Sequence[str], env: Optional[Mapping[str, str]] = None, *,
+             connect_timeout: float = CONNECT_TIMEOUT_S) -> List[str]:
+    """The local argv that runs ``argv`` on ``host``:
+    ``ssh -o BatchMode=yes -o ConnectTimeout=N -o ServerAliveInterval=5 -- host 'cmd'``."""
+    return [SSH, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(connect_timeout))}",
+            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
+            "--", check_host(host), remote_command(argv, env)]
+
+
+def run(host: str, argv: Sequence[str], timeout: float = execute.DEFAULT_TIMEOUT_S, *,
+        env: Optional[Mapping[str, str]] = None,
+        input: Optional[str] = None) -> execute.CommandResult:
+    """Run ``argv`` on ``host`` over ssh with a deadline of ``timeout`` seconds (connect
+    included); never raises for ssh failures (exit 255) or timeouts, see
+    :func:`meshdoctor.execute.run`."""
+    return execute.run(ssh_argv(host, argv, env, connect_timeout=min(CONNECT_TIMEOUT_S, timeout)),
+                       timeout=timeout, input=input)
+
+
+def popen(host: str, argv: Sequence[str], env: Optional[Dict[str, str]] = None, *,
+          stdin=subprocess.DEVNULL) -> subprocess.Popen:
+    """Start ``argv`` on ``host`` as a long-running ssh child in its own session, with stdout
+    and stderr piped; the caller owns the process (deadline, kill, wait). Raises OSError if
+    ssh cannot be started and :class:`RemoteError` for an unsafe host or env key."""
+    return subprocess.Popen(ssh_argv(host, argv, env), stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
