@@ -111,13 +111,13 @@ def _memlock() -> Finding:
                             "service).")
 
 
-def _capacity(ctx: NodeContext, inv: verbs.Inventory):
+def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
     hf = ctx.hostfile
     assert hf is not None
     backend, n = hf.effective_backend, hf.world_size
     base = {**inv.evidence(), "backend": backend, "world_size": n, "ranks": ctx.ranks,
             "mrs_per_connection": MRS_PER_CONNECTION}
-    out = []
+    out: List[Finding] = []
     if backend == "jaccl" and n > JACCL_MESH_MAX:
         out.append(fail(f"{n} ranks: a JACCL mesh supports at most {JACCL_MESH_MAX}", evidence=base,
                         remediation="Use the jaccl-ring backend for more than 8 ranks, or fewer "
@@ -147,11 +147,11 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory):
         return out
     ev = {**base, "devices": rows, "notes": notes}
     if not use:
-        return ok(f"the hostfile names no RDMA device for rank {ctx.rank_label}", evidence=ev)
-    return ok(f"{backend}, {n} ranks: " + ", ".join(
+        return [ok(f"the hostfile names no RDMA device for rank {ctx.rank_label}", evidence=ev)]
+    return [ok(f"{backend}, {n} ranks: " + ", ".join(
         f"{r['device']} {r['qps']}/{r['max_qp'] if r['max_qp'] is not None else '?'} QPs "
         f"{r['mrs']}/{r['max_mr'] if r['max_mr'] is not None else '?'} MRs" for r in rows),
-        evidence=ev)
+        evidence=ev)]
 
 
 def run(ctx: NodeContext):

@@ -90,16 +90,17 @@ def _mac(ctx: NodeContext, role: str):
                    "are Thunderbolt 5: this macOS build does not enumerate RDMA devices",
                    evidence=ev, remediation=NO_ENUM_REMEDY)
     names = inv.names
-    if not tb5:
+    if not tb.readable:
+        chain["thunderbolt5_links"] = "not assessed: the Thunderbolt links could not be read"
+    elif not tb5:
         why = ("no Thunderbolt link is connected" if not tb.links else
                "no connected Thunderbolt link runs above 40 Gb/s (Thunderbolt 5)")
-        if not tb.readable:
-            why = f"the Thunderbolt links could not be read ({tb.sources.get('system_profiler')})"
         return bad(f"RDMA {state}, {len(names)} device(s), but {why}", evidence=ev,
                    remediation="Cable this Mac to its peers with Thunderbolt 5 cables, port to "
                                "port (no hubs or docks).")
-    return ok(f"RDMA {state}: {len(names)} device(s) ({', '.join(names)}), "
-              f"{len(tb5)} Thunderbolt 5 link(s)",
+    links = (f"{len(tb5)} Thunderbolt 5 link(s)" if tb.readable
+             else "Thunderbolt links not read")
+    return ok(f"RDMA {state}: {len(names)} device(s) ({', '.join(names)}), {links}",
               evidence={**ev, "devices": _device_summary(inv)})
 
 

@@ -101,9 +101,12 @@ class Inventory:
 # --- pyverbs reader -------------------------------------------------------------------------
 
 def _guid(v: Any) -> str:
-    """A GUID as ibv_devinfo prints it (``xxxx:xxxx:xxxx:xxxx``) from an int or text."""
+    """A GUID as ibv_devinfo prints it (``xxxx:xxxx:xxxx:xxxx``) from pyverbs' raw int (the
+    big-endian ``__be64`` read as a host integer, as pyverbs ``DeviceAttr.node_guid`` returns it)
+    or from text."""
     if isinstance(v, int):
-        h = f"{v & (2 ** 64 - 1):016x}"
+        raw = (v & (2 ** 64 - 1)).to_bytes(8, sys.byteorder)
+        h = raw.hex()
         return ":".join(h[i:i + 4] for i in range(0, 16, 4))
     return str(v) if v is not None else ""
 
@@ -149,7 +152,7 @@ def _pyverbs_device(pvd: Any, name: str) -> Device:
                      vendor_id=hex(_attr(a, "vendor_id") or 0),
                      vendor_part_id=str(_attr(a, "vendor_part_id") or ""),
                      hw_ver=hex(_attr(a, "hw_ver") or 0),
-                     fw_ver=_as_name(_attr(a, "fw_ver") or ""),
+                     fw_ver=_as_name(_attr(a, "fw_version") or ""),
                      phys_port_cnt=_attr(a, "phys_port_cnt"))
         for key in ("max_qp", "max_qp_wr", "max_cq", "max_cqe", "max_mr", "max_pd"):
             v = _attr(a, key)

@@ -47,10 +47,11 @@ def to_int(text: Any) -> Optional[int]:
 
 def value_and_code(text: str) -> Tuple[str, Optional[int]]:
     """``"PORT_ACTIVE (4)"`` -> ``("PORT_ACTIVE", 4)``; ``"Thunderbolt"`` -> ``("Thunderbolt", None)``."""
-    m = _VALUE_CODE.match(text or "")
+    text = text if isinstance(text, str) else ""
+    m = _VALUE_CODE.match(text)
     if m:
         return m.group(1).strip(), int(m.group(2))
-    return (text or "").strip(), None
+    return text.strip(), None
 
 
 def normalize_gid(text: str) -> Optional[str]:
@@ -59,8 +60,10 @@ def normalize_gid(text: str) -> Optional[str]:
     Accepts both ``fe80::1`` and the fixed-width ``fe80:0000:...`` form rdma-core prints on some
     versions. The all-zero GID is returned as ``::`` (it is an empty table slot).
     """
+    if not isinstance(text, str):
+        return None
     try:
-        addr = ipaddress.IPv6Address((text or "").strip())
+        addr = ipaddress.IPv6Address(text.strip())
     except ValueError:
         return None
     if addr.ipv4_mapped is not None:
