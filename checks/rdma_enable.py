@@ -29,9 +29,9 @@ ENABLE_REMEDY = ("Enable RDMA on this Mac from macOS Recovery: shut down, hold t
 TB4_REMEDY = ("JACCL needs Thunderbolt 5 on both ends (macOS 26.2 or later). This Mac's ports are "
               "Thunderbolt 4 or older, so it cannot join a JACCL mesh: use the ring backend "
               "(TCP) for it, or a Mac with Thunderbolt 5.")
-NO_ENUM_REMEDY = ("RDMA is enabled and the ports are Thunderbolt 5, yet no device is listed: update "
-                  "macOS to 26.2 or later (26.3 for large buffers) and reboot; if it persists, "
-                  "disable and re-enable RDMA from Recovery (`rdma_ctl disable`, "
+NO_ENUM_REMEDY = ("RDMA is enabled and the ports are Thunderbolt 5, yet no device is listed: "
+                  "update macOS to 26.2 or later (26.3 for large buffers) and reboot; if it "
+                  "persists, disable and re-enable RDMA from Recovery (`rdma_ctl disable`, "
                   "`rdma_ctl enable`) and reboot.")
 
 

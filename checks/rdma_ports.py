@@ -21,8 +21,8 @@ from meshdoctor.thunderbolt import gather_thunderbolt
 
 MISSING_REMEDY = ("RDMA device names follow the enX numbering and change after re-cabling or a "
                   "reboot. Regenerate the hostfile from the devices that exist now (after a "
-                  "full-fleet reboot run `mlx.distributed_config --auto-setup` once, then write the "
-                  "hostfile again), and check `ibv_devices` on this node.")
+                  "full-fleet reboot run `mlx.distributed_config --auto-setup` once, then write "
+                  "the hostfile again), and check `ibv_devices` on this node.")
 DOWN_REMEDY = ("A port reads PORT_DOWN until the Mac at the other end also has RDMA enabled and "
                "the Thunderbolt 5 cable is seated. Check the cable and run `meshdoctor check` on "
                "the peer. Ports that dropped after hours of traffic come back only with a "

@@ -382,10 +382,10 @@ def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventor
     if inv.state in (NO_DEVICES, NO_RDMA, ABSENT):
         reason = {NO_DEVICES: "no RDMA devices", NO_RDMA: "no RDMA subsystem",
                   ABSENT: "no RDMA tooling"}[inv.state]
-        if role == REQUIRED:
+        if role == REQUIRED and ctx.hostfile is not None:
             wanted = sorted({d["device"] for d in named_devices(ctx)})
             return inv, fail(
-                f"the hostfile's {ctx.hostfile.effective_backend} backend needs RDMA"  # type: ignore[union-attr]
+                f"the hostfile's {ctx.hostfile.effective_backend} backend needs RDMA"
                 + (f" ({', '.join(wanted)})" if wanted else "") + f" but this node has {reason}"
                 f" ({inv.detail})", evidence={**inv.evidence(), "named": named_devices(ctx)},
                 remediation="See `meshdoctor explain MD201` for the enablement chain: RDMA "

@@ -71,10 +71,9 @@ def test_ifconfig_addresses_status_and_bridge_members():
 
 
 def test_links_join_receptacle_hardware_port_interface_and_rdma_device():
-    inv = build(parse_system_profiler_tb(fixture("tb4-link",
-                                                 "system_profiler__SPThunderboltDataType_json.txt")),
-                parse_networksetup_ports(fixture("healthy",
-                                                 "networksetup__listallhardwareports.txt")),
+    sp = fixture("tb4-link", "system_profiler__SPThunderboltDataType_json.txt")
+    hw = fixture("healthy", "networksetup__listallhardwareports.txt")
+    inv = build(parse_system_profiler_tb(sp), parse_networksetup_ports(hw),
                 parse_ifconfig(fixture("healthy", "ifconfig.txt")))
     assert [(ln.receptacle, ln.interface, ln.rdma_device, ln.speed_gbps) for ln in inv.links] == [
         (1, "en2", "rdma_en2", 80.0), (2, "en3", "rdma_en3", 80.0), (3, "en4", "rdma_en4", 40.0)]

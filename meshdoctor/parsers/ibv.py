@@ -46,7 +46,8 @@ def to_int(text: Any) -> Optional[int]:
 
 
 def value_and_code(text: str) -> Tuple[str, Optional[int]]:
-    """``"PORT_ACTIVE (4)"`` -> ``("PORT_ACTIVE", 4)``; ``"Thunderbolt"`` -> ``("Thunderbolt", None)``."""
+    """``"PORT_ACTIVE (4)"`` -> ``("PORT_ACTIVE", 4)``; ``"Thunderbolt"`` ->
+    ``("Thunderbolt", None)``."""
     text = text if isinstance(text, str) else ""
     m = _VALUE_CODE.match(text)
     if m:
@@ -154,7 +155,8 @@ class Device:
 
     @property
     def is_thunderbolt(self) -> bool:
-        """Apple's Thunderbolt RDMA (transport ``Thunderbolt (100)``, link layer ``Thunderbolt``)."""
+        """Apple's Thunderbolt RDMA (transport ``Thunderbolt (100)``, link layer
+        ``Thunderbolt``)."""
         return "thunderbolt" in self.transport.lower() or any(
             "thunderbolt" in p.link_layer.lower() for p in self.ports)
 
