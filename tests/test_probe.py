@@ -1,0 +1,274 @@
+"""meshdoctor probe with real MLX ranks over loopback (ring backend, mlx CPU build), issue 4.
+
+Every JSON verdict is validated against the shipped schema (tests/conftest.py ``run_cli``).
+After every test no process carrying a probe marker created during the test may remain.
+Sizes and iteration counts are modest: this runs on a loaded 2-core box.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import sys
+import time
+
+import psutil
+import pytest
+
+from meshdoctor.model import Verdict
+from meshdoctor.probe import report
+from meshdoctor.probe.launcher import ProbeConfig, local_hostfile, run_probe
+from meshdoctor.ranks import find_ranks
+from tests.conftest import run_cli, validate
+
+pytest.importorskip("mlx.core")
+
+
+@pytest.fixture(autouse=True)
+def no_rank_left_behind(clean_env):
+    """Nothing carrying a probe marker, started during the test, survives it."""
+    t0 = time.time() - 1.0
+    yield
+    left = [r for r in find_ranks() if r.marker and r.marker.startswith("md-probe-")
+            and r.create_time >= t0]
+    for r in left:  # do not leak into the next test, but fail this one
+        try:
+            os.kill(r.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, [r.to_dict() for r in left]
+
+
+def env_with(clean_env, **kw):
+    env = dict(clean_env)
+    env.pop("MESHDOCTOR_PROBE_FAULT", None)
+    env.update(kw)
+    return env
+
+
+def codes_of(doc, code):
+    return [r for r in doc["results"] if r["code"] == code]
+
+
+def test_three_ranks_64mib_all_ops(clean_env):
+    r = run_cli("probe", "-n", "3", "--size", "64MiB", "--iters", "3", "--json",
+                env=env_with(clean_env), timeout=150)
+    assert r.rc == 0, (r.out, r.err)
+    p = r.doc["probe"]
+    assert p["backend"] == "ring" and p["world_size"] == 3 and p["outcome"] == "ok"
+    ops = {o["op"]: o for o in p["ops"]}
+    assert set(ops) == {"all_sum", "all_gather", "send_recv"}
+    for o in ops.values():
+        assert o["wrong"] == 0 and o["checked"] > 0
+        assert o["busbw_gbs"] > 0 and o["algbw_gbs"] > 0
+        assert o["time_s"]["min"] <= o["time_s"]["median"] <= o["time_s"]["max"]
+        assert o["iters"] == 3
+    assert ops["all_sum"]["size_bytes"] == 64 << 20
+    assert ops["all_sum"]["busbw_gbs"] == pytest.approx(ops["all_sum"]["algbw_gbs"] * 4 / 3,
+                                                        rel=1e-3)
+    assert ops["all_gather"]["digests_ok"] is True and len(ops["all_gather"]["digests"]) == 3
+    assert [x["exit_code"] for x in p["ranks"]] == [0, 0, 0]
+    assert all(x["mlx"] for x in p["ranks"])
+    assert {x["code"] for x in r.doc["results"]} >= {"MD501", "MD504", "MD505", "MD506"}
+    assert all(x["status"] == "ok" for x in r.doc["results"])
+
+
+def test_kill_one_rank_mid_probe_api():
+    """kill -9 rank 2 from outside while the probe runs: verdict within 2 s, rank and signal
+    named, nothing left."""
+    killed = {}
+
+    def hook(rank, ev, launch):
+        if rank == 0 and ev["ev"] == "leave" and ev.get("phase") == "timed" \
+                and ev.get("iter") == 5 and not killed:
+            os.kill(launch.procs[2].pid, signal.SIGKILL)
+            killed["t"] = time.monotonic()
+
+    cfg = ProbeConfig(hostfile=local_hostfile(3), ops=["all_sum"], size=1 << 20, iters=500)
+    run = run_probe(cfg, on_event=hook)
+    v = report.build(run, Verdict(command="probe")).finish()
+    latency = time.monotonic() - killed["t"]
+    doc = v.to_dict()
+    validate(doc)
+    assert v.exit_code == 1 and latency < 2.0, latency
+    dead = codes_of(doc, "MD502")
+    assert dead and dead[0]["status"] == "fail"
+    assert "rank 2" in dead[0]["summary"] and "SIGKILL" in dead[0]["summary"]
+    assert dead[0]["evidence"]["signal"] == "SIGKILL"
+    rank2 = doc["probe"]["ranks"][2]
+    assert rank2["signal"] == "SIGKILL" and rank2["exit_code"] is None
+    # the survivors' own errors went through the signature catalogue
+    sigs = {m["code"] for x in doc["probe"]["ranks"][:2] for m in x["signatures"]}
+    assert "MD613" in sigs
+    assert codes_of(doc, "MD506")[0]["status"] == "ok"
+    assert not psutil.pid_exists(run.launches[0].ranks[2].pid) or \
+        psutil.Process(run.launches[0].ranks[2].pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_kill_one_rank_cli(clean_env):
+    r = run_cli("probe", "-n", "3", "--size", "1MiB", "--op", "all_gather", "--iters", "50",
+                "--json", env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="kill:1:6"),
+                timeout=60)
+    assert r.rc == 1, (r.out, r.err)
+    dead = codes_of(r.doc, "MD502")[0]
+    assert dead["summary"].startswith("rank 1 ") and "SIGKILL" in dead["summary"]
+    assert r.doc["probe"]["detect_s"] < 1.0
+
+
+def test_sigstop_one_rank_hang_detected_at_deadline(clean_env):
+    r = run_cli("probe", "-n", "3", "--size", "64KB", "--op", "all_sum", "--iters", "50",
+                "--timeout", "3", "--json",
+                env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:6"), timeout=90)
+    assert r.rc == 1, (r.out, r.err)
+    hang = codes_of(r.doc, "MD503")[0]
+    assert hang["status"] == "fail"
+    assert "never arrived: rank 1 (process stopped" in hang["summary"], hang["summary"]
+    ev = hang["evidence"]["hang"]
+    assert [a["rank"] for a in ev["not_arrived"]] == [1]
+    assert sorted(w["rank"] for w in ev["waiting"]) == [0, 2]
+    assert ev["no_progress_s"] >= 3.0 or max(w["waited_s"] for w in ev["waiting"]) >= 3.0
+    # stacks of the waiting ranks, via faulthandler
+    assert set(r.doc["probe"]["stacks"]) == {"0", "2"}
+    assert "most recent call first" in r.doc["probe"]["stacks"]["0"]
+    # everything torn down, the stopped rank included (SIGKILL)
+    ranks = r.doc["probe"]["ranks"]
+    assert ranks[1]["signal"] == "SIGKILL"
+    assert all(x["exit_code"] is None or x["exit_code"] != 0 for x in ranks)
+    assert codes_of(r.doc, "MD506")[0]["status"] == "ok"
+
+
+def test_corrupted_value_is_caught(clean_env):
+    r = run_cli("probe", "-n", "2", "--size", "1MiB", "--iters", "2", "--json",
+                env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="corrupt:1"), timeout=60)
+    assert r.rc == 1, (r.out, r.err)
+    wrong = {x["check"]: x for x in codes_of(r.doc, "MD504")}
+    assert wrong["probe.all_sum"]["status"] == "fail"
+    assert wrong["probe.all_sum"]["evidence"]["wrong"] > 0
+    ops = {o["op"]: o for o in r.doc["probe"]["ops"]}
+    assert ops["all_gather"]["wrong"] > 0 and ops["send_recv"]["wrong"] > 0
+
+
+def _held_port() -> socket.socket:
+    """A loopback port that is bound (so nobody can listen there) but not listening."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+def test_init_failure_unusable_ring_address(clean_env):
+    held = _held_port()
+    try:
+        port = held.getsockname()[1]
+        # rank 1 is given the held port: it cannot listen, rank 0 cannot connect to it
+        r = run_cli("probe", "-n", "2", "--port", str(port - 1), "--size", "64KB", "--json",
+                    env=env_with(clean_env), timeout=60)
+    finally:
+        held.close()
+    assert r.rc == 1, (r.out, r.err)
+    grp = codes_of(r.doc, "MD501")[0]
+    assert grp["status"] == "fail"
+    assert "rank 1" in grp["summary"] and "Couldn't bind socket" in grp["summary"]
+    assert "MD620" in grp["remediation"]["text"]
+    assert r.doc["probe"]["outcome"] == "init"
+    assert r.elapsed < 30
+
+
+def test_init_failure_address_not_on_this_machine(clean_env, tmp_path):
+    # 192.0.2.1 (TEST-NET-1) is never contacted: the launcher only tries to bind to it locally
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]},
+                              {"ssh": "localhost", "ips": ["192.0.2.1"]}]))
+    r = run_cli("probe", "--hostfile", str(hf), "--size", "64KB", "--json",
+                env=env_with(clean_env), timeout=30)
+    assert r.rc == 1, (r.out, r.err)
+    grp = codes_of(r.doc, "MD501")[0]
+    assert "192.0.2.1 is not assigned on this machine" in grp["summary"]
+    assert grp["evidence"]["where"] == "hosts[1].ips[0]"
+    assert r.doc["probe"]["outcome"] == "preflight"
+
+
+def test_pairs_matrix(clean_env):
+    r = run_cli("probe", "-n", "3", "--pairs", "--op", "send_recv", "--size", "1MiB",
+                "--iters", "2", "--json", env=env_with(clean_env), timeout=90)
+    assert r.rc == 0, (r.out, r.err)
+    pf = r.doc["probe"]["pairs"]
+    m = pf["busbw_gbs"]
+    assert len(m) == 3 and all(m[i][i] is None for i in range(3))
+    assert all(m[i][j] > 0 for i in range(3) for j in range(3) if i != j)
+    s = pf["slowest"]
+    assert m[s["src"]][s["dst"]] == min(m[i][j] for i in range(3) for j in range(3) if i != j)
+    pr = codes_of(r.doc, "MD508")[0]
+    assert pr["status"] == "ok" and f"{s['src']}->{s['dst']}" in pr["summary"]
+
+
+def test_soak_counts_a_hang_and_goes_on():
+    stopped = {}
+
+    def hook(rank, ev, launch):
+        if not stopped and rank == 0 and ev["ev"] == "leave" and ev.get("phase") == "soak" \
+                and ev.get("iter") == 2:
+            os.kill(launch.procs[1].pid, signal.SIGSTOP)
+            stopped["launch"] = launch.run_id
+
+    cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=64 << 10, soak=8,
+                      timeout=2.0)
+    run = run_probe(cfg, on_event=hook)
+    doc = report.build(run, Verdict(command="probe")).finish().to_dict()
+    validate(doc)
+    soak = doc["probe"]["soak"]
+    assert soak["hangs"] == 1 and soak["relaunches"] == 1
+    assert soak["hang_steps"][0]["iter"] == 3
+    assert soak["completed"] == 7 and soak["calls"] == 8
+    assert soak["hang_rate"] == pytest.approx(1 / 8)
+    assert codes_of(doc, "MD507")[0]["status"] == "fail" and doc["exit_code"] == 1
+
+
+def test_remote_ranks_over_ssh(clean_env, tmp_path):
+    """Rank 1 on a 'remote' host: a stub ssh on PATH that runs the command here, so the whole
+    ssh path (quoting, worker source on stdin, remote kill/ps) is exercised."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    stub = bindir / "ssh"
+    stub.write_text("#!/bin/sh\n"
+                    "while [ $# -gt 0 ]; do case \"$1\" in -o) shift 2;; --) shift; break;; "
+                    "*) break;; esac; done\n"
+                    "shift  # the host\n"
+                    "exec sh -c \"$1\"\n")
+    stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps({"backend": "ring", "hosts": [
+        {"ssh": "localhost", "ips": ["127.0.0.1"]},
+        {"ssh": "fake-node-1", "ips": ["127.0.0.1"]}]}))
+    env = env_with(clean_env, PATH=f"{bindir}{os.pathsep}{clean_env.get('PATH', '')}",
+                   MESHDOCTOR_REMOTE_PYTHON=sys.executable)
+    r = run_cli("probe", "--hostfile", str(hf), "--size", "1MiB", "--iters", "2", "--json",
+                env=env, timeout=90)
+    assert r.rc == 0, (r.out, r.err)
+    ranks = r.doc["probe"]["ranks"]
+    assert [x["local"] for x in ranks] == [True, False]
+    assert ranks[1]["host"] == "fake-node-1" and ranks[1]["exit_code"] == 0
+    assert all(o["wrong"] == 0 for o in r.doc["probe"]["ops"])
+
+
+def test_json_path_does_not_import_rich(clean_env):
+    code = ("import sys\nfrom meshdoctor.cli import cli\n"
+            "try:\n    cli(['probe', '-n', '2', '--size', '64KB', '--iters', '1', '--op', "
+            "'all_sum', '--json'])\nexcept SystemExit as e:\n"
+            "    sys.stderr.write(f'RC={e.code} RICH={\"rich\" in sys.modules}')\n")
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=env_with(clean_env), timeout=60)
+    assert "RC=0 RICH=False" in p.stderr, p.stderr
+    validate(json.loads(p.stdout))
+
+
+def test_usage_errors_exit_2(clean_env):
+    for args in (["--size", "lots"], ["--size", "64MiB", "-n", "3", "--hosts", "a,b"],
+                 ["-n", "1"], ["--size", "900GiB", "-n", "3"]):
+        r = run_cli("probe", *args, env=env_with(clean_env), timeout=30)
+        assert r.rc == 2, (args, r.out, r.err)
+        assert "Error" in r.err
