@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 from meshdoctor import verbs
 from meshdoctor.check import Check, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.thunderbolt import Link, TbInventory, gather_thunderbolt
+from meshdoctor.thunderbolt import SYSTEM_PROFILER, Link, TbInventory, gather_thunderbolt
 
 BRIDGE_REMEDY = ("Turn Thunderbolt Bridge off: `sudo ifconfig {bridge} down` now, and in System "
                  "Settings > Network make the Thunderbolt Bridge service inactive (or delete it) "
@@ -70,7 +70,7 @@ def run(ctx: NodeContext):
     if not tb.readable:
         return verbs.error_finding(
             f"could not read the Thunderbolt links: {tb.sources.get('system_profiler')}",
-            tb.evidence())
+            tb.evidence(), tools="`" + " ".join(SYSTEM_PROFILER) + "`")
     out: List[Any] = []
     used = _used_links(ctx, tb, out)
     bad = fail if role in (verbs.REQUIRED, verbs.UNKNOWN) else warn

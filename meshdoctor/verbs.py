@@ -356,11 +356,13 @@ def wedged_finding(inv: Inventory, what: str) -> Finding:
                 evidence=inv.evidence(), needs_reboot=True, remediation=WEDGED_REMEDY)
 
 
-def error_finding(summary: str, evidence: Dict[str, Any]) -> Finding:
-    """A result in ``error``: the check could not assess this node (exit 3, verdict unknown)."""
+def error_finding(summary: str, evidence: Dict[str, Any],
+                  tools: str = "`ibv_devinfo -v`, `ibv_devices`") -> Finding:
+    """A result in ``error``: the check could not assess this node (exit 3, verdict unknown);
+    ``tools`` names the commands whose output could not be read."""
     return Finding(ERROR, summary, evidence=evidence, remediation=(
-        "Run the tool by hand (`ibv_devinfo -v`, `ibv_devices`) and look at its output; if it is "
-        "cut short or garbled, the RDMA stack may be unhealthy: reboot this node."))
+        f"Run the tool by hand ({tools}) and look at its output; if it hangs, is cut short or "
+        "garbled, the system may be unhealthy: reboot this node."))
 
 
 def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventory],

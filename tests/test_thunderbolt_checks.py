@@ -91,3 +91,14 @@ def test_rdma_disabled_chain_and_remedy(fake_mac):
         w["remediation"]["text"]
     chain = w["evidence"]["chain"]
     assert chain["rdma_ctl"]["enabled"] is False and chain["ibv_devices"] == []
+
+
+def test_hung_system_profiler_is_could_not_assess_within_the_deadline(fake_mac):
+    env = fake_mac("healthy", extra={"system_profiler.hang": ""})
+    r = run_cli("check", "--json", "--only", "MD201,MD205", "--timeout", "2", env=env)
+    assert r.rc == 3 and r.elapsed < 2 + 1 + 1.5, (r.rc, r.elapsed)
+    (e,) = r.results("MD205")
+    assert e["status"] == "error" and "did not finish within" in e["summary"]
+    assert "system_profiler SPThunderboltDataType -json" in e["remediation"]["text"]
+    (m,) = r.results("MD201")
+    assert m["status"] == "ok" and "Thunderbolt links not read" in m["summary"]
