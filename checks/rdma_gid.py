@@ -72,7 +72,8 @@ def run(ctx: NodeContext):
     ports = _ports(ctx, inv)
     if not ports:
         return ok("no active RDMA port to check" +
-                  (" among the devices the hostfile names" if verbs.named_devices(ctx) else ""),
+                  (" among the devices the hostfile names" if verbs.named_devices(ctx) else "")
+                  + (" (some devices could not be read: see evidence)" if inv.warnings else ""),
                   evidence=inv.evidence())
     out = []
     good = []

@@ -98,10 +98,10 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
     if unknown:
         out.append(warn(f"port state of {', '.join(unknown)} could not be read "
                         "(ibv_devinfo output incomplete)", evidence=ev))
-    if not active:
+    if not active and not unknown:
         out.append(warn(f"no RDMA port is active ({len(down)} down): no peer with RDMA enabled "
                         "is cabled to this node", evidence=ev, remediation=DOWN_REMEDY))
-    else:
+    elif active:
         out.append(ok(f"{len(active)} active RDMA port(s): "
                       + ", ".join(f"{d.name} port {p.num}" for d, p in active)
                       + (f"; {len(down)} down (not cabled, or the peer has RDMA disabled)"

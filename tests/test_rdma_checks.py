@@ -234,3 +234,12 @@ def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs
 def test_explain(code, words):
     r = run_cli("explain", code)
     assert r.rc == 0 and words in r.out and "What to do" in r.out
+
+
+def test_unreadable_details_with_a_device_list_warn_without_guessing(fake_mac):
+    env = fake_mac("healthy", extra={"ibv_devinfo__v.txt": "??\n"})
+    r = run_cli("check", "--json", "--only", "MD202,MD203", env=env)
+    assert r.rc == 0
+    (w,) = r.results("MD202")
+    assert w["status"] == "warn" and w["summary"].startswith("port state of rdma_en2, rdma_en3")
+    assert "could not be read" in r.results("MD203")[0]["summary"]
