@@ -128,7 +128,7 @@ def run(ctx: NodeContext):
 
 
 CHECK = Check(
-    code="MD205", name="thunderbolt.cabling", title="Thunderbolt links, bridge0 and IPv4",
+    code="MD205", name="thunderbolt.links", title="Thunderbolt links, bridge0 and IPv4",
     run=run, platforms=("darwin",),
     explain="""
 Reads this Mac's Thunderbolt links (`system_profiler SPThunderboltDataType -json`), maps each port
