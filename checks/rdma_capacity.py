@@ -142,7 +142,7 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
                     evidence={**base, **row, "notes": notes},
                     remediation="Spread the peers over more devices (one cable per peer in the "
                                 "hostfile), or use jaccl-ring; kill stale ranks that still hold "
-                                "queue pairs (`meshdoctor fix stale-ranks`)."))
+                                "queue pairs (see MD301: `meshdoctor check --only MD301` lists them)."))
     if out:
         return out
     ev = {**base, "devices": rows, "notes": notes}

@@ -54,7 +54,7 @@ WEDGED_SUMMARY = "RDMA stack wedged (known to follow JACCL errors)"
 WEDGED_REMEDY = ("Reboot this node; after a JACCL failure usually the whole fleet needs it. After "
                  "the full-fleet reboot run `mlx.distributed_config --auto-setup` once and confirm "
                  "every node sees its PORT_ACTIVE devices (knowledge.md §4). Kill leftover ranks "
-                 "first (`meshdoctor fix stale-ranks`).")
+                 "first (see MD301: `meshdoctor check --only MD301` lists them).")
 
 
 @dataclass

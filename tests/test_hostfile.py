@@ -131,7 +131,7 @@ def test_cli_inconsistent_hostfile_fails_md401_naming_the_entry(tmp_path, clean_
 
 def test_cli_consistent_ring_hostfile_names_this_rank(tmp_path, clean_env):
     hf = write(tmp_path / "hosts.json", json.dumps(
-        [{"ssh": "elsewhere", "ips": ["192.0.2.10"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
+        [{"ssh": "elsewhere", "ips": ["198.51.100.10"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 0
     assert "this machine is rank 1" in r.results("MD401")[0]["summary"]
@@ -141,6 +141,6 @@ def test_cli_consistent_ring_hostfile_names_this_rank(tmp_path, clean_env):
 
 def test_cli_hostfile_without_this_machine_warns(tmp_path, clean_env):
     hf = write(tmp_path / "hosts.json", json.dumps(
-        [{"ssh": "x1", "ips": ["192.0.2.10"]}, {"ssh": "x2", "ips": ["192.0.2.11"]}]))
+        [{"ssh": "x1", "ips": ["198.51.100.10"]}, {"ssh": "x2", "ips": ["198.51.100.11"]}]))
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 0 and r.status("MD401") == "warn"
