@@ -82,8 +82,8 @@ def test_kill_one_rank_mid_probe_api():
     killed = {}
 
     def hook(rank, ev, launch):
-        if rank == 0 and ev["ev"] == "leave" and ev.get("phase") == "timed" \
-                and ev.get("iter") == 5 and not killed:
+        if rank == 0 and ev["ev"] == "leave" and ev.get("op") == "all_sum" \
+                and ev.get("phase") == "timed" and ev.get("iter") == 5 and not killed:
             os.kill(launch.procs[2].pid, signal.SIGKILL)
             killed["t"] = time.monotonic()
 
@@ -208,8 +208,9 @@ def test_soak_counts_a_hang_and_goes_on():
     stopped = {}
 
     def hook(rank, ev, launch):
-        if not stopped and rank == 0 and ev["ev"] == "leave" and ev.get("phase") == "soak" \
-                and ev.get("iter") == 2:
+        # rank 1 has finished repetition 2 itself (its leave is in), then it stops
+        if not stopped and rank == 1 and ev["ev"] == "leave" and ev.get("op") == "all_sum" \
+                and ev.get("phase") == "soak" and ev.get("iter") == 2:
             os.kill(launch.procs[1].pid, signal.SIGSTOP)
             stopped["launch"] = launch.run_id
 

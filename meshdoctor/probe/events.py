@@ -185,7 +185,8 @@ class Tracker:
                                     "last_seq": last.get("seq"),
                                     "in_step": r.current is not None, "stalled": stalled})
         rep: Dict[str, Any] = {
-            "step": {k: front.get(k) for k in ("op", "phase", "iter", "seq")} if front else None,
+            "step": {k: front.get(k) for k in ("op", "phase", "iter", "seq", "before")
+                     if k in front} if front else None,
             "waiting": waiting, "not_arrived": not_arrived, "no_heartbeat": silent,
             "no_progress_s": round(now - self.last_progress, 3)}
         if states:
@@ -199,4 +200,7 @@ def describe_step(step: Optional[Dict[str, Any]]) -> str:
         return "start-up"
     if step.get("op") == "init":
         return "group formation (init)"
+    if step.get("op") == "barrier":
+        return (f"the barrier before {step.get('before')} #{step.get('iter')} "
+                f"({step.get('phase')}, step {step.get('seq')})")
     return f"{step.get('op')} #{step.get('iter')} ({step.get('phase')}, step {step.get('seq')})"

@@ -147,8 +147,8 @@ def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:
 
 def steps_per_rank(cfg: ProbeConfig) -> int:
     """How many steps (init + collectives) each rank runs: the progress total."""
-    per_op = cfg.warmup + (cfg.soak or cfg.iters)
-    steps = 1 + sum(cfg.warmup + (1 if op in BENCH_OPS else per_op) for op in cfg.ops)
+    per_op = 2 * (cfg.warmup + (cfg.soak or cfg.iters))  # a barrier before each iteration
+    steps = 1 + sum(cfg.warmup + 1 if op in BENCH_OPS else per_op for op in cfg.ops)
     if cfg.pairs:
         steps += 2 * len(plan_pairs(cfg.world_size, cfg.backend)[0]) * (cfg.warmup + cfg.iters)
     return steps
@@ -686,7 +686,9 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
         if len(run.soak_hangs) >= MAX_SOAK_HANGS:
             return run
         ops = list(plan["ops"])
-        op, nxt = step.get("op"), int(step.get("iter", 0)) + 1
+        op = step.get("before") or step.get("op")
+        # repetition k hung (in its barrier or in the op): go on from k + 1
+        nxt = int(step.get("iter", 0)) + 1
         ops = ops[ops.index(op):] if op in ops else ops
         start = {op: nxt}
         if nxt >= cfg.soak:

@@ -10,9 +10,10 @@ Protocol: one JSON object per line on stdout, each with ``ev``, ``rank`` and ``t
 seconds since the epoch):
 
 * ``ready``: pid, host, python, mlx version, backend, platform;
-* ``enter`` / ``leave``: one step (``init`` or a collective): ``op``, ``phase`` (init, warmup,
-  timed, soak, pair, bench), ``iter``, ``seq`` (the same step number on every rank), ``peer``
-  (send/recv), and on leave ``dt`` (seconds);
+* ``enter`` / ``leave``: one step (``init``, a collective, or the ``barrier`` before one, with
+  ``before`` naming that op): ``op``, ``phase`` (init, warmup, timed, soak, pair, bench),
+  ``iter``, ``seq`` (the same step number on every rank), ``peer`` (send/recv), and on leave
+  ``dt`` (seconds);
 * ``result``: per op: ``size`` (bytes), ``count``, ``dtype``, ``times`` (seconds per timed
   iteration), ``wrong`` (elements that differ from the exact expected value, nccl-tests
   ``#wrong``), ``checked`` (elements compared), all_gather ``digests`` (blake2b-128 of each
@@ -147,7 +148,8 @@ class Worker:
         return hashlib.blake2b(bytes(memoryview(raw)), digest_size=16).hexdigest()
 
     # --- steps ------------------------------------------------------------------------------
-    def step(self, op: str, phase: str, it: int, fn, peer=None, involved: bool = True):
+    def step(self, op: str, phase: str, it: int, fn, peer=None, involved: bool = True,
+             before=None):
         """Run one step on every rank: the step number advances everywhere; ``fn`` runs and is
         reported (enter/leave with ``dt`` seconds) only where ``involved``."""
         self.seq += 1
@@ -159,6 +161,8 @@ class Worker:
         ev = {"op": op, "phase": phase, "iter": it, "seq": self.seq}
         if peer is not None:
             ev["peer"] = peer
+        if before is not None:
+            ev["before"] = before
         self.current = ev
         self.emit(EV_ENTER, **ev)
         t0 = time.perf_counter()
@@ -253,6 +257,7 @@ class Worker:
         wrong = checked = 0
         times, digests = [], None
         for i in range(warmup):
+            self.barrier("warmup", i, op)
             y, _ = self.step(op, "warmup", i, call, peer)
             wrong += check(y)
             checked += y.size
@@ -261,6 +266,7 @@ class Worker:
         reps = range(first, soak) if soak else range(iters)
         phase = "soak" if soak else "timed"
         for i in reps:
+            self.barrier(phase, i, op)
             y, dt = self.step(op, phase, i, call, peer)
             times.append(dt)
             wrong += check(y)
@@ -278,20 +284,26 @@ class Worker:
             res["peer"] = peer
         self.emit(EV_RESULT, **res)
 
+    def barrier(self, phase: str, it: int, before: str) -> None:
+        """A 1-element all_sum step (MLX has no barrier, knowledge.md §1): every rank starts the
+        next timed collective together, so the verification done between iterations does not
+        show up as skew in the next one's time."""
+        mx = self.mx
+        one = mx.ones((1,), dtype=mx.float32)
+        self.step("barrier", phase, it,
+                  lambda: mx.eval(mx.distributed.all_sum(one, group=self.group, stream=mx.cpu)),
+                  before=before)
+
     def run_pairs(self) -> None:
         """send/recv between every listed ordered pair, one at a time, each after a 1-element
         all_sum barrier so the pair's timing starts together; the receiver reports."""
         mx, cpu, r = self.mx, self.mx.cpu, self.rank
         count = self._count()
         x = self.mine(count)
-        one = mx.ones((1,), dtype=mx.float32)
         warmup, iters = int(self.plan.get("warmup", 1)), int(self.plan.get("iters", 5))
         for src, dst in self.plan.get("pairs") or []:
             expected = self.values(src, count) if r == dst else None
             times, wrong = [], 0
-
-            def barrier():
-                mx.eval(mx.distributed.all_sum(one, group=self.group, stream=cpu))
 
             def xfer():
                 if r == src:
@@ -301,7 +313,7 @@ class Worker:
                 mx.eval(y)
                 return y
             for i in range(warmup + iters):
-                self.step("barrier", "pair", i, barrier)
+                self.barrier("pair", i, "send_recv")
                 y, dt = self.step("send_recv", "pair", i, xfer,
                                   peer=dst if r == src else src, involved=r in (src, dst))
                 if r == dst:
