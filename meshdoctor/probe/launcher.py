@@ -16,8 +16,8 @@ Deadlines (all seconds):
 * the whole run: formation + every planned step's deadline, a backstop.
 
 A rank that exits early is noticed within one poll (50 ms); the others get ``GRACE_S`` to report
-their own errors, then teardown: SIGTERM to each rank's process group, ``TERM_WAIT_S``, SIGKILL
-(which also ends SIGSTOPped ranks). Only processes this launcher started are signalled, never
+their own errors, then teardown: SIGTERM to each rank's process group (SIGKILL at once to a
+stopped one, where SIGTERM would stay pending), ``TERM_WAIT_S``, SIGKILL to the rest. Only processes this launcher started are signalled, never
 pid 1, this process or its parents. Afterwards :func:`meshdoctor.ranks.find_ranks` (locally) or
 ``ps`` over ssh (remote hosts) looks for any process still carrying this run's marker.
 """
@@ -522,9 +522,12 @@ class Launch:
         actions: List[Dict[str, Any]] = []
         live = [p for p in self.procs if p is not None and p.poll() is None]
         for p in live:
-            actions.append({"action": f"SIGTERM rank {p.rank} ({p.host}, pid "
-                            f"{p.pid if p.local else p.remote_pid})", "outcome": p.signal(
-                                signal.SIGTERM)})
+            # a stopped process keeps SIGTERM pending until SIGCONT: go straight to SIGKILL
+            sig = signal.SIGKILL if p.local and p.state() == "stopped" else signal.SIGTERM
+            actions.append({"action": f"{sig.name} rank {p.rank} ({p.host}, pid "
+                            f"{p.pid if p.local else p.remote_pid})"
+                            + (" (stopped)" if sig == signal.SIGKILL else ""),
+                            "outcome": p.signal(sig)})
         self._wait_dead(live, TERM_WAIT_S)
         live = [p for p in live if p.poll() is None]
         for p in live:
