@@ -65,7 +65,7 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
     bad = problems(hf) if hf.raw is not None else []
     if bad:
         listed = "; ".join(f"{p}: {m}" for p, m in bad[:4])
-        raise ProbeSetupError(f"{hf.path or where}: {listed}"
+        raise ProbeSetupError((f"{hf.path}: " if hf.path else "") + listed
                               + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""), where)
     try:
         envmod.backend_env(hf, chosen, ports=list(range(envmod.port_count(hf))))
