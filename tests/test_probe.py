@@ -7,12 +7,14 @@ Sizes and iteration counts are modest: this runs on a loaded 2-core box.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
 import socket
 import stat
 import sys
+import tempfile
 import time
 
 import psutil
@@ -29,7 +31,7 @@ pytest.importorskip("mlx.core")
 
 @pytest.fixture(autouse=True)
 def no_rank_left_behind(clean_env):
-    """Nothing carrying a probe marker, started during the test, survives it."""
+    """Nothing carrying a probe marker, started during the test, survives it; no temp file."""
     t0 = time.time() - 1.0
     yield
     left = [r for r in find_ranks() if r.marker and r.marker.startswith("md-probe-")
@@ -40,6 +42,9 @@ def no_rank_left_behind(clean_env):
         except OSError:
             pass
     assert not left, [r.to_dict() for r in left]
+    files = [f for f in glob.glob(os.path.join(tempfile.gettempdir(), "meshdoctor-probe-*"))
+             if os.path.getmtime(f) >= t0]
+    assert not files, files  # MLX_HOSTFILE copies are removed even when a rank was killed
 
 
 def env_with(clean_env, **kw):

@@ -25,6 +25,7 @@ pid 1, this process or its parents. Afterwards :func:`meshdoctor.ranks.find_rank
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import queue
 import random
@@ -32,6 +33,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -43,7 +45,7 @@ from .. import execute, remote
 from ..hostfile import Host, Hostfile, local_names
 from . import env as envmod
 from .events import RankState, Tracker
-from .worker import BENCH_OPS, STACK_SIGNAL
+from .worker import BENCH_OPS, FILE_PREFIX, STACK_SIGNAL
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 
@@ -580,6 +582,26 @@ class Launch:
         unkillable = [f for f in found if (f["host"], f["pid"]) in again]
         return found, unkillable, actions
 
+    def remove_files(self, remote_too: bool) -> List[Dict[str, Any]]:
+        """Delete this run's temp files (MLX_HOSTFILE, MLX_IBV_DEVICES copies) that a rank
+        killed before it finished init left behind: locally always, on remote hosts when
+        ``remote_too``. Returns an action per remote host."""
+        for path in glob.glob(os.path.join(tempfile.gettempdir(),
+                                           f"{FILE_PREFIX}{self.run_id}-*")):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        actions = []
+        if remote_too:
+            for host in sorted({h.ssh for h, loc in zip(self.cfg.hostfile.hosts, self.local)
+                                if not loc}):
+                r = remote.run(host, ["sh", "-c", 'rm -f "${TMPDIR:-/tmp}"/"$1"*', "sh",
+                                      f"{FILE_PREFIX}{self.run_id}-"], timeout=10)
+                actions.append({"action": f"remove probe temp files on {host}",
+                                "outcome": "done" if r.ok else f"failed: {r.describe()}"})
+        return actions
+
     def _find_marked(self) -> List[Dict[str, Any]]:
         out: List[Dict[str, Any]] = []
         if any(self.local):
@@ -625,6 +647,7 @@ class Launch:
         found, unkillable, acts = self.leftovers()
         out.survivors, out.unkillable = found, unkillable
         out.actions.extend(acts)
+        out.actions.extend(self.remove_files(remote_too=out.kind != "ok"))
         out.finished_at = time.monotonic()
         return out
 

@@ -56,6 +56,7 @@ FILES_ENV = "MESHDOCTOR_PROBE_FILES"    # JSON {ENV_NAME: file content} written 
 FAULT_ENV = "MESHDOCTOR_PROBE_FAULT"    # test-only fault injection
 MARKER_ENV = "MESHDOCTOR_PROBE_ID"      # == meshdoctor.ranks.PROBE_MARKER_ENV
 STACK_SIGNAL = signal.SIGUSR1
+FILE_PREFIX = "meshdoctor-probe-"  # temp files: FILE_PREFIX + run id + "-..." (launcher cleans)
 
 OPS = ("all_sum", "all_gather", "send_recv")
 BENCH_OPS = ("bare_all_sum",)
@@ -358,7 +359,8 @@ def _materialise_files(spec: str) -> list:
     mlx.launch does for MLX_HOSTFILE and MLX_IBV_DEVICES); returns the paths."""
     paths = []
     for name, content in (json.loads(spec) if spec else {}).items():
-        fd, path = tempfile.mkstemp(prefix="meshdoctor-probe-", suffix=".json")
+        fd, path = tempfile.mkstemp(prefix=f"{FILE_PREFIX}{os.environ.get(MARKER_ENV, 'x')}-",
+                                    suffix=".json")
         with os.fdopen(fd, "w") as f:
             f.write(content)
         os.environ[name] = path
