@@ -96,7 +96,8 @@ CATALOGUE: List[Signature] = [
          "A post to a full queue (-ENOMEM), often after an undrained close in the application.",
          "Call mx.synchronize() before closing generators; restart the group."),
     _sig("MD609", "jaccl.device-not-found",
-         r"(\[jaccl\] Could not find device (?P<device>\S+)|SIGSEGV.*ibv_reg_mr|ibv_reg_mr.*SIGSEGV)",
+         r"(\[jaccl\] Could not find device (?P<device>\S+)|"
+         r"SIGSEGV.*ibv_reg_mr|ibv_reg_mr.*SIGSEGV)",
          "The hostfile names an RDMA device that does not exist (renamed after a reboot or "
          "re-cabling, or RDMA not enumerated).",
          "Regenerate the hostfile; check ibv_devices on that node."),
