@@ -18,8 +18,9 @@ Deadlines (all seconds):
 A rank that exits early is noticed within one poll (50 ms); the others get ``GRACE_S`` to report
 their own errors, then teardown: SIGTERM to each rank's process group (SIGKILL at once to a
 stopped one, where SIGTERM would stay pending), ``TERM_WAIT_S``, SIGKILL to the rest. Only
-processes this launcher started are signalled, never pid 1, this process or its parents. Afterwards :func:`meshdoctor.ranks.find_ranks` (locally) or
-``ps`` over ssh (remote hosts) looks for any process still carrying this run's marker.
+processes this launcher started are signalled, never pid 1, this process or its parents.
+Afterwards :func:`meshdoctor.ranks.find_ranks` (locally) or ``ps`` over ssh (remote hosts) looks
+for any process still carrying this run's marker.
 """
 
 from __future__ import annotations
