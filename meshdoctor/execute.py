@@ -46,6 +46,8 @@ class CommandResult:
             return f"`{cmd}`: command not found on PATH"
         if self.timed_out:
             return f"`{cmd}` did not finish within {self.duration_s:.1f} s (killed)"
+        if self.returncode is None:
+            return f"`{cmd}` not run: {self.stderr.strip()[:200]}"
         tail = (self.stderr or self.stdout).strip().splitlines()[-1:] or [""]
         return f"`{cmd}` exited {self.returncode}" + (f": {tail[0][:200]}" if tail[0] else "")
 

@@ -10,6 +10,7 @@ with :func:`popen` in their own session and are the caller's to reap.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -19,6 +20,7 @@ from . import execute
 
 SSH = "ssh"
 CONNECT_TIMEOUT_S = 5
+SSH_CONFIG_ENV = "MESHDOCTOR_SSH_CONFIG"  # an ssh_config file for every ssh call (ssh -F)
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BAD_HOST = re.compile(r"(^-)|[\s\x00-\x1f\x7f]")
 
@@ -58,8 +60,10 @@ def remote_command(argv: Sequence[str], env: Optional[Mapping[str, str]] = None)
 def ssh_argv(host: str, argv: Sequence[str], env: Optional[Mapping[str, str]] = None, *,
              connect_timeout: float = CONNECT_TIMEOUT_S) -> List[str]:
     """The local argv that runs ``argv`` on ``host``:
-    ``ssh -o BatchMode=yes -o ConnectTimeout=N -o ServerAliveInterval=5 -- host 'cmd'``."""
-    return [SSH, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(connect_timeout))}",
+    ``ssh [-F $MESHDOCTOR_SSH_CONFIG] -o BatchMode=yes -o ConnectTimeout=N
+    -o ServerAliveInterval=5 -- host 'cmd'``."""
+    config = os.environ.get(SSH_CONFIG_ENV)
+    return [SSH, *(["-F", config] if config else []), "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(connect_timeout))}",
             "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
             "--", check_host(host), remote_command(argv, env)]
 
@@ -81,3 +85,33 @@ def popen(host: str, argv: Sequence[str], env: Optional[Dict[str, str]] = None, 
     ssh cannot be started and :class:`RemoteError` for an unsafe host or env key."""
     return subprocess.Popen(ssh_argv(host, argv, env), stdin=stdin, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
+
+
+class Hosts:
+    """ssh calls to a set of hosts that remember which hosts are unreachable.
+
+    After a call that ssh itself could not complete (exit status 255: connect refused or timed
+    out, no route, host key or auth failure) or that overran its deadline, the host is marked
+    ``unreachable`` with the reason, and later calls to it return at once instead of waiting for
+    another connect timeout: a teardown after a pulled cable then costs one timeout, not one per
+    call. ``unreachable`` maps host -> one-line reason.
+    """
+
+    def __init__(self) -> None:
+        self.unreachable: Dict[str, str] = {}
+
+    def run(self, host: str, argv: Sequence[str],
+            timeout: float = execute.DEFAULT_TIMEOUT_S) -> execute.CommandResult:
+        """:func:`run`, or an immediate failed result (returncode None) for a host already known
+        to be unreachable."""
+        if host in self.unreachable:
+            return execute.CommandResult(list(argv), None, "",
+                                         f"skipped, {host} is unreachable: "
+                                         f"{self.unreachable[host]}", 0.0)
+        r = run(host, argv, timeout)
+        if r.timed_out:
+            self.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"
+        elif r.returncode == 255:
+            tail = (r.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
+            self.unreachable[host] = tail[:200]
+        return r

@@ -101,8 +101,10 @@ class TestBed:
                 "UsePAM no\nStrictModes no\nPermitUserEnvironment no\nAcceptEnv MESHDOCTOR_*\n"
                 "LogLevel ERROR\nMaxStartups 50\n" + env_lines)
             sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+            # its own PID namespace too, so `ps` on a host sees only that host's processes
             self._sshd.append(subprocess.Popen(
-                ["ip", "netns", "exec", ns, sshd, "-D", "-e", "-f", str(conf)],
+                ["ip", "netns", "exec", ns, "unshare", "--pid", "--fork", "--mount-proc",
+                 sshd, "-D", "-e", "-f", str(conf)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
             cfg.append(f"Host {h}\n  HostName {ip}\n")
         cfg.append(f"Host *\n  User root\n  IdentityFile {d / 'id'}\n  IdentitiesOnly yes\n"

@@ -227,8 +227,10 @@ class RankProc:
     ``pid``: the local child's pid (the worker itself locally; ssh's for a remote rank);
     ``remote_pid``: the worker's pid on its host (from its ready event)."""
 
-    def __init__(self, rank: int, host: str, local: bool, popen: subprocess.Popen) -> None:
+    def __init__(self, rank: int, host: str, local: bool, popen: subprocess.Popen,
+                 hosts: "remote.Hosts") -> None:
         self.rank, self.host, self.local, self.popen = rank, host, local, popen
+        self.hosts = hosts
         self.pid = popen.pid
         self.remote_pid: Optional[int] = None
 
@@ -242,7 +244,7 @@ class RankProc:
             return _signal_group(self.pid, sig)
         if self.remote_pid is None:
             return "remote pid unknown"
-        r = remote.run(self.host, ["kill", f"-{signal.Signals(sig).name[3:]}",
+        r = self.hosts.run(self.host, ["kill", f"-{signal.Signals(sig).name[3:]}",
                                    str(self.remote_pid)], timeout=5)
         return "sent" if r.ok else f"failed: {r.describe()}"
 
@@ -257,7 +259,8 @@ class RankProc:
                 return None
         if self.remote_pid is None:
             return None
-        r = remote.run(self.host, ["ps", "-o", "stat=", "-p", str(self.remote_pid)], timeout=5)
+        r = self.hosts.run(self.host, ["ps", "-o", "stat=", "-p", str(self.remote_pid)],
+                           timeout=5)
         code = r.stdout.strip()[:1] if r.ok else ""
         return {"T": "stopped", "R": "running", "S": "sleeping", "D": "disk-sleep",
                 "Z": "zombie", "U": "disk-sleep"}.get(code)
@@ -301,6 +304,7 @@ class LaunchOutcome:
     actions: List[Dict[str, Any]] = field(default_factory=list)
     survivors: List[Dict[str, Any]] = field(default_factory=list)
     unkillable: List[Dict[str, Any]] = field(default_factory=list)
+    unreachable: Dict[str, str] = field(default_factory=dict)
     message: str = ""
     early_exits: Dict[int, int] = field(default_factory=dict)
     started_at: float = 0.0
@@ -325,6 +329,7 @@ class Launch:
         self.exit_seen: Dict[int, float] = {}
         self.threads: List[threading.Thread] = []
         self.deadline = collective_deadline(cfg)
+        self.hosts = remote.Hosts()
         hf = cfg.hostfile
         self.states = [RankState(h.rank, h.ssh or "localhost", loc)
                        for h, loc in zip(hf.hosts, self.local)]
@@ -376,7 +381,7 @@ class Launch:
                 return (f"rank {h.rank} ({h.ssh or 'localhost'}) could not be started: {exc}. "
                         + ("Check --python / that this interpreter exists." if loc else
                            "Check that ssh is installed and the host name is right."))
-            rp = RankProc(h.rank, h.ssh or "localhost", loc, p)
+            rp = RankProc(h.rank, h.ssh or "localhost", loc, p, self.hosts)
             self.procs.append(rp)
             if loc:
                 self.states[h.rank].pid = p.pid
@@ -495,7 +500,7 @@ class Launch:
                 except OSError:
                     pass
             elif not p.local and target:
-                if remote.run(p.host, ["kill", "-USR1", str(target)], timeout=5).ok:
+                if self.hosts.run(p.host, ["kill", "-USR1", str(target)], timeout=5).ok:
                     asked.append(p.rank)
         t_end = time.monotonic() + STACK_WAIT_S
         while asked and time.monotonic() < t_end:
@@ -574,7 +579,7 @@ class Launch:
             if f["local"]:
                 out = _kill_pid(f["pid"])
             else:
-                r = remote.run(f["host"], ["kill", "-KILL", str(f["pid"])], timeout=5)
+                r = self.hosts.run(f["host"], ["kill", "-KILL", str(f["pid"])], timeout=5)
                 out = "sent" if r.ok else f"failed: {r.describe()}"
             actions.append({"action": f"SIGKILL leftover pid {f['pid']} on {f['host']}",
                             "outcome": out})
@@ -597,7 +602,7 @@ class Launch:
         if remote_too:
             for host in sorted({h.ssh for h, loc in zip(self.cfg.hostfile.hosts, self.local)
                                 if not loc}):
-                r = remote.run(host, ["sh", "-c", 'rm -f "${TMPDIR:-/tmp}"/"$1"*', "sh",
+                r = self.hosts.run(host, ["sh", "-c", 'rm -f "${TMPDIR:-/tmp}"/"$1"*', "sh",
                                       f"{FILE_PREFIX}{self.run_id}-"], timeout=10)
                 actions.append({"action": f"remove probe temp files on {host}",
                                 "outcome": "done" if r.ok else f"failed: {r.describe()}"})
@@ -614,7 +619,7 @@ class Launch:
                             "cmdline": " ".join(rp.cmdline)[:200]})
         for host in sorted({h.ssh for h, loc in zip(self.cfg.hostfile.hosts, self.local)
                             if not loc}):
-            r = remote.run(host, ["ps", "-eo", "pid=,stat=,args="], timeout=10)
+            r = self.hosts.run(host, ["ps", "-eo", "pid=,stat=,args="], timeout=10)
             for line in r.stdout.splitlines():
                 parts = line.split(None, 2)
                 if len(parts) == 3 and self.run_id in parts[2] and parts[0].isdigit():
@@ -649,6 +654,7 @@ class Launch:
         out.survivors, out.unkillable = found, unkillable
         out.actions.extend(acts)
         out.actions.extend(self.remove_files(remote_too=out.kind != "ok"))
+        out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
         return out
 

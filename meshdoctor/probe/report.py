@@ -22,6 +22,14 @@ from .launcher import (LaunchOutcome, ProbeRun, bus_factor, collective_deadline,
 from .sizes import format_size
 
 # Signatures that mean "another rank failed first": never the cause by themselves.
+MESH = "mesh"  # the host label of results about the whole group (figures, correctness)
+
+
+def _mesh(*args: Any, **kw: Any) -> Result:
+    """A result about the whole group rather than one host."""
+    return Result(*args, host=MESH, **kw)
+
+
 CONSEQUENCES = {"MD606", "MD613", "MD614", "MD615"}
 
 
@@ -244,7 +252,7 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                           remediation=Remediation(remedy)))
     else:
         res.append(Result(C.GROUP, "probe.group", OK,
-                          f"{cfg.backend} group of {n} ranks formed", host=first_host))
+                          f"{cfg.backend} group of {n} ranks formed", host=MESH))
     if out.kind == "dead" and formed:
         sts = lead
         first = sts[0]
@@ -266,7 +274,7 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
             "detect_s": probe["detect_s"]},
             remediation=Remediation(_sig_remedy(sts) or
                                     "Find why that rank died (its stderr tail, dmesg / crash "
-                                    "reports on its host: meshdoctor triage); probe again.")))
+                                    "reports (.ips) on its host); probe again.")))
     if out.kind in ("hang", "deadline") and formed:
         res.append(_hang_result(cfg, out))
     if out.stacks:
@@ -287,11 +295,22 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                                   "Reboot this host: a rank that survives SIGKILL is stuck in "
                                   "the driver." if unk else
                                   "Killed now; if it keeps happening, report the evidence.",
-                                  None if unk else "meshdoctor fix stale-ranks --yes")))
-    else:
+                                  None if unk else f"kill -9 {f['pid']}")))
+    elif not out.unreachable:
         res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
-                          "no rank process left after teardown", host=first_host,
+                          "no rank process left after teardown", host=MESH,
                           evidence={"run_id": out.run_id}))
+    for host, why in sorted(out.unreachable.items()):
+        unreachable.add(host)
+        ranks = [s.rank for s in out.ranks if s.host == host]
+        res.append(Result(C.LEFTOVER, "probe.leftovers", FAIL,
+                          f"could not reach {host} over ssh to stop {_ranks_str(ranks)} and "
+                          f"check for leftovers: {why}", host=host,
+                          evidence={"ranks": ranks, "ssh": why},
+                          remediation=Remediation(
+                              f"Once {host} answers again, look for leftover ranks there "
+                              "(`meshdoctor check --only MD301` on that host) and check its "
+                              "link (cable, port state)."))) 
     verdict.hosts = [HostInfo(h, r, reachable=h not in unreachable)
                      for h, r in hosts_seen.items()]
     verdict.actions = out.actions or None
@@ -339,7 +358,7 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
     for f in figs:
         op = f["op"]
         if f.get("skipped"):
-            res.append(Result(C.WRONG, f"probe.{op}", "skip", f"{op}: {f['skipped']}"))
+            res.append(_mesh(C.WRONG, f"probe.{op}", "skip", f"{op}: {f['skipped']}"))
             continue
         bad_digest = f.get("digests_ok") is False
         if f["wrong"] or bad_digest:
@@ -349,20 +368,20 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
                 txt += (f"; {len(mm)} gathered slice(s) arrived with a different digest than "
                         f"sent (first: rank {mm[0]['slice_of_rank']}'s slice at rank "
                         f"{mm[0]['received_at_rank']})")
-            res.append(Result(C.WRONG, f"probe.{op}", FAIL, txt,
+            res.append(_mesh(C.WRONG, f"probe.{op}", FAIL, txt,
                               evidence={k: f.get(k) for k in ("wrong", "checked",
                                                               "digest_mismatches")},
                               remediation=Remediation(
                                   "Silent corruption: do not run jobs on this mesh. Re-seat "
                                   "cables, reboot the nodes involved, probe again.")))
         elif f.get("iters") or op == "bare_all_sum":
-            res.append(Result(C.WRONG, f"probe.{op}", OK,
+            res.append(_mesh(C.WRONG, f"probe.{op}", OK,
                               f"{op}: #wrong 0 of {f['checked']} elements"
                               + (", digests match" if op == "all_gather" else ""),
                               evidence={"checked": f["checked"]}))
         if "busbw_gbs" in f:
             t = f["time_s"]
-            res.append(Result(C.BANDWIDTH, f"probe.{op}", OK,
+            res.append(_mesh(C.BANDWIDTH, f"probe.{op}", OK,
                               f"{op} {format_size(f['size_bytes'])}: busbw {f['busbw_gbs']:.3f} "
                               f"GB/s, algbw {f['algbw_gbs']:.3f} GB/s, time median "
                               f"{t['median'] * 1e3:.1f} ms (min {t['min'] * 1e3:.1f}, max "
@@ -376,13 +395,13 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
         if bad or pf["missing"]:
             what = [f"{c['src']}->{c['dst']} #wrong {c['wrong']}" for c in bad] + \
                 [f"{s}->{d} not measured" for s, d in pf["missing"]]
-            res.append(Result(C.PAIRS, "probe.pairs", FAIL, "pairs failing: " + ", ".join(what),
+            res.append(_mesh(C.PAIRS, "probe.pairs", FAIL, "pairs failing: " + ", ".join(what),
                               evidence=pf, remediation=Remediation(
                                   "Check the link between the ranks named (cable, port state, "
                                   "hostfile order).")))
         elif pf["slowest"]:
             s = pf["slowest"]
-            res.append(Result(C.PAIRS, "probe.pairs", OK,
+            res.append(_mesh(C.PAIRS, "probe.pairs", OK,
                               f"{len(pf['cells'])} pairs measured; slowest {s['src']}->"
                               f"{s['dst']} at {s['busbw_gbs']:.3f} GB/s", evidence={
                                   "slowest": s, "unsupported": pf["unsupported"]}))
@@ -403,7 +422,7 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
                    f"{len(run.launches) - 1} relaunch(es)")
         if status == WARN:
             summary += "; the soak did not complete (see the other findings)"
-        res.append(Result(C.SOAK, "probe.soak", status, summary, evidence=probe["soak"],
+        res.append(_mesh(C.SOAK, "probe.soak", status, summary, evidence=probe["soak"],
                           remediation=Remediation(
                               "Hangs without a dead rank match seeds/ring-allsum-deadlock.txt: "
                               "upgrade mlx, keep collectives on stream=mx.cpu, and gate long "
