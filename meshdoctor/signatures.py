@@ -138,7 +138,7 @@ CATALOGUE: List[Signature] = [
     _sig("MD618", "rank.exit-255-silent", None,
          "A rank exited with status 255 and printed no [jaccl] line: usually a native crash "
          "over ssh.",
-         "Look for a crash report (.ips) on that node: meshdoctor triage."),
+         "Look for a crash report (~/Library/Logs/DiagnosticReports/*.ips) on that node."),
     _sig("MD619", "fabric.wedged",
          r"(`ibv_devinfo[^`]*` did not finish within|ibv_devinfo.*(hung|timed out))",
          "The RDMA fabric or driver is wedged: ibv_devinfo hangs, ports drop to PORT_DOWN, "
