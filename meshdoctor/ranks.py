@@ -138,3 +138,24 @@ def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0) -> Li
             except psutil.Error:
                 rp.cpu_percent = None
     return sorted(found, key=lambda r: r.pid)
+
+
+def send_signal(pid: int, sig: int, *, group: bool = False) -> str:
+    """Send ``sig`` to ``pid`` (to its whole process group when ``group`` and it leads one).
+
+    Refuses pid 1, this process, its parents and this process's own group (the design's rule for
+    every signal meshdoctor sends). Returns the outcome as text: ``sent``, ``already gone``,
+    ``refused: protected process`` or ``failed: <reason>``; never raises.
+    """
+    if pid <= 1 or pid in protected_pids() or (group and pid == os.getpgrp()):
+        return "refused: protected process"
+    try:
+        if group and os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+        return "sent"
+    except ProcessLookupError:
+        return "already gone"
+    except PermissionError as exc:
+        return f"failed: {exc}"

@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import execute, remote
 from ..hostfile import Host, Hostfile, local_names
+from ..ranks import send_signal
 from . import env as envmod
 from .events import RankState, Tracker
 from .worker import BENCH_OPS, FILE_PREFIX, STACK_SIGNAL
@@ -215,12 +216,6 @@ def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> Li
 
 
 # --- processes --------------------------------------------------------------------------------
-def _protected() -> set:
-    from ..ranks import protected_pids
-
-    return protected_pids()
-
-
 class RankProc:
     """One started rank: a local worker process, or the local ssh client of a remote one.
 
@@ -267,20 +262,9 @@ class RankProc:
 
 
 def _signal_group(pid: int, sig: int) -> str:
-    """Signal the process group ``pid`` leads (we started it with a new session). Refuses pid
-    <= 1, this process, its parents and our own group."""
-    if pid <= 1 or pid in _protected() or pid == os.getpgrp():
-        return "refused: protected process"
-    try:
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, sig)
-        else:
-            os.kill(pid, sig)
-        return "sent"
-    except ProcessLookupError:
-        return "already gone"
-    except PermissionError as exc:
-        return f"failed: {exc}"
+    """Signal the process group ``pid`` leads (we started it with a new session); see
+    :func:`meshdoctor.ranks.send_signal` for what is refused."""
+    return send_signal(pid, sig, group=True)
 
 
 @dataclass
@@ -493,12 +477,9 @@ class Launch:
                 continue
             marks[p.rank] = self.states[p.rank].stderr_lines
             target = p.pid if p.local else p.remote_pid
-            if p.local and target and target not in _protected():
-                try:
-                    os.kill(target, STACK_SIGNAL)
+            if p.local and target:
+                if send_signal(target, STACK_SIGNAL) == "sent":
                     asked.append(p.rank)
-                except OSError:
-                    pass
             elif not p.local and target:
                 if self.hosts.run(p.host, ["kill", "-USR1", str(target)], timeout=5).ok:
                     asked.append(p.rank)
@@ -660,15 +641,7 @@ class Launch:
 
 
 def _kill_pid(pid: int) -> str:
-    if pid <= 1 or pid in _protected():
-        return "refused: protected process"
-    try:
-        os.kill(pid, signal.SIGKILL)
-        return "sent"
-    except ProcessLookupError:
-        return "already gone"
-    except PermissionError as exc:
-        return f"failed: {exc}"
+    return send_signal(pid, signal.SIGKILL)
 
 
 @dataclass
