@@ -238,6 +238,7 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     except ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     verdict = Verdict(command="probe")
+    _interrupt_on_termination()
     try:
         from .probe.launcher import run_probe, steps_per_rank
         from .probe.report import build
@@ -254,6 +255,19 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
     emit(verdict, as_json=as_json, quiet=quiet, titles=probe_codes.TITLES)
+
+
+def _interrupt_on_termination() -> None:
+    """Turn SIGTERM and SIGHUP (a supervisor's timeout, a closed terminal) into
+    KeyboardInterrupt, as Ctrl-C already is, so the probe still tears every rank down and
+    prints its verdict."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 def main() -> None:

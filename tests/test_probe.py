@@ -278,3 +278,52 @@ def test_usage_errors_exit_2(clean_env):
         r = run_cli("probe", *args, env=env_with(clean_env), timeout=30)
         assert r.rc == 2, (args, r.out, r.err)
         assert "Error" in r.err
+
+
+def _start_probe(clean_env, *args):
+    import subprocess
+
+    return subprocess.Popen([sys.executable, "-m", "meshdoctor", "probe", "-n", "3", "--json",
+                             *args], env=env_with(clean_env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _wait_for_ranks(n, timeout=30.0):
+    t_end = time.monotonic() + timeout
+    while time.monotonic() < t_end:
+        ranks = [r for r in find_ranks() if (r.marker or "").startswith("md-probe-")]
+        if len(ranks) >= n:
+            return ranks
+        time.sleep(0.1)
+    raise AssertionError("ranks did not start")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_probe_tears_down_and_still_prints_its_verdict(clean_env, sig):
+    p = _start_probe(clean_env, "--size", "16MiB", "--iters", "400", "--op", "all_sum")
+    if sig == signal.SIGINT:  # as Ctrl-C delivers it: Python's default handler is in place
+        pass
+    _wait_for_ranks(3)
+    time.sleep(2.5)  # group formed, collectives running
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 3, err[-2000:]
+    doc = json.loads(out)
+    validate(doc)
+    assert [r["status"] for r in codes_of(doc, "MD510")] == ["error"]
+    assert codes_of(doc, "MD506")[0]["status"] == "ok"
+
+
+def test_ranks_do_not_outlive_a_killed_launcher(clean_env):
+    p = _start_probe(clean_env, "--size", "16MiB", "--iters", "400", "--op", "all_sum")
+    ranks = _wait_for_ranks(3)
+    time.sleep(2.5)
+    os.kill(p.pid, signal.SIGKILL)  # no teardown possible: the ranks must notice by themselves
+    p.communicate(timeout=30)
+    t_end = time.monotonic() + 5.0
+    alive = ranks
+    while alive and time.monotonic() < t_end:
+        alive = [r for r in ranks if psutil.pid_exists(r.pid)
+                 and psutil.Process(r.pid).status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.1)
+    assert not alive, [r.to_dict() for r in alive]

@@ -9,7 +9,7 @@ from ..codes import register
 
 GROUP, DEAD, HANG, WRONG, BANDWIDTH, LEFTOVER = "MD501", "MD502", "MD503", "MD504", "MD505", \
     "MD506"
-SOAK, PAIRS, START = "MD507", "MD508", "MD509"
+SOAK, PAIRS, START, INTERRUPTED = "MD507", "MD508", "MD509", "MD510"
 
 TITLES = {
     GROUP: "probe group formation",
@@ -21,6 +21,7 @@ TITLES = {
     SOAK: "probe soak hang rate",
     PAIRS: "probe pair matrix",
     START: "probe rank start-up",
+    INTERRUPTED: "probe interrupted",
 }
 
 _EXPLAIN = {
@@ -59,6 +60,9 @@ _EXPLAIN = {
     START: "A rank could not be started or died before reporting ready: ssh refused or "
            "unreachable, Python or mlx missing on that host. The mesh was not assessed (exit "
            "3). The evidence has the rank's stderr.",
+    INTERRUPTED: "meshdoctor was interrupted (Ctrl-C, or SIGTERM from a supervisor) before the "
+                 "probe finished. Every rank was still torn down and checked for leftovers; "
+                 "the mesh was not assessed (exit 3). Probe again.",
 }
 
 for _code, _title in TITLES.items():

@@ -612,21 +612,26 @@ class Launch:
     def run(self) -> LaunchOutcome:
         """Start, watch, gather evidence, tear down, check for leftovers."""
         t0 = time.monotonic()
-        err = self.start()
         out = LaunchOutcome("start", self.run_id, self.states, self.plan, self.deadline,
-                            getattr(self, "ring_hostfile", None), started_at=t0)
-        if err is not None:
-            out.message, out.detected_at = err, time.monotonic()
-        else:
-            kind, detected = self.watch()
-            out.kind, out.detected_at = kind, detected
-            if kind in ("hang", "deadline", "init") and any(s.alive for s in self.states):
-                now = time.monotonic()
-                states = {p.rank: p.state() for p in self.procs if p is not None and
-                          self.states[p.rank].alive}
-                out.hang = self.tracker.hang_report(now, self.cfg.hb_stale,
-                                                    {k: v for k, v in states.items() if v})
-                out.stacks, out.native_stacks = self.capture_stacks()
+                            None, started_at=t0)
+        out.ring_hostfile = getattr(self, "ring_hostfile", None)
+        try:
+            err = self.start()
+            if err is not None:
+                out.message, out.detected_at = err, time.monotonic()
+            else:
+                out.kind, out.detected_at = self.watch()
+                if out.kind in ("hang", "deadline", "init") and \
+                        any(s.alive for s in self.states):
+                    now = time.monotonic()
+                    states = {p.rank: p.state() for p in self.procs if p is not None and
+                              self.states[p.rank].alive}
+                    out.hang = self.tracker.hang_report(now, self.cfg.hb_stale,
+                                                        {k: v for k, v in states.items() if v})
+                    out.stacks, out.native_stacks = self.capture_stacks()
+        except KeyboardInterrupt:  # Ctrl-C or a supervisor's SIGTERM: still tear everything down
+            out.kind, out.detected_at = "interrupted", time.monotonic()
+            out.message = "interrupted (SIGINT/SIGTERM) before the probe finished"
         out.failure = dict(self.tracker.first_failure) if self.tracker and \
             self.tracker.first_failure else None
         out.early_exits = {s.rank: s.returncode for s in self.states if s.returncode is not None}
@@ -685,6 +690,8 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
         out = Launch(cfg, marker, plan, local, ports, on_event).run()
         run.launches.append(out)
         step = (out.hang or {}).get("step") or {}
+        if out.kind == "interrupted":
+            return run
         if not (cfg.soak and out.kind == "hang" and step.get("phase") == "soak"
                 and not out.unkillable):
             return run

@@ -250,9 +250,14 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                           evidence={"ranks": [s.rank for s in sts], "hang": out.hang,
                                     "ring_hostfile": out.ring_hostfile},
                           remediation=Remediation(remedy)))
-    else:
+    elif formed:
         res.append(Result(C.GROUP, "probe.group", OK,
                           f"{cfg.backend} group of {n} ranks formed", host=MESH))
+    if out.kind == "interrupted":
+        res.append(_mesh(C.INTERRUPTED, "probe.interrupted", ERROR,
+                         f"{out.message}; every rank was torn down",
+                         evidence={"formed": formed},
+                         remediation=Remediation("Probe again; the mesh was not assessed.")))
     if out.kind == "dead" and formed:
         sts = lead
         first = sts[0]

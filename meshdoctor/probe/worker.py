@@ -87,6 +87,11 @@ def parse_faults(text: str):
     return out
 
 
+# Exit status of a worker whose launcher went away (its stdout pipe closed): the heartbeat's next
+# write fails within hb_interval and the rank exits instead of staying blocked in a collective.
+LAUNCHER_GONE_EXIT = 69
+
+
 class Emitter:
     """Writes one JSON event per line to fd 1 with a single ``os.write`` under a lock, so the
     heartbeat thread and the main thread never interleave."""
@@ -102,8 +107,8 @@ class Emitter:
             try:
                 while data:
                     data = data[os.write(self.fd, data):]
-            except OSError:  # launcher gone: nothing left to tell
-                pass
+            except OSError:  # launcher gone (EPIPE): a rank must not outlive its launcher
+                os._exit(LAUNCHER_GONE_EXIT)
 
 
 class Worker:
