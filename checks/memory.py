@@ -19,7 +19,7 @@ import resource
 
 import psutil
 
-from meshdoctor.check import Check, fail, ok, warn
+from meshdoctor.check import Check, error, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.mlxinfo import gather_mlx
 from meshdoctor.parsers.macos import parse_sysctl, parse_vm_stat, to_int, wired_bytes
@@ -41,12 +41,16 @@ def _gib(n: int) -> str:
 def _mac(ctx: NodeContext, vm: psutil._common.svmem):
     found = []
     res = ctx.command("vm_stat")
-    if not res.ok:
+    if res.timed_out:
         found.append(fail(f"cannot read wired memory: {res.describe()}",
-                          evidence={"vm_stat": res.describe()},
-                          needs_reboot=res.timed_out,
-                          remediation="`vm_stat` hanging means the kernel is wedged: reboot this "
-                          "node." if res.timed_out else "Run `vm_stat` by hand."))
+                          evidence={"vm_stat": res.describe()}, needs_reboot=True,
+                          remediation="`vm_stat` hanging means the kernel is wedged: reboot "
+                          "this node."))
+        return found, {}
+    if not res.ok:  # missing or failing tool: this node's memory is not assessed
+        found.append(error(f"cannot read wired memory: {res.describe()}",
+                             evidence={"vm_stat": res.describe()},
+                             remediation="Run `vm_stat` by hand; it ships with macOS."))
         return found, {}
     wired = wired_bytes(parse_vm_stat(res.stdout))
     sc = ctx.command("sysctl", "hw.memsize", "iogpu.wired_limit_mb")
@@ -128,7 +132,8 @@ recommended working set. On Linux it reads the memlock limit and locked memory.
 
 Fails (and lists the node in needs_reboot) when more than max(16 GiB, 20 % of RAM) is wired while
 no MLX rank runs: a crashed rank's wired memory is only released by a reboot (seen at 140 GB after
-a tbt_post_recv crash). Fails when vm_stat does not answer in time. Warns when the wired limit
+a tbt_post_recv crash). Fails when vm_stat does not answer in time (a wedged kernel); a vm_stat
+that is missing or fails leaves the node unassessed (error). Warns when the wired limit
 leaves macOS less than 8 GiB, when the memlock limit is below 64 MiB with RDMA devices present,
 and when less than 10 % of RAM is available.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform as _platform
 import sys
 
-from meshdoctor.check import Check, fail, ok, warn
+from meshdoctor.check import Check, error, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_BACKENDS
 from meshdoctor.parsers.macos import parse_sw_vers, version_tuple
@@ -48,8 +48,9 @@ def run(ctx: NodeContext):
                  f"Python {info['python']}", evidence=info)
         return
     if "os_version" not in info:
-        yield warn(f"could not read the macOS version: {info['sw_vers']}", evidence=info,
-                   remediation="Run `sw_vers` by hand; JACCL needs macOS 26.2 or later.")
+        yield error(f"could not read the macOS version: {info['sw_vers']}",
+                      evidence=info,
+                      remediation="Run `sw_vers` by hand; JACCL needs macOS 26.2 or later.")
         return
     ver = version_tuple(info["os_version"])
     label = f"macOS {info['os_version']} ({info.get('build', '?')}) on {info['arch']}"

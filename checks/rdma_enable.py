@@ -68,8 +68,8 @@ def _mac(ctx: NodeContext, role: str):
     if inv.state == verbs.UNREADABLE:
         return verbs.error_finding(f"could not read the RDMA devices: {inv.detail}", ev)
     if inv.state == verbs.ABSENT:
-        return bad("no RDMA tools on this Mac (ibv_devinfo not found): macOS before 26.2 has no "
-                   "RDMA over Thunderbolt", evidence=ev,
+        return bad("no RDMA tools on this Mac (ibv_devinfo not found on PATH): Apple ships them "
+                   "with macOS 26.2 and later, the first with RDMA over Thunderbolt", evidence=ev,
                    remediation="Update macOS to 26.2 or later (26.3 for large buffers), then "
                                "enable RDMA from Recovery (`rdma_ctl enable`).")
     if chain["librdma"]["found"] is False:

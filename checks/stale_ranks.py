@@ -50,11 +50,18 @@ def run(ctx: NodeContext):
         if reboot:
             text = (f"pid {r.pid} is in state {r.status} and cannot be killed; only a reboot of "
                     "this node frees it (and the RDMA resources it holds).")
-        else:
+        elif r.orphaned:
             text = ("Leftover ranks hold ports, queue pairs and memory the next launch needs. "
                     "Stop them (SIGTERM, then SIGKILL after a few seconds)."
                     + (" It spins at full CPU: likely a survivor of a dead peer." if spin else ""))
-        findings.append(fail(f"stale rank: {detail}", evidence=r.to_dict(),
+        else:
+            text = (f"A job is still running here (launched by pid {r.ppid}). Wait for it to "
+                    "finish or stop it before launching another on the same devices."
+                    + (" It spins at full CPU: if its peers died it will never finish."
+                       if spin else ""))
+        what = ("stale rank (orphaned: its launcher is gone)" if r.orphaned else
+                f"rank of a job still running (parent pid {r.ppid} {r.parent or '?'})")
+        findings.append(fail(f"{what}: {detail}", evidence=r.to_dict(),
                              needs_reboot=reboot,
                              remediation=Remediation(text, None if reboot else f"kill {r.pid}")))
     return findings
@@ -67,9 +74,11 @@ Lists processes of this user that are MLX ranks: their environment has MLX_RANK 
 or the meshdoctor probe marker (MESHDOCTOR_PROBE_ID), or their command line is an mlx.launch
 rank script. meshdoctor never lists itself or the shells that started it.
 
-Before a launch every such process is a leftover: mlx.launch stops ranks with SIGTERM only, so
-ranks stuck in native code survive, keep queue pairs and wired memory, and (JACCL without the
-progress guard) spin at 100 % CPU. Each is reported with pid, rank, state, age and CPU %.
+Before a launch every such process is in the way: an orphaned one (its launcher is gone) is a
+leftover of a crash, since mlx.launch stops ranks with SIGTERM only and ranks stuck in native code
+survive, keep queue pairs and wired memory, and (JACCL without the progress guard) spin at 100 %
+CPU; one whose launcher still runs belongs to a job in progress, and a second job on the same
+devices would fail. Each is reported with pid, rank, state, age, CPU % and its parent.
 
 A rank in uninterruptible sleep (state disk-sleep, macOS "U") or a zombie that does not go away
 cannot be cleared by a signal: the node needs a reboot (listed in needs_reboot).

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
-from .model import FAIL, OK, SKIP, WARN, Remediation
+from .model import ERROR, FAIL, OK, SKIP, WARN, Remediation
 
 PLATFORMS = ("darwin", "linux")
 
@@ -54,6 +54,12 @@ def fail(summary: str, **kw: Any) -> Finding:
 def skip(summary: str, **kw: Any) -> Finding:
     """Not applicable here; ``summary`` gives the reason."""
     return Finding(SKIP, summary, **kw)
+
+
+def error(summary: str, **kw: Any) -> Finding:
+    """Could not assess: a tool the check needs is missing or answered nothing readable
+    (the verdict becomes unknown, exit 3, unless something failed)."""
+    return Finding(ERROR, summary, **kw)
 
 
 CheckFn = Callable[[Any], Union[Finding, Iterable[Finding], None]]

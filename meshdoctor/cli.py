@@ -23,6 +23,28 @@ EXIT_CODES_HELP = (
 )
 
 
+class Seconds(click.ParamType):
+    """A finite number of seconds within [``low``, ``high``] (rejects nan and inf, which would
+    disable a deadline)."""
+
+    name = "seconds"
+
+    def __init__(self, low: float, high: float) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        import math
+
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(v) or not self.low <= v <= self.high:
+            self.fail(f"{value!r} must be a number of seconds from {self.low:g} to "
+                      f"{self.high:g}", param, ctx)
+        return v
+
+
 def _complete_codes(ctx, param, incomplete: str):
     """Shell completion for check codes (``--only``, ``--skip``, ``explain``)."""
     from .registry import all_checks
@@ -83,7 +105,7 @@ def cli() -> None:
               help="Run only these checks (codes or names, comma-separated).")
 @click.option("--skip", multiple=True, metavar="CODE,...", shell_complete=_complete_codes,
               help="Do not run these checks (codes or names, comma-separated).")
-@click.option("--timeout", type=click.FloatRange(0.1, 3600), default=10.0, show_default=True,
+@click.option("--timeout", type=Seconds(0.1, 3600), default=10.0, show_default=True,
               help="Deadline in seconds for each check; external commands get 60% of it.")
 @click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
               help="The mlx.launch hostfile (JSON) of the mesh this node belongs to.")
@@ -106,6 +128,9 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
             raise click.BadParameter(f"unknown check {', '.join(unknown)}; see "
                                      "`meshdoctor list-checks`", param_hint="--only/--skip")
         selected = select(checks, only_l, skip_l)
+        if not selected:
+            raise click.BadParameter("--only and --skip leave no check to run; a gate that "
+                                     "runs nothing must not say go", param_hint="--only/--skip")
         ranks = local_ranks(hf) if hf is not None else []
         host = hf.hosts[ranks[0]].ssh if hf is not None and ranks else \
             socket.gethostname().split(".")[0] or "localhost"
@@ -126,12 +151,20 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
 
 @cli.command("list-checks")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def list_checks(as_json: bool) -> None:
+@click.option("--all", "everything", is_flag=True,
+              help="Also list the probe's codes (MD5xx) and the failure signatures (MD6xx).")
+def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
     from .registry import all_checks
 
     rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
             for c in all_checks()]
+    if everything:
+        from . import codes
+        from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
+
+        rows += [{"code": k, "name": "", "title": t, "platforms": []}
+                 for k, (t, _) in sorted(codes.CATALOGUE.items())]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -142,36 +175,27 @@ def list_checks(as_json: bool) -> None:
 @cli.command()
 @click.argument("code", shell_complete=_complete_codes)
 def explain(code: str) -> None:
-    """Say what a finding code (e.g. MD203) means and what to do about it."""
+    """Say what a finding code means and what to do (e.g. MD203, MD601)."""
     from . import codes
+    from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
     from .registry import all_checks
 
-    key = code.strip().upper()
+    key, name = code.strip().upper(), code.strip().lower()
     for c in all_checks():
-        if c.code == key or c.name.lower() == code.strip().lower():
+        if c.code == key or c.name.lower() == name:
             click.echo(f"{c.code} {c.name}: {c.title}\n")
             click.echo(c.explain.strip())
             click.echo(f"\nApplies to: {', '.join(c.platforms)}")
             return
-    _load_engine_codes()
-    if key in codes.CATALOGUE:
-        title, text = codes.CATALOGUE[key]
-        click.echo(f"{key}: {title}\n")
+    found = codes.lookup(code)
+    if found is not None:
+        k, title, text = found
+        click.echo(f"{k}: {title}\n")
         click.echo(text.strip())
         return
-    raise click.BadParameter(f"no code {code!r}; see `meshdoctor list-checks`",
+    raise click.BadParameter(f"no code {code!r}; `meshdoctor list-checks --all` lists every "
+                             "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx)",
                              param_hint="CODE")
-
-
-def _load_engine_codes() -> None:
-    """Import the engine parts that register codes of their own (probe)."""
-    import importlib
-
-    for mod in ("meshdoctor.probe.codes",):
-        try:
-            importlib.import_module(mod)
-        except ImportError:
-            pass
 
 
 @cli.command()
@@ -204,7 +228,7 @@ def schema() -> None:
               help="Untimed iterations per op first.")
 @click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16", "int32"]),
               default="float32", show_default=True, help="Element type.")
-@click.option("--timeout", type=click.FloatRange(0.1, 86400), default=None,
+@click.option("--timeout", type=Seconds(0.1, 86400), default=None,
               help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s).")
 @click.option("--soak", type=click.IntRange(0, 1000000), default=0,
               help="Run each op N times with a per-call deadline, relaunching after a hang; "
@@ -271,11 +295,20 @@ def _interrupt_on_termination() -> None:
 
 
 def main() -> None:
-    """Console entry point: run the CLI; an unexpected crash still exits 3, never 1."""
+    """Console entry point. Usage errors exit 2 (click's); an interrupt (Ctrl-C) outside the
+    probe's own handling, or an unexpected crash, exits 3 "could not assess", never 1."""
     try:
-        cli(prog_name="meshdoctor", complete_var="_MESHDOCTOR_COMPLETE")
+        rv = cli.main(prog_name="meshdoctor", complete_var="_MESHDOCTOR_COMPLETE",
+                      standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        sys.stderr.write("meshdoctor: interrupted; nothing was assessed\n")
+        sys.exit(EXIT_UNKNOWN)
     except SystemExit:
         raise
     except Exception as exc:  # pragma: no cover - last resort
         sys.stderr.write(f"meshdoctor: internal error: {type(exc).__name__}: {exc}\n")
         sys.exit(EXIT_UNKNOWN)
+    sys.exit(rv if isinstance(rv, int) else 0)

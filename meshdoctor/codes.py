@@ -6,7 +6,7 @@ each as ``code -> (title, explanation)``. Codes are stable: never renumber, only
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 CATALOGUE: Dict[str, Tuple[str, str]] = {
     "MD100": ("internal error",
@@ -19,3 +19,16 @@ CATALOGUE: Dict[str, Tuple[str, str]] = {
 def register(code: str, title: str, explanation: str) -> None:
     """Add a code owned by an engine part (the probe registers its MD5xx codes here)."""
     CATALOGUE[code] = (title, explanation)
+
+
+def lookup(key: str) -> Optional[Tuple[str, str, str]]:
+    """``(code, title, explanation)`` for a code (``MD601``) or the name its title ends with
+    (``jaccl.rtr-errno-22``), case-insensitive; None if unknown."""
+    k = key.strip()
+    if k.upper() in CATALOGUE:
+        title, text = CATALOGUE[k.upper()]
+        return k.upper(), title, text
+    for code, (title, text) in CATALOGUE.items():
+        if title.split()[-1:] == [k.lower()]:
+            return code, title, text
+    return None

@@ -40,15 +40,17 @@ class CommandResult:
         return self.returncode == 0 and not self.timed_out
 
     def describe(self) -> str:
-        """A one-line account for evidence and error messages."""
-        cmd = " ".join(self.argv)
+        """A one-line account for evidence and error messages (an argument longer than 80
+        characters, such as an inline script, is shortened)."""
+        cmd = " ".join(a if len(a) <= 80 else a[:40].split("\n")[0] + "..." for a in self.argv)
         if self.missing:
             return f"`{cmd}`: command not found on PATH"
         if self.timed_out:
             return f"`{cmd}` did not finish within {self.duration_s:.1f} s (killed)"
         if self.returncode is None:
             return f"`{cmd}` not run: {self.stderr.strip()[:200]}"
-        tail = (self.stderr or self.stdout).strip().splitlines()[-1:] or [""]
+        tail = [ln.strip() for ln in (self.stderr or self.stdout).strip().splitlines()[-1:]] \
+            or [""]
         return f"`{cmd}` exited {self.returncode}" + (f": {tail[0][:200]}" if tail[0] else "")
 
 

@@ -24,6 +24,19 @@ BACKENDS = ("ring", "jaccl", "jaccl-ring", "mpi", "nccl")
 JACCL_BACKENDS = ("jaccl", "jaccl-ring")
 JACCL_MESH_MAX = 8  # knowledge.md §1 "JACCL resources": mesh at most 8 ranks
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# An ssh destination that would be read as an option, or split by a shell: refused everywhere.
+_BAD_SSH = re.compile(r"(^-)|[\s\x00-\x1f\x7f]")
+
+
+def ssh_name_problem(name: str) -> Optional[str]:
+    """Why ``name`` cannot be an ssh destination (empty, starts with ``-`` so ssh would read it
+    as an option, or holds whitespace or control characters), or None when it can."""
+    if not name:
+        return "missing or empty: the host name to ssh into"
+    if _BAD_SSH.search(name):
+        return (f"{name!r} cannot be an ssh destination: it must not start with '-' or contain "
+                "spaces or control characters")
+    return None
 
 RdmaCell = Union[None, str, List[str]]
 
@@ -193,8 +206,9 @@ def problems(hf: Hostfile) -> List[Tuple[str, str]]:
         if not isinstance(h, dict):
             out.append((where, "must be an object with \"ssh\", \"ips\", \"rdma\""))
             continue
-        if not isinstance(h.get("ssh"), str) or not h.get("ssh"):
-            out.append((f"{where}.ssh", "missing or empty: the host name to ssh into"))
+        why = ssh_name_problem(h.get("ssh") if isinstance(h.get("ssh"), str) else "")
+        if why:
+            out.append((f"{where}.ssh", why))
         ips = h.get("ips", [])
         if not isinstance(ips, list):
             out.append((f"{where}.ips", "must be a list of IP addresses"))
@@ -296,7 +310,23 @@ def local_names() -> Set[str]:
     return names
 
 
-def local_ranks(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[int]:
-    """Ranks whose ``ssh`` name or one of whose ``ips`` is this machine."""
+def _loopback(addr: str) -> bool:
+    try:
+        return ipaddress.ip_address(addr).is_loopback
+    except ValueError:
+        return False
+
+
+def is_this_machine(host: Host, names: Optional[Iterable[str]] = None) -> bool:
+    """True when ``host`` is this machine: no ssh name, an ssh name or IP that is one of
+    :func:`local_names`, or a loopback address (127.0.0.0/8, ::1). The one rule for "which rank
+    am I" (check) and "which ranks run without ssh" (probe)."""
     mine = set(names) if names is not None else local_names()
-    return [h.rank for h in hf.hosts if h.ssh in mine or any(ip in mine for ip in h.ips)]
+    return (not host.ssh or host.ssh in mine or _loopback(host.ssh)
+            or any(ip in mine or _loopback(ip) for ip in host.ips))
+
+
+def local_ranks(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[int]:
+    """Ranks that are this machine (:func:`is_this_machine`)."""
+    mine = set(names) if names is not None else local_names()
+    return [h.rank for h in hf.hosts if is_this_machine(h, mine)]

@@ -33,7 +33,8 @@ class RankProcess:
     ``rank``: the value of MLX_RANK/JACCL_RANK (None if unknown); ``marker``: the probe run id or
     None; ``status``: psutil status (``running``, ``sleeping``, ``disk-sleep``, ``zombie``,
     ``stopped``); ``create_time``: epoch seconds; ``cpu_percent``: over a short sample;
-    ``reason``: why it was identified.
+    ``reason``: why it was identified; ``ppid``/``parent``: its parent's pid and name (a rank
+    whose parent is pid 1 or gone is orphaned: its launcher died).
     """
 
     pid: int
@@ -46,6 +47,14 @@ class RankProcess:
     reason: str = ""
     cpu_percent: Optional[float] = None
     username: Optional[str] = None
+    ppid: Optional[int] = None
+    parent: Optional[str] = None
+
+    @property
+    def orphaned(self) -> bool:
+        """Its launcher is gone: re-parented to pid 1 (or to a subreaper that is not a rank's
+        launcher, which psutil cannot tell apart; such ranks read as part of a running job)."""
+        return self.ppid in (None, 0, 1)
 
     @property
     def age_s(self) -> float:
@@ -54,7 +63,8 @@ class RankProcess:
     def to_dict(self) -> dict:
         return {"pid": self.pid, "name": self.name, "cmdline": " ".join(self.cmdline)[:300],
                 "status": self.status, "age_s": round(self.age_s, 1), "rank": self.rank,
-                "marker": self.marker, "reason": self.reason, "cpu_percent": self.cpu_percent}
+                "marker": self.marker, "reason": self.reason, "cpu_percent": self.cpu_percent,
+                "ppid": self.ppid, "parent": self.parent, "orphaned": self.orphaned}
 
 
 def protected_pids() -> Set[int]:
@@ -99,9 +109,15 @@ def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankP
                 reason = "command line is an mlx.launch rank script"
             if not reason:
                 return None
+            ppid = proc.ppid()
+            try:
+                parent = psutil.Process(ppid).name() if ppid > 0 else None
+            except psutil.Error:
+                parent, ppid = None, None
             return RankProcess(pid=proc.pid, name=proc.name(), cmdline=cmdline,
                                status=proc.status(), create_time=proc.create_time(),
-                               rank=rank, marker=marker, reason=reason, username=uname)
+                               rank=rank, marker=marker, reason=reason, username=uname,
+                               ppid=ppid, parent=parent)
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
 

@@ -17,12 +17,12 @@ import subprocess
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from . import execute
+from .hostfile import ssh_name_problem
 
 SSH = "ssh"
 CONNECT_TIMEOUT_S = 5
 SSH_CONFIG_ENV = "MESHDOCTOR_SSH_CONFIG"  # an ssh_config file for every ssh call (ssh -F)
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_BAD_HOST = re.compile(r"(^-)|[\s\x00-\x1f\x7f]")
 
 
 class RemoteError(ValueError):
@@ -34,10 +34,9 @@ def check_host(host: str) -> str:
     """``host`` if it is a usable ssh destination; raises :class:`RemoteError` for an empty
     name, one starting with ``-`` (it would be read as an ssh option) or containing whitespace
     or control characters."""
-    if not host or _BAD_HOST.search(host):
-        raise RemoteError(f"host {host!r} cannot be used as an ssh destination: it must be "
-                          "non-empty, not start with '-', and contain no spaces or control "
-                          "characters; fix the hostfile's \"ssh\" entry")
+    why = ssh_name_problem(host)
+    if why:
+        raise RemoteError(f"host {host!r}: {why}; fix the hostfile's \"ssh\" entry")
     return host
 
 
@@ -113,5 +112,5 @@ class Hosts:
             self.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"
         elif r.returncode == 255:
             tail = (r.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
-            self.unreachable[host] = tail[:200]
+            self.unreachable[host] = tail.strip()[:200]
         return r

@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import execute
-from .check import Finding, fail, skip
+from .check import Finding, error, fail, skip
 from .context import NodeContext
-from .model import ERROR
 from .hostfile import JACCL_BACKENDS
 from .parsers.ibv import (LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
                           normalize_gid, parse_ibv_devices, parse_ibv_devinfo,
@@ -360,7 +359,7 @@ def error_finding(summary: str, evidence: Dict[str, Any],
                   tools: str = "`ibv_devinfo -v`, `ibv_devices`") -> Finding:
     """A result in ``error``: the check could not assess this node (exit 3, verdict unknown);
     ``tools`` names the commands whose output could not be read."""
-    return Finding(ERROR, summary, evidence=evidence, remediation=(
+    return error(summary, evidence=evidence, remediation=(
         f"Run the tool by hand ({tools}) and look at its output; if it hangs, is cut short or "
         "garbled, the system may be unhealthy: reboot this node."))
 

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import socket
-import stat
 import sys
 import tempfile
 import time
@@ -232,31 +231,7 @@ def test_soak_counts_a_hang_and_goes_on():
     assert codes_of(doc, "MD507")[0]["status"] == "fail" and doc["exit_code"] == 1
 
 
-def test_remote_ranks_over_ssh(clean_env, tmp_path):
-    """Rank 1 on a 'remote' host: a stub ssh on PATH that runs the command here, so the whole
-    ssh path (quoting, worker source on stdin, remote kill/ps) is exercised."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    stub = bindir / "ssh"
-    stub.write_text("#!/bin/sh\n"
-                    "while [ $# -gt 0 ]; do case \"$1\" in -o) shift 2;; --) shift; break;; "
-                    "*) break;; esac; done\n"
-                    "shift  # the host\n"
-                    "exec sh -c \"$1\"\n")
-    stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
-    hf = tmp_path / "hosts.json"
-    hf.write_text(json.dumps({"backend": "ring", "hosts": [
-        {"ssh": "localhost", "ips": ["127.0.0.1"]},
-        {"ssh": "fake-node-1", "ips": ["127.0.0.1"]}]}))
-    env = env_with(clean_env, PATH=f"{bindir}{os.pathsep}{clean_env.get('PATH', '')}",
-                   MESHDOCTOR_REMOTE_PYTHON=sys.executable)
-    r = run_cli("probe", "--hostfile", str(hf), "--size", "1MiB", "--iters", "2", "--json",
-                env=env, timeout=90)
-    assert r.rc == 0, (r.out, r.err)
-    ranks = r.doc["probe"]["ranks"]
-    assert [x["local"] for x in ranks] == [True, False]
-    assert ranks[1]["host"] == "fake-node-1" and ranks[1]["exit_code"] == 0
-    assert all(o["wrong"] == 0 for o in r.doc["probe"]["ops"])
+# Remote ranks over real ssh: tests/test_probe_netns.py (sshd in network namespaces).
 
 
 def test_json_path_does_not_import_rich(clean_env):

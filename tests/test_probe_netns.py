@@ -86,3 +86,19 @@ def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
     for line in ps.splitlines():
         if "md-probe-" in line:
             bed.ssh("h2", f"kill -9 {line.split()[0]}")
+
+
+def test_host_that_refuses_ssh_is_unreachable_and_exit_3(bed):
+    cfg = bed.ssh_config.read_text()
+    bed.ssh_config.write_text(f"Host hx\n  HostName {bed.ips['h2']}\n  Port 2222\n" + cfg)
+    hf = bed.dir / "hosts-hx.json"
+    hf.write_text(json.dumps([{"ssh": "h0", "ips": [bed.ips["h0"]]},
+                              {"ssh": "hx", "ips": [bed.ips["h2"]]}]))
+    r = run_cli("probe", "--hostfile", str(hf), "--size", "1MiB", "--iters", "1", "--json",
+                env=bed.env, timeout=120)
+    assert r.rc == 3, r.out[-3000:]
+    assert {h["host"]: h["reachable"] for h in r.doc["hosts"]} == {"h0": True, "hx": False}
+    start = r.results("MD509")
+    assert start and start[0]["status"] == "error" and start[0]["host"] == "hx"
+    assert "\r" not in start[0]["summary"]
+    assert not [x for x in r.results("MD506") if x["status"] == "fail"]

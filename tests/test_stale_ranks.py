@@ -101,3 +101,21 @@ def test_stopped_rank_is_reported_with_its_state(stray, clean_env):
         assert not mine[0].get("needs_reboot")  # SIGKILL still works on a stopped process
     finally:
         os.kill(p.pid, signal.SIGCONT)
+
+
+def test_orphaned_rank_and_rank_of_a_running_job_are_told_apart(stray, clean_env):
+    live = stray({"MLX_RANK": "0"})  # its parent (this test) is alive: a job in progress
+    out = subprocess.run(["bash", "-c", "MLX_RANK=1 setsid sleep 120 >/dev/null 2>&1 & echo $!"],
+                         capture_output=True, text=True, timeout=30).stdout
+    orphan = int(out.strip())
+    try:
+        time.sleep(0.3)
+        r = run_cli("check", "--json", "--only", "MD301", env=clean_env)
+        got = {x["evidence"]["pid"]: x for x in r.results("MD301")
+               if x["evidence"].get("pid") in (live.pid, orphan)}
+        assert got[live.pid]["summary"].startswith("rank of a job still running")
+        assert got[live.pid]["evidence"]["orphaned"] is False
+        if got[orphan]["evidence"]["ppid"] == 1:  # no subreaper between us and init
+            assert got[orphan]["summary"].startswith("stale rank (orphaned")
+    finally:
+        os.kill(orphan, signal.SIGKILL)

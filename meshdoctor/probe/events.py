@@ -93,7 +93,7 @@ class Tracker:
 
     def stderr_line(self, rank: int, line: str) -> None:
         st = self.ranks[rank]
-        st.stderr.append(line.rstrip("\n")[:1000])
+        st.stderr.append(line.rstrip("\r\n")[:1000])
         st.stderr_lines += 1
 
     def event(self, rank: int, ev: Dict[str, Any], now: float) -> None:

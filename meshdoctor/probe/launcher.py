@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import execute, remote
-from ..hostfile import Host, Hostfile, local_names
+from ..hostfile import Host, Hostfile, is_this_machine, local_names
 from ..ranks import send_signal
 from . import env as envmod
 from .events import RankState, Tracker
@@ -76,8 +76,8 @@ class ProbeConfig:
     ``timeout``: per-step deadline in seconds (None: from the size); ``soak``: repetitions per op
     with relaunch after a hang (0: off); ``pairs``: the N x N send/recv matrix; ``port``: first
     ring port / jaccl coordinator port (None: free ports / 32323); ``python``: interpreter for
-    local ranks; ``remote_python``: for ssh ranks (``MESHDOCTOR_REMOTE_PYTHON``, default
-    python3)."""
+    local ranks (``MESHDOCTOR_PYTHON``, else this one); ``remote_python``: for ssh ranks
+    (``MESHDOCTOR_REMOTE_PYTHON``, default python3)."""
 
     hostfile: Hostfile
     backend: str = "ring"
@@ -90,7 +90,8 @@ class ProbeConfig:
     soak: int = 0
     pairs: bool = False
     port: Optional[int] = None
-    python: str = sys.executable
+    python: str = field(default_factory=lambda: os.environ.get("MESHDOCTOR_PYTHON")
+                        or sys.executable)
     remote_python: str = field(default_factory=lambda: os.environ.get(
         "MESHDOCTOR_REMOTE_PYTHON", "python3"))
     init_timeout: Optional[float] = None
@@ -159,8 +160,9 @@ def steps_per_rank(cfg: ProbeConfig) -> int:
 
 
 def is_local(host: Host, names: Optional[set] = None) -> bool:
-    """A rank runs locally when its ``ssh`` name means this machine (or is empty)."""
-    return not host.ssh or host.ssh in (names if names is not None else local_names())
+    """A rank runs locally (without ssh) when its host is this machine
+    (:func:`meshdoctor.hostfile.is_this_machine`)."""
+    return is_this_machine(host, names)
 
 
 class PreflightError(Exception):
@@ -534,6 +536,15 @@ class Launch:
             except subprocess.TimeoutExpired:
                 actions.append({"action": f"reap rank {p.rank} (pid {p.pid})",
                                 "outcome": "still running after SIGKILL"})
+        # remote ranks killed before they reported their pid (still starting): find them on
+        # their hosts by this run's marker, which positively identifies them
+        starting = {p.host for p in self.procs if p is not None and not p.local
+                    and p.remote_pid is None}
+        for f in self._find_marked(starting) if starting else []:
+            r = self.hosts.run(f["host"], ["kill", "-KILL", str(f["pid"])], timeout=5)
+            actions.append({"action": f"SIGKILL starting rank on {f['host']} (pid {f['pid']}, "
+                            "found by the run marker)",
+                            "outcome": "sent" if r.ok else f"failed: {r.describe()}"})
         for t in self.threads:
             t.join(timeout=0.5)
         self._drain(0.0)
@@ -589,9 +600,11 @@ class Launch:
                                 "outcome": "done" if r.ok else f"failed: {r.describe()}"})
         return actions
 
-    def _find_marked(self) -> List[Dict[str, Any]]:
+    def _find_marked(self, only_hosts: Optional[set] = None) -> List[Dict[str, Any]]:
+        """Processes carrying this run's marker: locally (psutil) and on each remote host
+        (``ps`` over ssh), or only on ``only_hosts`` (remote host names) when given."""
         out: List[Dict[str, Any]] = []
-        if any(self.local):
+        if any(self.local) and only_hosts is None:
             from ..ranks import find_ranks
 
             for rp in find_ranks(marker=self.run_id):
@@ -599,7 +612,7 @@ class Launch:
                             "status": rp.status, "rank": rp.rank,
                             "cmdline": " ".join(rp.cmdline)[:200]})
         for host in sorted({h.ssh for h, loc in zip(self.cfg.hostfile.hosts, self.local)
-                            if not loc}):
+                            if not loc and (only_hosts is None or h.ssh in only_hosts)}):
             r = self.hosts.run(host, ["ps", "-eo", "pid=,stat=,args="], timeout=10)
             for line in r.stdout.splitlines():
                 parts = line.split(None, 2)

@@ -301,13 +301,15 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                                   "the driver." if unk else
                                   "Killed now; if it keeps happening, report the evidence.",
                                   None if unk else f"kill -9 {f['pid']}")))
-    elif not out.unreachable:
+    elif not any(s.pid is not None for s in out.ranks if s.host in out.unreachable):
         res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
                           "no rank process left after teardown", host=MESH,
                           evidence={"run_id": out.run_id}))
     for host, why in sorted(out.unreachable.items()):
         unreachable.add(host)
-        ranks = [s.rank for s in out.ranks if s.host == host]
+        ranks = [s.rank for s in out.ranks if s.host == host and s.pid is not None]
+        if not ranks:  # nothing was started there: unassessed (exit 3), nothing left behind
+            continue
         res.append(Result(C.LEFTOVER, "probe.leftovers", FAIL,
                           f"could not reach {host} over ssh to stop {_ranks_str(ranks)} and "
                           f"check for leftovers: {why}", host=host,

@@ -13,6 +13,9 @@ from .sizes import SizeError, format_size, memory_needed, parse_size
 from .worker import OPS
 
 DEFAULT_RANKS = 2
+# Ranks one probe starts at most: a JACCL mesh stops at 8 (knowledge.md §1); rings of a few
+# dozen Macs exist; thousands of entries are a broken hostfile, not a mesh.
+MAX_WORLD_SIZE = 256
 
 
 class ProbeSetupError(ValueError):
@@ -55,8 +58,20 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
             raise ProbeSetupError(str(exc), "--hosts") from None
     else:
         hf, where = local_hostfile(nranks or DEFAULT_RANKS), "-n"
+    if where == "-n" and backend not in (None, "ring"):
+        raise ProbeSetupError(f"-n starts ranks on this machine over loopback with the ring "
+                              f"backend; {backend} needs a hostfile with the RDMA devices "
+                              "(--hostfile)", "--backend")
+    if hf.raw is not None and hf.world_size == 0:
+        bad = problems(hf)
+        raise ProbeSetupError((f"{hf.path}: " if hf.path else "")
+                              + ("; ".join(f"{p}: {m}" for p, m in bad[:4]) or "no hosts"),
+                              where)
     if hf.world_size < 2:
         raise ProbeSetupError(f"{hf.world_size} rank(s): a probe needs at least 2", where)
+    if hf.world_size > MAX_WORLD_SIZE:
+        raise ProbeSetupError(f"{hf.world_size} ranks: the probe starts at most "
+                              f"{MAX_WORLD_SIZE}; probe a subset of the hosts", where)
     chosen = backend or hf.effective_backend
     if chosen not in ("ring", "jaccl", "jaccl-ring"):
         raise ProbeSetupError(f"the hostfile's backend {chosen!r} is not supported by the "
@@ -67,6 +82,10 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
         listed = "; ".join(f"{p}: {m}" for p, m in bad[:4])
         raise ProbeSetupError((f"{hf.path}: " if hf.path else "") + listed
                               + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""), where)
+    count = envmod.port_count(hf) if chosen == "ring" else 1
+    if port is not None and port + count - 1 > 65535:
+        raise ProbeSetupError(f"--port {port}: {count} consecutive port(s) from it would pass "
+                              f"65535; use at most {65536 - count}", "--port")
     try:
         envmod.backend_env(hf, chosen, ports=list(range(envmod.port_count(hf))))
     except envmod.EnvError as exc:
