@@ -35,9 +35,11 @@ def stray():
         return p
 
     yield make
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
+    for p in procs:  # the whole session: a shell's children (sleep) must not outlive it
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         p.wait(timeout=10)
 
 
