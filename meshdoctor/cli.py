@@ -61,12 +61,33 @@ def _split_codes(values: tuple) -> List[str]:
     return out
 
 
+def _finite(obj):
+    """``obj`` with every NaN or infinity replaced by None (they are not JSON)."""
+    import math
+
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def to_json(doc: dict) -> str:
+    """Strict JSON text of a verdict document: no NaN/Infinity, unknown types as strings."""
+    try:
+        return json.dumps(doc, indent=2, default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(doc), indent=2, default=str, allow_nan=False)
+
+
 def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False,
          titles: Optional[dict] = None) -> None:
     """Print ``verdict`` (JSON or rich) and exit with its exit code."""
     verdict.finish()
     if as_json:
-        sys.stdout.write(json.dumps(verdict.to_dict(), indent=2, default=str) + "\n")
+        sys.stdout.write(to_json(verdict.to_dict()) + "\n")
         sys.stdout.flush()
     else:
         from . import render

@@ -158,3 +158,11 @@ def test_verdict_model_exit_codes_and_schema():
     assert (v.verdict, v.exit_code) == ("no-go", 1)
     assert v.needs_reboot == ["m2"]
     validate(v.finish().to_dict())
+
+
+def test_json_output_is_strict_json_even_with_nan():
+    from meshdoctor.cli import to_json
+
+    text = to_json({"x": float("nan"), "y": [float("-inf"), 2.0], "z": {"w": 1}})
+    assert json.loads(text) == {"x": None, "y": [None, 2.0], "z": {"w": 1}}
+    assert "NaN" not in text and "Infinity" not in text

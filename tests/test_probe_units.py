@@ -182,4 +182,4 @@ def test_setup_defaults_and_usage_errors():
         _cfg(hosts="alpha,beta")
     with pytest.raises(ProbeSetupError) as e:
         _cfg(size="1GiB", nranks=3, available=2 << 30)
-    assert e.value.param == "--size" and "12.8GiB" in str(e.value) and "2GiB" in str(e.value)
+    assert e.value.param == "--size" and "12.75GiB" in str(e.value) and "2GiB" in str(e.value)

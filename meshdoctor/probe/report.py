@@ -369,7 +369,8 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
             continue
         bad_digest = f.get("digests_ok") is False
         if f["wrong"] or bad_digest:
-            txt = f"{op}: #wrong {f['wrong']} of {f['checked']} elements"
+            txt = (f"{op}: #wrong {f['wrong']} of {f['checked']} elements checked (all ranks, "
+                   "all iterations)")
             if bad_digest:
                 mm = f["digest_mismatches"]
                 txt += (f"; {len(mm)} gathered slice(s) arrived with a different digest than "
@@ -383,7 +384,8 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
                                   "cables, reboot the nodes involved, probe again.")))
         elif f.get("iters") or op == "bare_all_sum":
             res.append(_mesh(C.WRONG, f"probe.{op}", OK,
-                              f"{op}: #wrong 0 of {f['checked']} elements"
+                              f"{op}: #wrong 0 of {f['checked']} elements checked (all ranks, "
+                              "all iterations)"
                               + (", digests match" if op == "all_gather" else ""),
                               evidence={"checked": f["checked"]}))
         if "busbw_gbs" in f:

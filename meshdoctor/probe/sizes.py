@@ -50,13 +50,13 @@ def parse_size(text: str) -> int:
 
 
 def format_size(nbytes: float) -> str:
-    """``nbytes`` as a short binary-unit string: 268435456 -> ``256MiB``, 1000 -> ``1000B``,
-    1536 -> ``1.5KiB``."""
+    """``nbytes`` as a short binary-unit string, to two decimals: 268435456 -> ``256MiB``,
+    1000 -> ``1000B``, 1536 -> ``1.5KiB``, 16 MiB less a few bytes -> ``16MiB``."""
     n = float(nbytes)
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
-            v = n / scale
-            return f"{v:.0f}{unit}" if v == int(v) else f"{v:.1f}{unit}"
+            text = f"{n / scale:.2f}".rstrip("0").rstrip(".")
+            return f"{text}{unit}"
     return f"{int(n)}B"
 
 
