@@ -18,7 +18,8 @@ import time
 
 from meshdoctor.model import Verdict
 from meshdoctor.probe import report
-from meshdoctor.probe.launcher import ProbeConfig, local_hostfile, run_probe
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
+from meshdoctor.probe.launcher import run_probe
 
 
 def one(n: int, sig: int, deadline: float) -> float:

@@ -15,7 +15,8 @@ import statistics
 import sys
 from typing import Dict, List
 
-from meshdoctor.probe.launcher import ProbeConfig, bus_factor, local_hostfile, run_probe
+from meshdoctor.probe.config import ProbeConfig, bus_factor, local_hostfile
+from meshdoctor.probe.launcher import run_probe
 from meshdoctor.probe.sizes import parse_size
 
 TARGET = 0.95

@@ -285,7 +285,8 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     verdict = Verdict(command="probe")
     _interrupt_on_termination()
     try:
-        from .probe.launcher import run_probe, steps_per_rank
+        from .probe.config import steps_per_rank
+        from .probe.launcher import run_probe
         from .probe.report import build
 
         if not as_json and sys.stderr.isatty():

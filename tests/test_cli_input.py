@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from meshdoctor.probe.launcher import ProbeConfig, local_hostfile
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from tests.conftest import run_cli, write
 
 

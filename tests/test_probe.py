@@ -21,7 +21,8 @@ import pytest
 
 from meshdoctor.model import Verdict
 from meshdoctor.probe import report
-from meshdoctor.probe.launcher import ProbeConfig, local_hostfile, run_probe
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
+from meshdoctor.probe.launcher import run_probe
 from meshdoctor.ranks import find_ranks
 from tests.conftest import run_cli, validate
 

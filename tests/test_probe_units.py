@@ -11,7 +11,7 @@ import pytest
 from meshdoctor import remote
 from meshdoctor.hostfile import parse
 from meshdoctor.probe import env as envmod
-from meshdoctor.probe import launcher, worker
+from meshdoctor.probe import config, worker
 from meshdoctor.probe.events import RankState, Tracker, parse_line
 from meshdoctor.probe.setup import ProbeSetupError, make_config
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
@@ -96,19 +96,19 @@ def test_ring_hostfile_entries():
 
 
 def test_pairs_plan():
-    measured, unsupported = launcher.plan_pairs(4, "ring")
+    measured, unsupported = config.plan_pairs(4, "ring")
     assert [0, 2] in unsupported and [1, 3] in unsupported and [0, 1] in measured
     assert len(measured) == 8 and len(unsupported) == 4
-    assert len(launcher.plan_pairs(4, "jaccl")[0]) == 12
+    assert len(config.plan_pairs(4, "jaccl")[0]) == 12
 
 
 def test_deadline_from_size_and_timeout():
-    cfg = launcher.ProbeConfig(hostfile=launcher.local_hostfile(3), size=256 << 20)
-    d = launcher.collective_deadline(cfg)
+    cfg = config.ProbeConfig(hostfile=config.local_hostfile(3), size=256 << 20)
+    d = config.collective_deadline(cfg)
     assert d == pytest.approx(10 + (256 << 20) * 4 / 3 / 20e6)
     cfg.timeout = 3.0
-    assert launcher.collective_deadline(cfg) == 3.0
-    assert launcher.init_deadline(cfg) == launcher.INIT_DEADLINE_S
+    assert config.collective_deadline(cfg) == 3.0
+    assert config.init_deadline(cfg) == config.INIT_DEADLINE_S
 
 
 def _ev(kind, **kw):

@@ -5,15 +5,8 @@ Not mlx.launch, whose exit status cannot be trusted (knowledge.md §1: exit 0 wh
 Contract: design.md "Probe", issue 4. The launcher returns data (:class:`ProbeRun`);
 :mod:`meshdoctor.probe.report` turns it into a verdict.
 
-Deadlines (all seconds):
-
-* per step: ``--timeout``, else ``DEADLINE_SLACK_S`` + the bytes one rank moves (busbw bytes)
-  divided by ``BUS_FLOOR_BPS`` (20 MB/s, conservative: the loopback ring on this 2-core box
-  measured ~300 MB/s busbw with mlx 0.32.4). A step "hangs" when no rank made progress for that
-  long, or one rank sat inside a step that long;
-* group formation: ``max(INIT_DEADLINE_S, per-step deadline)`` (the ring backend retries a
-  connect for ~32 s before failing, mlx 0.32.4);
-* the whole run: formation + every planned step's deadline, a backstop.
+Deadlines: :mod:`meshdoctor.probe.config`. Ports and the address pre-flight:
+:mod:`meshdoctor.probe.ports`. Rank processes and signals: :mod:`meshdoctor.probe.procs`.
 
 A rank that exits early is noticed within one poll (50 ms); the others get ``GRACE_S`` to report
 their own errors, then teardown: SIGTERM to each rank's process group (SIGKILL at once to a
@@ -25,15 +18,11 @@ for any process still carrying this run's marker.
 
 from __future__ import annotations
 
-import errno
 import glob
 import os
 import queue
-import random
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -43,230 +32,25 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import execute, remote
-from ..hostfile import Host, Hostfile, is_this_machine, local_names
+from ..hostfile import is_this_machine, local_names
 from ..ranks import send_signal
 from . import env as envmod
+from .config import ProbeConfig, collective_deadline, init_deadline, plan_pairs, steps_per_rank
 from .events import RankState, Tracker
-from .worker import BENCH_OPS, FILE_PREFIX, STACK_SIGNAL
+from .ports import PreflightError, choose_ports
+from .procs import RankProc, kill_pid, signal_group
+from .worker import FILE_PREFIX, STACK_SIGNAL
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 
-BUS_FLOOR_BPS = 20e6
-DEADLINE_SLACK_S = 10.0
-INIT_DEADLINE_S = 45.0
-HB_INTERVAL_S = 0.25
-HB_STALE_S = 2.0
 GRACE_S = 0.3
 TERM_WAIT_S = 0.5
 KILL_WAIT_S = 3.0
 STACK_WAIT_S = 1.0
 POLL_S = 0.05
 MAX_SOAK_HANGS = 5
-REMOTE_PORT_RANGE = (20000, 60000)
 
 EventHook = Callable[[int, Dict[str, Any], "Launch"], None]
-
-
-@dataclass
-class ProbeConfig:
-    """What to probe. ``hostfile``: the mesh (see :func:`local_hostfile` for ``-n``);
-    ``backend``: ring, jaccl or jaccl-ring; ``ops``: subset of all_sum, all_gather, send_recv
-    (and bare_all_sum for the benchmark); ``size``: bytes per message (all_gather: the gathered
-    output, as nccl-tests); ``iters``/``warmup``: timed/untimed iterations per op; ``dtype``;
-    ``timeout``: per-step deadline in seconds (None: from the size); ``soak``: repetitions per op
-    with relaunch after a hang (0: off); ``pairs``: the N x N send/recv matrix; ``port``: first
-    ring port / jaccl coordinator port (None: free ports / 32323); ``python``: interpreter for
-    local ranks (``MESHDOCTOR_PYTHON``, else this one); ``remote_python``: for ssh ranks
-    (``MESHDOCTOR_REMOTE_PYTHON``, default python3)."""
-
-    hostfile: Hostfile
-    backend: str = "ring"
-    ops: List[str] = field(default_factory=lambda: ["all_sum", "all_gather", "send_recv"])
-    size: int = 256 << 20
-    iters: int = 5
-    warmup: int = 1
-    dtype: str = "float32"
-    timeout: Optional[float] = None
-    soak: int = 0
-    pairs: bool = False
-    port: Optional[int] = None
-    python: str = field(default_factory=lambda: os.environ.get("MESHDOCTOR_PYTHON")
-                        or sys.executable)
-    remote_python: str = field(default_factory=lambda: os.environ.get(
-        "MESHDOCTOR_REMOTE_PYTHON", "python3"))
-    init_timeout: Optional[float] = None
-    hb_interval: float = HB_INTERVAL_S
-    hb_stale: float = HB_STALE_S
-
-    @property
-    def world_size(self) -> int:
-        return self.hostfile.world_size
-
-
-def bus_factor(op: str, n: int) -> float:
-    """nccl-tests busbw factor (knowledge.md §5): all-reduce 2(n-1)/n, all-gather (n-1)/n,
-    send/recv 1."""
-    if op in ("all_sum", "bare_all_sum"):
-        return 2 * (n - 1) / n
-    if op == "all_gather":
-        return (n - 1) / n
-    return 1.0
-
-
-def collective_deadline(cfg: ProbeConfig) -> float:
-    """Per-step deadline in seconds (see module doc)."""
-    if cfg.timeout:
-        return float(cfg.timeout)
-    n = max(2, cfg.world_size)
-    ops = list(cfg.ops) + (["send_recv"] if cfg.pairs else [])
-    busbytes = max(cfg.size * bus_factor(op, n) for op in ops) if ops else cfg.size
-    return DEADLINE_SLACK_S + busbytes / BUS_FLOOR_BPS
-
-
-def init_deadline(cfg: ProbeConfig) -> float:
-    """Deadline in seconds for start-up plus group formation."""
-    return cfg.init_timeout or max(INIT_DEADLINE_S, collective_deadline(cfg))
-
-
-def local_hostfile(n: int) -> Hostfile:
-    """The embedded default: ``n`` ranks on this machine over loopback (ring)."""
-    hosts = [Host(i, "localhost", ["127.0.0.1"], []) for i in range(n)]
-    hf = Hostfile(hosts, "ring", [], None, None)
-    hf.raw = {"backend": "ring", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * n}
-    return hf
-
-
-def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:
-    """``(measured, unsupported)`` ordered pairs [src, dst] for ``--pairs``. The ring backend
-    and jaccl-ring only send between ring neighbours (mlx 0.32.4: "[ring] Send only supported
-    to direct neighbors"); the jaccl mesh connects every pair."""
-    measured, unsupported = [], []
-    for s in range(n):
-        for d in range(n):
-            if s == d:
-                continue
-            neighbours = (d - s) % n in (1, n - 1)
-            (measured if backend == "jaccl" or neighbours else unsupported).append([s, d])
-    return measured, unsupported
-
-
-def steps_per_rank(cfg: ProbeConfig) -> int:
-    """How many steps (init + collectives) each rank runs: the progress total."""
-    per_op = 2 * (cfg.warmup + (cfg.soak or cfg.iters))  # a barrier before each iteration
-    steps = 1 + sum(cfg.warmup + 1 if op in BENCH_OPS else per_op for op in cfg.ops)
-    if cfg.pairs:
-        steps += 2 * len(plan_pairs(cfg.world_size, cfg.backend)[0]) * (cfg.warmup + cfg.iters)
-    return steps
-
-
-def is_local(host: Host, names: Optional[set] = None) -> bool:
-    """A rank runs locally (without ssh) when its host is this machine
-    (:func:`meshdoctor.hostfile.is_this_machine`)."""
-    return is_this_machine(host, names)
-
-
-class PreflightError(Exception):
-    """The run cannot start as configured; ``where`` is a hostfile path like ``hosts[1].ips[0]``,
-    the message says what is wrong and what to do."""
-
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(message)
-        self.where = where
-
-
-def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> List[int]:
-    """Ring ports, one per IP of every host (in rank order). ``port`` given: consecutive from it,
-    as mlx.launch ``--starting-port``. Otherwise, when every rank is local, ports the kernel
-    hands out (bind to port 0, then close); with remote ranks, a random consecutive block.
-
-    Also checks that each local rank's IP is assigned on this machine (bind to it), so the
-    probe never sends a connect to an address that is not ours; raises :class:`PreflightError`.
-    """
-    held: List[socket.socket] = []
-    ports: List[int] = []
-    try:
-        for h, loc in zip(hf.hosts, local):
-            for j, ip in enumerate(h.ips):
-                if not loc:
-                    continue
-                fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
-                s = socket.socket(fam, socket.SOCK_STREAM)
-                held.append(s)
-                try:
-                    s.bind((ip, 0))
-                except OSError as exc:
-                    why = "is not assigned on this machine" \
-                        if exc.errno == errno.EADDRNOTAVAIL else f"cannot be bound ({exc})"
-                    raise PreflightError(
-                        f"hosts[{h.rank}].ips[{j}]",
-                        f"rank {h.rank} runs on this machine ({h.ssh or 'localhost'}) but its "
-                        f"address {ip} {why}: the ring backend would fail to listen there. Put "
-                        "this machine's own IP in the hostfile, or the right ssh name for the "
-                        "host that owns it.") from None
-                if port is None and all(local):
-                    ports.append(s.getsockname()[1])
-    finally:
-        for s in held:
-            s.close()
-    count = envmod.port_count(hf)
-    if port is not None:
-        return list(range(port, port + count))
-    if all(local):
-        return ports
-    base = random.randrange(REMOTE_PORT_RANGE[0], REMOTE_PORT_RANGE[1] - count)
-    return list(range(base, base + count))
-
-
-# --- processes --------------------------------------------------------------------------------
-class RankProc:
-    """One started rank: a local worker process, or the local ssh client of a remote one.
-
-    ``pid``: the local child's pid (the worker itself locally; ssh's for a remote rank);
-    ``remote_pid``: the worker's pid on its host (from its ready event)."""
-
-    def __init__(self, rank: int, host: str, local: bool, popen: subprocess.Popen,
-                 hosts: "remote.Hosts") -> None:
-        self.rank, self.host, self.local, self.popen = rank, host, local, popen
-        self.hosts = hosts
-        self.pid = popen.pid
-        self.remote_pid: Optional[int] = None
-
-    def poll(self) -> Optional[int]:
-        return self.popen.poll()
-
-    def signal(self, sig: int) -> str:
-        """Send ``sig`` to this rank (its whole process group locally; the worker pid over ssh
-        for a remote rank). Returns an outcome string; never raises."""
-        if self.local:
-            return _signal_group(self.pid, sig)
-        if self.remote_pid is None:
-            return "remote pid unknown"
-        r = self.hosts.run(self.host, ["kill", f"-{signal.Signals(sig).name[3:]}",
-                                   str(self.remote_pid)], timeout=5)
-        return "sent" if r.ok else f"failed: {r.describe()}"
-
-    def state(self) -> Optional[str]:
-        """Process state (psutil names: running, sleeping, stopped, zombie...) or None."""
-        if self.local:
-            try:
-                import psutil
-
-                return psutil.Process(self.pid).status()
-            except Exception:
-                return None
-        if self.remote_pid is None:
-            return None
-        r = self.hosts.run(self.host, ["ps", "-o", "stat=", "-p", str(self.remote_pid)],
-                           timeout=5)
-        code = r.stdout.strip()[:1] if r.ok else ""
-        return {"T": "stopped", "R": "running", "S": "sleeping", "D": "disk-sleep",
-                "Z": "zombie", "U": "disk-sleep"}.get(code)
-
-
-def _signal_group(pid: int, sig: int) -> str:
-    """Signal the process group ``pid`` leads (we started it with a new session); see
-    :func:`meshdoctor.ranks.send_signal` for what is refused."""
-    return send_signal(pid, sig, group=True)
 
 
 @dataclass
@@ -526,7 +310,7 @@ class Launch:
                             f"{p.pid if p.local else p.remote_pid})", "outcome": p.signal(
                                 signal.SIGKILL)})
             if not p.local:  # and the local ssh client
-                _signal_group(p.pid, signal.SIGKILL)
+                signal_group(p.pid, signal.SIGKILL)
         self._wait_dead(live, KILL_WAIT_S)
         for p in self.procs:
             if p is None:
@@ -569,7 +353,7 @@ class Launch:
             return [], [], []
         for f in found:
             if f["local"]:
-                out = _kill_pid(f["pid"])
+                out = kill_pid(f["pid"])
             else:
                 r = self.hosts.run(f["host"], ["kill", "-KILL", str(f["pid"])], timeout=5)
                 out = "sent" if r.ok else f"failed: {r.describe()}"
@@ -658,10 +442,6 @@ class Launch:
         return out
 
 
-def _kill_pid(pid: int) -> str:
-    return send_signal(pid, signal.SIGKILL)
-
-
 @dataclass
 class ProbeRun:
     """The whole probe: its config, run id, per-launch outcomes (several only for ``--soak``
@@ -691,7 +471,7 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
     run_id = run_id or f"md-probe-{uuid.uuid4().hex[:12]}"
     run = ProbeRun(cfg, run_id)
     names = local_names()
-    local = [is_local(h, names) for h in cfg.hostfile.hosts]
+    local = [is_this_machine(h, names) for h in cfg.hostfile.hosts]
     plan = base_plan(cfg)
     while True:
         try:

@@ -17,8 +17,8 @@ from .. import signatures
 from ..model import FAIL, OK, WARN, ERROR, HostInfo, Remediation, Result, Verdict
 from . import codes as C
 from .events import RankState, describe_step
-from .launcher import (LaunchOutcome, ProbeRun, bus_factor, collective_deadline, init_deadline,
-                       plan_pairs)
+from .config import bus_factor, collective_deadline, init_deadline, plan_pairs
+from .launcher import LaunchOutcome, ProbeRun
 from .sizes import format_size
 
 # Signatures that mean "another rank failed first": never the cause by themselves.

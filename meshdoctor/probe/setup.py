@@ -8,7 +8,8 @@ from typing import List, Optional
 
 from ..hostfile import Hostfile, HostfileError, from_list, local_names, problems
 from . import env as envmod
-from .launcher import ProbeConfig, is_local, local_hostfile
+from ..hostfile import is_this_machine
+from .config import ProbeConfig, local_hostfile
 from .sizes import SizeError, format_size, memory_needed, parse_size
 from .worker import OPS
 
@@ -91,7 +92,7 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
     except envmod.EnvError as exc:
         raise ProbeSetupError(str(exc), where) from None
     names = local_names()
-    local_count = sum(1 for h in hf.hosts if is_local(h, names))
+    local_count = sum(1 for h in hf.hosts if is_this_machine(h, names))
     need = memory_needed(nbytes, local_count)
     have = available if available is not None else available_memory()
     if local_count and need > have:

@@ -1,0 +1,120 @@
+"""What a probe run is: its configuration, deadlines, bus factors and step counts (pure data).
+
+Deadlines (all seconds; design.md "Probe", issue 4):
+
+* per step: ``--timeout``, else :data:`DEADLINE_SLACK_S` + the bytes one rank moves (busbw bytes)
+  divided by :data:`BUS_FLOOR_BPS` (20 MB/s, conservative: the loopback ring on a 2-core box
+  measured ~300 MB/s busbw with mlx 0.32.4). A step "hangs" when no rank made progress for that
+  long, or one rank sat inside a step that long;
+* group formation: ``max(INIT_DEADLINE_S, per-step deadline)`` (the ring backend retries a
+  connect for ~32 s before failing, mlx 0.32.4);
+* the whole run: formation + every planned step's deadline, a backstop.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+from ..hostfile import Host, Hostfile
+from .worker import BENCH_OPS
+
+BUS_FLOOR_BPS = 20e6
+DEADLINE_SLACK_S = 10.0
+INIT_DEADLINE_S = 45.0
+HB_INTERVAL_S = 0.25
+HB_STALE_S = 2.0
+
+
+@dataclass
+class ProbeConfig:
+    """What to probe. ``hostfile``: the mesh (see :func:`local_hostfile` for ``-n``);
+    ``backend``: ring, jaccl or jaccl-ring; ``ops``: subset of all_sum, all_gather, send_recv
+    (and bare_all_sum for the benchmark); ``size``: bytes per message (all_gather: the gathered
+    output, as nccl-tests); ``iters``/``warmup``: timed/untimed iterations per op; ``dtype``;
+    ``timeout``: per-step deadline in seconds (None: from the size); ``soak``: repetitions per op
+    with relaunch after a hang (0: off); ``pairs``: the N x N send/recv matrix; ``port``: first
+    ring port / jaccl coordinator port (None: free ports / 32323); ``python``: interpreter for
+    local ranks (``MESHDOCTOR_PYTHON``, else this one); ``remote_python``: for ssh ranks
+    (``MESHDOCTOR_REMOTE_PYTHON``, default python3)."""
+
+    hostfile: Hostfile
+    backend: str = "ring"
+    ops: List[str] = field(default_factory=lambda: ["all_sum", "all_gather", "send_recv"])
+    size: int = 256 << 20
+    iters: int = 5
+    warmup: int = 1
+    dtype: str = "float32"
+    timeout: Optional[float] = None
+    soak: int = 0
+    pairs: bool = False
+    port: Optional[int] = None
+    python: str = field(default_factory=lambda: os.environ.get("MESHDOCTOR_PYTHON")
+                        or sys.executable)
+    remote_python: str = field(default_factory=lambda: os.environ.get(
+        "MESHDOCTOR_REMOTE_PYTHON", "python3"))
+    init_timeout: Optional[float] = None
+    hb_interval: float = HB_INTERVAL_S
+    hb_stale: float = HB_STALE_S
+
+    @property
+    def world_size(self) -> int:
+        return self.hostfile.world_size
+
+
+def bus_factor(op: str, n: int) -> float:
+    """nccl-tests busbw factor (knowledge.md §5): all-reduce 2(n-1)/n, all-gather (n-1)/n,
+    send/recv 1."""
+    if op in ("all_sum", "bare_all_sum"):
+        return 2 * (n - 1) / n
+    if op == "all_gather":
+        return (n - 1) / n
+    return 1.0
+
+
+def collective_deadline(cfg: ProbeConfig) -> float:
+    """Per-step deadline in seconds (see module doc)."""
+    if cfg.timeout:
+        return float(cfg.timeout)
+    n = max(2, cfg.world_size)
+    ops = list(cfg.ops) + (["send_recv"] if cfg.pairs else [])
+    busbytes = max(cfg.size * bus_factor(op, n) for op in ops) if ops else cfg.size
+    return DEADLINE_SLACK_S + busbytes / BUS_FLOOR_BPS
+
+
+def init_deadline(cfg: ProbeConfig) -> float:
+    """Deadline in seconds for start-up plus group formation."""
+    return cfg.init_timeout or max(INIT_DEADLINE_S, collective_deadline(cfg))
+
+
+def local_hostfile(n: int) -> Hostfile:
+    """The embedded default: ``n`` ranks on this machine over loopback (ring)."""
+    hosts = [Host(i, "localhost", ["127.0.0.1"], []) for i in range(n)]
+    hf = Hostfile(hosts, "ring", [], None, None)
+    hf.raw = {"backend": "ring", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * n}
+    return hf
+
+
+def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:
+    """``(measured, unsupported)`` ordered pairs [src, dst] for ``--pairs``. The ring backend
+    and jaccl-ring only send between ring neighbours (mlx 0.32.4: "[ring] Send only supported
+    to direct neighbors"); the jaccl mesh connects every pair."""
+    measured, unsupported = [], []
+    for s in range(n):
+        for d in range(n):
+            if s == d:
+                continue
+            neighbours = (d - s) % n in (1, n - 1)
+            (measured if backend == "jaccl" or neighbours else unsupported).append([s, d])
+    return measured, unsupported
+
+
+def steps_per_rank(cfg: ProbeConfig) -> int:
+    """How many steps (init + collectives) each rank runs: the progress total."""
+    per_op = 2 * (cfg.warmup + (cfg.soak or cfg.iters))  # a barrier before each iteration
+    steps = 1 + sum(cfg.warmup + 1 if op in BENCH_OPS else per_op for op in cfg.ops)
+    if cfg.pairs:
+        steps += 2 * len(plan_pairs(cfg.world_size, cfg.backend)[0]) * (cfg.warmup + cfg.iters)
+    return steps

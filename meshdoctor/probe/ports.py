@@ -1,0 +1,68 @@
+"""Ring ports for a probe run, and the pre-flight check that local ranks' addresses are ours."""
+
+from __future__ import annotations
+
+import errno
+import random
+import socket
+from typing import List, Optional, Sequence
+
+from ..hostfile import Hostfile
+from . import env as envmod
+
+REMOTE_PORT_RANGE = (20000, 60000)
+
+
+class PreflightError(Exception):
+    """The run cannot start as configured; ``where`` is a hostfile path like ``hosts[1].ips[0]``,
+    the message says what is wrong and what to do."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> List[int]:
+    """Ring ports, one per IP of every host (in rank order). ``port`` given: consecutive from it,
+    as mlx.launch ``--starting-port``. Otherwise, when every rank is local, ports the kernel
+    hands out (bind to port 0, then close); with remote ranks, a random consecutive block.
+
+    Also checks that each local rank's IP is assigned on this machine (bind to it), so the
+    probe never sends a connect to an address that is not ours; raises :class:`PreflightError`.
+    """
+    held: List[socket.socket] = []
+    ports: List[int] = []
+    try:
+        for h, loc in zip(hf.hosts, local):
+            for j, ip in enumerate(h.ips):
+                if not loc:
+                    continue
+                fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
+                s = socket.socket(fam, socket.SOCK_STREAM)
+                held.append(s)
+                try:
+                    s.bind((ip, 0))
+                except OSError as exc:
+                    why = "is not assigned on this machine" \
+                        if exc.errno == errno.EADDRNOTAVAIL else f"cannot be bound ({exc})"
+                    raise PreflightError(
+                        f"hosts[{h.rank}].ips[{j}]",
+                        f"rank {h.rank} runs on this machine ({h.ssh or 'localhost'}) but its "
+                        f"address {ip} {why}: the ring backend would fail to listen there. Put "
+                        "this machine's own IP in the hostfile, or the right ssh name for the "
+                        "host that owns it.") from None
+                if port is None and all(local):
+                    ports.append(s.getsockname()[1])
+    finally:
+        for s in held:
+            s.close()
+    count = envmod.port_count(hf)
+    if port is not None:
+        return list(range(port, port + count))
+    if all(local):
+        return ports
+    base = random.randrange(REMOTE_PORT_RANGE[0], REMOTE_PORT_RANGE[1] - count)
+    return list(range(base, base + count))
+
+
+# --- processes --------------------------------------------------------------------------------
