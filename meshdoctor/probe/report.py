@@ -178,11 +178,21 @@ def _how(st: RankState, rc: Optional[int]) -> str:
     return "failed"
 
 
+OUTSIDE_SIGKILL = ("It got a SIGKILL that meshdoctor did not send: most often the kernel's "
+                   "out-of-memory killer (Linux: `dmesg | grep -i oom`; macOS: jetsam in the "
+                   "system log), else an operator or a supervisor. Probe with a smaller --size, "
+                   "fewer ranks per host, or with less running beside it.")
+
+
 def _sig_remedy(sts: List[RankState]) -> Optional[str]:
+    """The remedy of the first failure signature in these ranks' stderr that is a cause (not
+    a consequence of another rank's death); else the SIGKILL-from-outside hint; else None."""
     for st in sts:
         for m in rank_signatures(st):
             if m.code not in CONSEQUENCES:
                 return f"{m.code} {m.name}: {m.remedy}"
+    if any(st.returncode == -signal.SIGKILL for st in sts):
+        return OUTSIDE_SIGKILL
     return None
 
 

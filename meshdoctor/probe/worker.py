@@ -130,12 +130,22 @@ class Worker:
         self.files: list = []
 
     # --- data -------------------------------------------------------------------------------
+    def period(self, rank: int):
+        """One period (``m`` elements) of rank ``rank``'s pattern, in the probe's dtype."""
+        mx = self.mx
+        i = mx.arange(self.m, dtype=mx.uint32)
+        return ((i * (rank + 1) + rank) % self.m + 1).astype(self.dtype)
+
+    def tiled(self, period, count: int):
+        """``count`` elements repeating ``period``: one full-size array, no full-size
+        temporaries (the data only depends on the index modulo ``m``)."""
+        mx = self.mx
+        reps = -(-count // self.m)
+        return mx.tile(period, (reps,))[:count]
+
     def values(self, rank: int, count: int):
         """Rank ``rank``'s exact data pattern of ``count`` elements (see module docstring)."""
-        mx = self.mx
-        i = mx.arange(count, dtype=mx.uint32) % self.m
-        v = (i * (rank + 1) + rank) % self.m + 1
-        return v.astype(self.dtype)
+        return self.tiled(self.period(rank), count)
 
     def mine(self, count: int):
         """This rank's data, with element 0 off by one when the corrupt fault is set."""
@@ -195,9 +205,10 @@ class Worker:
         if op in ("all_sum", "bare_all_sum"):
             count = self._count()
             x = self.mine(count)
-            expected = self.values(0, count)
+            total = self.period(0)  # the sum of every rank's pattern, one period long
             for k in range(1, n):
-                expected = expected + self.values(k, count)
+                total = total + self.period(k)
+            expected = self.tiled(total, count)
             mx.eval(expected)
 
             def call():
