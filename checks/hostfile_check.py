@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from meshdoctor.check import Check, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.hostfile import problems
+from meshdoctor.hostfile import JACCL_BACKENDS, problems
 
 
 def run(ctx: NodeContext):
@@ -21,7 +21,12 @@ def run(ctx: NodeContext):
              for path, msg in problems(hf)]
     ev = {"hostfile": hf.path, "backend": hf.effective_backend, "world_size": hf.world_size,
           "local_ranks": ctx.ranks}
-    if not ctx.ranks:
+    if hf.effective_backend in JACCL_BACKENDS and len(ctx.ranks) > 1:
+        found.append(warn(f"this machine is ranks {ctx.rank_label} of a {hf.effective_backend} "
+                          "hostfile: JACCL runs one rank per Mac (each rank owns its Thunderbolt "
+                          "ports)", evidence=ev,
+                          remediation="Give each Mac one entry; check the ssh names and IPs."))
+    if not ctx.ranks and hf.world_size:
         found.append(warn(f"this machine is none of the {hf.world_size} hosts in {hf.path} "
                           "(matched by ssh name, host name and local IPs)", evidence=ev,
                           remediation="Run the check on a node of the mesh, or fix the ssh "

@@ -34,8 +34,8 @@ NO_GID_REMEDY = ("Give {iface} an IPv4 address: macOS self-assigns 169.254.x.y o
                  "fleet boot run `mlx.distributed_config --auto-setup` once (after a full-fleet "
                  "reboot; a failed auto-setup needs another reboot, not a second run). Make sure "
                  "Thunderbolt Bridge (bridge0) is off.")
-INDEX_REMEDY = ("Install an MLX whose JACCL sends from the advertised GID (the guard PR, "
-                "seeds/jaccl-guard-pr.txt; its library contains JACCL_PROGRESS_TIMEOUT_MS), or "
+INDEX_REMEDY = ("Install an MLX whose JACCL sends from the advertised GID (a build with the "
+                "JACCL progress-guard patch: its library contains JACCL_PROGRESS_TIMEOUT_MS), or "
                 "get the IPv4-mapped GID to index 1: remove extra addresses from {iface} and let "
                 "it take its IPv4 address first (reboot, then `mlx.distributed_config "
                 "--auto-setup` once).")

@@ -59,8 +59,12 @@ def run(ctx: NodeContext):
                     "finish or stop it before launching another on the same devices."
                     + (" It spins at full CPU: if its peers died it will never finish."
                        if spin else ""))
-        what = ("stale rank (orphaned: its launcher is gone)" if r.orphaned else
-                f"rank of a job still running (parent pid {r.ppid} {r.parent or '?'})")
+        if r.orphaned:
+            what = "stale rank (orphaned: its launcher is gone)"
+        elif r.marker:
+            what = f"rank of a meshdoctor probe still running (run {r.marker})"
+        else:
+            what = f"rank of a job still running (parent pid {r.ppid} {r.parent or '?'})"
         findings.append(fail(f"{what}: {detail}", evidence=r.to_dict(),
                              needs_reboot=reboot,
                              remediation=Remediation(text, None if reboot else f"kill {r.pid}")))

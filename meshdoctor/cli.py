@@ -86,13 +86,18 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False,
          titles: Optional[dict] = None) -> None:
     """Print ``verdict`` (JSON or rich) and exit with its exit code."""
     verdict.finish()
-    if as_json:
-        sys.stdout.write(to_json(verdict.to_dict()) + "\n")
-        sys.stdout.flush()
-    else:
-        from . import render
+    try:
+        if as_json:
+            sys.stdout.write(to_json(verdict.to_dict()) + "\n")
+            sys.stdout.flush()
+        else:
+            from . import render
 
-        render.verdict(verdict, quiet=quiet, titles=titles or {})
+            render.verdict(verdict, quiet=quiet, titles=titles or {})
+    except BrokenPipeError:  # the reader went away (`| head`): the exit code still tells
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     sys.exit(verdict.exit_code)
 
 

@@ -88,11 +88,13 @@ class NodeContext:
             raise slot.error
         return slot.value
 
-    def command(self, *argv: str, timeout: Optional[float] = None) -> execute.CommandResult:
-        """Run ``argv`` once per run (cached), under ``timeout`` or ``command_timeout``."""
+    def command(self, *argv: str, timeout: Optional[float] = None,
+                env: Optional[Dict[str, str]] = None) -> execute.CommandResult:
+        """Run ``argv`` once per run (cached), under ``timeout`` or ``command_timeout``, in
+        ``env`` (default: this process's environment)."""
         t = self.command_timeout if timeout is None else timeout
-        return self._once(("cmd",) + tuple(argv),
-                          lambda: execute.run(list(argv), timeout=t))
+        key = ("cmd",) + tuple(argv) + (tuple(sorted(env.items())) if env else ())
+        return self._once(key, lambda: execute.run(list(argv), timeout=t, env=env))
 
     def fact(self, gather: Callable[["NodeContext"], Any]) -> Any:
         """``gather(self)``, computed once per run and shared by every check that asks."""

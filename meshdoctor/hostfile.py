@@ -33,6 +33,8 @@ def ssh_name_problem(name: str) -> Optional[str]:
     as an option, or holds whitespace or control characters), or None when it can."""
     if not name:
         return "missing or empty: the host name to ssh into"
+    if len(name) > 255:
+        return f"{len(name)} characters: longer than any host name (at most 255)"
     if _BAD_SSH.search(name):
         return (f"{name!r} cannot be an ssh destination: it must not start with '-' or contain "
                 "spaces or control characters")
@@ -143,11 +145,14 @@ def load(path: Union[str, Path]) -> Hostfile:
     """Read and parse the hostfile at ``path``; raises :class:`HostfileError`."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a BOM is tolerated
+    except UnicodeDecodeError as exc:
+        raise HostfileError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                            f"offset {exc.start}); save the hostfile as UTF-8 JSON") from None
     except FileNotFoundError:
         raise HostfileError(f"{p}: no such file. Pass the mlx.launch hostfile "
                             "(JSON) with --hostfile.") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise HostfileError(f"{p}: cannot read: {exc}") from None
     return parse(text, str(p))
 

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from .context import NodeContext
 from .parsers.macos import version_tuple
+from .ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
 
 GUARD_STRING = b"JACCL_PROGRESS_TIMEOUT_MS"
 BACKENDS = ("ring", "jaccl", "mpi", "nccl")
@@ -81,7 +82,10 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
     when JACCL is not available or no library could be read),
     ``max_recommended_working_set_size`` (bytes or None).
     """
-    res = ctx.command(ctx.python, "-c", _PROBE)
+    # an inspection, not a rank: without the rank variables a shell may carry (MLX_RANK), so
+    # MD301 never mistakes this child for a stale rank
+    env = {k: v for k, v in os.environ.items() if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV,)}
+    res = ctx.command(ctx.python, "-c", _PROBE, env=env)
     if res.missing:
         return {"probe": "unrunnable", "detail": res.describe(), "python": ctx.python}
     if res.timed_out:

@@ -21,16 +21,23 @@ def _module_names() -> List[str]:
 
     names = [f"{checks_pkg.__name__}.{m.name}" for m in pkgutil.iter_modules(checks_pkg.__path__)
              if not m.name.startswith("_")]
-    extra = [m.strip() for m in os.environ.get(EXTRA_ENV, "").split(",") if m.strip()]
-    return names + extra
+    return names + _extra_names()
+
+
+def _extra_names() -> List[str]:
+    return [m.strip() for m in os.environ.get(EXTRA_ENV, "").split(",") if m.strip()]
 
 
 def all_checks() -> List[Check]:
-    """Every check, sorted by code. Raises ImportError naming a broken extra module."""
+    """Every check, sorted by code. Raises ImportError for an extra module that does not import
+    and ValueError for one without a ``CHECK`` or for a code defined twice."""
     found: Dict[str, Check] = {}
+    extras = set(_extra_names())
     for name in _module_names():
         mod = importlib.import_module(name)
         check = getattr(mod, "CHECK", None)
+        if name in extras and not isinstance(check, Check):
+            raise ValueError(f"{EXTRA_ENV} names {name}, which defines no CHECK = Check(...)")
         if isinstance(check, Check):
             if check.code in found and found[check.code] is not check:
                 raise ValueError(f"check code {check.code} is defined twice "

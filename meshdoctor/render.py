@@ -6,6 +6,8 @@ failure, warning and error, and a closing line with the verdict and exit code.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Dict, Optional
 
 from rich.console import Console
@@ -18,19 +20,31 @@ SYMBOLS = {OK: ("✔", "green"), WARN: ("!", "yellow"), FAIL: ("✘", "bold red"
 VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
 
 
+class _Console(Console):
+    """rich's Console, except that a reader going away (``| head``) silences the output instead
+    of exiting with status 1: the exit status is the verdict's, whoever reads."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+
+
 def console(stderr: bool = False) -> Console:
     """The console all human output goes through (highlighting off: data stays as written)."""
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]] = None,
             out: Optional[Console] = None) -> None:
-    """Print ``v``. ``quiet`` prints only failures and errors (and the verdict if not go)."""
+    """Print ``v``. ``quiet`` prints only failures and errors (with ``--strict`` warnings too,
+    since they fail), and the verdict line when it is not go."""
     out = out or console()
     titles = titles or {}
     multi_host = len({r.host for r in v.results}) > 1
+    shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
     for r in v.results:
-        if quiet and r.status not in (FAIL, ERROR):
+        if quiet and r.status not in shown:
             continue
         sym, style = SYMBOLS[r.status]
         title = titles.get(r.code, r.check)

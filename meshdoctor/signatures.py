@@ -158,6 +158,12 @@ CATALOGUE: List[Signature] = [
          "A rank exited with status 75: the JACCL progress guard tore the group down after a "
          "peer stopped answering.",
          "Find the dead or stalled peer; re-form the group.", "knowledge.md §1"),
+    _sig("MD623", "backend.unavailable",
+         r"Cannot initialize (?P<backend>[\w-]+) distributed backend",
+         "This MLX build cannot start that backend: JACCL needs macOS 26.2 or later on Apple "
+         "silicon with RDMA enabled and mlx 0.30.1 or later; mpi and nccl need their libraries.",
+         "Run `meshdoctor check` on that host (MD102 lists the backends its MLX has), or probe "
+         "with --backend ring.", "observed with mlx 0.32.4 on Linux"),
 ]
 
 BY_CODE: Dict[str, Signature] = {s.code: s for s in CATALOGUE}

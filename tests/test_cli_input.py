@@ -72,3 +72,71 @@ def test_mac_without_its_tools_is_not_assessed_rather_than_failed(fake_mac, tmp_
     assert r.rc == 3, r.out
     assert r.status("MD101") == "error" and r.status("MD302") == "error"
     assert "not found" in r.results("MD302")[0]["summary"]
+
+
+def test_size_must_be_whole_elements_at_least_one_per_rank():
+    r = run_cli("probe", "--size", "7")
+    assert r.rc == 2 and "whole number of float32 elements" in r.err
+    r = run_cli("probe", "--size", "6", "--dtype", "float16", "-n", "4")
+    assert r.rc == 2 and "8 bytes for 4 ranks" in r.err
+
+
+def test_hostfile_encodings(tmp_path, clean_env):
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps([{"ssh": "localhost",
+                                                   "ips": ["127.0.0.1"]}]).encode())
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(bom), env=clean_env)
+    assert r.rc == 0
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'[{"ssh": "h\xf6st"}]')
+    r = run_cli("check", "--hostfile", str(latin))
+    assert r.rc == 2 and "not UTF-8 text (byte 0xf6 at offset 11)" in r.err
+
+
+def test_overlong_ssh_name_is_a_hostfile_problem(tmp_path, clean_env):
+    hf = write(tmp_path / "h.json", json.dumps([{"ssh": "a" * 300, "ips": ["127.0.0.1"]}]))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    assert r.rc == 1 and "longer than any host name" in r.results("MD401")[0]["summary"]
+
+
+def test_two_local_ranks_of_a_jaccl_hostfile_warn(tmp_path, clean_env):
+    hf = write(tmp_path / "h.json", json.dumps({"backend": "jaccl", "hosts": [
+        {"ssh": "m1", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en2"]},
+        {"ssh": "m2", "ips": ["127.0.0.2"], "rdma": ["rdma_en2", None]}]}))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    assert r.rc == 0 and r.status("MD401") == "warn"
+    assert "one rank per Mac" in r.results("MD401")[0]["summary"]
+
+
+def test_extra_check_module_without_a_check_is_not_silently_ignored(clean_env):
+    env = dict(clean_env, MESHDOCTOR_EXTRA_CHECKS="os")
+    r = run_cli("check", "--json", env=env)
+    assert r.rc == 3 and "defines no CHECK" in r.doc["results"][0]["summary"]
+
+
+def test_strict_quiet_shows_the_warning_that_fails_it(clean_env):
+    env = dict(clean_env, MLX_RANK="4")
+    r = run_cli("check", "--quiet", "--strict", "--only", "MD103", env=env)
+    assert r.rc == 1 and "MLX_RANK" in r.out
+
+
+def test_an_exported_mlx_rank_does_not_make_the_doctor_its_own_stale_rank(clean_env):
+    env = dict(clean_env, MLX_RANK="0")
+    r = run_cli("check", "--json", "--only", "MD102,MD301", env=env)
+    own = [x for x in r.results("MD301") if x["evidence"].get("parent") == "python"
+           and "mlx.core" in (x["evidence"].get("cmdline") or "")]
+    assert not own, own
+
+
+def test_closed_stdout_keeps_the_verdict_exit_code(clean_env):
+    import subprocess
+    import sys
+
+    p = subprocess.run(f"{sys.executable} -m meshdoctor check --json --only MD101 | head -c 1",
+                       shell=True, capture_output=True, text=True, env=clean_env, timeout=60,
+                       executable="/bin/bash")
+    assert p.stdout == "{"
+    p = subprocess.run(["bash", "-o", "pipefail", "-c",
+                        f"{sys.executable} -m meshdoctor check --only MD101 | true"],
+                       capture_output=True, text=True, env=clean_env, timeout=60)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr

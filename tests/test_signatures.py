@@ -86,3 +86,10 @@ def test_explain_knows_signature_and_probe_codes():
     assert r.exit_code == 0 and "ring peer" in r.output
     r = CliRunner().invoke(cli, ["explain", "MD503"])
     assert r.exit_code == 0 and "deadline" in r.output
+
+
+def test_backend_unavailable_message_of_mlx_0_32_4():
+    from meshdoctor.signatures import classify
+
+    got = classify("RuntimeError: Cannot initialize jaccl distributed backend.")
+    assert [m.code for m in got] == ["MD623"] and got[0].groups == {"backend": "jaccl"}

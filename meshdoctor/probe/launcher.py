@@ -149,7 +149,8 @@ class Launch:
             except (OSError, remote.RemoteError) as exc:
                 self.procs.append(None)
                 return (f"rank {h.rank} ({h.ssh or 'localhost'}) could not be started: {exc}. "
-                        + ("Check --python / that this interpreter exists." if loc else
+                        + (f"Check that {cfg.python} exists (MESHDOCTOR_PYTHON names the "
+                           "interpreter of local ranks)." if loc else
                            "Check that ssh is installed and the host name is right."))
             rp = RankProc(h.rank, h.ssh or "localhost", loc, p, self.hosts)
             self.procs.append(rp)
@@ -426,9 +427,10 @@ class Launch:
                     out.hang = self.tracker.hang_report(now, self.cfg.hb_stale,
                                                         {k: v for k, v in states.items() if v})
                     out.stacks, out.native_stacks = self.capture_stacks()
-        except KeyboardInterrupt:  # Ctrl-C or a supervisor's SIGTERM: still tear everything down
+        except KeyboardInterrupt as exc:  # Ctrl-C, a supervisor's SIGTERM: still tear down
             out.kind, out.detected_at = "interrupted", time.monotonic()
-            out.message = "interrupted (SIGINT/SIGTERM) before the probe finished"
+            how = exc.args[0] if exc.args else "SIGINT"
+            out.message = f"interrupted by {how} before the probe finished"
         out.failure = dict(self.tracker.first_failure) if self.tracker and \
             self.tracker.first_failure else None
         out.early_exits = {s.rank: s.returncode for s in self.states if s.returncode is not None}

@@ -242,8 +242,11 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
         res.append(Result(C.START, "probe.start", ERROR, msg, host=sts[0].host if sts else
                           first_host, evidence={"ranks": [s.rank for s in sts]},
                           remediation=Remediation(
-                              "Check ssh (BatchMode, keys), that Python and mlx are installed "
-                              "on that host (MESHDOCTOR_REMOTE_PYTHON), then probe again.")))
+                              "Check that the interpreter exists and has mlx "
+                              "(MESHDOCTOR_PYTHON), then probe again." if sts and sts[0].local
+                              else "Check ssh (BatchMode, keys), that Python and mlx are "
+                              "installed on that host (MESHDOCTOR_REMOTE_PYTHON), then probe "
+                              "again.")))
     elif out.kind == "init" or not formed and out.kind in ("dead", "hang", "deadline"):
         sts = lead or [s for s in out.ranks if s.errors]
         if sts:
@@ -364,7 +367,8 @@ def _hang_result(cfg, out: LaunchOutcome) -> Result:
                   remediation=Remediation(
                       "The rank that never arrived is the suspect: check its process and host "
                       "(stopped, swapping, a dead link). A ring that hangs without any rank "
-                      "dying matches seeds/ring-allsum-deadlock.txt: run collectives on "
+                      "dying matches the known ring deadlock (mlx 0.32.2, a few % of CPU-stream "
+                      "all_sum calls at 3+ ranks): run collectives on "
                       "stream=mx.cpu, upgrade mlx, and gate long jobs on --soak."))
 
 
@@ -443,6 +447,7 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
             summary += "; the soak did not complete (see the other findings)"
         res.append(_mesh(C.SOAK, "probe.soak", status, summary, evidence=probe["soak"],
                           remediation=Remediation(
-                              "Hangs without a dead rank match seeds/ring-allsum-deadlock.txt: "
+                              "Hangs without a dead rank match the known ring deadlock (mlx "
+                              "0.32.2, a few % of CPU-stream all_sum calls at 3+ ranks): "
                               "upgrade mlx, keep collectives on stream=mx.cpu, and gate long "
                               "jobs on a clean soak.") if hangs else None))

@@ -14,6 +14,7 @@ from .sizes import SizeError, format_size, memory_needed, parse_size
 from .worker import OPS
 
 DEFAULT_RANKS = 2
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 # Ranks one probe starts at most: a JACCL mesh stops at 8 (knowledge.md §1); rings of a few
 # dozen Macs exist; thousands of entries are a broken hostfile, not a mesh.
 MAX_WORLD_SIZE = 256
@@ -83,6 +84,12 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
         listed = "; ".join(f"{p}: {m}" for p, m in bad[:4])
         raise ProbeSetupError((f"{hf.path}: " if hf.path else "") + listed
                               + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""), where)
+    item = DTYPE_BYTES[dtype]
+    if nbytes % item or nbytes < item * hf.world_size:
+        raise ProbeSetupError(
+            f"--size {size}: must be a whole number of {dtype} elements ({item} bytes each) and "
+            f"at least one per rank ({item * hf.world_size} bytes for {hf.world_size} ranks)",
+            "--size")
     count = envmod.port_count(hf) if chosen == "ring" else 1
     if port is not None and port + count - 1 > 65535:
         raise ProbeSetupError(f"--port {port}: {count} consecutive port(s) from it would pass "

@@ -54,9 +54,9 @@ def format_size(nbytes: float) -> str:
     1000 -> ``1000B``, 1536 -> ``1.5KiB``, 16 MiB less a few bytes -> ``16MiB``."""
     n = float(nbytes)
     for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            text = f"{n / scale:.2f}".rstrip("0").rstrip(".")
-            return f"{text}{unit}"
+        v = round(n / scale, 2)
+        if v >= 1:
+            return f"{v:.2f}".rstrip("0").rstrip(".") + unit
     return f"{int(n)}B"
 
 
