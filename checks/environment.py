@@ -27,13 +27,7 @@ MIN_SANE_TIMEOUT_MS = 1000  # below a second, a busy peer reads as a dead one
 
 def hostfile_envs(ctx: NodeContext) -> Dict[str, str]:
     """``envs`` of the hostfile as a dict (``K=V`` strings; malformed ones are skipped)."""
-    out: Dict[str, str] = {}
-    if ctx.hostfile is not None:
-        for e in ctx.hostfile.envs:
-            k, sep, v = e.partition("=")
-            if sep:
-                out[k] = v
-    return out
+    return ctx.hostfile.env_dict() if ctx.hostfile is not None else {}
 
 
 def assess(env: Mapping[str, str], launch_envs: Mapping[str, str]):

@@ -7,8 +7,8 @@ Sources and thresholds:
   the node keeps about 140 GB wired"). Threshold: more than
   max(:data:`WIRED_IDLE_FLOOR_BYTES`, :data:`WIRED_IDLE_FRACTION` x RAM) wired with no rank running.
 * A wired limit that leaves less than :data:`OS_RESERVE_BYTES` to macOS starves the system.
-* Linux: RDMA pins buffers, so the memlock limit (``RLIMIT_MEMLOCK``) must be large or unlimited
-  when RDMA devices exist (rdma-core documentation); ``Mlocked`` from /proc/meminfo is reported.
+* Linux: RDMA pins buffers, so the memlock limit (``RLIMIT_MEMLOCK``) should be unlimited when
+  RDMA devices exist (rdma-core's guidance); ``Mlocked`` from /proc/meminfo is reported.
 * Available memory below :data:`LOW_AVAILABLE_FRACTION` of RAM warns.
 """
 
@@ -31,7 +31,6 @@ WIRED_IDLE_FLOOR_BYTES = 16 * GiB
 WIRED_IDLE_FRACTION = 0.20
 OS_RESERVE_BYTES = 8 * GiB
 LOW_AVAILABLE_FRACTION = 0.10
-MEMLOCK_MIN_BYTES = 64 * MiB
 
 
 def _gib(n: int) -> str:
@@ -65,7 +64,7 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
         return found, ev
     idle_limit = max(WIRED_IDLE_FLOOR_BYTES, int(WIRED_IDLE_FRACTION * memsize))
     if wired > idle_limit:
-        ranks = find_ranks()
+        ranks = find_ranks(skip_descendants=True)
         ev["ranks_running"] = [r.pid for r in ranks]
         if not ranks:
             found.append(fail(
@@ -96,12 +95,13 @@ def _linux(ctx: NodeContext):
         pass
     rdma = os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
     ev["rdma_devices_present"] = rdma
-    if rdma and soft != resource.RLIM_INFINITY and soft < MEMLOCK_MIN_BYTES:
+    if rdma and soft != resource.RLIM_INFINITY:
         found.append(warn(
-            f"memlock limit is {soft // 1024} KiB with RDMA devices present: registering "
-            "buffers will fail", evidence=ev,
-            remediation="Raise it to unlimited: `ulimit -l unlimited`, or memlock in "
-            "/etc/security/limits.conf."))
+            f"memlock limit is {soft // 1024} KiB with RDMA devices present: memory "
+            "registration pins buffers and fails past it", evidence=ev,
+            remediation="Raise it for the user that runs the ranks: `ulimit -l unlimited` in "
+            "the launching shell, or `<user> - memlock unlimited` in /etc/security/limits.conf "
+            "(LimitMEMLOCK=infinity for a systemd service)."))
     return found, ev
 
 
@@ -134,7 +134,7 @@ Fails (and lists the node in needs_reboot) when more than max(16 GiB, 20 % of RA
 no MLX rank runs: a crashed rank's wired memory is only released by a reboot (seen at 140 GB after
 a tbt_post_recv crash). Fails when vm_stat does not answer in time (a wedged kernel); a vm_stat
 that is missing or fails leaves the node unassessed (error). Warns when the wired limit
-leaves macOS less than 8 GiB, when the memlock limit is below 64 MiB with RDMA devices present,
+leaves macOS less than 8 GiB, when the memlock limit is not unlimited with RDMA devices present,
 and when less than 10 % of RAM is available.
 
 What to do: reboot a node holding wired memory with no ranks; raise the memlock limit to

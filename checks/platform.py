@@ -47,7 +47,7 @@ def run(ctx: NodeContext):
         yield ok(f"{ctx.platform} {info.get('os_version', '')} on {info['arch']}, "
                  f"Python {info['python']}", evidence=info)
         return
-    if "os_version" not in info:
+    if not info.get("os_version"):
         yield error(f"could not read the macOS version: {info['sw_vers']}",
                       evidence=info,
                       remediation="Run `sw_vers` by hand; JACCL needs macOS 26.2 or later.")

@@ -16,17 +16,15 @@ the measured limits are lower than what ``ibv_devinfo`` reports, so min(reported
 errno 16 EBUSY; "Register memory region failed" past ~100 MRs). The evidence names which limit
 applied and why.
 
-Linux with RDMA devices: also the memlock limit (``RLIMIT_MEMLOCK``); registered memory is pinned,
-and rdma-core's guidance is an unlimited memlock for RDMA users.
+The memlock limit that RDMA registration needs on Linux is MD302's (memory).
 """
 
 from __future__ import annotations
 
-import resource
 from typing import Any, Dict, List, Optional, Tuple
 
 from meshdoctor import verbs
-from meshdoctor.check import Check, Finding, fail, ok, skip, warn
+from meshdoctor.check import Check, Finding, fail, ok, skip
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_MESH_MAX, Hostfile
 from meshdoctor.parsers.ibv import Device
@@ -96,21 +94,6 @@ def limits(dev: Optional[Device], is_mac: bool) -> Dict[str, Any]:
     return out
 
 
-def _memlock() -> Finding:
-    soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
-    ev = {"memlock_soft": None if soft == resource.RLIM_INFINITY else soft,
-          "memlock_hard": None if hard == resource.RLIM_INFINITY else hard}
-    if soft == resource.RLIM_INFINITY:
-        return ok("memlock limit is unlimited (RDMA memory registration can pin what it needs)",
-                  evidence=ev)
-    return warn(f"memlock limit is {soft // 1024} KiB: RDMA memory registration pins memory and "
-                "fails past it", evidence=ev,
-                remediation="Raise it for the user that runs the ranks: `ulimit -l unlimited` in "
-                            "the launching shell, or `<user> - memlock unlimited` in "
-                            "/etc/security/limits.conf (LimitMEMLOCK=infinity for a systemd "
-                            "service).")
-
-
 def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
     hf = ctx.hostfile
     assert hf is not None
@@ -159,8 +142,6 @@ def run(ctx: NodeContext):
     if finding is not None:
         return finding
     out = []
-    if ctx.platform == "linux":
-        out.append(_memlock())
     if verbs.rdma_role(ctx) == verbs.REQUIRED:
         out.extend(_capacity(ctx, inv))
     else:
@@ -182,8 +163,8 @@ jaccl-ring: one QP per cable per neighbour, at most 4 cables per direction. Abou
 connection (mlx 0.32.1). Limits: max_qp/max_mr as verbs reports them; on Thunderbolt Apple's
 measured limits apply (10 QPs per device, the 11th fails with errno 16 EBUSY; about 100 MRs,
 beyond which "[jaccl] Register memory region failed"), because ibv_devinfo reports more than the
-driver really gives. On Linux the memlock limit is checked too.
+driver really gives. (The memlock limit on Linux is MD302's.)
 
 What to do: give each peer its own cable and device in the hostfile, use jaccl-ring beyond 8
-ranks, kill stale ranks that still hold queue pairs, and on Linux raise memlock to unlimited.
+ranks, and kill stale ranks that still hold queue pairs.
 """)

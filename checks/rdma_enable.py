@@ -20,6 +20,7 @@ from typing import Any, Dict
 from meshdoctor import verbs
 from meshdoctor.check import Check, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
+from meshdoctor.parsers.thunderbolt import is_tb5_speed
 from meshdoctor.thunderbolt import gather_thunderbolt
 
 ENABLE_REMEDY = ("Enable RDMA on this Mac from macOS Recovery: shut down, hold the power button "
@@ -78,7 +79,7 @@ def _mac(ctx: NodeContext, role: str):
     state = "enabled" if ctl["enabled"] else f"status unknown ({ctl['detail']})"
     if inv.state in (verbs.NO_DEVICES, verbs.NO_RDMA):
         cap = tb.max_capability_gbps()
-        if cap is not None and cap <= 40:
+        if cap is not None and not is_tb5_speed(cap):
             return bad(f"RDMA {state} but no RDMA devices: this Mac's Thunderbolt ports are "
                        f"Thunderbolt 4 (up to {cap:g} Gb/s); RDMA needs Thunderbolt 5",
                        evidence=ev, remediation=TB4_REMEDY)

@@ -33,7 +33,7 @@ def _still_unkillable(pid: int) -> bool:
 
 
 def run(ctx: NodeContext):
-    ranks = find_ranks(sample_cpu_s=CPU_SAMPLE_S)
+    ranks = find_ranks(sample_cpu_s=CPU_SAMPLE_S, skip_descendants=True)
     if not ranks:
         return ok("no MLX rank processes of this user are running")
     stuck = [r for r in ranks if r.status in UNKILLABLE]

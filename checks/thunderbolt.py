@@ -39,10 +39,11 @@ def _hw_port_of(tb: TbInventory, iface: str) -> Optional[str]:
 
 
 def _used_links(ctx: NodeContext, tb: TbInventory, out: List[Any]) -> List[Link]:
-    """Links used for RDMA; adds a finding to ``out`` for a named device with no cable."""
+    """Links used for RDMA; adds a finding to ``out`` for a named device with no cable. Without
+    a hostfile: the links to another Mac (a dock, a display or a disk is no RDMA link)."""
     named = verbs.named_devices(ctx)
     if not named:
-        return list(tb.links)
+        return [link for link in tb.links if link.peers]
     used: List[Link] = []
     for dev in dict.fromkeys(n["device"] for n in named):
         link = tb.link_for_device(dev)

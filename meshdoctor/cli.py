@@ -15,6 +15,11 @@ import click
 
 from . import __version__
 from .model import EXIT_UNKNOWN, HostInfo, Result, Verdict
+from .probe.worker import DTYPES
+
+# Each external command a check runs gets this share of the check's deadline, so that two in a
+# row that both hang still end inside it as findings rather than as a check in error.
+COMMAND_SHARE = 0.45
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 go (nothing failed; warnings allowed unless --strict), 1 no-go (something "
@@ -132,7 +137,7 @@ def cli() -> None:
 @click.option("--skip", multiple=True, metavar="CODE,...", shell_complete=_complete_codes,
               help="Do not run these checks (codes or names, comma-separated).")
 @click.option("--timeout", type=Seconds(0.1, 3600), default=10.0, show_default=True,
-              help="Deadline in seconds for each check; external commands get 60% of it.")
+              help="Deadline in seconds for each check; each external command gets 45% of it.")
 @click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
               help="The mlx.launch hostfile (JSON) of the mesh this node belongs to.")
 def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, timeout: float,
@@ -158,10 +163,10 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
             raise click.BadParameter("--only and --skip leave no check to run; a gate that "
                                      "runs nothing must not say go", param_hint="--only/--skip")
         ranks = local_ranks(hf) if hf is not None else []
-        host = hf.hosts[ranks[0]].ssh if hf is not None and ranks else \
+        host = (hf.hosts[ranks[0]].ssh if hf is not None and ranks else "") or \
             socket.gethostname().split(".")[0] or "localhost"
         ctx = NodeContext(host=host, hostfile=hf, ranks=ranks,
-                          command_timeout=max(0.05, timeout * 0.6))
+                          command_timeout=max(0.05, timeout * COMMAND_SHARE))
         verdict.hosts.append(HostInfo(host=host, rank=ranks[0] if ranks else None,
                                       platform={"os": ctx.platform}))
         verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
@@ -252,7 +257,7 @@ def schema() -> None:
               help="Timed iterations per op.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=1, show_default=True,
               help="Untimed iterations per op first.")
-@click.option("--dtype", type=click.Choice(["float32", "float16", "bfloat16", "int32"]),
+@click.option("--dtype", type=click.Choice(list(DTYPES)),
               default="float32", show_default=True, help="Element type.")
 @click.option("--timeout", type=Seconds(0.1, 86400), default=None,
               help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s).")
@@ -309,15 +314,17 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
 
 
 def _interrupt_on_termination() -> None:
-    """Turn SIGTERM and SIGHUP (a supervisor's timeout, a closed terminal) into
-    KeyboardInterrupt, as Ctrl-C already is, so the probe still tears every rank down and
-    prints its verdict."""
+    """Route SIGINT (Ctrl-C), SIGTERM (a supervisor's timeout) and SIGHUP (a closed terminal) to
+    the probe launcher, which stops watching, still tears every rank down and prints the
+    verdict (:func:`meshdoctor.probe.launcher.interrupt`)."""
     import signal
 
-    def handler(signum, frame):
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+    from .probe.launcher import interrupt
 
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    def handler(signum, frame):
+        interrupt(signal.Signals(signum).name)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, handler)
 
 

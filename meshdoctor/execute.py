@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 DEFAULT_TIMEOUT_S = 5.0
 
@@ -104,3 +104,13 @@ def run(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S, *,
             _kill_group(proc)
     return CommandResult(argv, proc.returncode, out.decode("utf-8", "replace"),
                          err.decode("utf-8", "replace"), time.monotonic() - t0)
+
+
+def spawn(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None,
+          stdin: Any = subprocess.DEVNULL) -> subprocess.Popen:
+    """Start a long-running ``argv`` (a probe rank, its ssh client) in its own session with
+    stdout and stderr piped. The caller owns it: its deadline, its signals, its reaping.
+    Raises OSError when it cannot be started."""
+    return subprocess.Popen([str(a) for a in argv], env=env, stdin=stdin,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)

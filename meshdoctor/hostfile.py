@@ -18,12 +18,17 @@ import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 BACKENDS = ("ring", "jaccl", "jaccl-ring", "mpi", "nccl")
 JACCL_BACKENDS = ("jaccl", "jaccl-ring")
 JACCL_MESH_MAX = 8  # knowledge.md §1 "JACCL resources": mesh at most 8 ranks
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_env_key(key: str) -> bool:
+    """A usable environment variable name (letters, digits, '_', not starting with a digit)."""
+    return bool(_ENV_KEY.match(key))
 # An ssh destination that would be read as an option, or split by a shell: refused everywhere.
 _BAD_SSH = re.compile(r"(^-)|[\s\x00-\x1f\x7f]")
 
@@ -39,8 +44,6 @@ def ssh_name_problem(name: str) -> Optional[str]:
         return (f"{name!r} cannot be an ssh destination: it must not start with '-' or contain "
                 "spaces or control characters")
     return None
-
-RdmaCell = Union[None, str, List[str]]
 
 
 class HostfileError(ValueError):
@@ -86,6 +89,10 @@ class Hostfile:
     envs: List[str] = field(default_factory=list)
     path: Optional[str] = None
     raw: Any = None
+
+    def env_dict(self) -> Dict[str, str]:
+        """``envs`` (``"K=V"`` strings) as a dict; an entry without ``=`` is skipped."""
+        return dict(e.split("=", 1) for e in self.envs if "=" in e)
 
     @property
     def world_size(self) -> int:
@@ -200,7 +207,7 @@ def problems(hf: Hostfile) -> List[Tuple[str, str]]:
             out.append(("envs", "must be a list of \"KEY=VALUE\" strings"))
         else:
             for i, e in enumerate(envs):
-                if not isinstance(e, str) or "=" not in e or not _ENV_KEY.match(e.split("=")[0]):
+                if not isinstance(e, str) or "=" not in e or not is_env_key(e.split("=")[0]):
                     out.append((f"envs[{i}]", f"{e!r} is not KEY=VALUE"))
     raw_hosts = data["hosts"] if isinstance(data, dict) else data
     n = len(raw_hosts)

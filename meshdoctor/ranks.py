@@ -78,6 +78,14 @@ def protected_pids() -> Set[int]:
     return out
 
 
+def own_descendants() -> Set[int]:
+    """Pids of this process's children and their children (the commands checks run)."""
+    try:
+        return {p.pid for p in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
 def _current_user() -> Optional[str]:
     try:
         return psutil.Process().username()
@@ -122,15 +130,20 @@ def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankP
         return None
 
 
-def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0) -> List[RankProcess]:
+def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0,
+               skip_descendants: bool = False) -> List[RankProcess]:
     """Every rank process of this user (see module doc), sorted by pid.
 
-    ``marker``: only ranks whose ``MESHDOCTOR_PROBE_ID`` equals it. ``sample_cpu_s``: when > 0,
+    ``marker``: only ranks whose ``MESHDOCTOR_PROBE_ID`` equals it. ``skip_descendants``: leave
+    out this process's children and theirs (the checks use it: a command a check runs inherits
+    the shell's MLX_RANK). ``sample_cpu_s``: when > 0,
     measure each rank's CPU % over that many seconds (one shared sleep). Never raises for
     processes that vanish or deny access while being read.
     """
     user = _current_user()
     skip = protected_pids()
+    if skip_descendants:  # commands a check runs inherit the shell's MLX_RANK: not ranks
+        skip |= own_descendants()
     found: List[RankProcess] = []
     procs = {}
     for proc in psutil.process_iter():

@@ -11,18 +11,16 @@ with :func:`popen` in their own session and are the caller's to reap.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from . import execute
-from .hostfile import ssh_name_problem
+from .hostfile import is_env_key, ssh_name_problem
 
 SSH = "ssh"
 CONNECT_TIMEOUT_S = 5
 SSH_CONFIG_ENV = "MESHDOCTOR_SSH_CONFIG"  # an ssh_config file for every ssh call (ssh -F)
-_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class RemoteError(ValueError):
@@ -48,7 +46,7 @@ def remote_command(argv: Sequence[str], env: Optional[Mapping[str, str]] = None)
     if env:
         words.append("env")
         for k, v in env.items():
-            if not _ENV_KEY.match(k):
+            if not is_env_key(k):
                 raise RemoteError(f"environment key {k!r} is not a valid variable name "
                                   "(letters, digits and '_', not starting with a digit)")
             words.append(shlex.quote(f"{k}={v}"))
@@ -82,8 +80,7 @@ def popen(host: str, argv: Sequence[str], env: Optional[Dict[str, str]] = None, 
     """Start ``argv`` on ``host`` as a long-running ssh child in its own session, with stdout
     and stderr piped; the caller owns the process (deadline, kill, wait). Raises OSError if
     ssh cannot be started and :class:`RemoteError` for an unsafe host or env key."""
-    return subprocess.Popen(ssh_argv(host, argv, env), stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    return execute.spawn(ssh_argv(host, argv, env), stdin=stdin)
 
 
 class Hosts:

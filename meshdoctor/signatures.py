@@ -77,8 +77,8 @@ CATALOGUE: List[Signature] = [
          r"\[jaccl\].*errno 16\b)",
          "Per-device queue-pair limit reached (10 per device on macOS) or stale RDMA resources "
          "held by leftover ranks.",
-         "Use fewer peers per device; kill stale ranks (meshdoctor fix stale-ranks); reboot if "
-         "it persists."),
+         "Use fewer peers per device; kill stale ranks (`meshdoctor check --only MD301` lists "
+         "them); reboot if it persists."),
     _sig("MD604", "jaccl.no-protection-domain", r"\[jaccl\] Couldn't allocate protection domain",
          "The device could not allocate a protection domain: the port is PORT_DOWN, or stale "
          "resources after many init cycles.",

@@ -16,9 +16,9 @@ from typing import Any, Dict, List, Optional
 
 from . import execute
 from .context import NodeContext
-from .parsers.thunderbolt import (TB4_MAX_GBPS, HardwarePorts, IfconfigReport, Interface,
+from .parsers.thunderbolt import (HardwarePorts, IfconfigReport, Interface,
                                   TbPeer, TbPort, TbReport, parse_ifconfig,
-                                  parse_networksetup_ports, parse_system_profiler_tb)
+                                  parse_networksetup_ports, parse_system_profiler_tb, is_tb5_speed)
 
 SYSTEM_PROFILER = ("system_profiler", "SPThunderboltDataType", "-json")
 NETWORKSETUP = ("networksetup", "-listallhardwareports")
@@ -47,7 +47,7 @@ class Link:
     @property
     def tb4_speed(self) -> bool:
         """A link at Thunderbolt 4 speed or less (knowledge.md §2: TB5 is above 40 Gb/s)."""
-        return self.speed_gbps is not None and self.speed_gbps <= TB4_MAX_GBPS
+        return self.speed_gbps is not None and not is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"receptacle": self.receptacle, "hardware_port": self.hardware_port,
@@ -87,8 +87,7 @@ class TbInventory:
         return next((ln for ln in self.links if ln.rdma_device == rdma_device), None)
 
     def tb5_links(self) -> List[Link]:
-        return [ln for ln in self.links if ln.speed_gbps is not None
-                and ln.speed_gbps > TB4_MAX_GBPS]
+        return [ln for ln in self.links if is_tb5_speed(ln.speed_gbps)]
 
     def max_capability_gbps(self) -> Optional[float]:
         caps = [p.capability_gbps or p.speed_gbps for p in self.ports]

@@ -34,7 +34,7 @@ from . import execute
 from .check import Finding, error, fail, skip
 from .context import NodeContext
 from .hostfile import JACCL_BACKENDS
-from .parsers.ibv import (LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
+from .parsers.ibv import (LIMIT_KEYS, LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
                           normalize_gid, parse_ibv_devices, parse_ibv_devinfo,
                           parse_rdma_ctl_status)
 
@@ -153,7 +153,7 @@ def _pyverbs_device(pvd: Any, name: str) -> Device:
                      hw_ver=hex(_attr(a, "hw_ver") or 0),
                      fw_ver=_as_name(_attr(a, "fw_version") or ""),
                      phys_port_cnt=_attr(a, "phys_port_cnt"))
-        for key in ("max_qp", "max_qp_wr", "max_cq", "max_cqe", "max_mr", "max_pd"):
+        for key in LIMIT_KEYS:
             v = _attr(a, key)
             if isinstance(v, int):
                 dev.limits[key] = v
@@ -215,15 +215,21 @@ def _pyverbs_importable(ctx: NodeContext) -> bool:
 
 
 def _with_deadline(fn: Any, timeout: float) -> Tuple[bool, Any]:
-    """``(finished, value)`` of ``fn()`` run in a daemon thread joined for ``timeout`` s."""
+    """``(finished, value)`` of ``fn()`` run in a daemon thread joined for ``timeout`` s; an
+    exception ``fn`` raises is re-raised here (it is a bug or a broken binding, not a hang)."""
     box: Dict[str, Any] = {}
 
     def work() -> None:
-        box["value"] = fn()
+        try:
+            box["value"] = fn()
+        except BaseException as exc:
+            box["error"] = exc
 
     th = threading.Thread(target=work, daemon=True, name="verbs-reader")
     th.start()
     th.join(timeout)
+    if "error" in box:
+        raise box["error"]
     return ("value" in box), box.get("value")
 
 

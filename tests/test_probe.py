@@ -225,7 +225,7 @@ def test_soak_counts_a_hang_and_goes_on():
     doc = report.build(run, Verdict(command="probe")).finish().to_dict()
     validate(doc)
     soak = doc["probe"]["soak"]
-    assert soak["hangs"] == 1 and soak["relaunches"] == 1
+    assert soak["hangs"] == 1 and soak["relaunches"] == 1, (soak, doc["results"])
     assert soak["hang_steps"][0]["iter"] == 3
     assert soak["completed"] == 7 and soak["calls"] == 8
     assert soak["hang_rate"] == pytest.approx(1 / 8)
@@ -264,10 +264,13 @@ def _start_probe(clean_env, *args):
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def _wait_for_ranks(n, timeout=30.0):
+def _wait_for_ranks(n, launcher, timeout=30.0):
+    """The probe ranks ``launcher`` (a Popen of meshdoctor) started, once ``n`` are up."""
     t_end = time.monotonic() + timeout
     while time.monotonic() < t_end:
-        ranks = [r for r in find_ranks() if (r.marker or "").startswith("md-probe-")]
+        kids = {c.pid for c in psutil.Process(launcher.pid).children(recursive=True)}
+        ranks = [r for r in find_ranks() if (r.marker or "").startswith("md-probe-")
+                 and r.pid in kids]
         if len(ranks) >= n:
             return ranks
         time.sleep(0.1)
@@ -277,9 +280,7 @@ def _wait_for_ranks(n, timeout=30.0):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_interrupted_probe_tears_down_and_still_prints_its_verdict(clean_env, sig):
     p = _start_probe(clean_env, "--size", "16MiB", "--iters", "400", "--op", "all_sum")
-    if sig == signal.SIGINT:  # as Ctrl-C delivers it: Python's default handler is in place
-        pass
-    _wait_for_ranks(3)
+    _wait_for_ranks(3, p)
     time.sleep(2.5)  # group formed, collectives running
     p.send_signal(sig)
     out, err = p.communicate(timeout=60)
@@ -292,7 +293,7 @@ def test_interrupted_probe_tears_down_and_still_prints_its_verdict(clean_env, si
 
 def test_ranks_do_not_outlive_a_killed_launcher(clean_env):
     p = _start_probe(clean_env, "--size", "16MiB", "--iters", "400", "--op", "all_sum")
-    ranks = _wait_for_ranks(3)
+    ranks = _wait_for_ranks(3, p)
     time.sleep(2.5)
     os.kill(p.pid, signal.SIGKILL)  # no teardown possible: the ranks must notice by themselves
     p.communicate(timeout=30)

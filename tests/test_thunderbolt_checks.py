@@ -102,3 +102,21 @@ def test_hung_system_profiler_is_could_not_assess_within_the_deadline(fake_mac):
     assert "system_profiler SPThunderboltDataType -json" in e["remediation"]["text"]
     (m,) = r.results("MD201")
     assert m["status"] == "ok" and "Thunderbolt links not read" in m["summary"]
+
+
+def test_a_dock_without_ipv4_is_no_rdma_link_without_a_hostfile(fake_mac):
+    """Without a hostfile only links to another Mac count: a dock on Thunderbolt 4 (en5, no
+    IPv4) must not turn the gate to no-go."""
+    sp = json.loads((FIXTURES / "healthy" /
+                      "system_profiler__SPThunderboltDataType_json.txt").read_text())
+    bus = sp["SPThunderboltDataType"][3]
+    bus["receptacle_1_tag"].update(receptacle_status_key="receptacle_connected",
+                                   current_speed_key="40 Gb/s")
+    bus["_items"] = [{"_name": "CalDigit TS4", "mode_key": "thunderbolt_four",
+                      "vendor_name_key": "CalDigit"}]
+    env = fake_mac("healthy", extra={"system_profiler__SPThunderboltDataType_json.txt":
+                                     json.dumps(sp)})
+    r = run_cli("check", "--json", "--only", "MD205", env=env)
+    assert r.rc == 0, r.out
+    assert r.status("MD205") == "ok"
+    assert "Thunderbolt 4" not in r.results("MD205")[0]["summary"]

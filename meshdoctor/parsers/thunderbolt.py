@@ -17,6 +17,11 @@ from typing import Any, Dict, List, Optional
 # knowledge.md §2: "TB5 vs TB4: link speed above 40 Gb/s".
 TB4_MAX_GBPS = 40.0
 
+
+def is_tb5_speed(gbps: Optional[float]) -> bool:
+    """A link speed (Gb/s) above Thunderbolt 4's 40 Gb/s: Thunderbolt 5 (knowledge.md §2)."""
+    return gbps is not None and gbps > TB4_MAX_GBPS
+
 _SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*Gb/s", re.I)
 
 
@@ -77,7 +82,7 @@ class TbPort:
 
     @property
     def tb5_link(self) -> bool:
-        return self.speed_gbps is not None and self.speed_gbps > TB4_MAX_GBPS
+        return is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:
         return {"receptacle": self.receptacle, "hardware_port": self.hardware_port,

@@ -104,11 +104,7 @@ def rank_env(hf: Hostfile, rank: int, *, run_id: str, plan: dict, shared_env: Di
     """The variables one rank gets on top of its inherited environment: the hostfile's
     ``envs`` first, then the backend's ``shared_env``, then ``MLX_RANK``, the marker, the plan
     and the files (these always win)."""
-    env: Dict[str, str] = {}
-    for e in hf.envs:
-        if "=" in e:
-            k, v = e.split("=", 1)
-            env[k] = v
+    env = hf.env_dict()
     env.update(shared_env)
     env.update({"MLX_RANK": str(rank), MARKER_ENV: run_id,
                 PLAN_ENV: json.dumps(plan, separators=(",", ":")),

@@ -104,6 +104,7 @@ class Launch:
         self.states = [RankState(h.rank, h.ssh or "localhost", loc)
                        for h, loc in zip(hf.hosts, self.local)]
         self.tracker: Optional[Tracker] = None
+        self.ring_hostfile: Optional[List[List[str]]] = None
 
     # --- start --------------------------------------------------------------------------------
     def _reader(self, rank: int, stream: str, pipe) -> None:
@@ -132,10 +133,8 @@ class Launch:
                 if loc:
                     full = dict(os.environ)
                     full.update(env)
-                    p = subprocess.Popen([cfg.python, "-u", str(WORKER_PATH), self.run_id],
-                                         env=full, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         start_new_session=True)
+                    p = execute.spawn([cfg.python, "-u", str(WORKER_PATH), self.run_id],
+                                      env=full)
                 else:
                     if source is None:
                         source = WORKER_PATH.read_bytes()
@@ -264,7 +263,7 @@ class Launch:
                 continue
             marks[p.rank] = self.states[p.rank].stderr_lines
             target = p.pid if p.local else p.remote_pid
-            if p.local and target:
+            if p.local and target and p.poll() is None:
                 if send_signal(target, STACK_SIGNAL) == "sent":
                     asked.append(p.rank)
             elif not p.local and target:
@@ -287,7 +286,7 @@ class Launch:
         spy = execute.which("py-spy")
         if spy:
             for p in self.procs:
-                if p is not None and p.local and self.states[p.rank].alive:
+                if p is not None and p.local and p.poll() is None:
                     res = execute.run([spy, "dump", "--pid", str(p.pid)], timeout=5)
                     native[p.rank] = (res.stdout or res.describe())[-4000:]
         return stacks, native
@@ -408,29 +407,38 @@ class Launch:
 
     # --- all together -------------------------------------------------------------------------
     def run(self) -> LaunchOutcome:
-        """Start, watch, gather evidence, tear down, check for leftovers."""
+        """Start, watch, gather evidence, tear down, check for leftovers.
+
+        An interrupt (see :func:`interrupt`) during start or watch ends the launch as
+        ``interrupted``; any other exception still tears every rank down before it propagates.
+        """
         t0 = time.monotonic()
         out = LaunchOutcome("start", self.run_id, self.states, self.plan, self.deadline,
                             None, started_at=t0)
-        out.ring_hostfile = getattr(self, "ring_hostfile", None)
         try:
-            err = self.start()
-            if err is not None:
-                out.message, out.detected_at = err, time.monotonic()
-            else:
-                out.kind, out.detected_at = self.watch()
-                if out.kind in ("hang", "deadline", "init") and \
-                        any(s.alive for s in self.states):
-                    now = time.monotonic()
-                    states = {p.rank: p.state() for p in self.procs if p is not None and
-                              self.states[p.rank].alive}
-                    out.hang = self.tracker.hang_report(now, self.cfg.hb_stale,
-                                                        {k: v for k, v in states.items() if v})
-                    out.stacks, out.native_stacks = self.capture_stacks()
+            with _interruptible():
+                err = self.start()
+                out.ring_hostfile = self.ring_hostfile
+                if err is not None:
+                    out.message, out.detected_at = err, time.monotonic()
+                else:
+                    out.kind, out.detected_at = self.watch()
+            if out.kind in ("hang", "deadline", "init") and any(s.alive for s in self.states):
+                now = time.monotonic()
+                states = {p.rank: p.state() for p in self.procs if p is not None and
+                          self.states[p.rank].alive}
+                out.hang = self.tracker.hang_report(now, self.cfg.hb_stale,
+                                                    {k: v for k, v in states.items() if v})
+                out.stacks, out.native_stacks = self.capture_stacks()
         except KeyboardInterrupt as exc:  # Ctrl-C, a supervisor's SIGTERM: still tear down
             out.kind, out.detected_at = "interrupted", time.monotonic()
             how = exc.args[0] if exc.args else "SIGINT"
             out.message = f"interrupted by {how} before the probe finished"
+        except BaseException:  # a bug: never leave the ranks behind, then let it be reported
+            self.teardown()
+            self.leftovers()
+            self.remove_files(remote_too=True)
+            raise
         out.failure = dict(self.tracker.first_failure) if self.tracker and \
             self.tracker.first_failure else None
         out.early_exits = {s.rank: s.returncode for s in self.states if s.returncode is not None}
@@ -442,6 +450,38 @@ class Launch:
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
         return out
+
+
+# Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
+# one that arrives during teardown, the leftover check or the report waits, so the ranks are
+# always torn down and the verdict always printed.
+_INTERRUPT: Dict[str, Any] = {"armed": False, "pending": None}
+
+
+def interrupt(signame: str) -> None:
+    """Ask the running probe to stop (a signal handler calls this): raises KeyboardInterrupt
+    now if a launch is starting or watching its ranks, else records it for the next check."""
+    if _INTERRUPT["armed"]:
+        _INTERRUPT["armed"] = False
+        raise KeyboardInterrupt(signame)
+    _INTERRUPT["pending"] = _INTERRUPT["pending"] or signame
+
+
+def interrupted() -> Optional[str]:
+    """The signal name of an interrupt that arrived outside an interruptible phase, or None."""
+    return _INTERRUPT["pending"]
+
+
+class _interruptible:
+    """Context in which :func:`interrupt` raises; a pending interrupt is raised on entry."""
+
+    def __enter__(self) -> None:
+        if _INTERRUPT["pending"]:
+            raise KeyboardInterrupt(_INTERRUPT["pending"])
+        _INTERRUPT["armed"] = True
+
+    def __exit__(self, *exc: Any) -> None:
+        _INTERRUPT["armed"] = False
 
 
 @dataclass
@@ -485,7 +525,7 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
         out = Launch(cfg, marker, plan, local, ports, on_event).run()
         run.launches.append(out)
         step = (out.hang or {}).get("step") or {}
-        if out.kind == "interrupted":
+        if out.kind == "interrupted" or interrupted():
             return run
         if not (cfg.soak and out.kind == "hang" and step.get("phase") == "soak"
                 and not out.unkillable):

@@ -61,8 +61,8 @@ def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> Li
         return list(range(port, port + count))
     if all(local):
         return ports
+    if count >= REMOTE_PORT_RANGE[1] - REMOTE_PORT_RANGE[0]:
+        raise PreflightError("hosts", f"{count} ring addresses need more ports than the range "
+                             f"{REMOTE_PORT_RANGE[0]}-{REMOTE_PORT_RANGE[1]}; list fewer IPs")
     base = random.randrange(REMOTE_PORT_RANGE[0], REMOTE_PORT_RANGE[1] - count)
     return list(range(base, base + count))
-
-
-# --- processes --------------------------------------------------------------------------------

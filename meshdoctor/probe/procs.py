@@ -32,6 +32,8 @@ class RankProc:
         """Send ``sig`` to this rank (its whole process group locally; the worker pid over ssh
         for a remote rank). Returns an outcome string; never raises."""
         if self.local:
+            if self.popen.poll() is not None:  # reaped: its pid may already be another's
+                return "already gone"
             return signal_group(self.pid, sig)
         if self.remote_pid is None:
             return "remote pid unknown"
@@ -42,6 +44,8 @@ class RankProc:
     def state(self) -> Optional[str]:
         """Process state (psutil names: running, sleeping, stopped, zombie...) or None."""
         if self.local:
+            if self.popen.poll() is not None:
+                return None
             try:
                 import psutil
 

@@ -341,7 +341,10 @@ def _hang_result(cfg, out: LaunchOutcome) -> Result:
     hang = out.hang or {}
     step = hang.get("step")
     stalled = {s["rank"]: s for s in hang.get("no_heartbeat", [])}
-    missing = [a["rank"] for a in hang.get("not_arrived", [])]
+    # the silent ones first: a rank that stopped heartbeating is the strongest suspect (a rank
+    # merely one step behind is usually waiting on it)
+    missing = sorted((a["rank"] for a in hang.get("not_arrived", [])),
+                     key=lambda r: (r not in stalled, r))
     waiting = [w["rank"] for w in hang.get("waiting", [])]
     parts = []
     if missing:

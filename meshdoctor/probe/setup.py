@@ -11,10 +11,9 @@ from . import env as envmod
 from ..hostfile import is_this_machine
 from .config import ProbeConfig, local_hostfile
 from .sizes import SizeError, format_size, memory_needed, parse_size
-from .worker import OPS
+from .worker import DTYPE_BYTES, OPS
 
 DEFAULT_RANKS = 2
-DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
 # Ranks one probe starts at most: a JACCL mesh stops at 8 (knowledge.md §1); rings of a few
 # dozen Macs exist; thousands of entries are a broken hostfile, not a mesh.
 MAX_WORLD_SIZE = 256

@@ -62,7 +62,8 @@ OPS = ("all_sum", "all_gather", "send_recv")
 BENCH_OPS = ("bare_all_sum",)
 # Largest integer N such that every integer 0..N is exact in the dtype (significand bits).
 EXACT_LIMIT = {"float32": 1 << 24, "float16": 1 << 11, "bfloat16": 1 << 8, "int32": (1 << 31) - 1}
-DTYPES = tuple(EXACT_LIMIT)
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "int32": 4}
+DTYPES = tuple(EXACT_LIMIT)  # the --dtype choices
 VALUE_MOD_MAX = 61
 
 
