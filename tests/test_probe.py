@@ -304,3 +304,23 @@ def test_ranks_do_not_outlive_a_killed_launcher(clean_env):
                  and psutil.Process(r.pid).status() != psutil.STATUS_ZOMBIE]
         time.sleep(0.1)
     assert not alive, [r.to_dict() for r in alive]
+
+
+def test_ring_hostfile_is_in_the_verdict(clean_env):
+    r = run_cli("probe", "-n", "2", "--size", "64KiB", "--iters", "1", "--op", "all_sum",
+                "--json", env=env_with(clean_env), timeout=90)
+    assert r.rc == 0, r.err
+    rh = r.doc["probe"]["ring_hostfile"]
+    assert len(rh) == 2 and all(e[0].startswith("127.0.0.1:") for e in rh)
+
+
+def test_a_bug_in_the_launcher_still_tears_every_rank_down():
+    """An exception inside the watch loop (here: from the event hook) propagates, but only after
+    teardown: the autouse fixture asserts no rank is left."""
+    def hook(rank, ev, launch):
+        if ev["ev"] == "leave" and ev.get("op") == "init":
+            raise RuntimeError("bug in a progress display")
+
+    cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=64 << 10, iters=50)
+    with pytest.raises(RuntimeError, match="bug in a progress display"):
+        run_probe(cfg, on_event=hook)
