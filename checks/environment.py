@@ -6,6 +6,17 @@ the launch; ``MLX_JACCL_DEVICES`` was read by mlx 0.30.3 alone; ``JACCL_PROGRESS
 (alias ``MLX_JACCL_PROGRESS_TIMEOUT_MS``) is an integer in ms, 0 or negative meaning no limit;
 ``JACCL_TIMEOUT_ACTION`` is unset (teardown, exit status 75) or ``throw``.
 ``MLX_METAL_FAST_SYNCH`` is reported as set (shell or hostfile ``envs``), for the record.
+
+More (MLX sources, 0.29.3-0.32.x):
+
+* ``MLX_JACCL_RING``/``JACCL_RING`` turn the JACCL ring on when PRESENT, whatever the value:
+  ``MLX_JACCL_RING=0`` still means the ring (mlx.launch exports ``MLX_JACCL_RING=1`` for
+  jaccl-ring only).
+* ``NCCL_HOST_IP``/``NCCL_PORT`` (rank 0 serves the NCCL unique id there; mlx.launch sets them
+  per run, port default 12345) and ``MLX_NCCL_TIMEOUT`` (bootstrap connect, ms, default 300000,
+  MLX 0.29.3+) belong to one launch; left in a shell they follow every process started from it.
+* ``MLX_METAL_FAST_SYNCH`` set in this shell but not in the hostfile's ``envs``: mlx.launch gives
+  ranks on other nodes only the hostfile's ``envs`` (and ``--env``), so the nodes would differ.
 """
 
 from __future__ import annotations
@@ -20,6 +31,13 @@ OVERRIDING = ("JACCL_IBV_DEVICES", "JACCL_COORDINATOR", "JACCL_RANK", "JACCL_RIN
 PER_RANK = ("MLX_RANK", "MLX_HOSTFILE", "MLX_IBV_DEVICES", "MLX_JACCL_COORDINATOR",
             "MLX_JACCL_RING", "MLX_WORLD_SIZE")
 OBSOLETE = {"MLX_JACCL_DEVICES": "read by mlx 0.30.3 only; mlx.launch exports MLX_IBV_DEVICES"}
+RING_SWITCHES = ("MLX_JACCL_RING", "JACCL_RING")
+OFF_LOOKING = ("0", "false", "no", "off", "")
+NCCL_LAUNCH = {"NCCL_HOST_IP": "the address rank 0 serves the NCCL unique id on",
+               "NCCL_PORT": "the port rank 0 serves the NCCL unique id on (mlx.launch "
+                            "--nccl-port, default 12345)"}
+NCCL_TIMEOUT = "MLX_NCCL_TIMEOUT"
+FAST_SYNCH = "MLX_METAL_FAST_SYNCH"
 TIMEOUT_VARS = ("JACCL_PROGRESS_TIMEOUT_MS", "MLX_JACCL_PROGRESS_TIMEOUT_MS")
 TIMEOUT_ACTIONS = ("", "throw")
 MIN_SANE_TIMEOUT_MS = 1000  # below a second, a busy peer reads as a dead one
@@ -30,11 +48,64 @@ def hostfile_envs(ctx: NodeContext) -> Dict[str, str]:
     return ctx.hostfile.env_dict() if ctx.hostfile is not None else {}
 
 
-def assess(env: Mapping[str, str], launch_envs: Mapping[str, str]):
-    """Findings for a shell environment ``env`` and the hostfile's ``launch_envs``."""
+def _launch_facts(env: Mapping[str, str], launch_envs: Mapping[str, str],
+                  merged: Mapping[str, str], hostfile_given: bool) -> list:
+    """Findings about the ring switch, NCCL launch variables and MLX_METAL_FAST_SYNCH."""
+    found = []
+    for k in RING_SWITCHES:
+        if k in merged and merged[k].strip().lower() in OFF_LOOKING:
+            where = "this shell" if k in env else "the hostfile's envs"
+            found.append(warn(
+                f"{k}={merged[k]!r} is set in {where}: JACCL turns the ring on when the "
+                "variable is present, whatever its value, so this does not turn it off",
+                evidence={"variable": k, "value": merged[k], "rule": "presence counts"},
+                remediation=f"unset {k} (remove it from the hostfile's envs) to run the mesh; "
+                            "use the jaccl-ring backend when a ring is meant."))
+    for k, what in NCCL_LAUNCH.items():
+        if k in env:
+            found.append(warn(
+                f"{k}={env[k]!r} is set in this shell: it is {what}, set by mlx.launch for one "
+                "run; a process started from here would bootstrap NCCL against it",
+                evidence={"variable": k, "value": env[k]}, remediation=f"unset {k}"))
+    if NCCL_TIMEOUT in merged:
+        raw = merged[NCCL_TIMEOUT]
+        try:
+            ms: "int | None" = int(raw.strip())
+        except ValueError:
+            ms = None
+        if ms is None:
+            found.append(warn(f"{NCCL_TIMEOUT}={raw!r} is not an integer number of milliseconds",
+                              evidence={"variable": NCCL_TIMEOUT, "value": raw},
+                              remediation=f"unset {NCCL_TIMEOUT} (default 300000 ms) or set "
+                                          "milliseconds."))
+        elif NCCL_TIMEOUT in env and NCCL_TIMEOUT not in launch_envs:
+            found.append(warn(
+                f"{NCCL_TIMEOUT}={ms} is set in this shell: NCCL's bootstrap connect timeout "
+                "(ms, default 300000, MLX 0.29.3+) for every rank started from here",
+                evidence={"variable": NCCL_TIMEOUT, "value": ms},
+                remediation=f"unset {NCCL_TIMEOUT}, or put it in the hostfile's envs so every "
+                            "node uses the same value."))
+    if hostfile_given and FAST_SYNCH in env and FAST_SYNCH not in launch_envs:
+        found.append(warn(
+            f"{FAST_SYNCH}={env[FAST_SYNCH]!r} is set on this node but not in the hostfile's "
+            "envs: mlx.launch gives ranks on other nodes only the hostfile's envs, so the nodes "
+            "would run with different settings",
+            evidence={"variable": FAST_SYNCH, "value": env[FAST_SYNCH],
+                      "hostfile_envs": sorted(launch_envs)},
+            remediation=f"add \"{FAST_SYNCH}={env[FAST_SYNCH]}\" to the hostfile's envs (or pass "
+                        f"--env to mlx.launch), or unset it here."))
+    return found
+
+
+def assess(env: Mapping[str, str], launch_envs: Mapping[str, str],
+           hostfile_given: bool = False):
+    """Findings for a shell environment ``env`` and the hostfile's ``launch_envs``
+    (``hostfile_given``: a hostfile was passed, so node-vs-hostfile differences count).
+
+    Returns ``(findings, merged environment)``."""
     merged = dict(env)
     merged.update(launch_envs)
-    found = []
+    found = _launch_facts(env, launch_envs, merged, hostfile_given)
     for k in OVERRIDING:
         if k in env:
             found.append(fail(
@@ -43,7 +114,7 @@ def assess(env: Mapping[str, str], launch_envs: Mapping[str, str]):
                 evidence={"variable": k, "value": env[k]},
                 remediation=f"unset {k} (and remove it from your shell profile)."))
     for k in PER_RANK:
-        if k in env:
+        if k in env and not (k in RING_SWITCHES and env[k].strip().lower() in OFF_LOOKING):
             found.append(warn(
                 f"{k}={env[k]!r} is set in this shell: it is per-rank and belongs to a launch; "
                 "a process started by hand from here would join a mesh as that rank",
@@ -84,7 +155,7 @@ def assess(env: Mapping[str, str], launch_envs: Mapping[str, str]):
 
 
 def run(ctx: NodeContext):
-    found, merged = assess(os.environ, hostfile_envs(ctx))
+    found, merged = assess(os.environ, hostfile_envs(ctx), ctx.hostfile is not None)
     if found:
         return found
     fast = merged.get("MLX_METAL_FAST_SYNCH")
@@ -105,7 +176,11 @@ Fails when a JACCL_IBV_DEVICES, JACCL_COORDINATOR, JACCL_RANK or JACCL_RING is s
 variables win over the MLX_* ones mlx.launch exports, so every rank would use the stray value;
 and when JACCL_PROGRESS_TIMEOUT_MS is not an integer. Warns on per-rank variables left in the
 shell (a stray MLX_RANK), on MLX_JACCL_DEVICES (read by mlx 0.30.3 only), on a disabled or
-very short progress timeout, and on an unknown JACCL_TIMEOUT_ACTION.
+very short progress timeout, and on an unknown JACCL_TIMEOUT_ACTION. Also warns on
+MLX_JACCL_RING=0 (JACCL turns the ring on when the variable is present, whatever its value), on
+NCCL_HOST_IP, NCCL_PORT or MLX_NCCL_TIMEOUT left in the shell (set by mlx.launch for one run),
+and on MLX_METAL_FAST_SYNCH set on this node but missing from the hostfile's envs (mlx.launch
+gives remote ranks only those).
 
 What to do: unset the variables named (and remove them from shell profiles).
 """)

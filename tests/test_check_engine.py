@@ -169,3 +169,15 @@ def test_json_output_is_strict_json_even_with_nan():
     text = to_json({"x": float("nan"), "y": [float("-inf"), 2.0], "z": {"w": 1}})
     assert json.loads(text) == {"x": None, "y": [None, 2.0], "z": {"w": 1}}
     assert "NaN" not in text and "Infinity" not in text
+
+
+def test_environment_fast_synch_missing_from_the_hostfile_through_the_cli(clean_env, tmp_path):
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps({"backend": "ring", "envs": ["MLX_RING_VERBOSE=1"],
+                              "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]},
+                                        {"ssh": "m2", "ips": ["198.51.100.2"]}]}))
+    env = dict(clean_env, MLX_METAL_FAST_SYNCH="1")
+    r = run_cli("check", "--json", "--only", "MD103", "--hostfile", str(hf), env=env)
+    assert r.rc == 0 and r.status("MD103") == "warn", r.out
+    assert "MLX_METAL_FAST_SYNCH='1' is set on this node but not in the hostfile's envs" in \
+        r.results("MD103")[0]["summary"]

@@ -81,3 +81,36 @@ def test_macos_parsers_on_truncated_fixture(noise, cut):
             "Pages wired down:    412345.\n" + noise)[:cut]
     v = macos.wired_bytes(macos.parse_vm_stat(text))
     assert v is None or v >= 0
+
+
+def test_jaccl_ring_switch_counts_by_presence():
+    found, _ = assess({"MLX_JACCL_RING": "0"}, {})
+    (f,) = found
+    assert f.status == "warn" and "whatever its value" in f.summary
+    assert f.summary.startswith("MLX_JACCL_RING='0' is set in this shell: JACCL turns the ring on")
+    found, _ = assess({}, {"MLX_JACCL_RING": "false"}, hostfile_given=True)
+    assert [x.evidence["rule"] for x in found] == ["presence counts"]
+    assert "the hostfile's envs" in found[0].summary
+    # =1 in a shell is a per-rank leftover, not a misunderstanding of the switch
+    assert statuses({"MLX_JACCL_RING": "1"}) == [("warn", "MLX_JACCL_RING")]
+
+
+def test_nccl_launch_variables_left_in_a_shell():
+    assert statuses({"NCCL_HOST_IP": "10.0.0.1", "NCCL_PORT": "12345",
+                     "MLX_NCCL_TIMEOUT": "600000"}) == [
+        ("warn", "MLX_NCCL_TIMEOUT"), ("warn", "NCCL_HOST_IP"), ("warn", "NCCL_PORT")]
+    found, _ = assess({"MLX_NCCL_TIMEOUT": "600000"}, {})
+    assert "default 300000" in found[0].summary
+    # in the hostfile's envs it is a deliberate, fleet-wide setting; only its value is checked
+    assert statuses({}, {"MLX_NCCL_TIMEOUT": "600000"}) == []
+    assert statuses({}, {"MLX_NCCL_TIMEOUT": "10min"}) == [("warn", "MLX_NCCL_TIMEOUT")]
+
+
+def test_metal_fast_synch_here_but_not_in_the_hostfile_envs():
+    env = {"MLX_METAL_FAST_SYNCH": "1"}
+    found, _ = assess(env, {}, hostfile_given=True)
+    (f,) = found
+    assert f.status == "warn" and "not in the hostfile's envs" in f.summary
+    assert 'add "MLX_METAL_FAST_SYNCH=1" to the hostfile' in f.remediation
+    assert assess(env, {"MLX_METAL_FAST_SYNCH": "1"}, hostfile_given=True)[0] == []
+    assert assess(env, {})[0] == []  # no hostfile: nothing to compare with
