@@ -7,9 +7,13 @@ every upstream version. So:
 * no mapped GID -> ``fail``: the peer's RTR fails with errno 22 (mlx 0.32.1 throws ``No IPv4-mapped
   GID``). A Thunderbolt port publishes only ``fe80::`` GIDs until its interface has an IPv4
   address.
-* the first mapped GID is not at index 1 -> ``warn`` unless the installed MLX has the guard PR's
-  advertised-GID fix (seeds/jaccl-guard-pr.txt; a build with it contains the string
-  ``JACCL_PROGRESS_TIMEOUT_MS``, read by :func:`meshdoctor.mlxinfo.gather_mlx`). Unknown = warn.
+* the first mapped GID is not at index 1 while the installed MLX has no fix (a build with the
+  JACCL progress-guard patch sends from the advertised GID; it contains the string
+  ``JACCL_PROGRESS_TIMEOUT_MS``, read by :func:`meshdoctor.mlxinfo.gather_mlx`; MLX PR #3389
+  proposed the same fix): on a device the jaccl hostfile uses for this node, the launch WILL fail
+  (RTR errno 22; MLX PR #3389 reproduced it on a 3-node Thunderbolt 5 mesh with the mapped GID
+  at index 2) -> ``fail``. Without a hostfile, or when whether the installed MLX has the fix is
+  unknown -> ``warn`` (it may fail).
 
 Ports checked: with a hostfile, the active ports of the devices it names for this node (missing or
 down devices are MD202's findings); without one, every active port. InfiniBand ports need no
@@ -70,6 +74,7 @@ def run(ctx: NodeContext):
     jaccl = ctx.is_mac or role == verbs.REQUIRED  # JACCL's rules apply to this node
     missing_status = fail if jaccl else warn
     ports = _ports(ctx, inv)
+    named = {n["device"] for n in verbs.named_devices(ctx)}
     if not ports:
         return ok("no active RDMA port to check" +
                   (" among the devices the hostfile names" if verbs.named_devices(ctx) else "")
@@ -106,10 +111,17 @@ def run(ctx: NodeContext):
                              "advertised GID (guard build)"})
                 continue
             why = ("the installed MLX has no fix for that (no JACCL_PROGRESS_TIMEOUT_MS in its "
-                   "library)" if guard is False else
+                   "library; MLX PR #3389)" if guard is False else
                    "whether the installed MLX has the fix is unknown")
-            out.append(warn(f"{where}; {why}: RTR may fail (errno 22/60)", evidence=ev,
-                            remediation=INDEX_REMEDY.format(iface=iface)))
+            certain = guard is False and role == verbs.REQUIRED and dev.name in named
+            ev["certain"] = certain
+            if certain:
+                out.append(fail(f"{where}; {why}: this hostfile's launch will fail at RTR "
+                                "(errno 22)", evidence=ev,
+                                remediation=INDEX_REMEDY.format(iface=iface)))
+            else:
+                out.append(warn(f"{where}; {why}: RTR may fail (errno 22/60)", evidence=ev,
+                                remediation=INDEX_REMEDY.format(iface=iface)))
             continue
         good.append({"device": dev.name, "port": port.num, "gid_index": first.index,
                      "gid": first.gid})
@@ -132,9 +144,11 @@ an IPv4 address; without one the queue pair cannot reach RTR ("Changing queue pa
 with errno 22"; mlx 0.32.1 says "No IPv4-mapped GID for this device"). That fails this check.
 
 Upstream JACCL moves the queue pair to RTR from GID index 1 whatever index the mapped GID is at.
-When the mapped GID sits at another index (index 2 is seen on some Macs) this warns, unless the
-installed MLX has the guard PR's fix (detected by the string JACCL_PROGRESS_TIMEOUT_MS in its
-library). Evidence: device, port, and the GID table with indexes.
+When the mapped GID sits at another index (index 2 is seen on some Macs, MLX PR #3389) and the
+installed MLX has no fix (the guard build's fix is detected by the string
+JACCL_PROGRESS_TIMEOUT_MS in its library), a launch over that device fails with RTR errno 22: with
+a jaccl hostfile that uses the device this fails; without a hostfile, or when the MLX build could
+not be inspected, it warns. Evidence: device, port, and the GID table with indexes.
 
 With --hostfile only the devices named for this node are checked; InfiniBand ports are exempt; on
 Linux the index rule does not apply.

@@ -106,3 +106,32 @@ def test_resource_model_by_version():
     assert (resource_model("jaccl-ring", 3, (0, 32, 1))["qps"],
             resource_model("jaccl-ring", 3, (0, 32, 1))["mrs"]) == (1, 32)
     assert resource_model("jaccl-ring", 2, (0, 32, 1))["qps"] == 2
+
+
+def test_mapped_gid_at_index_2_fails_when_the_hostfile_uses_it_and_mlx_lacks_the_fix(
+        fake_mac, tmp_path):
+    # rank 0 reaches rank 1 over rdma_en2, whose IPv4-mapped GID sits at GID[2]
+    doc = hostfile([[None, "rdma_en2", "rdma_en3"], ["rdma_en2", None, "rdma_en3"],
+                    ["rdma_en2", "rdma_en3", None]], "jaccl")
+    hf = write(tmp_path / "hosts.json", json.dumps(doc))
+    env = fake_mac("healthy", "mapped-gid-2")
+    env.update(fakemlx.install(tmp_path / "old", "0.32.0", guard=False))
+    r = run_cli("check", "--json", "--only", "MD203", "--hostfile", str(hf), env=env)
+    assert r.rc == 1 and r.doc["verdict"] == "no-go", r.out
+    (f,) = [x for x in r.results("MD203") if x["status"] == "fail"]
+    assert f["summary"].startswith("rdma_en2 port 1: IPv4-mapped GID ::ffff:169.254.37.21 is at "
+                                   "GID[2], but JACCL sends from GID[1]")
+    assert "MLX PR #3389" in f["summary"] and "will fail at RTR (errno 22)" in f["summary"]
+    assert f["evidence"]["certain"] is True and f["evidence"]["mlx_version"] == "0.32.0"
+    # a build with the fix: go
+    env.update(fakemlx.install(tmp_path / "guard", "0.32.1", guard=True))
+    r = run_cli("check", "--json", "--only", "MD203", "--hostfile", str(hf), env=env)
+    assert r.rc == 0 and r.status("MD203") == "ok", r.out
+    # the build could not be inspected: may fail, so a warning
+    env.update(fakemlx.install(tmp_path / "unknown", "0.32.0", guard=None))
+    r = run_cli("check", "--json", "--only", "MD203", "--hostfile", str(hf), env=env)
+    assert r.rc == 0 and r.status("MD203") == "warn", r.out
+    # no hostfile: nothing says this device will be used; a warning
+    env.update(fakemlx.install(tmp_path / "old2", "0.32.0", guard=False))
+    r = run_cli("check", "--json", "--only", "MD203", env=env)
+    assert r.rc == 0 and r.status("MD203") == "warn", r.out
