@@ -1,10 +1,12 @@
 """MD201 RDMA enablement: is RDMA switched on and does the verbs stack list devices?
 
-macOS chain (knowledge.md §1 "Verbs on macOS", issue 3): ``rdma_ctl status`` says ``enabled``
+macOS chain: ``rdma_ctl status`` says ``enabled``
 (enabling is only possible from Recovery) -> ``librdma.dylib`` loads (JACCL ``dlopen``s it; only
 checkable on a real Mac) -> ``ibv_devices`` lists ``rdma_*`` devices (RDMA disabled = header only)
--> a Thunderbolt 5 link exists (TB5 = link above 40 Gb/s, knowledge.md §2). "Enabled but no
-devices" is explained: Thunderbolt 4 hardware, or a macOS build that does not enumerate RDMA.
+-> a Thunderbolt 5 link exists (TB5 = link above 40 Gb/s). Hardware capability is checked before
+any of these: a Mac with no Thunderbolt 5 receptacle (every port "Up to 40 Gb/s") can never do
+RDMA, so it is never told to enable RDMA in Recovery (both public variants: ``ibv_devices``
+empty, and ``rdma_enX`` listed but never usable); its advice is the ring backend.
 
 Linux: the verbs inventory (pyverbs, else ``ibv_devinfo``); no RDMA subsystem is a ``skip``, or a
 ``fail`` when the hostfile needs RDMA.
@@ -20,16 +22,19 @@ from typing import Any, Dict
 from meshdoctor import verbs
 from meshdoctor.check import Check, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.parsers.thunderbolt import is_tb5_speed
 from meshdoctor.thunderbolt import gather_thunderbolt
 
 ENABLE_REMEDY = ("Enable RDMA on this Mac from macOS Recovery: shut down, hold the power button "
                  "to reach Recovery, open Utilities > Terminal, run `rdma_ctl enable`, then "
                  "restart. It cannot be enabled from the running system. Every Mac of the mesh "
                  "needs it: a port stays PORT_DOWN until the Mac at the other end has it too.")
-TB4_REMEDY = ("JACCL needs Thunderbolt 5 on both ends (macOS 26.2 or later). This Mac's ports are "
-              "Thunderbolt 4 or older, so it cannot join a JACCL mesh: use the ring backend "
-              "(TCP) for it, or a Mac with Thunderbolt 5.")
+TB4_REMEDY = ("RDMA over Thunderbolt needs Thunderbolt 5 ports (MLX's JACCL backend: Thunderbolt 5 "
+              "and macOS 26.2 or later). This Mac's ports are Thunderbolt 4, which no setting, "
+              "cable or `rdma_ctl enable` in Recovery changes: run the job with the ring "
+              "backend over the Thunderbolt network instead (give each Thunderbolt interface an "
+              "IPv4 address, e.g. `mlx.distributed_config --backend ring --over thunderbolt "
+              "--auto-setup`, and launch with `\"backend\": \"ring\"` and those IPs), or use a "
+              "Mac with Thunderbolt 5 ports.")
 NO_ENUM_REMEDY = ("RDMA is enabled and the ports are Thunderbolt 5, yet no device is listed: "
                   "update macOS to 26.2 or later (26.3 for large buffers) and reboot; if it "
                   "persists, disable and re-enable RDMA from Recovery (`rdma_ctl disable`, "
@@ -40,6 +45,21 @@ def _device_summary(inv: verbs.Inventory) -> Dict[str, Any]:
     return {d.name: {"transport": d.transport,
                      "ports": {p.num: p.state or "unknown" for p in d.ports}}
             for d in inv.devices}
+
+
+def _tb4_summary(ctl: Dict[str, Any], inv: verbs.Inventory, hw: Dict[str, Any]) -> str:
+    """The MD201 summary for Thunderbolt 4 hardware, in each of its public variants: RDMA
+    disabled, enabled with no device listed, or ``rdma_enX`` devices listed that never work."""
+    head = f"this Mac has Thunderbolt 4 hardware ({hw['why']}): it can never do RDMA"
+    if ctl["enabled"] is False:
+        return (f"{head}; RDMA is disabled (`rdma_ctl status`), and enabling it from Recovery "
+                "would not help")
+    if inv.state == verbs.OK and inv.names:
+        down = [d.name for d in inv.devices if d.ports and not any(p.active for p in d.ports)]
+        tail = (f" (ports {'PORT_DOWN' if down else 'not usable'})" if down else "")
+        return (f"{head}; `ibv_devices` lists {', '.join(inv.names)}, but they are never usable "
+                f"on Thunderbolt 4{tail}")
+    return f"{head}; no RDMA device is listed, as expected on Thunderbolt 4"
 
 
 def _linux(ctx: NodeContext, inv: verbs.Inventory):
@@ -62,7 +82,12 @@ def _mac(ctx: NodeContext, role: str):
     tb5 = tb.tb5_links()
     chain["thunderbolt5_links"] = [f"{ln.hardware_port} {ln.speed_text}" for ln in tb5]
     chain["thunderbolt"] = tb.sources
+    hw = tb.hardware() if tb.readable else {"generation": "unknown",
+                                            "why": "the Thunderbolt ports could not be read"}
+    chain["thunderbolt_hardware"] = hw
     ev = {**inv.evidence(), "chain": chain}
+    if hw["generation"] == "tb4":  # capability before configuration
+        return bad(_tb4_summary(ctl, inv, hw), evidence=ev, remediation=TB4_REMEDY)
     if ctl["enabled"] is False:
         return bad("RDMA is disabled on this Mac (`rdma_ctl status`: disabled); JACCL cannot run",
                    evidence=ev, remediation=ENABLE_REMEDY)
@@ -78,11 +103,6 @@ def _mac(ctx: NodeContext, role: str):
                    remediation="Update macOS to 26.2 or later; librdma ships with the system.")
     state = "enabled" if ctl["enabled"] else f"status unknown ({ctl['detail']})"
     if inv.state in (verbs.NO_DEVICES, verbs.NO_RDMA):
-        cap = tb.max_capability_gbps()
-        if cap is not None and not is_tb5_speed(cap):
-            return bad(f"RDMA {state} but no RDMA devices: this Mac's Thunderbolt ports are "
-                       f"Thunderbolt 4 (up to {cap:g} Gb/s); RDMA needs Thunderbolt 5",
-                       evidence=ev, remediation=TB4_REMEDY)
         if ctl["enabled"] is None:
             return bad(f"no RDMA devices (`ibv_devices` lists none) and `rdma_ctl status` could "
                        f"not be read ({ctl['detail']}): RDMA is probably disabled",
@@ -122,9 +142,11 @@ Follows the chain that must hold before JACCL can open a device.
 
 On macOS: `rdma_ctl status` says enabled; librdma.dylib is present (JACCL dlopens it); `ibv_devices`
 lists rdma_* devices (when RDMA is disabled it prints only its header); and a Thunderbolt 5 link
-(above 40 Gb/s) is connected. "Enabled but no devices" has two known causes, told apart here:
-Thunderbolt 4 hardware (ports up to 40 Gb/s cannot do RDMA), or a macOS build that does not
-enumerate RDMA devices. An `ibv_devinfo` that does not answer in time means the RDMA stack is
+(above 40 Gb/s) is connected. Hardware capability comes first: a Mac whose ports show "Up to 40
+Gb/s" and no Thunderbolt 5 receptacle can never do RDMA, whether RDMA is disabled, enabled with
+no device, or enabled with rdma_enX devices listed that never come up; it is never told to enable
+RDMA in Recovery, and the advice is the ring backend over the Thunderbolt network. On Thunderbolt
+5 hardware, "enabled but no devices" means a macOS build that does not enumerate RDMA devices. An `ibv_devinfo` that does not answer in time means the RDMA stack is
 wedged (this follows JACCL errors): a critical finding that needs a reboot.
 
 On Linux: the verbs devices read through pyverbs (python3-pyverbs) or `ibv_devinfo`. No RDMA
@@ -132,7 +154,8 @@ subsystem is reported as skip, unless the hostfile needs RDMA.
 
 It fails when the hostfile uses jaccl or jaccl-ring; without a hostfile it only warns.
 
-What to do: enable RDMA from macOS Recovery (Terminal: `rdma_ctl enable`, restart) on every Mac;
-use Thunderbolt 5 Macs and cables; update macOS to 26.2 or later; reboot a wedged node (after JACCL
+What to do: on Thunderbolt 4 hardware, use the ring backend over the Thunderbolt network; on
+Thunderbolt 5, enable RDMA from macOS Recovery (Terminal: `rdma_ctl enable`, restart) on every
+Mac; use Thunderbolt 5 cables; update macOS to 26.2 or later; reboot a wedged node (after JACCL
 failures usually the whole fleet), then run `mlx.distributed_config --auto-setup` once.
 """)

@@ -1,11 +1,12 @@
 """MD205 Thunderbolt cabling (macOS): links, their speed, the rdma_enX each is, bridge0, IPv4.
 
-From :func:`meshdoctor.thunderbolt.gather_thunderbolt` (system_profiler, networksetup, ifconfig;
-knowledge.md §2). The links checked are those the hostfile names for this node (``rdma_enX`` ->
+From :func:`meshdoctor.thunderbolt.gather_thunderbolt` (system_profiler, networksetup, ifconfig). The links checked are those the hostfile names for this node (``rdma_enX`` ->
 ``enX`` -> hardware port ``Thunderbolt N`` -> receptacle N), or without a hostfile every connected
-link. Rules (issue 3, knowledge.md §1-3):
+link. Rules:
 
-* a link at 40 Gb/s or less (Thunderbolt 4) used for RDMA warns: JACCL needs Thunderbolt 5;
+* a link at 40 Gb/s or less used for RDMA: on a Mac with no Thunderbolt 5 receptacle it is the
+  hardware (fails under a jaccl hostfile: certain; warns otherwise), between Thunderbolt
+  5-capable ports it is the cable or a dock in between (warns), else unknown (warns);
 * a device the hostfile names whose Thunderbolt port has no cable fails (cabling vs hostfile);
 * Thunderbolt Bridge (``bridge0``) with ``status: active`` fails: a known cause of RTR errno 22 and
   of broadcast storms on a mesh;
@@ -30,6 +31,11 @@ IPV4_REMEDY = ("Give {iface} an IPv4 address: macOS self-assigns 169.254.x.y onc
                "(this can take minutes), or set one in System Settings > Network ({hwport}). "
                "After a full-fleet reboot `mlx.distributed_config --auto-setup` (run once) "
                "configures every Thunderbolt interface.")
+TB4_HW_REMEDY = ("This Mac's Thunderbolt ports are Thunderbolt 4: no cable makes them Thunderbolt "
+                 "5, and RDMA over Thunderbolt (MLX's JACCL backend) needs Thunderbolt 5. Run the "
+                 "job with the ring backend over the Thunderbolt network (IPv4 on each "
+                 "Thunderbolt interface, `\"backend\": \"ring\"` in the hostfile), or use a Mac "
+                 "with Thunderbolt 5 ports.")
 TB4_REMEDY = ("Use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s or "
               "more), port to port with no dock or hub; RDMA over Thunderbolt needs Thunderbolt 5.")
 
@@ -63,6 +69,32 @@ def _used_links(ctx: NodeContext, tb: TbInventory, out: List[Any]) -> List[Link]
     return used
 
 
+def _slow_link(link: Link, label: str, hw: Dict[str, Any], ev: Dict[str, Any], role: str):
+    """A link at 40 Gb/s or less: the hardware (this Mac has no Thunderbolt 5 port), or the cable
+    or dock between two Thunderbolt 5-capable ports, or unknown when no port shows its
+    capability. Fails only where certain: Thunderbolt 4 hardware under a jaccl hostfile."""
+    ev = {**ev, "thunderbolt_hardware": hw}
+    docks = sorted({p.via for p in link.peers if p.via})
+    if hw["generation"] == "tb4":
+        ev["cause"] = "hardware"
+        status = fail if role == verbs.REQUIRED else warn
+        return status(f"{label} links at {link.speed_text}: this Mac's ports top out at 40 Gb/s "
+                      f"(Thunderbolt 4 hardware, {hw['why']}); no cable or dock changes that, "
+                      "and RDMA needs Thunderbolt 5", evidence=ev, remediation=TB4_HW_REMEDY)
+    if hw["generation"] == "tb5":
+        ev["cause"] = "dock" if docks else "cable"
+        via = (f"the dock in between ({', '.join(docks)})" if docks else
+               "the cable (a Thunderbolt 4 or USB4 cable)")
+        return warn(f"{label} links at {link.speed_text} although this Mac's ports are "
+                    f"Thunderbolt 5 ({hw['why']}): {via} limits it, or the peer's port is "
+                    "Thunderbolt 4; RDMA needs a Thunderbolt 5 link (above 40 Gb/s)",
+                    evidence=ev, remediation=TB4_REMEDY)
+    ev["cause"] = "unknown"
+    return warn(f"{label} links at {link.speed_text}: Thunderbolt 4 speed; whether the port or "
+                f"the cable limits it is not visible here ({hw['why']}); RDMA needs a "
+                "Thunderbolt 5 link (above 40 Gb/s)", evidence=ev, remediation=TB4_REMEDY)
+
+
 def run(ctx: NodeContext):
     role = verbs.rdma_role(ctx)
     if role == verbs.UNUSED:
@@ -84,15 +116,14 @@ def run(ctx: NodeContext):
                        evidence={**tb.evidence(), "bridge": bridge.to_dict()},
                        remediation=BRIDGE_REMEDY.format(bridge=bridge.name)))
     rows: List[Dict[str, Any]] = []
+    hw = tb.hardware()
     for link in used:
         row = link.to_dict()
         rows.append(row)
         ev = {**tb.evidence(), "link": row}
         label = f"{link.hardware_port} ({link.interface or '?'}, {link.rdma_device or '?'})"
         if link.tb4_speed:
-            out.append(warn(f"{label} links at {link.speed_text}: Thunderbolt 4 speed; RDMA "
-                            "needs a Thunderbolt 5 link (above 40 Gb/s)", evidence=ev,
-                            remediation=TB4_REMEDY))
+            out.append(_slow_link(link, label, hw, ev, role))
         if link.interface is None:
             out.append(warn(f"{link.hardware_port or 'a connected port'} has no network "
                             "interface in `networksetup -listallhardwareports`; its rdma device "
@@ -137,7 +168,10 @@ N to its hardware port "Thunderbolt N", its interface enX and RDMA device rdma_e
 (`networksetup -listallhardwareports`), and reads the interfaces (`ifconfig`). With --hostfile it
 checks the links of the devices named for this node, otherwise every connected link.
 
-- A link at 40 Gb/s or less is Thunderbolt 4: RDMA needs Thunderbolt 5 (warns).
+- A link at 40 Gb/s or less: RDMA needs Thunderbolt 5. When this Mac has no Thunderbolt 5
+  receptacle (its ports show "Up to 40 Gb/s") the hardware is the cause and no cable helps (fails
+  with a jaccl hostfile; the advice is the ring backend); between Thunderbolt 5-capable ports it
+  is the cable or a dock in between (warns).
 - A device named in the hostfile whose port has no cable fails (cabling and hostfile disagree).
 - Thunderbolt Bridge (bridge0) active fails: a known cause of "RTR failed with errno 22" and of
   broadcast storms on a mesh.

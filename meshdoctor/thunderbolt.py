@@ -89,6 +89,35 @@ class TbInventory:
     def tb5_links(self) -> List[Link]:
         return [ln for ln in self.links if is_tb5_speed(ln.speed_gbps)]
 
+    def hardware(self) -> Dict[str, Any]:
+        """What this Mac's Thunderbolt hardware can do, from its host ports.
+
+        A port shows its capability as ``Up to N Gb/s`` when nothing is plugged in, and its link
+        speed when something is; a link above 40 Gb/s proves a Thunderbolt 5 port. Returns
+        ``{"generation": "tb5" | "tb4" | "unknown", "tb5_ports": [...], "tb4_ports": [...],
+        "why": str}``: ``tb5`` when any port is known to be Thunderbolt 5; ``tb4`` when no port
+        is and at least one shows ``Up to 40 Gb/s`` or less (no Thunderbolt 5 receptacle:
+        Thunderbolt 4 hardware never does RDMA); ``unknown`` when every port is cabled at 40 Gb/s
+        or less (then cable and port cannot be told apart from here).
+        """
+        tb5, tb4 = [], []
+        for p in self.ports:
+            label = p.hardware_port or p.name or "a port"
+            if p.capability_gbps is not None:
+                (tb5 if is_tb5_speed(p.capability_gbps) else tb4).append(
+                    f"{label} ({p.speed_text})")
+            elif is_tb5_speed(p.speed_gbps):
+                tb5.append(f"{label} (links at {p.speed_text})")
+        if tb5:
+            gen, why = "tb5", "Thunderbolt 5 receptacle(s): " + ", ".join(tb5)
+        elif tb4:
+            gen, why = "tb4", ("no Thunderbolt 5 receptacle; the ports top out at 40 Gb/s: "
+                               + ", ".join(tb4))
+        else:
+            gen, why = "unknown", ("no port shows its capability (every port is cabled at 40 "
+                                   "Gb/s or less, or none is listed)")
+        return {"generation": gen, "tb5_ports": tb5, "tb4_ports": tb4, "why": why}
+
     def max_capability_gbps(self) -> Optional[float]:
         caps = [p.capability_gbps or p.speed_gbps for p in self.ports]
         caps = [c for c in caps if c is not None]
