@@ -2,10 +2,13 @@
 
 Sources and thresholds:
 * macOS ``vm_stat`` ("Pages wired down" x page size) and ``sysctl hw.memsize iogpu.wired_limit_mb``
-  (knowledge.md §2; 0 = system default). Wired memory that stays high while no rank runs is held
-  by a dead process and only a reboot frees it: seeds/tbt-post-recv-sigsegv.txt ("after the crash
-  the node keeps about 140 GB wired"). Threshold: more than
-  max(:data:`WIRED_IDLE_FLOOR_BYTES`, :data:`WIRED_IDLE_FRACTION` x RAM) wired with no rank running.
+  (0 = system default). Wired memory that stays high while no rank runs is held
+  by a dead process and only a reboot frees it (after a ``tbt_post_recv`` crash, MLX #4192 and
+  #4319, a node keeps about 140 GB wired). Before concluding that, the wired memory is attributed
+  to live processes using MLX (ranks or not; :mod:`meshdoctor.mlxprocs`, by pid and resident
+  size): fail (reboot) only when what no live process explains is more than
+  max(:data:`WIRED_IDLE_FLOOR_BYTES`, :data:`WIRED_IDLE_FRACTION` x RAM); a warning names the
+  live processes otherwise.
 * A wired limit that leaves less than :data:`OS_RESERVE_BYTES` to macOS starves the system.
 * Linux: RDMA pins buffers, so the memlock limit (``RLIMIT_MEMLOCK``) should be unlimited when
   RDMA devices exist (rdma-core's guidance); ``Mlocked`` from /proc/meminfo is reported.
@@ -23,7 +26,7 @@ from meshdoctor.check import Check, error, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.mlxinfo import gather_mlx
 from meshdoctor.parsers.macos import parse_sysctl, parse_vm_stat, to_int, wired_bytes
-from meshdoctor.ranks import find_ranks
+from meshdoctor.mlxprocs import find_mlx_processes, scope_pids
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -64,14 +67,7 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
         return found, ev
     idle_limit = max(WIRED_IDLE_FLOOR_BYTES, int(WIRED_IDLE_FRACTION * memsize))
     if wired > idle_limit:
-        ranks = find_ranks(skip_descendants=True)
-        ev["ranks_running"] = [r.pid for r in ranks]
-        if not ranks:
-            found.append(fail(
-                f"{_gib(wired)} wired with no MLX rank running (more than {_gib(idle_limit)}): "
-                "a dead process holds it", evidence=ev, needs_reboot=True,
-                remediation="Wired memory left by a crashed rank is only released by a reboot "
-                "of this node."))
+        found.extend(_attribute(wired, idle_limit, ev))
     if limit_mb and memsize and limit_mb * MiB > memsize - OS_RESERVE_BYTES:
         found.append(warn(
             f"iogpu.wired_limit_mb={limit_mb} leaves less than {_gib(OS_RESERVE_BYTES)} of "
@@ -79,6 +75,34 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
             remediation=f"sudo sysctl iogpu.wired_limit_mb={(memsize - OS_RESERVE_BYTES) // MiB}"
             " (or 0 for the default)."))
     return found, ev
+
+
+def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
+    """Who holds ``wired`` bytes (above ``idle_limit``): live MLX processes first (ranks or not,
+    by pid and resident size); only what no live process explains is held by a dead one."""
+    scope = scope_pids()
+    live = find_mlx_processes(scope)
+    explained = sum(p.rss_bytes for p in live)
+    unexplained = wired - explained
+    ev.update(mlx_processes=[p.to_dict() for p in live], explained_bytes=explained,
+              unexplained_bytes=max(0, unexplained), idle_limit_bytes=idle_limit,
+              ranks_running=[p.pid for p in live if p.rank is not None],
+              attribution_scope=(sorted(scope) if scope is not None else "every process"))
+    names = "; ".join(p.label() for p in live[:5]) + (f"; {len(live) - 5} more"
+                                                       if len(live) > 5 else "")
+    if unexplained > idle_limit:
+        held = (f"live MLX processes explain at most {_gib(explained)} ({names}); the other "
+                f"{_gib(unexplained)} is held by no live process" if live else
+                "no live process uses MLX")
+        return [fail(f"{_gib(wired)} wired and {held} (more than {_gib(idle_limit)}): a dead "
+                     "process holds it", evidence=ev, needs_reboot=True,
+                     remediation="Wired memory left by a crashed rank (a tbt_post_recv crash "
+                     "keeps about 140 GB wired: MLX #4192, #4319) is only released by a reboot "
+                     "of this node.")]
+    return [warn(f"{_gib(wired)} wired, held by live MLX process(es): {names}; not a leak, no "
+                 "reboot needed", evidence=ev,
+                 remediation="Stop those processes (an `mlx_lm.server` or another job) if the "
+                 "launch needs their memory; MD301 lists stale ranks among them.")]
 
 
 def _linux(ctx: NodeContext):
@@ -130,13 +154,17 @@ Reports total and available memory. On macOS it reads wired memory (vm_stat), th
 limit (sysctl iogpu.wired_limit_mb, 0 = default) against the RAM (hw.memsize) and MLX's
 recommended working set. On Linux it reads the memlock limit and locked memory.
 
-Fails (and lists the node in needs_reboot) when more than max(16 GiB, 20 % of RAM) is wired while
-no MLX rank runs: a crashed rank's wired memory is only released by a reboot (seen at 140 GB after
-a tbt_post_recv crash). Fails when vm_stat does not answer in time (a wedged kernel); a vm_stat
+When more than max(16 GiB, 20 % of RAM) is wired, it is first attributed to live processes
+that use MLX (ranks or not, such as a single-node mlx_lm.server; named with pid and resident
+size): if they explain it, it warns (not a leak, no reboot). It fails (and lists the node in
+needs_reboot) only when more than that threshold is held by no live process: a crashed rank's
+wired memory is only released by a reboot (seen at 140 GB after a tbt_post_recv crash).
+MESHDOCTOR_ATTRIBUTE_PIDS=pid,... limits the attribution to those process trees. Fails when vm_stat does not answer in time (a wedged kernel); a vm_stat
 that is missing or fails leaves the node unassessed (error). Warns when the wired limit
 leaves macOS less than 8 GiB, when the memlock limit is not unlimited with RDMA devices present,
 and when less than 10 % of RAM is available.
 
-What to do: reboot a node holding wired memory with no ranks; raise the memlock limit to
+What to do: reboot a node whose wired memory no live process explains; stop the live MLX
+processes named if the launch needs their memory; raise the memlock limit to
 unlimited for RDMA; set iogpu.wired_limit_mb to leave the OS room.
 """)

@@ -28,7 +28,9 @@ def test_leftover_wired_memory_with_no_rank_needs_reboot(fake_mac):
     assert r.rc == 1
     mem = r.results("MD302")[0]
     assert mem["status"] == "fail" and mem["severity"] == "critical"
-    assert "wired with no MLX rank running" in mem["summary"]
+    # unrelated MLX jobs on this machine explain a few GiB at most, never 139.7 GiB
+    assert mem["summary"].startswith("139.7 GiB wired and ")
+    assert mem["summary"].endswith("a dead process holds it")
     assert mem["evidence"]["wired_bytes"] == 9155000 * 16384
     assert r.doc["needs_reboot"] == [mem["host"]]
 

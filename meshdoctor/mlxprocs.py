@@ -1,0 +1,116 @@
+"""Live processes that use MLX (and so Metal on a Mac): who may be holding wired memory.
+
+A process uses MLX when its memory map contains MLX's library (``libmlx.so``/``libmlx.dylib``:
+every ``import mlx.core`` loads it), or, when its map cannot be read (another user, macOS without
+privileges), when its command line names a known MLX program (``mlx_lm``, ``mlx_vlm``,
+``mlx.launch``, ``exo``) or it is a rank (:mod:`meshdoctor.ranks`). Ranks and non-ranks alike:
+a single-node ``mlx_lm.server`` has no ``MLX_RANK`` and may hold hundreds of GiB.
+
+Scope: every process on the machine, or only the process trees rooted at the pids listed in
+``MESHDOCTOR_ATTRIBUTE_PIDS`` (comma-separated) when it is set: an operator asks "does this job
+explain the memory?", and a test reasons only about the processes it started.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Set
+
+import psutil
+
+from .ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS, own_descendants, protected_pids
+
+SCOPE_ENV = "MESHDOCTOR_ATTRIBUTE_PIDS"
+LIB_MARKS = ("libmlx.so", "libmlx.dylib")
+CMDLINE_MARKS = ("mlx_lm", "mlx_vlm", "mlx.launch", "mlx_whisper", "exo")
+
+
+@dataclass
+class MlxProcess:
+    """A live process using MLX: ``pid``, ``name``, ``rss_bytes`` (resident size), ``rank``
+    (MLX_RANK/JACCL_RANK when its environment says so, else None), ``how`` it was identified."""
+
+    pid: int
+    name: str
+    cmdline: str
+    rss_bytes: int
+    rank: Optional[str]
+    how: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"pid": self.pid, "name": self.name, "cmdline": self.cmdline[:300],
+                "rss_bytes": self.rss_bytes, "rank": self.rank, "is_rank": self.rank is not None,
+                "how": self.how}
+
+    def label(self) -> str:
+        who = f"rank {self.rank}" if self.rank is not None else "not a rank"
+        return f"pid {self.pid} {self.name} ({who}, resident {self.rss_bytes / (1 << 30):.1f} GiB)"
+
+
+def scope_pids(env: Optional[Dict[str, str]] = None) -> Optional[Set[int]]:
+    """The pids of the process trees named by ``MESHDOCTOR_ATTRIBUTE_PIDS`` (None when unset)."""
+    raw = (env if env is not None else os.environ).get(SCOPE_ENV)
+    if raw is None:
+        return None
+    roots = {int(p) for p in raw.replace(" ", "").split(",") if p.isdigit()}
+    out = set(roots)
+    for pid in roots:
+        try:
+            out |= {c.pid for c in psutil.Process(pid).children(recursive=True)}
+        except psutil.Error:
+            pass
+    return out
+
+
+def _maps_mlx(proc: psutil.Process) -> Optional[bool]:
+    """True/False whether MLX's library is mapped; None when the map cannot be read."""
+    path = f"/proc/{proc.pid}/maps"
+    try:
+        if os.path.exists(path):
+            with open(path, "r", errors="replace") as fh:
+                return any(m in line for line in fh for m in LIB_MARKS)
+        return any(any(m in (mm.path or "") for m in LIB_MARKS)
+                   for mm in proc.memory_maps(grouped=True))
+    except (OSError, psutil.AccessDenied, psutil.ZombieProcess, NotImplementedError):
+        return None
+
+
+def identify(proc: psutil.Process) -> Optional[MlxProcess]:
+    """An :class:`MlxProcess` when ``proc`` positively uses MLX, else None; never raises for a
+    process that vanishes or denies access."""
+    try:
+        with proc.oneshot():
+            cmd = proc.cmdline()
+            try:
+                env = proc.environ()
+            except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
+                env = {}
+            rank = next((env[k] for k in RANK_ENV_KEYS if k in env), None)
+            maps = _maps_mlx(proc)
+            text = " ".join(cmd)
+            if maps:
+                how = f"maps MLX's library ({'/'.join(LIB_MARKS)})"
+            elif maps is None and any(m in text for m in CMDLINE_MARKS):
+                how = "command line names an MLX program (memory map unreadable)"
+            elif maps is None and (rank is not None or PROBE_MARKER_ENV in env):
+                how = "an MLX rank (memory map unreadable)"
+            else:
+                return None
+            return MlxProcess(proc.pid, proc.name(), text, proc.memory_info().rss, rank, how)
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return None
+
+
+def find_mlx_processes(scope: Optional[Set[int]] = None) -> List[MlxProcess]:
+    """Live MLX processes, largest resident size first; never this process, its parents, pid 1
+    or the commands a check runs. ``scope``: only these pids (see :func:`scope_pids`)."""
+    skip = protected_pids() | own_descendants()
+    out = []
+    for proc in psutil.process_iter():
+        if proc.pid in skip or (scope is not None and proc.pid not in scope):
+            continue
+        found = identify(proc)
+        if found is not None:
+            out.append(found)
+    return sorted(out, key=lambda p: -p.rss_bytes)
