@@ -248,11 +248,14 @@ def schema() -> None:
               help="Ranks on this machine over loopback (default 2, ring).")
 @click.option("--backend", type=click.Choice(["ring", "jaccl", "jaccl-ring"]), default=None,
               help="Backend (default: the hostfile's, else ring).")
-@click.option("--op", type=click.Choice(["all_sum", "all_gather", "send_recv", "all"]),
-              default="all", show_default=True, help="Collective(s) to probe.")
+@click.option("--op", type=click.Choice(["all_sum", "all_gather", "send_recv", "all_max",
+                                         "all_min", "sum_scatter", "all"]),
+              default="all", show_default=True,
+              help="Collective(s) to probe; all: every op the backend has in the installed MLX "
+                   "(the others are listed as skipped, with the MLX version that adds them).")
 @click.option("--size", default="256MiB", show_default=True,
               help="Message size per rank: 4096, 64KB, 256MiB, 1GiB (all_gather: the gathered "
-                   "output, as nccl-tests).")
+                   "output, sum_scatter: the whole input, as nccl-tests).")
 @click.option("--iters", type=click.IntRange(1, 100000), default=5, show_default=True,
               help="Timed iterations per op.")
 @click.option("--warmup", type=click.IntRange(0, 1000), default=1, show_default=True,

@@ -175,7 +175,7 @@ def _cfg(**kw):
 def test_setup_defaults_and_usage_errors():
     cfg = _cfg()
     assert cfg.world_size == 2 and cfg.backend == "ring"
-    assert cfg.ops == ["all_sum", "all_gather", "send_recv"]
+    assert cfg.ops == ["all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter"]
     with pytest.raises(ProbeSetupError, match="only one"):
         _cfg(given=["--hosts", "-n"])
     with pytest.raises(ProbeSetupError, match="IP"):

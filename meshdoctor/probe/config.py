@@ -31,8 +31,8 @@ HB_STALE_S = 2.0
 @dataclass
 class ProbeConfig:
     """What to probe. ``hostfile``: the mesh (see :func:`local_hostfile` for ``-n``);
-    ``backend``: ring, jaccl or jaccl-ring; ``ops``: subset of all_sum, all_gather, send_recv
-    (and bare_all_sum for the benchmark); ``size``: bytes per message (all_gather: the gathered
+    ``backend``: ring, jaccl or jaccl-ring; ``ops``: subset of all_sum, all_gather, send_recv,
+    all_max, all_min, sum_scatter (and bare_all_sum for the benchmark); ``size``: bytes per message (all_gather: the gathered
     output, as nccl-tests); ``iters``/``warmup``: timed/untimed iterations per op; ``dtype``;
     ``timeout``: per-step deadline in seconds (None: from the size); ``soak``: repetitions per op
     with relaunch after a hang (0: off); ``pairs``: the N x N send/recv matrix; ``port``: first
@@ -65,11 +65,11 @@ class ProbeConfig:
 
 
 def bus_factor(op: str, n: int) -> float:
-    """nccl-tests busbw factor (knowledge.md §5): all-reduce 2(n-1)/n, all-gather (n-1)/n,
-    send/recv 1."""
-    if op in ("all_sum", "bare_all_sum"):
+    """nccl-tests busbw factor (nccl-tests doc/PERFORMANCE.md): all-reduce (all_sum, all_max,
+    all_min) 2(n-1)/n, all-gather and reduce-scatter (sum_scatter) (n-1)/n, send/recv 1."""
+    if op in ("all_sum", "bare_all_sum", "all_max", "all_min"):
         return 2 * (n - 1) / n
-    if op == "all_gather":
+    if op in ("all_gather", "sum_scatter"):  # reduce-scatter: (n-1)/n as nccl-tests
         return (n - 1) / n
     return 1.0
 

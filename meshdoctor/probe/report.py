@@ -88,7 +88,8 @@ def op_figures(out: LaunchOutcome) -> List[Dict[str, Any]]:
     for op, per_rank in by_op.items():
         any_r = next(iter(per_rank.values()))
         if any_r.get("skipped"):
-            figs.append({"op": op, "skipped": any_r["skipped"]})
+            figs.append({"op": op, "skipped": any_r["skipped"],
+                         "unsupported": bool(any_r.get("unsupported"))})
             continue
         iters = min(len(r.get("times", [])) for r in per_rank.values())
         slowest = [max(r["times"][i] for r in per_rank.values()) for i in range(iters)]
@@ -379,6 +380,8 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
     cfg = run.cfg
     figs = op_figures(out)
     probe["ops"] = figs
+    probe["skipped_ops"] = [{"op": f["op"], "reason": f["skipped"]} for f in figs
+                            if f.get("skipped")]
     for f in figs:
         op = f["op"]
         if f.get("skipped"):

@@ -72,5 +72,6 @@ def memory_needed(size: int, local_ranks: int) -> int:
     """Bytes the probe needs on one host running ``local_ranks`` ranks with message ``size``
     bytes: every op keeps at most :data:`BUFFERS_PER_RANK` buffers of ``size`` bytes per rank
     (all_gather's output is ``size`` bytes too: nccl-tests counts the gathered output as the
-    size), plus :data:`SLACK_BYTES` per rank for the interpreter and MLX."""
+    size; sum_scatter's input is ``size`` bytes and its output and expected value ``size``/n),
+    plus :data:`SLACK_BYTES` per rank for the interpreter and MLX."""
     return local_ranks * (BUFFERS_PER_RANK * size + SLACK_BYTES)

@@ -59,6 +59,55 @@ STACK_SIGNAL = signal.SIGUSR1
 FILE_PREFIX = "meshdoctor-probe-"  # temp files: FILE_PREFIX + run id + "-..." (launcher cleans)
 
 OPS = ("all_sum", "all_gather", "send_recv")
+# More collectives (MLX 0.30.1+: all_max/all_min in every backend; sum_scatter: see OP_SUPPORT).
+OPS = OPS + ("all_max", "all_min", "sum_scatter")
+# Which backend lacks which op, by MLX version (MLX sources, v0.30.1-v0.32.x). An op not listed
+# for a backend is there in every version. A value is the first MLX version that has it, or None
+# when no version up to the installed one has it. An unsupported op is skipped with the reason,
+# never called: the ring's sum_scatter raises "sum_scatter not supported." and was also reported
+# to hang silently (MLX #4285).
+OP_SUPPORT = {
+    "sum_scatter": {"ring": None, "mpi": None, "jaccl": (0, 32, 1), "jaccl-ring": (0, 32, 1),
+                    "nccl": (0, 0, 0)},
+    "send_recv": {"nccl": None},
+}
+OP_SUPPORT_NOTE = {
+    "sum_scatter": "jaccl has it from MLX 0.32.1, nccl has it; ring and mpi do not",
+    "send_recv": "ring, jaccl and mpi have it; nccl does not",
+}
+
+
+def version_tuple(text: str) -> tuple:
+    """``"0.32.1.dev0"`` -> ``(0, 32, 1)``; stops at the first non-numeric part."""
+    out = []
+    for part in str(text).split("."):
+        digits = ""
+        for ch in part:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
+
+
+def unsupported(op: str, backend: str, mlx_version: str):
+    """Why ``backend`` in MLX ``mlx_version`` cannot run ``op`` (a sentence naming the MLX
+    version that adds it), or None when it can."""
+    table = OP_SUPPORT.get(op, {})
+    if backend not in table:
+        return None
+    first = table[backend]
+    have = version_tuple(mlx_version)
+    if first is not None and (not have or have >= first):
+        return None
+    note = OP_SUPPORT_NOTE.get(op, "")
+    if first is None:
+        return (f"the {backend} backend has no {op} (MLX {mlx_version}); {note}")
+    return (f"the {backend} backend adds {op} in MLX {'.'.join(map(str, first))}; this is "
+            f"MLX {mlx_version} ({note})")
+
 BENCH_OPS = ("bare_all_sum",)
 # Largest integer N such that every integer 0..N is exact in the dtype (significand bits).
 EXACT_LIMIT = {"float32": 1 << 24, "float16": 1 << 11, "bfloat16": 1 << 8, "int32": (1 << 31) - 1}
@@ -203,20 +252,37 @@ class Worker:
         ``check(y)`` returns the #wrong of its output."""
         mx, n, r = self.mx, self.n, self.rank
         cpu = mx.cpu
-        if op in ("all_sum", "bare_all_sum"):
+        if op in ("all_sum", "bare_all_sum", "all_max", "all_min"):
             count = self._count()
             x = self.mine(count)
-            total = self.period(0)  # the sum of every rank's pattern, one period long
+            fold = {"all_max": mx.maximum, "all_min": mx.minimum}.get(op, mx.add)
+            total = self.period(0)  # every rank's pattern reduced, one period long
             for k in range(1, n):
-                total = total + self.period(k)
+                total = fold(total, self.period(k))
             expected = self.tiled(total, count)
             mx.eval(expected)
+            coll = getattr(mx.distributed, "all_sum" if op == "bare_all_sum" else op)
 
             def call():
-                y = mx.distributed.all_sum(x, group=self.group, stream=cpu)
+                y = coll(x, group=self.group, stream=cpu)
                 mx.eval(y)
                 return y
             return call, (lambda y: self.wrong(y, expected)), count * self.itemsize, {}
+        if op == "sum_scatter":
+            c = max(1, self._count() // n)  # this rank's share of the summed input
+            x = self.mine(c * n)
+            total = self.period(0)
+            for k in range(1, n):
+                total = total + self.period(k)
+            expected = self.tiled(total, c * n)[r * c:(r + 1) * c]
+            mx.eval(expected)
+
+            def call():
+                y = mx.distributed.sum_scatter(x, group=self.group, stream=cpu)
+                mx.eval(y)
+                return y
+            # size as nccl-tests' reduce_scatter: the whole input (n shares)
+            return call, (lambda y: self.wrong(y, expected)), n * c * self.itemsize, {}
         if op == "all_gather":
             c = max(1, self._count() // n)
             x = self.mine(c)
@@ -254,6 +320,11 @@ class Worker:
     def run_op(self, op: str) -> None:
         if op == "send_recv" and self.n < 2:
             self.emit(EV_RESULT, op=op, skipped="send/recv needs at least 2 ranks")
+            return
+        why = unsupported(op, self.plan.get("backend", "ring"),
+                          getattr(self.mx, "__version__", ""))
+        if why:
+            self.emit(EV_RESULT, op=op, skipped=why, unsupported=True)
             return
         call, check, nbytes, extra = self.case(op)
         peer = extra.get("peer")
