@@ -197,9 +197,23 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
         out.append(fail(f"{n} ranks: a JACCL mesh supports at most {JACCL_MESH_MAX}", evidence=base,
                         remediation="Use the jaccl-ring backend for more than 8 ranks, or fewer "
                                     "ranks (MLX jaccl: 'The JACCL mesh supports up to 8 peers')."))
+    known = not mlx_ev["mlx_version_assumed"]
+    if known and backend == "jaccl-ring" and version < (0, 30, 6):
+        out.append(fail(f"MLX {mlx_ev['mlx_version']} has no jaccl-ring backend (it first shipped "
+                        "in MLX 0.30.6): this hostfile's launch cannot form a group",
+                        evidence=base, remediation="Upgrade MLX to 0.30.6 or later on every "
+                                                   "node (0.32.1 or later recommended)."))
     if not ctx.ranks:
         out.append(skip("this node is not in the hostfile; nothing to size", evidence=base))
         return out
+    if known and backend == "jaccl" and version < (0, 31, 2) and any(
+            len(h.devices_to(p)) > 1 for h in (hf.hosts[r] for r in ctx.ranks)
+            for p in range(n)):
+        out.append(warn(f"MLX {mlx_ev['mlx_version']} does not take the first device of a cell "
+                        "that lists several (MLX 0.31.2 does): init may fall back to the ring "
+                        "or fail", evidence=base,
+                        remediation="List one device per peer in a mesh hostfile, or upgrade "
+                                    "MLX to 0.31.2 or later."))
     use, notes = plan(hf, ctx.ranks, version)
     rows = []
     for name, u in use.items():

@@ -135,3 +135,16 @@ def test_mapped_gid_at_index_2_fails_when_the_hostfile_uses_it_and_mlx_lacks_the
     env.update(fakemlx.install(tmp_path / "old2", "0.32.0", guard=False))
     r = run_cli("check", "--json", "--only", "MD203", env=env)
     assert r.rc == 0 and r.status("MD203") == "warn", r.out
+
+
+def test_version_facts_that_decide_the_launch(fake_mac, tmp_path):
+    ring = hostfile([[None, "rdma_en2"], ["rdma_en2", None]], "jaccl-ring")
+    r, fs = md204(fake_mac, tmp_path, ring, "0.30.5")
+    assert r.rc == 1
+    assert any(f["status"] == "fail" and "has no jaccl-ring backend (it first shipped in MLX "
+               "0.30.6)" in f["summary"] for f in fs)
+    listed = hostfile([[None, ["rdma_en2", "rdma_en3"]], [["rdma_en2", "rdma_en3"], None]],
+                      "jaccl")
+    r, fs = md204(fake_mac, tmp_path, listed, "0.31.1")
+    assert any(f["status"] == "warn" and "does not take the first device of a cell" in
+               f["summary"] for f in fs)
