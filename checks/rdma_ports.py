@@ -29,6 +29,22 @@ DOWN_REMEDY = ("A port reads PORT_DOWN until the Mac at the other end also has R
                "full-fleet reboot, then one `mlx.distributed_config --auto-setup`.")
 
 
+TB4_DOWN_REMEDY = ("This Mac's Thunderbolt ports are Thunderbolt 4 (no Thunderbolt 5 receptacle): "
+                   "its rdma_enX devices never come up, whatever the cable or the peer. Run the "
+                   "job with the ring backend over the Thunderbolt network, or use a Mac with "
+                   "Thunderbolt 5 ports.")
+
+
+def _down_advice(ctx: NodeContext):
+    """``(summary suffix, remedy)`` for a port that is not active: on Thunderbolt 4 hardware
+    no cable or peer brings it up (MD201 says why), elsewhere the usual causes apply."""
+    if ctx.is_mac:
+        tb = ctx.fact(gather_thunderbolt)
+        if tb.readable and tb.hardware()["generation"] == "tb4":
+            return " (Thunderbolt 4 hardware: never usable for RDMA)", TB4_DOWN_REMEDY
+    return "", DOWN_REMEDY
+
+
 def _port_states(dev) -> List[Dict[str, Any]]:
     return [{"device": dev.name, "port": p.num, "state": p.state or "unknown",
              "state_code": p.state_code} for p in dev.ports]
@@ -56,9 +72,10 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
                 f"ibv_devices but its port state could not be read", ev))
         elif not any(p.active for p in dev.ports):
             states = ", ".join(f"port {p.num} {p.state or 'unknown'}" for p in dev.ports)
-            problems.append(fail(f"{name} (towards {towards}) is not active: {states}",
+            why, remedy = _down_advice(ctx)
+            problems.append(fail(f"{name} (towards {towards}) is not active: {states}{why}",
                                  evidence={**ev, "ports": _port_states(dev)},
-                                 remediation=DOWN_REMEDY))
+                                 remediation=remedy))
         else:
             port = next(p for p in dev.ports if p.active)
             good.append({"device": name, "port": port.num, "state": port.state,
@@ -86,21 +103,24 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
     out = []
     if ctx.is_mac and down:
         tb = ctx.fact(gather_thunderbolt)
+        why, remedy = _down_advice(ctx)
         for dev, p in down:
             link = tb.link_for_device(dev.name)
             if link is not None and link.peers:
                 peer = link.peers[0].name or link.peers[0].domain_uuid
                 out.append(warn(
                     f"{dev.name} port {p.num} is {p.state} although {link.hardware_port} "
-                    f"({link.interface}) is cabled to a peer Mac ({peer})",
+                    f"({link.interface}) is cabled to a peer Mac ({peer}){why}",
                     evidence={**ev, "device": dev.name, "port": p.num, "link": link.to_dict()},
-                    remediation=DOWN_REMEDY))
+                    remediation=remedy))
     if unknown:
         out.append(warn(f"port state of {', '.join(unknown)} could not be read "
                         "(ibv_devinfo output incomplete)", evidence=ev))
     if not active and not unknown:
-        out.append(warn(f"no RDMA port is active ({len(down)} down): no peer with RDMA enabled "
-                        "is cabled to this node", evidence=ev, remediation=DOWN_REMEDY))
+        why, remedy = _down_advice(ctx)
+        cause = why.strip(" ()") if why else "no peer with RDMA enabled is cabled to this node"
+        out.append(warn(f"no RDMA port is active ({len(down)} down): {cause}", evidence=ev,
+                        remediation=remedy))
     elif active:
         out.append(ok(f"{len(active)} active RDMA port(s): "
                       + ", ".join(f"{d.name} port {p.num}" for d, p in active)

@@ -54,7 +54,8 @@ def test_tb4_mac_enabled_with_no_devices(fake_mac):
 
 def test_tb4_mac_lists_rdma_devices_that_are_never_usable(fake_mac, tmp_path):
     env = fake_mac("healthy", "tb4-devices-listed")
-    r = run_cli("check", "--json", *ONLY, "--hostfile", jaccl_hostfile(tmp_path), env=env)
+    r = run_cli("check", "--json", "--only", "MD201,MD202,MD205", "--hostfile",
+                jaccl_hostfile(tmp_path), env=env)
     assert r.rc == 1, r.out
     (f,) = r.results("MD201")
     assert f["status"] == "fail"
@@ -68,6 +69,16 @@ def test_tb4_mac_lists_rdma_devices_that_are_never_usable(fake_mac, tmp_path):
                                       "Mac's ports top out at 40 Gb/s (Thunderbolt 4 hardware")
     assert "no cable or dock changes that" in link["summary"]
     assert "ring backend" in link["remediation"]["text"]
+    # the port is down because of the hardware: no advice to reseat cables or enable the peer
+    (port,) = r.results("MD202")
+    assert port["summary"] == ("rdma_en2 (towards rank 1 (m2)) is not active: port 1 PORT_DOWN "
+                               "(Thunderbolt 4 hardware: never usable for RDMA)")
+    assert "ring backend" in port["remediation"]["text"]
+    assert "peer also has RDMA enabled" not in port["remediation"]["text"]
+    r = run_cli("check", "--json", "--only", "MD202", env=env)
+    ws = r.results("MD202")
+    assert ws and all("Thunderbolt 4 hardware" in w["summary"] and
+                      "ring backend" in w["remediation"]["text"] for w in ws), ws
 
 
 def test_40_gbps_link_between_tb5_ports_is_the_cable(fake_mac):
