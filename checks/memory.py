@@ -81,21 +81,25 @@ def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
     """Who holds ``wired`` bytes (above ``idle_limit``): live MLX processes first (ranks or not,
     by pid and resident size); only what no live process explains is held by a dead one."""
     scope = scope_pids()
-    live = find_mlx_processes(scope)
+    unreadable: list = []
+    live = find_mlx_processes(scope, unreadable)
     explained = sum(p.rss_bytes for p in live)
     unexplained = wired - explained
     ev.update(mlx_processes=[p.to_dict() for p in live], explained_bytes=explained,
               unexplained_bytes=max(0, unexplained), idle_limit_bytes=idle_limit,
               ranks_running=[p.pid for p in live if p.rank is not None],
-              attribution_scope=(sorted(scope) if scope is not None else "every process"))
+              attribution_scope=(sorted(scope) if scope is not None else "every process"),
+              uninspected_pids=unreadable[:50])
     names = "; ".join(p.label() for p in live[:5]) + (f"; {len(live) - 5} more"
                                                        if len(live) > 5 else "")
     if unexplained > idle_limit:
         held = (f"live MLX processes explain at most {_gib(explained)} ({names}); the other "
                 f"{_gib(unexplained)} is held by no live process" if live else
                 "no live process uses MLX")
+        caveat = (f"; {len(unreadable)} process(es) of other users could not be inspected "
+                  "(run as root to include them)" if unreadable else "")
         return [fail(f"{_gib(wired)} wired and {held} (more than {_gib(idle_limit)}): a dead "
-                     "process holds it", evidence=ev, needs_reboot=True,
+                     f"process holds it{caveat}", evidence=ev, needs_reboot=True,
                      remediation="Wired memory left by a crashed rank (a tbt_post_recv crash "
                      "keeps about 140 GB wired: MLX #4192, #4319) is only released by a reboot "
                      "of this node.")]

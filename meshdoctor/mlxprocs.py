@@ -76,9 +76,11 @@ def _maps_mlx(proc: psutil.Process) -> Optional[bool]:
         return None
 
 
-def identify(proc: psutil.Process) -> Optional[MlxProcess]:
+def identify(proc: psutil.Process, unreadable: Optional[List[int]] = None
+             ) -> Optional[MlxProcess]:
     """An :class:`MlxProcess` when ``proc`` positively uses MLX, else None; never raises for a
-    process that vanishes or denies access."""
+    process that vanishes or denies access (its pid is added to ``unreadable`` when access is
+    denied: another user's process, read without privileges)."""
     try:
         with proc.oneshot():
             cmd = proc.cmdline()
@@ -98,19 +100,25 @@ def identify(proc: psutil.Process) -> Optional[MlxProcess]:
             else:
                 return None
             return MlxProcess(proc.pid, proc.name(), text, proc.memory_info().rss, rank, how)
-    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+    except psutil.AccessDenied:
+        if unreadable is not None:
+            unreadable.append(proc.pid)
+        return None
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return None
 
 
-def find_mlx_processes(scope: Optional[Set[int]] = None) -> List[MlxProcess]:
+def find_mlx_processes(scope: Optional[Set[int]] = None,
+                       unreadable: Optional[List[int]] = None) -> List[MlxProcess]:
     """Live MLX processes, largest resident size first; never this process, its parents, pid 1
-    or the commands a check runs. ``scope``: only these pids (see :func:`scope_pids`)."""
+    or the commands a check runs. ``scope``: only these pids (see :func:`scope_pids`);
+    ``unreadable`` collects the pids that could not be inspected."""
     skip = protected_pids() | own_descendants()
     out = []
     for proc in psutil.process_iter():
         if proc.pid in skip or (scope is not None and proc.pid not in scope):
             continue
-        found = identify(proc)
+        found = identify(proc, unreadable)
         if found is not None:
             out.append(found)
     return sorted(out, key=lambda p: -p.rss_bytes)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from ..hostfile import Host, Hostfile
-from .worker import BENCH_OPS
+from .worker import BENCH_OPS, OP_SUPPORT
 
 BUS_FLOOR_BPS = 20e6
 DEADLINE_SLACK_S = 10.0
@@ -114,7 +114,9 @@ def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:
 def steps_per_rank(cfg: ProbeConfig) -> int:
     """How many steps (init + collectives) each rank runs: the progress total."""
     per_op = 2 * (cfg.warmup + (cfg.soak or cfg.iters))  # a barrier before each iteration
-    steps = 1 + sum(cfg.warmup + 1 if op in BENCH_OPS else per_op for op in cfg.ops)
+    ops = [op for op in cfg.ops  # an op no MLX version of the backend has is skipped at once
+           if OP_SUPPORT.get(op, {}).get(cfg.backend, ()) is not None]
+    steps = 1 + sum(cfg.warmup + 1 if op in BENCH_OPS else per_op for op in ops)
     if cfg.pairs:
         steps += 2 * len(plan_pairs(cfg.world_size, cfg.backend)[0]) * (cfg.warmup + cfg.iters)
     return steps
