@@ -4,8 +4,8 @@ Sources, each under the context's command deadline and run side by side (so thre
 one deadline, not three): ``system_profiler SPThunderboltDataType -json`` (host ports, link speed,
 peer Macs), ``networksetup -listallhardwareports`` (``Thunderbolt <N>`` -> ``enX``, ``Thunderbolt
 Bridge`` -> ``bridge0``) and ``ifconfig`` (IPv4 addresses, ``status:`` of each interface).
-Formats and the mapping receptacle N -> ``Thunderbolt N`` -> ``enX`` -> ``rdma_enX``:
-knowledge.md §1-2. Parsing is in :mod:`meshdoctor.parsers.thunderbolt`.
+The mapping: receptacle N -> hardware port ``Thunderbolt N`` -> ``enX`` -> ``rdma_enX``
+(Apple names the RDMA device after the interface). Parsing is in :mod:`meshdoctor.parsers.thunderbolt`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Link:
 
     @property
     def tb4_speed(self) -> bool:
-        """A link at Thunderbolt 4 speed or less (knowledge.md §2: TB5 is above 40 Gb/s)."""
+        """A link at Thunderbolt 4 speed or less (Thunderbolt 5 links run above 40 Gb/s)."""
         return self.speed_gbps is not None and not is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:
