@@ -35,6 +35,10 @@ TB4_REMEDY = ("RDMA over Thunderbolt needs Thunderbolt 5 ports (MLX's JACCL back
               "IPv4 address, e.g. `mlx.distributed_config --backend ring --over thunderbolt "
               "--auto-setup`, and launch with `\"backend\": \"ring\"` and those IPs), or use a "
               "Mac with Thunderbolt 5 ports.")
+UNSURE_PREFIX = ("First make sure this Mac has Thunderbolt 5 ports (unplug one cable: a free "
+                 "Thunderbolt 5 port shows 'Up to 120 Gb/s' in System Information > "
+                 "Thunderbolt/USB4); a Thunderbolt 4 Mac can never do RDMA: use the ring "
+                 "backend over the Thunderbolt network. On Thunderbolt 5: ")
 NO_ENUM_REMEDY = ("RDMA is enabled and the ports are Thunderbolt 5, yet no device is listed: "
                   "update macOS to 26.2 or later (26.3 for large buffers) and reboot; if it "
                   "persists, disable and re-enable RDMA from Recovery (`rdma_ctl disable`, "
@@ -88,9 +92,12 @@ def _mac(ctx: NodeContext, role: str):
     ev = {**inv.evidence(), "chain": chain}
     if hw["generation"] == "tb4":  # capability before configuration
         return bad(_tb4_summary(ctl, inv, hw), evidence=ev, remediation=TB4_REMEDY)
+    unsure = hw["generation"] != "tb5"  # no port shows Thunderbolt 5 (nor Thunderbolt 4)
     if ctl["enabled"] is False:
-        return bad("RDMA is disabled on this Mac (`rdma_ctl status`: disabled); JACCL cannot run",
-                   evidence=ev, remediation=ENABLE_REMEDY)
+        return bad("RDMA is disabled on this Mac (`rdma_ctl status`: disabled); JACCL cannot run"
+                   + (f"; whether its ports are Thunderbolt 5 is not visible ({hw['why']})"
+                      if unsure else ""), evidence=ev,
+                   remediation=(UNSURE_PREFIX + ENABLE_REMEDY) if unsure else ENABLE_REMEDY)
     if inv.state == verbs.UNREADABLE:
         return verbs.error_finding(f"could not read the RDMA devices: {inv.detail}", ev)
     if inv.state == verbs.ABSENT:
@@ -107,6 +114,11 @@ def _mac(ctx: NodeContext, role: str):
             return bad(f"no RDMA devices (`ibv_devices` lists none) and `rdma_ctl status` could "
                        f"not be read ({ctl['detail']}): RDMA is probably disabled",
                        evidence=ev, remediation=ENABLE_REMEDY)
+        if unsure:
+            return bad(f"RDMA {state} but no RDMA devices are listed, and whether the ports are "
+                       f"Thunderbolt 5 is not visible ({hw['why']}): a Thunderbolt 4 Mac never "
+                       "lists RDMA devices; on Thunderbolt 5 this macOS build does not "
+                       "enumerate them", evidence=ev, remediation=UNSURE_PREFIX + NO_ENUM_REMEDY)
         return bad(f"RDMA {state} but no RDMA devices are listed although the Thunderbolt ports "
                    "are Thunderbolt 5: this macOS build does not enumerate RDMA devices",
                    evidence=ev, remediation=NO_ENUM_REMEDY)

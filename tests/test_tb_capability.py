@@ -98,3 +98,26 @@ def test_40_gbps_link_through_a_dock_between_tb5_ports_is_the_dock(fake_mac):
     assert w["evidence"]["cause"] == "dock"
     assert "the dock in between (TS5 Plus) limits it" in w["summary"]
     assert r.rc == 0
+
+
+def test_every_port_cabled_at_40_gbps_leaves_the_hardware_open(fake_mac):
+    """No port shows its capability (all cabled at 40 Gb/s): neither Recovery nor a macOS bug is
+    asserted; the first step is to learn whether the ports are Thunderbolt 5."""
+    sp = {"SPThunderboltDataType": [{
+        "_name": "thunderboltusb4_bus_0",
+        "domain_uuid_key": "5B1C2D3E-0A1B-4C2D-8E3F-0123456789C1",
+        "receptacle_1_tag": {"receptacle_id_key": "1", "current_speed_key": "40 Gb/s",
+                             "receptacle_status_key": "receptacle_connected"},
+        "_items": [{"_name": "Mac mini", "domain_uuid_key": "7C2A0F11-3D4E-4F50-9A6B-1C2D3E4F5C02"}]}]}
+    extra = {"system_profiler__SPThunderboltDataType_json.txt": json.dumps(sp)}
+    r = run_cli("check", "--json", *ONLY, env=fake_mac("healthy", "rdma-disabled", extra=extra))
+    (f,) = r.results("MD201")
+    assert "whether its ports are Thunderbolt 5 is not visible" in f["summary"]
+    assert f["remediation"]["text"].startswith("First make sure this Mac has Thunderbolt 5 ports")
+    assert f["evidence"]["chain"]["thunderbolt_hardware"]["generation"] == "unknown"
+    r = run_cli("check", "--json", *ONLY, env=fake_mac("healthy", "enabled-no-devices",
+                                                      extra=extra))
+    (f,) = r.results("MD201")
+    assert "a Thunderbolt 4 Mac never lists RDMA devices" in f["summary"]
+    (link,) = [x for x in r.results("MD205") if "40 Gb/s" in x["summary"]]
+    assert link["evidence"]["cause"] == "unknown"
