@@ -79,7 +79,8 @@ def _slow_link(link: Link, label: str, hw: Dict[str, Any], ev: Dict[str, Any], r
         ev["cause"] = "hardware"
         status = fail if role == verbs.REQUIRED else warn
         return status(f"{label} links at {link.speed_text}: this Mac's ports top out at 40 Gb/s "
-                      f"(Thunderbolt 4 hardware, {hw['why']}); no cable or dock changes that, "
+                      f"(Thunderbolt 4 hardware, no Thunderbolt 5 receptacle: "
+                      f"{', '.join(hw['tb4_ports'])}); no cable or dock changes that, "
                       "and RDMA needs Thunderbolt 5", evidence=ev, remediation=TB4_HW_REMEDY)
     if hw["generation"] == "tb5":
         ev["cause"] = "dock" if docks else "cable"

@@ -34,6 +34,7 @@ from . import execute
 from .check import Finding, error, fail, skip
 from .context import NodeContext
 from .hostfile import JACCL_BACKENDS
+from .thunderbolt import gather_thunderbolt
 from .parsers.ibv import (LIMIT_KEYS, LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
                           normalize_gid, parse_ibv_devices, parse_ibv_devinfo,
                           parse_rdma_ctl_status)
@@ -370,6 +371,21 @@ def error_finding(summary: str, evidence: Dict[str, Any],
         "garbled, the system may be unhealthy: reboot this node."))
 
 
+TB4_NO_RDMA_REMEDY = ("This Mac has Thunderbolt 4 hardware and can never do RDMA (MD201 says "
+                      "why): run the job with the ring backend over the Thunderbolt network, or "
+                      "use a Mac with Thunderbolt 5 ports.")
+
+
+def _tb4_note(ctx: NodeContext) -> str:
+    """``"; Thunderbolt 4 hardware ..."`` on a Mac with no Thunderbolt 5 port, else ``""``."""
+    if not ctx.is_mac:
+        return ""
+    tb = ctx.fact(gather_thunderbolt)
+    if tb.readable and tb.hardware()["generation"] == "tb4":
+        return "; this Mac has Thunderbolt 4 hardware, which never does RDMA"
+    return ""
+
+
 def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventory],
                                                                 Optional[Finding]]:
     """The inventory for a check that reads ``what`` (``"ports"``), or the finding to give instead.
@@ -394,10 +410,12 @@ def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventor
             return inv, fail(
                 f"the hostfile's {ctx.hostfile.effective_backend} backend needs RDMA"
                 + (f" ({', '.join(wanted)})" if wanted else "") + f" but this node has {reason}"
-                f" ({inv.detail})", evidence={**inv.evidence(), "named": named_devices(ctx)},
-                remediation="See `meshdoctor explain MD201` for the enablement chain: RDMA "
-                            "enabled (from Recovery on macOS), Thunderbolt 5 cabling, devices "
-                            "listed by `ibv_devices`.")
+                f" ({inv.detail})" + _tb4_note(ctx),
+                evidence={**inv.evidence(), "named": named_devices(ctx)},
+                remediation=(TB4_NO_RDMA_REMEDY if _tb4_note(ctx) else
+                             "See `meshdoctor explain MD201` for the enablement chain: RDMA "
+                             "enabled (from Recovery on macOS), Thunderbolt 5 cabling, devices "
+                             "listed by `ibv_devices`."))
         return inv, skip(f"{reason}: {inv.detail}", evidence=inv.evidence())
     return inv, None
 

@@ -27,6 +27,7 @@ def jaccl_hostfile(tmp_path):
 def test_tb4_mac_with_rdma_disabled_is_not_sent_to_recovery(fake_mac, tmp_path):
     env = fake_mac("healthy", "rdma-disabled", "tb4-mac")
     r = run_cli("check", "--json", *ONLY, env=env)
+    assert r.doc is not None
     (f,) = r.results("MD201")
     assert f["status"] == "warn" and r.rc == 0, r.out
     assert f["summary"].startswith("this Mac has Thunderbolt 4 hardware (no Thunderbolt 5 "
@@ -39,9 +40,17 @@ def test_tb4_mac_with_rdma_disabled_is_not_sent_to_recovery(fake_mac, tmp_path):
     assert ring_over_tb(f)
     assert f["evidence"]["chain"]["thunderbolt_hardware"]["generation"] == "tb4"
     # under a jaccl hostfile the launch cannot work: fail, still no Recovery advice
-    r = run_cli("check", "--json", *ONLY, "--hostfile", jaccl_hostfile(tmp_path), env=env)
+    r = run_cli("check", "--json", "--only", "MD201,MD202,MD203,MD204,MD205", "--hostfile",
+                jaccl_hostfile(tmp_path), env=env)
     (f,) = r.results("MD201")
     assert f["status"] == "fail" and r.rc == 1 and ring_over_tb(f)
+    # no other RDMA check sends this Mac to Recovery either
+    for code in ("MD202", "MD203", "MD204"):
+        (x,) = r.results(code)
+        assert x["summary"].endswith("this Mac has Thunderbolt 4 hardware, which never does "
+                                     "RDMA"), x
+        assert "Recovery" not in x["remediation"]["text"]
+        assert "ring backend over the Thunderbolt network" in x["remediation"]["text"]
 
 
 def test_tb4_mac_enabled_with_no_devices(fake_mac):
