@@ -91,7 +91,9 @@ def plan(hf: Hostfile, ranks: List[int], version: Tuple[int, ...] = LATEST
          ) -> Tuple[Dict[str, Dict[str, Any]], List[str]]:
     """QPs and MRs each device of ``ranks`` needs under ``hf``'s backend in MLX ``version``.
 
-    Returns ``({device: {"qps": int, "mrs": int, "peers": [rank, ...]}}, notes)``; notes say
+    Returns ``({device: {"qps": int, "mrs": int, "peers": [rank, ...], "local_ranks": [rank,
+    ...]}}, notes)``; a device opened by several of ``ranks`` (processes) has their needs added
+    up, the conservative reading since sharing between processes is unknown; notes say
     which listed devices JACCL will not use (extra cables in a mesh cell, more than 4 per ring
     direction).
     """
@@ -101,11 +103,13 @@ def plan(hf: Hostfile, ranks: List[int], version: Tuple[int, ...] = LATEST
     notes: List[str] = []
 
     def add(dev: str, peer: int, qps: int, mrs: int) -> None:
-        u = use.setdefault(dev, {"qps": 0, "mrs": 0, "peers": []})
+        u = use.setdefault(dev, {"qps": 0, "mrs": 0, "peers": [], "local_ranks": []})
         u["qps"] += qps
         u["mrs"] += mrs
         if peer not in u["peers"]:
             u["peers"].append(peer)
+        if r not in u["local_ranks"]:
+            u["local_ranks"].append(r)
 
     for r in ranks:
         host = hf.hosts[r]
@@ -259,9 +263,12 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
                                 f"devices. Limit: {source}."))
     if any(f.status == "fail" for f in out):
         return [f for f in out if f.status != "ok"]
-    if len(ctx.ranks) > 1 and rows:
-        out.append(warn(f"{len(ctx.ranks)} ranks of this hostfile run on this node and open the "
-                        f"same devices: {SHARING}", evidence=ev))
+    shared = [r for r in rows if len(r["local_ranks"]) > 1]
+    if shared:
+        out.append(warn("; ".join(f"{r['device']} is opened by ranks "
+                                  f"{', '.join(map(str, r['local_ranks']))} on this node"
+                                  for r in shared)
+                        + f": their needs are added up, but {SHARING}", evidence=ev))
     if out:
         return out
     if not use:

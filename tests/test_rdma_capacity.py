@@ -148,3 +148,17 @@ def test_version_facts_that_decide_the_launch(fake_mac, tmp_path):
     r, fs = md204(fake_mac, tmp_path, listed, "0.31.1")
     assert any(f["status"] == "warn" and "does not take the first device of a cell" in
                f["summary"] for f in fs)
+
+
+def test_two_local_ranks_on_one_device_say_sharing_is_unknown(fake_mac, tmp_path):
+    # ranks 0 and 1 both run here ("localhost"), both reach rank 2 over rdma_en4
+    doc = hostfile([[None, "rdma_en2", "rdma_en4"], ["rdma_en3", None, "rdma_en4"],
+                    ["rdma_en2", "rdma_en3", None]], "jaccl")
+    doc["hosts"][1]["ssh"] = "localhost"
+    doc["hosts"][1]["ips"] = ["127.0.0.1"]
+    r, fs = md204(fake_mac, tmp_path, doc, "0.30.6")  # 32 MRs per peer: 64 on rdma_en4
+    (w,) = [f for f in fs if f["status"] == "warn"]
+    assert w["summary"].startswith("rdma_en4 is opened by ranks 0, 1 on this node: their needs "
+                                   "are added up, but unknown: whether two processes")
+    (row,) = [d for d in w["evidence"]["devices"] if d["device"] == "rdma_en4"]
+    assert (row["qps"], row["mrs"], row["local_ranks"]) == (2, 64, [0, 1])
