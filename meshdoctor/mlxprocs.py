@@ -63,13 +63,19 @@ def scope_pids(env: Optional[Dict[str, str]] = None) -> Optional[Set[int]]:
     return out
 
 
-def _maps_mlx(proc: psutil.Process) -> Optional[bool]:
-    """True/False whether MLX's library is mapped; None when the map cannot be read."""
+def _maps_mlx(proc: psutil.Process, cmdline: str) -> Optional[bool]:
+    """True/False whether MLX's library is mapped; None when the map cannot be read.
+
+    Linux reads ``/proc/<pid>/maps`` (cheap). Elsewhere (macOS) reading a map walks every VM
+    region of the process, so only Python interpreters and processes whose command line
+    mentions mlx are read; any other process counts as not using MLX."""
     path = f"/proc/{proc.pid}/maps"
     try:
         if os.path.exists(path):
             with open(path, "r", errors="replace") as fh:
                 return any(m in line for line in fh for m in LIB_MARKS)
+        if "python" not in proc.name().lower() and "mlx" not in cmdline.lower():
+            return False
         return any(any(m in (mm.path or "") for m in LIB_MARKS)
                    for mm in proc.memory_maps(grouped=True))
     except (OSError, psutil.AccessDenied, psutil.ZombieProcess, NotImplementedError):
@@ -89,8 +95,8 @@ def identify(proc: psutil.Process, unreadable: Optional[List[int]] = None
             except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
                 env = {}
             rank = next((env[k] for k in RANK_ENV_KEYS if k in env), None)
-            maps = _maps_mlx(proc)
             text = " ".join(cmd)
+            maps = _maps_mlx(proc, text)
             if maps:
                 how = f"maps MLX's library ({'/'.join(LIB_MARKS)})"
             elif maps is None and any(m in text for m in CMDLINE_MARKS):
