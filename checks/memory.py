@@ -3,8 +3,8 @@
 Sources and thresholds:
 * macOS ``vm_stat`` ("Pages wired down" x page size) and ``sysctl hw.memsize iogpu.wired_limit_mb``
   (0 = system default). Wired memory that stays high while no rank runs is held
-  by a dead process and only a reboot frees it (after a ``tbt_post_recv`` crash, MLX #4192 and
-  #4319, a node keeps about 140 GB wired). Before concluding that, the wired memory is attributed
+  by a dead process and only a reboot frees it (users report about 140 GB left wired after a
+  crash in Apple's Thunderbolt RDMA driver, ``tbt_post_recv``: MLX #4192, #4319). Before concluding that, the wired memory is attributed
   to live processes using MLX (ranks or not; :mod:`meshdoctor.mlxprocs`, by pid and resident
   size): fail (reboot) only when what no live process explains is more than
   max(:data:`WIRED_IDLE_FLOOR_BYTES`, :data:`WIRED_IDLE_FRACTION` x RAM); a warning names the
@@ -100,9 +100,9 @@ def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
                   "(run as root to include them)" if unreadable else "")
         return [fail(f"{_gib(wired)} wired and {held} (more than {_gib(idle_limit)}): a dead "
                      f"process holds it{caveat}", evidence=ev, needs_reboot=True,
-                     remediation="Wired memory left by a crashed rank (a tbt_post_recv crash "
-                     "keeps about 140 GB wired: MLX #4192, #4319) is only released by a reboot "
-                     "of this node.")]
+                     remediation="Wired memory left by a crashed rank (for example after a "
+                     "tbt_post_recv crash in Apple's Thunderbolt RDMA driver, MLX #4192, #4319) "
+                     "is only released by a reboot of this node.")]
     return [warn(f"{_gib(wired)} wired, held by live MLX process(es): {names}; not a leak, no "
                  "reboot needed", evidence=ev,
                  remediation="Stop those processes (an `mlx_lm.server` or another job) if the "
