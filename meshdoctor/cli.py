@@ -193,6 +193,7 @@ def list_checks(as_json: bool, everything: bool) -> None:
     if everything:
         from . import codes
         from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
+        from .triage import report as _triage_report  # noqa: F401  (registers MD690)
 
         rows += [{"code": k, "name": "", "title": t, "platforms": []}
                  for k, (t, _) in sorted(codes.CATALOGUE.items())]
@@ -210,6 +211,7 @@ def explain(code: str) -> None:
     from . import codes
     from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
     from .registry import all_checks
+    from .triage import report as _triage_report  # noqa: F401  (registers MD690)
 
     key, name = code.strip().upper(), code.strip().lower()
     for c in all_checks():

@@ -381,7 +381,7 @@ CATALOGUE: List[Signature] = [
          "rank and rank 0 started.", "MLX jaccl side channel",
          causes=[("rank 0 not started or died first (refused)", "rank 0's log"),
                  ("coordinator IP unreachable (timeout 60/110, no route 65/113)",
-                  "ping rank 0's first IP from this host")], role=EITHER, check="MD402"),
+                  "ping rank 0's first IP from this host")], role=EITHER),
     _sig("MD638", "jaccl.side-channel-socket",
          r"\[jaccl\] (Couldn't bind socket|Couldn't listen|Accept failed|Couldn't create "
          r"socket)",

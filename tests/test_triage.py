@@ -178,6 +178,10 @@ def test_catalogue_is_covered_and_every_meaning_lists_causes():
         assert s.meaning in text and "What helps" in text
         for c in s.causes:  # each cause comes with the evidence that tells it apart
             assert c.what and c.evidence
+    from meshdoctor.registry import all_checks
+
+    real = {c.code for c in all_checks()}
+    assert {s.check for s in signatures.CATALOGUE if s.check} <= real
     pd = signatures.BY_CODE["MD604"]
     whats = " ".join(c.what for c in pd.causes)
     assert "PORT_DOWN" in whats and "Thunderbolt 4" in whats and "boot-time" in whats
@@ -457,10 +461,14 @@ def test_random_crash_reports_never_crash(data):
     assert summary is None or match is not None
 
 
-def test_streaming_a_generated_log_in_bounded_memory(monkeypatch):
+@pytest.mark.parametrize("automaton", [True, False], ids=["aho-corasick", "bytes.find"])
+def test_streaming_a_generated_log_in_bounded_memory(monkeypatch, automaton):
     """A 24 MiB log read in 64 KiB blocks: records that straddle a block boundary are still
-    matched, line numbers stay exact, memory stays far below the input size."""
+    matched, line numbers stay exact, memory stays far below the input size; the same with
+    the fallback anchor search."""
     monkeypatch.setattr(logs, "CHUNK", 64 << 10)
+    if not automaton:
+        monkeypatch.setattr(logs, "_AUTOMATON", None)
     normal = b"2026-01-05 10:00:00,000 INFO  runner: step 1200 loss 1.873 tok/s 1450.2\n"
     n = (24 << 20) // len(normal)
 
