@@ -534,8 +534,19 @@ _EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exi
                        r"(: (?P<msg>.*))?$")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with ANSI sequences removed and other control characters shown as ``\\xNN``,
+    safe to print on a terminal (log text is untrusted)."""
+    if "\x1b" in text:
+        text = strip_ansi(text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def _cut(line: str) -> str:
-    return line.strip()[:LINE_CHARS]
+    return printable(line.strip()[:LINE_CHARS])
 
 
 def _match(sig: Signature, line: str, m: "re.Match[str]", lineno: int = 0) -> Match:

@@ -505,3 +505,13 @@ def test_streaming_a_generated_log_in_bounded_memory(monkeypatch, automaton):
     assert inp.lines == n and inp.bytes > (24 << 20) - 1024
     assert [(f.code, f.match.lineno) for f in found] == [("MD612", n - 3)]
     assert peak < 4 << 20, peak
+
+
+def test_control_characters_never_reach_the_terminal(tmp_path):
+    p = tmp_path / "rank0.log"
+    p.write_bytes(b"\x1b]0;owned\x07RuntimeError: [ring] Couldn't connect (error: 111)\x08\x08"
+                  b"\x1b[2J [bold red]markup[/]\r\n")
+    r = run_cli("triage", str(p))
+    assert r.rc == 1
+    assert not any(c in r.out for c in "\x07\x08\x1b\r"), repr(r.out)
+    assert "[bold red]markup[/]" in r.out and "\\x08" in r.out

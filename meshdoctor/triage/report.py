@@ -42,7 +42,8 @@ def _summary(f: Finding, by_id: Dict[str, Finding]) -> str:
     else:
         tag = "separate failure"
     count = f" (x{f.count})" if f.count > 1 else ""
-    return f"[{f.id} {tag}] {head}: {f.match.line}{count} -- {f.match.meaning}"
+    return signatures.printable(
+        f"[{f.id} {tag}] {head}: {f.match.line}{count} -- {f.match.meaning}")
 
 
 def _remediation(f: Finding) -> Remediation:
@@ -73,15 +74,17 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
         if inp.error:
             verdict.results.append(Result(
                 code=INPUT, check="triage", host=inp.host or "localhost", status=ERROR,
-                summary=f"{inp.source}: {inp.error}", evidence=inp.to_dict()))
+                summary=signatures.printable(f"{inp.source}: {inp.error}"),
+                evidence=inp.to_dict()))
         elif inp.warnings:
             verdict.results.append(Result(
                 code=INPUT, check="triage", host=inp.host or "localhost", status=WARN,
-                summary=f"{inp.source}: {'; '.join(inp.warnings)}", evidence=inp.to_dict()))
+                summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
+                evidence=inp.to_dict()))
     for host, why in sorted(col.unreachable.items()):
         verdict.hosts.append(HostInfo(host=host, reachable=False))
         verdict.results.append(Result(code=INPUT, check="triage", host=host, status=ERROR,
-                                      summary=f"{host} unreachable: {why}"))
+                                      summary=signatures.printable(f"{host} unreachable: {why}")))
     if read:
         total = sum(i.bytes for i in read)
         verdict.results.append(Result(
@@ -117,4 +120,3 @@ def _register() -> None:
 
 
 _register()
-_ = signatures  # the catalogue registers the MD6xx codes on import
