@@ -61,7 +61,8 @@ class Signature:
     signature recognised by other means: an exit status, a multi-line record), ``meaning`` and
     ``remedy`` prose, ``source`` naming the public source of the fact, ``causes`` (most common
     first), ``role`` (:data:`CAUSE`, :data:`EITHER` or :data:`CONSEQUENCE`), ``check`` (a
-    meshdoctor check code that looks at the likely cause, or None)."""
+    meshdoctor check code that looks at the likely cause, or None), ``fixed_in`` (the MLX
+    version whose upgrade removes or clarifies the failure, or None)."""
 
     code: str
     name: str
@@ -72,6 +73,7 @@ class Signature:
     causes: Tuple[Cause, ...] = ()
     role: str = CAUSE
     check: Optional[str] = None
+    fixed_in: Optional[str] = None
 
 
 @dataclass
@@ -108,10 +110,10 @@ def _c(*pairs: Tuple[str, str]) -> Tuple[Cause, ...]:
 
 def _sig(code: str, name: str, regex: Optional[str], meaning: str, remedy: str,
          source: str = "", *, causes: Sequence[Tuple[str, str]] = (), role: str = CAUSE,
-         check: Optional[str] = None) -> Signature:
+         check: Optional[str] = None, fixed_in: Optional[str] = None) -> Signature:
     assert role in ROLES
     return Signature(code, name, re.compile(regex) if regex else None, meaning, remedy, source,
-                     _c(*causes), role, check)
+                     _c(*causes), role, check, fixed_in)
 
 
 _RING_ERRNO = {"54": "connection reset by peer (macOS ECONNRESET)",
@@ -221,7 +223,7 @@ CATALOGUE: List[Signature] = [
          causes=[("device renamed after a reboot or re-cabling", "`ibv_devices` lists other "
                   "rdma_enX names than the hostfile"),
                  ("RDMA not enumerated on that Mac", "`ibv_devices` prints the header only")],
-         check="MD202"),
+         check="MD202", fixed_in="0.32.1"),
     _sig("MD610", "jaccl.progress-timeout", r"\[jaccl\].*no completion for (?P<ms>\d+) ms",
          "The JACCL progress guard saw no completion: a peer stopped answering and the group was "
          "torn down (exit status 75 unless JACCL_TIMEOUT_ACTION=throw).",
@@ -253,7 +255,7 @@ CATALOGUE: List[Signature] = [
     _sig("MD614", "ring.abort-hang", r"\[ring\] Too many send/recv errors\. Aborting",
          "A ring peer died, and with MLX <= 0.32.0 the survivors then hang forever.",
          "Upgrade mlx to >= 0.32.1; kill the surviving ranks.", "mlx #4060",
-         causes=[("a peer rank died", "its log")], role=CONSEQUENCE),
+         causes=[("a peer rank died", "its log")], role=CONSEQUENCE, fixed_in="0.32.1"),
     _sig("MD615", "ring.socket-errno",
          r"\[ring\] (Receiving from|Sending to) socket \d+ failed with errno (?P<errno>\d+)",
          "A ring socket transfer failed: errno 54/104 connection reset, 14 bad buffer, "
@@ -270,7 +272,8 @@ CATALOGUE: List[Signature] = [
     _sig("MD617", "jaccl.uncaught-abort",
          r"libc\+\+abi: terminating due to uncaught exception of type [\w:]+: \[jaccl\]",
          "A JACCL data-path error aborted the process (MLX <= 0.32.0 does not propagate it).",
-         "Upgrade mlx; the inner [jaccl] message names the actual fault.", "MLX 0.32.1"),
+         "Upgrade mlx; the inner [jaccl] message names the actual fault.", "MLX 0.32.1",
+         fixed_in="0.32.1"),
     _sig("MD618", "rank.exit-255-silent", None,
          "A rank exited with status 255 and printed no [jaccl] line: usually a native crash "
          "over ssh.",
@@ -364,7 +367,7 @@ CATALOGUE: List[Signature] = [
          "MLX 0.32.1 jaccl; PR #4530 (errno 102: RC unsupported)",
          causes=[("queue-pair limit reached (errno 16 on 0.32.1+ is MD603)", "MD204"),
                  ("reliable-connected queue pair requested (errno 102)", "a patched build")],
-         check="MD204"),
+         check="MD204", fixed_in="0.32.1"),
     _sig("MD636", "jaccl.qp-state-failed",
          r"\[jaccl\] Changing queue pair to (?P<state>INIT|RTR|RTS) failed with errno "
          r"(?P<errno>\d+)\b(?<!RTR failed with errno 22)(?<!RTR failed with errno 60)"
@@ -400,7 +403,7 @@ CATALOGUE: List[Signature] = [
     _sig("MD640", "backend.sum-scatter-unsupported", r"sum_scatter not supported",
          "This backend has no sum_scatter (ring, mpi; JACCL before 0.32.1).",
          "Upgrade MLX (JACCL 0.32.1+), use nccl, or all_sum then slice.",
-         "MLX v0.32.1 jaccl sum_scatter"),
+         "MLX v0.32.1 jaccl sum_scatter", fixed_in="0.32.1"),
     _sig("MD641", "jaccl.librdma-symbol",
          r"(librdma.*(Symbol not found|symbol not found|Library not loaded|image not found)|"
          r"(Symbol not found|Library not loaded).*librdma)",
@@ -478,7 +481,7 @@ CATALOGUE: List[Signature] = [
          r"valid values for backend are 'any', 'mpi' and 'ring' but '(?P<backend>[^']+)' was "
          r"provided",
          "This MLX is older than 0.30.1 and has no JACCL.", "Upgrade mlx to 0.30.1 or later "
-         "(0.32.1+ recommended).", "MLX 0.30.1 release", check="MD102"),
+         "(0.32.1+ recommended).", "MLX 0.30.1 release", check="MD102", fixed_in="0.30.1"),
     _sig("MD657", "launch.rank-exited",
          r"Node with rank (?P<rank>\d+) (exited with code (?P<code>-?\d+)|(?P<killed>was "
          r"killed))",
@@ -737,6 +740,8 @@ def explain_text(s: Signature) -> str:
     parts.append(f"What helps: {s.remedy}")
     if s.check:
         parts.append(f"Check: meshdoctor check --only {s.check}")
+    if s.fixed_in:
+        parts.append(f"Fixed or made clear in: MLX {s.fixed_in}")
     if s.role == CONSEQUENCE:
         parts.append("Usually a consequence of another rank's failure: look for the first cause.")
     if s.source:

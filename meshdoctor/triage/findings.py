@@ -60,6 +60,8 @@ class Finding:
             d["groups"] = dict(self.match.groups)
         if sig.check:
             d["check"] = f"meshdoctor check --only {sig.check}"
+        if sig.fixed_in:
+            d["fixed_in"] = f"mlx {sig.fixed_in}"
         if self.exit is not None:
             d["exit"] = self.exit
         if self.crash is not None:
