@@ -338,7 +338,8 @@ class Duration(click.ParamType):
               metavar="[DIR]", type=click.Path(file_okay=False),
               help="Also read macOS crash reports (.ips) of python/MLX processes from DIR, or "
                    "without DIR from ~/Library/Logs/DiagnosticReports and "
-                   "/Library/Logs/DiagnosticReports.")
+                   "/Library/Logs/DiagnosticReports (without DIR, put it after the FILEs: "
+                   "a word right after it is taken as DIR).")
 @click.option("--since", type=Duration(), default=None, metavar="DURATION",
               help="Only crash reports newer than this (90s, 30m, 2h, 1d; default 1d).")
 @click.option("--hostfile", type=click.Path(dir_okay=False), default=None,

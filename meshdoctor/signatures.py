@@ -41,7 +41,7 @@ TRACEBACK_LINES = 400  # a Python traceback longer than this is closed where it 
 # that hold one. tests/test_signatures.py checks every example line contains one.
 ANCHORS: Tuple[str, ...] = ("jaccl", "[ring]", "rror", "ailed", "SIG", "Traceback",
                             "Node with rank", "Segmentation", "NCCL", "rdma", "ibv_",
-                            "environment variable")
+                            "environment variable", "exited with code", "was killed")
 
 
 @dataclass(frozen=True)
@@ -483,8 +483,8 @@ CATALOGUE: List[Signature] = [
          "This MLX is older than 0.30.1 and has no JACCL.", "Upgrade mlx to 0.30.1 or later "
          "(0.32.1+ recommended).", "MLX 0.30.1 release", check="MD102", fixed_in="0.30.1"),
     _sig("MD657", "launch.rank-exited",
-         r"Node with rank (?P<rank>\d+) (exited with code (?P<code>-?\d+)|(?P<killed>was "
-         r"killed))",
+         r"(?:Node with rank|\b[Rr]ank) (?P<rank>\d+) (exited with code (?P<code>-?\d+)|"
+         r"(?P<killed>was killed))",
          "mlx.launch saw a rank end. mlx.launch itself still exits 0: wrappers must not trust "
          "its exit status.",
          "Read the rank's own log; the exit code is explained in the finding.",

@@ -119,6 +119,7 @@ LINES = [
     ("RuntimeError: Cannot initialize mpi distributed backend.", "MD623"),
     ("[WARN] Node with rank 2 exited with code 255", "MD657"),
     ("\x1b[33m[WARN] Node with rank 3 was killed\x1b[0m", "MD657"),
+    ("2026-01-05 10:00:06,000 ERROR supervisor: rank 2 exited with code 255.", "MD657"),
     ("[METAL] Command buffer execution failed: Insufficient Memory "
      "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", "MD661"),
 ]
