@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, Optional, Sequence
 
-from ..model import Verdict
+from ..model import HostInfo, Verdict
 from . import collect
 from .collect import Collected
 from .findings import Input
@@ -45,6 +45,8 @@ def run(files: Sequence[str], *, crash_reports: Optional[str] = None,
         explicit = crash_reports != DEFAULT
         dirs = [Path(crash_reports)] if explicit else collect.default_report_dirs()
         collect.read_report_dirs(dirs, since, col, explicit=explicit)
+    for host in hosts:
+        verdict.hosts.append(HostInfo(host=host, reachable=host not in col.unreachable))
     if exit_code is not None:
         collect.read_exit_code(exit_code, col)
         if exit_code == 0:

@@ -81,8 +81,10 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 code=INPUT, check="triage", host=inp.host or "localhost", status=WARN,
                 summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
                 evidence=inp.to_dict()))
+    known = {h.host for h in verdict.hosts}
     for host, why in sorted(col.unreachable.items()):
-        verdict.hosts.append(HostInfo(host=host, reachable=False))
+        if host not in known:
+            verdict.hosts.append(HostInfo(host=host, reachable=False))
         verdict.results.append(Result(code=INPUT, check="triage", host=host, status=ERROR,
                                       summary=signatures.printable(f"{host} unreachable: {why}")))
     if read:
