@@ -126,6 +126,7 @@ class Verdict:
     strict: bool = False
     probe: Optional[Dict[str, Any]] = None
     actions: Optional[List[Dict[str, Any]]] = None
+    triage: Optional[Dict[str, Any]] = None
     extra_reboot: List[str] = field(default_factory=list)
     started_at: str = field(default_factory=_now_iso)
     _t0: float = field(default_factory=time.monotonic, repr=False)
@@ -175,4 +176,6 @@ class Verdict:
             d["probe"] = self.probe
         if self.actions is not None:
             d["actions"] = self.actions
+        if self.triage is not None:
+            d["triage"] = self.triage
         return d

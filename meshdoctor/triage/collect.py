@@ -1,0 +1,282 @@
+"""Where triage's inputs come from: files, standard input, crash-report folders (local, or on
+every host of a hostfile over ssh, in parallel, each host under a deadline).
+
+Every reader returns :class:`~.findings.Finding` lists and fills an :class:`~.findings.Input`;
+none raises for a missing, unreadable, binary or truncated input: the ``Input`` says what went
+wrong. Remote reads go through :mod:`meshdoctor.remote` (argument lists, each word quoted, ssh
+``BatchMode``) and stream, so a multi-gigabyte remote log is read in bounded memory too.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import BinaryIO, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .. import exits, remote
+from . import ips, logs
+from .findings import Finding, Input
+
+# macOS keeps user crash reports in ~/Library/Logs/DiagnosticReports and system ones in
+# /Library/Logs/DiagnosticReports (Apple, "Acquiring crash reports and diagnostic logs").
+USER_REPORTS = "Library/Logs/DiagnosticReports"   # relative to the home directory
+SYSTEM_REPORTS = "/Library/Logs/DiagnosticReports"
+DEFAULT_SINCE_S = 24 * 3600.0
+MAX_REPORTS_PER_DIR = 50
+HOST_DEADLINE_S = 120.0
+SEQ_STRIDE = 1 << 40            # seq = input index * SEQ_STRIDE + line number
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.I)
+_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+class Collected:
+    """Everything read: ``inputs`` (:class:`Input`), ``findings``, ``unreachable`` hosts
+    (host -> reason)."""
+
+    def __init__(self) -> None:
+        self.inputs: List[Input] = []
+        self.findings: List[Finding] = []
+        self.unreachable: Dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def seq_base(self) -> int:
+        with self._lock:
+            return len(self.inputs) * SEQ_STRIDE
+
+    def add(self, inp: Input, found: List[Finding]) -> None:
+        with self._lock:
+            self.inputs.append(inp)
+            self.findings.extend(found)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``30m``, ``2h``, ``1d``, ``90`` (s); raises ValueError otherwise."""
+    m = _DURATION.match(text or "")
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(f"{text!r} is not a duration (use e.g. 90s, 30m, 2h, 1d)")
+    return float(m.group(1)) * _UNIT[m.group(2).lower()]
+
+
+def default_report_dirs() -> List[Path]:
+    """The user and system DiagnosticReports folders of this machine."""
+    return [Path.home() / USER_REPORTS, Path(SYSTEM_REPORTS)]
+
+
+def _rank_exit(f: Finding) -> None:
+    """Give a ``Node with rank R exited with code C`` finding its rank and exit meaning (the
+    exit status decides the role: -15 is mlx.launch's own teardown, a consequence)."""
+    g = f.match.groups
+    if f.code != "MD657":
+        return
+    f.rank = int(g["rank"]) if g.get("rank", "").isdigit() else f.rank
+    if "code" in g:
+        try:
+            e = exits.explain(int(g["code"]))
+        except ValueError:
+            return
+        f.exit = e.to_dict()
+        f.role = e.role
+        f.match.meaning = f"rank {f.rank} {e.summary}. {f.match.meaning}"
+    else:
+        f.role = "either"
+
+
+def read_stream(stream: BinaryIO, inp: Input, col: Collected) -> None:
+    """Scan one log stream into ``col``."""
+    found = logs.scan(stream, inp, col.seq_base(), on_match=_rank_exit)
+    col.add(inp, found)
+
+
+def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
+    """A local log or crash report (``.ips`` by name or by its header line)."""
+    inp = Input(source=path if host is None else f"{host}:{path}", host=host,
+                rank=logs.rank_from_name(path))
+    try:
+        if path.endswith(".ips"):
+            with open(path, "rb") as fh:
+                data = fh.read(ips.MAX_BYTES)
+            read_report(data, inp, col)
+            return
+        with open(path, "rb") as fh:
+            read_stream(fh, inp, col)
+    except OSError as exc:
+        inp.error = f"cannot read: {exc.strerror or exc}"
+        col.add(inp, [])
+
+
+def read_report(data: bytes, inp: Input, col: Collected) -> None:
+    """One crash report's bytes into ``col`` (a finding when it is a crash)."""
+    inp.kind, inp.bytes, inp.rank = "crash-report", len(data), None
+    inp.lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    summary, match, when, warnings = ips.parse(data, inp.source)
+    inp.warnings.extend(warnings)
+    if summary is None or match is None:
+        if not data:
+            inp.error = "empty file"
+        elif not warnings:
+            inp.error = "not a crash report"
+        else:
+            inp.error = "; ".join(warnings)
+            inp.warnings.clear()
+        col.add(inp, [])
+        return
+    f = Finding(match=match, source=inp.source, seq=col.seq_base(), role=match.signature.role,
+                host=inp.host, time=when, crash=summary)
+    inp.findings = 1
+    col.add(inp, [f])
+
+
+def read_report_dirs(dirs: Sequence[Path], since_s: float, col: Collected,
+                     explicit: bool) -> None:
+    """Crash reports of rank processes (python, mlx, exo) modified in the last ``since_s``
+    seconds in ``dirs``; a missing default folder is skipped silently, a missing folder the
+    user named is an input error."""
+    cutoff = time.time() - since_s
+    for d in dirs:
+        try:
+            entries = sorted(((e.stat().st_mtime, e.path) for e in os.scandir(d)
+                              if ips.is_rank_report(e.name) and e.is_file()), reverse=True)
+        except OSError as exc:
+            if explicit:
+                col.add(Input(source=str(d), kind="crash-report",
+                              error=f"cannot read folder: {exc.strerror or exc}"), [])
+            continue
+        for mtime, path in entries[:MAX_REPORTS_PER_DIR]:
+            if mtime >= cutoff:
+                read_file(path, col)
+
+
+def read_exit_code(code: int, col: Collected) -> Tuple[Input, Optional[Finding]]:
+    """``--exit-code N``: the job's exit status as the wrapper saw it (mlx.launch's own, most
+    often). Returns the input and its finding (None for 0: whether 0 hides a failed rank is
+    decided once every input is read, :func:`launcher_zero`)."""
+    from .. import signatures
+
+    e = exits.explain(code, launcher=True)
+    inp = Input(source=f"exit status {code}", kind="exit-code")
+    if e.code_md is None:
+        col.add(inp, [])
+        return inp, None
+    m = signatures.make_match(e.code_md, f"exit status {code}", meaning=e.summary)
+    f = Finding(match=m, source=inp.source, seq=col.seq_base(), role=e.role, exit=e.to_dict())
+    inp.findings = 1
+    col.add(inp, [f])
+    return inp, f
+
+
+def launcher_zero(col: Collected) -> None:
+    """After ``--exit-code 0``: if any rank failed, say that the 0 hid it (MD660)."""
+    from .. import signatures
+
+    if not col.findings:
+        return
+    e = exits.explain(0, launcher=True)
+    m = signatures.make_match("MD660", "exit status 0", meaning=e.summary)
+    col.findings.append(Finding(match=m, source="exit status 0", seq=col.seq_base(),
+                                role=signatures.CONSEQUENCE, exit=e.to_dict()))
+
+
+# ---- remote ----------------------------------------------------------------------------------
+
+def _stream_remote(host: str, path: str, inp: Input, col: Collected, deadline: float) -> None:
+    """``cat`` one remote file over ssh and scan its output as it arrives; the ssh process is
+    killed (process group, SIGKILL) at ``deadline`` (monotonic)."""
+    try:
+        proc = remote.popen(host, ["cat", "--", path])
+    except (OSError, remote.RemoteError) as exc:
+        inp.error = f"cannot start ssh: {exc}"
+        col.add(inp, [])
+        return
+    killed = threading.Event()
+
+    def kill() -> None:
+        killed.set()
+        try:
+            os.killpg(proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+    timer = threading.Timer(max(0.1, deadline - time.monotonic()), kill)
+    timer.start()
+    try:
+        found = logs.scan(proc.stdout, inp, col.seq_base(), on_match=_rank_exit)  # type: ignore
+        err = proc.stderr.read(4096).decode("utf-8", "replace") if proc.stderr else ""
+        rc = proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            kill()
+            proc.wait()
+    if killed.is_set():
+        inp.warnings.append("read cut off at the host's deadline")
+    if rc != 0 and not killed.is_set():
+        if rc == 255:
+            col.unreachable.setdefault(host, (err.strip().splitlines() or ["ssh failed"])[-1])
+        inp.error = (err.strip().splitlines() or [f"exit {rc}"])[-1][:300]
+        found = []
+    col.add(inp, found)
+
+
+def _fetch_host(host: str, files: Sequence[str], report_dirs: Optional[Sequence[str]],
+                since_s: float, col: Collected, budget_s: float) -> None:
+    deadline = time.monotonic() + budget_s
+    hosts = remote.Hosts()
+
+    def left() -> float:
+        return max(0.5, deadline - time.monotonic())
+    if report_dirs is not None:
+        minutes = max(1, int(since_s // 60))
+        r = hosts.run(host, ["find", *report_dirs, "-maxdepth", "1", "-type", "f", "-name",
+                             "*.ips", "-mmin", f"-{minutes}"], timeout=min(30.0, left()))
+        if host in hosts.unreachable:
+            col.unreachable[host] = hosts.unreachable[host]
+            return
+        paths = [p for p in r.stdout.splitlines() if ips.is_rank_report(p)]
+        for p in sorted(paths)[-MAX_REPORTS_PER_DIR:]:
+            inp = Input(source=f"{host}:{p}", host=host)
+            rr = hosts.run(host, ["head", "-c", str(ips.MAX_BYTES), "--", p], timeout=left())
+            if rr.returncode != 0:
+                inp.kind = "crash-report"
+                inp.error = (rr.stderr.strip().splitlines() or ["could not read"])[-1][:300]
+                col.add(inp, [])
+                continue
+            read_report(rr.stdout.encode("utf-8", "surrogateescape"), inp, col)
+    for path in files:
+        if host in hosts.unreachable:
+            break
+        inp = Input(source=f"{host}:{path}", host=host, rank=logs.rank_from_name(path))
+        if path.endswith(".ips"):
+            rr = hosts.run(host, ["head", "-c", str(ips.MAX_BYTES), "--", path], timeout=left())
+            if rr.returncode != 0:
+                inp.error = (rr.stderr.strip().splitlines() or ["could not read"])[-1][:300]
+                col.add(inp, [])
+            else:
+                read_report(rr.stdout.encode("utf-8", "surrogateescape"), inp, col)
+            continue
+        _stream_remote(host, path, inp, col, deadline)
+    if host in hosts.unreachable:
+        col.unreachable[host] = hosts.unreachable[host]
+
+
+def fetch_hosts(hosts: Sequence[str], files: Sequence[str],
+                report_dirs: Optional[Sequence[str]], since_s: float, col: Collected,
+                budget_s: float = HOST_DEADLINE_S,
+                progress: Optional[Callable[[str], None]] = None) -> None:
+    """Read ``files`` (paths on each host) and the crash reports in ``report_dirs`` (None: none)
+    from every host in parallel, each host within ``budget_s`` seconds."""
+    if not hosts:
+        return
+    with ThreadPoolExecutor(max_workers=min(16, len(hosts))) as pool:
+        futs = [pool.submit(_fetch_host, h, files, report_dirs, since_s, col, budget_s)
+                for h in hosts]
+        for h, fut in zip(hosts, futs):
+            try:
+                fut.result()
+            except Exception as exc:  # a reader bug must not lose the other hosts
+                col.add(Input(source=f"{h}:", host=h,
+                              error=f"internal error: {type(exc).__name__}: {exc}"), [])

@@ -1,0 +1,124 @@
+"""Turns what triage read into the verdict: one result per finding (first causes first, then the
+timeline), one per input that could not be read or was read with a warning, one ``ok`` summary,
+and the ``triage`` section (inputs, findings with ``first_cause`` / ``consequence_of``, the
+first-cause ids).
+
+Verdict: ``no-go`` (exit 1) when a failure signature was found; ``go`` (0) when the inputs show
+no failure; ``unknown`` (3) when nothing could be read (or a host was unreachable and nothing
+failed).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from .. import signatures
+from ..model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
+from .collect import Collected
+from .findings import Finding
+from .timeline import order, relate
+
+INPUT = "MD690"
+TITLES = {INPUT: "triage inputs"}
+
+
+def _who(f: Finding) -> str:
+    parts = []
+    if f.host:
+        parts.append(f.host)
+    if f.rank is not None:
+        parts.append(f"rank {f.rank}")
+    return " ".join(parts)
+
+
+def _summary(f: Finding, by_id: Dict[str, Finding]) -> str:
+    when = f.time.strftime("%H:%M:%S") if f.time else None
+    head = ", ".join(x for x in (_who(f), f.where(), when) if x)
+    if f.first_cause:
+        tag = "FIRST CAUSE"
+    elif f.consequence_of:
+        c = by_id[f.consequence_of]
+        tag = f"consequence of {c.id} ({c.match.name}{', ' + _who(c) if _who(c) else ''})"
+    else:
+        tag = "separate failure"
+    count = f" (x{f.count})" if f.count > 1 else ""
+    return signatures.printable(
+        f"[{f.id} {tag}] {head}: {f.match.line}{count} -- {f.match.meaning}")
+
+
+def _remediation(f: Finding) -> Remediation:
+    sig = f.match.signature
+    cmd = f"meshdoctor check --only {sig.check}" if sig.check else None
+    text = f.match.remedy
+    if sig.causes:
+        text += " Known causes, most common first: " + "; ".join(
+            f"{i}. {c.what} (tell: {c.evidence})" for i, c in enumerate(sig.causes, 1)) + "."
+    if f.consequence_of:
+        text = f"Fix {f.consequence_of} first. " + text
+    return Remediation(text=text, command=cmd)
+
+
+def build(col: Collected, verdict: Verdict) -> Verdict:
+    """Fill ``verdict`` (command "triage") from ``col``."""
+    firsts = relate(col.findings)
+    by_id = {f.id: f for f in col.findings}
+    timeline = order(col.findings)
+    for f in firsts + [f for f in timeline if not f.first_cause]:
+        verdict.results.append(Result(
+            code=f.code, check="triage", host=f.host or "localhost", status=FAIL,
+            severity=None if f.first_cause or not f.consequence_of else WARNING,
+            summary=_summary(f, by_id), evidence=f.to_dict(), remediation=_remediation(f),
+            needs_reboot=f.first_cause and f.code in ("MD612", "MD619")))
+    read = [i for i in col.inputs if i.error is None]
+    for inp in col.inputs:
+        if inp.error:
+            verdict.results.append(Result(
+                code=INPUT, check="triage", host=inp.host or "localhost", status=ERROR,
+                summary=signatures.printable(f"{inp.source}: {inp.error}"),
+                evidence=inp.to_dict()))
+        elif inp.warnings:
+            verdict.results.append(Result(
+                code=INPUT, check="triage", host=inp.host or "localhost", status=WARN,
+                summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
+                evidence=inp.to_dict()))
+    known = {h.host for h in verdict.hosts}
+    for host, why in sorted(col.unreachable.items()):
+        if host not in known:
+            verdict.hosts.append(HostInfo(host=host, reachable=False))
+        verdict.results.append(Result(code=INPUT, check="triage", host=host, status=ERROR,
+                                      summary=signatures.printable(f"{host} unreachable: {why}")))
+    if read:
+        total = sum(i.bytes for i in read)
+        verdict.results.append(Result(
+            code=INPUT, check="triage", status=OK,
+            summary=f"read {len(read)} input(s), {total} bytes, {sum(i.lines for i in read)} "
+                    f"lines: {len(col.findings)} finding(s)"
+                    + (f", first cause {', '.join(f.id for f in firsts)}" if firsts else ""),
+            evidence={"inputs": len(read), "bytes": total}))
+    elif not col.inputs and not col.unreachable:
+        verdict.results.append(Result(code=INPUT, check="triage", status=ERROR,
+                                      summary="nothing to read (no crash report found)"))
+    elif not any(r.status == ERROR for r in verdict.results):
+        verdict.results.append(Result(code=INPUT, check="triage", status=ERROR,
+                                      summary="nothing could be read"))
+    section: Dict[str, Any] = {
+        "inputs": [i.to_dict() for i in col.inputs],
+        "findings": [f.to_dict() for f in timeline],
+        "first_cause": [f.id for f in firsts],
+    }
+    verdict.triage = section
+    return verdict
+
+
+def _register() -> None:
+    from .. import codes
+
+    codes.register(INPUT, "triage inputs",
+                   "What meshdoctor triage read: one 'ok' line with the totals, a warning for "
+                   "an input read with trouble (binary bytes, invalid UTF-8, a truncated crash "
+                   "report: what could be salvaged is used) and an error for one that could not "
+                   "be read at all (missing file, permission, unreachable host). Nothing read "
+                   "at all gives the verdict 'unknown' (exit 3).")
+
+
+_register()

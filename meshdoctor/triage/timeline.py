@@ -1,0 +1,77 @@
+"""One timeline for every finding, and the first cause singled out.
+
+Findings from all inputs are ordered by time (timestamps from the logs and crash reports, to the
+second) and, when there are none, by file order. Each signature has a role
+(:data:`meshdoctor.signatures.ROLES`): a ``cause`` can only be a cause, a ``consequence`` is
+another rank's failure seen from here (``[jaccl] Recv failed with errno=2`` after a peer died in
+init, survivors killed by mlx.launch's SIGTERM, -15), ``either`` is a cause when nothing better
+explains it (RTR errno 22 on a survivor in the same second as the real fault).
+
+The first cause is the earliest finding of the strongest role present; findings of that role
+equally early (same second, different host or rank) are all first causes. Every other finding is
+``consequence_of`` the first cause on its own host and rank if there is one, else the first one,
+unless it is itself a ``cause`` more than :data:`INDEPENDENT_AFTER_S` seconds later (a separate
+incident, left unrelated).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import List, Optional, Tuple
+
+from .. import signatures
+from .findings import Finding
+
+INDEPENDENT_AFTER_S = 300.0
+_STRENGTH = {signatures.CAUSE: 0, signatures.EITHER: 1, signatures.CONSEQUENCE: 2}
+
+
+def _second(t: Optional[_dt.datetime]) -> Optional[_dt.datetime]:
+    return t.replace(microsecond=0) if t is not None else None
+
+
+def order(findings: List[Finding]) -> List[Finding]:
+    """Findings in timeline order: timed ones by time then file order, untimed ones in file
+    order after the timed ones of the same input."""
+    far = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
+
+    def key(f: Finding) -> Tuple[_dt.datetime, int]:
+        return (f.time or far, f.seq)
+    return sorted(findings, key=key)
+
+
+def relate(findings: List[Finding]) -> List[Finding]:
+    """Number the findings (``F1``... in timeline order), mark the first cause(s) and set
+    ``consequence_of`` on the others; returns the first causes (empty for no findings)."""
+    ordered = order(findings)
+    for i, f in enumerate(ordered, 1):
+        f.id = f"F{i}"
+        f.first_cause, f.consequence_of = False, None
+    if not ordered:
+        return []
+    best = min(_STRENGTH[f.role] for f in ordered)
+    pool = [f for f in ordered if _STRENGTH[f.role] == best]
+    timed = [f for f in pool if f.time is not None]
+    if timed:
+        t0 = _second(min(f.time for f in timed))  # type: ignore[type-var]
+        tied = [f for f in timed if _second(f.time) == t0]
+    else:
+        tied = [min(pool, key=lambda f: f.seq)]
+    firsts: List[Finding] = []
+    seen = set()
+    for f in sorted(tied, key=lambda f: f.seq):
+        who = (f.host, f.rank)
+        if who in seen:
+            continue
+        seen.add(who)
+        f.first_cause = True
+        firsts.append(f)
+    for f in ordered:
+        if f.first_cause:
+            continue
+        own = next((c for c in firsts if (c.host, c.rank) == (f.host, f.rank)), firsts[0])
+        if (f.role == signatures.CAUSE and f.time is not None and own.time is not None
+                and (f.time - own.time).total_seconds() > INDEPENDENT_AFTER_S):
+            continue
+        f.consequence_of = own.id
+    return firsts
