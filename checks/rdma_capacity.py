@@ -130,7 +130,7 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
         return out
     ev = {**base, "devices": rows, "notes": notes}
     if not use:
-        return [ok(f"the hostfile names no RDMA device for rank {ctx.rank_label}", evidence=ev)]
+        return [ok(f"the hostfile names no RDMA device for {ctx.rank_label}", evidence=ev)]
     return [ok(f"{backend}, {n} ranks: " + ", ".join(
         f"{r['device']} {r['qps']}/{r['max_qp'] if r['max_qp'] is not None else '?'} QPs "
         f"{r['mrs']}/{r['max_mr'] if r['max_mr'] is not None else '?'} MRs" for r in rows),

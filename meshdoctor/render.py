@@ -61,6 +61,9 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
     tally = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     line = (f"[{VERDICT_STYLE[v.verdict]}]{v.verdict.upper()}[/] (exit {v.exit_code}) "
             f"{v.command}: {tally or 'no results'} in {v.duration_s:.2f} s")
+    if v.nothing_assessed:
+        line += "; nothing applied here: every check skipped (the reasons are above), so this " \
+            "node was not assessed"
     if v.needs_reboot:
         line += f"; [bold red]reboot needed: {escape(', '.join(v.needs_reboot))}[/]"
     out.print(line)

@@ -59,7 +59,9 @@ _EXPLAIN = {
            "with wrong values or a failure fails.",
     START: "A rank could not be started or died before reporting ready: ssh refused or "
            "unreachable, Python or mlx missing on that host. The mesh was not assessed (exit "
-           "3). The evidence has the rank's stderr.",
+           "3). The evidence has the rank's stderr. When the interpreter of this machine's "
+           "ranks (MESHDOCTOR_PYTHON) is missing or has no MLX, it fails (exit 1), the same "
+           "answer `meshdoctor check` gives (MD102).",
     INTERRUPTED: "meshdoctor was interrupted (Ctrl-C, or SIGTERM from a supervisor) before the "
                  "probe finished. Every rank was still torn down and checked for leftovers; "
                  "the mesh was not assessed (exit 3). Probe again.",

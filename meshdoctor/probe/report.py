@@ -14,7 +14,7 @@ import statistics
 from typing import Any, Dict, List, Optional
 
 from .. import signatures
-from ..model import FAIL, OK, WARN, ERROR, HostInfo, Remediation, Result, Verdict
+from ..model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Result, Verdict
 from . import codes as C
 from .events import RankState, describe_step
 from .config import bus_factor, collective_deadline, init_deadline, plan_pairs
@@ -196,6 +196,25 @@ def _sig_remedy(sts: List[RankState]) -> Optional[str]:
     return None
 
 
+def _local_python_problem(cfg: Any, sts: List[RankState]) -> Optional[str]:
+    """MD102's words when the local ranks could not start because their interpreter
+    (``MESHDOCTOR_PYTHON``) is missing or has no MLX; None otherwise (or with remote ranks)."""
+    import os
+    import shutil
+
+    if not sts or not all(s.local for s in sts):
+        return None
+    if os.sep in cfg.python and not os.access(cfg.python, os.X_OK) or \
+            os.sep not in cfg.python and shutil.which(cfg.python) is None:
+        return (f"cannot run the Python that would run the ranks: {cfg.python}: no such "
+                "executable file")
+    for s in sts:
+        for e in s.errors:
+            if e.get("type") == "ModuleNotFoundError" and "mlx" in str(e.get("message")):
+                return f"MLX is not importable from {cfg.python}: {e['type']}: {e['message']}"
+    return None
+
+
 def build(run: ProbeRun, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "probe") from ``run``: results, hosts, probe section."""
     cfg = run.cfg
@@ -239,6 +258,16 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
         for s in sts:
             if not s.local:
                 unreachable.add(s.host)
+        python_bad = _local_python_problem(cfg, sts)
+        if python_bad:  # the same finding, and the same exit (1), as `check` (MD102)
+            res.append(Result(C.START, "probe.start", FAIL, python_bad, host=sts[0].host,
+                              evidence={"ranks": [s.rank for s in sts], "python": cfg.python},
+                              remediation=Remediation(
+                                  "pip install mlx (on Linux: pip install \"mlx[cpu]\") in the "
+                                  "environment the ranks run in, or point MESHDOCTOR_PYTHON at "
+                                  "it (`meshdoctor check --only MD102` says the same).")))
+            sts = []
+    if out.kind == "start" and sts:
         res.append(Result(C.START, "probe.start", ERROR, msg, host=sts[0].host if sts else
                           first_host, evidence={"ranks": [s.rank for s in sts]},
                           remediation=Remediation(
@@ -314,14 +343,28 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                                   "the driver." if unk else
                                   "Killed now; if it keeps happening, report the evidence.",
                                   None if unk else f"kill -9 {f['pid']}")))
-    elif not any(s.pid is not None for s in out.ranks if s.host in out.unreachable):
+    # a host ssh could not reach (in teardown, or when its rank could not start) was not
+    # looked at: a result about it is never ok
+    unreached = dict(out.unreachable)
+    for s in out.ranks:
+        if s.host in unreachable and s.host not in unreached:
+            unreached[s.host] = "its rank could not be started over ssh"
+    reached = sorted({s.host for s in out.ranks} - set(unreached))
+    if not out.survivors and reached:
+        where = "" if not unreached else f" on the hosts reached ({', '.join(reached)})"
         res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
-                          "no rank process left after teardown", host=MESH,
-                          evidence={"run_id": out.run_id}))
-    for host, why in sorted(out.unreachable.items()):
+                          f"no rank process left after teardown{where}", host=MESH,
+                          evidence={"run_id": out.run_id, "hosts": reached}))
+    for host, why in sorted(unreached.items()):
         unreachable.add(host)
-        ranks = [s.rank for s in out.ranks if s.host == host and s.pid is not None]
-        if not ranks:  # nothing was started there: unassessed (exit 3), nothing left behind
+        # ssh exiting 255 before the rank said ready: the connection never came up
+        ranks = [s.rank for s in out.ranks if s.host == host and s.pid is not None
+                 and not (s.ready is None and s.returncode == 255)]
+        if not ranks:  # no rank of this run ran there: not looked at, never ok
+            res.append(Result(C.LEFTOVER, "probe.leftovers", SKIP,
+                              f"{host} could not be reached over ssh ({why}): no rank of this "
+                              "run ran there, and it was not checked for leftovers", host=host,
+                              evidence={"ssh": why}))
             continue
         res.append(Result(C.LEFTOVER, "probe.leftovers", FAIL,
                           f"could not reach {host} over ssh to stop {_ranks_str(ranks)} and "
