@@ -5,7 +5,8 @@ is classified with. Codes are stable (design.md "The verdict"): never renumber, 
 from __future__ import annotations
 
 from .. import signatures as _signatures  # noqa: F401  (registers MD6xx)
-from ..codes import register
+from ..codes import register, register_name
+from .worker import OPS
 
 GROUP, DEAD, HANG, WRONG, BANDWIDTH, LEFTOVER = "MD501", "MD502", "MD503", "MD504", "MD505", \
     "MD506"
@@ -69,3 +70,12 @@ _EXPLAIN = {
 
 for _code, _title in TITLES.items():
     register(_code, _title, _EXPLAIN[_code])
+
+# the ``check`` names the probe's results carry (``explain probe.leftovers``)
+for _name, _codes in {"probe.group": (GROUP,), "probe.rank": (DEAD,), "probe.hang": (HANG,),
+                      "probe.leftovers": (LEFTOVER,), "probe.soak": (SOAK,),
+                      "probe.pairs": (PAIRS,), "probe.start": (START,),
+                      "probe.interrupted": (INTERRUPTED,)}.items():
+    register_name(_name, *_codes)
+for _op in list(OPS) + ["bare_all_sum"]:
+    register_name(f"probe.{_op}", WRONG, BANDWIDTH)
