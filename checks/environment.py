@@ -1,6 +1,6 @@
 """MD103 environment: variables left in the shell that would confuse or break a launch.
 
-Facts (knowledge.md §1): JACCL_* variables win over the MLX_* ones mlx.launch exports, so a
+Facts (mlx jaccl sources, mlx 0.31.2+): JACCL_* variables win over the MLX_* ones mlx.launch exports, so a
 stray ``JACCL_IBV_DEVICES``/``JACCL_COORDINATOR``/``JACCL_RANK``/``JACCL_RING`` silently overrides
 the launch; ``MLX_JACCL_DEVICES`` was read by mlx 0.30.3 alone; ``JACCL_PROGRESS_TIMEOUT_MS``
 (alias ``MLX_JACCL_PROGRESS_TIMEOUT_MS``) is an integer in ms, 0 or negative meaning no limit;

@@ -2,8 +2,8 @@
 
 Sources and thresholds:
 * macOS ``vm_stat`` ("Pages wired down" x page size) and ``sysctl hw.memsize iogpu.wired_limit_mb``
-  (knowledge.md §2; 0 = system default). Wired memory that stays high while no rank runs is held
-  by a dead process and only a reboot frees it: seeds/tbt-post-recv-sigsegv.txt ("after the crash
+  (Apple's and rdma-core's tool output; 0 = system default). Wired memory that stays high while no rank runs is held
+  by a dead process and only a reboot frees it: MLX #4192, #4319 ("after the crash
   the node keeps about 140 GB wired"). Threshold: more than
   max(:data:`WIRED_IDLE_FLOOR_BYTES`, :data:`WIRED_IDLE_FRACTION` x RAM) wired with no rank running.
 * A wired limit that leaves less than :data:`OS_RESERVE_BYTES` to macOS starves the system.

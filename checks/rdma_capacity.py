@@ -1,6 +1,6 @@
 """MD204 RDMA capacity: queue pairs and memory regions the hostfile needs per device vs the limits.
 
-Needs (knowledge.md §1 "JACCL resources", issue 3):
+Needs (mlx jaccl ``rdma.cpp``, mlx 0.30.1-0.32.1):
 
 * ``jaccl`` (mesh): one UC queue pair per peer, on the first device of that peer's cell (the
   first cable only); at most :data:`~meshdoctor.hostfile.JACCL_MESH_MAX` (8) ranks.
@@ -29,10 +29,10 @@ from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_MESH_MAX, Hostfile
 from meshdoctor.parsers.ibv import Device
 
-APPLE_MAX_QP = 10     # knowledge.md §1: measured, 11th QP -> errno 16 (EBUSY)
-APPLE_MAX_MR = 100    # knowledge.md §1: measured, "about 100 memory regions per device"
-MRS_PER_CONNECTION = 64  # issue 3: about 64 MRs per peer connection in mlx 0.32.1
-RING_MAX_PER_DIRECTION = 4  # knowledge.md §1: ring, at most 4 cables per direction
+APPLE_MAX_QP = 10     # MLX PR #4209: measured, 11th QP -> errno 16 (EBUSY)
+APPLE_MAX_MR = 100    # MLX #3162: measured, about 100 memory regions per device
+MRS_PER_CONNECTION = 64  # mlx 0.32.1 (#3901 scatter buffers): 64 MRs per peer connection
+RING_MAX_PER_DIRECTION = 4  # mlx jaccl RING_MAX_CONNS: at most 4 cables per direction
 
 
 def plan(hf: Hostfile, ranks: List[int]) -> Tuple[Dict[str, Dict[str, Any]], List[str]]:

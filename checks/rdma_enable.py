@@ -1,9 +1,9 @@
 """MD201 RDMA enablement: is RDMA switched on and does the verbs stack list devices?
 
-macOS chain (knowledge.md §1 "Verbs on macOS", issue 3): ``rdma_ctl status`` says ``enabled``
+macOS chain (JACCL dlopens librdma.dylib; Apple ships ibv_devices, ibv_devinfo and rdma_ctl): ``rdma_ctl status`` says ``enabled``
 (enabling is only possible from Recovery) -> ``librdma.dylib`` loads (JACCL ``dlopen``s it; only
 checkable on a real Mac) -> ``ibv_devices`` lists ``rdma_*`` devices (RDMA disabled = header only)
--> a Thunderbolt 5 link exists (TB5 = link above 40 Gb/s, knowledge.md §2). "Enabled but no
+-> a Thunderbolt 5 link exists (TB5 = link above 40 Gb/s, Apple's and rdma-core's tool output). "Enabled but no
 devices" is explained: Thunderbolt 4 hardware, or a macOS build that does not enumerate RDMA.
 
 Linux: the verbs inventory (pyverbs, else ``ibv_devinfo``); no RDMA subsystem is a ``skip``, or a

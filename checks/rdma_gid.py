@@ -1,6 +1,6 @@
 """MD203 RDMA GID: every active port in use has an IPv4-mapped GID, at the index JACCL sends from.
 
-knowledge.md §1 "GID choice": JACCL advertises the port's first IPv4-mapped GID
+MLX jaccl sources (mlx 0.31.2-0.32.1): JACCL advertises the port's first IPv4-mapped GID
 (``::ffff:a.b.c.d``; mlx 0.31.2+) but moves the queue pair to RTR with source GID index **1** in
 every upstream version. So:
 
@@ -8,7 +8,7 @@ every upstream version. So:
   GID``). A Thunderbolt port publishes only ``fe80::`` GIDs until its interface has an IPv4
   address.
 * the first mapped GID is not at index 1 -> ``warn`` unless the installed MLX has the guard PR's
-  advertised-GID fix (seeds/jaccl-guard-pr.txt; a build with it contains the string
+  advertised-GID fix (the JACCL progress-timeout patch; a build with it contains the string
   ``JACCL_PROGRESS_TIMEOUT_MS``, read by :func:`meshdoctor.mlxinfo.gather_mlx`). Unknown = warn.
 
 Ports checked: with a hostfile, the active ports of the devices it names for this node (missing or
@@ -27,7 +27,7 @@ from meshdoctor.context import NodeContext
 from meshdoctor.mlxinfo import gather_mlx
 from meshdoctor.parsers.ibv import Device, Port
 
-JACCL_SOURCE_GID_INDEX = 1  # knowledge.md §1: sgid_index = 1 in every upstream version
+JACCL_SOURCE_GID_INDEX = 1  # mlx jaccl rdma.cpp: sgid_index = 1 in every upstream version
 
 NO_GID_REMEDY = ("Give {iface} an IPv4 address: macOS self-assigns 169.254.x.y once DHCP gives up "
                  "(this can take minutes), or set one in System Settings > Network. On a fresh "

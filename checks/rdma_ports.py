@@ -1,13 +1,13 @@
 """MD202 RDMA ports: the devices the hostfile names for this node exist and are PORT_ACTIVE.
 
-With a hostfile (knowledge.md §1 "Hostfile"): every device in this node's ``rdma`` row must exist
+With a hostfile (mlx.launch hostfile format, mlx 0.32.4): every device in this node's ``rdma`` row must exist
 (names follow ``enX`` and change after re-cabling or a reboot; a missing one fails with the list of
 devices that do exist: JACCL 0.32.1+ says ``Could not find device``, older builds crash in
 ``ibv_reg_mr``) and have a ``PORT_ACTIVE (4)`` port (``PORT_DOWN`` until the Mac at the other end
-has RDMA enabled; ports also drop after hours, seeds/jaccl-recv-12-4node.txt). Without a hostfile
+has RDMA enabled; ports also drop after hours, MLX #3910, #4278). Without a hostfile
 it reports the active ports; on macOS a port that is ``PORT_DOWN`` although its Thunderbolt link is
 connected to a peer Mac warns. Runbook: a 4-node full mesh has 3 active ports per node
-(knowledge.md §4).
+(mlx.distributed_config docs).
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 Identification is :mod:`meshdoctor.ranks` (environment ``MLX_RANK``/``JACCL_RANK``, the probe
 marker, or an mlx.launch rank script; never meshdoctor itself or its parents). Before a launch any
 such process is a leftover: mlx.launch stops ranks with SIGTERM only, so ranks stuck in native code
-survive (knowledge.md §1), hold RDMA queue pairs and wired memory, and spin at 100 % CPU
-(seeds/jaccl-guard-pr.txt). A rank in uninterruptible sleep (``disk-sleep``, macOS ``U``) cannot be
+survive (mlx 0.32.4 launch.py), hold RDMA queue pairs and wired memory, and spin at 100 % CPU
+(the JACCL progress-timeout patch). A rank in uninterruptible sleep (``disk-sleep``, macOS ``U``) cannot be
 killed, and a zombie that stays means its parent is stuck too: both need a reboot
-(seeds/jaccl-recv-12-4node.txt: "stuck Us+ and ibv_devinfo hangs").
+(MLX #3910, #4278: "stuck Us+ and ibv_devinfo hangs").
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """MD205 Thunderbolt cabling (macOS): links, their speed, the rdma_enX each is, bridge0, IPv4.
 
 From :func:`meshdoctor.thunderbolt.gather_thunderbolt` (system_profiler, networksetup, ifconfig;
-knowledge.md §2). The links checked are those the hostfile names for this node (``rdma_enX`` ->
+Apple's and rdma-core's tool output). The links checked are those the hostfile names for this node (``rdma_enX`` ->
 ``enX`` -> hardware port ``Thunderbolt N`` -> receptacle N), or without a hostfile every connected
-link. Rules (issue 3, knowledge.md §1-3):
+link. Rules (MLX JACCL sources and Apple's Thunderbolt tools):
 
 * a link at 40 Gb/s or less (Thunderbolt 4) used for RDMA warns: JACCL needs Thunderbolt 5;
 * a device the hostfile names whose Thunderbolt port has no cable fails (cabling vs hostfile);

@@ -1,6 +1,6 @@
 """The failure-signature catalogue: known error text -> code (MD6xx), meaning, what helps.
 
-Source: ../shared/knowledge.md §3 "Failure signatures" (strings from mlx 0.30-0.32.4, the JACCL
+Source: the error strings in MLX's sources (strings from mlx 0.30-0.32.4, the JACCL
 guard PR, exo and mlx issue threads), plus the ring init messages observed here with mlx 0.32.4
 (``[ring] Couldn't bind socket (error: 98)``, ``[ring] Couldn't connect (error: 111)``).
 
@@ -30,7 +30,7 @@ class Signature:
     pattern: Optional[Pattern[str]]
     meaning: str
     remedy: str
-    source: str = "knowledge.md §3"
+    source: str = "mlx 0.30-0.32.4 sources"
 
 
 @dataclass
@@ -54,7 +54,7 @@ class Match:
 
 
 def _sig(code: str, name: str, regex: Optional[str], meaning: str, remedy: str,
-         source: str = "knowledge.md §3") -> Signature:
+         source: str = "mlx 0.30-0.32.4 sources") -> Signature:
     return Signature(code, name, re.compile(regex) if regex else None, meaning, remedy, source)
 
 
@@ -104,7 +104,7 @@ CATALOGUE: List[Signature] = [
     _sig("MD610", "jaccl.progress-timeout", r"\[jaccl\].*no completion for (?P<ms>\d+) ms",
          "The JACCL progress guard (guard PR) saw no completion: a peer stopped answering and "
          "the group was torn down (exit status 75 unless JACCL_TIMEOUT_ACTION=throw).",
-         "Find the dead or stalled peer; re-form the group.", "knowledge.md §1, §3"),
+         "Find the dead or stalled peer; re-form the group.", "mlx 0.30-0.32.4 sources"),
     _sig("MD611", "jaccl.spinning-survivor", r"MeshImpl::(recv|all_reduce)",
          "A survivor is spinning in JACCL (MeshImpl::recv/all_reduce) with no error: a dead peer "
          "with upstream JACCL, which has no timeout.",
@@ -157,7 +157,7 @@ CATALOGUE: List[Signature] = [
     _sig("MD622", "jaccl.exit-75", None,
          "A rank exited with status 75: the JACCL progress guard tore the group down after a "
          "peer stopped answering.",
-         "Find the dead or stalled peer; re-form the group.", "knowledge.md §1"),
+         "Find the dead or stalled peer; re-form the group.", "mlx 0.30-0.32.4 sources"),
     _sig("MD623", "backend.unavailable",
          r"Cannot initialize (?P<backend>[\w-]+) distributed backend",
          "This MLX build cannot start that backend: JACCL needs macOS 26.2 or later on Apple "

@@ -5,7 +5,7 @@ one deadline, not three): ``system_profiler SPThunderboltDataType -json`` (host 
 peer Macs), ``networksetup -listallhardwareports`` (``Thunderbolt <N>`` -> ``enX``, ``Thunderbolt
 Bridge`` -> ``bridge0``) and ``ifconfig`` (IPv4 addresses, ``status:`` of each interface).
 Formats and the mapping receptacle N -> ``Thunderbolt N`` -> ``enX`` -> ``rdma_enX``:
-knowledge.md §1-2. Parsing is in :mod:`meshdoctor.parsers.thunderbolt`.
+Apple's system_profiler and networksetup output. Parsing is in :mod:`meshdoctor.parsers.thunderbolt`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Link:
 
     @property
     def tb4_speed(self) -> bool:
-        """A link at Thunderbolt 4 speed or less (knowledge.md §2: TB5 is above 40 Gb/s)."""
+        """A link at Thunderbolt 4 speed or less (Apple's and rdma-core's tool output: TB5 is above 40 Gb/s)."""
         return self.speed_gbps is not None and not is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:

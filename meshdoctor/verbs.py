@@ -1,9 +1,9 @@
 """The verbs inventory fact: RDMA devices, ports, GID tables and limits of this node.
 
-Readers, tried in order (issue 3), each under the context's command deadline:
+Readers, tried in order, each under the context's command deadline:
 
 1. ``pyverbs`` (Linux only, never imported on macOS): the OS package ``python3-pyverbs``
-   (knowledge.md §1). Imported lazily, only when :func:`importlib.util.find_spec` finds it, and run
+   (the OS package python3-pyverbs; the PyPI build fails against older system rdma-core). Imported lazily, only when :func:`importlib.util.find_spec` finds it, and run
    in a worker thread joined with the deadline, because a wedged RDMA stack can block a verbs call.
    ``PyverbsRDMAError: Failed to get devices list`` means there is no RDMA subsystem.
 2. ``ibv_devinfo -v`` parsed by :mod:`meshdoctor.parsers.ibv`, plus ``ibv_devices`` for the list
@@ -12,7 +12,7 @@ Readers, tried in order (issue 3), each under the context's command deadline:
 
 The result is an :class:`Inventory` whose ``state`` the RDMA checks (MD201-MD204) turn into
 findings. A reader that overruns the deadline gives ``state == "wedged"``: ``ibv_devinfo`` is
-known to hang after JACCL errors (knowledge.md §1, seeds/jaccl-recv-12-4node.txt), and only a
+known to hang after JACCL errors (MLX #3910, #4278), and only a
 reboot recovers; every RDMA check reports it as a critical failure with ``needs_reboot``
 (:func:`wedged_finding`).
 
@@ -52,7 +52,7 @@ MAX_GIDS_SCANNED = 256  # pyverbs: GID indexes queried per port (RoCE tables hav
 WEDGED_SUMMARY = "RDMA stack wedged (known to follow JACCL errors)"
 WEDGED_REMEDY = ("Reboot this node; after a JACCL failure usually the whole fleet needs it. After "
                  "the full-fleet reboot run `mlx.distributed_config --auto-setup` once and confirm "
-                 "every node sees its PORT_ACTIVE devices (knowledge.md §4). Kill leftover ranks "
+                 "every node sees its PORT_ACTIVE devices (mlx.distributed_config docs). Kill leftover ranks "
                  "first (see MD301: `meshdoctor check --only MD301` lists them).")
 
 
@@ -403,7 +403,7 @@ def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventor
 
 
 def interface_of(device: str) -> Optional[str]:
-    """``rdma_en3`` -> ``en3`` (Apple names RDMA devices after their interface, knowledge.md §1)."""
+    """``rdma_en3`` -> ``en3`` (Apple names RDMA devices after their interface, as macOS 26.2 does)."""
     return device[len("rdma_"):] if device.startswith("rdma_") and len(device) > 5 else None
 
 

@@ -1,4 +1,4 @@
-"""meshdoctor probe with real MLX ranks over loopback (ring backend, mlx CPU build), issue 4.
+"""meshdoctor probe with real MLX ranks over loopback (ring backend, mlx CPU build).
 
 Every JSON verdict is validated against the shipped schema (tests/conftest.py ``run_cli``).
 After every test no process carrying a probe marker created during the test may remain.

@@ -1,6 +1,6 @@
 """What a probe run is: its configuration, deadlines, bus factors and step counts (pure data).
 
-Deadlines (all seconds; design.md "Probe", issue 4):
+Deadlines (all seconds; the probe's contract):
 
 * per step: ``--timeout``, else :data:`DEADLINE_SLACK_S` + the bytes one rank moves (busbw bytes)
   divided by :data:`BUS_FLOOR_BPS` (20 MB/s, conservative: the loopback ring on a 2-core box
@@ -65,7 +65,7 @@ class ProbeConfig:
 
 
 def bus_factor(op: str, n: int) -> float:
-    """nccl-tests busbw factor (knowledge.md §5): all-reduce 2(n-1)/n, all-gather (n-1)/n,
+    """nccl-tests busbw factor (nccl-tests doc/PERFORMANCE.md): all-reduce 2(n-1)/n, all-gather (n-1)/n,
     send/recv 1."""
     if op in ("all_sum", "bare_all_sum"):
         return 2 * (n - 1) / n

@@ -1,6 +1,6 @@
 """Turns a :class:`~meshdoctor.probe.launcher.ProbeRun` into the verdict: MD5xx results and the
-``probe`` section (figures in nccl-tests convention, knowledge.md §5; per-rank exit status,
-signal, stderr tail and failure signatures, design.md "Probe").
+``probe`` section (figures in nccl-tests convention, nccl-tests doc/PERFORMANCE.md; per-rank exit status,
+signal, stderr tail and failure signatures).
 
 Figures: for each timed iteration the slowest rank's time counts (as nccl-tests takes the
 maximum over ranks); time min/median/max are over iterations, in seconds; algbw = size / 1e9 /

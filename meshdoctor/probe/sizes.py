@@ -1,9 +1,9 @@
 """Message sizes: parsing ``256MiB``/``1GiB``/``4096``/``64KB``, formatting, and the memory a
 probe needs on one host.
 
-Units (issue 4): a plain number is bytes; ``KiB``/``MiB``/``GiB``/``TiB`` are powers of 1024;
+Units: a plain number is bytes; ``KiB``/``MiB``/``GiB``/``TiB`` are powers of 1024;
 ``KB``/``MB``/``GB``/``TB`` are powers of 1000 (SI); the bare letters ``K``/``M``/``G``/``T`` are
-powers of 1024, as in nccl-tests ``-b 8M`` (knowledge.md §5). ``B`` may follow a number. Case
+powers of 1024, as in nccl-tests ``-b 8M`` (nccl-tests doc/PERFORMANCE.md). ``B`` may follow a number. Case
 does not matter for the prefix letter.
 """
 
