@@ -9,6 +9,7 @@ median time (GB/s), busbw = algbw x :func:`launcher.bus_factor`.
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import statistics
 from typing import Any, Dict, List, Optional
@@ -405,17 +406,35 @@ def _hang_result(cfg, out: LaunchOutcome) -> Result:
         parts.append(f"{_ranks_str(waiting)} waited {w:.1f} s inside it")
     what = "the whole-run deadline passed" if out.kind == "deadline" else \
         f"hung past the {out.deadline_s:.1f} s deadline"
-    msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
-    host = out.ranks[missing[0]].host if missing else out.ranks[0].host
+    auto = collective_deadline(dataclasses.replace(cfg, timeout=None))
+    all_inside = not missing and len(set(waiting)) == len(out.ranks)
+    ring_deadlock = ("A ring that hangs without any rank dying matches the known ring deadlock "
+                     "(mlx 0.32.2, a few % of CPU-stream all_sum calls at 3+ ranks): run "
+                     "collectives on stream=mx.cpu, upgrade mlx, and gate long jobs on --soak.")
+    if all_inside:  # nobody to blame: every rank was inside the collective, none came out
+        msg = (f"all {len(waiting)} ranks entered {describe_step(step)} and none left within "
+               f"the {out.deadline_s:.1f} s deadline")
+        if cfg.timeout and cfg.timeout < auto:
+            msg += (f" (--timeout {cfg.timeout:g}); the deadline sized for "
+                    f"{format_size(cfg.size)} would be {auto:.1f} s")
+            remedy = (f"--timeout {cfg.timeout:g} s is shorter than this collective can take at "
+                      f"{format_size(cfg.size)}: probe again without --timeout (the deadline is "
+                      f"then {auto:.1f} s, sized for the message) or with a longer one. If it "
+                      "still hangs with every rank inside, that is a real hang. " + ring_deadlock)
+        else:
+            remedy = ("No rank stopped or fell behind: the collective itself made no "
+                      "progress. " + ring_deadlock)
+        host = MESH
+    else:
+        msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
+        host = out.ranks[missing[0]].host if missing else out.ranks[0].host
+        remedy = ("The rank that never arrived is the suspect: check its process and host "
+                  "(stopped, swapping, a dead link). " + ring_deadlock)
     return Result(C.HANG, "probe.hang", FAIL, msg, host=host,
                   evidence={"hang": hang, "stacks_captured": sorted(out.stacks),
-                            "deadline_s": out.deadline_s},
-                  remediation=Remediation(
-                      "The rank that never arrived is the suspect: check its process and host "
-                      "(stopped, swapping, a dead link). A ring that hangs without any rank "
-                      "dying matches the known ring deadlock (mlx 0.32.2, a few % of CPU-stream "
-                      "all_sum calls at 3+ ranks): run collectives on "
-                      "stream=mx.cpu, upgrade mlx, and gate long jobs on --soak."))
+                            "deadline_s": out.deadline_s, "auto_deadline_s": round(auto, 3),
+                            "all_ranks_inside": bool(all_inside)},
+                  remediation=Remediation(remedy))
 
 
 def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List[Result]) -> None:
