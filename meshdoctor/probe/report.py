@@ -20,7 +20,7 @@ from . import codes as C
 from .events import RankState, describe_step
 from .config import bus_factor, collective_deadline, init_deadline, plan_pairs
 from .launcher import LaunchOutcome, ProbeRun
-from .sizes import format_size
+from .sizes import format_rate, format_size, format_size_exact
 
 # Signatures that mean "another rank failed first": never the cause by themselves.
 MESH = "mesh"  # the host label of results about the whole group (figures, correctness)
@@ -72,6 +72,11 @@ def rank_dict(st: RankState, out: LaunchOutcome) -> Dict[str, Any]:
     return d
 
 
+def _sig(x: float) -> float:
+    """``x`` to 5 significant digits (small bandwidths keep their digits: 2.75e-05 GB/s)."""
+    return float(f"{x:.5g}")
+
+
 def _stats(times: List[float]) -> Dict[str, float]:
     return {"min": round(min(times), 6), "median": round(statistics.median(times), 6),
             "max": round(max(times), 6)}
@@ -101,8 +106,8 @@ def op_figures(out: LaunchOutcome) -> List[Dict[str, Any]]:
         if slowest:
             med = statistics.median(slowest)
             algbw = size / 1e9 / med if med > 0 else 0.0
-            f.update({"time_s": _stats(slowest), "algbw_gbs": round(algbw, 4),
-                      "busbw_gbs": round(algbw * bus_factor(op, n), 4),
+            f.update({"time_s": _stats(slowest), "algbw_gbs": _sig(algbw),
+                      "busbw_gbs": _sig(algbw * bus_factor(op, n)),
                       "bus_factor": round(bus_factor(op, n), 4)})
         if op == "all_gather":
             f.update(_digest_check(per_rank))
@@ -135,7 +140,7 @@ def pair_figures(run: ProbeRun, out: LaunchOutcome) -> Dict[str, Any]:
                 continue
             s, d = int(r["src"]), int(r["dst"])
             med = statistics.median(r["times"])
-            bw = round(int(r["size"]) / 1e9 / med, 4) if med > 0 else 0.0
+            bw = _sig(int(r["size"]) / 1e9 / med) if med > 0 else 0.0
             matrix[s][d], wrong[s][d] = bw, int(r.get("wrong", 0))
             cells.append({"src": s, "dst": d, "busbw_gbs": bw, "time_s": _stats(r["times"]),
                           "wrong": wrong[s][d]})
@@ -470,8 +475,9 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
         if "busbw_gbs" in f:
             t = f["time_s"]
             res.append(_mesh(C.BANDWIDTH, f"probe.{op}", OK,
-                              f"{op} {format_size(f['size_bytes'])}: busbw {f['busbw_gbs']:.3f} "
-                              f"GB/s, algbw {f['algbw_gbs']:.3f} GB/s, time median "
+                              f"{op} {format_size_exact(f['size_bytes'])}: busbw "
+                              f"{format_rate(f['busbw_gbs'])}, algbw "
+                              f"{format_rate(f['algbw_gbs'])}, time median "
                               f"{t['median'] * 1e3:.1f} ms (min {t['min'] * 1e3:.1f}, max "
                               f"{t['max'] * 1e3:.1f})",
                               evidence={k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs",
@@ -491,7 +497,7 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
             s = pf["slowest"]
             res.append(_mesh(C.PAIRS, "probe.pairs", OK,
                               f"{len(pf['cells'])} pairs measured; slowest {s['src']}->"
-                              f"{s['dst']} at {s['busbw_gbs']:.3f} GB/s", evidence={
+                              f"{s['dst']} at {format_rate(s['busbw_gbs'])}", evidence={
                                   "slowest": s, "unsupported": pf["unsupported"]}))
     if cfg.soak:
         calls = 0
