@@ -17,7 +17,7 @@ from meshdoctor.parsers.macos import parse_sw_vers, version_tuple
 
 JACCL_MIN_MACOS = (26, 2)
 LARGE_BUFFERS_MACOS = (26, 3)
-MIN_PYTHON = (3, 9)
+MIN_PYTHON = (3, 10)  # mlx 0.30-0.32.4 wheels: Requires-Python >=3.10 (PyPI metadata)
 
 
 def gather_platform(ctx: NodeContext) -> dict:
@@ -41,7 +41,8 @@ def gather_platform(ctx: NodeContext) -> dict:
 def run(ctx: NodeContext):
     info = ctx.fact(gather_platform)
     if sys.version_info < MIN_PYTHON:
-        yield fail(f"Python {info['python']} is too old; meshdoctor and MLX need >= 3.9",
+        yield fail(f"Python {info['python']} is too old; meshdoctor and MLX need >= "
+                   f"{'.'.join(map(str, MIN_PYTHON))}",
                    evidence=info)
     if not ctx.is_mac:
         yield ok(f"{ctx.platform} {info.get('os_version', '')} on {info['arch']}, "
