@@ -342,3 +342,26 @@ def test_the_terminal_progress_label_is_never_blank():
         bar.on_event(0, {"ev": "leave", "op": "all_sum", "seq": 2}, None)
         desc = bar.progress.tasks[0].description
     assert desc.startswith("all_sum #0 (timed, step 2)") and "ranks ready 1/2" in desc
+
+
+# --- requires-python ---------------------------------------------------------------------
+
+def test_requires_python_says_what_mlx_needs():
+    """pip must refuse an interpreter MLX cannot install into, and MD101 must agree."""
+    import tomllib
+    from importlib import metadata
+    from pathlib import Path
+
+    from meshdoctor.checks.platform import MIN_PYTHON
+    from packaging.specifiers import SpecifierSet
+
+    root = Path(__file__).resolve().parent.parent
+    ours = SpecifierSet(tomllib.loads((root / "pyproject.toml").read_text())["project"]
+                        ["requires-python"])
+    mlx = SpecifierSet(metadata.metadata("mlx")["Requires-Python"] or "")
+    for minor in range(6, 16):
+        v = f"3.{minor}"
+        assert (v in ours) == (v in mlx), (v, str(ours), str(mlx))
+    assert f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]}" in ours
+    assert f"{MIN_PYTHON[0]}.{MIN_PYTHON[1] - 1}" not in ours
+    assert "Python 3.10+" in (root / "README.md").read_text()
