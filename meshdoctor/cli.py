@@ -23,8 +23,8 @@ COMMAND_SHARE = 0.45
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 go (nothing failed; warnings allowed unless --strict), 1 no-go (something "
-    "failed), 2 usage error, 3 could not assess (a check in error, an unreachable host, an "
-    "internal error)."
+    "failed), 2 usage error, 3 could not assess (a check in error, an unreachable host, every "
+    "check skipped, an internal error)."
 )
 
 
@@ -316,7 +316,7 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     Starts one rank per hostfile entry (over ssh -o BatchMode=yes for remote hosts), or -n
     ranks on this machine over loopback. Each collective has a deadline; on a hang it names the
     ranks that never arrived, captures stacks and tears every rank down. Figures follow
-    nccl-tests (algbw, busbw in GB/s = 1e9 bytes/s).
+    nccl-tests (algbw, busbw; the JSON in GB/s = 1e9 bytes/s).
     """
     from .probe import codes as probe_codes
     from .probe.setup import ProbeSetupError, make_config
