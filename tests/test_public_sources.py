@@ -13,8 +13,8 @@ from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 # names of internal documents, and an issue number that is not qualified as MLX's or exo's
-INTERNAL = re.compile(r"knowledge\.md|design\.md|design notes|field notes|shared/|seeds/|"
-                      r"\bseeds\b", re.I)
+INTERNAL = re.compile(r"knowledge\.md|design\.md|design notes|field notes|shared/|seeds/",
+                      re.I)
 ISSUE = re.compile(r"\bissues? ?#?\d+", re.I)
 PUBLIC_PREFIX = re.compile(r"(mlx|exo|upstream|github|ml-explore|pytorch|nccl)[\w./-]*\s*(pr\s*)?$",
                            re.I)
