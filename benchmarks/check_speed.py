@@ -2,7 +2,7 @@
 
 Run: python benchmarks/check_speed.py [--runs 15]. Prints, side by side, the median wall time of
 each command over the runs (interleaved, so load affects all alike) and its ratio to the bare
-interpreter. Targets (issue 2, on a 2-core box): check --json <= 0.6 s, --help <= 0.3 s median.
+interpreter. Targets (on a 2-core box): check --json <= 0.6 s, --help <= 0.3 s median.
 MD301 (a process-table scan) is included: this is what an operator's gate runs.
 """
 

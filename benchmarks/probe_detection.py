@@ -1,4 +1,4 @@
-"""Detection latency of the probe (issue 4 "Speed"): from SIGKILL of one rank to the verdict
+"""Detection latency of the probe: from SIGKILL of one rank to the verdict
 (target <= 1 s), and from SIGSTOP of one rank to the verdict (target <= deadline + 1 s).
 
 Run: python benchmarks/probe_detection.py [--runs 5] [-n 3] [--deadline 2]. Each run starts

@@ -1,5 +1,5 @@
 """Harness overhead of the probe: its all_sum busbw against a bare MLX all_sum loop on the same
-ranks, size and run (issue 4 "Speed": target ratio >= 0.95).
+ranks, size and run (target ratio >= 0.95).
 
 Run: python benchmarks/probe_overhead.py [-n 3] [--size 64MiB] [--iters 10] [--rounds 3].
 One launch of ``n`` local ring ranks alternates, ``rounds`` times, the probe's own all_sum

@@ -1,28 +1,29 @@
 """MD401 hostfile: the mlx.launch hostfile is consistent and names this machine.
 
-The rules are :func:`meshdoctor.hostfile.problems` (knowledge.md §1); each inconsistency fails
-with the JSON path of the entry (``hosts[2].rdma[2] must be null``).
+The rules are :func:`meshdoctor.hostfile.problems`, the same validation ``probe`` applies (mlx.launch's
+hostfile format, mlx 0.32.4); each inconsistency fails with the JSON path of the entry
+(``hosts[2].rdma[2]: must be null``).
 """
 
 from __future__ import annotations
 
 from meshdoctor.check import Check, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.hostfile import JACCL_BACKENDS, problems
+from meshdoctor.hostfile import JACCL_BACKENDS, n_ranks, problems
 
 
 def run(ctx: NodeContext):
     hf = ctx.hostfile
     if hf is None:
         return skip("no --hostfile given")
-    found = [fail(f"{path} {msg}", evidence={"hostfile": hf.path, "path": path},
+    found = [fail(f"{path}: {msg}", evidence={"hostfile": hf.path, "path": path},
                   remediation=f"Edit {hf.path} at {path}, or regenerate it with "
                   "mlx.distributed_config.")
              for path, msg in problems(hf)]
     ev = {"hostfile": hf.path, "backend": hf.effective_backend, "world_size": hf.world_size,
           "local_ranks": ctx.ranks}
     if hf.effective_backend in JACCL_BACKENDS and len(ctx.ranks) > 1:
-        found.append(warn(f"this machine is ranks {ctx.rank_label} of a {hf.effective_backend} "
+        found.append(warn(f"this machine is {ctx.rank_label} of a {hf.effective_backend} "
                           "hostfile: JACCL runs one rank per Mac (each rank owns its Thunderbolt "
                           "ports)", evidence=ev,
                           remediation="Give each Mac one entry; check the ssh names and IPs."))
@@ -33,7 +34,7 @@ def run(ctx: NodeContext):
                           "names/IPs in the hostfile."))
     if found:
         return found
-    return ok(f"{hf.world_size} ranks, backend {hf.effective_backend}; this machine is rank "
+    return ok(f"{n_ranks(hf.world_size)}, backend {hf.effective_backend}; this machine is "
               f"{ctx.rank_label}", evidence=ev)
 
 
@@ -47,7 +48,11 @@ Fails on each inconsistency, naming the entry: unknown backend, malformed envs, 
 ssh name, invalid IPs, duplicate hosts (JACCL), a ring host without IPs, a JACCL row that does not
 have one entry per rank, a non-null diagonal (hosts[i].rdma[i] must be null), a missing device
 towards a peer (every peer for jaccl, both ring neighbours for jaccl-ring), no IP on rank 0 (the
-coordinator), more than 8 ranks in a JACCL mesh. Warns when this machine is not in the hostfile.
+coordinator), more than 8 ranks in a JACCL mesh, an entry that is this machine (by its ssh name
+or an address) but lists an address this machine does not have (the rank could not listen on
+it). Host names hold only letters, digits and . _ - @ : % (no shell metacharacters). `probe`
+applies the same rules and refuses such a hostfile (exit 2). Warns when this machine is not in
+the hostfile.
 
 A file that cannot be read or is not JSON is a usage error (exit 2) naming the line and column.
 

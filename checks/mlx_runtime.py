@@ -1,7 +1,8 @@
 """MD102 MLX runtime: installed or not, version, backends, known-bad versions, progress guard.
 
-Known-bad versions and what fixed them come from knowledge.md §1 and its "Versions" paragraph
-(mlx release notes, issues cited there); the guard from seeds/jaccl-guard-pr.txt.
+Known-bad versions and what fixed them come from the MLX release notes (github.com/ml-explore/mlx
+releases) for each version named below; the JACCL progress guard is the
+``JACCL_PROGRESS_TIMEOUT_MS`` setting of builds that carry it (upstream MLX has none).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import List, Tuple
 from meshdoctor.check import Check, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_BACKENDS
-from meshdoctor.mlxinfo import gather_mlx
+from meshdoctor.mlxinfo import BACKENDS as MLX_BACKENDS, gather_mlx
 from meshdoctor.parsers.macos import version_tuple
 
 # (first bad, fixed in, backends concerned, reason): versions as tuples; bad is lo <= v < fixed.
@@ -30,6 +31,20 @@ KNOWN_BAD: List[Tuple[tuple, tuple, Tuple[str, ...], str]] = [
     ((0,), (0, 32, 1), ("jaccl", "jaccl-ring"),
      "a data-path error aborts the process (libc++abi: terminating ... std::invalid_argument)"),
 ]
+
+
+# What makes each backend available (mlx docs, "Distributed Communication"; mlx 0.30.1 added
+# JACCL, MLX's CUDA build ships NCCL).
+BACKEND_REMEDY = {
+    "jaccl": "JACCL needs macOS >= 26.2 on Apple silicon with RDMA enabled (`rdma_ctl status`) "
+             "and mlx >= 0.30.1.",
+    "mpi": "The mpi backend needs an MPI library MLX can load (OpenMPI: `brew install "
+           "open-mpi` or `apt-get install libopenmpi-dev`) and a launch through mpirun.",
+    "nccl": "The nccl backend needs MLX's CUDA build on Linux with NVIDIA GPUs "
+            "(pip install \"mlx[cuda]\").",
+    "ring": "Install an MLX build with distributed support (pip install mlx; on Linux "
+            "\"mlx[cpu]\").",
+}
 
 
 def _fmt(v: tuple) -> str:
@@ -78,12 +93,14 @@ def run(ctx: NodeContext):
     version = tuple(info.get("version_tuple", ()))
     avail = [b for b, v in (info.get("backends") or {}).items() if v]
     label = f"mlx {info.get('version')} ({', '.join(avail) or 'no distributed backend'})"
-    if needs and needs not in ("mpi", "nccl") and not (info.get("backends") or {}).get(needs):
-        yield fail(f"{label}: the hostfile's backend {backend} is not available in this build",
-                   evidence=info, remediation=(
-                       "JACCL needs macOS >= 26.2 on Apple silicon with RDMA enabled "
-                       "(`rdma_ctl status`) and mlx >= 0.30.1." if needs == "jaccl" else
-                       "Install an MLX build with that backend."))
+    # an unknown backend name is MD401's finding; every known one is checked here
+    have = (info.get("backends") or {}).get(needs) if needs in MLX_BACKENDS else True
+    if have is not True:  # every backend the hostfile names is checked the same way
+        said = "is not available in this build" if have is False else \
+            "could not be confirmed in this build (mx.distributed.is_available did not answer)"
+        yield fail(f"{label}: the hostfile's backend {backend} {said}",
+                   evidence=info, remediation=BACKEND_REMEDY.get(needs, "Install an MLX build "
+                                                                 "with that backend."))
         return
     bad = known_bad(version, backend)
     if bad:

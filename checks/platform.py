@@ -1,6 +1,6 @@
 """MD101 platform: operating system and version, architecture, Python.
 
-Thresholds (knowledge.md §1): JACCL needs macOS >= 26.2 and Thunderbolt 5; JACCL buffers above
+Thresholds (MLX distributed docs and release notes, mlx 0.30.1-0.30.6): JACCL needs macOS >= 26.2 and Thunderbolt 5; JACCL buffers above
 4 KiB need macOS >= 26.3. On macOS the version comes from ``sw_vers`` (``ProductVersion:`` and
 ``BuildVersion:`` lines); Apple silicon is ``arm64``.
 """
@@ -17,7 +17,7 @@ from meshdoctor.parsers.macos import parse_sw_vers, version_tuple
 
 JACCL_MIN_MACOS = (26, 2)
 LARGE_BUFFERS_MACOS = (26, 3)
-MIN_PYTHON = (3, 9)
+MIN_PYTHON = (3, 10)  # mlx 0.30-0.32.4 wheels: Requires-Python >=3.10 (PyPI metadata)
 
 
 def gather_platform(ctx: NodeContext) -> dict:
@@ -41,7 +41,8 @@ def gather_platform(ctx: NodeContext) -> dict:
 def run(ctx: NodeContext):
     info = ctx.fact(gather_platform)
     if sys.version_info < MIN_PYTHON:
-        yield fail(f"Python {info['python']} is too old; meshdoctor and MLX need >= 3.9",
+        yield fail(f"Python {info['python']} is too old; meshdoctor and MLX need >= "
+                   f"{'.'.join(map(str, MIN_PYTHON))}",
                    evidence=info)
     if not ctx.is_mac:
         yield ok(f"{ctx.platform} {info.get('os_version', '')} on {info['arch']}, "
@@ -76,7 +77,7 @@ CHECK = Check(
 Reads the operating system, its version and build, the CPU architecture and Python.
 
 JACCL (RDMA over Thunderbolt 5) needs macOS 26.2 or later; its buffers above 4 KiB need macOS
-26.3 (knowledge.md §1). An older macOS fails this check when the hostfile uses a jaccl backend and
+26.3 (mlx 0.30.6 release notes). An older macOS fails this check when the hostfile uses a jaccl backend and
 warns otherwise. On Linux the kernel release is reported.
 
 What to do: update macOS on every node of the mesh to the same release, 26.3 or later.

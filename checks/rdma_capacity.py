@@ -228,7 +228,7 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
     total_mrs = sum(r["mrs"] for r in rows)
     per_rank = (f"{total_qps} QPs and {total_mrs} MRs per rank"
                 if len(ctx.ranks) == 1 else
-                f"{total_qps} QPs and {total_mrs} MRs for ranks {ctx.rank_label}")
+                f"{total_qps} QPs and {total_mrs} MRs for {ctx.rank_label}")
     ev = {**base, "devices": rows, "notes": notes, "total_qps": total_qps,
           "total_mrs": total_mrs}
     vtext = (f"MLX {mlx_ev['mlx_version']}" if mlx_ev["mlx_version"]
@@ -272,7 +272,7 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
     if out:
         return out
     if not use:
-        return [ok(f"the hostfile names no RDMA device for rank {ctx.rank_label}", evidence=ev)]
+        return [ok(f"the hostfile names no RDMA device for {ctx.rank_label}", evidence=ev)]
     by_limit: Dict[str, List[str]] = {}
     for r in rows:
         if r["binding_limit"]:

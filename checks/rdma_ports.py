@@ -82,7 +82,7 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
                          "towards": [u["peer"] for u in uses]})
     if problems:
         return problems
-    return ok(f"all {len(good)} device(s) named for rank {ctx.rank_label} are PORT_ACTIVE: "
+    return ok(f"all {len(good)} device(s) named for {ctx.rank_label} are PORT_ACTIVE: "
               + ", ".join(f"{g['device']} port {g['port']}" for g in good),
               evidence={**inv.evidence(), "named": good})
 

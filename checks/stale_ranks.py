@@ -1,24 +1,30 @@
-"""MD301 stale ranks: MLX rank processes of this user still alive on this node.
+"""MD301 rank processes: MLX rank processes of this user alive on this node.
 
 Identification is :mod:`meshdoctor.ranks` (environment ``MLX_RANK``/``JACCL_RANK``, the probe
-marker, or an mlx.launch rank script; never meshdoctor itself or its parents). Before a launch any
-such process is a leftover: mlx.launch stops ranks with SIGTERM only, so ranks stuck in native code
-survive (knowledge.md §1), hold RDMA queue pairs and wired memory, and spin at 100 % CPU
-(seeds/jaccl-guard-pr.txt). A rank in uninterruptible sleep (``disk-sleep``, macOS ``U``) cannot be
-killed, and a zombie that stays means its parent is stuck too: both need a reboot
-(seeds/jaccl-recv-12-4node.txt: "stuck Us+ and ibv_devinfo hangs").
+marker, or an mlx.launch rank script; never meshdoctor itself or its parents). A wrapper that
+carries the rank variables (``timeout``, ``env``, a launch shell) is grouped with the rank it runs.
+
+* An orphaned rank (its launcher is gone) is a stale leftover and fails: mlx.launch stops ranks
+  with SIGTERM only (mlx 0.32.4 ``launch.py``), and survivors spinning in native code after a
+  peer died neither finish nor act on SIGTERM (MLX #3910, #4278), so for one that ignores or
+  handles SIGTERM the suggested command is ``kill -KILL``.
+* A rank whose launcher still runs belongs to a running job: a warning (a second job on the same
+  devices would fail), never a kill suggestion.
+* A rank in uninterruptible sleep (``disk-sleep``, macOS ``U``) cannot be killed, and a zombie that
+  stays means its parent is stuck too: both need a reboot.
 """
 
 from __future__ import annotations
 
 import time
+from typing import List, Optional, Tuple
 
 import psutil
 
-from meshdoctor.check import Check, fail, ok
+from meshdoctor.check import Check, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Remediation
-from meshdoctor.ranks import find_ranks
+from meshdoctor.ranks import RankProcess, find_ranks
 
 CPU_SAMPLE_S = 0.1
 ZOMBIE_GRACE_S = 0.3
@@ -32,6 +38,44 @@ def _still_unkillable(pid: int) -> bool:
         return False
 
 
+SIGTERM_BIT = 1 << (15 - 1)  # bit of SIGTERM in /proc/PID/status signal masks (proc(5))
+
+
+def sigterm_disposition(pid: int) -> Optional[str]:
+    """How ``pid`` treats SIGTERM: ``ignored`` (SigIgn), ``handled`` (SigCgt: a handler that
+    only runs when the process returns to it, e.g. Python's, so a rank spinning in native code
+    never gets there), ``default``, or None where the masks cannot be read (macOS, gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+            masks = dict(line.split(":", 1) for line in fh if ":" in line)
+        if int(masks["SigIgn"].strip(), 16) & SIGTERM_BIT:
+            return "ignored"
+        if int(masks["SigCgt"].strip(), 16) & SIGTERM_BIT:
+            return "handled"
+        return "default"
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def group_wrappers(ranks: List[RankProcess]) -> List[Tuple[RankProcess, List[RankProcess]]]:
+    """``(rank, wrappers)`` pairs: a process that carries the rank variables only because it
+    wraps the rank (``timeout``, ``env``, a launch shell) is listed with the rank it runs, not as
+    a rank of its own. The rank is the innermost identified process; ``wrappers`` are its
+    identified ancestors, outermost first."""
+    by_pid = {r.pid: r for r in ranks}
+    parents = {r.ppid for r in ranks if r.ppid in by_pid}
+    out = []
+    for r in ranks:
+        if r.pid in parents:  # it wraps another identified process
+            continue
+        chain, cur = [], r
+        while cur.ppid in by_pid and by_pid[cur.ppid] not in chain:
+            cur = by_pid[cur.ppid]
+            chain.append(cur)
+        out.append((r, list(reversed(chain))))
+    return out
+
+
 def run(ctx: NodeContext):
     ranks = find_ranks(sample_cpu_s=CPU_SAMPLE_S, skip_descendants=True)
     if not ranks:
@@ -41,52 +85,71 @@ def run(ctx: NodeContext):
         time.sleep(ZOMBIE_GRACE_S)
         stuck = [r for r in stuck if _still_unkillable(r.pid)]
     findings = []
-    for r in ranks:
+    for r, wrappers in group_wrappers(ranks):
+        top = wrappers[0] if wrappers else r  # whose parent says whether the job still runs
+        members = [r] + wrappers
         spin = r.cpu_percent is not None and r.cpu_percent >= 90
         detail = (f"pid {r.pid} ({r.name}, rank {r.rank if r.rank is not None else '?'}) "
                   f"state {r.status}, age {r.age_s:.0f} s"
                   + (f", {r.cpu_percent:.0f} % CPU" if r.cpu_percent is not None else ""))
-        reboot = r in stuck
+        if wrappers:
+            detail += ", run by " + ", ".join(f"pid {w.pid} ({w.name})" for w in wrappers)
+        ev = dict(r.to_dict(), wrappers=[w.to_dict() for w in wrappers])
+        reboot = [m for m in members if m in stuck]
+        pids = " ".join(str(m.pid) for m in members)
         if reboot:
-            text = (f"pid {r.pid} is in state {r.status} and cannot be killed; only a reboot of "
-                    "this node frees it (and the RDMA resources it holds).")
-        elif r.orphaned:
+            findings.append(fail(
+                f"rank that cannot be killed: {detail}", evidence=ev, needs_reboot=True,
+                remediation=Remediation(
+                    f"pid {reboot[0].pid} is in state {reboot[0].status} and cannot be killed; "
+                    "only a reboot of this node frees it (and the RDMA resources it holds).")))
+        elif top.orphaned:
+            how = sigterm_disposition(r.pid)
+            ev["sigterm"] = how
+            # survivors spinning in native code do not act on SIGTERM (MLX #3910, #4278)
+            escalate = how in ("ignored", "handled") or (how is None and spin)
             text = ("Leftover ranks hold ports, queue pairs and memory the next launch needs. "
-                    "Stop them (SIGTERM, then SIGKILL after a few seconds)."
+                    + ("It does not act on SIGTERM (" + (how or "spinning at full CPU in native "
+                                                           "code") + "): kill it with SIGKILL."
+                       if escalate else "Stop it with SIGTERM; if it is still there after a few "
+                       f"seconds, kill -KILL {pids}.")
                     + (" It spins at full CPU: likely a survivor of a dead peer." if spin else ""))
+            findings.append(fail(
+                f"stale rank (orphaned: its launcher is gone): {detail}", evidence=ev,
+                remediation=Remediation(text, f"kill -KILL {pids}" if escalate
+                                        else f"kill {pids}")))
         else:
-            text = (f"A job is still running here (launched by pid {r.ppid}). Wait for it to "
-                    "finish or stop it before launching another on the same devices."
-                    + (" It spins at full CPU: if its peers died it will never finish."
-                       if spin else ""))
-        if r.orphaned:
-            what = "stale rank (orphaned: its launcher is gone)"
-        elif r.marker:
-            what = f"rank of a meshdoctor probe still running (run {r.marker})"
-        else:
-            what = f"rank of a job still running (parent pid {r.ppid} {r.parent or '?'})"
-        findings.append(fail(f"{what}: {detail}", evidence=r.to_dict(),
-                             needs_reboot=reboot,
-                             remediation=Remediation(text, None if reboot else f"kill {r.pid}")))
+            what = (f"rank of a running meshdoctor probe (run {r.marker})" if r.marker else
+                    f"rank of a running job (launched by pid {top.ppid} {top.parent or '?'})")
+            findings.append(warn(
+                f"{what}: {detail}", evidence=ev,
+                remediation=Remediation(
+                    "A job is running on this node. Let it finish before launching another on "
+                    "the same devices; if it is yours and stuck, stop its launcher (pid "
+                    f"{top.ppid}), which stops its ranks.")))
     return findings
 
 
 CHECK = Check(
-    code="MD301", name="proc.stale_ranks", title="Stale ranks", run=run,
+    code="MD301", name="proc.stale_ranks", title="Rank processes", run=run,
     explain="""
 Lists processes of this user that are MLX ranks: their environment has MLX_RANK or JACCL_RANK,
 or the meshdoctor probe marker (MESHDOCTOR_PROBE_ID), or their command line is an mlx.launch
 rank script. meshdoctor never lists itself or the shells that started it.
 
-Before a launch every such process is in the way: an orphaned one (its launcher is gone) is a
-leftover of a crash, since mlx.launch stops ranks with SIGTERM only and ranks stuck in native code
-survive, keep queue pairs and wired memory, and (JACCL without the progress guard) spin at 100 %
-CPU; one whose launcher still runs belongs to a job in progress, and a second job on the same
-devices would fail. Each is reported with pid, rank, state, age, CPU % and its parent.
+A wrapper that carries the rank variables (timeout, env, a launch shell) is listed with the
+rank it runs, not as a rank of its own.
+
+An orphaned rank (its launcher is gone) is a leftover of a crash and fails: mlx.launch stops
+ranks with SIGTERM only, and ranks stuck in native code survive, keep queue pairs and wired
+memory, and (JACCL without a progress timeout) spin at 100 % CPU without acting on SIGTERM
+(MLX #3910, #4278). A rank whose launcher still runs belongs to a running job: it warns (a second
+job on the same devices would fail) and meshdoctor suggests no kill. Each is reported with pid,
+rank, state, age, CPU %, its parent and its wrappers.
 
 A rank in uninterruptible sleep (state disk-sleep, macOS "U") or a zombie that does not go away
 cannot be cleared by a signal: the node needs a reboot (listed in needs_reboot).
 
-What to do: stop the leftover ranks (kill PID; kill -9 PID after a few seconds), or reboot the
-nodes listed in needs_reboot.
+What to do: stop the leftover ranks (kill PID; kill -KILL PID when it ignores SIGTERM or is
+still there after a few seconds), or reboot the nodes listed in needs_reboot.
 """)

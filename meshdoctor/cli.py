@@ -23,8 +23,8 @@ COMMAND_SHARE = 0.45
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 go (nothing failed; warnings allowed unless --strict), 1 no-go (something "
-    "failed), 2 usage error, 3 could not assess (a check in error, an unreachable host, an "
-    "internal error)."
+    "failed), 2 usage error, 3 could not assess (a check in error, an unreachable host, every "
+    "check skipped, an internal error)."
 )
 
 
@@ -51,12 +51,42 @@ class Seconds(click.ParamType):
 
 
 def _complete_codes(ctx, param, incomplete: str):
-    """Shell completion for check codes (``--only``, ``--skip``, ``explain``)."""
-    from .registry import all_checks
+    """Shell completion for check codes (``--only``, ``--skip``)."""
+    from .registry import ExtraCheckError, all_checks
 
     head, _, last = incomplete.rpartition(",")
     prefix = head + "," if head else ""
-    return [prefix + c.code for c in all_checks() if c.code.lower().startswith(last.lower())]
+    try:
+        checks = all_checks()
+    except ExtraCheckError:
+        return []
+    return [prefix + c.code for c in checks if c.code.lower().startswith(last.lower())]
+
+
+def _complete_explain(ctx, param, incomplete: str):
+    """Shell completion for ``explain``: every code (checks, probe MD5xx, signatures MD6xx),
+    check names and signature or probe result names."""
+    from . import codes
+    from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
+    from .registry import ExtraCheckError, all_checks
+
+    try:
+        checks = all_checks()
+    except ExtraCheckError:
+        checks = []
+    words = [c.code for c in checks] + [c.name for c in checks] + codes.all_keys()
+    return sorted({w for w in words if w.lower().startswith(incomplete.lower())})
+
+
+def _checks():
+    """Every check; a module in MESHDOCTOR_EXTRA_CHECKS that cannot be used is a usage error
+    (exit 2) naming the module and why."""
+    from .registry import ExtraCheckError, all_checks
+
+    try:
+        return all_checks()
+    except ExtraCheckError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _split_codes(values: tuple) -> List[str]:
@@ -138,20 +168,21 @@ def cli() -> None:
               help="Do not run these checks (codes or names, comma-separated).")
 @click.option("--timeout", type=Seconds(0.1, 3600), default=10.0, show_default=True,
               help="Deadline in seconds for each check; each external command gets 45% of it.")
-@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
-              help="The mlx.launch hostfile (JSON) of the mesh this node belongs to.")
+@click.option("--hostfile", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="The mlx.launch hostfile (JSON) of the mesh this node belongs to ('-': "
+                   "read it from standard input).")
 def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, timeout: float,
           hostfile: Optional[str]) -> None:
     """Inspect this node and give a go/no-go verdict for a launch."""
     from .context import NodeContext
     from .hostfile import local_ranks
-    from .registry import all_checks, select
+    from .registry import select
     from .runner import run_checks
 
     hf = _load_hostfile(hostfile)
+    checks = _checks()
     verdict = Verdict(command="check", strict=strict)
     try:
-        checks = all_checks()
         only_l, skip_l = _split_codes(only), _split_codes(skip)
         known = {c.code.lower() for c in checks} | {c.name.lower() for c in checks}
         unknown = [k for k in only_l + skip_l if k.lower() not in known]
@@ -186,10 +217,8 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
               help="Also list the probe's codes (MD5xx) and the failure signatures (MD6xx).")
 def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
-    from .registry import all_checks
-
     rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
-            for c in all_checks()]
+            for c in _checks()]
     if everything:
         from . import codes
         from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
@@ -200,34 +229,39 @@ def list_checks(as_json: bool, everything: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
+    from .render import plain  # a site's extra check is text from outside
+
     for r in rows:
-        click.echo(f"{r['code']}  {r['name']:<18} {','.join(r['platforms']):<13} {r['title']}")
+        click.echo(plain(f"{r['code']}  {r['name']:<18} {','.join(r['platforms']):<13} "
+                         f"{r['title']}"))
 
 
-@cli.command()
-@click.argument("code", shell_complete=_complete_codes)
+@cli.command(short_help="Say what a finding code or name means and what to do.")
+@click.argument("code", shell_complete=_complete_explain)
 def explain(code: str) -> None:
-    """Say what a finding code means and what to do (e.g. MD203, MD601)."""
+    """Say what a finding code means and what to do (e.g. MD203, MD601, a check name such as
+    rdma.gid, a signature name such as ring.connect-failed, or a probe result name such as
+    probe.leftovers)."""
     from . import codes
     from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
-    from .registry import all_checks
     from .triage import report as _triage_report  # noqa: F401  (registers MD690)
+    from .render import plain
 
     key, name = code.strip().upper(), code.strip().lower()
-    for c in all_checks():
+    for c in _checks():
         if c.code == key or c.name.lower() == name:
-            click.echo(f"{c.code} {c.name}: {c.title}\n")
-            click.echo(c.explain.strip())
+            click.echo(plain(f"{c.code} {c.name}: {c.title}\n"))
+            click.echo(plain(c.explain.strip()))
             click.echo(f"\nApplies to: {', '.join(c.platforms)}")
             return
-    found = codes.lookup(code)
-    if found is not None:
-        k, title, text = found
-        click.echo(f"{k}: {title}\n")
-        click.echo(text.strip())
+    found = codes.lookup_all(code)
+    if found:
+        for i, (k, title, text) in enumerate(found):
+            click.echo(("\n" if i else "") + f"{k}: {title}\n")
+            click.echo(text.strip())
         return
-    raise click.BadParameter(f"no code {code!r}; `meshdoctor list-checks --all` lists every "
-                             "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx)",
+    raise click.BadParameter(f"no code or name {code!r}; `meshdoctor list-checks --all` lists "
+                             "every code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx)",
                              param_hint="CODE")
 
 
@@ -241,9 +275,11 @@ def schema() -> None:
 
 
 @cli.command(epilog=EXIT_CODES_HELP + " A run whose memory need exceeds what is available on "
-             "this host is refused as a usage error (exit 2) with the numbers.")
-@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
-              help="The mlx.launch hostfile (JSON): one rank per host entry, remote over ssh.")
+             "this host is refused as a usage error (exit 2) with the numbers.",
+             short_help="Prove the mesh moves data: real MLX collectives, exact values, busbw.")
+@click.option("--hostfile", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="The mlx.launch hostfile (JSON): one rank per host entry, remote over ssh "
+                   "('-': read it from standard input).")
 @click.option("--hosts", default=None, metavar="A,B,C",
               help="Hosts (IPs for ring) instead of a hostfile, one rank each.")
 @click.option("-n", "nranks", type=click.IntRange(2, 64), default=None,
@@ -275,16 +311,17 @@ def schema() -> None:
               help="ring: first TCP port (rank ports follow); jaccl: coordinator port (32323).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
 def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
           backend: Optional[str], op: str, size: str, iters: int, warmup: int, dtype: str,
           timeout: Optional[float], soak: int, pairs: bool, port: Optional[int],
-          as_json: bool, quiet: bool) -> None:
+          as_json: bool, quiet: bool, strict: bool) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
     Starts one rank per hostfile entry (over ssh -o BatchMode=yes for remote hosts), or -n
     ranks on this machine over loopback. Each collective has a deadline; on a hang it names the
     ranks that never arrived, captures stacks and tears every rank down. Figures follow
-    nccl-tests (algbw, busbw in GB/s = 1e9 bytes/s).
+    nccl-tests (algbw, busbw; the JSON in GB/s = 1e9 bytes/s).
     """
     from .probe import codes as probe_codes
     from .probe.setup import ProbeSetupError, make_config
@@ -297,10 +334,10 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
                                                 ("-n", nranks)) if v is not None])
     except ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
-    verdict = Verdict(command="probe")
+    verdict = Verdict(command="probe", strict=strict)
     _interrupt_on_termination()
     try:
-        from .probe.config import steps_per_rank
+        from .probe.config import collective_deadline, steps_per_rank
         from .probe.launcher import run_probe
         from .probe.report import build
 
@@ -309,6 +346,11 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
 
             with ProbeProgress(steps_per_rank(cfg), cfg.world_size) as bar:
                 run = run_probe(cfg, on_event=bar.on_event)
+        elif not quiet and not sys.stderr.isatty():  # a log: a line at a bounded rate
+            from .probe.log import ProbeLog
+
+            with ProbeLog(cfg.world_size, collective_deadline(cfg), sys.stderr) as log:
+                run = run_probe(cfg, on_event=log.on_event)
         else:
             run = run_probe(cfg)
         build(run, verdict)

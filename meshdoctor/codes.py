@@ -6,7 +6,7 @@ each as ``code -> (title, explanation)``. Codes are stable: never renumber, only
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 CATALOGUE: Dict[str, Tuple[str, str]] = {
     "MD100": ("internal error",
@@ -14,6 +14,17 @@ CATALOGUE: Dict[str, Tuple[str, str]] = {
               "install). The verdict is 'unknown' (exit 3). Re-run with --json and report the "
               "evidence."),
 }
+
+
+# Result names (the ``check`` field of a result, e.g. ``probe.leftovers``) -> the codes they
+# carry, for ``meshdoctor explain NAME``.
+NAMES: Dict[str, List[str]] = {}
+
+
+def register_name(name: str, *codes: str) -> None:
+    """Let ``explain NAME`` find ``codes`` by a result's ``check`` name (``probe.leftovers``)."""
+    NAMES.setdefault(name.lower(), [])
+    NAMES[name.lower()].extend(c for c in codes if c not in NAMES[name.lower()])
 
 
 def register(code: str, title: str, explanation: str) -> None:
@@ -32,3 +43,19 @@ def lookup(key: str) -> Optional[Tuple[str, str, str]]:
         if title.split()[-1:] == [k.lower()]:
             return code, title, text
     return None
+
+
+def lookup_all(key: str) -> List[Tuple[str, str, str]]:
+    """Every ``(code, title, explanation)`` that ``key`` names: a code, a signature name (see
+    :func:`lookup`) or a result name registered with :func:`register_name` (one name can carry
+    two codes: ``probe.all_sum`` is MD504 and MD505); empty if unknown."""
+    found = lookup(key)
+    if found is not None:
+        return [found]
+    return [(c,) + CATALOGUE[c] for c in NAMES.get(key.strip().lower(), []) if c in CATALOGUE]
+
+
+def all_keys() -> List[str]:
+    """Every code and name ``explain`` accepts (for shell completion)."""
+    names = [t.split()[-1] for t, _ in CATALOGUE.values() if t.split() and "." in t.split()[-1]]
+    return sorted(set(CATALOGUE) | set(names) | set(NAMES))

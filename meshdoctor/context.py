@@ -103,7 +103,10 @@ class NodeContext:
 
     @property
     def rank_label(self) -> str:
-        return ",".join(map(str, self.ranks)) if self.ranks else "-"
+        """This machine's ranks in words: ``"rank 0"``, ``"ranks 0 and 1"``, ``"no rank"``."""
+        from .hostfile import ranks_phrase
+
+        return ranks_phrase(self.ranks)
 
     def hostfile_hosts(self) -> List[Tuple[int, Any]]:
         """``(rank, Host)`` of this machine's entries in the hostfile."""

@@ -44,6 +44,8 @@ class CommandResult:
         characters, such as an inline script, is shortened)."""
         cmd = " ".join(a if len(a) <= 80 else a[:40].split("\n")[0] + "..." for a in self.argv)
         if self.missing:
+            if self.argv and "/" in str(self.argv[0]):  # a path: PATH was never searched
+                return f"`{cmd}`: no such executable file"
             return f"`{cmd}`: command not found on PATH"
         if self.timed_out:
             return f"`{cmd}` did not finish within {self.duration_s:.1f} s (killed)"

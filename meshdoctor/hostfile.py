@@ -1,6 +1,6 @@
 """The mlx.launch hostfile: loading, consistency rules, and which rank this machine is.
 
-Format (mlx ``_distributed_utils/common.py`` ``Hostfile.from_file``, mlx 0.32.4; knowledge.md §1):
+Format (mlx ``python/mlx/_distributed_utils/common.py`` ``Hostfile.from_file``, mlx 0.32.4):
 either a JSON list of hosts, or ``{"backend": ..., "envs": ["K=V", ...], "hosts": [...]}``; a host
 is ``{"ssh": name, "ips": [ip, ...], "rdma": [null | "dev" | ["dev", ...], ...]}``; rank = position.
 
@@ -22,28 +22,53 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 BACKENDS = ("ring", "jaccl", "jaccl-ring", "mpi", "nccl")
 JACCL_BACKENDS = ("jaccl", "jaccl-ring")
-JACCL_MESH_MAX = 8  # knowledge.md §1 "JACCL resources": mesh at most 8 ranks
+JACCL_MESH_MAX = 8  # the JACCL mesh connects every pair of Macs directly: at most 8 ranks (mlx docs)
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def is_env_key(key: str) -> bool:
     """A usable environment variable name (letters, digits, '_', not starting with a digit)."""
     return bool(_ENV_KEY.match(key))
-# An ssh destination that would be read as an option, or split by a shell: refused everywhere.
-_BAD_SSH = re.compile(r"(^-)|[\s\x00-\x1f\x7f]")
+# A host name meshdoctor will hand to ssh: letters, digits and . _ - (host names, RFC 1123), plus
+# @ (user@host), : and % (IPv6 addresses and zones), not starting with '-' (ssh would read an
+# option). Everything else (; $ ` ( ) | & < > quotes, spaces, control characters) is refused, so no
+# host name can mean anything to a shell, whichever command reaches the host.
+_SAFE_HOST = re.compile(r"^[A-Za-z0-9_.@:%-]+$")
 
 
-def ssh_name_problem(name: str) -> Optional[str]:
-    """Why ``name`` cannot be an ssh destination (empty, starts with ``-`` so ssh would read it
-    as an option, or holds whitespace or control characters), or None when it can."""
+def host_name_problem(name: str) -> Optional[str]:
+    """Why ``name`` cannot be a host to reach (an ssh destination), or None when it can.
+
+    The one validation of host names for every command that reaches a host (MD401, probe,
+    :mod:`meshdoctor.remote`): empty, longer than 255 characters, starting with ``-`` (ssh would
+    read it as an option), or holding anything but letters, digits and ``. _ - @ : %`` (shell
+    metacharacters such as ``;``, ``$``, backquotes, spaces and control characters)."""
     if not name:
         return "missing or empty: the host name to ssh into"
     if len(name) > 255:
         return f"{len(name)} characters: longer than any host name (at most 255)"
-    if _BAD_SSH.search(name):
-        return (f"{name!r} cannot be an ssh destination: it must not start with '-' or contain "
-                "spaces or control characters")
+    if name.startswith("-") or not _SAFE_HOST.match(name):
+        return (f"{name!r} cannot be an ssh destination: a host name holds only letters, digits "
+                "and . _ - @ : % and does not start with '-'")
     return None
+
+
+ssh_name_problem = host_name_problem  # the name older callers use
+
+
+def n_ranks(n: int) -> str:
+    """``"1 rank"``, ``"3 ranks"``."""
+    return f"{n} rank" + ("" if n == 1 else "s")
+
+
+def ranks_phrase(ranks: Sequence[int]) -> str:
+    """``"rank 0"``, ``"ranks 0 and 1"``, ``"ranks 0, 1 and 2"``; ``"no rank"`` when empty."""
+    r = [str(x) for x in ranks]
+    if not r:
+        return "no rank"
+    if len(r) == 1:
+        return f"rank {r[0]}"
+    return f"ranks {', '.join(r[:-1])} and {r[-1]}"
 
 
 class HostfileError(ValueError):
@@ -130,6 +155,11 @@ def parse(text: str, path: str = "<hostfile>") -> Hostfile:
     """Parse hostfile text; raises :class:`HostfileError` if it is not JSON."""
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise HostfileError(
+            f"{path}: nested too deeply to be a hostfile (JSON arrays or objects inside each "
+            "other beyond Python's recursion limit). Expected the mlx.launch hostfile format (a "
+            "list of hosts, or an object with \"backend\", \"envs\" and \"hosts\").") from None
     except json.JSONDecodeError as exc:
         raise HostfileError(
             f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}. "
@@ -148,8 +178,26 @@ def parse(text: str, path: str = "<hostfile>") -> Hostfile:
     return Hostfile(hosts, backend, [e for e in envs if isinstance(e, str)], path, data)
 
 
+STDIN = "-"
+
+
 def load(path: Union[str, Path]) -> Hostfile:
-    """Read and parse the hostfile at ``path``; raises :class:`HostfileError`."""
+    """Read and parse the hostfile at ``path`` (``-``: standard input, named ``<stdin>`` in
+    messages); raises :class:`HostfileError`."""
+    if str(path) == STDIN:
+        import sys
+
+        try:
+            data = sys.stdin.buffer.read()
+        except (OSError, ValueError, AttributeError) as exc:
+            raise HostfileError(f"<stdin>: cannot read the hostfile: {exc}") from None
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise HostfileError(f"<stdin>: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                                f"at offset {exc.start}); send the hostfile as UTF-8 JSON") \
+                from None
+        return parse(text, "<stdin>")
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")  # a BOM is tolerated
@@ -182,13 +230,18 @@ def from_list(hostlist: str) -> Hostfile:
     return hf
 
 
-def problems(hf: Hostfile) -> List[Tuple[str, str]]:
+def problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[str, str]]:
     """Every inconsistency of ``hf`` as ``(json_path, message)``; empty when consistent.
 
-    Rules (knowledge.md §1): hosts present, each with a non-empty ``ssh``; ``ips`` valid addresses;
+    The one hostfile validation of ``check`` (MD401) and ``probe`` (a usage error there).
+    ``names``: what means this machine (default :func:`local_names`), for the locality rule.
+
+    Rules (mlx.launch's hostfile format, mlx 0.32.4): hosts present, each with a non-empty ``ssh``; ``ips`` valid addresses;
     ``envs`` are ``K=V``; no duplicate hosts; ring needs IPs on every host; jaccl rows have N
     entries, null on the diagonal, every off-diagonal cell filled (jaccl) or both ring neighbours
-    (jaccl-ring); jaccl needs an IP on rank 0 for the coordinator; a jaccl mesh has at most 8 ranks.
+    (jaccl-ring); jaccl needs an IP on rank 0 for the coordinator; a jaccl mesh has at most 8 ranks; an entry
+    that is this machine lists only addresses of this machine (:func:`locality_problems`). An
+    entry that is not an object is reported once, and no other rule looks at it.
     """
     out: List[Tuple[str, str]] = []
     data = hf.raw
@@ -213,12 +266,14 @@ def problems(hf: Hostfile) -> List[Tuple[str, str]]:
     n = len(raw_hosts)
     if n == 0:
         return out + [("hosts", "is empty: list one entry per rank")]
+    not_objects = set()
     for i, h in enumerate(raw_hosts):
         where = f"hosts[{i}]"
         if not isinstance(h, dict):
-            out.append((where, "must be an object with \"ssh\", \"ips\", \"rdma\""))
+            out.append((where, f"{_short(h)} must be an object with \"ssh\", \"ips\", \"rdma\""))
+            not_objects.add(i)
             continue
-        why = ssh_name_problem(h.get("ssh") if isinstance(h.get("ssh"), str) else "")
+        why = host_name_problem(h.get("ssh") if isinstance(h.get("ssh"), str) else "")
         if why:
             out.append((f"{where}.ssh", why))
         ips = h.get("ips", [])
@@ -232,8 +287,11 @@ def problems(hf: Hostfile) -> List[Tuple[str, str]]:
                     out.append((f"{where}.ips[{j}]", f"{ip!r} is not an IP address"))
         if "rdma" in h and not isinstance(h["rdma"], list):
             out.append((f"{where}.rdma", "must be a list with one entry per rank"))
+    if not_objects:  # the entry itself is wrong: no rule about its fields would add anything
+        return out
     backend = hf.effective_backend
     _duplicates(hf, backend, out)
+    out.extend(locality_problems(hf, names))
     if backend == "ring" and n > 1:
         for h in hf.hosts:
             if not h.ips:
@@ -242,6 +300,11 @@ def problems(hf: Hostfile) -> List[Tuple[str, str]]:
     if backend in JACCL_BACKENDS:
         _jaccl_rules(hf, backend, raw_hosts, out)
     return out
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _duplicates(hf: Hostfile, backend: str, out: List[Tuple[str, str]]) -> None:
@@ -342,3 +405,34 @@ def local_ranks(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[int
     """Ranks that are this machine (:func:`is_this_machine`)."""
     mine = set(names) if names is not None else local_names()
     return [h.rank for h in hf.hosts if is_this_machine(h, mine)]
+
+
+def locality_problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[str, str]]:
+    """Addresses of entries that are this machine (:func:`is_this_machine`) but are not
+    assigned here, as ``(json_path, message)``.
+
+    A rank that runs on this machine listens on its addresses (the ring backend on every IP of
+    its entry, the JACCL coordinator on rank 0's first IP), so an entry whose ssh name is this
+    machine but whose IP belongs elsewhere can never start here: ``check`` (MD401) fails on it
+    and ``probe`` refuses the hostfile (exit 2), with the same message."""
+    mine = set(names) if names is not None else local_names()
+    out: List[Tuple[str, str]] = []
+    for h in hf.hosts:
+        if not is_this_machine(h, mine):
+            continue
+        for j, ip in enumerate(h.ips):
+            if ip in mine or _loopback(ip):
+                continue
+            try:
+                ipaddress.ip_address(ip)
+            except ValueError:
+                continue  # reported as "not an IP address"
+            by_name = not h.ssh or h.ssh in mine or _loopback(h.ssh)
+            why = f"its ssh name {h.ssh or 'localhost'!r} is this machine" if by_name else \
+                "another of its addresses is this machine's"
+            out.append((f"hosts[{h.rank}].ips[{j}]",
+                        f"{ip} is not an address of this machine, but rank {h.rank} runs here "
+                        f"({why}): the rank "
+                        "could not listen on it. Put this machine's own IP in the entry, or the "
+                        "ssh name of the host that owns the address"))
+    return out

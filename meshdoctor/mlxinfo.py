@@ -5,8 +5,8 @@ in ``ctx.python`` as a child with a deadline, never in the doctor. The child pri
 version, package path, which backends ``mx.distributed.is_available(backend=...)`` reports, the
 native libraries shipped in ``mlx/lib``, and Metal's recommended working set when there is one.
 The doctor then looks for the JACCL progress guard in those libraries itself: a build with the
-guard (seeds/jaccl-guard-pr.txt) contains the string ``JACCL_PROGRESS_TIMEOUT_MS``
-(knowledge.md §1); upstream MLX has none.
+guard (the JACCL progress-timeout patch) contains the string ``JACCL_PROGRESS_TIMEOUT_MS``
+; upstream MLX (0.32.4) has none.
 """
 
 from __future__ import annotations

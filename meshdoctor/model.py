@@ -1,6 +1,6 @@
 """The verdict model: results, hosts, the verdict document and exit codes.
 
-Contract: ../shared/design.md "The verdict". Every command builds one :class:`Verdict` and prints
+Every command builds one :class:`Verdict` and prints
 it either as JSON (``to_dict``, validated by ``verdict.schema.json``) or through the renderer.
 
 Exit codes, identical for every command:
@@ -9,7 +9,8 @@ Exit codes, identical for every command:
 * 1 ``no-go``: something failed (a failed result outranks a result in ``error``, since the
   answer "do not launch" is already known);
 * 2 usage error (click's own, and unreadable input files);
-* 3 ``unknown``: could not assess (a check in ``error``, an unreachable host, an internal error).
+* 3 ``unknown``: could not assess (a check in ``error``, an unreachable host, an internal error,
+  or every result ``skip``: nothing applied here).
 """
 
 from __future__ import annotations
@@ -142,11 +143,19 @@ class Verdict:
         return sorted(set(hosts))
 
     @property
+    def nothing_assessed(self) -> bool:
+        """True when there are results and every one is ``skip``: nothing applied here, so the
+        verdict is ``unknown`` (exit 3), never go."""
+        return bool(self.results) and all(r.status == SKIP for r in self.results)
+
+    @property
     def verdict(self) -> str:
         statuses = {r.status for r in self.results}
         if FAIL in statuses:
             return "no-go"
         if ERROR in statuses or any(not h.reachable for h in self.hosts):
+            return "unknown"
+        if self.nothing_assessed:
             return "unknown"
         if self.strict and WARN in statuses:
             return "no-go"

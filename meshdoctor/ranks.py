@@ -1,8 +1,8 @@
 """Finding MLX rank processes: the positive identification every check and fix relies on.
 
-A process is a rank (design.md "Checks and fixes") when it belongs to this user and
+A process is a rank when it belongs to this user and
 * its environment has ``MLX_RANK`` or ``JACCL_RANK`` (mlx.launch exports ``MLX_RANK``;
-  knowledge.md §1), or
+  mlx 0.32.4 ``_distributed_utils/launch.py``), or
 * its environment has the meshdoctor probe marker ``MESHDOCTOR_PROBE_ID``, or
 * its command line is an mlx.launch rank script (``exec`` of the ``cmd=(...)`` bash script that
   mlx.launch writes, recognisable by ``export MLX_RANK=``).
@@ -172,7 +172,7 @@ def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0,
 def send_signal(pid: int, sig: int, *, group: bool = False) -> str:
     """Send ``sig`` to ``pid`` (to its whole process group when ``group`` and it leads one).
 
-    Refuses pid 1, this process, its parents and this process's own group (the design's rule for
+    Refuses pid 1, this process, its parents and this process's own group (meshdoctor's rule for
     every signal meshdoctor sends). Returns the outcome as text: ``sent``, ``already gone``,
     ``refused: protected process`` or ``failed: <reason>``; never raises.
     """

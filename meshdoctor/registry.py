@@ -16,6 +16,12 @@ from .check import Check
 EXTRA_ENV = "MESHDOCTOR_EXTRA_CHECKS"
 
 
+class ExtraCheckError(ValueError):
+    """A module named in ``MESHDOCTOR_EXTRA_CHECKS`` cannot be used (it does not import, or
+    defines no ``CHECK``, or reuses a code); the message names the module and why. The CLI
+    reports it as a usage error (exit 2)."""
+
+
 def _module_names() -> List[str]:
     import meshdoctor.checks as checks_pkg
 
@@ -29,19 +35,27 @@ def _extra_names() -> List[str]:
 
 
 def all_checks() -> List[Check]:
-    """Every check, sorted by code. Raises ImportError for an extra module that does not import
-    and ValueError for one without a ``CHECK`` or for a code defined twice."""
+    """Every check, sorted by code. Raises :class:`ExtraCheckError` for an extra module that
+    does not import, one without a ``CHECK``, or a code defined twice."""
     found: Dict[str, Check] = {}
     extras = set(_extra_names())
     for name in _module_names():
-        mod = importlib.import_module(name)
+        try:
+            mod = importlib.import_module(name)
+        except Exception as exc:
+            if name not in extras:
+                raise
+            raise ExtraCheckError(f"{EXTRA_ENV} names {name!r}, which could not be imported: "
+                                  f"{type(exc).__name__}: {exc}") from None
         check = getattr(mod, "CHECK", None)
         if name in extras and not isinstance(check, Check):
-            raise ValueError(f"{EXTRA_ENV} names {name}, which defines no CHECK = Check(...)")
+            raise ExtraCheckError(f"{EXTRA_ENV} names {name!r}, which defines no "
+                                  "CHECK = Check(...)")
         if isinstance(check, Check):
             if check.code in found and found[check.code] is not check:
-                raise ValueError(f"check code {check.code} is defined twice "
-                                 f"({found[check.code].name} and {check.name})")
+                raise ExtraCheckError(f"check code {check.code} is defined twice "
+                                      f"({found[check.code].name} and {check.name}); "
+                                      f"check the modules in {EXTRA_ENV}")
             found[check.code] = check
     return sorted(found.values(), key=lambda c: c.code)
 

@@ -16,7 +16,7 @@ import subprocess
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from . import execute
-from .hostfile import is_env_key, ssh_name_problem
+from .hostfile import host_name_problem, is_env_key
 
 SSH = "ssh"
 CONNECT_TIMEOUT_S = 5
@@ -30,9 +30,10 @@ class RemoteError(ValueError):
 
 def check_host(host: str) -> str:
     """``host`` if it is a usable ssh destination; raises :class:`RemoteError` for an empty
-    name, one starting with ``-`` (it would be read as an ssh option) or containing whitespace
-    or control characters."""
-    why = ssh_name_problem(host)
+    name, one starting with ``-`` (it would be read as an ssh option) or holding shell
+    metacharacters, whitespace or control characters
+    (:func:`meshdoctor.hostfile.host_name_problem`, the one host-name rule)."""
+    why = host_name_problem(host)
     if why:
         raise RemoteError(f"host {host!r}: {why}; fix the hostfile's \"ssh\" entry")
     return host

@@ -7,6 +7,7 @@ failure, warning and error, and a closing line with the verdict and exit code.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import Dict, Optional
 
@@ -18,6 +19,24 @@ from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
 SYMBOLS = {OK: ("✔", "green"), WARN: ("!", "yellow"), FAIL: ("✘", "bold red"),
            SKIP: ("-", "dim"), ERROR: ("?", "bold magenta")}
 VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
+
+
+# C0 controls except tab and newline (ESC starts terminal escape sequences, CR overwrites a
+# line, NUL and BEL), DEL, and the C1 controls (U+0080-U+009F: CSI and friends)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: object) -> str:
+    """``text`` with every control character but tab and newline written as a visible escape
+    (``\\x1b``, ``\\x00``), so tool output, hostfile content or a log line cannot move the
+    cursor, recolour or clear the terminal. For output that does not go through rich."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def clean(text: object) -> str:
+    """:func:`plain`, and rich markup escaped (``[red]`` prints as ``[red]``): the one way any
+    string that came from outside (tools, hostfiles, logs, rank stderr) reaches a rich console."""
+    return escape(plain(text))
 
 
 class _Console(Console):
@@ -48,19 +67,22 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
             continue
         sym, style = SYMBOLS[r.status]
         title = titles.get(r.code, r.check)
-        host = f"[cyan]{escape(r.host)}[/] " if multi_host else ""
-        out.print(f"[{style}]{sym}[/] [bold]{r.code}[/] {host}{escape(title)}: "
-                  f"{escape(r.summary)}")
+        host = f"[cyan]{clean(r.host)}[/] " if multi_host else ""
+        out.print(f"[{style}]{sym}[/] [bold]{clean(r.code)}[/] {host}{clean(title)}: "
+                  f"{clean(r.summary)}")
         if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
-            out.print(f"    [dim]→[/] {escape(r.remediation.text)}")
+            out.print(f"    [dim]→[/] {clean(r.remediation.text)}")
             if r.remediation.command:
-                out.print(f"      [bold]$ {escape(r.remediation.command)}[/]")
+                out.print(f"      [bold]$ {clean(r.remediation.command)}[/]")
     if quiet and v.verdict == "go":
         return
     counts = {s: sum(1 for r in v.results if r.status == s) for s in (OK, WARN, FAIL, ERROR, SKIP)}
     tally = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     line = (f"[{VERDICT_STYLE[v.verdict]}]{v.verdict.upper()}[/] (exit {v.exit_code}) "
             f"{v.command}: {tally or 'no results'} in {v.duration_s:.2f} s")
+    if v.nothing_assessed:
+        line += "; nothing applied here: every check skipped (the reasons are above), so this " \
+            "node was not assessed"
     if v.needs_reboot:
-        line += f"; [bold red]reboot needed: {escape(', '.join(v.needs_reboot))}[/]"
+        line += f"; [bold red]reboot needed: {clean(', '.join(v.needs_reboot))}[/]"
     out.print(line)

@@ -1,18 +1,22 @@
 """The verbs inventory fact: RDMA devices, ports, GID tables and limits of this node.
 
-Readers, tried in order (issue 3), each under the context's command deadline:
+Readers, tried in order, each under the context's command deadline:
 
-1. ``pyverbs`` (Linux only, never imported on macOS): the OS package ``python3-pyverbs``
-   (knowledge.md §1). Imported lazily, only when :func:`importlib.util.find_spec` finds it, and run
-   in a worker thread joined with the deadline, because a wedged RDMA stack can block a verbs call.
-   ``PyverbsRDMAError: Failed to get devices list`` means there is no RDMA subsystem.
+1. ``pyverbs`` (Linux only, never imported on macOS): the OS package ``python3-pyverbs`` (the
+   PyPI build fails against an older system rdma-core). Imported lazily, only when
+   :func:`importlib.util.find_spec` finds it, and run in a worker thread joined with the deadline,
+   because a wedged RDMA stack can block a verbs call. A venv (the documented set-up) cannot
+   import the OS package: then the system interpreter (:data:`SYSTEM_PYTHON`) runs the same
+   reader in a child process under the command deadline, as MLX is inspected in a child
+   (:func:`read_pyverbs_child`). ``PyverbsRDMAError: Failed to get devices list`` means there is
+   no RDMA subsystem.
 2. ``ibv_devinfo -v`` parsed by :mod:`meshdoctor.parsers.ibv`, plus ``ibv_devices`` for the list
    (on macOS the RDMA-disabled answer is the header alone). Not run at all when ``ibv_devinfo`` is
    not on PATH, so a box without RDMA pays nothing.
 
 The result is an :class:`Inventory` whose ``state`` the RDMA checks (MD201-MD204) turn into
 findings. A reader that overruns the deadline gives ``state == "wedged"``: ``ibv_devinfo`` is
-known to hang after JACCL errors (knowledge.md §1, seeds/jaccl-recv-12-4node.txt), and only a
+known to hang after JACCL errors (MLX #3910, #4278), and only a
 reboot recovers; every RDMA check reports it as a critical failure with ``needs_reboot``
 (:func:`wedged_finding`).
 
@@ -53,7 +57,7 @@ MAX_GIDS_SCANNED = 256  # pyverbs: GID indexes queried per port (RoCE tables hav
 WEDGED_SUMMARY = "RDMA stack wedged (known to follow JACCL errors)"
 WEDGED_REMEDY = ("Reboot this node; after a JACCL failure usually the whole fleet needs it. After "
                  "the full-fleet reboot run `mlx.distributed_config --auto-setup` once and confirm "
-                 "every node sees its PORT_ACTIVE devices (knowledge.md §4). Kill leftover ranks "
+                 "every node sees its PORT_ACTIVE devices (mlx.distributed_config docs). Kill leftover ranks "
                  "first (see MD301: `meshdoctor check --only MD301` lists them).")
 
 
@@ -234,6 +238,88 @@ def _with_deadline(fn: Any, timeout: float) -> Tuple[bool, Any]:
     return ("value" in box), box.get("value")
 
 
+# --- pyverbs through the system interpreter (the OS package, from a venv) -------------------
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # where Debian/Ubuntu's python3-pyverbs is importable
+SYSTEM_PYTHON_ENV = "MESHDOCTOR_SYSTEM_PYTHON"  # another interpreter with the OS pyverbs; '' = none
+_CHILD = r"""
+import dataclasses, json, sys
+try:
+    import pyverbs.device  # noqa: F401
+except Exception as exc:
+    print(json.dumps({"importable": False, "error": type(exc).__name__ + ": " + str(exc)}))
+    sys.exit(0)
+from meshdoctor.verbs import read_pyverbs
+print(json.dumps({"importable": True, "inventory": dataclasses.asdict(read_pyverbs())}))
+"""
+
+
+def _system_python(ctx: NodeContext) -> Optional[str]:
+    """The system interpreter to read pyverbs with (``$MESHDOCTOR_SYSTEM_PYTHON``, default
+    :data:`SYSTEM_PYTHON`), when it exists and is another one than this; None otherwise."""
+    import os
+
+    python = os.environ.get(SYSTEM_PYTHON_ENV, SYSTEM_PYTHON)
+    if ctx.platform != "linux" or sys.platform != "linux" or not python or \
+            not os.access(python, os.X_OK):
+        return None
+    if os.path.realpath(python) == os.path.realpath(sys.executable) and \
+            sys.prefix == sys.base_prefix:
+        return None  # this is the system interpreter itself: the in-process reader applies
+    return python
+
+
+def inventory_from_dict(d: Dict[str, Any]) -> Inventory:
+    """An :class:`Inventory` from its ``dataclasses.asdict`` form (the child's answer)."""
+    devices = [Device(**dict(dev, ports=[Port(**dict(p, gids=[Gid(**g) for g in p["gids"]]))
+                                         for p in dev["ports"]]))
+               for dev in d.get("devices", [])]
+    return Inventory(**dict(d, devices=devices))
+
+
+def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
+    """The pyverbs reader run by ``python`` in a child under ``ctx``'s command deadline; this
+    package reaches the child through a private ``PYTHONPATH`` holding only a link to it.
+
+    State ``absent`` when that interpreter cannot import pyverbs either (the next reader is
+    tried), ``wedged`` when the child overran the deadline, ``unreadable`` when it crashed."""
+    import json
+    import os
+    import tempfile
+
+    from .ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
+
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory(prefix="meshdoctor-verbs-") as tmp:
+        os.symlink(pkg, os.path.join(tmp, "meshdoctor"))
+        env = {k: v for k, v in os.environ.items()
+               if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV, "PYTHONPATH", "PYTHONHOME")}
+        env["PYTHONPATH"] = tmp
+        res = execute.run([python, "-c", _CHILD], env=env,
+                          timeout=ctx.command_timeout)
+    attempt = {"reader": f"{PYVERBS} ({python})", "outcome": res.describe() if not res.ok
+               else "ok", "duration_s": round(res.duration_s, 3)}
+    if res.timed_out:
+        return Inventory(WEDGED, PYVERBS, attempts=[attempt],
+                         detail=f"pyverbs (through {python}) did not answer within "
+                                f"{ctx.command_timeout:g} s")
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), "")
+    try:
+        got = json.loads(line)
+        if not got.get("importable"):
+            attempt["outcome"] = f"not importable: {got.get('error', '')}"[:200]
+            return Inventory(ABSENT, "", attempts=[attempt],
+                             detail=f"pyverbs is not importable by {python} either")
+        inv = inventory_from_dict(got["inventory"])
+    except (ValueError, KeyError, TypeError):
+        return Inventory(UNREADABLE, PYVERBS, attempts=[attempt],
+                         detail=f"pyverbs through {python}: {res.describe()}")
+    attempt["outcome"] = inv.detail or inv.state
+    inv.attempts = [attempt]
+    inv.reader = f"{PYVERBS} ({python})"
+    return inv
+
+
 # --- ibv_devinfo reader ---------------------------------------------------------------------
 
 def read_ibv_tools(ctx: NodeContext) -> Inventory:
@@ -315,6 +401,13 @@ def gather_verbs(ctx: NodeContext) -> Inventory:
     else:
         attempts.append({"reader": PYVERBS, "outcome": "not importable" if ctx.platform == "linux"
                          else "not used on macOS"})
+        python = _system_python(ctx)
+        if python is not None:  # a venv: the OS package through the system interpreter
+            inv = read_pyverbs_child(ctx, python)
+            attempts += inv.attempts
+            if inv.state in (OK, NO_DEVICES, NO_RDMA, WEDGED):
+                inv.attempts = attempts
+                return inv
     inv = read_ibv_tools(ctx)
     inv.attempts = attempts + inv.attempts
     if inv.state == ABSENT:
@@ -421,7 +514,7 @@ def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventor
 
 
 def interface_of(device: str) -> Optional[str]:
-    """``rdma_en3`` -> ``en3`` (Apple names RDMA devices after their interface, knowledge.md §1)."""
+    """``rdma_en3`` -> ``en3`` (Apple names RDMA devices after their interface, as macOS 26.2 does)."""
     return device[len("rdma_"):] if device.startswith("rdma_") and len(device) > 5 else None
 
 

@@ -53,11 +53,13 @@ def validate(doc: Dict[str, Any]) -> None:
 
 
 def run_cli(*args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60,
-            cwd: Optional[str] = None) -> Run:
-    """Run ``python -m meshdoctor ARGS``; parse and schema-validate stdout when ``--json``."""
+            cwd: Optional[str] = None, input: Optional[str] = None) -> Run:
+    """Run ``python -m meshdoctor ARGS`` (``input``: text on its stdin); parse and
+    schema-validate stdout when ``--json``."""
     t0 = time.monotonic()
     p = subprocess.run([sys.executable, "-m", "meshdoctor", *args], capture_output=True,
-                       text=True, env=env, timeout=timeout, cwd=cwd)
+                       text=True, env=env, timeout=timeout, cwd=cwd, input=input,
+                       stdin=None if input is not None else subprocess.DEVNULL)
     run = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
     if "--json" in args and args[0] in VERDICT_COMMANDS and p.returncode in (0, 1, 3):
         run.doc = json.loads(p.stdout)

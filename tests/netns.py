@@ -7,7 +7,7 @@ Everything is removed on exit (sshd killed, namespaces and bridge deleted), even
 
 Needs root, ``ip`` (iproute2), ``sshd`` and ``ssh-keygen`` (openssh-server); :func:`unavailable`
 says why not when it cannot run, for ``pytest.skip``. Addresses are in 10.213.<k>.0/24 and only
-ever exist inside this machine (design.md "Test bed").
+ever exist inside this machine.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures" / "mac"
 STUBCMD = HERE / "stubcmd.py"
 
-# Every command a fake Mac answers (knowledge.md §2 and design.md "Test bed").
+# Every command a fake Mac answers (formats of the real tools: rdma-core, Apple's system_profiler, networksetup, ifconfig).
 MAC_COMMANDS = ("sw_vers", "uname", "vm_stat", "sysctl", "ibv_devinfo", "ibv_devices",
                 "system_profiler", "networksetup", "rdma_ctl", "ifconfig")
 

@@ -111,7 +111,7 @@ def test_two_local_ranks_of_a_jaccl_hostfile_warn(tmp_path, clean_env):
 def test_extra_check_module_without_a_check_is_not_silently_ignored(clean_env):
     env = dict(clean_env, MESHDOCTOR_EXTRA_CHECKS="os")
     r = run_cli("check", "--json", env=env)
-    assert r.rc == 3 and "defines no CHECK" in r.doc["results"][0]["summary"]
+    assert r.rc == 2 and "'os', which defines no CHECK" in r.err and r.out == ""
 
 
 def test_strict_quiet_shows_the_warning_that_fails_it(clean_env):

@@ -1,4 +1,4 @@
-"""Node checks on a fake Mac: stub commands print fixtures written from knowledge.md §2."""
+"""Node checks on a fake Mac: stub commands print fixtures written from the real tools' output formats."""
 
 from __future__ import annotations
 

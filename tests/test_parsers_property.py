@@ -1,5 +1,5 @@
 """No RDMA/Thunderbolt parser can be made to raise: random text, truncated and shuffled fixtures,
-random JSON for system_profiler (issue 3: "no parser can be made to raise")."""
+random JSON for system_profiler (no parser can be made to raise)."""
 
 from __future__ import annotations
 

@@ -56,7 +56,8 @@ CASES = [
      dict(MD201="fail", MD202="fail", MD203="fail", MD204="fail", MD205="ok")),
     ("one-port-down", "mesh", 1, dict(MD202="fail", MD203="ok", MD204="ok")),
     ("truncated", "mesh", 3, dict(MD202="error", MD205="error")),
-    ("healthy", "ring", 0,
+    # every check chosen skipped: nothing was assessed, so not go (exit 3)
+    ("healthy", "ring", 3,
      dict(MD201="skip", MD202="skip", MD203="skip", MD204="skip", MD205="skip")),
 ]
 
@@ -222,7 +223,7 @@ def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
                                   if not os.path.exists(os.path.join(p, "ibv_devinfo")))
     r = run_cli("check", "--json", *RDMA, env=env)
-    assert r.rc == 0, r.out
+    assert r.rc == 3, r.out  # every check chosen skipped: nothing applied here, never go
     got = statuses(r)
     assert got == dict(MD201="skip", MD202="skip", MD203="skip", MD204="skip", MD205="skip")
     assert all(x["severity"] == "info" for x in r.doc["results"])

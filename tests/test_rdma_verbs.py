@@ -160,6 +160,7 @@ def test_gather_hung_pyverbs_is_wedged_within_the_deadline(monkeypatch):
 
 def test_gather_without_any_reader_is_absent_and_runs_nothing(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("MESHDOCTOR_SYSTEM_PYTHON", "")  # no system interpreter either
     ran = []
     monkeypatch.setattr(verbs.execute, "run", lambda *a, **k: ran.append(a))
     inv = NodeContext(platform="linux").fact(verbs.gather_verbs)
@@ -240,3 +241,58 @@ def test_real_pyverbs_answer_goes_through_the_reader():
     assert got["state"] in (verbs.NO_RDMA, verbs.NO_DEVICES, verbs.OK), got
     if not Path("/sys/class/infiniband").is_dir():
         assert got["state"] in (verbs.NO_RDMA, verbs.NO_DEVICES), got
+
+
+@pytest.mark.skipif(not _system_pyverbs(),
+                    reason=f"{SYSTEM_PYTHON} cannot import pyverbs (install python3-pyverbs as "
+                           "root: .ci/run does)")
+def test_the_documented_venv_reads_the_os_pyverbs_through_the_system_interpreter(tmp_path):
+    """The README's set-up is a venv, which cannot import the OS package: the check still reads
+    verbs through pyverbs, in a child run by the system interpreter."""
+    from tests.conftest import run_cli
+
+    probe = subprocess.run([sys.executable, "-c", "import pyverbs"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("this interpreter imports pyverbs itself: the in-process reader applies")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
+    env["MESHDOCTOR_PLATFORM"] = "linux"
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
+                                  if not os.path.exists(os.path.join(p, "ibv_devinfo")))
+    r = run_cli("check", "--json", "--only", "MD201", env=env)
+    ev = r.results("MD201")[0]["evidence"]
+    assert ev["reader"] == f"pyverbs ({SYSTEM_PYTHON})", ev
+    assert [a["reader"] for a in ev["attempts"]] == ["pyverbs", f"pyverbs ({SYSTEM_PYTHON})"]
+    if not Path("/sys/class/infiniband").is_dir():
+        assert ev["inventory"] == verbs.NO_RDMA
+        assert "Failed to get devices list" in r.results("MD201")[0]["summary"]
+
+
+def test_a_hung_system_interpreter_is_wedged_within_the_deadline(tmp_path, monkeypatch):
+    hung = tmp_path / "python3"
+    hung.write_text("#!/bin/sh\nexec sleep 30\n")
+    hung.chmod(0o755)
+    monkeypatch.setenv("MESHDOCTOR_SYSTEM_PYTHON", str(hung))
+    monkeypatch.setattr(verbs, "_pyverbs_importable", lambda ctx: False)
+    t0 = time.monotonic()
+    inv = NodeContext(platform="linux", command_timeout=0.5).fact(verbs.gather_verbs)
+    assert time.monotonic() - t0 < 5
+    assert inv.state == verbs.WEDGED and str(hung) in inv.detail
+
+
+def test_a_system_interpreter_without_pyverbs_falls_back_to_the_ibv_tools(tmp_path, monkeypatch):
+    monkeypatch.setenv("MESHDOCTOR_SYSTEM_PYTHON", sys.executable)  # a venv: no pyverbs
+    monkeypatch.setattr(verbs, "_pyverbs_importable", lambda ctx: False)
+    monkeypatch.setattr(verbs, "_system_python", lambda ctx: sys.executable)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    if importlib_find("pyverbs"):
+        pytest.skip("this interpreter imports pyverbs")
+    inv = NodeContext(platform="linux").fact(verbs.gather_verbs)
+    assert inv.state == verbs.ABSENT
+    assert any("not importable" in a["outcome"] for a in inv.attempts
+               if a["reader"].startswith("pyverbs ("))
+
+
+def importlib_find(name):
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None

@@ -1,4 +1,4 @@
-"""The failure-signature catalogue (meshdoctor.signatures): every knowledge.md §3 string maps to
+"""The failure-signature catalogue (meshdoctor.signatures): every MLX error string (mlx 0.30-0.32.4 sources) maps to
 its code; unrelated text maps to nothing; every code is explainable."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from meshdoctor import codes, signatures
 from meshdoctor.cli import cli
 
-# (text as the field reports show it, expected code) -- strings from knowledge.md §3 and seeds/
+# (text as the field reports show it, expected code): strings from the MLX sources and public
+# bug reports
 CASES = [
     ("ValueError: [jaccl] Changing queue pair to RTR failed with errno 22", "MD601"),
     ("[jaccl] Changing queue pair to RTR failed with errno 60", "MD602"),

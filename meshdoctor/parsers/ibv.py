@@ -1,6 +1,6 @@
 """Parsers for the verbs tools: ``ibv_devinfo [-v]``, ``ibv_devices``, ``rdma_ctl status``.
 
-Formats: knowledge.md §2 (rdma-core ``devinfo.c``/``devices.c``; Apple's builds of them on macOS).
+Formats: Apple's and rdma-core's tool output (rdma-core ``devinfo.c``/``devices.c``; Apple's builds of them on macOS).
 This module also defines the verbs data model (:class:`Device`, :class:`Port`, :class:`Gid`) that
 every verbs reader produces, the ``ibv_devinfo`` parser here and the pyverbs reader in
 :mod:`meshdoctor.verbs` alike, so the checks see one shape whatever the source.
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-# Port states, ``enum ibv_port_state`` (rdma-core verbs.h); knowledge.md §1: 4 = active.
+# Port states, ``enum ibv_port_state`` (rdma-core verbs.h): 4 = IBV_PORT_ACTIVE.
 PORT_STATES = {0: "PORT_NOP", 1: "PORT_DOWN", 2: "PORT_INIT", 3: "PORT_ARMED",
                4: "PORT_ACTIVE", 5: "PORT_ACTIVE_DEFER"}
 PORT_ACTIVE = "PORT_ACTIVE"
@@ -305,7 +305,7 @@ class DeviceList:
 
     @property
     def header_only(self) -> bool:
-        """The RDMA-disabled answer on macOS: the header and no rows (knowledge.md §2)."""
+        """The RDMA-disabled answer on macOS: the header and no rows (Apple's and rdma-core's tool output)."""
         return self.header and not self.devices
 
 

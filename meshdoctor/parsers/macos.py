@@ -1,6 +1,6 @@
 """Parsers for macOS command output: ``sw_vers``, ``vm_stat``, ``sysctl``.
 
-Formats: knowledge.md §2. Every parser takes text and returns data; none raises on unexpected
+Formats: Apple's and rdma-core's tool output. Every parser takes text and returns data; none raises on unexpected
 text (lines it cannot read are skipped, missing values are absent from the result).
 """
 

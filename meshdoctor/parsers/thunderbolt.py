@@ -1,7 +1,7 @@
 """Parsers for Thunderbolt and network inventory on macOS: ``system_profiler
 SPThunderboltDataType -json``, ``networksetup -listallhardwareports`` and ``ifconfig``.
 
-Formats: knowledge.md §2 (system_profiler keys, networksetup blocks) and the BSD ``ifconfig``
+Formats: Apple's and rdma-core's tool output (system_profiler keys, networksetup blocks) and the BSD ``ifconfig``
 layout (``name: flags=<hex><NAMES> mtu N`` then tab-indented ``inet``/``status:``/``member:``
 lines). Every parser takes text and returns data, never raises on unexpected text, and returns
 what it could not read (``unparsed``/``warnings``).
@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-# knowledge.md §2: "TB5 vs TB4: link speed above 40 Gb/s".
+# Apple's and rdma-core's tool output: "TB5 vs TB4: link speed above 40 Gb/s".
 TB4_MAX_GBPS = 40.0
 
 
 def is_tb5_speed(gbps: Optional[float]) -> bool:
-    """A link speed (Gb/s) above Thunderbolt 4's 40 Gb/s: Thunderbolt 5 (knowledge.md §2)."""
+    """A link speed (Gb/s) above Thunderbolt 4's 40 Gb/s: Thunderbolt 5 (Apple's and rdma-core's tool output)."""
     return gbps is not None and gbps > TB4_MAX_GBPS
 
 _SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*Gb/s", re.I)

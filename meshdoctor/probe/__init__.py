@@ -1,4 +1,4 @@
-"""``meshdoctor probe``: hang-proof collective probes through the real MLX backend (issue 4).
+"""``meshdoctor probe``: hang-proof collective probes through the real MLX backend.
 
 Modules, one job each: :mod:`.sizes` (size parsing, memory estimate), :mod:`.worker` (runs inside
 every rank; mlx + stdlib only), :mod:`.env` (each rank's environment, pure), :mod:`.events` (the

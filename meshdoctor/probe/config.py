@@ -1,6 +1,6 @@
 """What a probe run is: its configuration, deadlines, bus factors and step counts (pure data).
 
-Deadlines (all seconds; design.md "Probe", issue 4):
+Deadlines (all seconds; the probe's contract):
 
 * per step: ``--timeout``, else :data:`DEADLINE_SLACK_S` + the bytes one rank moves (busbw bytes)
   divided by :data:`BUS_FLOOR_BPS` (20 MB/s, conservative: the loopback ring on a 2-core box

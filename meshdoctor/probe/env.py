@@ -1,6 +1,6 @@
 """Each rank's environment: mlx.launch's contract, built as pure data (no processes, no files).
 
-Source: mlx ``_distributed_utils/launch.py`` (mlx 0.32.4) and knowledge.md §1:
+Source: mlx ``_distributed_utils/launch.py`` (mlx 0.32.4):
 
 * every rank: ``MLX_RANK``, the hostfile's ``envs`` (``K=V``), and meshdoctor's own
   ``MESHDOCTOR_PROBE_ID`` (the marker that identifies leftovers), ``MESHDOCTOR_PROBE_PLAN``;

@@ -1,5 +1,5 @@
 """The launcher's view of the ranks: parsing worker events and telling "alive but blocked in
-all_sum #3" from "stopped" from "dead" (design.md "Probe"). Pure state, no processes: the
+all_sum #3" from "stopped" from "dead". Pure state, no processes: the
 launcher feeds it lines and clock readings, the tests feed it events directly.
 
 Times here are ``time.monotonic()`` seconds of the launcher at the moment a line was read.

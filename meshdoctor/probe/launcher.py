@@ -1,8 +1,8 @@
 """The probe launcher: starts one worker per rank (locally or over ssh), watches the events under
 deadlines, names the rank at fault, tears everything down and checks nothing is left.
 
-Not mlx.launch, whose exit status cannot be trusted (knowledge.md §1: exit 0 when ranks fail).
-Contract: design.md "Probe", issue 4. The launcher returns data (:class:`ProbeRun`);
+Not mlx.launch, whose exit status cannot be trusted (mlx 0.32.4 ``_distributed_utils/launch.py`` exits 0 when ranks fail).
+Contract: the probe's contract. The launcher returns data (:class:`ProbeRun`);
 :mod:`meshdoctor.probe.report` turns it into a verdict.
 
 Deadlines: :mod:`meshdoctor.probe.config`. Ports and the address pre-flight:

@@ -1,6 +1,6 @@
 """The rich progress display of ``meshdoctor probe`` (human output only; the CLI imports this
-module only without ``--json`` and when stderr is a terminal). It draws on stderr, so stdout
-carries nothing but the verdict."""
+module only without ``--json`` and when stderr is a terminal; :mod:`.log` writes plain lines
+otherwise). It draws on stderr, so stdout carries nothing but the verdict."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ class ProbeProgress:
 
     def __init__(self, total: int, world_size: int) -> None:
         self.total, self.n = total, world_size
+        self.step = "starting ranks"  # the label never goes blank between steps
         self.ready: set = set()
         self.done_steps: Dict[int, int] = {}
         self.progress = Progress(TextColumn("[bold]probe[/]"), BarColumn(),
@@ -42,7 +43,8 @@ class ProbeProgress:
             self.done_steps[rank] = self.done_steps.get(rank, 0) + 1
         elif kind != "enter":
             return
+        if kind == "enter":
+            self.step = render.clean(describe_step(ev))
         slowest = min(self.done_steps.get(r, 0) for r in range(self.n))
-        desc = f"{describe_step(ev) if kind == 'enter' else ''}  ranks ready " \
-               f"{len(self.ready)}/{self.n}"
+        desc = f"{self.step}  ranks ready {len(self.ready)}/{self.n}"
         self.progress.update(self.task, completed=min(slowest, self.total), description=desc)

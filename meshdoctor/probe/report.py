@@ -1,6 +1,6 @@
 """Turns a :class:`~meshdoctor.probe.launcher.ProbeRun` into the verdict: MD5xx results and the
-``probe`` section (figures in nccl-tests convention, knowledge.md §5; per-rank exit status,
-signal, stderr tail and failure signatures, design.md "Probe").
+``probe`` section (figures in nccl-tests convention, nccl-tests doc/PERFORMANCE.md; per-rank exit status,
+signal, stderr tail and failure signatures).
 
 Figures: for each timed iteration the slowest rank's time counts (as nccl-tests takes the
 maximum over ranks); time min/median/max are over iterations, in seconds; algbw = size / 1e9 /
@@ -9,17 +9,18 @@ median time (GB/s), busbw = algbw x :func:`launcher.bus_factor`.
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import statistics
 from typing import Any, Dict, List, Optional
 
 from .. import signatures
-from ..model import FAIL, OK, WARN, ERROR, HostInfo, Remediation, Result, Verdict
+from ..model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Result, Verdict
 from . import codes as C
 from .events import RankState, describe_step
 from .config import bus_factor, collective_deadline, init_deadline, plan_pairs
 from .launcher import LaunchOutcome, ProbeRun
-from .sizes import format_size
+from .sizes import format_rate, format_size, format_size_exact
 
 # Signatures that mean "another rank failed first": never the cause by themselves.
 MESH = "mesh"  # the host label of results about the whole group (figures, correctness)
@@ -71,6 +72,11 @@ def rank_dict(st: RankState, out: LaunchOutcome) -> Dict[str, Any]:
     return d
 
 
+def _sig(x: float) -> float:
+    """``x`` to 5 significant digits (small bandwidths keep their digits: 2.75e-05 GB/s)."""
+    return float(f"{x:.5g}")
+
+
 def _stats(times: List[float]) -> Dict[str, float]:
     return {"min": round(min(times), 6), "median": round(statistics.median(times), 6),
             "max": round(max(times), 6)}
@@ -101,8 +107,8 @@ def op_figures(out: LaunchOutcome) -> List[Dict[str, Any]]:
         if slowest:
             med = statistics.median(slowest)
             algbw = size / 1e9 / med if med > 0 else 0.0
-            f.update({"time_s": _stats(slowest), "algbw_gbs": round(algbw, 4),
-                      "busbw_gbs": round(algbw * bus_factor(op, n), 4),
+            f.update({"time_s": _stats(slowest), "algbw_gbs": _sig(algbw),
+                      "busbw_gbs": _sig(algbw * bus_factor(op, n)),
                       "bus_factor": round(bus_factor(op, n), 4)})
         if op == "all_gather":
             f.update(_digest_check(per_rank))
@@ -135,7 +141,7 @@ def pair_figures(run: ProbeRun, out: LaunchOutcome) -> Dict[str, Any]:
                 continue
             s, d = int(r["src"]), int(r["dst"])
             med = statistics.median(r["times"])
-            bw = round(int(r["size"]) / 1e9 / med, 4) if med > 0 else 0.0
+            bw = _sig(int(r["size"]) / 1e9 / med) if med > 0 else 0.0
             matrix[s][d], wrong[s][d] = bw, int(r.get("wrong", 0))
             cells.append({"src": s, "dst": d, "busbw_gbs": bw, "time_s": _stats(r["times"]),
                           "wrong": wrong[s][d]})
@@ -197,6 +203,25 @@ def _sig_remedy(sts: List[RankState]) -> Optional[str]:
     return None
 
 
+def _local_python_problem(cfg: Any, sts: List[RankState]) -> Optional[str]:
+    """MD102's words when the local ranks could not start because their interpreter
+    (``MESHDOCTOR_PYTHON``) is missing or has no MLX; None otherwise (or with remote ranks)."""
+    import os
+    import shutil
+
+    if not sts or not all(s.local for s in sts):
+        return None
+    if os.sep in cfg.python and not os.access(cfg.python, os.X_OK) or \
+            os.sep not in cfg.python and shutil.which(cfg.python) is None:
+        return (f"cannot run the Python that would run the ranks: {cfg.python}: no such "
+                "executable file")
+    for s in sts:
+        for e in s.errors:
+            if e.get("type") == "ModuleNotFoundError" and "mlx" in str(e.get("message")):
+                return f"MLX is not importable from {cfg.python}: {e['type']}: {e['message']}"
+    return None
+
+
 def build(run: ProbeRun, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "probe") from ``run``: results, hosts, probe section."""
     cfg = run.cfg
@@ -240,6 +265,16 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
         for s in sts:
             if not s.local:
                 unreachable.add(s.host)
+        python_bad = _local_python_problem(cfg, sts)
+        if python_bad:  # the same finding, and the same exit (1), as `check` (MD102)
+            res.append(Result(C.START, "probe.start", FAIL, python_bad, host=sts[0].host,
+                              evidence={"ranks": [s.rank for s in sts], "python": cfg.python},
+                              remediation=Remediation(
+                                  "pip install mlx (on Linux: pip install \"mlx[cpu]\") in the "
+                                  "environment the ranks run in, or point MESHDOCTOR_PYTHON at "
+                                  "it (`meshdoctor check --only MD102` says the same).")))
+            sts = []
+    if out.kind == "start" and sts:
         res.append(Result(C.START, "probe.start", ERROR, msg, host=sts[0].host if sts else
                           first_host, evidence={"ranks": [s.rank for s in sts]},
                           remediation=Remediation(
@@ -315,14 +350,28 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                                   "the driver." if unk else
                                   "Killed now; if it keeps happening, report the evidence.",
                                   None if unk else f"kill -9 {f['pid']}")))
-    elif not any(s.pid is not None for s in out.ranks if s.host in out.unreachable):
+    # a host ssh could not reach (in teardown, or when its rank could not start) was not
+    # looked at: a result about it is never ok
+    unreached = dict(out.unreachable)
+    for s in out.ranks:
+        if s.host in unreachable and s.host not in unreached:
+            unreached[s.host] = "its rank could not be started over ssh"
+    reached = sorted({s.host for s in out.ranks} - set(unreached))
+    if not out.survivors and reached:
+        where = "" if not unreached else f" on the hosts reached ({', '.join(reached)})"
         res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
-                          "no rank process left after teardown", host=MESH,
-                          evidence={"run_id": out.run_id}))
-    for host, why in sorted(out.unreachable.items()):
+                          f"no rank process left after teardown{where}", host=MESH,
+                          evidence={"run_id": out.run_id, "hosts": reached}))
+    for host, why in sorted(unreached.items()):
         unreachable.add(host)
-        ranks = [s.rank for s in out.ranks if s.host == host and s.pid is not None]
-        if not ranks:  # nothing was started there: unassessed (exit 3), nothing left behind
+        # ssh exiting 255 before the rank said ready: the connection never came up
+        ranks = [s.rank for s in out.ranks if s.host == host and s.pid is not None
+                 and not (s.ready is None and s.returncode == 255)]
+        if not ranks:  # no rank of this run ran there: not looked at, never ok
+            res.append(Result(C.LEFTOVER, "probe.leftovers", SKIP,
+                              f"{host} could not be reached over ssh ({why}): no rank of this "
+                              "run ran there, and it was not checked for leftovers", host=host,
+                              evidence={"ssh": why}))
             continue
         res.append(Result(C.LEFTOVER, "probe.leftovers", FAIL,
                           f"could not reach {host} over ssh to stop {_ranks_str(ranks)} and "
@@ -363,17 +412,35 @@ def _hang_result(cfg, out: LaunchOutcome) -> Result:
         parts.append(f"{_ranks_str(waiting)} waited {w:.1f} s inside it")
     what = "the whole-run deadline passed" if out.kind == "deadline" else \
         f"hung past the {out.deadline_s:.1f} s deadline"
-    msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
-    host = out.ranks[missing[0]].host if missing else out.ranks[0].host
+    auto = collective_deadline(dataclasses.replace(cfg, timeout=None))
+    all_inside = not missing and len(set(waiting)) == len(out.ranks)
+    ring_deadlock = ("A ring that hangs without any rank dying matches the known ring deadlock "
+                     "(mlx 0.32.2, a few % of CPU-stream all_sum calls at 3+ ranks): run "
+                     "collectives on stream=mx.cpu, upgrade mlx, and gate long jobs on --soak.")
+    if all_inside:  # nobody to blame: every rank was inside the collective, none came out
+        msg = (f"all {len(waiting)} ranks entered {describe_step(step)} and none left within "
+               f"the {out.deadline_s:.1f} s deadline")
+        if cfg.timeout and cfg.timeout < auto:
+            msg += (f" (--timeout {cfg.timeout:g}); the deadline sized for "
+                    f"{format_size(cfg.size)} would be {auto:.1f} s")
+            remedy = (f"--timeout {cfg.timeout:g} s is shorter than this collective can take at "
+                      f"{format_size(cfg.size)}: probe again without --timeout (the deadline is "
+                      f"then {auto:.1f} s, sized for the message) or with a longer one. If it "
+                      "still hangs with every rank inside, that is a real hang. " + ring_deadlock)
+        else:
+            remedy = ("No rank stopped or fell behind: the collective itself made no "
+                      "progress. " + ring_deadlock)
+        host = MESH
+    else:
+        msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
+        host = out.ranks[missing[0]].host if missing else out.ranks[0].host
+        remedy = ("The rank that never arrived is the suspect: check its process and host "
+                  "(stopped, swapping, a dead link). " + ring_deadlock)
     return Result(C.HANG, "probe.hang", FAIL, msg, host=host,
                   evidence={"hang": hang, "stacks_captured": sorted(out.stacks),
-                            "deadline_s": out.deadline_s},
-                  remediation=Remediation(
-                      "The rank that never arrived is the suspect: check its process and host "
-                      "(stopped, swapping, a dead link). A ring that hangs without any rank "
-                      "dying matches the known ring deadlock (mlx 0.32.2, a few % of CPU-stream "
-                      "all_sum calls at 3+ ranks): run collectives on "
-                      "stream=mx.cpu, upgrade mlx, and gate long jobs on --soak."))
+                            "deadline_s": out.deadline_s, "auto_deadline_s": round(auto, 3),
+                            "all_ranks_inside": bool(all_inside)},
+                  remediation=Remediation(remedy))
 
 
 def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List[Result]) -> None:
@@ -411,8 +478,9 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
         if "busbw_gbs" in f:
             t = f["time_s"]
             res.append(_mesh(C.BANDWIDTH, f"probe.{op}", OK,
-                              f"{op} {format_size(f['size_bytes'])}: busbw {f['busbw_gbs']:.3f} "
-                              f"GB/s, algbw {f['algbw_gbs']:.3f} GB/s, time median "
+                              f"{op} {format_size_exact(f['size_bytes'])}: busbw "
+                              f"{format_rate(f['busbw_gbs'])}, algbw "
+                              f"{format_rate(f['algbw_gbs'])}, time median "
                               f"{t['median'] * 1e3:.1f} ms (min {t['min'] * 1e3:.1f}, max "
                               f"{t['max'] * 1e3:.1f})",
                               evidence={k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs",
@@ -432,7 +500,7 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
             s = pf["slowest"]
             res.append(_mesh(C.PAIRS, "probe.pairs", OK,
                               f"{len(pf['cells'])} pairs measured; slowest {s['src']}->"
-                              f"{s['dst']} at {s['busbw_gbs']:.3f} GB/s", evidence={
+                              f"{s['dst']} at {format_rate(s['busbw_gbs'])}", evidence={
                                   "slowest": s, "unsupported": pf["unsupported"]}))
     if cfg.soak:
         calls = 0

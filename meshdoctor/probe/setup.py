@@ -1,5 +1,5 @@
 """From command-line options to a :class:`~meshdoctor.probe.launcher.ProbeConfig`, with every
-usage check the probe needs before it starts anything (issue 4 "Bad input"): one source of the
+usage check the probe needs before it starts anything: one source of the
 mesh, a size that parses, a hostfile the backend can use, and enough memory on this host."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .sizes import SizeError, format_size, memory_needed, parse_size
 from .worker import DTYPE_BYTES, OPS
 
 DEFAULT_RANKS = 2
-# Ranks one probe starts at most: a JACCL mesh stops at 8 (knowledge.md §1); rings of a few
+# Ranks one probe starts at most: a JACCL mesh stops at 8 (MESH_MAX_PEERS in mlx jaccl ``rdma.cpp``); rings of a few
 # dozen Macs exist; thousands of entries are a broken hostfile, not a mesh.
 MAX_WORLD_SIZE = 256
 

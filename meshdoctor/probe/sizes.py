@@ -1,9 +1,9 @@
 """Message sizes: parsing ``256MiB``/``1GiB``/``4096``/``64KB``, formatting, and the memory a
 probe needs on one host.
 
-Units (issue 4): a plain number is bytes; ``KiB``/``MiB``/``GiB``/``TiB`` are powers of 1024;
+Units: a plain number is bytes; ``KiB``/``MiB``/``GiB``/``TiB`` are powers of 1024;
 ``KB``/``MB``/``GB``/``TB`` are powers of 1000 (SI); the bare letters ``K``/``M``/``G``/``T`` are
-powers of 1024, as in nccl-tests ``-b 8M`` (knowledge.md §5). ``B`` may follow a number. Case
+powers of 1024, as in nccl-tests ``-b 8M`` (nccl-tests doc/PERFORMANCE.md). ``B`` may follow a number. Case
 does not matter for the prefix letter.
 """
 
@@ -58,6 +58,25 @@ def format_size(nbytes: float) -> str:
         if v >= 1:
             return f"{v:.2f}".rstrip("0").rstrip(".") + unit
     return f"{int(n)}B"
+
+
+def format_size_exact(nbytes: int) -> str:
+    """:func:`format_size` when that is exact (``256MiB``), else the bytes (``4092B``), so a
+    label never disagrees with the element count checked."""
+    short = format_size(nbytes)
+    try:
+        return short if parse_size(short) == int(nbytes) else f"{int(nbytes)}B"
+    except SizeError:
+        return f"{int(nbytes)}B"
+
+
+def format_rate(gbs: float) -> str:
+    """A bandwidth given in GB/s (1e9 bytes/s, nccl-tests) in the unit that shows its digits:
+    ``12.345 GB/s``, ``2.750 MB/s``, ``512.000 KB/s`` (decimal units, as nccl-tests)."""
+    for unit, scale in (("GB/s", 1.0), ("MB/s", 1e-3), ("KB/s", 1e-6)):
+        if abs(gbs) >= scale:
+            return f"{gbs / scale:.3f} {unit}"
+    return f"{gbs * 1e9:.0f} B/s"
 
 
 # Per-rank buffers the worker holds at once for one op, in multiples of the message size:

@@ -1,6 +1,6 @@
 """The probe worker: runs inside every rank, drives the real MLX collectives, reports JSON lines.
 
-Self-contained on purpose (design.md "Probe", issue 4): it imports only the standard library and
+Self-contained on purpose (the probe's contract): it imports only the standard library and
 ``mlx`` (inside :func:`main`), never the rest of meshdoctor, so the launcher can start it as a
 file locally or feed its source to ``python3 -`` over ssh on a host where meshdoctor is not
 installed. The launcher side (:mod:`meshdoctor.probe.events`) imports the protocol constants from
@@ -22,7 +22,7 @@ seconds since the epoch):
 * ``error``: ``where`` (op or init), ``type``, ``message``; the traceback goes to stderr;
 * ``done``.
 
-Exactness (knowledge.md §5, issue 4): element i of rank r's data is
+Exactness (nccl-tests doc/PERFORMANCE.md: #wrong counts elements off the exact value): element i of rank r's data is
 ``((i mod m)(r+1) + r) mod m + 1`` with ``m <= 61`` chosen so the sum over all ranks stays below
 the dtype's exact-integer limit (float32 2^24, float16 2^11, bfloat16 2^8), so an all_sum result
 is exact and compared element for element.
@@ -374,7 +374,7 @@ class Worker:
         self.emit(EV_RESULT, **res)
 
     def barrier(self, phase: str, it: int, before: str) -> None:
-        """A 1-element all_sum step (MLX has no barrier, knowledge.md §1): every rank starts the
+        """A 1-element all_sum step (MLX has no barrier in mlx.core.distributed, mlx 0.32.4): every rank starts the
         next timed collective together, so the verification done between iterations does not
         show up as skew in the next one's time."""
         mx = self.mx
