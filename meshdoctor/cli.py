@@ -376,7 +376,8 @@ class Duration(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-@cli.command(epilog=EXIT_CODES_HELP + " triage: 1 when a failure was found, 0 when the inputs "
+@cli.command(short_help="Find the first cause of a failed MLX job in logs and crash reports.",
+             epilog=EXIT_CODES_HELP + " triage: 1 when a failure was found, 0 when the inputs "
              "show none, 3 when nothing could be read.")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--crash-reports", "crash_reports", is_flag=False, flag_value="", default=None,
