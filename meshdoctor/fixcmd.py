@@ -76,8 +76,12 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
     """Run the fix command; returns the verdict and the titles of the codes in it. ``ask``:
     called once with the planned actions when there is something to apply and no ``yes``
     (None: no terminal, plan only)."""
-    from .receipts import FixLock, LockBusy
+    import os
+    import uuid
 
+    from .receipts import RUN_ENV, FixLock, LockBusy
+
+    run_id = os.environ.setdefault(RUN_ENV, f"md-fix-{uuid.uuid4().hex[:12]}")
     verdict = Verdict(command="fix")
     hx = HostExec(hostfile)
     extra: List[Result] = []
@@ -102,7 +106,7 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
                 apply_now = True
         if apply_now:
             try:
-                with FixLock():
+                with FixLock(run_id):
                     actions, results = fixengine.run_fixes(fixes, ctx(True))
             except LockBusy as exc:
                 results = [Result(code="MD700", check="fix", status=ERROR, host="mesh",

@@ -8,7 +8,8 @@ the JSON verdict it prints. Hosts are served in parallel (:meth:`HostExec.each`)
 fan-out can replace the remote half of this class without touching a fix.
 
 ``MESHDOCTOR_REMOTE_PYTHON`` names the interpreter (with meshdoctor installed) on remote hosts
-(default ``python3``); ``MESHDOCTOR_FIX_SCOPE`` is passed on to them (see ``fixes/stale_ranks``).
+(default ``python3``); ``MESHDOCTOR_FIX_SCOPE`` (see ``fixes/stale_ranks``) and the run id
+``MESHDOCTOR_FIX_RUN`` (:class:`meshdoctor.receipts.FixLock`) are passed on to them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from . import execute, remote
 from .hostfile import Hostfile, is_this_machine, local_names
 
 REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
-FORWARD_ENV = ("MESHDOCTOR_FIX_SCOPE",)
+FORWARD_ENV = ("MESHDOCTOR_FIX_SCOPE", "MESHDOCTOR_FIX_RUN")
 REMOTE_FIX_TIMEOUT_S = 60.0
 REMOTE_CHECK_TIMEOUT_S = 30.0
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 STATE_ENV = "MESHDOCTOR_STATE_DIR"
+RUN_ENV = "MESHDOCTOR_FIX_RUN"  # the id of the fix run a host's own fix work belongs to
 
 
 class LockBusy(RuntimeError):
@@ -38,11 +39,14 @@ def state_dir() -> Path:
 
 
 class FixLock:
-    """``with FixLock():`` holds the fix lock or raises :class:`LockBusy` at once (never waits:
-    a second operator is told, not queued behind a run that may take minutes)."""
+    """``with FixLock(run_id):`` holds the fix lock or raises :class:`LockBusy` at once (never
+    waits: a second operator is told, not queued behind a run that may take minutes). The lock
+    file holds ``<pid> <run_id>``; meshdoctor doing a host's share of the same run (``run_id``
+    equal, e.g. on a host that shares this state directory) goes ahead without it."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_id: str = "") -> None:
         self.path = state_dir() / "fix.lock"
+        self.run_id = run_id
         self.fd: Optional[int] = None
 
     def __enter__(self) -> "FixLock":
@@ -50,14 +54,17 @@ class FixLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            holder = os.read(fd, 200).decode(errors="replace").split()
             os.close(fd)
-            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise LockBusy(f"another `meshdoctor fix` is applying changes (pid {holder}; "
-                               f"lock {self.path}); wait for it to finish") from None
-            raise
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+            if self.run_id and holder[1:2] == [self.run_id]:
+                return self  # our own run holds it
+            raise LockBusy(f"another `meshdoctor fix` is applying changes (pid "
+                           f"{holder[0] if holder else '?'}; lock {self.path}); wait for it "
+                           "to finish") from None
         os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        os.write(fd, f"{os.getpid()} {self.run_id}".encode())
         self.fd = fd
         return self
 

@@ -11,10 +11,11 @@ DOWN = {"ifconfig__bridge0_down.txt": "",
         "ifconfig.down": (FIXTURES / "healthy" / "ifconfig.txt").read_text()}
 
 
-def test_bridge_taken_down_verified_by_md205_and_second_run_changes_nothing(fake_mac,
-                                                                            clean_env):
+def test_bridge_taken_down_verified_by_md205_and_second_run_changes_nothing(fake_mac, clean_env,
+                                                                            tmp_path):
     env = fake_mac("healthy", "bridge0-active", extra=DOWN)
-    env = dict(env, **{k: v for k, v in clean_env.items() if k not in env})
+    env = dict(env, **{k: v for k, v in clean_env.items() if k not in env},
+               MESHDOCTOR_STATE_DIR=str(tmp_path / "state"))
     before = run_cli("check", "--only", "MD205", "--json", env=env)
     bad = [r for r in before.results("MD205") if r["status"] == "fail"]
     assert bad and "Thunderbolt Bridge (bridge0) is active" in bad[0]["summary"]

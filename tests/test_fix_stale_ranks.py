@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -45,7 +46,8 @@ class Procs:
 
     def __init__(self, env) -> None:
         self.token = f"t-{uuid.uuid4().hex[:10]}"
-        self.env = dict(env, MESHDOCTOR_FIX_SCOPE=self.token)
+        self.env = dict(env, MESHDOCTOR_FIX_SCOPE=self.token,
+                        MESHDOCTOR_STATE_DIR=tempfile.mkdtemp(prefix="md-state-"))
         self.pids = []
         self.popens = []
 
@@ -170,3 +172,18 @@ def test_human_output_shows_each_step_and_explain_names_the_fix(procs):
     assert "Fixed by: MD701 stale-ranks" in ex.out
     lst = run_cli("fix", "--list")
     assert "MD701" in lst.out and "stale-ranks" in lst.out and "MD301" in lst.out
+
+
+def test_a_second_fix_run_is_refused_while_one_applies(procs, monkeypatch):
+    from meshdoctor.receipts import FixLock
+
+    pid = procs.orphan(SLEEP, MLX_RANK="5")
+    monkeypatch.setenv("MESHDOCTOR_STATE_DIR", procs.env["MESHDOCTOR_STATE_DIR"])
+    with FixLock("another-run"):
+        r = run_cli("fix", "stale-ranks", "--yes", "--json", env=procs.env)
+    assert r.rc == 3
+    busy = r.results("MD700")
+    assert busy and "another `meshdoctor fix` is applying changes" in busy[0]["summary"]
+    assert alive(pid)
+    assert oct(os.stat(os.path.join(procs.env["MESHDOCTOR_STATE_DIR"], "fix.lock")).st_mode
+               & 0o777) == "0o600"
