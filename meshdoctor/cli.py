@@ -244,7 +244,8 @@ def explain(code: str) -> None:
         click.echo(text.strip())
         return
     raise click.BadParameter(f"no code {code!r}; `meshdoctor list-checks --all` lists every "
-                             "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx, fixes MD7xx)",
+                             "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx, fixes "
+                             "MD7xx)",
                              param_hint="CODE")
 
 
@@ -403,6 +404,8 @@ def fix(names: tuple, list_: bool, yes: bool, hostfile: Optional[str], include_r
         from . import render
 
         render.actions(verdict.actions, heading="Actions:")
+    elif not as_json and not verdict.results:
+        click.echo("Nothing to fix: no check failed that a fix resolves.")
     emit(verdict, as_json=as_json, quiet=quiet, titles=titles)
 
 

@@ -77,8 +77,9 @@ def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
         style = ("yellow" if outcome == "planned" else "red" if outcome.startswith("failed")
                  else "dim" if outcome.startswith("skipped") else "green")
         mark = "*" if a.get("changed") else " "
-        out.print(f" {mark} [cyan]{escape(str(a.get('host', '')))}[/] [bold]{escape(str(a.get('code', '')))}[/] "
-                  f"{escape(str(a.get('step', '')))} [{style}]({escape(outcome)})[/]")
+        host, code = escape(str(a.get("host", ""))), escape(str(a.get("code", "")))
+        out.print(f" {mark} [cyan]{host}[/] [bold]{code}[/] {escape(str(a.get('step', '')))} "
+                  f"[{style}]({escape(outcome)})[/]")
         if a.get("argv"):
             import shlex
 

@@ -95,3 +95,18 @@ def test_unreachable_host_is_could_not_assess(bed):
     assert {h["host"]: h["reachable"] for h in r.doc["hosts"]} == {"h0": True, "hx": False}
     err = [x for x in r.results("MD701") if x["host"] == "hx"]
     assert err and err[0]["status"] == "error"
+
+
+def test_reset_group_across_hosts_recovers(bed):
+    stale = {h: _start(bed, h, SPIN_IGNORING_TERM, f"MLX_RANK={i}")
+             for i, h in enumerate(bed.hosts)}
+    r = run_cli("fix", "reset-group", "--hostfile", str(bed.hostfile), "--yes", "--json",
+                env=bed.env, timeout=240)
+    assert r.rc == 0, r.out[-3000:]
+    assert not any(_alive(bed, h, p) for h, p in stale.items())
+    probe = next(a for a in r.doc["actions"] if a["step"].startswith("one-element all_sum"))
+    assert probe["outcome"] == "ok" and "across 3 rank(s)" in probe["step"]
+    res = r.results("MD702")[0]
+    assert res["status"] == "ok" and "recovered" in res["summary"]
+    for h in bed.hosts:  # nothing of the probe is left on any host
+        assert "md-probe-" not in bed.ssh(h, "ps -eo args=").stdout

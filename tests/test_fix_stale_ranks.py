@@ -187,3 +187,49 @@ def test_a_second_fix_run_is_refused_while_one_applies(procs, monkeypatch):
     assert alive(pid)
     assert oct(os.stat(os.path.join(procs.env["MESHDOCTOR_STATE_DIR"], "fix.lock")).st_mode
                & 0o777) == "0o600"
+
+
+def _on_terminal(env, answer: str, timeout: float = 60.0):
+    """Run `meshdoctor fix stale-ranks` on a pseudo-terminal, answer the one question; returns
+    (exit status, everything it printed)."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "fix", "stale-ranks"], env=env,
+                         stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    seen, asked = b"", False
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+                if not asked and b"Apply this plan?" in seen:
+                    os.write(master, answer.encode() + b"\n")
+                    asked = True
+            elif p.poll() is not None:
+                break
+        return p.wait(timeout=30), seen.decode(errors="replace"), asked
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+
+
+def test_on_a_terminal_it_shows_the_plan_and_asks_once(procs):
+    pid = procs.orphan(SLEEP, MLX_RANK="6")
+    rc, out, asked = _on_terminal(procs.env, "n")
+    assert asked and f"kill -TERM {pid}" in out and out.count("Apply this plan?") == 1
+    assert rc == 1 and alive(pid)
+    rc, out, asked = _on_terminal(procs.env, "y")
+    assert asked and rc == 0, out
+    assert not alive(pid)
