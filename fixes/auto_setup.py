@@ -5,8 +5,8 @@ receipts (resolves MD203: a Thunderbolt port without an IPv4-mapped GID).
 one ssh command per host joined by ``;`` whose status it never checks: ``sudo ifconfig bridge0
 down``, then per cable an IPv4 /30 address and a host route. The settings do not survive a reboot
 on purpose (MLX PR #1902), so it is needed once after every full-fleet reboot; a failed or partial
-run leaves hosts half configured, and the known answer is another full-fleet reboot, not a second
-run (MLX #4278 discussion, exo #1973).
+run leaves hosts half configured, and the runbook JACCL cluster operators follow answers that with
+another full-fleet reboot, not a second run.
 
 Preconditions, each reported as an action: ssh and passwordless sudo (``sudo -n true``) on every
 host (without it the tool stops and waits for Enter), no MLX rank running anywhere, every host
@@ -93,6 +93,7 @@ def _boots(ctx: FixContext) -> Dict[str, Any]:
 
 
 def plan(ctx: FixContext) -> List[Action]:
+    """The steps this fix would take now (reads state only; changes nothing)."""
     st = _state(ctx)
     if ctx.hostfile is None:
         st["refused"] = ("auto-setup configures a whole fleet: pass --hostfile with every host "
@@ -161,6 +162,7 @@ def _verify_hosts(ctx: FixContext, hostfile) -> Dict[str, List[str]]:
 
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
+    """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
     from meshdoctor.hostfile import HostfileError, load
 
     st = _state(ctx)
@@ -201,6 +203,7 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
 
 
 def verify(ctx: FixContext) -> Verification:
+    """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     st = _state(ctx)
     if st.get("refused"):
         return Verification(False, "refused: " + st["refused"], refused=True)

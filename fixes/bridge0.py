@@ -29,6 +29,7 @@ def _bridge():
 
 
 def plan(ctx: FixContext) -> List[Action]:
+    """The steps this fix would take now (reads state only; changes nothing)."""
     if current_platform() != "darwin":
         return []
     b = _bridge()
@@ -41,6 +42,7 @@ def plan(ctx: FixContext) -> List[Action]:
 
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
+    """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
     for a in actions:
         r = execute.run(a.argv, timeout=TIMEOUT_S)
         if r.ok:
@@ -50,6 +52,7 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
 
 
 def verify(ctx: FixContext) -> Verification:
+    """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     if current_platform() != "darwin":
         return Verification(True, "not a Mac: no Thunderbolt Bridge")
     from meshdoctor.hostexec import HostExec

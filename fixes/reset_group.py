@@ -47,6 +47,7 @@ def _as_mine(host: str, v: Any) -> List[Action]:
 
 
 def plan(ctx: FixContext) -> List[Action]:
+    """The steps this fix would take now (reads state only; changes nothing)."""
     st = _state(ctx)
     got = _stale(ctx, apply=False)
     out: List[Action] = []
@@ -64,6 +65,7 @@ def plan(ctx: FixContext) -> List[Action]:
 
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
+    """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
     got = _stale(ctx, apply=True)
     new: List[Action] = []
     for host, v in got.items():
@@ -157,6 +159,7 @@ def _probe(ctx: FixContext, act: Action, reboot: Dict[str, str]) -> None:
 
 
 def verify(ctx: FixContext) -> Verification:
+    """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     st = _state(ctx)
     actions: List[Action] = st.get("actions") or plan(ctx)
     reboot: Dict[str, str] = {}

@@ -66,6 +66,7 @@ def _targets(ctx: FixContext):
 
 
 def plan(ctx: FixContext) -> List[Action]:
+    """The steps this fix would take now (reads state only; changes nothing)."""
     host = ctx.options.get("host", "localhost")
     stale, running = _targets(ctx)
     out = []
@@ -98,6 +99,7 @@ def _wait_gone(procs: Dict[int, psutil.Process], seconds: float) -> None:
 
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
+    """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
     mine = [a for a in actions if a.mutates and a.detail.get("pid")]
     procs: Dict[int, psutil.Process] = {}
     by_pid = {}
@@ -147,6 +149,7 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
 
 
 def verify(ctx: FixContext) -> Verification:
+    """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     host = ctx.options.get("host", "localhost")
     stale, running = _targets(ctx)
     ev = {"remaining": [r.to_dict() for r in stale], "running_jobs": [r.pid for r in running]}

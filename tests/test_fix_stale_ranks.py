@@ -170,6 +170,8 @@ def test_human_output_shows_each_step_and_explain_names_the_fix(procs):
     assert mine and mine[0]["remediation"]["fix"] == "MD701"
     ex = run_cli("explain", "MD301")
     assert "Fixed by: MD701 stale-ranks" in ex.out
+    assert "MD701" in run_cli("list-checks", "--all").out
+    assert "Resolves: MD301" in run_cli("explain", "stale-ranks").out
     lst = run_cli("fix", "--list")
     assert "MD701" in lst.out and "stale-ranks" in lst.out and "MD301" in lst.out
 
