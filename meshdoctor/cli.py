@@ -403,7 +403,9 @@ def fix(names: tuple, list_: bool, yes: bool, hostfile: Optional[str], include_r
     if not as_json and verdict.actions:
         from . import render
 
-        render.actions(verdict.actions, heading="Actions:")
+        planned = any(a.get("outcome") == "planned" for a in verdict.actions)
+        render.actions(verdict.actions, heading="Plan (nothing changed; add --yes to apply):"
+                       if planned else "Actions:")
     elif not as_json and not verdict.results:
         click.echo("Nothing to fix: no check failed that a fix resolves.")
     emit(verdict, as_json=as_json, quiet=quiet, titles=titles)

@@ -110,3 +110,14 @@ def test_reset_group_across_hosts_recovers(bed):
     assert res["status"] == "ok" and "recovered" in res["summary"]
     for h in bed.hosts:  # nothing of the probe is left on any host
         assert "md-probe-" not in bed.ssh(h, "ps -eo args=").stdout
+
+
+def test_fix_without_names_checks_every_host_and_plans_for_the_failures(bed):
+    pid = _start(bed, "h1", SLEEP, "MLX_RANK=1")
+    r = run_cli("fix", "--hostfile", str(bed.hostfile), "--json", env=bed.env, timeout=240)
+    assert r.rc == 1, r.out[-3000:]
+    planned = [a for a in r.doc["actions"] if a["outcome"] == "planned"]
+    assert [(a["host"], a["code"], a["detail"]["pid"]) for a in planned] == [("h1", "MD701", pid)]
+    assert _alive(bed, "h1", pid)
+    res = {x["host"]: x["status"] for x in r.results("MD701")}
+    assert res == {"h0": "ok", "h1": "fail", "h2": "ok"}

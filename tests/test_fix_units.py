@@ -56,3 +56,21 @@ def test_schema_admits_typed_actions_and_md7xx_and_refuses_a_bad_one():
     with pytest.raises(jsonschema.ValidationError):
         validate(_doc([bad]))
     assert Action.from_dict(a.to_dict()) == a
+
+
+def test_a_rank_in_uninterruptible_sleep_puts_its_host_in_needs_reboot(monkeypatch):
+    import time as _time
+
+    from meshdoctor.fix import FixContext
+    from meshdoctor.fixengine import fix_result
+    from meshdoctor.ranks import RankProcess
+    from meshdoctor.fixes import stale_ranks
+
+    stuck = RankProcess(pid=4242, name="python", cmdline=["python"], status="disk-sleep",
+                        create_time=_time.time(), rank="1", ppid=1)
+    monkeypatch.setattr(stale_ranks, "_targets", lambda ctx: ([stuck], []))
+    ctx = FixContext(hosts=None, apply=True, options={"host": "m2"})
+    ver = stale_ranks.verify(ctx)
+    assert not ver.ok and "m2" in ver.needs_reboot and "pid 4242" in ver.needs_reboot["m2"]
+    [res] = fix_result(stale_ranks.FIX, "m2", [], ver)
+    assert res.status == "fail" and res.needs_reboot
