@@ -104,15 +104,7 @@ class HostExec:
         t = self.target(host)
         if t.local:
             return execute.run(list(argv), timeout=timeout, input=input)
-        if host in self._ssh.unreachable:
-            return self._ssh.run(host, argv, timeout)
-        r = remote.run(host, argv, timeout, env=self._forward(), input=input)
-        if r.timed_out:
-            self._ssh.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"
-        elif r.returncode == 255:
-            self._ssh.unreachable[host] = ((r.stderr.strip().splitlines() or ["ssh exited 255"])
-                                           [-1].strip()[:200])
-        return r
+        return self._ssh.run(host, argv, timeout, env=self._forward(), input=input)
 
     @staticmethod
     def _forward() -> Dict[str, str]:
