@@ -176,7 +176,11 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
         new_hf = load(out_path) if os.path.exists(out_path) else None
     except HostfileError:
         new_hf = None
-    problems = _verify_hosts(ctx, new_hf or ctx.hostfile)
+    try:
+        problems = _verify_hosts(ctx, new_hf or ctx.hostfile)
+    except Exception as exc:  # the run happened: its receipt must still be written
+        problems = {h: [f"verification raised {type(exc).__name__}: {exc}"]
+                    for h in ctx.hosts.names()}
     good = [h for h, p in problems.items() if not p]
     if r.ok and len(good) == len(problems):
         outcome = "ok"

@@ -58,8 +58,9 @@ def plan(ctx: FixContext) -> List[Action]:
                       "back (MD302)", [], mutates=False))
     out.append(Action(CODE, "mesh", "re-run the port and GID checks (" + ", ".join(CHECK_CODES)
                       + ")", [], mutates=False))
+    # the probe starts ranks across the hostfile: an act, so a plan never runs it
     out.append(Action(CODE, "mesh", f"one-element all_sum across {n} rank(s), deadline "
-                      f"{PROBE_DEADLINE_S:g} s", [], mutates=False))
+                      f"{PROBE_DEADLINE_S:g} s", []))
     st["actions"] = out
     return out
 
@@ -75,6 +76,7 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
     rest = [a for a in actions if a.host == "mesh"]
     actions[:] = new + rest
     _state(ctx)["actions"] = actions
+    _recover(ctx, actions)
 
 
 def _step(actions: List[Action], prefix: str) -> Action:
@@ -158,10 +160,10 @@ def _probe(ctx: FixContext, act: Action, reboot: Dict[str, str]) -> None:
         reboot.setdefault(h, f"the group did not re-form: {why}")
 
 
-def verify(ctx: FixContext) -> Verification:
-    """Look again, as the checks this fix resolves do, and say whether it is resolved."""
+def _recover(ctx: FixContext, actions: List[Action]) -> None:
+    """After the stale ranks are gone: memory, ports and GIDs, then the probe; fills the
+    state's ``reboot`` (host -> reason; ``mesh`` when no host can be named)."""
     st = _state(ctx)
-    actions: List[Action] = st.get("actions") or plan(ctx)
     reboot: Dict[str, str] = {}
     for r in st.get("stale_results", []):
         if r.needs_reboot:
@@ -176,6 +178,15 @@ def verify(ctx: FixContext) -> Verification:
         probe.outcome = f"{SKIPPED}: hosts already need a reboot"
     else:
         _probe(ctx, probe, reboot)
+    st["reboot"] = reboot
+
+
+def verify(ctx: FixContext) -> Verification:
+    """Look again, as the checks this fix resolves do, and say whether it is resolved."""
+    st = _state(ctx)
+    if "reboot" not in st:
+        _recover(ctx, st.get("actions") or plan(ctx))
+    reboot: Dict[str, str] = st["reboot"]
     ev = {"outcome": RECOVERED if not reboot else "needs_reboot", "needs_reboot": reboot}
     if not reboot:
         return Verification(True, f"{RECOVERED}: the group re-formed (one-element all_sum)",
