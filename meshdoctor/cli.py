@@ -400,13 +400,15 @@ def fix(names: tuple, list_: bool, yes: bool, hostfile: Optional[str], include_r
         verdict = Verdict(command="fix")
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
-    if not as_json and verdict.actions:
+    shown = [a for a in verdict.actions or []
+             if not quiet or str(a.get("outcome", "")).startswith("failed")]
+    if not as_json and shown:
         from . import render
 
-        planned = any(a.get("outcome") == "planned" for a in verdict.actions)
-        render.actions(verdict.actions, heading="Plan (nothing changed; add --yes to apply):"
+        planned = any(a.get("outcome") == "planned" for a in shown)
+        render.actions(shown, heading="Plan (nothing changed; add --yes to apply):"
                        if planned else "Actions:")
-    elif not as_json and not verdict.results:
+    elif not as_json and not quiet and not verdict.results:
         click.echo("Nothing to fix: no check failed that a fix resolves.")
     emit(verdict, as_json=as_json, quiet=quiet, titles=titles)
 

@@ -8,13 +8,14 @@ import json
 import os
 import shlex
 import sys
+import time
 import uuid
 
 import pytest
 
 from tests import netns
 from tests.conftest import run_cli
-from tests.test_fix_stale_ranks import SLEEP, SPIN_IGNORING_TERM
+from tests.test_fix_stale_ranks import SLEEP, SPIN_IGNORING_TERM, ignores_term
 
 why = netns.unavailable()
 pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
@@ -45,7 +46,13 @@ def _start(bed, host: str, code: str, env: str, *, running: bool = False) -> int
                f"cat /tmp/{bed.token}-{host}")
     else:
         cmd = f"{scope} setsid {py} >/dev/null 2>&1 & echo $!"
-    return int(bed.ssh(host, cmd).stdout.strip())
+    pid = int(bed.ssh(host, cmd).stdout.strip())
+    if "SIG_IGN" in code:  # wait until it really ignores SIGTERM
+        deadline = time.monotonic() + 20
+        while not ignores_term(bed.ssh(host, f"cat /proc/{pid}/status").stdout):
+            assert time.monotonic() < deadline, f"pid {pid} on {host} never ignored SIGTERM"
+            time.sleep(0.05)
+    return pid
 
 
 def _alive(bed, host: str, pid: int) -> bool:

@@ -26,6 +26,22 @@ SPIN_IGNORING_TERM = ("import signal, sys\nsignal.signal(signal.SIGTERM, signal.
 SLEEP = "import time; time.sleep(300)"
 
 
+def ignores_term(status: str) -> bool:
+    """Whether /proc/PID/status text shows SIGTERM ignored (SigIgn bit 15)."""
+    for line in status.splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False
+
+
+def _ignores_term(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return ignores_term(f.read())
+    except OSError:
+        return False
+
+
 def alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -61,6 +77,8 @@ class Procs:
         pid = int(out.strip())
         self.pids.append(pid)
         wait_for(lambda: self._ready(pid, extra), f"pid {pid} to start")
+        if code == SPIN_IGNORING_TERM or "SIG_IGN" in code:
+            wait_for(lambda: _ignores_term(pid), f"pid {pid} to ignore SIGTERM")
         if psutil.Process(pid).ppid() != 1:
             pytest.skip("a subreaper adopts orphaned processes here: none is orphaned")
         return pid
