@@ -113,7 +113,10 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
                                   summary=str(exc))]
     verdict.results = results + extra
     verdict.actions = [a.to_dict() for a in actions]
-    verdict.hosts = [HostInfo(t.name, t.rank, reachable=t.name not in hx.unreachable)
+    from .context import current_platform
+
+    verdict.hosts = [HostInfo(t.name, t.rank, reachable=t.name not in hx.unreachable,
+                              platform={"os": current_platform()} if t.local else {})
                      for t in hx.targets]
     return verdict, titles
 

@@ -74,3 +74,11 @@ def test_a_rank_in_uninterruptible_sleep_puts_its_host_in_needs_reboot(monkeypat
     assert not ver.ok and "m2" in ver.needs_reboot and "pid 4242" in ver.needs_reboot["m2"]
     [res] = fix_result(stale_ranks.FIX, "m2", [], ver)
     assert res.status == "fail" and res.needs_reboot
+
+
+def test_an_unknown_fix_name_is_a_usage_error_listing_the_fixes():
+    from tests.conftest import run_cli
+
+    r = run_cli("fix", "no-such-fix", "--json")
+    assert r.rc == 2 and r.out == ""
+    assert "no fix 'no-such-fix'; fixes: stale-ranks, reset-group, auto-setup, bridge0" in r.err
