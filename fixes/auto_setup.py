@@ -112,6 +112,8 @@ def plan(ctx: FixContext) -> List[Action]:
     if last and last.get("outcome") in ("failed", "partial"):
         taint = float(last["started_epoch"])
         older = [h for h in names if h in known and known[h] <= taint]
+        st["reboot"] = {h: f"booted before the {last['outcome']} auto-setup of {_iso(taint)}"
+                        for h in older}
         why = (f"reboot every node first: the auto-setup of {_iso(taint)} ended "
                f"{last['outcome']}, which taints that boot; booted before it: "
                + ", ".join(older)) if older else None
@@ -210,7 +212,8 @@ def verify(ctx: FixContext) -> Verification:
     """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     st = _state(ctx)
     if st.get("refused"):
-        return Verification(False, "refused: " + st["refused"], refused=True)
+        return Verification(False, "refused: " + st["refused"], refused=True,
+                            needs_reboot=st.get("reboot") or {})
     if st.get("unnecessary"):
         return Verification(True, st["unnecessary"])
     problems = st.get("problems")

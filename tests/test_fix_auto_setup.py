@@ -153,6 +153,7 @@ def test_failure_taints_the_boot_until_every_node_rebooted_then_once_per_boot(fl
     res = again.results("MD703")[0]
     assert "reboot every node first" in res["summary"]
     assert "h0, h1, h2" in res["summary"]
+    assert again.doc["needs_reboot"] == ["h0", "h1", "h2"]
 
     now = time.time() + 5
     fleet.boot("h0", now)
@@ -161,6 +162,7 @@ def test_failure_taints_the_boot_until_every_node_rebooted_then_once_per_boot(fl
     assert partial_reboot.rc == 1 and fleet.runs() == 1
     summary = partial_reboot.results("MD703")[0]["summary"]
     assert "booted before it: h2" in summary and "h0" not in summary.split("booted before")[1]
+    assert partial_reboot.doc["needs_reboot"] == ["h2"]
 
     fleet.boot("h2", now)
     good = fleet.fix("ok", "--yes")
