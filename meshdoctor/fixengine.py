@@ -16,7 +16,7 @@ import pkgutil
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .fix import (FLEET_SCOPE, HOST_SCOPE, Action, Fix, FixContext, Verification, pending)
-from .model import FAIL, OK, SKIP, WARN, Remediation, Result
+from .model import FAIL, OK, WARN, Remediation, Result
 
 
 def all_fixes() -> List[Fix]:
@@ -171,7 +171,3 @@ def run_fixes(fixes: Sequence[Fix], ctx: FixContext) -> Tuple[List[Action], List
             results += r
     return actions, results
 
-
-def skipped(fx: Fix, why: str) -> Result:
-    """A result saying ``fx`` was not run, and why."""
-    return Result(code=fx.code, check=f"fix.{fx.name}", status=SKIP, host="mesh", summary=why)
