@@ -201,6 +201,9 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
         verdict.hosts.append(HostInfo(host=host, rank=ranks[0] if ranks else None,
                                       platform={"os": ctx.platform}))
         verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
+        from .fixengine import annotate
+
+        annotate(verdict.results)
         titles = {c.code: c.title for c in checks}
     except click.ClickException:
         raise
@@ -226,6 +229,10 @@ def list_checks(as_json: bool, everything: bool) -> None:
 
         rows += [{"code": k, "name": "", "title": t, "platforms": []}
                  for k, (t, _) in sorted(codes.CATALOGUE.items())]
+        from .fixengine import all_fixes
+
+        rows += [{"code": f.code, "name": f.name, "title": f.title, "platforms": []}
+                 for f in all_fixes()]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -247,21 +254,34 @@ def explain(code: str) -> None:
     from .triage import report as _triage_report  # noqa: F401  (registers MD690)
     from .render import plain
 
+    from .fixengine import fixes_for, lookup as lookup_fix
+
     key, name = code.strip().upper(), code.strip().lower()
     for c in _checks():
         if c.code == key or c.name.lower() == name:
             click.echo(plain(f"{c.code} {c.name}: {c.title}\n"))
             click.echo(plain(c.explain.strip()))
             click.echo(f"\nApplies to: {', '.join(c.platforms)}")
+            for f in fixes_for([c.code]):
+                click.echo(f"Fixed by: {f.code} {f.name} (`meshdoctor fix {f.name}`, risk "
+                           f"{f.risk})")
             return
+    fx = lookup_fix(code)
+    if fx is not None:
+        click.echo(f"{fx.code} {fx.name}: {fx.title}\n")
+        click.echo(fx.explain.strip())
+        click.echo(f"\nResolves: {', '.join(fx.resolves)}; risk: {fx.risk}; runs: "
+                   + ("on each host" if fx.scope == "host" else "once, across the hostfile"))
+        return
     found = codes.lookup_all(code)
     if found:
         for i, (k, title, text) in enumerate(found):
             click.echo(("\n" if i else "") + f"{k}: {title}\n")
             click.echo(text.strip())
         return
-    raise click.BadParameter(f"no code or name {code!r}; `meshdoctor list-checks --all` lists "
-                             "every code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx)",
+    raise click.BadParameter(f"no code {code!r}; `meshdoctor list-checks --all` lists every "
+                             "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx, fixes "
+                             "MD7xx)",
                              param_hint="CODE")
 
 
@@ -423,6 +443,86 @@ def triage(files: tuple, crash_reports: Optional[str], since: Optional[float],
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
     emit(verdict, as_json=as_json, quiet=quiet, titles=triage_report.TITLES)
+
+
+def _complete_fixes(ctx, param, incomplete: str):
+    """Shell completion for fix names."""
+    from .fixengine import all_fixes
+
+    return [f.name for f in all_fixes() if f.name.startswith(incomplete.lower())]
+
+
+@cli.command(epilog=EXIT_CODES_HELP + " Plan only (no --yes, no terminal): exit 1 while steps are "
+             "pending.")
+@click.argument("names", nargs=-1, metavar="[NAME]...", shell_complete=_complete_fixes)
+@click.option("--list", "list_", is_flag=True, help="List the fixes with the codes they resolve.")
+@click.option("--yes", "-y", is_flag=True, help="Apply the plan without asking.")
+@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
+              help="The mlx.launch hostfile: act on every host in it (others over ssh).")
+@click.option("--include-running", is_flag=True,
+              help="Also stop ranks whose job is still running (their launcher is alive).")
+@click.option("--output-hostfile", type=click.Path(dir_okay=False), default=None,
+              help="auto-setup: where mlx.distributed_config writes the new hostfile.")
+@click.option("--timeout", type=Seconds(0.1, 3600), default=10.0, show_default=True,
+              help="Deadline in seconds for each check the fixes run.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+def fix(names: tuple, list_: bool, yes: bool, hostfile: Optional[str], include_running: bool,
+        output_hostfile: Optional[str], timeout: float, as_json: bool, quiet: bool) -> None:
+    """Plan, apply and verify fixes: stale-ranks, reset-group, auto-setup, bridge0.
+
+    Without NAME it runs the checks and plans the fixes for the failures found. It changes
+    nothing without --yes (on a terminal it shows the plan and asks once). Every step is
+    reported as an action (host, step, command, changed, outcome); the verdict is go when
+    every fix verified.
+    """
+    from . import fixcmd
+
+    if list_:
+        rows = fixcmd.list_rows()
+        if as_json:
+            click.echo(json.dumps(rows, indent=2))
+        else:
+            for r in rows:
+                click.echo(f"{r['code']}  {r['name']:<12} {r['risk']:<11} resolves "
+                           f"{','.join(r['resolves']):<12} {r['title']}")
+        return
+    try:
+        fixcmd.resolve(names)
+    except fixcmd.UnknownFix as exc:
+        raise click.BadParameter(str(exc), param_hint="NAME") from None
+    hf = _load_hostfile(hostfile)
+    tty = sys.stdin.isatty() and sys.stderr.isatty()
+
+    def ask(actions) -> bool:
+        from . import render
+
+        render.actions([a.to_dict() for a in actions], out=render.console(stderr=True),
+                       heading="Plan:")
+        return click.confirm("Apply this plan?", default=False, err=True)
+
+    titles: dict = {}
+    try:
+        verdict, titles = fixcmd.run(
+            names, hostfile=hf, yes=yes, include_running=include_running,
+            output_hostfile=output_hostfile, timeout=timeout,
+            ask=ask if tty and not yes else None,
+            progress=fixcmd.stderr_progress if tty and not as_json else (lambda line: None))
+    except Exception as exc:  # never lose the verdict
+        verdict = Verdict(command="fix")
+        verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
+                                      summary=f"internal error: {type(exc).__name__}: {exc}"))
+    shown = [a for a in verdict.actions or []
+             if not quiet or str(a.get("outcome", "")).startswith("failed")]
+    if not as_json and shown:
+        from . import render
+
+        planned = any(a.get("outcome") == "planned" for a in shown)
+        render.actions(shown, heading="Plan (nothing changed; add --yes to apply):"
+                       if planned else "Actions:")
+    elif not as_json and not quiet and not verdict.results:
+        click.echo("Nothing to fix: no check failed that a fix resolves.")
+    emit(verdict, as_json=as_json, quiet=quiet, titles=titles)
 
 
 def _interrupt_on_termination() -> None:

@@ -13,6 +13,11 @@ CATALOGUE: Dict[str, Tuple[str, str]] = {
               "meshdoctor itself failed before it could assess the node (a bug, or a broken "
               "install). The verdict is 'unknown' (exit 3). Re-run with --json and report the "
               "evidence."),
+    "MD700": ("fix run could not start",
+              "`meshdoctor fix` did not apply anything: another fix run holds the lock in "
+              "meshdoctor's state directory (two runs must not interleave), or the hosts could "
+              "not be assessed. The verdict is 'unknown' (exit 3). Wait for the other run, then "
+              "run the fix again."),
 }
 
 

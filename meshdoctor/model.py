@@ -35,15 +35,19 @@ _DEFAULT_SEVERITY = {OK: INFO, SKIP: INFO, WARN: WARNING, FAIL: CRITICAL, ERROR:
 
 @dataclass
 class Remediation:
-    """What the operator should do: prose, and optionally a command to run."""
+    """What the operator should do: prose, optionally a command to run, and the code of the
+    fix that resolves it (``MD7xx``, ``meshdoctor fix``), filled in by the fix engine."""
 
     text: str
     command: Optional[str] = None
+    fix: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"text": self.text}
         if self.command:
             d["command"] = self.command
+        if self.fix:
+            d["fix"] = self.fix
         return d
 
 

@@ -131,16 +131,17 @@ def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankP
 
 
 def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0,
-               skip_descendants: bool = False) -> List[RankProcess]:
+               skip_descendants: bool = False, any_user: bool = False) -> List[RankProcess]:
     """Every rank process of this user (see module doc), sorted by pid.
 
     ``marker``: only ranks whose ``MESHDOCTOR_PROBE_ID`` equals it. ``skip_descendants``: leave
     out this process's children and theirs (the checks use it: a command a check runs inherits
     the shell's MLX_RANK). ``sample_cpu_s``: when > 0,
     measure each rank's CPU % over that many seconds (one shared sleep). Never raises for
-    processes that vanish or deny access while being read.
+    processes that vanish or deny access while being read. ``any_user``: ranks of every user,
+    not only this one's (for root, whose fixes may stop another user's identified ranks).
     """
-    user = _current_user()
+    user = None if any_user else _current_user()
     skip = protected_pids()
     if skip_descendants:  # commands a check runs inherit the shell's MLX_RANK: not ranks
         skip |= own_descendants()

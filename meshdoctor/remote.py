@@ -98,14 +98,16 @@ class Hosts:
         self.unreachable: Dict[str, str] = {}
 
     def run(self, host: str, argv: Sequence[str],
-            timeout: float = execute.DEFAULT_TIMEOUT_S) -> execute.CommandResult:
-        """:func:`run`, or an immediate failed result (returncode None) for a host already known
-        to be unreachable."""
+            timeout: float = execute.DEFAULT_TIMEOUT_S, *,
+            env: Optional[Mapping[str, str]] = None,
+            input: Optional[str] = None) -> execute.CommandResult:
+        """:func:`run` (``env``, ``input`` as there), or an immediate failed result (returncode
+        None) for a host already known to be unreachable."""
         if host in self.unreachable:
             return execute.CommandResult(list(argv), None, "",
                                          f"skipped, {host} is unreachable: "
                                          f"{self.unreachable[host]}", 0.0)
-        r = run(host, argv, timeout)
+        r = run(host, argv, timeout, env=env, input=input)
         if r.timed_out:
             self.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"
         elif r.returncode == 255:

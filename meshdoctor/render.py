@@ -86,3 +86,23 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
     if v.needs_reboot:
         line += f"; [bold red]reboot needed: {clean(', '.join(v.needs_reboot))}[/]"
     out.print(line)
+
+
+def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
+    """Print the typed actions of a fix run (dicts as in the verdict's ``actions``): host, what,
+    the command, and the outcome; steps not yet applied are marked ``planned``."""
+    out = out or console()
+    if heading:
+        out.print(f"[bold]{escape(heading)}[/]")
+    for a in items:
+        outcome = str(a.get("outcome", ""))
+        style = ("yellow" if outcome == "planned" else "red" if outcome.startswith("failed")
+                 else "dim" if outcome.startswith("skipped") else "green")
+        mark = "*" if a.get("changed") else " "
+        host, code = escape(str(a.get("host", ""))), escape(str(a.get("code", "")))
+        out.print(f" {mark} [cyan]{host}[/] [bold]{code}[/] {escape(str(a.get('step', '')))} "
+                  f"[{style}]({escape(outcome)})[/]")
+        if a.get("argv"):
+            import shlex
+
+            out.print(f"      [dim]$ {escape(' '.join(shlex.quote(x) for x in a['argv']))}[/]")

@@ -48,7 +48,8 @@ class TestBed:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, n: int = 3, env_path: Optional[Dict[str, str]] = None) -> None:
+    def __init__(self, n: int = 3, env_path: Optional[Dict[str, str]] = None,
+                 host_env: Optional[Dict[str, Dict[str, str]]] = None) -> None:
         self.n = n
         self.tag = uuid.uuid4().hex[:6]
         self.subnet = 10 + int(self.tag, 16) % 240
@@ -57,6 +58,7 @@ class TestBed:
         self.netns = {h: f"md-{self.tag}-{h}" for h in self.hosts}
         self.ips = {h: f"10.213.{self.subnet}.{10 + i}" for i, h in enumerate(self.hosts)}
         self.env_path = env_path or {}
+        self.host_env = host_env or {}  # host -> extra SetEnv for its sshd (a fake Mac's PATH)
         self.dir = Path(tempfile.mkdtemp(prefix=f"md-testbed-{self.tag}-"))
         self.ssh_config = self.dir / "ssh_config"
         self._sshd: List[subprocess.Popen] = []
@@ -93,7 +95,9 @@ class TestBed:
             _sh("ip", "-n", ns, "link", "set", vb, "up")
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
             conf = d / f"sshd_{h}.conf"
-            env_lines = "".join(f"SetEnv {k}={v}\n" for k, v in self.env_path.items())
+            setenv = {**self.env_path, **self.host_env.get(h, {})}  # sshd reads ONE SetEnv line
+            env_lines = ("SetEnv " + " ".join(f"{k}={v}" for k, v in setenv.items()) + "\n"
+                         if setenv else "")
             conf.write_text(
                 f"ListenAddress {ip}\nPort 22\nHostKey {d / 'hostkey'}\n"
                 f"PidFile {d / f'sshd_{h}.pid'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"

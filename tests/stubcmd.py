@@ -6,11 +6,24 @@ with the fixture directory and the command name. For ``cmd a b`` it serves, in t
 ``<cmd>__a_b.hang`` / ``<cmd>.hang`` (sleep for the number of seconds inside, default 3600: a hung
 tool), ``<cmd>__a_b.txt`` then ``<cmd>.txt`` (printed to stdout), with the exit status from a
 matching ``.exit`` file (default 0). A command with no fixture exits 127 like a missing one.
+A matching ``.apply`` file changes the fake node's state after the output: each line ``SRC DEST``
+copies fixture file SRC over DEST (``ifconfig__bridge0_down.apply``: the bridge goes down).
 """
 
 import os
+import shutil
 import sys
 import time
+
+
+def _apply(fixdir: str, key: str) -> None:
+    path = os.path.join(fixdir, key + ".apply")
+    if not os.path.exists(path):
+        return
+    for line in open(path, encoding="utf-8").read().splitlines():
+        if line.strip():
+            src, dest = line.split()
+            shutil.copy(os.path.join(fixdir, src), os.path.join(fixdir, dest))
 
 
 def main() -> int:
@@ -30,6 +43,7 @@ def main() -> int:
         if os.path.exists(txt):
             sys.stdout.write(open(txt, encoding="utf-8").read())
             sys.stdout.flush()
+            _apply(fixdir, key)
             ex = os.path.join(fixdir, key + ".exit")
             return int(open(ex).read().strip()) if os.path.exists(ex) else 0
     sys.stderr.write(f"{cmd}: command not found (no fixture in {fixdir})\n")

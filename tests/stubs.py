@@ -54,6 +54,10 @@ def install(bindir: Union[str, Path], sets: Iterable[Union[str, Path]],
         w = bindir / cmd
         w.write_text(f"#!/bin/sh\nexec {sys.executable} {STUBCMD} {fixdir} {cmd} \"$@\"\n")
         w.chmod(w.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    sudo = bindir / "sudo"  # passwordless unless the fixture set has a sudo.deny file
+    sudo.write_text(f"#!/bin/sh\nif [ -f {fixdir}/sudo.deny ]; then echo 'sudo: a password is "
+                    "required' >&2; exit 1; fi\n[ \"$1\" = -n ] && shift\nexec \"$@\"\n")
+    sudo.chmod(sudo.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     env = dict(os.environ)
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
     env["MESHDOCTOR_PLATFORM"] = platform
