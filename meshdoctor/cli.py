@@ -452,7 +452,8 @@ def _complete_fixes(ctx, param, incomplete: str):
     return [f.name for f in all_fixes() if f.name.startswith(incomplete.lower())]
 
 
-@cli.command(epilog=EXIT_CODES_HELP + " Plan only (no --yes, no terminal): exit 1 while steps are "
+@cli.command(short_help="Plan, apply (--yes) and verify repairs of the mesh.",
+             epilog=EXIT_CODES_HELP + " Plan only (no --yes, no terminal): exit 1 while steps are "
              "pending.")
 @click.argument("names", nargs=-1, metavar="[NAME]...", shell_complete=_complete_fixes)
 @click.option("--list", "list_", is_flag=True, help="List the fixes with the codes they resolve.")
