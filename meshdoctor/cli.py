@@ -109,12 +109,21 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False,
 def _load_hostfile(path: Optional[str]):
     if path is None:
         return None
-    from .hostfile import HostfileError, load
+    from .hostfile import HostfileError, load, parse
 
     try:
-        return load(path)
+        return parse(sys.stdin.read(), "<stdin>") if path == "-" else load(path)
     except HostfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--hostfile") from None
+
+
+def _hosts_list(hosts: str):
+    from .hostfile import HostfileError, from_list
+
+    try:
+        return from_list(hosts)
+    except HostfileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--hosts") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]},
@@ -138,17 +147,31 @@ def cli() -> None:
               help="Do not run these checks (codes or names, comma-separated).")
 @click.option("--timeout", type=Seconds(0.1, 3600), default=10.0, show_default=True,
               help="Deadline in seconds for each check; each external command gets 45% of it.")
-@click.option("--hostfile", type=click.Path(dir_okay=False), default=None,
-              help="The mlx.launch hostfile (JSON) of the mesh this node belongs to.")
+@click.option("--hostfile", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="The mlx.launch hostfile (JSON): check every host of it (fleet mode).")
+@click.option("--hosts", default=None, metavar="A,B,C",
+              help="Hosts to check instead of a hostfile (fleet mode).")
+@click.option("--local-only", is_flag=True,
+              help="Check only this node (the hostfile says which rank it is).")
+@click.option("--python", "python", default=None, metavar="PATH",
+              help="Interpreter that runs meshdoctor on remote hosts (default: "
+                   "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).")
+@click.option("--facts", is_flag=True, hidden=True,
+              help="Add this node's facts for the cross-node checks (used by fleet mode).")
+@click.option("--ranks", "ranks_opt", default=None, hidden=True,
+              help="This node's ranks in the hostfile, comma-separated (used by fleet mode).")
 def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, timeout: float,
-          hostfile: Optional[str]) -> None:
-    """Inspect this node and give a go/no-go verdict for a launch."""
+          hostfile: Optional[str], hosts: Optional[str] = None, local_only: bool = False,
+          python: Optional[str] = None, facts: bool = False,
+          ranks_opt: Optional[str] = None) -> None:
+    """Inspect this node, or with --hostfile/--hosts every host of the mesh over ssh, and give
+    a go/no-go verdict for a launch."""
     from .context import NodeContext
     from .hostfile import local_ranks
     from .registry import all_checks, select
     from .runner import run_checks
 
-    hf = _load_hostfile(hostfile)
+    hf = _load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     verdict = Verdict(command="check", strict=strict)
     try:
         checks = all_checks()
@@ -162,14 +185,31 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
         if not selected:
             raise click.BadParameter("--only and --skip leave no check to run; a gate that "
                                      "runs nothing must not say go", param_hint="--only/--skip")
+        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
+            from .fleet import FleetOptions, check_fleet
+
+            check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l, skip=skip_l,
+                                                  python=python))
+            emit(verdict, as_json=as_json, quiet=quiet, titles={c.code: c.title
+                                                                for c in checks})
         ranks = local_ranks(hf) if hf is not None else []
+        if ranks_opt and hf is not None:
+            ranks = [int(x) for x in ranks_opt.split(",") if x.strip().isdigit()
+                     and int(x) < hf.world_size]
         host = (hf.hosts[ranks[0]].ssh if hf is not None and ranks else "") or \
             socket.gethostname().split(".")[0] or "localhost"
         ctx = NodeContext(host=host, hostfile=hf, ranks=ranks,
                           command_timeout=max(0.05, timeout * COMMAND_SHARE))
         verdict.hosts.append(HostInfo(host=host, rank=ranks[0] if ranks else None,
                                       platform={"os": ctx.platform}))
-        verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
+        if facts:
+            from .fleet import node_facts_bounded
+
+            node_facts_bounded(ctx, verdict.hosts[0], timeout,
+                               lambda: verdict.results.extend(run_checks(selected, ctx,
+                                                                         timeout=timeout)))
+        else:
+            verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
         titles = {c.code: c.title for c in checks}
     except click.ClickException:
         raise

@@ -101,10 +101,18 @@ class HostInfo:
     rank: Optional[int] = None
     reachable: bool = True
     platform: Dict[str, Any] = field(default_factory=dict)
+    # fleet mode: the facts cross-node checks read, and this host's own verdict (optional)
+    facts: Optional[Dict[str, Any]] = None
+    node: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"host": self.host, "rank": self.rank, "reachable": self.reachable,
-                "platform": self.platform}
+        d = {"host": self.host, "rank": self.rank, "reachable": self.reachable,
+             "platform": self.platform}
+        if self.facts is not None:
+            d["facts"] = self.facts
+        if self.node is not None:
+            d["node"] = self.node
+        return d
 
 
 def _now_iso() -> str:
@@ -126,6 +134,7 @@ class Verdict:
     strict: bool = False
     probe: Optional[Dict[str, Any]] = None
     actions: Optional[List[Dict[str, Any]]] = None
+    fleet: Optional[Dict[str, Any]] = None
     extra_reboot: List[str] = field(default_factory=list)
     started_at: str = field(default_factory=_now_iso)
     _t0: float = field(default_factory=time.monotonic, repr=False)
@@ -175,4 +184,6 @@ class Verdict:
             d["probe"] = self.probe
         if self.actions is not None:
             d["actions"] = self.actions
+        if self.fleet is not None:
+            d["fleet"] = self.fleet
         return d

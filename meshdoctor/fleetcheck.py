@@ -1,0 +1,142 @@
+"""Cross-node (fleet) checks: what they are, what they read, how the engine runs them.
+
+A fleet check is a module ``checks/fleet_*.py`` with one ``FLEET_CHECK = FleetCheck(...)``: a
+stable ``MD4xx`` code, a name, a title, the column (``area``) of the fleet table it fills, and a
+function from a :class:`FleetView` (every host's facts and node results, merged) to findings.
+The engine discovers them like node checks (it never imports them one by one), runs each with
+exceptions caught, and tags every result with a host: the one named by :func:`on` (or several,
+in ``evidence["hosts"]``), else ``mesh`` for a finding about the whole mesh.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from . import codes
+from .check import Finding
+from .hostfile import Host, Hostfile
+from .model import ERROR, OK, Remediation, Result
+
+MESH = "mesh"  # the host a finding about the whole mesh is tagged with
+
+
+@dataclass
+class HostView:
+    """One host as the fleet sees it: ``host`` (the hostfile's ssh name), its ``ranks``,
+    ``reachable`` (its node verdict came back), ``facts`` (see :mod:`meshdoctor.facts`; empty
+    when unreachable) and ``results`` (its node results as JSON dicts)."""
+
+    host: str
+    ranks: List[int]
+    reachable: bool
+    facts: Dict[str, Any] = field(default_factory=dict)
+    results: List[Dict[str, Any]] = field(default_factory=list)
+
+    def worst(self, *codes_: str) -> Optional[Dict[str, Any]]:
+        """The worst of this host's node results with one of ``codes_`` (fail, error, warn)."""
+        order = ["fail", "error", "warn"]
+        hits = [r for r in self.results if r["code"] in codes_ and r["status"] in order]
+        return min(hits, key=lambda r: order.index(r["status"])) if hits else None
+
+
+@dataclass
+class FleetView:
+    """The merged fleet: ``hostfile``, ``hosts`` by name in rank order."""
+
+    hostfile: Hostfile
+    hosts: Dict[str, HostView]
+
+    @property
+    def backend(self) -> str:
+        return self.hostfile.effective_backend
+
+    def of_rank(self, rank: int) -> HostView:
+        return self.hosts[self.hostfile.hosts[rank].ssh]
+
+    def entry(self, rank: int) -> Host:
+        return self.hostfile.hosts[rank]
+
+    def reachable(self) -> List[HostView]:
+        return [h for h in self.hosts.values() if h.reachable]
+
+
+def on(hosts: Any, finding: Finding) -> Finding:
+    """``finding`` tagged with the host (a name) or hosts (a list) it is about."""
+    names = [hosts] if isinstance(hosts, str) else list(hosts)
+    finding.evidence.setdefault("hosts", names)
+    return finding
+
+
+@dataclass(frozen=True)
+class FleetCheck:
+    """A registered cross-node check: ``code`` (MD4xx), dotted ``name``, one-line ``title``,
+    ``area`` (fleet table column), ``run`` (FleetView -> Finding | iterable | None) and
+    ``explain`` (the text of ``meshdoctor explain CODE``)."""
+
+    code: str
+    name: str
+    title: str
+    area: str
+    run: Callable[[FleetView], Any]
+    explain: str
+
+
+def all_fleet_checks() -> List[FleetCheck]:
+    """Every ``FLEET_CHECK`` in ``meshdoctor.checks``, sorted by code; registers each code for
+    ``meshdoctor explain``."""
+    import meshdoctor.checks as pkg
+
+    found: Dict[str, FleetCheck] = {}
+    for m in pkgutil.iter_modules(pkg.__path__):
+        if m.name.startswith("_"):
+            continue
+        fc = getattr(importlib.import_module(f"{pkg.__name__}.{m.name}"), "FLEET_CHECK", None)
+        if isinstance(fc, FleetCheck):
+            found[fc.code] = fc
+            codes.register(fc.code, f"{fc.title} {fc.name}", fc.explain.strip())
+    return sorted(found.values(), key=lambda c: c.code)
+
+
+def _tagged(code: str, name: str, f: Finding) -> Result:
+    hosts = f.evidence.get("hosts") or []
+    host = hosts[0] if len(hosts) == 1 else MESH
+    return Result(code=code, check=name, status=f.status, summary=f.summary, host=host,
+                  severity=f.severity, evidence=f.evidence, remediation=f.remedy(),
+                  needs_reboot=f.needs_reboot)
+
+
+def run_fleet_checks(checks: Iterable[FleetCheck], view: FleetView) -> List[Tuple[FleetCheck,
+                                                                                 Result]]:
+    """Run ``checks`` on ``view`` (they only read data: no command, no deadline needed); a
+    check that raises becomes one ``error`` result naming the exception."""
+    out: List[Tuple[FleetCheck, Result]] = []
+    for fc in checks:
+        try:
+            got = fc.run(view)
+            findings: Sequence[Finding] = ([] if got is None else [got]
+                                           if isinstance(got, Finding) else list(got))
+            if not findings:
+                findings = [Finding(OK, "nothing to report")]
+            out.extend((fc, _tagged(fc.code, fc.name, f)) for f in findings)
+        except Exception as exc:
+            tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+            out.append((fc, Result(
+                code=fc.code, check=fc.name, status=ERROR, host=MESH,
+                summary=f"fleet check {fc.name} raised {type(exc).__name__}: {exc}",
+                evidence={"traceback": "".join(tb[-3:])[-2000:]},
+                remediation=Remediation("Report this with the --json verdict."))))
+    return out
+
+
+def cell_hosts(result: Dict[str, Any], all_hosts: Sequence[str]) -> List[str]:
+    """The hosts a (fleet) result counts against in the fleet table."""
+    named = (result.get("evidence") or {}).get("hosts")
+    if named:
+        return [h for h in named if h in all_hosts]
+    if result["host"] == MESH:
+        return list(all_hosts)
+    return [result["host"]] if result["host"] in all_hosts else []
