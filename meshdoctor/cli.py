@@ -228,14 +228,20 @@ def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
     from .registry import all_checks
 
+    from .fleetcheck import all_fleet_checks
+
     rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
             for c in all_checks()]
+    rows += [{"code": c.code, "name": c.name, "title": c.title, "platforms": ["fleet"]}
+             for c in all_fleet_checks()]  # cross-node checks (check --hostfile)
+    rows.sort(key=lambda r: r["code"])
     if everything:
         from . import codes
         from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
 
+        have = {r["code"] for r in rows}
         rows += [{"code": k, "name": "", "title": t, "platforms": []}
-                 for k, (t, _) in sorted(codes.CATALOGUE.items())]
+                 for k, (t, _) in sorted(codes.CATALOGUE.items()) if k not in have]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -248,9 +254,11 @@ def list_checks(as_json: bool, everything: bool) -> None:
 def explain(code: str) -> None:
     """Say what a finding code means and what to do (e.g. MD203, MD601)."""
     from . import codes
+    from .fleet import register_codes
     from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
     from .registry import all_checks
 
+    register_codes()  # MD402 and the cross-node checks
     key, name = code.strip().upper(), code.strip().lower()
     for c in all_checks():
         if c.code == key or c.name.lower() == name:

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from . import execute, remote
+from . import codes, execute, remote
 from .hostfile import Hostfile, is_this_machine, local_names
 from .model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
@@ -41,6 +41,23 @@ ORDER = [FAIL, ERROR, WARN, OK, SKIP]
 NODE_AREAS = {"1": "node", "2": "rdma", "3": "procs", "4": "node"}
 AREAS = ["reach", "node", "rdma", "procs", "versions", "edges", "cabling", "addressing", "env",
          "ports"]
+
+
+codes.register(REACH_CODE, "Host reachable, meshdoctor runs there fleet.reach", """
+Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, a connect timeout,
+the user's ssh config, as mlx.launch). A host that cannot be reached, that has no meshdoctor for
+the chosen interpreter, or that does not answer by the deadline is an error with ssh's own
+message and the command to install meshdoctor there; the fleet verdict is then "unknown" (exit 3).
+What to do: make `ssh HOST true` work without a prompt; install meshdoctor there; pick the
+interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.
+""")
+
+
+def register_codes() -> None:
+    """Make every fleet code known to ``meshdoctor explain`` (MD402 and the cross-node checks)."""
+    from .fleetcheck import all_fleet_checks
+
+    all_fleet_checks()
 
 
 def default_python() -> str:

@@ -63,6 +63,23 @@ class FleetView:
     def reachable(self) -> List[HostView]:
         return [h for h in self.hosts.values() if h.reachable]
 
+    def edges(self) -> List[Tuple[int, int, List[str], List[str]]]:
+        """Every RDMA edge of the hostfile: ``(i, j, devices of i towards j, devices of j
+        towards i)`` for ``i < j`` with a device named on either end (cable k is entry k)."""
+        out = []
+        n = self.hostfile.world_size
+        for i in range(n):
+            for j in range(i + 1, n):
+                a, b = self.entry(i).devices_to(j), self.entry(j).devices_to(i)
+                if a or b:
+                    out.append((i, j, a, b))
+        return out
+
+    def tb_port(self, host: str, device: str) -> Optional[Dict[str, Any]]:
+        """``host``'s Thunderbolt port (facts) whose RDMA device is ``device``."""
+        ports = ((self.hosts[host].facts.get("thunderbolt") or {}).get("ports") or [])
+        return next((p for p in ports if p.get("device") == device), None)
+
 
 def on(hosts: Any, finding: Finding) -> Finding:
     """``finding`` tagged with the host (a name) or hosts (a list) it is about."""

@@ -43,8 +43,14 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
     titles = titles or {}
     multi_host = len({r.host for r in v.results}) > 1
     shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
+    if v.fleet is not None and not quiet:  # fleet mode: the table, then only what is wrong
+        from .render_fleet import table
+
+        table(v, out, SYMBOLS)
     for r in v.results:
         if quiet and r.status not in shown:
+            continue
+        if v.fleet is not None and r.status in (OK, SKIP):
             continue
         sym, style = SYMBOLS[r.status]
         title = titles.get(r.code, r.check)
