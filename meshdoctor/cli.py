@@ -318,10 +318,12 @@ def schema() -> None:
               help="ring: first TCP port (rank ports follow); jaccl: coordinator port (32323).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@click.option("--no-check", is_flag=True,
+              help="With --hostfile/--hosts: skip the fleet check that gates the launch.")
 def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
           backend: Optional[str], op: str, size: str, iters: int, warmup: int, dtype: str,
           timeout: Optional[float], soak: int, pairs: bool, port: Optional[int],
-          as_json: bool, quiet: bool) -> None:
+          as_json: bool, quiet: bool, no_check: bool = False) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
     Starts one rank per hostfile entry (over ssh -o BatchMode=yes for remote hosts), or -n
@@ -341,6 +343,11 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     except ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     verdict = Verdict(command="probe")
+    if cfg.hostfile is not None and (hostfile or hosts) and not no_check:
+        from .fleet import gate_probe
+
+        if not gate_probe(cfg.hostfile, verdict):  # fleet check said no-go: no launch
+            emit(verdict, as_json=as_json, quiet=quiet)
     _interrupt_on_termination()
     try:
         from .probe.config import steps_per_rank

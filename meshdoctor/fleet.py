@@ -320,3 +320,18 @@ def node_facts_bounded(ctx, host_info: HostInfo, timeout: float,
     th.join(max(0.0, t0 + timeout - time.monotonic()))
     host_info.facts = box.get("facts") or {
         "errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
+
+
+def gate_probe(hf: Hostfile, verdict: Verdict, opts: Optional[FleetOptions] = None) -> bool:
+    """``meshdoctor probe --hostfile``: run the fleet check first. On a no-go, put the check's
+    hosts, its failed results and the ``fleet`` section into the probe's ``verdict`` and return
+    False (do not launch); otherwise attach only the ``fleet`` section and return True (a host
+    that could not be assessed is left to the probe, which names it in its own terms)."""
+    check = Verdict(command="check")
+    check_fleet(hf, check, opts or FleetOptions())
+    verdict.fleet = check.fleet
+    if check.verdict != "no-go":
+        return True
+    verdict.hosts.extend(check.hosts)
+    verdict.results.extend(r for r in check.results if r.status in (FAIL, ERROR, WARN))
+    return False
