@@ -23,9 +23,11 @@ REMEDY = ("Check the Thunderbolt 5 cable of that edge on both Macs and that RDMA
 def _state(view: FleetView, host: str, dev: str) -> Optional[str]:
     """PORT_ACTIVE / PORT_DOWN / ... / ``missing``; None when the host was not assessed."""
     hv = view.hosts[host]
-    rdma = hv.facts.get("rdma") if hv.reachable else None
-    if rdma is None:
+    if not hv.reachable:
         return None
+    rdma = hv.facts.get("rdma")
+    if rdma is None:
+        return "unknown (no RDMA inventory from this host)"
     d = (rdma.get("devices") or {}).get(dev)
     if d is None:
         return "missing"

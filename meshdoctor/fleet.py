@@ -241,10 +241,11 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
 
     python = opts.python or default_python()
     order: Dict[str, List[int]] = {}
-    for h in hf.hosts:
-        order.setdefault(h.ssh, []).append(h.rank)
     mine = local_names()
-    local_hosts = {h.ssh for h in hf.hosts if is_this_machine(h, mine)}
+    here = [h for h in hf.hosts if is_this_machine(h, mine)]
+    local_hosts = {here[0].ssh} if here else set()
+    for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
+        order.setdefault(here[0].ssh if h in here else h.ssh, []).append(h.rank)
     text = json.dumps(hf.raw if hf.raw is not None else hf.to_dict())
     replies = run_meshdoctor(list(order), lambda host: node_args(order[host], opts),
                              timeout=opts.deadline, python=python, stdin=text,
