@@ -188,10 +188,10 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
         if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
             from .fleet import FleetOptions, check_fleet
 
-            check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l, skip=skip_l,
-                                                  python=python))
-            emit(verdict, as_json=as_json, quiet=quiet, titles={c.code: c.title
-                                                                for c in checks})
+            titles = check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l,
+                                                           skip=skip_l, python=python))
+            emit(verdict, as_json=as_json, quiet=quiet,
+                 titles={**{c.code: c.title for c in checks}, **titles})
         ranks = local_ranks(hf) if hf is not None else []
         if ranks_opt and hf is not None:
             ranks = [int(x) for x in ranks_opt.split(",") if x.strip().isdigit()

@@ -234,9 +234,10 @@ def _area(code: str) -> str:
     return "reach" if code == REACH_CODE else NODE_AREAS.get(code[2:3], "node")
 
 
-def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
+def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str, str]:
     """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
-    cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix)."""
+    cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix). Returns the
+    titles of the fleet codes (code -> title) for rendering."""
     from .fleetcheck import HostView, FleetView, all_fleet_checks, cell_hosts, run_fleet_checks
 
     python = opts.python or default_python()
@@ -294,9 +295,20 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
             cell = areas.setdefault(a, {}).get(h)
             if cell is None or ORDER.index(r.status) < ORDER.index(cell["status"]):
                 areas[a][h] = {"status": r.status, "code": r.code, "summary": r.summary}
+    reached = [h for h in names if views[h].reachable]
+    for fc in {fc.code: fc for fc, _ in fleet_results}.values():
+        cells = areas.setdefault(fc.area, {})
+        if fc.area in NODE_AREAS.values() or not cells or \
+                all(c["status"] == SKIP for c in cells.values()):
+            continue
+        for h in reached:  # a host no finding of the check names is fine in that area
+            cells.setdefault(h, {"status": OK, "code": fc.code, "summary": "nothing found"})
     verdict.fleet = {"hosts": names, "backend": hf.effective_backend,
                      "deadline_s": opts.deadline, "areas": areas,
                      **({"edges": edges} if edges is not None else {})}
+    titles = {fc.code: fc.title for fc, _ in fleet_results}
+    titles[REACH_CODE] = "Host reachable"
+    return titles
 
 
 def node_facts_bounded(ctx, host_info: HostInfo, timeout: float,

@@ -54,7 +54,9 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
             continue
         sym, style = SYMBOLS[r.status]
         title = titles.get(r.code, r.check)
-        host = f"[cyan]{escape(r.host)}[/] " if multi_host else ""
+        named = r.evidence.get("hosts") if v.fleet is not None else None
+        label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
+        host = f"[cyan]{escape(label)}[/] " if multi_host else ""
         out.print(f"[{style}]{sym}[/] [bold]{r.code}[/] {host}{escape(title)}: "
                   f"{escape(r.summary)}")
         if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
