@@ -4,6 +4,9 @@ Run as root: python benchmarks/fleet_speed.py [--runs 3]. Builds the network-nam
 (tests/netns.py) with 8 hosts, each its own fake Mac (tests/fleet_bed.py), and times the fleet
 check of a 1-host, a 4-host and an 8-host hostfile over the same ssh path (one interpreter start
 and one node check per host, all hosts in parallel), interleaved so that load affects all alike.
+The fake Macs' tools are shell stubs that print their fixture (``MacMesh(fast_stubs=True)``): on
+a real mesh each Mac runs its own tools on its own cores, so eight Python-started stubs per host
+sharing this machine's cores would measure the simulation, not the fan-out.
 Prints the median wall time of each and its ratio to the 1-host check. Targets: 4 hosts <= 1.5 x,
 8 hosts <= 2.0 x the 1-host time.
 """
@@ -37,7 +40,7 @@ def main() -> int:
         print(f"skipped: {why}")
         return 0
     with netns.TestBed(8) as bed:
-        mesh = MacMesh(bed)
+        mesh = MacMesh(bed, fast_stubs=True)
         mesh.write(cables=[])  # no Thunderbolt cabling needed: a ring hostfile
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
         env["MESHDOCTOR_SSH_CONFIG"] = str(bed.ssh_config)

@@ -102,11 +102,33 @@ def device_info():
 '''
 
 
+SHELL_STUB = """#!/bin/sh
+# serves {fix}/<cmd>__<args>.txt or <cmd>.txt like tests/stubcmd.py, without a Python start
+k={cmd}; sep=__
+for a in "$@"; do
+  while [ "${{a#-}}" != "$a" ]; do a=${{a#-}}; done
+  case "$a" in */*) a=$(printf %s "$a" | tr / _) ;; esac
+  k="$k$sep$a"; sep=_
+done
+for f in "{fix}/$k.txt" "{fix}/{cmd}.txt"; do
+  if [ -f "$f" ]; then cat "$f"; exit 0; fi
+done
+echo "{cmd}: command not found (no fixture)" >&2
+exit 127
+"""
+
+
+def _shell_stubs(bindir: Path, fixdir: Path) -> None:
+    for cmd in stubs.MAC_COMMANDS:
+        (bindir / cmd).write_text(SHELL_STUB.format(cmd=cmd, fix=fixdir))
+
+
 class MacMesh:
     """Per-host fake Macs on ``bed`` (a started :class:`tests.netns.TestBed`)."""
 
-    def __init__(self, bed) -> None:
+    def __init__(self, bed, fast_stubs: bool = False) -> None:
         self.bed = bed
+        self.fast_stubs = fast_stubs  # shell stubs (cat a file): cheap, no .hang/.exit files
         self.n = len(bed.hosts)
         self.root = bed.dir / "macs"
         self.root.mkdir(exist_ok=True)
@@ -188,6 +210,8 @@ class MacMesh:
             "ibv_devinfo__v.txt": "\n".join(info),
         }
         stubs.install(d / "bin", ["healthy"], extra=extra)
+        if self.fast_stubs:
+            _shell_stubs(d / "bin", d / "bin-fixtures")
         lib = d / "pylib" / "mlx"
         (lib / "core").mkdir(parents=True)
         (lib / "lib").mkdir()
