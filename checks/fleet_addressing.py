@@ -37,7 +37,7 @@ def _addrs(view: FleetView, host: str, dev: str) -> List[ipaddress.IPv4Interface
 
 
 def _jaccl(view: FleetView):
-    names = [h.ssh for h in view.hostfile.hosts]
+    names = view.names()
     found, checked = [], 0
     for i, j, a, b in view.edges():
         hi, hj = names[i], names[j]
@@ -75,7 +75,7 @@ def _ring(view: FleetView):
         reach = left.facts.get("reach") or {}
         if reach.get("rank") != r:
             continue
-        me = view.entry(r).ssh
+        me = view.names()[r]
         for target, how in (reach.get("targets") or {}).items():
             checked += 1
             if how in ("refused", "open"):

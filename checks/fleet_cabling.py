@@ -28,7 +28,7 @@ CROSSED_REMEDY = ("Swap the two cables on one of the Macs (or swap the device or
 def run(view: FleetView):
     if view.backend not in JACCL_BACKENDS:
         return skip(f"no Thunderbolt edges: the backend is {view.backend}")
-    names = [h.ssh for h in view.hostfile.hosts]
+    names = view.names()
     owner: Dict[str, Tuple[str, dict]] = {}
     for hv in view.reachable():
         for p in (hv.facts.get("thunderbolt") or {}).get("ports") or []:

@@ -37,7 +37,7 @@ def _state(view: FleetView, host: str, dev: str) -> Optional[str]:
 def run(view: FleetView):
     if view.backend not in JACCL_BACKENDS:
         return skip(f"no RDMA edges: the backend is {view.backend}")
-    names = [h.ssh for h in view.hostfile.hosts]
+    names = view.names()
     n = len(names)
     cells: List[List[Optional[Dict[str, Any]]]] = [[None] * n for _ in range(n)]
     found: List[Finding] = []

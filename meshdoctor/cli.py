@@ -176,6 +176,16 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
     try:
         checks = all_checks()
         only_l, skip_l = _split_codes(only), _split_codes(skip)
+        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
+            from .fleet import FleetOptions, FleetUsageError, check_fleet
+
+            try:
+                titles = check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l,
+                                                               skip=skip_l, python=python))
+            except FleetUsageError as exc:
+                raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
+            emit(verdict, as_json=as_json, quiet=quiet,
+                 titles={**{c.code: c.title for c in checks}, **titles})
         known = {c.code.lower() for c in checks} | {c.name.lower() for c in checks}
         unknown = [k for k in only_l + skip_l if k.lower() not in known]
         if unknown:
@@ -185,13 +195,6 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
         if not selected:
             raise click.BadParameter("--only and --skip leave no check to run; a gate that "
                                      "runs nothing must not say go", param_hint="--only/--skip")
-        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
-            from .fleet import FleetOptions, check_fleet
-
-            titles = check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l,
-                                                           skip=skip_l, python=python))
-            emit(verdict, as_json=as_json, quiet=quiet,
-                 titles={**{c.code: c.title for c in checks}, **titles})
         ranks = local_ranks(hf) if hf is not None else []
         if ranks_opt and hf is not None:
             ranks = [int(x) for x in ranks_opt.split(",") if x.strip().isdigit()

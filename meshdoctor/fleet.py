@@ -36,6 +36,7 @@ from .model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, V
 REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
 REACH_CODE = "MD402"
+HOSTFILE_CODE = "MD401"
 ORDER = [FAIL, ERROR, WARN, OK, SKIP]
 # fleet table columns: node result codes by hundred, then the cross-node checks' areas
 NODE_AREAS = {"1": "node", "2": "rdma", "3": "procs", "4": "node"}
@@ -186,6 +187,42 @@ class FleetOptions:
         return self.timeout + remote.CONNECT_TIMEOUT_S + STARTUP_S
 
 
+class FleetUsageError(ValueError):
+    """``--only``/``--skip`` name an unknown check or leave nothing to run (a usage error)."""
+
+
+def select_checks(opts: FleetOptions):
+    """``(node only, node skip, fleet checks)`` from ``opts``: each code or name goes to the
+    node checks (run on every host) or the cross-node checks it belongs to. Raises
+    :class:`FleetUsageError` for an unknown name or a selection that runs nothing."""
+    from .fleetcheck import all_fleet_checks
+    from .registry import all_checks, select
+
+    node, fleet = all_checks(), all_fleet_checks()
+
+    def keys(c) -> set:
+        return {c.code.lower(), c.name.lower()}
+
+    node_keys = set().union(*(keys(c) for c in node))
+    fleet_keys = set().union(*(keys(c) for c in fleet))
+    unknown = [k for k in opts.only + opts.skip if k.lower() not in node_keys | fleet_keys]
+    if unknown:
+        raise FleetUsageError(f"unknown check {', '.join(unknown)}; see `meshdoctor "
+                              "list-checks`")
+    only = [k.lower() for k in opts.only]
+    skip = [k.lower() for k in opts.skip]
+    node_only = [k for k in only if k in node_keys]
+    node_skip = [k for k in skip if k in node_keys]
+    fleet_sel = [c for c in fleet if (not only or keys(c) & set(only)) and not keys(c) & set(skip)]
+    node_sel = [] if only and not node_only else select(node, node_only, node_skip)
+    if not node_sel and not fleet_sel:
+        raise FleetUsageError("--only and --skip leave no check to run; a gate that runs "
+                              "nothing must not say go")
+    if not node_sel:  # only cross-node checks: each host still reports its facts
+        return ["MD103"], [], fleet_sel, False
+    return node_only, node_skip, fleet_sel, True
+
+
 def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
     """The arguments of the node check one host runs (hostfile on stdin)."""
     argv = ["check", "--local-only", "--json", "--facts", "--hostfile", "-",
@@ -238,9 +275,11 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str,
     """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
     cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix). Returns the
     titles of the fleet codes (code -> title) for rendering."""
-    from .fleetcheck import HostView, FleetView, all_fleet_checks, cell_hosts, run_fleet_checks
+    from .fleetcheck import HostView, FleetView, cell_hosts, run_fleet_checks
 
+    node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
     python = opts.python or default_python()
+    node_opts = FleetOptions(timeout=opts.timeout, only=node_only, skip=node_skip)
     order: Dict[str, List[int]] = {}
     mine = local_names()
     here = [h for h in hf.hosts if is_this_machine(h, mine)]
@@ -248,10 +287,11 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str,
     for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
         order.setdefault(here[0].ssh if h in here else h.ssh, []).append(h.rank)
     text = json.dumps(hf.raw if hf.raw is not None else hf.to_dict())
-    replies = run_meshdoctor(list(order), lambda host: node_args(order[host], opts),
+    replies = run_meshdoctor(list(order), lambda host: node_args(order[host], node_opts),
                              timeout=opts.deadline, python=python, stdin=text,
                              local=lambda host: host in local_hosts)
     views: Dict[str, HostView] = {}
+    seen_hostfile = False
     area_of: Dict[int, str] = {}
     for host, rep in replies.items():
         ranks = order[host]
@@ -275,11 +315,19 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str,
                   "via": rep.via, "duration_s": round(rep.duration_s, 3),
                   "tool_version": str((doc.get("tool") or {}).get("version", ""))}))
         results = [_result(d, host) for d in doc["results"] if isinstance(d, dict)]
+        if not keep_node:  # --only named cross-node checks alone
+            results = []
+        elif seen_hostfile:  # the hostfile's own rules (MD401) once, not once per host
+            results = [r for r in results if r.code != HOSTFILE_CODE]
+        seen_hostfile = seen_hostfile or any(r.code == HOSTFILE_CODE for r in results)
+        for r in results:
+            if r.code == HOSTFILE_CODE and hf.path and r.remediation is not None:
+                r.remediation.text = r.remediation.text.replace("<stdin>", hf.path)
         verdict.results.extend(results)
         verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
         views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])
     view = FleetView(hf, views)
-    fleet_results = run_fleet_checks(all_fleet_checks(), view)
+    fleet_results = run_fleet_checks(fleet_checks, view)
     for fc, r in fleet_results:
         area_of[id(r)] = fc.area
         verdict.results.append(r)

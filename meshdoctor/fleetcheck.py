@@ -54,8 +54,14 @@ class FleetView:
     def backend(self) -> str:
         return self.hostfile.effective_backend
 
+    def names(self) -> List[str]:
+        """The host (a key of ``hosts``) of each rank, in rank order (entries that are the same
+        machine share one host)."""
+        by_rank = {r: hv.host for hv in self.hosts.values() for r in hv.ranks}
+        return [by_rank.get(h.rank, h.ssh) for h in self.hostfile.hosts]
+
     def of_rank(self, rank: int) -> HostView:
-        return self.hosts[self.hostfile.hosts[rank].ssh]
+        return self.hosts[self.names()[rank]]
 
     def entry(self, rank: int) -> Host:
         return self.hostfile.hosts[rank]

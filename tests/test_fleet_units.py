@@ -143,3 +143,17 @@ def test_fleet_codes_are_listed_and_explained():
     assert r.rc == 0 and "edges active" in r.out
     r = run_cli("explain", "MD402")
     assert r.rc == 0 and "ssh" in r.out
+
+
+def test_only_cross_node_checks_and_the_hostfile_rules_once(tmp_path, clean_env):
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps([{"ssh": "127.0.0.1"}, {"ssh": "127.0.0.2"}]))  # ring without IPs
+    r = run_cli("check", "--hostfile", str(hf), "--json", "--only", "MD403,fleet.environment",
+                env=clean_env)
+    assert r.rc == 0 and {x["code"] for x in r.doc["results"]} == {"MD403", "MD407"}
+    r = run_cli("check", "--hostfile", str(hf), "--json", "--only", "MD401", env=clean_env)
+    assert r.rc == 1
+    assert all(str(hf) in x["remediation"]["text"] for x in r.results("MD401")
+               if x["status"] == "fail")
+    r = run_cli("check", "--hostfile", str(hf), "--only", "MD999", env=clean_env)
+    assert r.rc == 2 and "unknown check MD999" in r.err
