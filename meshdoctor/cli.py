@@ -347,9 +347,10 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     verdict = Verdict(command="probe")
     if cfg.hostfile is not None and (hostfile or hosts) and not no_check:
-        from .fleet import gate_probe
+        from .fleet import FleetOptions, gate_probe
 
-        if not gate_probe(cfg.hostfile, verdict):  # fleet check said no-go: no launch
+        # the fleet check runs with the interpreter the remote ranks will use
+        if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
             emit(verdict, as_json=as_json, quiet=quiet)
     _interrupt_on_termination()
     try:

@@ -7,6 +7,7 @@ hosts, the device each end uses and whether it is PORT_ACTIVE. All text from hos
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict
 
 from rich.console import Console
@@ -14,6 +15,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from .model import OK, SKIP, Verdict
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def safe(text: Any) -> str:
+    """``text`` with control characters replaced and rich markup escaped (device names come
+    from the hostfile, states from the hosts)."""
+    return escape(_CONTROL.sub("?", str(text)))
+
 
 AREA_TITLES = {"reach": "reach", "node": "node", "rdma": "rdma/tb", "procs": "procs/mem",
                "versions": "versions", "edges": "edges", "cabling": "cabling",
@@ -26,7 +36,7 @@ def _cell(cell: Dict[str, Any], symbols) -> str:
     sym, style = symbols[cell["status"]]
     if cell["status"] in (OK, SKIP):
         return f"[{style}]{sym}[/]"
-    return f"[{style}]{sym}[/]\n[{style}]{escape(cell['code'])}[/]"
+    return f"[{style}]{sym}[/]\n[{style}]{safe(cell['code'])}[/]"
 
 
 def table(v: Verdict, out: Console, symbols) -> None:
@@ -36,14 +46,14 @@ def table(v: Verdict, out: Console, symbols) -> None:
     areas = [a for a, cells in fleet.get("areas", {}).items()
              if any(c["status"] != SKIP for c in cells.values())]
     ranks = {h.host: h.rank for h in v.hosts}
-    t = Table(title=f"fleet: {len(hosts)} host(s), backend {escape(fleet.get('backend', '?'))}",
+    t = Table(title=f"fleet: {len(hosts)} host(s), backend {safe(fleet.get('backend', '?'))}",
               show_lines=False, title_justify="left")
     t.add_column("host", no_wrap=True)
     t.add_column("rank", justify="right")
     for a in areas:
         t.add_column(AREA_TITLES.get(a, a), justify="center", no_wrap=True)
     for h in hosts:
-        t.add_row(escape(h), "" if ranks.get(h) is None else str(ranks[h]),
+        t.add_row(safe(h), "" if ranks.get(h) is None else str(ranks[h]),
                   *[_cell(fleet["areas"][a].get(h), symbols) for a in areas])
     need = max([len(h) for h in hosts] + [4]) + 9 + sum(
         max(len(AREA_TITLES.get(a, a)), 5) + 3 for a in areas)
@@ -52,10 +62,10 @@ def table(v: Verdict, out: Console, symbols) -> None:
     if not edges:
         return
     names = edges["hosts"]
-    m = Table(title=f"edges: {escape(edges.get('summary', ''))}", title_justify="left")
+    m = Table(title=f"edges: {safe(edges.get('summary', ''))}", title_justify="left")
     m.add_column("")
     for h in names:
-        m.add_column(escape(h))
+        m.add_column(safe(h))
     for i, h in enumerate(names):
         row = []
         for j in range(len(names)):
@@ -66,8 +76,8 @@ def table(v: Verdict, out: Console, symbols) -> None:
             parts = []
             for d, s in zip(c["devices"], c["states"]):
                 good = s == "PORT_ACTIVE"
-                parts.append(f"{escape(d)} " + ("[green]✔[/]" if good else
-                                                f"[bold red]✘ {escape(str(s or '?'))}[/]"))
+                parts.append(f"{safe(d)} " + ("[green]✔[/]" if good else
+                                                f"[bold red]✘ {safe(str(s or '?'))}[/]"))
             row.append("\n".join(parts) or "[bold red]✘ none[/]")
-        m.add_row(escape(h), *row)
+        m.add_row(safe(h), *row)
     out.print(m, width=max(out.width, 12 + 22 * len(names)))
