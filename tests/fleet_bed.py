@@ -143,11 +143,13 @@ class MacMesh:
               down: Optional[Dict[str, Iterable[str]]] = None,
               mlx: Optional[Dict[str, Tuple[str, bool]]] = None,
               env: Optional[Dict[str, Dict[str, str]]] = None,
-              no_meshdoctor: Iterable[str] = ()) -> None:
+              no_meshdoctor: Iterable[str] = (),
+              sets: Optional[Dict[str, Sequence[str]]] = None) -> None:
         """Write every host's Mac. ``cables``: the physical plan (default :func:`default_cables`);
         ``down``: host -> devices to show PORT_DOWN; ``mlx``: host -> (version, has guard)
         (default 0.32.1 with the guard); ``env``: host -> exported variables;
-        ``no_meshdoctor``: hosts whose interpreter lacks meshdoctor."""
+        ``no_meshdoctor``: hosts whose interpreter lacks meshdoctor; ``sets``: host -> fixture
+        sets of tests/fixtures/mac layered over "healthy" (e.g. ``["wired-leftover"]``)."""
         cables = list(cables if cables is not None else default_cables(self.n))
         down = {h: set(v) for h, v in (down or {}).items()}
         mlx, env, missing = mlx or {}, env or {}, set(no_meshdoctor)
@@ -158,10 +160,11 @@ class MacMesh:
             ip[a], ip[b] = f"192.168.{100 + c}.1", f"192.168.{100 + c}.2"
         for i, h in enumerate(self.bed.hosts):
             self._host(i, h, peer, ip, down.get(h, set()), mlx.get(h, ("0.32.1", True)),
-                       env.get(h, {}), h in missing)
+                       env.get(h, {}), h in missing, list((sets or {}).get(h, ())))
 
     def _host(self, i: int, h: str, peer: Dict[End, End], ip: Dict[End, str], down: Set[str],
-              mlx: Tuple[str, bool], env: Dict[str, str], missing: bool) -> None:
+              mlx: Tuple[str, bool], env: Dict[str, str], missing: bool,
+              sets: Sequence[str] = ()) -> None:
         d = self.root / h
         if d.exists():
             shutil.rmtree(d)
@@ -209,7 +212,7 @@ class MacMesh:
                                "----------------\n" + "\n".join(devs) + "\n",
             "ibv_devinfo__v.txt": "\n".join(info),
         }
-        stubs.install(d / "bin", ["healthy"], extra=extra)
+        stubs.install(d / "bin", ["healthy", *sets], extra=extra)
         if self.fast_stubs:
             _shell_stubs(d / "bin", d / "bin-fixtures")
         lib = d / "pylib" / "mlx"

@@ -109,6 +109,15 @@ def test_mixed_mlx_versions_fail_for_jaccl_naming_the_odd_host(bed):
     assert bad and bad[0]["host"] == "h1" and "0.32.0" in bad[0]["summary"]
 
 
+def test_leftover_wired_memory_on_one_host_blocks_the_launch_named_by_host(bed):
+    bed.mesh.write(sets={"h1": ["wired-leftover"]})
+    r = fleet(bed, "--json")
+    assert r.rc == 1
+    bad = [x for x in r.results("MD409") if x["status"] == "fail"]
+    assert bad and bad[0]["host"] == "h1" and "h1" in bad[0]["summary"]
+    assert r.doc["needs_reboot"] == ["h1"]
+
+
 def test_stopped_sshd_is_could_not_assess_within_the_deadline(bed):
     bed.mesh.write()
     pid = bed.sshd_pid("h3")
@@ -146,6 +155,10 @@ def test_ring_probe_across_three_hosts_runs_the_fleet_check_first(bed):
     assert r.rc == 0, r.out[-3000:]
     assert r.doc["fleet"]["hosts"] == ["h0", "h1", "h2"]
     assert r.doc["probe"]["world_size"] == 3
+    # the gate checked each rank's ring address from its left neighbour and the ring ports
+    areas = r.doc["fleet"]["areas"]
+    assert [areas["addressing"][h]["status"] for h in ("h0", "h1", "h2")] == ["ok"] * 3
+    assert [areas["ports"][h]["status"] for h in ("h0", "h1", "h2")] == ["ok"] * 3
     # a no-go fleet check refuses the launch: h1 listens on h1's ring port 32324 first
     holder = bed.ssh("h1", f"{sys.executable} -c 'import socket,time; s=socket.socket(); "
                      "s.bind((\"0.0.0.0\", 32324)); s.listen(); time.sleep(120)' "
