@@ -13,7 +13,7 @@ host answered).
 from __future__ import annotations
 
 import ipaddress
-from typing import List, Optional
+from typing import List
 
 from meshdoctor.check import fail, ok, skip
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on

@@ -11,7 +11,7 @@ init (exo PR #2160).
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
 from meshdoctor.check import fail, ok, skip, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on

@@ -3,11 +3,12 @@ meshdoctor agree across the hosts.
 
 Ranks of different MLX versions do not speak the same JACCL: the buffer sizes and counts each
 connection registers changed in mlx 0.30.6, 0.31.0 and 0.32.1 (mlx #3901; ``rdma.cpp`` of each
-tag), and a JACCL build with the progress guard (its library contains ``JACCL_PROGRESS_TIMEOUT_MS``)
-also sends from the GID it advertised instead of the fixed index 1 of upstream, so a mix of
-guarded and unguarded builds can use different GIDs on the two ends of a link. A mix is therefore a failure for jaccl and
-jaccl-ring, and a warning for ring (TCP framing is stable, but survivors of a dead peer hang
-before 0.32.1 and fail cleanly after) and for macOS build, Python and meshdoctor.
+tag), and a JACCL build with the progress guard (its library contains
+``JACCL_PROGRESS_TIMEOUT_MS``) also sends from the GID it advertised instead of the fixed index 1
+of upstream, so a mix of guarded and unguarded builds can use different GIDs on the two ends of a
+link. A mix is therefore a failure for jaccl and jaccl-ring, and a warning for ring (its TCP
+framing is stable, but survivors of a dead peer hang before 0.32.1 and fail cleanly after) and
+for macOS build, Python and meshdoctor.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A fake Mac mesh on the network-namespace test bed: every host its own Mac.
 
 :class:`MacMesh` writes, for each host of a :class:`tests.netns.TestBed`, a fixture set generated
-from one cabling plan (knowledge of the formats: tests/fixtures/mac/healthy and tests/stubs.py):
+from one cabling plan (formats as in tests/fixtures/mac/healthy, served by tests/stubs.py):
 ``system_profiler`` ports whose peers are the other hosts' port UUIDs, ``networksetup``,
 ``ifconfig`` with one /30 per cable (as mlx.distributed_config --auto-setup), ``ibv_devices`` and
 ``ibv_devinfo -v`` with each cabled port PORT_ACTIVE and its IPv4-mapped GID, plus a fake ``mlx``
