@@ -271,11 +271,42 @@ def _area(code: str) -> str:
     return "reach" if code == REACH_CODE else NODE_AREAS.get(code[2:3], "node")
 
 
+def _table(results: List[Result], area_of: Dict[int, str], fleet_results, names: List[str],
+           reached: List[str]):
+    """The fleet table (area -> host -> worst ``{status, code, summary}``) and the edge matrix
+    (from the edges check's evidence, None without one). A result about the whole mesh counts
+    for every host that answered; a host no finding of a cross-node check names is ok there."""
+    from .fleetcheck import cell_hosts
+
+    areas: Dict[str, Dict[str, Any]] = {a: {} for a in AREAS}
+    edges = None
+    for r in results:
+        a = area_of.get(id(r)) or _area(r.code)
+        if "edge_matrix" in r.evidence:
+            edges = r.evidence["edge_matrix"]
+        for h in cell_hosts(r.to_dict(), names, reached):
+            cell = areas.setdefault(a, {}).get(h)
+            if cell is None or ORDER.index(r.status) < ORDER.index(cell["status"]):
+                areas[a][h] = {"status": r.status, "code": r.code, "summary": r.summary}
+    if areas["reach"]:  # only worth a column when a host did not answer
+        for h in reached:
+            areas["reach"].setdefault(h, {"status": OK, "code": REACH_CODE,
+                                          "summary": "answered"})
+    for fc in {fc.code: fc for fc, _ in fleet_results}.values():
+        cells = areas.setdefault(fc.area, {})
+        if fc.area in NODE_AREAS.values() or not cells or \
+                all(c["status"] == SKIP for c in cells.values()):
+            continue
+        for h in reached:
+            cells.setdefault(h, {"status": OK, "code": fc.code, "summary": "nothing found"})
+    return areas, edges
+
+
 def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str, str]:
     """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
     cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix). Returns the
     titles of the fleet codes (code -> title) for rendering."""
-    from .fleetcheck import HostView, FleetView, cell_hosts, run_fleet_checks
+    from .fleetcheck import HostView, FleetView, run_fleet_checks
 
     node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
     python = opts.python or default_python()
@@ -332,25 +363,8 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str,
         area_of[id(r)] = fc.area
         verdict.results.append(r)
     names = list(order)
-    areas: Dict[str, Dict[str, Any]] = {a: {} for a in AREAS}
-    edges = None
-    for r in verdict.results:
-        a = area_of.get(id(r)) or _area(r.code)
-        d = r.to_dict()
-        if "edge_matrix" in r.evidence:
-            edges = r.evidence["edge_matrix"]
-        for h in cell_hosts(d, names):
-            cell = areas.setdefault(a, {}).get(h)
-            if cell is None or ORDER.index(r.status) < ORDER.index(cell["status"]):
-                areas[a][h] = {"status": r.status, "code": r.code, "summary": r.summary}
-    reached = [h for h in names if views[h].reachable]
-    for fc in {fc.code: fc for fc, _ in fleet_results}.values():
-        cells = areas.setdefault(fc.area, {})
-        if fc.area in NODE_AREAS.values() or not cells or \
-                all(c["status"] == SKIP for c in cells.values()):
-            continue
-        for h in reached:  # a host no finding of the check names is fine in that area
-            cells.setdefault(h, {"status": OK, "code": fc.code, "summary": "nothing found"})
+    areas, edges = _table(verdict.results, area_of, fleet_results, names,
+                          [h for h in names if views[h].reachable])
     verdict.fleet = {"hosts": names, "backend": hf.effective_backend,
                      "deadline_s": opts.deadline, "areas": areas,
                      **({"edges": edges} if edges is not None else {})}

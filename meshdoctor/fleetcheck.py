@@ -155,11 +155,13 @@ def run_fleet_checks(checks: Iterable[FleetCheck], view: FleetView) -> List[Tupl
     return out
 
 
-def cell_hosts(result: Dict[str, Any], all_hosts: Sequence[str]) -> List[str]:
-    """The hosts a (fleet) result counts against in the fleet table."""
+def cell_hosts(result: Dict[str, Any], all_hosts: Sequence[str],
+               mesh_hosts: Optional[Sequence[str]] = None) -> List[str]:
+    """The hosts a result counts against in the fleet table: those it names, else its host;
+    one about the whole mesh counts for ``mesh_hosts`` (default: every host)."""
     named = (result.get("evidence") or {}).get("hosts")
     if named:
         return [h for h in named if h in all_hosts]
     if result["host"] == MESH:
-        return list(all_hosts)
+        return list(all_hosts if mesh_hosts is None else mesh_hosts)
     return [result["host"]] if result["host"] in all_hosts else []
