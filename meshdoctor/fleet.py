@@ -99,7 +99,9 @@ _MISSING_MARKS = ("No module named meshdoctor", "No module named 'meshdoctor'",
 
 
 def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> HostReply:
-    err_tail = [ln.strip() for ln in res.stderr.strip().splitlines() if ln.strip()]
+    from .fleetcheck import printable
+
+    err_tail = [printable(ln.strip()) for ln in res.stderr.strip().splitlines() if ln.strip()]
     last = err_tail[-1][:300] if err_tail else ""
     rep = HostReply(host, via, returncode=res.returncode, stderr="\n".join(err_tail[-5:])[-1500:],
                     duration_s=res.duration_s)
@@ -235,14 +237,33 @@ def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
 
 
 def _result(d: Dict[str, Any], host: str) -> Result:
+    """One result of a host's JSON verdict, tagged with the hostfile's name for that host; its
+    text made printable (it came over the network). Raises ValueError for an unknown status."""
+    from .fleetcheck import printable
+
     rem = d.get("remediation")
-    return Result(code=d.get("code", "MD100"), check=d.get("check", "?"),
-                  status=d.get("status", ERROR), summary=d.get("summary") or "?", host=host,
-                  severity=d.get("severity"), evidence=d.get("evidence") or {},
-                  remediation=Remediation(rem.get("text", ""), rem.get("command"))
-                  if isinstance(rem, dict) else None,
+    return Result(code=str(d.get("code", "MD100")), check=printable(d.get("check") or "?"),
+                  status=d.get("status", ERROR), summary=printable(d.get("summary") or "?"),
+                  host=host, severity=d.get("severity"), evidence=d.get("evidence") or {},
+                  remediation=Remediation(printable(rem.get("text", "")),
+                                          printable(rem["command"]) if rem.get("command")
+                                          else None) if isinstance(rem, dict) else None,
                   needs_reboot=bool(d.get("needs_reboot")),
                   duration_s=float(d.get("duration_s") or 0.0))
+
+
+def _results(items: List[Any], host: str) -> List[Result]:
+    """A host's results; one it sent in a shape this version cannot read becomes an error."""
+    out = []
+    for d in items:
+        try:
+            out.append(_result(d, host))
+        except (ValueError, TypeError, AttributeError) as exc:
+            out.append(Result(code=REACH_CODE, check="fleet.reach", status=ERROR, host=host,
+                              summary=f"{host} sent a result this meshdoctor cannot read "
+                                      f"({type(exc).__name__}: {exc}); are the versions far "
+                                      "apart?", evidence={"hosts": [host]}))
+    return out
 
 
 def _unreached(host: str, rep: HostReply, python: str, deadline: float) -> Result:
@@ -345,7 +366,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str,
             node={"verdict": doc.get("verdict", "unknown"), "exit_code": doc.get("exit_code", 3),
                   "via": rep.via, "duration_s": round(rep.duration_s, 3),
                   "tool_version": str((doc.get("tool") or {}).get("version", ""))}))
-        results = [_result(d, host) for d in doc["results"] if isinstance(d, dict)]
+        results = _results(doc["results"], host)
         if not keep_node:  # --only named cross-node checks alone
             results = []
         elif seen_hostfile:  # the hostfile's own rules (MD401) once, not once per host

@@ -11,6 +11,7 @@ in ``evidence["hosts"]``), else ``mesh`` for a finding about the whole mesh.
 from __future__ import annotations
 
 import importlib
+import re
 import pkgutil
 import traceback
 from dataclasses import dataclass, field
@@ -22,6 +23,13 @@ from .hostfile import Host, Hostfile
 from .model import ERROR, OK, Remediation, Result
 
 MESH = "mesh"  # the host a finding about the whole mesh is tagged with
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: Any) -> str:
+    """``text`` with terminal control characters (escape sequences, bells) replaced by ``?``:
+    summaries quote hostfile entries and what remote hosts sent, and reach a terminal."""
+    return _CONTROL.sub("?", str(text))
 
 
 @dataclass
@@ -127,8 +135,11 @@ def all_fleet_checks() -> List[FleetCheck]:
 def _tagged(code: str, name: str, f: Finding) -> Result:
     hosts = f.evidence.get("hosts") or []
     host = hosts[0] if len(hosts) == 1 else MESH
-    return Result(code=code, check=name, status=f.status, summary=f.summary, host=host,
-                  severity=f.severity, evidence=f.evidence, remediation=f.remedy(),
+    rem = f.remedy()
+    if rem is not None:
+        rem = Remediation(printable(rem.text), printable(rem.command) if rem.command else None)
+    return Result(code=code, check=name, status=f.status, summary=printable(f.summary),
+                  host=host, severity=f.severity, evidence=f.evidence, remediation=rem,
                   needs_reboot=f.needs_reboot)
 
 

@@ -157,3 +157,11 @@ def test_only_cross_node_checks_and_the_hostfile_rules_once(tmp_path, clean_env)
                if x["status"] == "fail")
     r = run_cli("check", "--hostfile", str(hf), "--only", "MD999", env=clean_env)
     assert r.rc == 2 and "unknown check MD999" in r.err
+
+
+def test_escape_sequences_from_a_hostfile_never_reach_the_terminal():
+    view = _view(_facts(0), _facts(1))
+    view.hostfile.hosts[0].rdma[1] = "rdma_en2\x1b[2J"
+    got = run_fleet_checks(all_fleet_checks(), view)
+    assert all("\x1b" not in r.summary for _, r in got)
+    assert any("rdma_en2?[2J" in r.summary for _, r in got)
