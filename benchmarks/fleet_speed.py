@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests import netns  # noqa: E402
+from meshdoctor.fleet import run_meshdoctor  # noqa: E402
 from tests.fleet_bed import MacMesh  # noqa: E402
 
 TARGETS = {4: 1.5, 8: 2.0}
@@ -51,8 +52,14 @@ def main() -> int:
                 {"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts[:n]]}))
             files[n] = f
         times = {n: [] for n in files}
+        fan = {n: [] for n in files}
         cpu = os.cpu_count()
+        os.environ["MESHDOCTOR_SSH_CONFIG"] = str(bed.ssh_config)
         for _ in range(args.runs):
+            for n in files:  # the fan-out alone: `meshdoctor --version` on every host
+                t0 = time.monotonic()
+                run_meshdoctor(bed.hosts[:n], ["--version"], timeout=30, python=mesh.python)
+                fan[n].append(time.monotonic() - t0)
             for n, f in files.items():
                 t0 = time.monotonic()
                 p = subprocess.run([sys.executable, "-m", "meshdoctor", "check", "--hostfile",
@@ -61,8 +68,14 @@ def main() -> int:
                 times[n].append(time.monotonic() - t0)
                 if p.returncode not in (0, 1):
                     print(f"{n} host(s): exit {p.returncode}: {p.stdout[-800:]}{p.stderr[-800:]}")
+    load = os.getloadavg()[0]
+    fbase = statistics.median(fan[1])
+    print(f"fan-out only (meshdoctor --version per host), median of {args.runs} run(s)")
+    for n, ts in fan.items():
+        print(f"{n:>5}  {statistics.median(ts):8.2f}  {statistics.median(ts) / fbase:5.2f}")
     base = statistics.median(times[1])
-    print(f"fleet check over ssh, median of {args.runs} run(s), {cpu} CPU core(s)")
+    print(f"fleet check over ssh, median of {args.runs} run(s), {cpu} CPU core(s), "
+          f"load average {load:.1f}")
     print(f"{'hosts':>5}  {'median s':>8}  {'ratio':>5}  {'target':>6}  runs (s)")
     ok = True
     for n, ts in times.items():
