@@ -117,6 +117,20 @@ def _thunderbolt_facts(ctx: NodeContext) -> Dict[str, Any]:
             "interfaces": interfaces}
 
 
+def _bind_test(wanted: List[int]) -> Dict[str, str]:
+    """Ports of ``wanted`` that cannot be bound here (what the rank would do), without naming
+    the holder: the fallback when the socket table is not readable (macOS without root)."""
+    busy: Dict[str, str] = {}
+    for port in wanted:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError as exc:
+                busy[str(port)] = f"another process ({exc.strerror or exc})"
+    return busy
+
+
 def _busy_ports(wanted: List[int]) -> Dict[str, str]:
     """Which of ``wanted`` TCP ports something listens on here, as port -> "name (pid N)"."""
     import psutil
@@ -124,7 +138,11 @@ def _busy_ports(wanted: List[int]) -> Dict[str, str]:
     if not wanted:
         return {}
     busy: Dict[str, str] = {}
-    for c in psutil.net_connections(kind="tcp"):
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except psutil.AccessDenied:  # macOS lists other users' sockets to root only
+        return _bind_test(wanted)
+    for c in conns:
         if c.status != psutil.CONN_LISTEN or not c.laddr or c.laddr.port not in wanted:
             continue
         who = "unknown process"

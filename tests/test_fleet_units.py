@@ -165,3 +165,17 @@ def test_escape_sequences_from_a_hostfile_never_reach_the_terminal():
     got = run_fleet_checks(all_fleet_checks(), view)
     assert all("\x1b" not in r.summary for _, r in got)
     assert any("rdma_en2?[2J" in r.summary for _, r in got)
+
+
+def test_a_listening_port_is_busy_by_the_socket_table_and_by_the_bind_fallback():
+    import socket
+
+    from meshdoctor.facts import _bind_test, _busy_ports
+
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert str(port) in _bind_test([port])
+        assert str(port) in _busy_ports([port])
+    assert _bind_test([port]) == {}
