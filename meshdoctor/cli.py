@@ -229,9 +229,8 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
               help="Also list the probe's codes (MD5xx) and the failure signatures (MD6xx).")
 def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
-    from .registry import all_checks
-
     from .fleetcheck import all_fleet_checks
+    from .registry import all_checks
 
     rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
             for c in all_checks()]
