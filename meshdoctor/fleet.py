@@ -14,6 +14,9 @@ Two layers:
   section per host, every result tagged with its host), then the cross-node checks of
   :mod:`meshdoctor.fleetcheck` on the merged facts.
 
+* :func:`gate_probe` runs that check before ``meshdoctor probe --hostfile`` launches, and
+  :func:`node_facts_bounded` is the node side of ``check --facts``.
+
 The interpreter on the remote hosts is like mlx.launch's ``--python``: the ``python`` argument,
 else ``MESHDOCTOR_REMOTE_PYTHON``, else this interpreter's path.
 """
