@@ -1,6 +1,6 @@
 """Fleet mode: run meshdoctor on every host of a hostfile at once and merge the answers.
 
-Two layers:
+Entry points:
 
 * :func:`run_meshdoctor` is the fan-out any command can reuse: it runs ``<python> -m meshdoctor
   ARGS`` on every host in parallel (this machine as a plain child process, the others over ssh
@@ -13,7 +13,6 @@ Two layers:
   (``check --local-only --json --facts``, the hostfile on stdin), merged into one verdict (a
   section per host, every result tagged with its host), then the cross-node checks of
   :mod:`meshdoctor.fleetcheck` on the merged facts.
-
 * :func:`gate_probe` runs that check before ``meshdoctor probe --hostfile`` launches, and
   :func:`node_facts_bounded` is the node side of ``check --facts``.
 
