@@ -234,11 +234,12 @@ def list_checks(as_json: bool, everything: bool) -> None:
 
     rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
             for c in all_checks()]
-    rows += [{"code": c.code, "name": c.name, "title": c.title, "platforms": ["fleet"]}
+    rows += [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
              for c in all_fleet_checks()]  # cross-node checks (check --hostfile)
     rows.sort(key=lambda r: r["code"])
     if everything:
         from . import codes
+        from . import fleet as _fleet  # noqa: F401  (registers MD402)
         from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
 
         have = {r["code"] for r in rows}
@@ -256,13 +257,13 @@ def list_checks(as_json: bool, everything: bool) -> None:
 def explain(code: str) -> None:
     """Say what a finding code means and what to do (e.g. MD203, MD601)."""
     from . import codes
-    from .fleet import register_codes
+    from . import fleet as _fleet  # noqa: F401  (registers MD402)
+    from .fleetcheck import all_fleet_checks
     from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
     from .registry import all_checks
 
-    register_codes()  # MD402 and the cross-node checks
     key, name = code.strip().upper(), code.strip().lower()
-    for c in all_checks():
+    for c in [*all_checks(), *all_fleet_checks()]:
         if c.code == key or c.name.lower() == name:
             click.echo(f"{c.code} {c.name}: {c.title}\n")
             click.echo(c.explain.strip())

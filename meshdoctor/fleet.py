@@ -46,7 +46,7 @@ AREAS = ["reach", "node", "rdma", "procs", "versions", "edges", "cabling", "addr
          "ports"]
 
 
-codes.register(REACH_CODE, "Host reachable, meshdoctor runs there fleet.reach", """
+codes.register(REACH_CODE, "Host reachable and running meshdoctor: fleet.reach", """
 Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, a connect timeout,
 the user's ssh config, as mlx.launch). A host that cannot be reached, that has no meshdoctor for
 the chosen interpreter, or that does not answer by the deadline is an error with ssh's own
@@ -54,13 +54,6 @@ message and the command to install meshdoctor there; the fleet verdict is then "
 What to do: make `ssh HOST true` work without a prompt; install meshdoctor there; pick the
 interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.
 """)
-
-
-def register_codes() -> None:
-    """Make every fleet code known to ``meshdoctor explain`` (MD402 and the cross-node checks)."""
-    from .fleetcheck import all_fleet_checks
-
-    all_fleet_checks()
 
 
 def default_python() -> str:

@@ -17,7 +17,6 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from . import codes
 from .check import Finding
 from .hostfile import Host, Hostfile
 from .model import ERROR, OK, Remediation, Result
@@ -114,11 +113,11 @@ class FleetCheck:
     area: str
     run: Callable[[FleetView], Any]
     explain: str
+    platforms: Tuple[str, ...] = ("fleet",)  # runs on the merged facts, not on a node
 
 
 def all_fleet_checks() -> List[FleetCheck]:
-    """Every ``FLEET_CHECK`` in ``meshdoctor.checks``, sorted by code; registers each code for
-    ``meshdoctor explain``."""
+    """Every ``FLEET_CHECK`` in ``meshdoctor.checks``, sorted by code."""
     import meshdoctor.checks as pkg
 
     found: Dict[str, FleetCheck] = {}
@@ -128,7 +127,6 @@ def all_fleet_checks() -> List[FleetCheck]:
         fc = getattr(importlib.import_module(f"{pkg.__name__}.{m.name}"), "FLEET_CHECK", None)
         if isinstance(fc, FleetCheck):
             found[fc.code] = fc
-            codes.register(fc.code, f"{fc.title} {fc.name}", fc.explain.strip())
     return sorted(found.values(), key=lambda c: c.code)
 
 
