@@ -139,12 +139,21 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False,
 def _load_hostfile(path: Optional[str]):
     if path is None:
         return None
-    from .hostfile import HostfileError, load
+    from .hostfile import HostfileError, load, parse
 
     try:
-        return load(path)
+        return parse(sys.stdin.read(), "<stdin>") if path == "-" else load(path)
     except HostfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--hostfile") from None
+
+
+def _hosts_list(hosts: str):
+    from .hostfile import HostfileError, from_list
+
+    try:
+        return from_list(hosts)
+    except HostfileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--hosts") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]},
@@ -169,21 +178,45 @@ def cli() -> None:
 @click.option("--timeout", type=Seconds(0.1, 3600), default=10.0, show_default=True,
               help="Deadline in seconds for each check; each external command gets 45% of it.")
 @click.option("--hostfile", type=click.Path(dir_okay=False, allow_dash=True), default=None,
-              help="The mlx.launch hostfile (JSON) of the mesh this node belongs to ('-': "
-                   "read it from standard input).")
+              help="The mlx.launch hostfile (JSON): check every host of it (fleet mode; "
+                   "'-': read it from standard input).")
+@click.option("--hosts", default=None, metavar="A,B,C",
+              help="Hosts to check instead of a hostfile (fleet mode).")
+@click.option("--local-only", is_flag=True,
+              help="Check only this node (the hostfile says which rank it is).")
+@click.option("--python", "python", default=None, metavar="PATH",
+              help="Interpreter that runs meshdoctor on remote hosts (default: "
+                   "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).")
+@click.option("--facts", is_flag=True, hidden=True,
+              help="Add this node's facts for the cross-node checks (used by fleet mode).")
+@click.option("--ranks", "ranks_opt", default=None, hidden=True,
+              help="This node's ranks in the hostfile, comma-separated (used by fleet mode).")
 def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, timeout: float,
-          hostfile: Optional[str]) -> None:
-    """Inspect this node and give a go/no-go verdict for a launch."""
+          hostfile: Optional[str], hosts: Optional[str] = None, local_only: bool = False,
+          python: Optional[str] = None, facts: bool = False,
+          ranks_opt: Optional[str] = None) -> None:
+    """Inspect this node, or with --hostfile/--hosts every host of the mesh over ssh, and give
+    a go/no-go verdict for a launch."""
     from .context import NodeContext
     from .hostfile import local_ranks
     from .registry import select
     from .runner import run_checks
 
-    hf = _load_hostfile(hostfile)
+    hf = _load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     checks = _checks()
     verdict = Verdict(command="check", strict=strict)
     try:
         only_l, skip_l = _split_codes(only), _split_codes(skip)
+        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
+            from .fleet import FleetOptions, FleetUsageError, check_fleet
+
+            try:
+                titles = check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l,
+                                                               skip=skip_l, python=python))
+            except FleetUsageError as exc:
+                raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
+            emit(verdict, as_json=as_json, quiet=quiet,
+                 titles={**{c.code: c.title for c in checks}, **titles})
         known = {c.code.lower() for c in checks} | {c.name.lower() for c in checks}
         unknown = [k for k in only_l + skip_l if k.lower() not in known]
         if unknown:
@@ -194,13 +227,23 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
             raise click.BadParameter("--only and --skip leave no check to run; a gate that "
                                      "runs nothing must not say go", param_hint="--only/--skip")
         ranks = local_ranks(hf) if hf is not None else []
+        if ranks_opt and hf is not None:
+            ranks = [int(x) for x in ranks_opt.split(",") if x.strip().isdigit()
+                     and int(x) < hf.world_size]
         host = (hf.hosts[ranks[0]].ssh if hf is not None and ranks else "") or \
             socket.gethostname().split(".")[0] or "localhost"
         ctx = NodeContext(host=host, hostfile=hf, ranks=ranks,
                           command_timeout=max(0.05, timeout * COMMAND_SHARE))
         verdict.hosts.append(HostInfo(host=host, rank=ranks[0] if ranks else None,
                                       platform={"os": ctx.platform}))
-        verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
+        if facts:
+            from .fleet import node_facts_bounded
+
+            node_facts_bounded(ctx, verdict.hosts[0], timeout,
+                               lambda: verdict.results.extend(run_checks(selected, ctx,
+                                                                         timeout=timeout)))
+        else:
+            verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
         from .fixengine import annotate
 
         annotate(verdict.results)
@@ -220,15 +263,22 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
               help="Also list the probe's codes (MD5xx) and the failure signatures (MD6xx).")
 def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
+    from .fleetcheck import all_fleet_checks
+
     rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
             for c in _checks()]
+    rows += [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
+             for c in all_fleet_checks()]  # cross-node checks (check --hostfile)
+    rows.sort(key=lambda r: r["code"])
     if everything:
         from . import codes
+        from . import fleet as _fleet  # noqa: F401  (registers MD402)
         from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
         from .triage import report as _triage_report  # noqa: F401  (registers MD690)
 
+        have = {r["code"] for r in rows}
         rows += [{"code": k, "name": "", "title": t, "platforms": []}
-                 for k, (t, _) in sorted(codes.CATALOGUE.items())]
+                 for k, (t, _) in sorted(codes.CATALOGUE.items()) if k not in have]
         from .fixengine import all_fixes
 
         rows += [{"code": f.code, "name": f.name, "title": f.title, "platforms": []}
@@ -250,6 +300,8 @@ def explain(code: str) -> None:
     rdma.gid, a signature name such as ring.connect-failed, or a probe result name such as
     probe.leftovers)."""
     from . import codes
+    from . import fleet as _fleet  # noqa: F401  (registers MD402)
+    from .fleetcheck import all_fleet_checks
     from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
     from .triage import report as _triage_report  # noqa: F401  (registers MD690)
     from .render import plain
@@ -257,7 +309,7 @@ def explain(code: str) -> None:
     from .fixengine import fixes_for, lookup as lookup_fix
 
     key, name = code.strip().upper(), code.strip().lower()
-    for c in _checks():
+    for c in [*_checks(), *all_fleet_checks()]:
         if c.code == key or c.name.lower() == name:
             click.echo(plain(f"{c.code} {c.name}: {c.title}\n"))
             click.echo(plain(c.explain.strip()))
@@ -331,11 +383,13 @@ def schema() -> None:
               help="ring: first TCP port (rank ports follow); jaccl: coordinator port (32323).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@click.option("--no-check", is_flag=True,
+              help="With --hostfile/--hosts: skip the fleet check that gates the launch.")
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
 def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
           backend: Optional[str], op: str, size: str, iters: int, warmup: int, dtype: str,
           timeout: Optional[float], soak: int, pairs: bool, port: Optional[int],
-          as_json: bool, quiet: bool, strict: bool) -> None:
+          as_json: bool, quiet: bool, strict: bool, no_check: bool = False) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
     Starts one rank per hostfile entry (over ssh -o BatchMode=yes for remote hosts), or -n
@@ -355,6 +409,12 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     except ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     verdict = Verdict(command="probe", strict=strict)
+    if cfg.hostfile is not None and (hostfile or hosts) and not no_check:
+        from .fleet import FleetOptions, gate_probe
+
+        # the fleet check runs with the interpreter the remote ranks will use
+        if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
+            emit(verdict, as_json=as_json, quiet=quiet)
     _interrupt_on_termination()
     try:
         from .probe.config import collective_deadline, steps_per_rank

@@ -106,10 +106,18 @@ class HostInfo:
     rank: Optional[int] = None
     reachable: bool = True
     platform: Dict[str, Any] = field(default_factory=dict)
+    # fleet mode: the facts cross-node checks read, and this host's own verdict (optional)
+    facts: Optional[Dict[str, Any]] = None
+    node: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"host": self.host, "rank": self.rank, "reachable": self.reachable,
-                "platform": self.platform}
+        d = {"host": self.host, "rank": self.rank, "reachable": self.reachable,
+             "platform": self.platform}
+        if self.facts is not None:
+            d["facts"] = self.facts
+        if self.node is not None:
+            d["node"] = self.node
+        return d
 
 
 def _now_iso() -> str:
@@ -132,6 +140,7 @@ class Verdict:
     probe: Optional[Dict[str, Any]] = None
     actions: Optional[List[Dict[str, Any]]] = None
     triage: Optional[Dict[str, Any]] = None
+    fleet: Optional[Dict[str, Any]] = None
     extra_reboot: List[str] = field(default_factory=list)
     started_at: str = field(default_factory=_now_iso)
     _t0: float = field(default_factory=time.monotonic, repr=False)
@@ -191,4 +200,6 @@ class Verdict:
             d["actions"] = self.actions
         if self.triage is not None:
             d["triage"] = self.triage
+        if self.fleet is not None:
+            d["fleet"] = self.fleet
         return d

@@ -62,12 +62,20 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
     titles = titles or {}
     multi_host = len({r.host for r in v.results}) > 1
     shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
+    if v.fleet is not None and not quiet:  # fleet mode: the table, then only what is wrong
+        from .render_fleet import table
+
+        table(v, out, SYMBOLS)
     for r in v.results:
         if quiet and r.status not in shown:
             continue
+        if v.fleet is not None and r.status in (OK, SKIP):
+            continue
         sym, style = SYMBOLS[r.status]
         title = titles.get(r.code, r.check)
-        host = f"[cyan]{clean(r.host)}[/] " if multi_host else ""
+        named = r.evidence.get("hosts") if v.fleet is not None else None
+        label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
+        host = f"[cyan]{clean(label)}[/] " if multi_host else ""
         out.print(f"[{style}]{sym}[/] [bold]{clean(r.code)}[/] {host}{clean(title)}: "
                   f"{clean(r.summary)}")
         if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
@@ -93,16 +101,16 @@ def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
     the command, and the outcome; steps not yet applied are marked ``planned``."""
     out = out or console()
     if heading:
-        out.print(f"[bold]{escape(heading)}[/]")
+        out.print(f"[bold]{clean(heading)}[/]")
     for a in items:
         outcome = str(a.get("outcome", ""))
         style = ("yellow" if outcome == "planned" else "red" if outcome.startswith("failed")
                  else "dim" if outcome.startswith("skipped") else "green")
         mark = "*" if a.get("changed") else " "
-        host, code = escape(str(a.get("host", ""))), escape(str(a.get("code", "")))
-        out.print(f" {mark} [cyan]{host}[/] [bold]{code}[/] {escape(str(a.get('step', '')))} "
-                  f"[{style}]({escape(outcome)})[/]")
+        host, code = clean(str(a.get("host", ""))), clean(str(a.get("code", "")))
+        out.print(f" {mark} [cyan]{host}[/] [bold]{code}[/] {clean(str(a.get('step', '')))} "
+                  f"[{style}]({clean(outcome)})[/]")
         if a.get("argv"):
             import shlex
 
-            out.print(f"      [dim]$ {escape(' '.join(shlex.quote(x) for x in a['argv']))}[/]")
+            out.print(f"      [dim]$ {clean(' '.join(shlex.quote(x) for x in a['argv']))}[/]")

@@ -95,9 +95,10 @@ class TestBed:
             _sh("ip", "-n", ns, "link", "set", vb, "up")
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
             conf = d / f"sshd_{h}.conf"
-            setenv = {**self.env_path, **self.host_env.get(h, {})}  # sshd reads ONE SetEnv line
-            env_lines = ("SetEnv " + " ".join(f"{k}={v}" for k, v in setenv.items()) + "\n"
-                         if setenv else "")
+            # one SetEnv line (sshd keeps the first of a repeated keyword); TESTBED_HOST tells a
+            # per-host wrapper which host it runs on (the namespaces share one file system)
+            setenv = {"TESTBED_HOST": h, **self.env_path, **self.host_env.get(h, {})}
+            env_lines = "SetEnv " + " ".join(f"{k}={v}" for k, v in setenv.items()) + "\n"
             conf.write_text(
                 f"ListenAddress {ip}\nPort 22\nHostKey {d / 'hostkey'}\n"
                 f"PidFile {d / f'sshd_{h}.pid'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
@@ -131,6 +132,16 @@ class TestBed:
         """Run ``command`` on ``host`` over the test bed's ssh."""
         return _sh("ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", host, command,
                    check=False, timeout=timeout)
+
+    def sshd_pid(self, host: str) -> int:
+        """The pid (in this namespace) of ``host``'s listening sshd, to stop or resume it."""
+        import psutil
+
+        wrapper = psutil.Process(self._sshd[self.hosts.index(host)].pid)
+        for p in [wrapper] + wrapper.children(recursive=True):
+            if "sshd" in p.name() or any("sshd" in a for a in p.cmdline()[:1]):
+                return p.pid
+        raise RuntimeError(f"no sshd process under the test bed's {host}")
 
     def link(self, host: str, up: bool) -> None:
         """Bring ``host``'s link to the bridge up or down (a cable pulled mid-run)."""

@@ -43,7 +43,7 @@ def test_unusable_ssh_names_are_refused_everywhere(tmp_path, name, clean_env):
                                                 {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
     r = run_cli("probe", "--hostfile", str(hf), "--size", "4096")
     assert r.rc == 2 and "cannot be an ssh destination" in r.err, (r.out, r.err)
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 1
     assert any("hosts[0].ssh" in x["summary"] for x in r.results("MD401"))
 
@@ -85,17 +85,17 @@ def test_hostfile_encodings(tmp_path, clean_env):
     bom = tmp_path / "bom.json"
     bom.write_bytes(b"\xef\xbb\xbf" + json.dumps([{"ssh": "localhost",
                                                    "ips": ["127.0.0.1"]}]).encode())
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(bom), env=clean_env)
+    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(bom), env=clean_env)
     assert r.rc == 0
     latin = tmp_path / "latin.json"
     latin.write_bytes(b'[{"ssh": "h\xf6st"}]')
-    r = run_cli("check", "--hostfile", str(latin))
+    r = run_cli("check", "--local-only", "--hostfile", str(latin))
     assert r.rc == 2 and "not UTF-8 text (byte 0xf6 at offset 11)" in r.err
 
 
 def test_overlong_ssh_name_is_a_hostfile_problem(tmp_path, clean_env):
     hf = write(tmp_path / "h.json", json.dumps([{"ssh": "a" * 300, "ips": ["127.0.0.1"]}]))
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 1 and "longer than any host name" in r.results("MD401")[0]["summary"]
 
 
@@ -103,7 +103,7 @@ def test_two_local_ranks_of_a_jaccl_hostfile_warn(tmp_path, clean_env):
     hf = write(tmp_path / "h.json", json.dumps({"backend": "jaccl", "hosts": [
         {"ssh": "m1", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en2"]},
         {"ssh": "m2", "ips": ["127.0.0.2"], "rdma": ["rdma_en2", None]}]}))
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 0 and r.status("MD401") == "warn"
     assert "one rank per Mac" in r.results("MD401")[0]["summary"]
 

@@ -51,7 +51,7 @@ def test_old_macos_warns_without_jaccl_and_fails_with_it(fake_mac, tmp_path):
     hf = write(tmp_path / "hosts.json", json.dumps({"backend": "jaccl", "hosts": [
         {"ssh": "localhost", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en3"]},
         {"ssh": "m2", "ips": ["10.0.0.2"], "rdma": ["rdma_en3", None]}]}))
-    r = run_cli("check", "--json", "--only", "MD101", "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", "--only", "MD101", "--local-only", "--hostfile", str(hf), env=env)
     assert r.rc == 1 and r.status("MD101") == "fail"
 
 

@@ -110,10 +110,10 @@ def test_problems_never_raise_on_any_json(data):
 
 def test_cli_unparsable_hostfile_is_usage_error_naming_file_and_position(tmp_path):
     bad = write(tmp_path / "hosts.json", '{"hosts": [\n  {"ssh": "a",}\n]}')
-    r = run_cli("check", "--hostfile", str(bad))
+    r = run_cli("check", "--local-only", "--hostfile", str(bad))
     assert r.rc == 2
     assert "hosts.json" in r.err and "line 2" in r.err
-    r = run_cli("check", "--hostfile", str(tmp_path / "missing.json"))
+    r = run_cli("check", "--local-only", "--hostfile", str(tmp_path / "missing.json"))
     assert r.rc == 2 and "missing.json" in r.err
 
 
@@ -122,7 +122,7 @@ def test_cli_inconsistent_hostfile_fails_md401_naming_the_entry(tmp_path, clean_
     d["hosts"][0]["ssh"] = "localhost"
     d["hosts"][2]["rdma"][2] = "rdma_en4"
     hf = write(tmp_path / "hosts.json", json.dumps(d))
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 1
     res = r.results("MD401")
     assert any(x["summary"].startswith("hosts[2].rdma[2]: must be null") for x in res)
@@ -132,7 +132,7 @@ def test_cli_inconsistent_hostfile_fails_md401_naming_the_entry(tmp_path, clean_
 def test_cli_consistent_ring_hostfile_names_this_rank(tmp_path, clean_env):
     hf = write(tmp_path / "hosts.json", json.dumps(
         [{"ssh": "elsewhere", "ips": ["198.51.100.10"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 0
     assert "this machine is rank 1" in r.results("MD401")[0]["summary"]
     assert r.doc["hosts"][0] == {"host": "localhost", "rank": 1, "reachable": True,
@@ -142,5 +142,5 @@ def test_cli_consistent_ring_hostfile_names_this_rank(tmp_path, clean_env):
 def test_cli_hostfile_without_this_machine_warns(tmp_path, clean_env):
     hf = write(tmp_path / "hosts.json", json.dumps(
         [{"ssh": "x1", "ips": ["198.51.100.10"]}, {"ssh": "x2", "ips": ["198.51.100.11"]}]))
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 0 and r.status("MD401") == "warn"

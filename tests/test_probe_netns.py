@@ -51,7 +51,8 @@ def test_ring_probe_over_ssh_across_three_hosts(bed):
 def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
     p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "probe", "--hostfile",
                           str(bed.hostfile), "--size", "4MiB", "--iters", "2000", "--op",
-                          "all_sum", "--timeout", "3", "--json"], env=bed.env,
+                          "all_sum", "--timeout", "3", "--json", "--no-check"],
+                         env=bed.env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(6)  # group formed over ssh, collectives running

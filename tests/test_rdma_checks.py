@@ -70,7 +70,7 @@ def test_fixture_sets_give_the_expected_verdict(fake_mac, tmp_path, fixture_set,
     args = list(RDMA)
     if hostfile:
         doc = mesh(backend="ring" if hostfile == "ring" else "jaccl")
-        args += ["--hostfile", str(write(tmp_path / "hosts.json", json.dumps(doc)))]
+        args += ["--local-only", "--hostfile", str(write(tmp_path / "hosts.json", json.dumps(doc)))]
     r = run_cli("check", "--json", *args, env=env)
     got = statuses(r)
     assert r.rc == rc, (got, r.out)
@@ -140,7 +140,7 @@ def test_named_device_that_does_not_exist_lists_the_ones_that_do(fake_mac, tmp_p
     doc = mesh()
     doc["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en9", "rdma_en4"]
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli("check", "--json", *RDMA, "--hostfile", str(hf), env=fake_mac("healthy"))
+    r = run_cli("check", "--json", *RDMA, "--local-only", "--hostfile", str(hf), env=fake_mac("healthy"))
     assert r.rc == 1
     (f,) = r.results("MD202")
     assert f["summary"].startswith("rdma_en9 (towards rank 2 (m3)) does not exist on this node")
@@ -150,7 +150,7 @@ def test_named_device_that_does_not_exist_lists_the_ones_that_do(fake_mac, tmp_p
 
 def test_named_port_down_fails_naming_device_port_and_peer(fake_mac, tmp_path):
     hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli("check", "--json", *RDMA, "--hostfile", str(hf),
+    r = run_cli("check", "--json", *RDMA, "--local-only", "--hostfile", str(hf),
                 env=fake_mac("healthy", "one-port-down"))
     (f,) = r.results("MD202")
     assert f["summary"] == "rdma_en4 (towards rank 3 (m4)) is not active: port 1 PORT_DOWN"
@@ -160,7 +160,7 @@ def test_named_port_down_fails_naming_device_port_and_peer(fake_mac, tmp_path):
 
 def test_capacity_with_the_mesh_hostfile(fake_mac, tmp_path):
     hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli("check", "--json", "--only", "MD204", "--hostfile", str(hf),
+    r = run_cli("check", "--json", "--only", "MD204", "--local-only", "--hostfile", str(hf),
                 env=fake_mac("healthy"))
     (f,) = r.results("MD204")
     assert f["status"] == "ok"
@@ -178,14 +178,14 @@ def test_capacity_fails_when_peers_share_a_device_and_past_8_ranks(fake_mac, tmp
     shared = mesh()
     shared["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en2", "rdma_en2"]
     hf = write(tmp_path / "shared.json", json.dumps(shared))
-    r = run_cli("check", "--json", "--only", "MD204", "--hostfile", str(hf),
+    r = run_cli("check", "--json", "--only", "MD204", "--local-only", "--hostfile", str(hf),
                 env=fake_mac("healthy"))
     (f,) = r.results("MD204")
     assert f["status"] == "fail" and "rdma_en2 needs 192 memory regions" in f["summary"]
     assert "allows 100" in f["summary"]
     rows = [[None if j == i else "rdma_en2" for j in range(9)] for i in range(9)]
     hf9 = write(tmp_path / "nine.json", json.dumps(mesh(rows, n=9)))
-    r = run_cli("check", "--json", "--only", "MD204", "--hostfile", str(hf9),
+    r = run_cli("check", "--json", "--only", "MD204", "--local-only", "--hostfile", str(hf9),
                 env=fake_mac("healthy"))
     assert any(x["summary"] == "9 ranks: a JACCL mesh supports at most 8"
                for x in r.results("MD204"))
@@ -228,7 +228,7 @@ def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs
     assert got == dict(MD201="skip", MD202="skip", MD203="skip", MD204="skip", MD205="skip")
     assert all(x["severity"] == "info" for x in r.doc["results"])
     hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli("check", "--json", *RDMA, "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", *RDMA, "--local-only", "--hostfile", str(hf), env=env)
     assert r.rc == 1 and r.status("MD202") == "fail"
     assert "needs RDMA (rdma_en2, rdma_en3, rdma_en4)" in r.results("MD202")[0]["summary"]
 

@@ -31,7 +31,7 @@ def test_tb4_link_warns_naming_port_interface_and_device(fake_mac, tmp_path):
     doc = mesh()
     doc["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en3", "rdma_en3"]
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli("check", "--json", *TB, "--hostfile", str(hf),
+    r = run_cli("check", "--json", *TB, "--local-only", "--hostfile", str(hf),
                 env=fake_mac("healthy", "tb4-link"))
     assert r.status("MD205") == "ok", r.out
 
@@ -40,7 +40,7 @@ def test_named_device_on_an_uncabled_port_fails(fake_mac, tmp_path):
     doc = mesh()
     doc["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en3", "rdma_en5"]
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli("check", "--json", *TB, "--hostfile", str(hf), env=fake_mac("healthy"))
+    r = run_cli("check", "--json", *TB, "--local-only", "--hostfile", str(hf), env=fake_mac("healthy"))
     assert r.rc == 1
     (f,) = r.results("MD205")
     assert f["summary"] == ("rdma_en5 (en5, Thunderbolt 4) is named in the hostfile towards "
@@ -62,7 +62,7 @@ def test_no_thunderbolt_link(fake_mac, tmp_path):
     assert r.status("MD201") == "warn" and "no Thunderbolt link is connected" in \
         r.results("MD201")[0]["summary"]
     hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli("check", "--json", "--only", "MD201,MD205", "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", "--only", "MD201,MD205", "--local-only", "--hostfile", str(hf), env=env)
     assert r.status("MD201") == "fail" and r.status("MD205") == "fail"
 
 

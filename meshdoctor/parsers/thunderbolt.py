@@ -212,6 +212,8 @@ class Interface:
     inet6: List[str] = field(default_factory=list)
     status: str = ""
     members: List[str] = field(default_factory=list)
+    # prefix length of each ``inet`` address, in the same order (None when no netmask was shown)
+    prefixlen: List[Optional[int]] = field(default_factory=list)
 
     @property
     def up(self) -> bool:
@@ -237,6 +239,17 @@ class IfconfigReport:
 
 _IF_HEAD = re.compile(r"^([A-Za-z][\w.\-]*):\s+flags=\w+<([^>]*)>(?:.*?\bmtu\s+(\d+))?")
 _IF_HEAD_LOOSE = re.compile(r"^([A-Za-z][\w.\-]*):\s")
+
+
+def _prefixlen(parts: List[str]) -> Optional[int]:
+    """The prefix length of an ``inet`` line's ``netmask 0xffff0000`` (or dotted quad)."""
+    try:
+        mask = parts[parts.index("netmask") + 1]
+        bits = int(mask, 16) if mask.lower().startswith("0x") else \
+            int.from_bytes(bytes(int(x) for x in mask.split(".")), "big")
+    except (ValueError, IndexError, OverflowError):
+        return None
+    return bin(bits & 0xFFFFFFFF).count("1")
 
 
 def parse_ifconfig(text: str) -> IfconfigReport:
@@ -273,6 +286,7 @@ def parse_ifconfig(text: str) -> IfconfigReport:
         head = parts[0]
         if head == "inet" and len(parts) > 1:
             cur.inet.append(parts[1])
+            cur.prefixlen.append(_prefixlen(parts))
         elif head == "inet6" and len(parts) > 1:
             cur.inet6.append(parts[1])
         elif head == "status:":

@@ -1,0 +1,39 @@
+"""MD409 fleet blockers: stale ranks or leftover wired memory on any host block the launch.
+
+From each host's own checks (MD301 stale ranks, MD302 memory): a rank left from the last run
+holds RDMA resources and ports, and wired memory left by a crashed JACCL run leaves too little
+for the next (runbook: no leftover ranks on any node before each launch).
+"""
+
+from __future__ import annotations
+
+from meshdoctor.check import fail, ok
+from meshdoctor.fleetcheck import FleetCheck, FleetView, on
+
+BLOCKERS = {"MD301": "stale ranks", "MD302": "memory"}
+
+
+def run(view: FleetView):
+    found = []
+    for hv in view.reachable():
+        for code, what in BLOCKERS.items():
+            r = hv.worst(code)
+            if r is None or r["status"] != "fail":
+                continue
+            found.append(on(hv.host, fail(
+                f"{what} on {hv.host} block the launch: {r['summary']}",
+                evidence={"from": code, "host_result": r["summary"]},
+                remediation=f"Clear {hv.host} first: {(r.get('remediation') or {}).get('text', '')}"
+                            .strip(), needs_reboot=bool(r.get("needs_reboot")))))
+    return found or ok(f"no stale ranks or leftover wired memory on "
+                       f"{len(view.reachable())} host(s)")
+
+
+FLEET_CHECK = FleetCheck(
+    code="MD409", name="fleet.blockers", title="Launch blockers", area="procs", run=run,
+    explain="""
+Collects, host by host, what blocks a launch anywhere in the mesh: stale ranks (MD301) and
+leftover wired memory or too little memory (MD302) on any host fail, named by host.
+What to do: kill the stale ranks on the hosts named (`meshdoctor fix stale-ranks`), reboot the
+hosts whose wired memory does not come back.
+""")

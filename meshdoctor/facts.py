@@ -1,0 +1,224 @@
+"""The facts one node reports so that cross-node (fleet) checks can compare hosts.
+
+``meshdoctor check --local-only --json --facts`` puts :func:`node_facts` under the host's
+``facts`` in the verdict; the fleet mode reads them from every host. Every piece is gathered
+through the node context's cached, deadline-bound facts (the same ones the node checks use), so a
+hung tool costs one command deadline and shows up as that piece's entry in ``errors``.
+
+Shape (every key optional; a piece that could not be read is named in ``errors``)::
+
+    {"meshdoctor": "0.1.0",
+     "platform": {"os": "darwin", "os_version": "26.3.1", "build": "25D2128", "python": "3.12.3"},
+     "mlx": {"installed": true, "version": "0.32.1", "jaccl_guard": false, "backends": {...}},
+     "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE", "active": true}}},
+     "thunderbolt": {"readable": true, "ports": [{"receptacle": 1, "domain_uuid": "...",
+                     "interface": "en2", "device": "rdma_en2", "connected": true,
+                     "peers": ["<peer port domain UUID>", ...]}]},
+     "interfaces": {"en2": [{"ip": "192.168.7.1", "prefixlen": 30}]},
+     "env": {"MLX_METAL_FAST_SYNCH": "1"},
+     "ports": {"needed": [32323], "busy": {"32323": "python3 (pid 4242)"}},
+     "reach": {"rank": 2, "targets": {"10.0.0.3:32325": "refused"}}}
+
+Ports: mlx.launch (``launch.py``, mlx 0.32.4) listens on ``--starting-port`` (default 32323) as
+the JACCL coordinator on rank 0, and for the ring backend gives every IP of every rank its own
+port, counting up from the same starting port. A ring rank connects to its right neighbour, so
+each rank's addresses must be reachable from its left neighbour: the left neighbour tries a TCP
+connection to each of them (refused = the host answered, so it is reachable).
+"""
+
+from __future__ import annotations
+
+import os
+import platform as _platform
+import socket
+from typing import Any, Dict, List, Optional
+
+from . import __version__
+from .context import NodeContext
+from .hostfile import JACCL_BACKENDS
+from .parsers.macos import parse_sw_vers
+
+STARTING_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
+REACH_TIMEOUT_S = 1.0
+ENV_PREFIXES = ("MLX_", "JACCL_")
+
+
+def ring_ports(hf, rank: int, start: int = STARTING_PORT) -> List[int]:
+    """The ring ports mlx.launch gives rank ``rank``: one per IP, counting up from ``start`` over
+    the IPs of every rank in order (``launch_ring`` in mlx launch.py)."""
+    k = start + sum(len(h.ips) for h in hf.hosts[:rank])
+    return list(range(k, k + len(hf.hosts[rank].ips)))
+
+
+def needed_ports(hf, rank: int, start: int = STARTING_PORT) -> List[int]:
+    """TCP ports that must be free on rank ``rank``'s host before a launch: the coordinator port
+    on rank 0 for JACCL, the rank's ring ports for ring."""
+    backend = hf.effective_backend
+    if backend in JACCL_BACKENDS:
+        return [start] if rank == 0 else []
+    if backend == "ring":
+        return ring_ports(hf, rank, start)
+    return []
+
+
+def _platform_facts(ctx: NodeContext) -> Dict[str, Any]:
+    info: Dict[str, Any] = {"os": ctx.platform, "arch": _platform.machine(),
+                            "python": _platform.python_version()}
+    if ctx.is_mac:
+        res = ctx.command("sw_vers")
+        if res.ok:
+            sv = parse_sw_vers(res.stdout)
+            info.update(os_version=sv.get("ProductVersion", ""), build=sv.get("BuildVersion", ""))
+        else:
+            info["error"] = res.describe()
+    else:
+        info["os_version"] = _platform.release()
+    return info
+
+
+def _mlx_facts(ctx: NodeContext) -> Dict[str, Any]:
+    from .mlxinfo import gather_mlx
+
+    info = ctx.fact(gather_mlx)
+    keys = ("probe", "installed", "version", "version_tuple", "jaccl_guard", "backends",
+            "python", "executable", "detail")
+    return {k: info[k] for k in keys if k in info}
+
+
+def _rdma_facts(ctx: NodeContext) -> Dict[str, Any]:
+    from .verbs import gather_verbs
+
+    inv = ctx.fact(gather_verbs)
+    devices: Dict[str, Any] = {}
+    for d in inv.devices:
+        states = [p.state for p in d.ports if p.state]
+        devices[d.name] = {"state": states[0] if states else "unknown",
+                           "active": any(p.active for p in d.ports)}
+    for name in inv.listed or []:
+        devices.setdefault(name, {"state": "unknown", "active": False})
+    return {"state": inv.state.lower(), "detail": inv.detail, "devices": devices}
+
+
+def _thunderbolt_facts(ctx: NodeContext) -> Dict[str, Any]:
+    from .thunderbolt import gather_thunderbolt
+
+    inv = ctx.fact(gather_thunderbolt)
+    ports = []
+    for p in inv.ports:
+        iface = inv.hardware_ports.get(p.hardware_port) if p.hardware_port else None
+        ports.append({"receptacle": p.receptacle, "domain_uuid": p.domain_uuid,
+                      "interface": iface, "device": f"rdma_{iface}" if iface else None,
+                      "connected": p.connected, "speed_gbps": p.speed_gbps,
+                      "peers": [x.domain_uuid for x in p.peers if x.domain_uuid]})
+    interfaces = {name: [{"ip": ip, "prefixlen": (i.prefixlen[k] if k < len(i.prefixlen)
+                                                  else None)} for k, ip in enumerate(i.inet)]
+                  for name, i in inv.interfaces.items() if i.inet}
+    return {"readable": inv.readable, "sources": inv.sources, "ports": ports,
+            "interfaces": interfaces}
+
+
+def _bind_test(wanted: List[int]) -> Dict[str, str]:
+    """Ports of ``wanted`` that cannot be bound here (what the rank would do), without naming
+    the holder: the fallback when the socket table is not readable (macOS without root)."""
+    busy: Dict[str, str] = {}
+    for port in wanted:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError as exc:
+                busy[str(port)] = f"another process ({exc.strerror or exc})"
+    return busy
+
+
+def _busy_ports(wanted: List[int]) -> Dict[str, str]:
+    """Which of ``wanted`` TCP ports something listens on here, as port -> "name (pid N)"."""
+    import psutil
+
+    if not wanted:
+        return {}
+    busy: Dict[str, str] = {}
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except psutil.AccessDenied:  # macOS lists other users' sockets to root only
+        return _bind_test(wanted)
+    for c in conns:
+        if c.status != psutil.CONN_LISTEN or not c.laddr or c.laddr.port not in wanted:
+            continue
+        who = "unknown process"
+        if c.pid:
+            try:
+                who = f"{psutil.Process(c.pid).name()} (pid {c.pid})"
+            except psutil.Error:
+                who = f"pid {c.pid}"
+        busy[str(c.laddr.port)] = who
+    return busy
+
+
+def _connect(ip: str, port: int, timeout: float) -> str:
+    """``open``, ``refused`` (the host answered), ``timeout`` or ``unreachable: <why>``."""
+    try:
+        with socket.create_connection((ip, port), timeout=timeout):
+            return "open"
+    except ConnectionRefusedError:
+        return "refused"
+    except socket.timeout:
+        return "timeout"
+    except OSError as exc:
+        return f"unreachable: {exc.strerror or exc}"
+
+
+def _reach_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
+    """For the ring backend: this rank tries its right neighbour's addresses (side by side)."""
+    import threading
+
+    hf = ctx.hostfile
+    if hf is None or not ctx.ranks or hf.effective_backend != "ring" or hf.world_size < 2:
+        return None
+    right = (ctx.ranks[0] + 1) % hf.world_size
+    targets = [f"{ip}:{port}" for ip, port in zip(hf.hosts[right].ips, ring_ports(hf, right))]
+    out: Dict[str, str] = {}
+
+    def one(t: str) -> None:
+        ip, port = t.rsplit(":", 1)
+        out[t] = _connect(ip, int(port), min(REACH_TIMEOUT_S, ctx.command_timeout))
+
+    threads = [threading.Thread(target=one, args=(t,), daemon=True) for t in targets]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(REACH_TIMEOUT_S + 1)
+    return {"rank": right, "host": hf.hosts[right].ssh,
+            "targets": {t: out.get(t, "timeout") for t in targets}}
+
+
+def node_facts(ctx: NodeContext) -> Dict[str, Any]:
+    """Everything the cross-node checks read about this node (see the module docstring).
+
+    Never raises: a piece that fails is left out and named in ``errors`` (piece -> message)."""
+    facts: Dict[str, Any] = {"meshdoctor": __version__,
+                             "env": {k: v for k, v in os.environ.items()
+                                     if k.startswith(ENV_PREFIXES)}}
+    errors: Dict[str, str] = {}
+    pieces: List[tuple] = [("platform", _platform_facts), ("mlx", _mlx_facts)]
+    if ctx.is_mac:
+        pieces += [("rdma", _rdma_facts), ("thunderbolt", _thunderbolt_facts)]
+    pieces.append(("reach", _reach_facts))
+    for name, fn in pieces:
+        try:
+            got = fn(ctx)
+        except Exception as exc:  # a fact that cannot be read is named, never fatal
+            errors[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        if got is not None:
+            facts[name] = got
+    if ctx.hostfile is not None and ctx.ranks:
+        wanted = sorted({p for r in ctx.ranks for p in needed_ports(ctx.hostfile, r)})
+        try:
+            facts["ports"] = {"needed": wanted, "busy": _busy_ports(wanted)}
+        except Exception as exc:  # psutil may be denied the socket table
+            errors["ports"] = f"{type(exc).__name__}: {exc}"
+    if errors:
+        facts["errors"] = errors
+    return facts
+

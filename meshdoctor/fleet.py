@@ -1,0 +1,428 @@
+"""Fleet mode: run meshdoctor on every host of a hostfile at once and merge the answers.
+
+Entry points:
+
+* :func:`run_meshdoctor` is the fan-out any command can reuse: it runs ``<python> -m meshdoctor
+  ARGS`` on every host in parallel (this machine as a plain child process, the others over ssh
+  through :mod:`meshdoctor.remote`, exactly as mlx.launch reaches them: the user's ssh config,
+  ``BatchMode=yes``, a connect timeout, every argument quoted), each call under one deadline, and
+  returns a :class:`HostReply` per host with the parsed JSON verdict or the reason there is none
+  (ssh's own message, a timeout, meshdoctor missing there). It never raises for a host and never
+  waits past the deadline.
+* :func:`check_fleet` is ``meshdoctor check --hostfile``: the node check on every host
+  (``check --local-only --json --facts``, the hostfile on stdin), merged into one verdict (a
+  section per host, every result tagged with its host), then the cross-node checks of
+  :mod:`meshdoctor.fleetcheck` on the merged facts.
+* :func:`gate_probe` runs that check before ``meshdoctor probe --hostfile`` launches, and
+  :func:`node_facts_bounded` is the node side of ``check --facts``.
+
+The interpreter on the remote hosts is like mlx.launch's ``--python``: the ``python`` argument,
+else ``MESHDOCTOR_REMOTE_PYTHON``, else this interpreter's path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+from . import codes, execute, remote
+from .hostfile import Hostfile, is_this_machine, local_names
+from .model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
+
+REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
+STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
+REACH_CODE = "MD402"
+HOSTFILE_CODE = "MD401"
+ORDER = [FAIL, ERROR, WARN, OK, SKIP]
+# fleet table columns: node result codes by hundred, then the cross-node checks' areas
+NODE_AREAS = {"1": "node", "2": "rdma", "3": "procs", "4": "node"}
+AREAS = ["reach", "node", "rdma", "procs", "versions", "edges", "cabling", "addressing", "env",
+         "ports"]
+
+
+codes.register(REACH_CODE, "Host reachable and running meshdoctor: fleet.reach", """
+Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, a connect timeout,
+the user's ssh config, as mlx.launch). A host that cannot be reached, that has no meshdoctor for
+the chosen interpreter, or that does not answer by the deadline is an error with ssh's own
+message and the command to install meshdoctor there; the fleet verdict is then "unknown" (exit 3).
+What to do: make `ssh HOST true` work without a prompt; install meshdoctor there; pick the
+interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.
+""")
+
+
+def default_python() -> str:
+    """The interpreter that runs meshdoctor on remote hosts: ``MESHDOCTOR_REMOTE_PYTHON``, else
+    this interpreter's path (mlx.launch's ``--python`` default is the same idea)."""
+    return os.environ.get(REMOTE_PYTHON_ENV) or sys.executable
+
+
+def install_hint(host: str, python: str) -> str:
+    """The command that installs meshdoctor for ``python`` on ``host``."""
+    inner = f"{shlex.quote(python)} -m pip install meshdoctor"
+    return f"ssh {shlex.quote(host)} {shlex.quote(inner)}"
+
+
+@dataclass
+class HostReply:
+    """One host's answer to :func:`run_meshdoctor`.
+
+    ``doc``: the parsed JSON document (None when there is none); ``error``: why not, one line
+    with ssh's or the interpreter's own message; ``reachable``: ssh got through (False for ssh's
+    exit status 255 or no answer by the deadline); ``missing``: meshdoctor (or the interpreter)
+    is not installed there; ``returncode``: the command's exit status (None on timeout);
+    ``stderr``: its tail; ``duration_s``: wall seconds; ``via``: ``local`` or ``ssh``."""
+
+    host: str
+    via: str
+    doc: Optional[Dict[str, Any]] = None
+    error: Optional[str] = None
+    reachable: bool = True
+    missing: bool = False
+    returncode: Optional[int] = None
+    stderr: str = ""
+    duration_s: float = 0.0
+
+
+_MISSING_MARKS = ("No module named meshdoctor", "No module named 'meshdoctor'",
+                  "not found", "No such file or directory")
+
+
+def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> HostReply:
+    from .fleetcheck import printable
+
+    err_tail = [printable(ln.strip()) for ln in res.stderr.strip().splitlines() if ln.strip()]
+    last = err_tail[-1][:300] if err_tail else ""
+    rep = HostReply(host, via, returncode=res.returncode, stderr="\n".join(err_tail[-5:])[-1500:],
+                    duration_s=res.duration_s)
+    if res.timed_out:
+        rep.reachable = False
+        rep.error = (f"no answer from {host} within the {deadline:g} s deadline"
+                     + (f" (ssh: {last})" if last else ""))
+        return rep
+    if res.missing or (via == "ssh" and res.returncode == 255):
+        rep.reachable = False
+        rep.error = last or res.describe()
+        return rep
+    line = res.stdout.strip()
+    try:
+        doc = json.loads(line) if line else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        rep.doc = doc
+        return rep
+    rep.missing = res.returncode in (1, 126, 127) and any(m in res.stderr for m in _MISSING_MARKS)
+    rep.error = last or f"exited {res.returncode} without a JSON verdict"
+    return rep
+
+
+def run_meshdoctor(hosts: Sequence[str], args: Union[Sequence[str], Callable[[str], Sequence[str]]],
+                   *, timeout: float, python: Optional[str] = None,
+                   stdin: Optional[str] = None,
+                   local: Optional[Callable[[str], bool]] = None) -> Dict[str, HostReply]:
+    """Run ``<python> -m meshdoctor ARGS`` on every host of ``hosts`` in parallel.
+
+    ``args``: the meshdoctor arguments (a list, or a function host -> list for per-host ones;
+    pass ``--json`` to get ``doc``); ``timeout``: seconds for each host, ssh connect included;
+    ``python``: the remote interpreter (default :func:`default_python`); ``stdin``: text fed to
+    every call; ``local``: says which hosts are this machine (run without ssh, with this
+    interpreter); default: none. Returns host -> :class:`HostReply`, in ``hosts`` order, within
+    ``timeout`` plus about a second. Never raises for a host: an unsafe host name is an error
+    reply.
+    """
+    python = python or default_python()
+    replies: Dict[str, HostReply] = {}
+
+    def one(host: str) -> None:
+        argv = list(args(host) if callable(args) else args)
+        try:
+            if local is not None and local(host):
+                res = execute.run([sys.executable, "-m", "meshdoctor", *argv], timeout=timeout,
+                                  input=stdin)
+                replies[host] = _reply(host, "local", res, timeout)
+            else:
+                res = remote.run(host, [python, "-m", "meshdoctor", *argv], timeout=timeout,
+                                 input=stdin)
+                replies[host] = _reply(host, "ssh", res, timeout)
+        except Exception as exc:  # an unsafe host name, a fork failure: that host's answer
+            replies[host] = HostReply(host, "ssh", error=f"{type(exc).__name__}: {exc}",
+                                      reachable=False)
+
+    threads = [threading.Thread(target=one, args=(h,), daemon=True, name=f"fleet-{h}")
+               for h in dict.fromkeys(hosts)]
+    end = time.monotonic() + timeout + 1.0
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(max(0.0, end - time.monotonic()))
+    return {h: replies.get(h) or HostReply(h, "ssh", reachable=False,
+                                           error=f"no answer within {timeout:g} s")
+            for h in dict.fromkeys(hosts)}
+
+
+# --- check --hostfile -------------------------------------------------------------------------
+
+@dataclass
+class FleetOptions:
+    """What ``meshdoctor check`` passes to every node: the per-check ``timeout`` (s), ``only``
+    and ``skip`` codes, ``python`` for remote hosts (None: :func:`default_python`)."""
+
+    timeout: float = 10.0
+    only: List[str] = field(default_factory=list)
+    skip: List[str] = field(default_factory=list)
+    python: Optional[str] = None
+
+    @property
+    def deadline(self) -> float:
+        """Seconds each host gets: its checks' deadline, ssh's connect timeout, start-up."""
+        return self.timeout + remote.CONNECT_TIMEOUT_S + STARTUP_S
+
+
+class FleetUsageError(ValueError):
+    """``--only``/``--skip`` name an unknown check or leave nothing to run (a usage error)."""
+
+
+def select_checks(opts: FleetOptions):
+    """``(node only, node skip, fleet checks)`` from ``opts``: each code or name goes to the
+    node checks (run on every host) or the cross-node checks it belongs to. Raises
+    :class:`FleetUsageError` for an unknown name or a selection that runs nothing."""
+    from .fleetcheck import all_fleet_checks
+    from .registry import all_checks, select
+
+    node, fleet = all_checks(), all_fleet_checks()
+
+    def keys(c) -> set:
+        return {c.code.lower(), c.name.lower()}
+
+    node_keys = set().union(*(keys(c) for c in node))
+    fleet_keys = set().union(*(keys(c) for c in fleet))
+    unknown = [k for k in opts.only + opts.skip if k.lower() not in node_keys | fleet_keys]
+    if unknown:
+        raise FleetUsageError(f"unknown check {', '.join(unknown)}; see `meshdoctor "
+                              "list-checks`")
+    only = [k.lower() for k in opts.only]
+    skip = [k.lower() for k in opts.skip]
+    node_only = [k for k in only if k in node_keys]
+    node_skip = [k for k in skip if k in node_keys]
+    fleet_sel = [c for c in fleet if (not only or keys(c) & set(only)) and not keys(c) & set(skip)]
+    node_sel = [] if only and not node_only else select(node, node_only, node_skip)
+    if not node_sel and not fleet_sel:
+        raise FleetUsageError("--only and --skip leave no check to run; a gate that runs "
+                              "nothing must not say go")
+    if not node_sel:  # only cross-node checks: each host still reports its facts
+        return ["MD103"], [], fleet_sel, False
+    return node_only, node_skip, fleet_sel, True
+
+
+def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
+    """The arguments of the node check one host runs (hostfile on stdin)."""
+    argv = ["check", "--local-only", "--json", "--facts", "--hostfile", "-",
+            "--ranks", ",".join(map(str, ranks)), "--timeout", f"{opts.timeout:g}"]
+    for c in opts.only:
+        argv += ["--only", c]
+    for c in opts.skip:
+        argv += ["--skip", c]
+    return argv
+
+
+def _result(d: Dict[str, Any], host: str) -> Result:
+    """One result of a host's JSON verdict, tagged with the hostfile's name for that host; its
+    text made printable (it came over the network). Raises ValueError for an unknown status."""
+    from .fleetcheck import printable
+
+    rem = d.get("remediation")
+    return Result(code=str(d.get("code", "MD100")), check=printable(d.get("check") or "?"),
+                  status=d.get("status", ERROR), summary=printable(d.get("summary") or "?"),
+                  host=host, severity=d.get("severity"), evidence=d.get("evidence") or {},
+                  remediation=Remediation(printable(rem.get("text", "")),
+                                          printable(rem["command"]) if rem.get("command")
+                                          else None) if isinstance(rem, dict) else None,
+                  needs_reboot=bool(d.get("needs_reboot")),
+                  duration_s=float(d.get("duration_s") or 0.0))
+
+
+def _results(items: List[Any], host: str) -> List[Result]:
+    """A host's results; one it sent in a shape this version cannot read becomes an error."""
+    out = []
+    for d in items:
+        try:
+            out.append(_result(d, host))
+        except (ValueError, TypeError, AttributeError) as exc:
+            out.append(Result(code=REACH_CODE, check="fleet.reach", status=ERROR, host=host,
+                              summary=f"{host} sent a result this meshdoctor cannot read "
+                                      f"({type(exc).__name__}: {exc}); are the versions far "
+                                      "apart?", evidence={"hosts": [host]}))
+    return out
+
+
+def _unreached(host: str, rep: HostReply, python: str, deadline: float) -> Result:
+    if rep.missing:
+        summary = f"meshdoctor does not run on {host} with {python}: {rep.error}"
+        text = (f"Install meshdoctor on {host} for the interpreter the fleet check uses, or "
+                "name the right one with --python (or MESHDOCTOR_REMOTE_PYTHON).")
+    elif not rep.reachable:
+        summary = f"cannot reach {host} over ssh: {rep.error}"
+        text = (f"Check that `ssh {host} true` works without a prompt (BatchMode: a key, the "
+                "host in your ssh config) and that the host is up; mlx.launch needs the same. "
+                "If meshdoctor is missing there, install it.")
+    else:
+        summary = f"{host} gave no verdict: {rep.error}"
+        text = ("Run the node check there by hand (`meshdoctor check --local-only`) and look "
+                "at its error; the remote meshdoctor may be too old for fleet mode.")
+    return Result(code=REACH_CODE, check="fleet.reach", status=ERROR, host=host,
+                  summary=summary, remediation=Remediation(text, install_hint(host, python)),
+                  evidence={"hosts": [host], "error": rep.error, "stderr": rep.stderr,
+                            "returncode": rep.returncode, "via": rep.via,
+                            "deadline_s": deadline, "duration_s": round(rep.duration_s, 3),
+                            "python": python})
+
+
+def _area(code: str) -> str:
+    return "reach" if code == REACH_CODE else NODE_AREAS.get(code[2:3], "node")
+
+
+def _table(results: List[Result], area_of: Dict[int, str], fleet_results, names: List[str],
+           reached: List[str]):
+    """The fleet table (area -> host -> worst ``{status, code, summary}``) and the edge matrix
+    (from the edges check's evidence, None without one). A result about the whole mesh counts
+    for every host that answered; a host no finding of a cross-node check names is ok there."""
+    from .fleetcheck import cell_hosts
+
+    areas: Dict[str, Dict[str, Any]] = {a: {} for a in AREAS}
+    edges = None
+    for r in results:
+        a = area_of.get(id(r)) or _area(r.code)
+        if "edge_matrix" in r.evidence:
+            edges = r.evidence["edge_matrix"]
+        for h in cell_hosts(r.to_dict(), names, reached):
+            cell = areas.setdefault(a, {}).get(h)
+            if cell is None or ORDER.index(r.status) < ORDER.index(cell["status"]):
+                areas[a][h] = {"status": r.status, "code": r.code, "summary": r.summary}
+    if areas["reach"]:  # only worth a column when a host did not answer
+        for h in reached:
+            areas["reach"].setdefault(h, {"status": OK, "code": REACH_CODE,
+                                          "summary": "answered"})
+    for fc in {fc.code: fc for fc, _ in fleet_results}.values():
+        cells = areas.setdefault(fc.area, {})
+        if fc.area in NODE_AREAS.values() or not cells or \
+                all(c["status"] == SKIP for c in cells.values()):
+            continue
+        for h in reached:
+            cells.setdefault(h, {"status": OK, "code": fc.code, "summary": "nothing found"})
+    return areas, edges
+
+
+def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str, str]:
+    """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
+    cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix). Returns the
+    titles of the fleet codes (code -> title) for rendering."""
+    from .fleetcheck import HostView, FleetView, run_fleet_checks
+
+    node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
+    python = opts.python or default_python()
+    node_opts = FleetOptions(timeout=opts.timeout, only=node_only, skip=node_skip)
+    order: Dict[str, List[int]] = {}
+    mine = local_names()
+    here = [h for h in hf.hosts if is_this_machine(h, mine)]
+    local_hosts = {here[0].ssh} if here else set()
+    for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
+        order.setdefault(here[0].ssh if h in here else h.ssh, []).append(h.rank)
+    text = json.dumps(hf.raw if hf.raw is not None else hf.to_dict())
+    replies = run_meshdoctor(list(order), lambda host: node_args(order[host], node_opts),
+                             timeout=opts.deadline, python=python, stdin=text,
+                             local=lambda host: host in local_hosts)
+    views: Dict[str, HostView] = {}
+    seen_hostfile = False
+    area_of: Dict[int, str] = {}
+    for host, rep in replies.items():
+        ranks = order[host]
+        doc = rep.doc
+        node_hosts = doc.get("hosts") if doc else None
+        if doc is None or not isinstance(doc.get("results"), list):
+            verdict.hosts.append(HostInfo(host=host, rank=ranks[0], reachable=rep.reachable,
+                                          node={"verdict": "unknown", "exit_code": 3,
+                                                "via": rep.via, "error": rep.error or "",
+                                                "duration_s": round(rep.duration_s, 3)}))
+            r = _unreached(host, rep, python, opts.deadline)
+            verdict.results.append(r)
+            views[host] = HostView(host, ranks, False)
+            continue
+        first = node_hosts[0] if node_hosts else {}
+        facts = first.get("facts") or {}
+        verdict.hosts.append(HostInfo(
+            host=host, rank=ranks[0], reachable=True, platform=first.get("platform") or {},
+            facts=facts,
+            node={"verdict": doc.get("verdict", "unknown"), "exit_code": doc.get("exit_code", 3),
+                  "via": rep.via, "duration_s": round(rep.duration_s, 3),
+                  "tool_version": str((doc.get("tool") or {}).get("version", ""))}))
+        results = _results(doc["results"], host)
+        if not keep_node:  # --only named cross-node checks alone
+            results = []
+        elif seen_hostfile:  # the hostfile's own rules (MD401) once, not once per host
+            results = [r for r in results if r.code != HOSTFILE_CODE]
+        seen_hostfile = seen_hostfile or any(r.code == HOSTFILE_CODE for r in results)
+        for r in results:
+            if r.code == HOSTFILE_CODE and hf.path and r.remediation is not None:
+                r.remediation.text = r.remediation.text.replace("<stdin>", hf.path)
+        verdict.results.extend(results)
+        verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
+        views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])
+    view = FleetView(hf, views)
+    fleet_results = run_fleet_checks(fleet_checks, view)
+    for fc, r in fleet_results:
+        area_of[id(r)] = fc.area
+        verdict.results.append(r)
+    names = list(order)
+    areas, edges = _table(verdict.results, area_of, fleet_results, names,
+                          [h for h in names if views[h].reachable])
+    verdict.fleet = {"hosts": names, "backend": hf.effective_backend,
+                     "deadline_s": opts.deadline, "areas": areas,
+                     **({"edges": edges} if edges is not None else {})}
+    titles = {fc.code: fc.title for fc, _ in fleet_results}
+    titles[REACH_CODE] = "Host reachable"
+    return titles
+
+
+def node_facts_bounded(ctx, host_info: HostInfo, timeout: float,
+                       run_checks: Callable[[], None]) -> None:
+    """``check --facts``: gather :func:`meshdoctor.facts.node_facts` side by side with
+    ``run_checks()`` (they share the context's cached facts) and put them on ``host_info``;
+    facts not ready ``timeout`` seconds after the start are named in ``facts["errors"]``."""
+    from .facts import node_facts
+
+    box: Dict[str, Any] = {}
+
+    def gather() -> None:
+        try:
+            box["facts"] = node_facts(ctx)
+        except Exception as exc:  # node_facts catches its own; this is the last guard
+            box["facts"] = {"errors": {"facts": f"{type(exc).__name__}: {exc}"}}
+
+    t0 = time.monotonic()
+    th = threading.Thread(target=gather, daemon=True, name="node-facts")
+    th.start()
+    run_checks()
+    th.join(max(0.0, t0 + timeout - time.monotonic()))
+    host_info.facts = box.get("facts") or {
+        "errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
+
+
+def gate_probe(hf: Hostfile, verdict: Verdict, opts: Optional[FleetOptions] = None) -> bool:
+    """``meshdoctor probe --hostfile``: run the fleet check first. On a no-go, put the check's
+    hosts, its failed results and the ``fleet`` section into the probe's ``verdict`` and return
+    False (do not launch); otherwise attach only the ``fleet`` section and return True (a host
+    that could not be assessed is left to the probe, which names it in its own terms)."""
+    check = Verdict(command="check")
+    check_fleet(hf, check, opts or FleetOptions())
+    verdict.fleet = check.fleet
+    if check.verdict != "no-go":
+        return True
+    verdict.hosts.extend(check.hosts)
+    verdict.results.extend(r for r in check.results if r.status in (FAIL, ERROR, WARN))
+    return False
