@@ -167,7 +167,8 @@ def cli() -> None:
     """
 
 
-@cli.command(epilog=EXIT_CODES_HELP)
+@cli.command(short_help="Inspect this node or every host of the mesh; go or no-go.",
+             epilog=EXIT_CODES_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")

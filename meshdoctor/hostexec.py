@@ -166,7 +166,7 @@ class HostExec:
                               command_timeout=max(0.05, timeout * 0.45))
             return [r.to_dict() for r in run_checks(select(all_checks(), list(codes), []),
                                                     ctx, timeout=timeout)]
-        args = ["check", "--json", "--only", ",".join(codes), "--timeout", f"{timeout:g}"]
+        args = ["check", "--json", "--local-only", "--only", ",".join(codes), "--timeout", f"{timeout:g}"]
         text = None
         if hostfile is not None and hostfile.raw is not None:
             args += ["--hostfile", "/dev/stdin"]

@@ -177,7 +177,7 @@ def test_environment_fast_synch_missing_from_the_hostfile_through_the_cli(clean_
                               "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]},
                                         {"ssh": "m2", "ips": ["198.51.100.2"]}]}))
     env = dict(clean_env, MLX_METAL_FAST_SYNCH="1")
-    r = run_cli("check", "--json", "--only", "MD103", "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", "--local-only", "--only", "MD103", "--hostfile", str(hf), env=env)
     assert r.rc == 0 and r.status("MD103") == "warn", r.out
     assert "MLX_METAL_FAST_SYNCH='1' is set on this node but not in the hostfile's envs" in \
         r.results("MD103")[0]["summary"]

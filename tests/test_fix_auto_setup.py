@@ -130,7 +130,7 @@ def _run_action(doc):
 
 def test_failure_taints_the_boot_until_every_node_rebooted_then_once_per_boot(fleet):
     before = run_cli("check", "--only", "MD203", "--json", env=fleet.env)
-    assert before.rc in (0, 1)  # this machine is not a Mac: nothing to say about it here
+    assert before.rc in (0, 1, 3)  # not a Mac: MD203 skips here (every check skipped: 3)
 
     plan = fleet.fix("ok")  # without --yes: plan only, nothing runs, no receipt
     assert plan.rc == 1 and fleet.runs() == 0 and not fleet.receipts()

@@ -26,7 +26,7 @@ def md204(fake_mac, tmp_path, doc, version=None):
     if version:
         env.update(fakemlx.install(tmp_path / "mlx", version))
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli("check", "--json", "--only", "MD204", "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", "--local-only", "--only", "MD204", "--hostfile", str(hf), env=env)
     return r, r.results("MD204")
 
 
@@ -116,7 +116,7 @@ def test_mapped_gid_at_index_2_fails_when_the_hostfile_uses_it_and_mlx_lacks_the
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
     env = fake_mac("healthy", "mapped-gid-2")
     env.update(fakemlx.install(tmp_path / "old", "0.32.0", guard=False))
-    r = run_cli("check", "--json", "--only", "MD203", "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", "--local-only", "--only", "MD203", "--hostfile", str(hf), env=env)
     assert r.rc == 1 and r.doc["verdict"] == "no-go", r.out
     (f,) = [x for x in r.results("MD203") if x["status"] == "fail"]
     assert f["summary"].startswith("rdma_en2 port 1: IPv4-mapped GID ::ffff:169.254.37.21 is at "
@@ -125,11 +125,11 @@ def test_mapped_gid_at_index_2_fails_when_the_hostfile_uses_it_and_mlx_lacks_the
     assert f["evidence"]["certain"] is True and f["evidence"]["mlx_version"] == "0.32.0"
     # a build with the fix: go
     env.update(fakemlx.install(tmp_path / "guard", "0.32.1", guard=True))
-    r = run_cli("check", "--json", "--only", "MD203", "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", "--local-only", "--only", "MD203", "--hostfile", str(hf), env=env)
     assert r.rc == 0 and r.status("MD203") == "ok", r.out
     # the build could not be inspected: may fail, so a warning
     env.update(fakemlx.install(tmp_path / "unknown", "0.32.0", guard=None))
-    r = run_cli("check", "--json", "--only", "MD203", "--hostfile", str(hf), env=env)
+    r = run_cli("check", "--json", "--local-only", "--only", "MD203", "--hostfile", str(hf), env=env)
     assert r.rc == 0 and r.status("MD203") == "warn", r.out
     # no hostfile: nothing says this device will be used; a warning
     env.update(fakemlx.install(tmp_path / "old2", "0.32.0", guard=False))
