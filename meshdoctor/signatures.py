@@ -164,6 +164,33 @@ CATALOGUE: List[Signature] = [
          "silicon with RDMA enabled and mlx 0.30.1 or later; mpi and nccl need their libraries.",
          "Run `meshdoctor check` on that host (MD102 lists the backends its MLX has), or probe "
          "with --backend ring.", "observed with mlx 0.32.4 on Linux"),
+    # NCCL's own messages (its result strings, ncclGetErrorString, and NCCL_DEBUG=WARN lines),
+    # seen in the stderr of MLX nccl ranks; codes from MD680 up.
+    _sig("MD680", "nccl.warn", r"\bNCCL WARN (?P<msg>.+)",
+         "NCCL reported a problem on this rank (a `NCCL WARN` line names the failing call).",
+         "Read the message; rerun with NCCL_DEBUG=WARN on every rank to see each rank's view.",
+         "NCCL documentation, NCCL_DEBUG"),
+    _sig("MD681", "nccl.system-error", r"unhandled system error",
+         "A system call inside NCCL failed (socket, shared memory, /dev/shm too small in a "
+         "container, a limit on open files or locked memory).",
+         "Rerun with NCCL_DEBUG=WARN to see the call; in containers give /dev/shm room "
+         "(docker --shm-size, or --ipc=host); check ulimit -n and -l.",
+         "NCCL ncclSystemError"),
+    _sig("MD682", "nccl.cuda-error", r"unhandled cuda error",
+         "A CUDA call inside NCCL failed (GPU out of memory, a GPU in an exclusive compute mode "
+         "already used by another process, peer access refused).",
+         "Run `meshdoctor check` on that host (GPU compute mode, memory held, health); rerun "
+         "with NCCL_DEBUG=WARN to see the CUDA error.", "NCCL ncclUnhandledCudaError"),
+    _sig("MD683", "nccl.remote-error", r"remote process exited or there was a network error",
+         "A peer rank exited or the network between the ranks failed: usually the consequence "
+         "of another rank's failure.",
+         "Find the rank that died first (its exit status and stderr), and check the link "
+         "between the hosts.", "NCCL ncclRemoteError"),
+    _sig("MD684", "cuda.out-of-memory", r"CUDA error: out of memory|cudaErrorMemoryAllocation",
+         "The GPU had no memory left for this rank: another process holds it, or the message "
+         "is larger than the GPU can hold beside the model.",
+         "Run `meshdoctor check` (MD112 names processes holding GPU memory); probe with a "
+         "smaller --size.", "CUDA runtime cudaErrorMemoryAllocation"),
 ]
 
 BY_CODE: Dict[str, Signature] = {s.code: s for s in CATALOGUE}

@@ -30,7 +30,7 @@ def _mesh(*args: Any, **kw: Any) -> Result:
     return Result(*args, host=MESH, **kw)
 
 
-CONSEQUENCES = {"MD606", "MD613", "MD614", "MD615"}
+CONSEQUENCES = {"MD606", "MD613", "MD614", "MD615", "MD683"}
 
 
 def signal_name(returncode: Optional[int]) -> Optional[str]:
@@ -174,7 +174,11 @@ def _how(st: RankState, rc: Optional[int]) -> str:
         e = st.errors[-1]
         return f"failed with {e.get('type')}: {e.get('message')}"
     if rc is not None:
-        return f"exited with status {rc} without reporting an error"
+        # NCCL and CUDA failures print a line and exit(1) with no Python exception (MLX nccl
+        # backend): name that line
+        said = next((m.line for m in rank_signatures(st)), None)
+        return f"exited with status {rc} without reporting an error" + \
+            (f" (stderr: {said})" if said else "")
     return "failed"
 
 
@@ -315,9 +319,13 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                                   "Killed now; if it keeps happening, report the evidence.",
                                   None if unk else f"kill -9 {f['pid']}")))
     elif not any(s.pid is not None for s in out.ranks if s.host in out.unreachable):
-        res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
-                          "no rank process left after teardown", host=MESH,
-                          evidence={"run_id": out.run_id}))
+        gpu = out.gpu_after
+        if gpu is not None and gpu.get("held"):
+            res.append(_gpu_held(out, gpu))
+        else:
+            res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
+                              "no rank process left after teardown" + _gpu_note(gpu),
+                              host=MESH, evidence={"run_id": out.run_id, "gpu_after": gpu}))
     for host, why in sorted(out.unreachable.items()):
         unreachable.add(host)
         ranks = [s.rank for s in out.ranks if s.host == host and s.pid is not None]
@@ -335,6 +343,32 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                      for h, r in hosts_seen.items()]
     verdict.actions = out.actions or None
     return verdict
+
+
+def _gpu_note(gpu: Optional[Dict[str, Any]]) -> str:
+    """What NVML said about this host's GPUs after teardown (nccl runs), for the summary."""
+    if gpu is None:
+        return ""
+    if not gpu.get("nvml"):
+        return f"; GPU memory not checked ({gpu.get('reason')})"
+    used = ", ".join(f"GPU {g['index']} {g['used_bytes'] / (1 << 20):.0f} MiB used"
+                     for g in gpu.get("gpus", []))
+    return f"; no GPU memory held by the ranks (NVML: {used})"
+
+
+def _gpu_held(out: LaunchOutcome, gpu: Dict[str, Any]) -> Result:
+    """A local rank's pid still charged with GPU memory after it was torn down."""
+    h = gpu["held"][0]
+    mib = "?" if h.get("used_bytes") is None else f"{h['used_bytes'] / (1 << 20):.0f}"
+    return Result(C.LEFTOVER, "probe.leftovers", FAIL,
+                  f"GPU {h['gpu']} still holds {mib} MiB for pid {h['pid']} of this run "
+                  f"{gpu.get('waited_s', 0):.1f} s after teardown"
+                  + (f" (and {len(gpu['held']) - 1} more)" if len(gpu["held"]) > 1 else ""),
+                  host="localhost", evidence={"run_id": out.run_id, "gpu_after": gpu},
+                  remediation=Remediation(
+                      "The driver did not free the memory of a rank that exited: reset the GPU "
+                      "once nothing else uses it (a reboot if that is refused).",
+                      f"sudo nvidia-smi --gpu-reset -i {h['gpu']}"))
 
 
 def _hang_result(cfg, out: LaunchOutcome) -> Result:
@@ -364,6 +398,14 @@ def _hang_result(cfg, out: LaunchOutcome) -> Result:
         f"hung past the {out.deadline_s:.1f} s deadline"
     msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
     host = out.ranks[missing[0]].host if missing else out.ranks[0].host
+    if cfg.backend == "nccl":  # NCCL survivors spin inside the kernel, with no message
+        remedy = ("The rank that never arrived is the suspect: check its process and host "
+                  "(stopped, swapping, a dead link). NCCL has no timeout of its own here: the "
+                  "survivors of a stopped or dead peer keep their GPU at 100 % until killed, so "
+                  "gate jobs on a deadline like this one.")
+        return Result(C.HANG, "probe.hang", FAIL, msg, host=host,
+                      evidence={"hang": hang, "stacks_captured": sorted(out.stacks),
+                                "deadline_s": out.deadline_s}, remediation=Remediation(remedy))
     return Result(C.HANG, "probe.hang", FAIL, msg, host=host,
                   evidence={"hang": hang, "stacks_captured": sorted(out.stacks),
                             "deadline_s": out.deadline_s},
@@ -414,7 +456,10 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
                               f"{t['max'] * 1e3:.1f})",
                               evidence={k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs",
                                                           "busbw_gbs", "iters")}))
-    if cfg.pairs and out.kind == "ok":
+    if cfg.pairs and cfg.backend == "nccl":
+        res.append(_mesh(C.PAIRS, "probe.pairs", "skip",
+                         "pairs: the nccl backend has no send/recv (mlx 0.32.x)"))
+    elif cfg.pairs and out.kind == "ok":
         pf = pair_figures(run, out)
         probe["pairs"] = pf
         bad = [c for c in pf["cells"] if c["wrong"]]

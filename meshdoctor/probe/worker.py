@@ -27,6 +27,11 @@ Exactness (knowledge.md §5, issue 4): element i of rank r's data is
 the dtype's exact-integer limit (float32 2^24, float16 2^11, bfloat16 2^8), so an all_sum result
 is exact and compared element for element.
 
+Backends: ring and JACCL run every collective on the CPU stream; nccl (MLX's CUDA build) on the
+GPU stream with the arrays in GPU memory, and each step waits for the device (``mx.synchronize``)
+before its time is taken. The data, the expected values and the #wrong count are all computed
+where the arrays live; only the count (and all_gather's digests) reach the host.
+
 Python stacks: ``faulthandler`` is registered on SIGUSR1 (all threads, to stderr), so the launcher
 can dump a hung rank's stacks before killing it. Test-only fault injection:
 ``MESHDOCTOR_PROBE_FAULT=kind:rank[:seq],...`` with kind ``kill`` (SIGKILL itself on entering
@@ -129,6 +134,10 @@ class Worker:
         self.itemsize = self.dtype.size
         self.m = value_modulus(self.dtype_name, self.n)
         self.files: list = []
+        # The backend's stream: ring and JACCL run on the CPU stream; nccl on the GPU (its
+        # collectives are GPU kernels, mlx 0.32.x), with arrays in GPU memory.
+        self.gpu = plan.get("backend") == "nccl"
+        self.stream = mx.gpu if self.gpu else mx.cpu
 
     # --- data -------------------------------------------------------------------------------
     def period(self, rank: int):
@@ -184,10 +193,17 @@ class Worker:
         self.emit(EV_ENTER, **ev)
         t0 = time.perf_counter()
         out = fn()
+        self.sync()
         dt = time.perf_counter() - t0
         self.emit(EV_LEAVE, dt=round(dt, 6), **ev)
         self.current = None
         return out, dt
+
+    def sync(self) -> None:
+        """On the GPU, wait for the device (``mx.synchronize``) so a step's time is the
+        collective's, not its launch's."""
+        if self.gpu:
+            self.mx.synchronize()
 
     def heartbeat(self, stop: threading.Event, interval: float) -> None:
         while not stop.wait(interval):
@@ -202,7 +218,7 @@ class Worker:
         """(call, check, nbytes, extra) for ``op``: ``call()`` runs one evaluated collective,
         ``check(y)`` returns the #wrong of its output."""
         mx, n, r = self.mx, self.n, self.rank
-        cpu = mx.cpu
+        cpu = self.stream  # the backend's stream (the GPU for nccl), see __init__
         if op in ("all_sum", "bare_all_sum"):
             count = self._count()
             x = self.mine(count)
@@ -255,6 +271,10 @@ class Worker:
         if op == "send_recv" and self.n < 2:
             self.emit(EV_RESULT, op=op, skipped="send/recv needs at least 2 ranks")
             return
+        if op == "send_recv" and self.gpu:
+            self.emit(EV_RESULT, op=op, skipped="the nccl backend has no send/recv (mlx "
+                      "0.32.x: only all_sum, all_max, all_min, all_gather, sum_scatter)")
+            return
         call, check, nbytes, extra = self.case(op)
         peer = extra.get("peer")
         warmup, iters = int(self.plan.get("warmup", 1)), int(self.plan.get("iters", 5))
@@ -264,6 +284,7 @@ class Worker:
                 for _ in range(iters):
                     t0 = time.perf_counter()
                     call()
+                    self.sync()
                     ts.append(time.perf_counter() - t0)
                 return ts
             for i in range(warmup):
@@ -309,7 +330,8 @@ class Worker:
         mx = self.mx
         one = mx.ones((1,), dtype=mx.float32)
         self.step("barrier", phase, it,
-                  lambda: mx.eval(mx.distributed.all_sum(one, group=self.group, stream=mx.cpu)),
+                  lambda: mx.eval(mx.distributed.all_sum(one, group=self.group,
+                                                         stream=self.stream)),
                   before=before)
 
     def run_pairs(self) -> None:
