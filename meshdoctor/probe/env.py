@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional, Sequence
 
-from ..hostfile import JACCL_BACKENDS, Hostfile
+from ..hostfile import JACCL_BACKENDS, Hostfile, is_this_machine, local_names
 from .worker import FILES_ENV, MARKER_ENV, PLAN_ENV
 
 JACCL_COORDINATOR_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
@@ -111,10 +111,14 @@ def backend_env(hf: Hostfile, backend: str, *, ports: Sequence[int] = (),
 
 
 def local_rank(hf: Hostfile, rank: int) -> int:
-    """How many hostfile entries before ``rank`` name the same host (by ssh name, else first
-    IP): the rank's index among the ranks of its host."""
+    """How many hostfile entries before ``rank`` are on the same host: the rank's index among
+    the ranks of its host. Entries that are this machine (:func:`is_this_machine`: localhost,
+    its names and addresses) count as one host; others are told apart by ssh name, else first
+    IP."""
+    names = local_names()
+
     def key(h):
-        return h.ssh or (h.ips[0] if h.ips else "")
+        return "" if is_this_machine(h, names) else (h.ssh or (h.ips[0] if h.ips else "?"))
     me = key(hf.hosts[rank])
     return sum(1 for h in hf.hosts[:rank] if key(h) == me)
 
