@@ -92,6 +92,22 @@ class _Reader:
             return None
 
 
+def memory_info(nv, handle) -> Dict[str, int]:
+    """``{"total", "used", "reserved"}`` bytes of one GPU. NVML's version 2 call
+    (``nvmlDeviceGetMemoryInfo(handle, nvmlMemory_v2)``, driver 510+) keeps the driver's
+    reserved memory out of ``used``, as nvidia-smi shows it (an idle H200: 0 MiB used, where
+    version 1 says 615 MiB); older drivers fall back to version 1 (``reserved`` 0)."""
+    v2 = getattr(nv, "nvmlMemory_v2", None)
+    if v2 is not None:
+        try:
+            m = nv.nvmlDeviceGetMemoryInfo(handle, version=v2)
+            return {"total": int(m.total), "used": int(m.used), "reserved": int(m.reserved)}
+        except Exception:
+            pass
+    m = nv.nvmlDeviceGetMemoryInfo(handle)
+    return {"total": int(m.total), "used": int(m.used), "reserved": 0}
+
+
 def _gpu(nv, read: _Reader, i: int) -> Dict[str, Any]:
     h = nv.nvmlDeviceGetHandleByIndex(i)
     k = f"gpu{i}."
@@ -101,8 +117,11 @@ def _gpu(nv, read: _Reader, i: int) -> Dict[str, Any]:
     mig = read(k + "mig", "nvmlDeviceGetMigMode", h)
     g["mig"] = {"current": int(mig[0]), "pending": int(mig[1])} if mig else None
     g["persistence"] = read(k + "persistence", "nvmlDeviceGetPersistenceMode", h)
-    mem = read(k + "memory", "nvmlDeviceGetMemoryInfo", h)
-    g["memory"] = {"total": int(mem.total), "used": int(mem.used)} if mem is not None else None
+    try:
+        g["memory"] = memory_info(nv, h)
+    except Exception as exc:
+        read.errors[k + "memory"] = f"nvmlDeviceGetMemoryInfo: {exc}"
+        g["memory"] = None
     procs = read(k + "processes", "nvmlDeviceGetComputeRunningProcesses", h) or []
     g["processes"] = [{"pid": int(p.pid), "used_bytes": None if p.usedGpuMemory is None
                        else int(p.usedGpuMemory)} for p in procs]
@@ -152,7 +171,7 @@ def snapshot(nv) -> Dict[str, Any]:
     Returns ``{"driver_version": str, "cuda_driver_version": int (e.g. 13000), "gpus": [...],
     "errors": {key: text}}``; each GPU: index, name, uuid, compute_mode (NVML_COMPUTEMODE_*),
     mig ({current, pending} or None when MIG is not supported), persistence (0/1), memory
-    ({total, used} bytes), processes ([{pid, used_bytes}], compute processes), ecc_volatile_
+    ({total, used, reserved} bytes, :func:`memory_info`), processes ([{pid, used_bytes}], compute processes), ecc_volatile_
     uncorrected (count or None), retired_pages ({double_bit, single_bit, pending}),
     remapped_rows ({correctable, uncorrectable, pending, failed}; GPUs with row remapping),
     nvlink ([{link, active, errors: {replay, recovery, crc_flit, crc_data}}], links that exist),
@@ -258,8 +277,7 @@ def memory_after(pids, *, wait_s: float = 5.0, poll_s: float = 0.1,
                 held, gpus = [], []
                 for i in range(int(nv.nvmlDeviceGetCount())):
                     h = nv.nvmlDeviceGetHandleByIndex(i)
-                    gpus.append({"index": i,
-                                 "used_bytes": int(nv.nvmlDeviceGetMemoryInfo(h).used)})
+                    gpus.append({"index": i, "used_bytes": memory_info(nv, h)["used"]})
                     for p in nv.nvmlDeviceGetComputeRunningProcesses(h) or []:
                         if int(p.pid) in want:
                             held.append({"gpu": i, "pid": int(p.pid),

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Everything the NCCL work measures on a GPU host, in one go; outputs under $OUT (default ./out).
+# Everything the NCCL work measures on a GPU host, in one go; outputs packed into
+# $OUT/results.tgz (default ./out).
 #
 # Expects MLX's CUDA build importable (PYTHONPATH) and meshdoctor's wheels in .gpu/wheels
 # (click, rich, psutil, nvidia-ml-py, ..., and meshdoctor itself: `pip wheel --no-deps -w
@@ -9,9 +10,11 @@
 # NCCL_SOCKET_IFNAME) classified from stderr; SIGKILL and SIGSTOP of one rank mid all_sum;
 # benchmarks/nccl_speed.py (probe vs bare MLX vs PyTorch); the GPU-marked tests.
 set -u
-OUT=${OUT:-$PWD/out}
+FINAL=${OUT:-$PWD/out}
+OUT=$FINAL/r                         # everything here, packed into $FINAL/results.tgz at exit
 mkdir -p "$OUT"
 repo=$PWD
+trap 'tar czf "$FINAL/results.tgz" -C "$OUT" . && rm -rf "$OUT"' EXIT
 export NCCL_NVLS_ENABLE=0            # NVLink multicast stays off on this machine
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/steps.log"; }
@@ -77,3 +80,4 @@ rm -rf /tmp/t && mkdir -p /tmp/t && cp -r "$repo/tests" /tmp/t/
 echo "rc=$?" >>"$OUT/pytest-gpu.txt"
 nvidia-smi --query-gpu=index,memory.used,utilization.gpu --format=csv >"$OUT/gpu-end.txt" 2>&1
 log done
+cat "$OUT/wall.txt" "$OUT/faults.txt" "$OUT/nccl_speed.txt"; tail -3 "$OUT/pytest-gpu.txt"

@@ -44,8 +44,10 @@ def signal_name(returncode: Optional[int]) -> Optional[str]:
 
 
 def rank_signatures(st: RankState) -> List[signatures.Match]:
-    """Signatures in the rank's stderr tail and error events, plus exit-status signatures."""
-    text = "\n".join(list(st.stderr)[-80:] + [e.get("message", "") for e in st.errors])
+    """Signatures in the rank's stderr tail, its stdout lines that were not events (NCCL
+    writes its ``NCCL WARN`` lines to stdout) and error events, plus exit-status signatures."""
+    text = "\n".join(list(st.stderr)[-80:] + list(st.noise)
+                     + [e.get("message", "") for e in st.errors])
     return signatures.classify(text) + signatures.classify_exit(st.returncode, text)
 
 
@@ -176,7 +178,8 @@ def _how(st: RankState, rc: Optional[int]) -> str:
     if rc is not None:
         # NCCL and CUDA failures print a line and exit(1) with no Python exception (MLX nccl
         # backend): name that line
-        said = next((m.line for m in rank_signatures(st)), None)
+        said = next((m.line for m in rank_signatures(st)), None) or \
+            next((ln.strip()[:300] for ln in reversed(st.stderr_tail()) if ln.strip()), None)
         return f"exited with status {rc} without reporting an error" + \
             (f" (stderr: {said})" if said else "")
     return "failed"
