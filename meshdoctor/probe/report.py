@@ -161,7 +161,9 @@ def culprits(out: LaunchOutcome) -> List[RankState]:
     for st in early:
         rc = out.early_exits.get(st.rank)
         codes = {m.code for m in rank_signatures(st)}
-        if (rc is not None and rc < 0) or (not st.errors) or not (codes & CONSEQUENCES):
+        # a rank whose only complaint is a lost peer is not a cause, with or without a Python
+        # error (NCCL ranks exit(1) with no exception: MLX nccl backend)
+        if (rc is not None and rc < 0) or not (codes & CONSEQUENCES):
             primary.append(st)
     if not primary and out.failure:
         primary = [out.ranks[out.failure["rank"]]]
