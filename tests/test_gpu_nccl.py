@@ -60,24 +60,29 @@ def test_gpu_default_backend_follows_mlx_launch():
     assert r.doc["probe"]["backend"] == "nccl"
 
 
-def test_gpu_sigkill_mid_all_sum_names_the_rank():
-    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--op", "all_sum", "--size", "64MiB",
-                "--iters", "200", "--json", env=env(MESHDOCTOR_PROBE_FAULT="kill:1:12"),
+# step 11 = all_sum #3 (timed) with one warmup; kill-in / stop-in land a few ms into it, inside
+# the 1 GiB NCCL all_sum (about 4 ms on 2 H200s)
+def test_gpu_sigkill_inside_all_sum_names_the_rank():
+    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--op", "all_sum", "--size", "1GiB",
+                "--iters", "200", "--json", env=env(MESHDOCTOR_PROBE_FAULT="kill-in:1:11"),
                 timeout=180)
     assert r.rc == 1, (r.out, r.err)
     dead = by_code(r.doc, "MD502")[0]
     assert dead["summary"].startswith("rank 1 ") and "SIGKILL" in dead["summary"]
-    assert r.doc["probe"]["leftovers"] == []
+    assert "during all_sum #3" in dead["summary"], dead["summary"]
+    assert r.doc["probe"]["detect_s"] < 5 and r.doc["probe"]["leftovers"] == []
+    assert "no GPU memory held by the ranks" in by_code(r.doc, "MD506")[0]["summary"]
 
 
-def test_gpu_sigstop_mid_all_sum_is_a_hang_naming_the_rank():
-    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--op", "all_sum", "--size", "64MiB",
+def test_gpu_sigstop_inside_all_sum_is_a_hang_naming_the_rank():
+    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--op", "all_sum", "--size", "1GiB",
                 "--iters", "200", "--timeout", "4", "--json",
-                env=env(MESHDOCTOR_PROBE_FAULT="stop:1:12"), timeout=180)
+                env=env(MESHDOCTOR_PROBE_FAULT="stop-in:1:11"), timeout=180)
     assert r.rc == 1, (r.out, r.err)
     hang = by_code(r.doc, "MD503")[0]
+    assert hang["summary"].startswith("all_sum #3 (timed, step 11) hung"), hang["summary"]
     assert "never arrived: rank 1 (process stopped" in hang["summary"], hang["summary"]
-    assert by_code(r.doc, "MD506")[0]["status"] == "ok"
+    assert "no GPU memory held by the ranks" in by_code(r.doc, "MD506")[0]["summary"]
 
 
 def test_gpu_check_reads_the_gpus_through_nvml():

@@ -172,3 +172,22 @@ def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):
     sigs = {m["code"] for rk in r.doc["probe"]["ranks"] for m in rk["signatures"]}
     assert "MD623" in sigs  # "Cannot initialize nccl distributed backend"
     assert r.doc["probe"]["leftovers"] == []
+
+
+def test_fault_switch_inside_a_step():
+    assert worker.parse_faults("stop-in:1:11,kill-in:0:5,bogus:1") == [
+        ("stop-in", 1, 11), ("kill-in", 0, 5)]
+
+
+def test_rank_stopped_inside_an_all_sum_is_named(clean_env):
+    # the ring stands in for nccl here: a 64 MiB all_sum over loopback takes far longer than
+    # the 2 ms after which stop-in stops rank 1, so it stops inside all_sum #3
+    r = run_cli("probe", "--backend", "ring", "-n", "2", "--op", "all_sum", "--size", "64MiB",
+                "--iters", "20", "--timeout", "3", "--json",
+                env=dict(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:11"), timeout=120)
+    assert r.rc == 1, (r.out, r.err)
+    hang = [x for x in r.doc["results"] if x["code"] == "MD503"][0]
+    assert hang["summary"].startswith("all_sum #3 (timed, step 11) hung"), hang["summary"]
+    assert "never arrived: rank 1 (process stopped" in hang["summary"]
+    rank1 = [a for a in hang["evidence"]["hang"]["not_arrived"] if a["rank"] == 1][0]
+    assert rank1["in_step"] and rank1["last_seq"] == 11

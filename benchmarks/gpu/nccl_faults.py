@@ -1,5 +1,5 @@
-"""Fault runs on a GPU host: one nccl rank killed (SIGKILL) or stopped (SIGSTOP) in the middle of
-a stream of 256 MiB all_sums. Prints, per fault, the verdict's finding, how long after the
+"""Fault runs on a GPU host: one nccl rank killed (SIGKILL) or stopped (SIGSTOP) inside a 1 GiB
+all_sum (the worker's test-only kill-in / stop-in fault, a few ms after the step started). Prints, per fault, the verdict's finding, how long after the
 fault the launcher named it and how long until the verdict was ready, the per-step deadline,
 what teardown left (processes with the run's marker, GPU memory charged to the ranks' pids,
 each GPU's used memory read through NVML afterwards), and writes everything as JSON.
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import time
 
@@ -23,24 +22,27 @@ from meshdoctor.model import Verdict
 from meshdoctor.probe import report
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.launcher import run_probe
+from meshdoctor.probe.worker import FAULT_ENV, FAULT_IN_DELAY_S
+
+FAULT_SEQ = 11  # init 1, warmup barrier 2 + all_sum 3, then barrier/all_sum pairs: #3 is 11
 
 
 def one(kind: str, timeout: float, victim: int = 1) -> dict:
-    sig = signal.SIGKILL if kind == "kill" else signal.SIGSTOP
+    """One run: the victim signals itself FAULT_IN_DELAY_S after entering all_sum #3 (timed,
+    step 11), i.e. inside a 1 GiB NCCL all_sum (about 4 ms on 2 H200s)."""
     seen: dict = {}
 
     def hook(rank, ev, launch):
-        # both ranks inside all_sum #3 (timed): hit the victim there
-        if ev.get("ev") == "enter" and ev.get("op") == "all_sum" and \
-                ev.get("phase") == "timed" and ev.get("iter") == 3:
-            seen.setdefault("in", set()).add(rank)
-            if len(seen["in"]) == 2 and "t" not in seen:
-                os.kill(launch.procs[victim].pid, sig)
-                seen["t"] = time.monotonic()
+        if rank == victim and ev.get("ev") == "enter" and ev.get("seq") == FAULT_SEQ:
+            seen["t"] = time.monotonic() + FAULT_IN_DELAY_S  # when the signal is due
 
+    os.environ[FAULT_ENV] = f"{kind}-in:{victim}:{FAULT_SEQ}"
     cfg = ProbeConfig(hostfile=local_hostfile(2, "nccl"), backend="nccl", ops=["all_sum"],
-                      size=256 << 20, iters=100000, timeout=timeout)
-    run = run_probe(cfg, on_event=hook)
+                      size=1 << 30, iters=100000, timeout=timeout)
+    try:
+        run = run_probe(cfg, on_event=hook)
+    finally:
+        del os.environ[FAULT_ENV]
     v = report.build(run, Verdict(command="probe")).finish()
     t_verdict = time.monotonic()
     out = run.launches[-1]
@@ -50,9 +52,11 @@ def one(kind: str, timeout: float, victim: int = 1) -> dict:
     named = bool(found) and (f"rank {victim}" in found[0]["summary"])
     after = nvml.read_all()
     res = {
-        "fault": f"SIG{kind.upper() if kind == 'kill' else 'STOP'} rank {victim} mid all_sum",
+        "fault": f"SIG{kind.upper()} rank {victim} inside 1 GiB all_sum #3",
         "exit_code": v.exit_code, "finding": found[0]["summary"] if found else None,
-        "named_right_rank": named, "deadline_s": out.deadline_s,
+        "named_right_rank": named,
+        "named_inside_all_sum_3": bool(found) and "all_sum #3" in found[0]["summary"],
+        "deadline_s": out.deadline_s,
         "detect_after_fault_s": round(out.detected_at - seen["t"], 3)
         if out.detected_at and "t" in seen else None,
         "verdict_after_fault_s": round(t_verdict - seen["t"], 3) if "t" in seen else None,

@@ -35,7 +35,9 @@ where the arrays live; only the count (and all_gather's digests) reach the host.
 Python stacks: ``faulthandler`` is registered on SIGUSR1 (all threads, to stderr), so the launcher
 can dump a hung rank's stacks before killing it. Test-only fault injection:
 ``MESHDOCTOR_PROBE_FAULT=kind:rank[:seq],...`` with kind ``kill`` (SIGKILL itself on entering
-step ``seq``), ``stop`` (SIGSTOP itself there) or ``corrupt`` (add 1 to element 0 of its data).
+step ``seq``), ``stop`` (SIGSTOP itself there), ``kill-in`` / ``stop-in`` (the same signal
+:data:`FAULT_IN_DELAY_S` after the step started: inside the collective) or ``corrupt`` (add 1
+to element 0 of its data).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def parse_faults(text: str):
     out = []
     for item in (text or "").split(","):
         parts = item.strip().split(":")
-        if len(parts) < 2 or parts[0] not in ("kill", "stop", "corrupt"):
+        if len(parts) < 2 or parts[0] not in ("kill", "stop", "corrupt", "kill-in", "stop-in"):
             continue
         try:
             out.append((parts[0], int(parts[1]), int(parts[2]) if len(parts) > 2 else None))
@@ -92,6 +94,11 @@ def parse_faults(text: str):
             continue
     return out
 
+
+# kill-in / stop-in: the signal comes this long after the step starts, while the main thread is
+# inside the collective (a 1 GiB NCCL all_sum on 2 H200s takes about 4 ms; a 64 MiB ring all_sum
+# over loopback about 400 ms).
+FAULT_IN_DELAY_S = 0.002
 
 # Exit status of a worker whose launcher went away (its stdout pipe closed): the heartbeat's next
 # write fails within hb_interval and the rank exits instead of staying blocked in a collective.
@@ -184,6 +191,9 @@ class Worker:
         for kind, _, at in self.faults:  # test-only: die or stop before arriving
             if at == self.seq and kind in ("kill", "stop"):
                 os.kill(os.getpid(), signal.SIGKILL if kind == "kill" else signal.SIGSTOP)
+            if at == self.seq and kind in ("kill-in", "stop-in"):  # ... or inside the step
+                threading.Timer(FAULT_IN_DELAY_S, os.kill, (os.getpid(), signal.SIGKILL if
+                                kind == "kill-in" else signal.SIGSTOP)).start()
         ev = {"op": op, "phase": phase, "iter": it, "seq": self.seq}
         if peer is not None:
             ev["peer"] = peer
