@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
+import random
 import statistics
 import subprocess
 import sys
@@ -79,10 +79,8 @@ def mlx_figures(n: int, size: int, iters: int, rounds: int) -> Dict[str, float]:
         bw["bare_all_sum"]), "wrong": wrong, "samples": len(bw["all_sum"])}
 
 
-def torch_figures(n: int, sizes: List[int], iters: int) -> Dict[int, float]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def _torch_once(n: int, sizes: List[int], iters: int, timeout: float) -> Dict[int, float]:
+    port = random.randrange(20000, 60000)
     procs = []
     for r in range(n):
         env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), ITERS=str(iters), WARMUP="3",
@@ -90,14 +88,35 @@ def torch_figures(n: int, sizes: List[int], iters: int) -> Dict[int, float]:
         procs.append(subprocess.Popen([sys.executable, "-c", _TORCH], env=env,
                                       stdout=subprocess.PIPE, text=True))
     res: Dict[int, List[dict]] = {}
-    for p in procs:
-        out, _ = p.communicate(timeout=300)
-        for line in out.splitlines():
-            if line.startswith("{"):
-                d = json.loads(line)
-                res.setdefault(d["size"], []).append(d)
+    t_end = time.monotonic() + timeout
+    try:
+        for p in procs:
+            out, _ = p.communicate(timeout=max(1.0, t_end - time.monotonic()))
+            if p.returncode != 0:
+                raise RuntimeError(f"a torch rank exited {p.returncode}")
+            for line in out.splitlines():
+                if line.startswith("{"):
+                    d = json.loads(line)
+                    res.setdefault(d["size"], []).append(d)
+    finally:
+        for p in procs:  # a rank whose peer failed would wait for it forever
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     return {size: statistics.median(slowest_busbw(per, n)) for size, per in res.items()
             if len(per) == n}
+
+
+def torch_figures(n: int, sizes: List[int], iters: int, attempts: int = 3,
+                  timeout: float = 60.0) -> Dict[int, float]:
+    """PyTorch NCCL all_reduce busbw (GB/s) per size; a rendezvous port that turns out to be
+    taken is retried with another."""
+    for k in range(attempts):
+        try:
+            return _torch_once(n, sizes, iters, timeout)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            print(f"torch attempt {k + 1}: {exc}", file=sys.stderr)
+    return {}
 
 
 def main() -> int:
@@ -115,6 +134,8 @@ def main() -> int:
         t0 = time.monotonic()
         f = mlx_figures(args.n, size, args.iters, args.rounds)
         rows.append(dict(f, size=size, mlx_launch_s=round(time.monotonic() - t0, 2)))
+        print(f"mlx {format_size(size)}: probe {f['probe']:.2f} bare {f['bare']:.2f} GB/s",
+              flush=True)
     torch_bw: Dict[int, float] = {}
     if not args.no_torch:
         try:

@@ -55,7 +55,10 @@ def one(kind: str, timeout: float, victim: int = 1) -> dict:
         "fault": f"SIG{kind.upper()} rank {victim} inside 1 GiB all_sum #3",
         "exit_code": v.exit_code, "finding": found[0]["summary"] if found else None,
         "named_right_rank": named,
-        "named_inside_all_sum_3": bool(found) and "all_sum #3" in found[0]["summary"],
+        # where the victim was: it entered all_sum #3 (step 11) and never left it; a stopped
+        # rank's already-launched kernel still completes, so the survivor may block in the next
+        # collective instead
+        "victim_last_step": doc["probe"]["ranks"][victim]["last_step"],
         "deadline_s": out.deadline_s,
         "detect_after_fault_s": round(out.detected_at - seen["t"], 3)
         if out.detected_at and "t" in seen else None,
@@ -67,7 +70,8 @@ def one(kind: str, timeout: float, victim: int = 1) -> dict:
         "leftover_result": [r["summary"] for r in doc["results"] if r["code"] == "MD506"],
     }
     limit = 1.0 if kind == "kill" else out.deadline_s + 1.0
-    res["pass"] = bool(named and res["detect_after_fault_s"] is not None
+    res["pass"] = bool(named and (res["victim_last_step"] or {}).get("seq") == FAULT_SEQ
+                       and res["detect_after_fault_s"] is not None
                        and res["detect_after_fault_s"] <= limit and not out.survivors
                        and not (out.gpu_after or {}).get("held"))
     return res
