@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any, Callable, Dict, List, Optional
 
 DRIVER_FILE = "/proc/driver/nvidia/version"
@@ -192,6 +193,36 @@ def snapshot(nv) -> Dict[str, Any]:
     return out
 
 
+def _under_deadline(work: Callable[[Any], Any], timeout: float, name: str) -> Dict[str, Any]:
+    """``work(nv)`` with an initialised NVML, in a daemon thread, within ``timeout`` seconds;
+    returns ``{"value": ...}`` or ``{"reason": text}`` (NVML unusable, failed or hung). NVML is
+    shut down afterwards."""
+    box: Dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            nv = load()
+        except NvmlUnavailable as exc:
+            box["reason"] = str(exc)
+            return
+        try:
+            box["value"] = work(nv)
+        except Exception as exc:
+            box["reason"] = f"NVML failed: {type(exc).__name__}: {exc}"
+        finally:
+            try:
+                nv.nvmlShutdown()
+            except Exception:
+                pass
+
+    th = threading.Thread(target=run, daemon=True, name=name)
+    th.start()
+    th.join(timeout)
+    if th.is_alive():
+        return {"reason": f"NVML did not answer within {timeout:g} s (a wedged GPU or driver)"}
+    return box if box else {"reason": "NVML failed"}
+
+
 def read_all(timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
     """:func:`snapshot` of this host under ``timeout`` seconds.
 
@@ -201,33 +232,10 @@ def read_all(timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
     if not driver_present():
         return {"driver": False, "reason": f"no NVIDIA driver loaded ({driver_file()} does not "
                                            "exist)"}
-    box: Dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            nv = load()
-        except NvmlUnavailable as exc:
-            box["reason"] = str(exc)
-            return
-        try:
-            box["snap"] = snapshot(nv)
-        except Exception as exc:
-            box["reason"] = f"NVML failed: {type(exc).__name__}: {exc}"
-        finally:
-            try:
-                nv.nvmlShutdown()
-            except Exception:
-                pass
-
-    th = threading.Thread(target=work, daemon=True, name="meshdoctor-nvml")
-    th.start()
-    th.join(timeout)
-    if th.is_alive():
-        return {"driver": True, "nvml": False,
-                "reason": f"NVML did not answer within {timeout:g} s (a wedged GPU or driver)"}
-    if "snap" not in box:
-        return {"driver": True, "nvml": False, "reason": box.get("reason", "NVML failed")}
-    return dict(box["snap"], driver=True, nvml=True)
+    got = _under_deadline(snapshot, timeout, "meshdoctor-nvml")
+    if "value" not in got:
+        return {"driver": True, "nvml": False, "reason": got["reason"]}
+    return dict(got["value"], driver=True, nvml=True)
 
 
 def gather_gpus(ctx) -> Dict[str, Any]:
@@ -258,49 +266,72 @@ def memory_after(pids, *, wait_s: float = 5.0, poll_s: float = 0.1,
     Returns None when there is no NVIDIA driver (nothing imported), else ``{"nvml": bool,
     "held": [{gpu, pid, used_bytes}] (still listed at the end), "gpus": [{index, used_bytes}],
     "waited_s": float, "reason": str (when NVML could not be read)}``."""
-    import time
-
     if not driver_present():
         return None
     want = set(pids)
-    box: Dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            nv = load()
-        except NvmlUnavailable as exc:
-            box["reason"] = str(exc)
-            return
-        try:
-            t0 = time.monotonic()
-            while True:
-                held, gpus = [], []
-                for i in range(int(nv.nvmlDeviceGetCount())):
-                    h = nv.nvmlDeviceGetHandleByIndex(i)
-                    gpus.append({"index": i, "used_bytes": memory_info(nv, h)["used"]})
-                    for p in nv.nvmlDeviceGetComputeRunningProcesses(h) or []:
-                        if int(p.pid) in want:
-                            held.append({"gpu": i, "pid": int(p.pid),
-                                         "used_bytes": None if p.usedGpuMemory is None
-                                         else int(p.usedGpuMemory)})
-                waited = time.monotonic() - t0
-                if not held or waited >= wait_s:
-                    box["res"] = {"nvml": True, "held": held, "gpus": gpus,
-                                  "waited_s": round(waited, 3)}
-                    return
-                time.sleep(poll_s)
-        except Exception as exc:
-            box["reason"] = f"NVML failed: {type(exc).__name__}: {exc}"
-        finally:
-            try:
-                nv.nvmlShutdown()
-            except Exception:
-                pass
+    def work(nv) -> Dict[str, Any]:
+        t0 = time.monotonic()
+        while True:
+            held, gpus = [], []
+            for i in range(int(nv.nvmlDeviceGetCount())):
+                h = nv.nvmlDeviceGetHandleByIndex(i)
+                gpus.append({"index": i, "used_bytes": memory_info(nv, h)["used"]})
+                for p in nv.nvmlDeviceGetComputeRunningProcesses(h) or []:
+                    if int(p.pid) in want:
+                        held.append({"gpu": i, "pid": int(p.pid),
+                                     "used_bytes": None if p.usedGpuMemory is None
+                                     else int(p.usedGpuMemory)})
+            waited = time.monotonic() - t0
+            if not held or waited >= wait_s:
+                return {"nvml": True, "held": held, "gpus": gpus, "waited_s": round(waited, 3)}
+            time.sleep(poll_s)
 
-    th = threading.Thread(target=work, daemon=True, name="meshdoctor-nvml-after")
-    th.start()
-    th.join(wait_s + timeout)
-    if "res" in box:
-        return box["res"]
-    return {"nvml": False, "held": [], "gpus": [],
-            "reason": box.get("reason", f"NVML did not answer within {wait_s + timeout:g} s")}
+    got = _under_deadline(work, wait_s + timeout, "meshdoctor-nvml-after")
+    if "value" in got:
+        return got["value"]
+    return {"nvml": False, "held": [], "gpus": [], "reason": got["reason"]}
+
+
+# NVML performance policies whose violation time (ns the clocks were held below the requested
+# level, nvmlDeviceGetViolationStatus) means power or heat.
+SLOWDOWN_POLICIES = {"power": 0, "thermal": 1}  # NVML_PERF_POLICY_POWER, _THERMAL
+
+
+def violation_ns(timeout: float = DEFAULT_TIMEOUT_S) -> Optional[Dict[int, Dict[str, int]]]:
+    """Cumulative nanoseconds each GPU's clocks were held back for power and for heat
+    (``{gpu index: {"power": ns, "thermal": ns}}``, a policy the GPU does not report left
+    out); None without an NVIDIA driver (nothing imported) or when NVML cannot answer. Read
+    before and after a run, the difference says whether the run was slowed."""
+    if not driver_present():
+        return None
+
+    def work(nv) -> Dict[int, Dict[str, int]]:
+        out: Dict[int, Dict[str, int]] = {}
+        for i in range(int(nv.nvmlDeviceGetCount())):
+            h = nv.nvmlDeviceGetHandleByIndex(i)
+            row = {}
+            for name, policy in SLOWDOWN_POLICIES.items():
+                try:
+                    row[name] = int(nv.nvmlDeviceGetViolationStatus(h, policy).violationTime)
+                except Exception:  # not supported on this GPU
+                    continue
+            out[i] = row
+        return out
+
+    return _under_deadline(work, timeout, "meshdoctor-nvml-violation").get("value")
+
+
+def slowdown(before: Optional[Dict[int, Dict[str, int]]],
+             after: Optional[Dict[int, Dict[str, int]]]) -> List[Dict[str, Any]]:
+    """``[{gpu, reason, ms}]``: how long each GPU's clocks were held back for power or heat
+    between two :func:`violation_ns` readings (only the reasons that grew)."""
+    if not before or not after:
+        return []
+    out = []
+    for gpu, row in sorted(after.items()):
+        for reason, ns in row.items():
+            delta = ns - before.get(gpu, {}).get(reason, ns)
+            if delta > 0:
+                out.append({"gpu": gpu, "reason": reason, "ms": round(delta / 1e6, 3)})
+    return out

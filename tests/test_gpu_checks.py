@@ -204,3 +204,21 @@ def test_snapshot_shapes_from_the_nvml_calls(monkeypatch):
     assert len(g0["nvlink"]) == 18 and all(ln["active"] for ln in g0["nvlink"])
     assert nvml.throttle_names(g0["clock_event_reasons"]) == ["hardware thermal slowdown"]
     assert snap["errors"] == {}
+
+
+def test_clocks_held_back_during_a_run_are_measured(monkeypatch, tmp_path):
+    from meshdoctor import nvml
+    from meshdoctor.probe import report
+
+    drv = tmp_path / "version"
+    drv.write_text("NVRM\n")
+    monkeypatch.setenv("MESHDOCTOR_NVIDIA_DRIVER_FILE", str(drv))
+    monkeypatch.setenv("FAKE_NVML", "healthy,throttle")
+    monkeypatch.setitem(sys.modules, "pynvml", _fake())
+    before = nvml.violation_ns()
+    after = nvml.violation_ns()
+    assert set(before) == {0, 1} and set(before[0]) == {"power", "thermal"}
+    assert nvml.slowdown(before, after) == [{"gpu": 0, "reason": "thermal", "ms": 5.0}]
+    assert nvml.slowdown(None, after) == []
+    res = report._slowdown_result(nvml.slowdown(before, after))
+    assert res.status == "warn" and "GPU 0 thermal 5.0 ms" in res.summary

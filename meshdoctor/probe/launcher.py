@@ -80,6 +80,7 @@ class LaunchOutcome:
     started_at: float = 0.0
     detected_at: Optional[float] = None
     gpu_after: Optional[Dict[str, Any]] = None
+    gpu_slowdown: List[Dict[str, Any]] = field(default_factory=list)
     finished_at: float = 0.0
 
 
@@ -415,6 +416,8 @@ class Launch:
         An interrupt (see :func:`interrupt`) during start or watch ends the launch as
         ``interrupted``; any other exception still tears every rank down before it propagates.
         """
+        gpus = self.cfg.backend == "nccl" and any(self.local)
+        slow_before = nvml.violation_ns() if gpus else None  # clocks held back, ns so far
         t0 = time.monotonic()
         out = LaunchOutcome("start", self.run_id, self.states, self.plan, self.deadline,
                             None, started_at=t0)
@@ -450,9 +453,10 @@ class Launch:
         out.survivors, out.unkillable = found, unkillable
         out.actions.extend(acts)
         out.actions.extend(self.remove_files(remote_too=out.kind != "ok"))
-        if self.cfg.backend == "nccl":  # GPU memory the local ranks held must be free again
+        if gpus:  # GPU memory the local ranks held must be free again
             out.gpu_after = nvml.memory_after(p.pid for p in self.procs
                                               if p is not None and p.local)
+            out.gpu_slowdown = nvml.slowdown(slow_before, nvml.violation_ns())
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
         return out

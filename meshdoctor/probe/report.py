@@ -350,6 +350,17 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
     return verdict
 
 
+def _slowdown_result(slow: List[Dict[str, Any]]) -> Result:
+    """GPU clocks held back for power or heat while the probe ran (NVML violation time)."""
+    what = ", ".join(f"GPU {s['gpu']} {s['reason']} {s['ms']:.1f} ms" for s in slow)
+    return _mesh(C.BANDWIDTH, "probe.gpu_clocks", WARN,
+                 f"GPU clocks were held back during the probe ({what}): the figures may be "
+                 "below what these GPUs and links give", evidence={"slowdown": slow},
+                 remediation=Remediation(
+                     "Check cooling and power limits (nvidia-smi -q -d PERFORMANCE,POWER, "
+                     "`meshdoctor check` MD113), then probe again."))
+
+
 def _gpu_note(gpu: Optional[Dict[str, Any]]) -> str:
     """What NVML said about this host's GPUs after teardown (nccl runs), for the summary."""
     if gpu is None:
@@ -461,6 +472,9 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
                               f"{t['max'] * 1e3:.1f})",
                               evidence={k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs",
                                                           "busbw_gbs", "iters")}))
+    if out.gpu_slowdown:
+        probe["gpu_slowdown"] = out.gpu_slowdown
+        res.append(_slowdown_result(out.gpu_slowdown))
     if cfg.pairs and cfg.backend == "nccl":
         res.append(_mesh(C.PAIRS, "probe.pairs", "skip",
                          "pairs: the nccl backend has no send/recv (mlx 0.32.x)"))

@@ -9,7 +9,7 @@ is an ``NVMLError_NotSupported``) for what a GPU does not support. Scenario: the
 ``healthy`` (2 H200s joined by 18 NVLink links), ``ecc`` (GPU 1: 3 volatile uncorrected ECC
 errors, row remapping pending), ``nvlink-down`` (GPU 1 links 4 and 5 down), ``exclusive`` (GPU
 0 in EXCLUSIVE_PROCESS), ``mig`` (GPU 1 MIG on), ``no-persistence``, ``throttle`` (GPU 0 hardware
-thermal slowdown), ``hang`` (nvmlInit never returns); ``FAKE_NVML_PROCS`` =
+thermal slowdown, its thermal violation time growing), ``hang`` (nvmlInit never returns); ``FAKE_NVML_PROCS`` =
 ``gpu:pid:bytes,...`` adds compute processes.
 """
 
@@ -215,3 +215,17 @@ def nvmlDeviceGetCurrentClocksEventReasons(handle):
     if "throttle" in _flags() and handle.index == 0:
         return nvmlClocksEventReasonHwThermalSlowdown
     return nvmlClocksEventReasonGpuIdle
+
+
+NVML_PERF_POLICY_POWER = 0
+NVML_PERF_POLICY_THERMAL = 1
+_violations = {"calls": 0}
+
+
+def nvmlDeviceGetViolationStatus(device, perfPolicyType):
+    """Cumulative ns held back; with ``throttle``, GPU 0's thermal count grows 5 ms a call."""
+    grow = "throttle" in _flags() and device.index == 0 and perfPolicyType == 1
+    _violations["calls"] += 1 if grow else 0
+    return SimpleNamespace(referenceTime=0,
+                           violationTime=10_000_000 + (5_000_000 * _violations["calls"]
+                                                       if grow else 0))
