@@ -356,9 +356,11 @@ def schema() -> None:
 @click.option("--hosts", default=None, metavar="A,B,C",
               help="Hosts (IPs for ring) instead of a hostfile, one rank each.")
 @click.option("-n", "nranks", type=click.IntRange(2, 64), default=None,
-              help="Ranks on this machine over loopback (default 2, ring).")
-@click.option("--backend", type=click.Choice(["ring", "jaccl", "jaccl-ring"]), default=None,
-              help="Backend (default: the hostfile's, else ring).")
+              help="Ranks on this machine over loopback (default 2; ring, or nccl with one "
+                   "GPU per rank when MLX is the CUDA build).")
+@click.option("--backend", type=click.Choice(["ring", "jaccl", "jaccl-ring", "nccl"]),
+              default=None, help="Backend (default: the hostfile's, else nccl when MLX is the "
+              "CUDA build, else ring, as mlx.launch).")
 @click.option("--op", type=click.Choice(["all_sum", "all_gather", "send_recv", "all_max",
                                          "all_min", "sum_scatter", "all"]),
               default="all", show_default=True,
@@ -381,7 +383,8 @@ def schema() -> None:
 @click.option("--pairs", is_flag=True, help="send/recv between every pair of ranks: N x N "
               "bandwidth matrix, slowest or failing pair named.")
 @click.option("--port", type=click.IntRange(1, 65535), default=None,
-              help="ring: first TCP port (rank ports follow); jaccl: coordinator port (32323).")
+              help="ring: first TCP port (rank ports follow); jaccl: coordinator port (32323); "
+                   "nccl: NCCL_PORT on rank 0 (default: a free port).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
 @click.option("--no-check", is_flag=True,

@@ -52,8 +52,32 @@ try:
     out["max_recommended_working_set_size"] = info.get("max_recommended_working_set_size")
 except Exception:
     out["max_recommended_working_set_size"] = None
+cu = {"available": None, "packages": []}
+try:
+    cu["available"] = bool(mx.cuda.is_available()) if hasattr(mx, "cuda") else False
+except Exception as e:
+    cu["error"] = type(e).__name__ + ": " + str(e)
+try:
+    import importlib.metadata as md
+    for d in md.distributions():
+        nm = (d.metadata["Name"] or "").lower().replace("_", "-")
+        if nm.startswith("mlx-cuda"):
+            cu["packages"].append(nm + "==" + d.version)
+except Exception:
+    pass
+out["cuda"] = cu
 print(json.dumps(out))
 """.replace("BACKENDS_PLACEHOLDER", repr(BACKENDS))
+
+# Without importing mlx: the names of the installed MLX CUDA packages (mlx[cuda12] and
+# mlx[cuda13] install mlx-cuda-12 / mlx-cuda-13), one per line.
+_CUDA_PACKAGES = r"""
+import importlib.metadata as md
+for d in md.distributions():
+    nm = (d.metadata["Name"] or "").lower().replace("_", "-")
+    if nm.startswith("mlx-cuda"):
+        print(nm)
+"""
 
 
 def has_guard(paths: List[str]) -> Optional[bool]:
@@ -106,3 +130,25 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
         jaccl = (data.get("backends") or {}).get("jaccl")
         data["jaccl_guard"] = has_guard(data.get("libs", [])) if jaccl else None
     return data
+
+
+def cuda_packages(python: str, timeout: float = 10.0) -> List[str]:
+    """Names of the MLX CUDA packages (``mlx-cuda-12``, ``mlx-cuda-13``) installed for
+    ``python``, read from package metadata without importing mlx (fast, no GPU touched); ``[]``
+    when none, or when the interpreter cannot be run within ``timeout`` seconds."""
+    from . import execute
+
+    res = execute.run([python, "-c", _CUDA_PACKAGES], timeout=timeout)
+    if res.returncode != 0:
+        return []
+    return [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
+
+
+def cuda_major_of(packages: List[str]) -> Optional[int]:
+    """The CUDA major version an MLX CUDA build targets, from its package name
+    (``mlx-cuda-13`` -> 13); None when no name carries one."""
+    for p in packages:
+        tail = p.split("==")[0].rsplit("-", 1)[-1]
+        if tail.isdigit():
+            return int(tail)
+    return None

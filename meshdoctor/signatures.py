@@ -552,6 +552,24 @@ CATALOGUE: List[Signature] = [
     _sig("MD664", "rank.exit-nonzero", None,
          "A rank exited with a non-zero status that has no specific meaning.",
          "Read the rank's log.", "POSIX exit status", role=EITHER),
+    # NCCL's own result strings (ncclGetErrorString) inside an `NCCL error` line, named apart
+    # so that a rank whose only complaint is a lost peer (MD683) is read as a consequence.
+    _sig("MD681", "nccl.system-error", r"unhandled system error",
+         "A system call inside NCCL failed (socket, shared memory, /dev/shm too small in a "
+         "container, a limit on open files or locked memory).",
+         "Rerun with NCCL_DEBUG=WARN to see the call; in containers give /dev/shm room "
+         "(docker --shm-size, or --ipc=host); check ulimit -n and -l.",
+         "NCCL ncclSystemError"),
+    _sig("MD682", "nccl.cuda-error", r"unhandled cuda error",
+         "A CUDA call inside NCCL failed (GPU out of memory, a GPU in an exclusive compute mode "
+         "already used by another process, peer access refused).",
+         "Run `meshdoctor check` on that host (GPU compute mode, memory held, health); rerun "
+         "with NCCL_DEBUG=WARN to see the CUDA error.", "NCCL ncclUnhandledCudaError"),
+    _sig("MD683", "nccl.remote-error", r"remote process exited or there was a network error",
+         "A peer rank exited or the network between the ranks failed: usually the consequence "
+         "of another rank's failure.",
+         "Find the rank that died first (its exit status and stderr), and check the link "
+         "between the hosts.", "NCCL ncclRemoteError"),
 ]
 
 BY_CODE: Dict[str, Signature] = {s.code: s for s in CATALOGUE}

@@ -31,7 +31,7 @@ HB_STALE_S = 2.0
 @dataclass
 class ProbeConfig:
     """What to probe. ``hostfile``: the mesh (see :func:`local_hostfile` for ``-n``);
-    ``backend``: ring, jaccl or jaccl-ring; ``ops``: subset of all_sum, all_gather, send_recv,
+    ``backend``: ring, jaccl, jaccl-ring or nccl; ``ops``: subset of all_sum, all_gather, send_recv,
     all_max, all_min, sum_scatter (and bare_all_sum for the benchmark); ``size``: bytes per message (all_gather: the gathered
     output, as nccl-tests); ``iters``/``warmup``: timed/untimed iterations per op; ``dtype``;
     ``timeout``: per-step deadline in seconds (None: from the size); ``soak``: repetitions per op
@@ -89,25 +89,28 @@ def init_deadline(cfg: ProbeConfig) -> float:
     return cfg.init_timeout or max(INIT_DEADLINE_S, collective_deadline(cfg))
 
 
-def local_hostfile(n: int) -> Hostfile:
-    """The embedded default: ``n`` ranks on this machine over loopback (ring)."""
+def local_hostfile(n: int, backend: str = "ring") -> Hostfile:
+    """The embedded default: ``n`` ranks on this machine over loopback (ring; nccl on a host
+    whose MLX is the CUDA build, one GPU per rank)."""
     hosts = [Host(i, "localhost", ["127.0.0.1"], []) for i in range(n)]
-    hf = Hostfile(hosts, "ring", [], None, None)
-    hf.raw = {"backend": "ring", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * n}
+    hf = Hostfile(hosts, backend, [], None, None)
+    hf.raw = {"backend": backend, "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * n}
     return hf
 
 
 def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:
     """``(measured, unsupported)`` ordered pairs [src, dst] for ``--pairs``. The ring backend
     and jaccl-ring only send between ring neighbours (mlx 0.32.4: "[ring] Send only supported
-    to direct neighbors"); the jaccl mesh connects every pair."""
+    to direct neighbors"); the jaccl mesh connects every pair; nccl has no send/recv (mlx
+    0.32.x), so every pair is unsupported there."""
     measured, unsupported = [], []
     for s in range(n):
         for d in range(n):
             if s == d:
                 continue
             neighbours = (d - s) % n in (1, n - 1)
-            (measured if backend == "jaccl" or neighbours else unsupported).append([s, d])
+            ok = backend != "nccl" and (backend == "jaccl" or neighbours)
+            (measured if ok else unsupported).append([s, d])
     return measured, unsupported
 
 

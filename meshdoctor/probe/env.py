@@ -10,7 +10,10 @@ Source: mlx ``_distributed_utils/launch.py`` (mlx 0.32.4):
   (default 32323), ``MLX_IBV_DEVICES`` = the hostfile's N x N ``rdma`` matrix as JSON,
   ``MLX_JACCL_RING=1`` for jaccl-ring, and the guard PR's ``JACCL_PROGRESS_TIMEOUT_MS`` set below
   the launcher's own per-collective deadline with ``JACCL_TIMEOUT_ACTION=throw`` (a build with the
-  guard then fails cleanly; one without is caught by the launcher's deadline).
+  guard then fails cleanly; one without is caught by the launcher's deadline);
+* nccl (``launch_nccl``): ``NCCL_HOST_IP`` = rank 0's first IP (rank 0 serves the NCCL unique id
+  there), ``NCCL_PORT`` (launcher default 12345), ``MLX_WORLD_SIZE``, and per rank
+  ``CUDA_VISIBLE_DEVICES`` = its index among the ranks of its host (one GPU each).
 
 Files (``MLX_HOSTFILE``, ``MLX_IBV_DEVICES``) travel as content in ``MESHDOCTOR_PROBE_FILES``;
 the worker writes them to temp files on the rank's own host, so remote ranks need no copy step.
@@ -21,10 +24,11 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional, Sequence
 
-from ..hostfile import JACCL_BACKENDS, Hostfile
+from ..hostfile import JACCL_BACKENDS, Hostfile, is_this_machine, local_names
 from .worker import FILES_ENV, MARKER_ENV, PLAN_ENV
 
 JACCL_COORDINATOR_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
+NCCL_PORT = 12345               # mlx.launch --nccl-port default (launch.py, mlx 0.32.4)
 GUARD_FRACTION = 0.75           # JACCL progress guard fires at 75 % of our own deadline
 
 
@@ -66,10 +70,10 @@ def guard_timeout_ms(deadline_s: float) -> int:
 
 def backend_env(hf: Hostfile, backend: str, *, ports: Sequence[int] = (),
                 port: Optional[int] = None, deadline_s: float = 30.0):
-    """``(env, files)`` shared by every rank for ``backend`` (ring, jaccl, jaccl-ring).
+    """``(env, files)`` shared by every rank for ``backend`` (ring, jaccl, jaccl-ring, nccl).
 
     ``ports`` are the ring ports (see :func:`ring_entries`); ``port`` is the jaccl coordinator
-    port (default 32323); ``deadline_s`` is the launcher's per-collective deadline in seconds.
+    port (default 32323) or the NCCL port (default 12345); ``deadline_s`` is the launcher's per-collective deadline in seconds.
     Raises :class:`EnvError` for a hostfile the backend cannot use."""
     env: Dict[str, str] = {}
     files: Dict[str, str] = {}
@@ -93,10 +97,39 @@ def backend_env(hf: Hostfile, backend: str, *, ports: Sequence[int] = (),
         env["JACCL_PROGRESS_TIMEOUT_MS"] = str(guard_timeout_ms(deadline_s))
         env["JACCL_TIMEOUT_ACTION"] = "throw"
         files["MLX_IBV_DEVICES"] = json.dumps([h.rdma for h in hf.hosts])
+    elif backend == "nccl":
+        if not hf.hosts or not hf.hosts[0].ips:
+            raise EnvError("hosts[0] has no \"ips\": NCCL's bootstrap server is rank 0's first "
+                           "IP (NCCL_HOST_IP); add it to the hostfile")
+        env["NCCL_HOST_IP"] = hf.hosts[0].ips[0]
+        env["NCCL_PORT"] = str(port or NCCL_PORT)
+        env["MLX_WORLD_SIZE"] = str(hf.world_size)
     else:
-        raise EnvError(f"backend {backend!r} is not supported by the probe; use ring, jaccl or "
-                       "jaccl-ring")
+        raise EnvError(f"backend {backend!r} is not supported by the probe; use ring, jaccl, "
+                       "jaccl-ring or nccl")
     return env, files
+
+
+def local_rank(hf: Hostfile, rank: int) -> int:
+    """How many hostfile entries before ``rank`` are on the same host: the rank's index among
+    the ranks of its host. Entries that are this machine (:func:`is_this_machine`: localhost,
+    its names and addresses) count as one host; others are told apart by ssh name, else first
+    IP."""
+    names = local_names()
+
+    def key(h):
+        return "" if is_this_machine(h, names) else (h.ssh or (h.ips[0] if h.ips else "?"))
+    me = key(hf.hosts[rank])
+    return sum(1 for h in hf.hosts[:rank] if key(h) == me)
+
+
+def per_rank_env(hf: Hostfile, backend: str, rank: int) -> Dict[str, str]:
+    """Variables that differ between ranks beyond ``MLX_RANK``: for nccl,
+    ``CUDA_VISIBLE_DEVICES`` = the rank's local index on its host, one GPU per rank (mlx.launch
+    sets ``rank % --repeat-hosts``, which is the same for ranks listed host by host)."""
+    if backend == "nccl":
+        return {"CUDA_VISIBLE_DEVICES": str(local_rank(hf, rank))}
+    return {}
 
 
 def rank_env(hf: Hostfile, rank: int, *, run_id: str, plan: dict, shared_env: Dict[str, str],
@@ -106,6 +139,7 @@ def rank_env(hf: Hostfile, rank: int, *, run_id: str, plan: dict, shared_env: Di
     and the files (these always win)."""
     env = hf.env_dict()
     env.update(shared_env)
+    env.update(per_rank_env(hf, str(plan.get("backend", "")), rank))
     env.update({"MLX_RANK": str(rank), MARKER_ENV: run_id,
                 PLAN_ENV: json.dumps(plan, separators=(",", ":")),
                 FILES_ENV: json.dumps(files, separators=(",", ":")),

@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import execute, remote
+from .. import execute, nvml, remote
 from ..hostfile import is_this_machine, local_names
 from ..ranks import send_signal
 from . import env as envmod
 from .config import ProbeConfig, collective_deadline, init_deadline, plan_pairs, steps_per_rank
 from .events import RankState, Tracker
-from .ports import PreflightError, choose_ports
+from .ports import PreflightError, choose_ports, nccl_port
 from .procs import RankProc, kill_pid, signal_group
 from .worker import FILE_PREFIX, STACK_SIGNAL
 
@@ -79,6 +79,8 @@ class LaunchOutcome:
     early_exits: Dict[int, int] = field(default_factory=dict)
     started_at: float = 0.0
     detected_at: Optional[float] = None
+    gpu_after: Optional[Dict[str, Any]] = None
+    gpu_slowdown: List[Dict[str, Any]] = field(default_factory=list)
     finished_at: float = 0.0
 
 
@@ -120,7 +122,9 @@ class Launch:
         """Start every rank; returns an error message if one could not be started (the ones
         already started are then torn down by :meth:`run`)."""
         cfg, hf = self.cfg, self.cfg.hostfile
-        shared, files = envmod.backend_env(hf, cfg.backend, ports=self.ports, port=cfg.port,
+        # nccl: run_probe chose NCCL_PORT (ports.nccl_port) and passes it as the only port
+        port = self.ports[0] if cfg.backend == "nccl" and self.ports else cfg.port
+        shared, files = envmod.backend_env(hf, cfg.backend, ports=self.ports, port=port,
                                            deadline_s=self.deadline)
         self.ring_hostfile = envmod.ring_entries(hf, self.ports) if cfg.backend == "ring" \
             else None
@@ -412,6 +416,8 @@ class Launch:
         An interrupt (see :func:`interrupt`) during start or watch ends the launch as
         ``interrupted``; any other exception still tears every rank down before it propagates.
         """
+        gpus = self.cfg.backend == "nccl" and any(self.local)
+        slow_before = nvml.violation_ns() if gpus else None  # clocks held back, ns so far
         t0 = time.monotonic()
         out = LaunchOutcome("start", self.run_id, self.states, self.plan, self.deadline,
                             None, started_at=t0)
@@ -447,6 +453,10 @@ class Launch:
         out.survivors, out.unkillable = found, unkillable
         out.actions.extend(acts)
         out.actions.extend(self.remove_files(remote_too=out.kind != "ok"))
+        if gpus:  # GPU memory the local ranks held must be free again
+            out.gpu_after = nvml.memory_after(p.pid for p in self.procs
+                                              if p is not None and p.local)
+            out.gpu_slowdown = nvml.slowdown(slow_before, nvml.violation_ns())
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
         return out
@@ -517,7 +527,12 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
     plan = base_plan(cfg)
     while True:
         try:
-            ports = choose_ports(cfg.hostfile, local, cfg.port) if cfg.backend == "ring" else []
+            if cfg.backend == "ring":
+                ports = choose_ports(cfg.hostfile, local, cfg.port)
+            elif cfg.backend == "nccl":
+                ports = [nccl_port(cfg.hostfile, local, cfg.port)]
+            else:
+                ports = []
         except PreflightError as exc:
             run.preflight = {"where": exc.where, "message": str(exc)}
             return run

@@ -66,3 +66,29 @@ def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> Li
                              f"{REMOTE_PORT_RANGE[0]}-{REMOTE_PORT_RANGE[1]}; list fewer IPs")
     base = random.randrange(REMOTE_PORT_RANGE[0], REMOTE_PORT_RANGE[1] - count)
     return list(range(base, base + count))
+
+
+def nccl_port(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> int:
+    """The NCCL_PORT rank 0 serves the NCCL unique id on: ``port`` when given; when rank 0 runs
+    here, a port the kernel hands out on rank 0's address (which also checks that the address
+    is assigned on this machine; raises :class:`PreflightError`); else a random port in
+    :data:`REMOTE_PORT_RANGE` (mlx.launch would use 12345, which a second job on the same host
+    would collide with)."""
+    if port is not None:
+        return port
+    ip = hf.hosts[0].ips[0]
+    if not local[0]:
+        return random.randrange(*REMOTE_PORT_RANGE)
+    fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    with socket.socket(fam, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((ip, 0))
+        except OSError as exc:
+            why = "is not assigned on this machine" \
+                if exc.errno == errno.EADDRNOTAVAIL else f"cannot be bound ({exc})"
+            raise PreflightError(
+                "hosts[0].ips[0]",
+                f"rank 0 runs on this machine ({hf.hosts[0].ssh or 'localhost'}) but its "
+                f"address {ip} {why}: NCCL's bootstrap server (NCCL_HOST_IP) would fail to "
+                "listen there. Put this machine's own IP first in the hostfile.") from None
+        return s.getsockname()[1]

@@ -31,7 +31,7 @@ def _mesh(*args: Any, **kw: Any) -> Result:
     return Result(*args, host=MESH, **kw)
 
 
-CONSEQUENCES = {"MD606", "MD613", "MD614", "MD615"}
+CONSEQUENCES = {"MD606", "MD613", "MD614", "MD615", "MD683"}
 
 
 def signal_name(returncode: Optional[int]) -> Optional[str]:
@@ -45,8 +45,10 @@ def signal_name(returncode: Optional[int]) -> Optional[str]:
 
 
 def rank_signatures(st: RankState) -> List[signatures.Match]:
-    """Signatures in the rank's stderr tail and error events, plus exit-status signatures."""
-    text = "\n".join(list(st.stderr)[-80:] + [e.get("message", "") for e in st.errors])
+    """Signatures in the rank's stderr tail, its stdout lines that were not events (NCCL
+    writes its ``NCCL WARN`` lines to stdout) and error events, plus exit-status signatures."""
+    text = "\n".join(list(st.stderr)[-80:] + list(st.noise)
+                     + [e.get("message", "") for e in st.errors])
     return signatures.classify(text) + signatures.classify_exit(st.returncode, text)
 
 
@@ -166,7 +168,9 @@ def culprits(out: LaunchOutcome) -> List[RankState]:
     for st in early:
         rc = out.early_exits.get(st.rank)
         codes = {m.code for m in rank_signatures(st)}
-        if (rc is not None and rc < 0) or (not st.errors) or not (codes & CONSEQUENCES):
+        # a rank whose only complaint is a lost peer is not a cause, with or without a Python
+        # error (NCCL ranks exit(1) with no exception: MLX nccl backend)
+        if (rc is not None and rc < 0) or not (codes & CONSEQUENCES):
             primary.append(st)
     if not primary and out.failure:
         primary = [out.ranks[out.failure["rank"]]]
@@ -181,7 +185,12 @@ def _how(st: RankState, rc: Optional[int]) -> str:
         e = st.errors[-1]
         return f"failed with {e.get('type')}: {e.get('message')}"
     if rc is not None:
-        return f"exited with status {rc} without reporting an error"
+        # NCCL and CUDA failures print a line and exit(1) with no Python exception (MLX nccl
+        # backend): name that line
+        said = next((m.line for m in rank_signatures(st)), None) or \
+            next((ln.strip()[:300] for ln in reversed(st.stderr_tail()) if ln.strip()), None)
+        return f"exited with status {rc} without reporting an error" + \
+            (f" (stderr: {said})" if said else "")
     return "failed"
 
 
@@ -359,9 +368,14 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
     reached = sorted({s.host for s in out.ranks} - set(unreached))
     if not out.survivors and reached:
         where = "" if not unreached else f" on the hosts reached ({', '.join(reached)})"
-        res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
-                          f"no rank process left after teardown{where}", host=MESH,
-                          evidence={"run_id": out.run_id, "hosts": reached}))
+        gpu = out.gpu_after
+        if gpu is not None and gpu.get("held"):
+            res.append(_gpu_held(out, gpu))
+        else:
+            res.append(Result(C.LEFTOVER, "probe.leftovers", OK,
+                              f"no rank process left after teardown{where}" + _gpu_note(gpu),
+                              host=MESH, evidence={"run_id": out.run_id, "hosts": reached,
+                                                   "gpu_after": gpu}))
     for host, why in sorted(unreached.items()):
         unreachable.add(host)
         # ssh exiting 255 before the rank said ready: the connection never came up
@@ -385,6 +399,43 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
                      for h, r in hosts_seen.items()]
     verdict.actions = out.actions or None
     return verdict
+
+
+def _slowdown_result(slow: List[Dict[str, Any]]) -> Result:
+    """GPU clocks held back for power or heat while the probe ran (NVML violation time)."""
+    what = ", ".join(f"GPU {s['gpu']} {s['reason']} {s['ms']:.1f} ms" for s in slow)
+    return _mesh(C.BANDWIDTH, "probe.gpu_clocks", WARN,
+                 f"GPU clocks were held back during the probe ({what}): the figures may be "
+                 "below what these GPUs and links give", evidence={"slowdown": slow},
+                 remediation=Remediation(
+                     "Check cooling and power limits (nvidia-smi -q -d PERFORMANCE,POWER, "
+                     "`meshdoctor check` MD113), then probe again."))
+
+
+def _gpu_note(gpu: Optional[Dict[str, Any]]) -> str:
+    """What NVML said about this host's GPUs after teardown (nccl runs), for the summary."""
+    if gpu is None:
+        return ""
+    if not gpu.get("nvml"):
+        return f"; GPU memory not checked ({gpu.get('reason')})"
+    used = ", ".join(f"GPU {g['index']} {g['used_bytes'] / (1 << 20):.0f} MiB used"
+                     for g in gpu.get("gpus", []))
+    return f"; no GPU memory held by the ranks (NVML: {used})"
+
+
+def _gpu_held(out: LaunchOutcome, gpu: Dict[str, Any]) -> Result:
+    """A local rank's pid still charged with GPU memory after it was torn down."""
+    h = gpu["held"][0]
+    mib = "?" if h.get("used_bytes") is None else f"{h['used_bytes'] / (1 << 20):.0f}"
+    return Result(C.LEFTOVER, "probe.leftovers", FAIL,
+                  f"GPU {h['gpu']} still holds {mib} MiB for pid {h['pid']} of this run "
+                  f"{gpu.get('waited_s', 0):.1f} s after teardown"
+                  + (f" (and {len(gpu['held']) - 1} more)" if len(gpu["held"]) > 1 else ""),
+                  host="localhost", evidence={"run_id": out.run_id, "gpu_after": gpu},
+                  remediation=Remediation(
+                      "The driver did not free the memory of a rank that exited: reset the GPU "
+                      "once nothing else uses it (a reboot if that is refused).",
+                      f"sudo nvidia-smi --gpu-reset -i {h['gpu']}"))
 
 
 def _hang_result(cfg, out: LaunchOutcome) -> Result:
@@ -413,7 +464,12 @@ def _hang_result(cfg, out: LaunchOutcome) -> Result:
     what = "the whole-run deadline passed" if out.kind == "deadline" else \
         f"hung past the {out.deadline_s:.1f} s deadline"
     auto = collective_deadline(dataclasses.replace(cfg, timeout=None))
-    all_inside = not missing and len(set(waiting)) == len(out.ranks)
+    silent_inside = [r for r in waiting if r in stalled]  # stopped inside it: the suspects
+    if silent_inside:
+        parts.append("silent inside it: " + ", ".join(
+            f"rank {r} (" + ("process stopped, " if stalled[r].get("state") == "stopped" else "")
+            + f"no heartbeat for {stalled[r]['silent_s']:.1f} s)" for r in silent_inside))
+    all_inside = not missing and not silent_inside and len(set(waiting)) == len(out.ranks)
     ring_deadlock = ("A ring that hangs without any rank dying matches the known ring deadlock "
                      "(mlx 0.32.2, a few % of CPU-stream all_sum calls at 3+ ranks): run "
                      "collectives on stream=mx.cpu, upgrade mlx, and gate long jobs on --soak.")
@@ -431,9 +487,16 @@ def _hang_result(cfg, out: LaunchOutcome) -> Result:
             remedy = ("No rank stopped or fell behind: the collective itself made no "
                       "progress. " + ring_deadlock)
         host = MESH
+    elif cfg.backend == "nccl":  # NCCL survivors spin inside the kernel, with no message
+        msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
+        host = out.ranks[(missing or silent_inside or [0])[0]].host
+        remedy = ("The rank that never arrived is the suspect: check its process and host "
+                  "(stopped, swapping, a dead link). NCCL has no timeout of its own here: the "
+                  "survivors of a stopped or dead peer keep their GPU at 100 % until killed, so "
+                  "gate jobs on a deadline like this one.")
     else:
         msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
-        host = out.ranks[missing[0]].host if missing else out.ranks[0].host
+        host = out.ranks[(missing or silent_inside or [0])[0]].host
         remedy = ("The rank that never arrived is the suspect: check its process and host "
                   "(stopped, swapping, a dead link). " + ring_deadlock)
     return Result(C.HANG, "probe.hang", FAIL, msg, host=host,
@@ -485,7 +548,13 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
                               f"{t['max'] * 1e3:.1f})",
                               evidence={k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs",
                                                           "busbw_gbs", "iters")}))
-    if cfg.pairs and out.kind == "ok":
+    if out.gpu_slowdown:
+        probe["gpu_slowdown"] = out.gpu_slowdown
+        res.append(_slowdown_result(out.gpu_slowdown))
+    if cfg.pairs and cfg.backend == "nccl":
+        res.append(_mesh(C.PAIRS, "probe.pairs", "skip",
+                         "pairs: the nccl backend has no send/recv (mlx 0.32.x)"))
+    elif cfg.pairs and out.kind == "ok":
         pf = pair_figures(run, out)
         probe["pairs"] = pf
         bad = [c for c in pf["cells"] if c["wrong"]]

@@ -34,15 +34,36 @@ def available_memory() -> int:
     return int(psutil.virtual_memory().available)
 
 
+PROBE_BACKENDS = ("ring", "jaccl", "jaccl-ring", "nccl")
+
+
+def default_backend(python: Optional[str] = None) -> str:
+    """The backend mlx.launch picks when neither --backend nor the hostfile names one: nccl
+    when the ranks' MLX is the CUDA build, else ring (``launch.py``, mlx 0.32.4: ``"nccl" if
+    mx.cuda.is_available() else "ring"``). Read from the installed packages of ``python``
+    (default ``MESHDOCTOR_PYTHON`` or this interpreter) without importing mlx."""
+    import os
+    import sys
+
+    from ..mlxinfo import cuda_packages
+    from ..nvml import driver_present
+
+    if not driver_present():  # MLX's CUDA build reports no CUDA without an NVIDIA driver
+        return "ring"
+    py = python or os.environ.get("MESHDOCTOR_PYTHON") or sys.executable
+    return "nccl" if cuda_packages(py) else "ring"
+
+
 def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: Optional[int],
                 backend: Optional[str], op: str, size: str, iters: int, warmup: int,
                 dtype: str, timeout: Optional[float], soak: int, pairs: bool,
                 port: Optional[int], given: List[str],
-                available: Optional[int] = None) -> ProbeConfig:
+                available: Optional[int] = None, python: Optional[str] = None) -> ProbeConfig:
     """A checked config; raises :class:`ProbeSetupError` naming the option and the fix.
 
     ``given``: which of --hostfile/--hosts/-n were passed (at most one). ``available``: bytes
-    of free memory (default: psutil's figure for this host)."""
+    of free memory (default: psutil's figure for this host). ``python``: the ranks'
+    interpreter, asked for the default backend (:func:`default_backend`)."""
     if len(given) > 1:
         raise ProbeSetupError(f"{' and '.join(given)} both name the ranks; pass only one",
                               "/".join(given))
@@ -58,11 +79,13 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
         except HostfileError as exc:
             raise ProbeSetupError(str(exc), "--hosts") from None
     else:
-        hf, where = local_hostfile(nranks or DEFAULT_RANKS), "-n"
-    if where == "-n" and backend not in (None, "ring"):
+        local_backend = backend or default_backend(python)
+        hf, where = local_hostfile(nranks or DEFAULT_RANKS,
+                                   "nccl" if local_backend == "nccl" else "ring"), "-n"
+    if where == "-n" and backend not in (None, "ring", "nccl"):
         raise ProbeSetupError(f"-n starts ranks on this machine over loopback with the ring "
-                              f"backend; {backend} needs a hostfile with the RDMA devices "
-                              "(--hostfile)", "--backend")
+                              f"(or nccl) backend; {backend} needs a hostfile with the RDMA "
+                              "devices (--hostfile)", "--backend")
     if hf.raw is not None and hf.world_size == 0:
         bad = problems(hf)
         raise ProbeSetupError((f"{hf.path}: " if hf.path else "")
@@ -73,10 +96,12 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
     if hf.world_size > MAX_WORLD_SIZE:
         raise ProbeSetupError(f"{hf.world_size} ranks: the probe starts at most "
                               f"{MAX_WORLD_SIZE}; probe a subset of the hosts", where)
-    chosen = backend or hf.effective_backend
-    if chosen not in ("ring", "jaccl", "jaccl-ring"):
+    chosen = backend or hf.backend or (hf.effective_backend if hf.effective_backend != "ring"
+                                       else default_backend(python))
+    if chosen not in PROBE_BACKENDS:
         raise ProbeSetupError(f"the hostfile's backend {chosen!r} is not supported by the "
-                              "probe; pass --backend ring, jaccl or jaccl-ring", "--backend")
+                              "probe; pass --backend ring, jaccl, jaccl-ring or nccl",
+                              "--backend")
     hf.backend = chosen
     bad = problems(hf) if hf.raw is not None else []
     if bad:

@@ -27,10 +27,17 @@ Exactness (nccl-tests doc/PERFORMANCE.md: #wrong counts elements off the exact v
 the dtype's exact-integer limit (float32 2^24, float16 2^11, bfloat16 2^8), so an all_sum result
 is exact and compared element for element.
 
+Backends: ring and JACCL run every collective on the CPU stream; nccl (MLX's CUDA build) on the
+GPU stream with the arrays in GPU memory, and each step waits for the device (``mx.synchronize``)
+before its time is taken. The data, the expected values and the #wrong count are all computed
+where the arrays live; only the count (and all_gather's digests) reach the host.
+
 Python stacks: ``faulthandler`` is registered on SIGUSR1 (all threads, to stderr), so the launcher
 can dump a hung rank's stacks before killing it. Test-only fault injection:
 ``MESHDOCTOR_PROBE_FAULT=kind:rank[:seq],...`` with kind ``kill`` (SIGKILL itself on entering
-step ``seq``), ``stop`` (SIGSTOP itself there) or ``corrupt`` (add 1 to element 0 of its data).
+step ``seq``), ``stop`` (SIGSTOP itself there), ``kill-in`` / ``stop-in`` (the same signal
+:data:`FAULT_IN_DELAY_S` after the step started: inside the collective) or ``corrupt`` (add 1
+to element 0 of its data).
 """
 
 from __future__ import annotations
@@ -128,7 +135,7 @@ def parse_faults(text: str):
     out = []
     for item in (text or "").split(","):
         parts = item.strip().split(":")
-        if len(parts) < 2 or parts[0] not in ("kill", "stop", "corrupt"):
+        if len(parts) < 2 or parts[0] not in ("kill", "stop", "corrupt", "kill-in", "stop-in"):
             continue
         try:
             out.append((parts[0], int(parts[1]), int(parts[2]) if len(parts) > 2 else None))
@@ -136,6 +143,11 @@ def parse_faults(text: str):
             continue
     return out
 
+
+# kill-in / stop-in: the signal comes this long after the step starts, while the main thread is
+# inside the collective (a 1 GiB NCCL all_sum on 2 H200s takes about 4 ms; a 64 MiB ring all_sum
+# over loopback about 400 ms).
+FAULT_IN_DELAY_S = 0.002
 
 # Exit status of a worker whose launcher went away (its stdout pipe closed): the heartbeat's next
 # write fails within hb_interval and the rank exits instead of staying blocked in a collective.
@@ -178,6 +190,10 @@ class Worker:
         self.itemsize = self.dtype.size
         self.m = value_modulus(self.dtype_name, self.n)
         self.files: list = []
+        # The backend's stream: ring and JACCL run on the CPU stream; nccl on the GPU (its
+        # collectives are GPU kernels, mlx 0.32.x), with arrays in GPU memory.
+        self.gpu = plan.get("backend") == "nccl"
+        self.stream = mx.gpu if self.gpu else mx.cpu
 
     # --- data -------------------------------------------------------------------------------
     def period(self, rank: int):
@@ -224,6 +240,9 @@ class Worker:
         for kind, _, at in self.faults:  # test-only: die or stop before arriving
             if at == self.seq and kind in ("kill", "stop"):
                 os.kill(os.getpid(), signal.SIGKILL if kind == "kill" else signal.SIGSTOP)
+            if at == self.seq and kind in ("kill-in", "stop-in"):  # ... or inside the step
+                threading.Timer(FAULT_IN_DELAY_S, os.kill, (os.getpid(), signal.SIGKILL if
+                                kind == "kill-in" else signal.SIGSTOP)).start()
         ev = {"op": op, "phase": phase, "iter": it, "seq": self.seq}
         if peer is not None:
             ev["peer"] = peer
@@ -233,10 +252,17 @@ class Worker:
         self.emit(EV_ENTER, **ev)
         t0 = time.perf_counter()
         out = fn()
+        self.sync()
         dt = time.perf_counter() - t0
         self.emit(EV_LEAVE, dt=round(dt, 6), **ev)
         self.current = None
         return out, dt
+
+    def sync(self) -> None:
+        """On the GPU, wait for the device (``mx.synchronize``) so a step's time is the
+        collective's, not its launch's."""
+        if self.gpu:
+            self.mx.synchronize()
 
     def heartbeat(self, stop: threading.Event, interval: float) -> None:
         while not stop.wait(interval):
@@ -251,7 +277,7 @@ class Worker:
         """(call, check, nbytes, extra) for ``op``: ``call()`` runs one evaluated collective,
         ``check(y)`` returns the #wrong of its output."""
         mx, n, r = self.mx, self.n, self.rank
-        cpu = mx.cpu
+        cpu = self.stream  # the backend's stream (the GPU for nccl), see __init__
         if op in ("all_sum", "bare_all_sum", "all_max", "all_min"):
             count = self._count()
             x = self.mine(count)
@@ -335,6 +361,7 @@ class Worker:
                 for _ in range(iters):
                     t0 = time.perf_counter()
                     call()
+                    self.sync()
                     ts.append(time.perf_counter() - t0)
                 return ts
             for i in range(warmup):
@@ -380,7 +407,8 @@ class Worker:
         mx = self.mx
         one = mx.ones((1,), dtype=mx.float32)
         self.step("barrier", phase, it,
-                  lambda: mx.eval(mx.distributed.all_sum(one, group=self.group, stream=mx.cpu)),
+                  lambda: mx.eval(mx.distributed.all_sum(one, group=self.group,
+                                                         stream=self.stream)),
                   before=before)
 
     def run_pairs(self) -> None:
