@@ -463,6 +463,10 @@ CATALOGUE: List[Signature] = [
          "MLX nccl bootstrap", check="MD301",
          causes=[("NCCL_PORT held by a leftover rank", "MD301"),
                  ("a host name that does not resolve on this node", "getent hosts NAME")]),
+    _sig("MD653", "nccl.warn", r"NCCL WARN (?P<msg>.*)",
+         "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
+         "NCCL error that follows.", "Read it with the NCCL error it explains.",
+         "NCCL NCCL_DEBUG", role=EITHER),
     _sig("MD650", "nccl.error", r"NCCL error (?P<file>[^\s:]+):(?P<line>\d+) '(?P<msg>[^']*)'",
          "An NCCL call failed; MLX printed it and exited with status 1 (no Python exception).",
          "See the message: 'remote process exited' means another rank failed first.",
@@ -483,10 +487,6 @@ CATALOGUE: List[Signature] = [
          "CUDA runtime error strings",
          causes=[("GPU fault (illegal address, Xid)", "dmesg | grep -i xid"),
                  ("driver and CUDA runtime do not match", "nvidia-smi vs the wheel's CUDA")]),
-    _sig("MD653", "nccl.warn", r"NCCL WARN (?P<msg>.*)",
-         "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
-         "NCCL error that follows.", "Read it with the NCCL error it explains.",
-         "NCCL NCCL_DEBUG", role=EITHER),
     _sig("MD654", "nccl.unsupported-dtype", r"Unknown or unsupported dtype",
          "The NCCL backend does not support this dtype (bool, int16, uint16, complex64).",
          "Cast to a supported dtype before the collective.", "MLX nccl backend"),

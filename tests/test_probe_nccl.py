@@ -86,7 +86,7 @@ def _cfg(**kw):
 def test_setup_nccl_with_n_and_pairs_unsupported():
     cfg = _cfg(backend="nccl", nranks=2, given=["-n"])
     assert cfg.backend == "nccl" and cfg.hostfile.backend == "nccl"
-    assert cfg.ops == ["all_sum", "all_gather", "send_recv"]
+    assert cfg.ops == ["all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter"]
     assert config.plan_pairs(3, "nccl") == ([], [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0],
                                                [2, 1]])
     with pytest.raises(ProbeSetupError, match="jaccl needs a hostfile"):
@@ -118,7 +118,7 @@ def test_worker_skips_send_recv_on_nccl_before_touching_the_group():
                       lambda ev, **f: got.append((ev, f)), [])
     assert w.gpu and w.stream == mx.gpu
     w.run_op("send_recv")
-    assert got[0][0] == "result" and "no send/recv" in got[0][1]["skipped"]
+    assert got[0][0] == "result" and "nccl backend has no send_recv" in got[0][1]["skipped"]
     assert worker.Worker(mx, {"backend": "ring"}, 0, lambda *a, **k: None, []).stream == mx.cpu
 
 

@@ -107,6 +107,12 @@ LINES = [
      "network error'", "MD650"),
     ("NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
      "NCCL_DEBUG=INFO for details)'", "MD650"),
+    ("NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run with "
+     "NCCL_DEBUG=INFO for details)'", "MD681"),
+    ("NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
+     "NCCL_DEBUG=INFO for details)'", "MD682"),
+    ("NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a "
+     "network error'", "MD683"),
     ("CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88", "MD651"),
     ("CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
      "MD652"),
