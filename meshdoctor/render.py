@@ -17,6 +17,9 @@ from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
 
 SYMBOLS = {OK: ("✔", "green"), WARN: ("!", "yellow"), FAIL: ("✘", "bold red"),
            SKIP: ("-", "dim"), ERROR: ("?", "bold magenta")}
+# For a stream that cannot encode the symbols above (PYTHONIOENCODING=ascii, a latin-1 terminal).
+ASCII_SYMBOLS = {OK: "+", WARN: "!", FAIL: "x", SKIP: "-", ERROR: "?"}
+ARROW, ASCII_ARROW = "→", "->"
 VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
 
 
@@ -28,6 +31,15 @@ class _Console(Console):
         self.quiet = True
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+
+
+def encodes(encoding: Optional[str], text: str = "✔✘→") -> bool:
+    """Whether a stream in ``encoding`` can carry ``text`` (the symbols this module prints)."""
+    try:
+        text.encode(encoding or "utf-8")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
 
 
 def console(stderr: bool = False) -> Console:
@@ -43,16 +55,20 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
     titles = titles or {}
     multi_host = len({r.host for r in v.results}) > 1
     shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
+    plain = not encodes(out.encoding)
+    arrow = ASCII_ARROW if plain else ARROW
     for r in v.results:
         if quiet and r.status not in shown:
             continue
         sym, style = SYMBOLS[r.status]
+        if plain:
+            sym = ASCII_SYMBOLS[r.status]
         title = titles.get(r.code, r.check)
         host = f"[cyan]{escape(r.host)}[/] " if multi_host else ""
         out.print(f"[{style}]{sym}[/] [bold]{r.code}[/] {host}{escape(title)}: "
                   f"{escape(r.summary)}")
         if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
-            out.print(f"    [dim]→[/] {escape(r.remediation.text)}")
+            out.print(f"    [dim]{arrow}[/] {escape(r.remediation.text)}")
             if r.remediation.command:
                 out.print(f"      [bold]$ {escape(r.remediation.command)}[/]")
     if quiet and v.verdict == "go":
