@@ -24,6 +24,7 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA,
 
 
 VERDICT_COMMANDS = ("check", "probe", "fix", "triage")
+JSON_LISTINGS = ("list-checks",)  # --json documents that are not verdicts (same schema)
 
 
 @dataclass
@@ -59,10 +60,12 @@ def run_cli(*args: str, env: Optional[Dict[str, str]] = None, timeout: float = 6
     p = subprocess.run([sys.executable, "-m", "meshdoctor", *args], capture_output=True,
                        text=True, env=env, timeout=timeout, cwd=cwd)
     run = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
-    if "--json" in args and args[0] in VERDICT_COMMANDS and p.returncode in (0, 1, 3):
+    if "--json" in args and args[0] in VERDICT_COMMANDS + JSON_LISTINGS \
+            and p.returncode in (0, 1, 3):
         run.doc = json.loads(p.stdout)
         validate(run.doc)
-        assert run.doc["exit_code"] == p.returncode, (run.doc, p.stderr)
+        if args[0] in VERDICT_COMMANDS:
+            assert run.doc["exit_code"] == p.returncode, (run.doc, p.stderr)
     return run
 
 
