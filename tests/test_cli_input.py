@@ -113,7 +113,7 @@ def test_two_local_ranks_of_a_jaccl_hostfile_warn(tmp_path, clean_env):
 
 def test_extra_check_module_without_a_check_is_not_silently_ignored(clean_env):
     env = dict(clean_env, MESHDOCTOR_EXTRA_CHECKS="os")
-    r = run_cli("check", "--json", env=env)
+    r = run_cli("check", "--json", env=env, private_pids=True)  # MD301: no other job's ranks
     assert r.rc == 3 and "defines no CHECK" in r.doc["results"][0]["summary"]
 
 
