@@ -197,3 +197,39 @@ def test_every_json_output_of_every_command_validates_against_the_schema(clean_e
             jsonschema.Draft202012Validator(schema).validate(doc)
             if isinstance(doc, dict):
                 assert doc["exit_code"] == r.rc and doc["command"] == path[0]
+
+
+def test_every_command_is_marked_and_a_probe_rank_is_not(clean_env):
+    from meshdoctor import execute
+
+    res = execute.run([sys.executable, "-c", "import os; print(os.environ.get("
+                       f"'{execute.PARENT_MARKER_ENV}'))"], env=clean_env, timeout=30)
+    assert res.stdout.strip() == str(os.getpid())
+    p = execute.spawn([sys.executable, "-c", "import os; print(os.environ.get("
+                       f"'{execute.PARENT_MARKER_ENV}'))"],
+                      env=dict(clean_env, MESHDOCTOR_PROBE_ID="run-1",
+                               **{execute.PARENT_MARKER_ENV: "12345"}))
+    out, _ = p.communicate(timeout=30)
+    assert out.decode().strip() == "None"  # a probe rank is a rank: found by its own marker
+
+
+def test_stop_all_kills_every_group_still_running(tmp_path):
+    from meshdoctor import execute
+
+    ready = tmp_path / "sleep.pid"
+    p = execute.spawn(["sh", "-c", f"sleep 300 & echo $! > {ready}.tmp && mv {ready}.tmp "
+                                   f"{ready}; wait"])
+    try:
+        _wait_for_file(ready, p)
+        sleeper = int(ready.read_text())
+        assert execute.stop_all() >= 1
+        p.wait(timeout=10)
+        assert p.returncode == -signal.SIGKILL
+        t_end = time.monotonic() + 10
+        while not _gone(sleeper) and time.monotonic() < t_end:
+            time.sleep(0.02)  # the kill is sent; the kernel delivers it
+        assert _gone(sleeper)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
