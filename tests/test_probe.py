@@ -294,7 +294,8 @@ def test_interrupted_probe_tears_down_and_still_prints_its_verdict(clean_env, si
     time.sleep(2.5)  # group formed, collectives running
     p.send_signal(sig)
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 3, err[-2000:]
+    assert p.returncode == 3, (err[-2000:], [(x["code"], x["status"], x["summary"]) for x in
+                                             json.loads(out or "{}").get("results", [])])
     doc = json.loads(out)
     validate(doc)
     assert [r["status"] for r in codes_of(doc, "MD510")] == ["error"]
