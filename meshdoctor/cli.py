@@ -220,12 +220,13 @@ def _check_interrupted(verdict: Verdict, exc: BaseException) -> dict:
     from .runner import INTERRUPTED_CODE, Interrupted, interrupt_result
 
     execute.stop_all(final=True)
-    done = exc.results if isinstance(exc, Interrupted) else []
-    signame = exc.signame if isinstance(exc, Interrupted) else (str(exc) or "SIGINT")
     host = verdict.hosts[0].host if verdict.hosts else \
         (socket.gethostname().split(".")[0] or "localhost")
-    verdict.results.extend(done)
-    verdict.results.append(interrupt_result(signame, done, host))
+    if isinstance(exc, Interrupted):
+        verdict.results.extend(exc.results)
+        verdict.results.append(interrupt_result(exc.signame, host, exc.unfinished, exc.total))
+    else:
+        verdict.results.append(interrupt_result(str(exc) or "SIGINT", host))
     titles = {INTERRUPTED_CODE: "check interrupted"}
     try:
         titles.update({c.code: c.title for c in all_checks()})

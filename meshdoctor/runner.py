@@ -23,23 +23,27 @@ INTERRUPTED_CODE = "MD190"  # explained in meshdoctor.codes
 
 class Interrupted(Exception):
     """An interrupt (Ctrl-C, SIGTERM) stopped :func:`run_checks`. ``results``: those of the
-    checks that had finished, in check order, then one ``error`` result for each check that had
-    not (its summary names ``signame``); ``signame``: the signal's name (``SIGINT``...)."""
+    checks that had finished, in check order, and one ``error`` result for each check that had
+    not (its summary names the signal); ``signame``: the signal's name (``SIGINT``...);
+    ``unfinished`` and ``total``: how many checks had not finished, of how many."""
 
-    def __init__(self, results: List[Result], signame: str) -> None:
+    def __init__(self, results: List[Result], signame: str, unfinished: int = 0,
+                 total: int = 0) -> None:
         super().__init__(signame)
         self.results, self.signame = results, signame
+        self.unfinished, self.total = unfinished, total
 
 
-def interrupt_result(signame: str, results: List[Result], host: str) -> Result:
+def interrupt_result(signame: str, host: str, unfinished: int = 0, total: int = 0) -> Result:
     """The ``error`` result (:data:`INTERRUPTED_CODE`) that says a run was interrupted by
-    ``signame`` and how many of ``results`` (those :class:`Interrupted` carries) did not
-    finish."""
-    unfinished = sum(1 for r in results if "interrupted" in r.evidence)
+    ``signame`` with ``unfinished`` of ``total`` checks not finished (0 of 0: before any ran)."""
+    done = (f"{unfinished} of {total} checks did not finish" if total
+            else "before the checks ran")
     return Result(code=INTERRUPTED_CODE, check="meshdoctor.interrupted", status=ERROR,
-                  summary=f"interrupted by {signame}: {unfinished} of {len(results)} checks did "
-                          "not finish; every command meshdoctor had started was stopped",
-                  host=host, evidence={"signal": signame, "unfinished": unfinished},
+                  summary=f"interrupted by {signame}: {done}; every command meshdoctor had "
+                          "started was stopped",
+                  host=host, evidence={"signal": signame, "unfinished": unfinished,
+                                       "checks": total},
                   remediation=Remediation("Run the check again: this node was not fully "
                                           "assessed."))
 
@@ -127,7 +131,8 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
             results.extend(done[i] or [_error(
                 check, ctx, f"check {check.name} did not finish: meshdoctor was interrupted "
                 f"({signame})", time.monotonic() - t0, {"interrupted": signame})])
-        raise Interrupted(results, signame) from None
+        raise Interrupted(results, signame, sum(1 for d in done if d is None),
+                          len(checks)) from None
     results: List[Result] = []
     for i, check in enumerate(checks):
         got = slots[i]

@@ -233,3 +233,15 @@ def test_stop_all_kills_every_group_still_running(tmp_path):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def test_an_interrupt_before_any_check_ran_still_gives_the_verdict(clean_env):
+    from tests.test_check_engine import ROOT
+
+    env = dict(clean_env, PYTHONPATH=str(ROOT) + os.pathsep + clean_env.get("PYTHONPATH", ""),
+               MESHDOCTOR_EXTRA_CHECKS="tests.extra_checks.terminated")
+    r = run_cli("check", "--json", "--only", "MD101", env=env)
+    assert r.rc == 3, (r.out, r.err)
+    assert [x["code"] for x in r.doc["results"]] == ["MD190"]
+    assert r.doc["results"][0]["summary"].startswith("interrupted by SIGTERM: before the "
+                                                     "checks ran")
