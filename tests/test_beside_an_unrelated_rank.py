@@ -27,8 +27,7 @@ from tests.test_cli_input import (  # noqa: F401
     test_extra_check_module_without_a_check_is_not_silently_ignored,
     test_mac_without_its_tools_is_not_assessed_rather_than_failed)
 from tests.test_fake_mac_node import (  # noqa: F401
-    test_healthy_mac_node, test_hung_vm_stat_is_a_finding_within_the_deadline,
-    test_leftover_wired_memory_with_no_rank_needs_reboot,
+    test_healthy_mac_node, test_leftover_wired_memory_with_no_rank_needs_reboot,
     test_wired_limit_leaving_macos_no_room_warns)
 from tests.test_stale_ranks import (  # noqa: F401
     stray, test_jaccl_rank_and_probe_marker_and_launch_script_are_identified,
