@@ -156,7 +156,32 @@ def _hosts_list(hosts: str):
         raise click.BadParameter(str(exc), param_hint="--hosts") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+class _Group(click.Group):
+    """The command group, except that a reader going away (``| head``, EPIPE) ends the command
+    quietly with status 0 instead of click's 1: a closed pipe is not a verdict (``check`` and
+    ``probe`` exit with their verdict's code, :func:`emit`)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            _silence_stdout()
+            raise click.exceptions.Exit(0) from None
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null, so that nothing more (not even the flush at exit) fails."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
              epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="meshdoctor")
 def cli() -> None:
@@ -200,13 +225,16 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
     a go/no-go verdict for a launch."""
     from .context import NodeContext
     from .hostfile import local_ranks
+    from . import interrupts
     from .registry import select
-    from .runner import run_checks
+    from .runner import Interrupted, run_checks
 
     hf = _load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     checks = _checks()
     verdict = Verdict(command="check", strict=strict)
+    interrupts.install()  # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict
     try:
+        interrupts.arm()
         only_l, skip_l = _split_codes(only), _split_codes(skip)
         if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
             from .fleet import FleetOptions, FleetUsageError, check_fleet
@@ -249,13 +277,40 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
 
         annotate(verdict.results)
         titles = {c.code: c.title for c in checks}
+        interrupts.disarm()  # a signal from here on waits: the verdict is printed
     except click.ClickException:
         raise
+    except (Interrupted, KeyboardInterrupt) as exc:  # the verdict so far, never a lost one
+        titles = _check_interrupted(verdict, exc)
     except Exception as exc:  # never lose the verdict
+        interrupts.disarm()
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
         titles = {}
     emit(verdict, as_json=as_json, quiet=quiet, titles=titles)
+
+
+def _check_interrupted(verdict: Verdict, exc: BaseException) -> dict:
+    """Stop every command ``check`` started, add the results of the checks that finished and
+    the interrupt result to ``verdict``; return the titles to render them with."""
+    from . import execute
+    from .registry import all_checks
+    from .runner import INTERRUPTED_CODE, Interrupted, interrupt_result
+
+    execute.stop_all(final=True)
+    host = verdict.hosts[0].host if verdict.hosts else \
+        (socket.gethostname().split(".")[0] or "localhost")
+    if isinstance(exc, Interrupted):
+        verdict.results.extend(exc.results)
+        verdict.results.append(interrupt_result(exc.signame, host, exc.unfinished, exc.total))
+    else:
+        verdict.results.append(interrupt_result(str(exc) or "SIGINT", host))
+    titles = {INTERRUPTED_CODE: "check interrupted"}
+    try:
+        titles.update({c.code: c.title for c in all_checks()})
+    except Exception:  # a broken extra check module: the codes alone still tell
+        pass
+    return titles
 
 
 @cli.command("list-checks")
@@ -605,21 +660,80 @@ def _interrupt_on_termination() -> None:
         signal.signal(sig, handler)
 
 
+def _usable_streams() -> None:
+    """A closed stdout or stderr (``>&-``) becomes /dev/null; a stream whose encoding cannot
+    carry every character (``PYTHONIOENCODING=ascii``, a latin-1 terminal) replaces what it
+    cannot encode instead of raising (the renderer also falls back to ASCII symbols)."""
+    import os
+
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = getattr(sys, name)
+        if stream is None:
+            try:
+                os.fstat(fd)
+            except OSError:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                if devnull != fd:
+                    os.dup2(devnull, fd)
+                    os.close(devnull)
+            setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
+            continue
+        try:
+            "\u2714\u2192".encode(stream.encoding or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            try:
+                stream.reconfigure(errors="replace")
+            except (AttributeError, ValueError):
+                pass
+
+
+def _exit_3_on_termination() -> None:
+    """SIGTERM and SIGHUP end any command like Ctrl-C does (exit 3, could not assess), not with
+    the shell's 128 + signal; ``check`` and ``probe`` install their own handling on top
+    (:mod:`meshdoctor.interrupts`)."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), handler)
+
+
 def main() -> None:
-    """Console entry point. Usage errors exit 2 (click's); an interrupt (Ctrl-C) outside the
-    probe's own handling, or an unexpected crash, exits 3 "could not assess", never 1."""
+    """Console entry point. Usage errors exit 2 (click's); an interrupt (Ctrl-C, SIGTERM) outside
+    the probe's and check's own handling, or an unexpected crash, exits 3 "could not assess",
+    never 1. A closed or broken stdout is not a verdict: the command ends quietly with the exit
+    status it would have had (0 for the listings)."""
+    _usable_streams()
+    _exit_3_on_termination()
     try:
         rv = cli.main(prog_name="meshdoctor", complete_var="_MESHDOCTOR_COMPLETE",
                       standalone_mode=False)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        _exit(exc.exit_code)
     except (click.Abort, KeyboardInterrupt):
+        from . import execute
+
+        execute.stop_all(final=True)
         sys.stderr.write("meshdoctor: interrupted; nothing was assessed\n")
-        sys.exit(EXIT_UNKNOWN)
-    except SystemExit:
-        raise
+        _exit(EXIT_UNKNOWN)
+    except SystemExit as exc:
+        _exit(exc.code)
     except Exception as exc:  # pragma: no cover - last resort
         sys.stderr.write(f"meshdoctor: internal error: {type(exc).__name__}: {exc}\n")
-        sys.exit(EXIT_UNKNOWN)
-    sys.exit(rv if isinstance(rv, int) else 0)
+        _exit(EXIT_UNKNOWN)
+    _exit(rv if isinstance(rv, int) else 0)
+
+
+def _exit(code) -> None:
+    """Flush stdout (a reader gone by now is not an error) and exit with ``code``."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        _silence_stdout()
+    except OSError:
+        pass
+    sys.exit(code)

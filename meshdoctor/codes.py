@@ -18,6 +18,13 @@ CATALOGUE: Dict[str, Tuple[str, str]] = {
               "meshdoctor's state directory (two runs must not interleave), or the hosts could "
               "not be assessed. The verdict is 'unknown' (exit 3). Wait for the other run, then "
               "run the fix again."),
+    "MD190": ("check interrupted",
+              "meshdoctor check was interrupted (Ctrl-C, SIGTERM from a supervisor, SIGHUP from a "
+              "closed terminal) before every check finished. Every command it had started was "
+              "killed with its process group; the checks that had finished keep their results, "
+              "the others are in error. The node was not fully assessed: the verdict is "
+              "'unknown' (exit 3), or 'no-go' (exit 1) if a finished check had already failed. "
+              "Run the check again."),
 }
 
 

@@ -3,19 +3,35 @@
 Commands are argument lists, never shell strings: nothing from a hostfile or a log reaches a shell.
 Each command runs in its own session (process group); on timeout the whole group gets SIGKILL, so a
 hung ``ibv_devinfo`` or ``system_profiler`` and any children it forked are gone before we return.
+Every group started here is also remembered until it is reaped, so that :func:`stop_all` (called on
+an interrupt and at interpreter exit) kills whatever is still running on any exit path.
+
+Every command carries :data:`PARENT_MARKER_ENV` (this process's pid) in its environment, inherited by
+whatever it forks: rank identification (:mod:`meshdoctor.ranks`) never takes a process marked by a
+live meshdoctor for a rank, even when it inherited ``MLX_RANK`` from the shell and whatever its
+parentage. The exception is a probe rank (its environment has ``MESHDOCTOR_PROBE_ID``): it is a
+rank by design and is found by that marker.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 DEFAULT_TIMEOUT_S = 5.0
+PARENT_MARKER_ENV = "MESHDOCTOR_PARENT_PID"  # pid of the meshdoctor that started the command
+PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"     # == meshdoctor.ranks.PROBE_MARKER_ENV
+
+_LIVE: List[subprocess.Popen] = []  # every group started here and not known to be reaped
+_LIVE_LOCK = threading.Lock()
+_STOPPING: Dict[str, bool] = {"final": False}  # set by stop_all(final=True): start nothing new
 
 
 @dataclass
@@ -61,6 +77,55 @@ def which(name: str) -> Optional[str]:
     return shutil.which(name)
 
 
+def marked_env(env: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+    """``env`` (default: this process's environment) plus :data:`PARENT_MARKER_ENV` set to this
+    process's pid; a probe rank's environment (it has ``MESHDOCTOR_PROBE_ID``) gets no marker, and
+    a marker inherited from another meshdoctor is replaced by ours."""
+    out = dict(os.environ if env is None else env)
+    if PROBE_MARKER_ENV in out:
+        out.pop(PARENT_MARKER_ENV, None)
+    else:
+        out[PARENT_MARKER_ENV] = str(os.getpid())
+    return out
+
+
+def _track(proc: subprocess.Popen) -> None:
+    with _LIVE_LOCK:
+        _LIVE[:] = [p for p in _LIVE if p.returncode is None]
+        _LIVE.append(proc)
+        late = _STOPPING["final"]
+    if late:  # started while stop_all swept: it goes too
+        _kill_group(proc)
+
+
+def _untrack(proc: subprocess.Popen) -> None:
+    with _LIVE_LOCK:
+        if proc in _LIVE:
+            _LIVE.remove(proc)
+
+
+def stop_all(final: bool = False) -> int:
+    """SIGKILL the process group of every command started here that has not been reaped yet
+    (:func:`run`'s and :func:`spawn`'s alike). Returns how many groups were signalled; never
+    raises. Called on an interrupt and at interpreter exit: nothing meshdoctor started outlives
+    it. ``final``: from now on :func:`run` starts nothing (it answers "not run") and
+    :func:`spawn` raises OSError, so a check thread still running cannot start a new command
+    after the sweep."""
+    with _LIVE_LOCK:
+        if final:
+            _STOPPING["final"] = True
+        procs, _LIVE[:] = list(_LIVE), []
+    n = 0
+    for proc in procs:
+        if proc.returncode is None:
+            _kill_group(proc)
+            n += 1
+    return n
+
+
+atexit.register(stop_all, final=True)
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -81,14 +146,17 @@ def run(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S, *,
     """
     argv = [str(a) for a in argv]
     t0 = time.monotonic()
+    if _STOPPING["final"]:
+        return CommandResult(argv, None, "", "meshdoctor is stopping (interrupted)", 0.0)
     try:
         proc = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            env=env, start_new_session=True,
+            env=marked_env(env), start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return CommandResult(argv, None, "", str(exc), time.monotonic() - t0, missing=True)
+    _track(proc)
     try:
         out, err = proc.communicate(input=input.encode() if input is not None else None,
                                     timeout=timeout)
@@ -104,6 +172,7 @@ def run(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S, *,
     finally:
         if proc.poll() is None:
             _kill_group(proc)
+        _untrack(proc)
     return CommandResult(argv, proc.returncode, out.decode("utf-8", "replace"),
                          err.decode("utf-8", "replace"), time.monotonic() - t0)
 
@@ -111,8 +180,13 @@ def run(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S, *,
 def spawn(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None,
           stdin: Any = subprocess.DEVNULL) -> subprocess.Popen:
     """Start a long-running ``argv`` (a probe rank, its ssh client) in its own session with
-    stdout and stderr piped. The caller owns it: its deadline, its signals, its reaping.
-    Raises OSError when it cannot be started."""
-    return subprocess.Popen([str(a) for a in argv], env=env, stdin=stdin,
+    stdout and stderr piped, its environment marked (:func:`marked_env`). The caller owns it:
+    its deadline, its signals, its reaping; :func:`stop_all` still kills its group if it is
+    alive when meshdoctor is interrupted or exits. Raises OSError when it cannot be started."""
+    if _STOPPING["final"]:
+        raise OSError("meshdoctor is stopping (interrupted)")
+    proc = subprocess.Popen([str(a) for a in argv], env=marked_env(env), stdin=stdin,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
+    _track(proc)
+    return proc

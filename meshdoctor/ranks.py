@@ -8,18 +8,27 @@ A process is a rank when it belongs to this user and
   mlx.launch writes, recognisable by ``export MLX_RANK=``).
 
 Never this process, its parents (a shell that exported ``MLX_RANK`` and ran meshdoctor must not be
-listed as a stale rank of itself), or pid 1. Processes whose environment cannot be read (other
-users, macOS without privileges) are identified by command line alone.
+listed as a stale rank of itself), or pid 1. Never a command meshdoctor runs, whatever its
+parentage: :mod:`meshdoctor.execute` marks each with ``MESHDOCTOR_PARENT_PID`` (the pid of the
+meshdoctor that started it, inherited by whatever the command forks), and a process so marked is
+left out when the marking process is alive and older than it at the moment it is inspected (a
+leftover of a meshdoctor that died is a leftover like any other). Nor a meshdoctor process itself,
+or a child of this process that has not yet replaced its image (between fork and exec it still
+shows this process's command line and environment). Processes whose environment cannot be read
+(other users, macOS without privileges) are identified by command line alone.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass
 from typing import List, Optional, Set
 
 import psutil
+
+from .execute import PARENT_MARKER_ENV
 
 PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"
 RANK_ENV_KEYS = ("MLX_RANK", "JACCL_RANK")
@@ -93,18 +102,72 @@ def _current_user() -> Optional[str]:
         return None
 
 
+def _is_meshdoctor(cmdline: List[str]) -> bool:
+    """The command line runs meshdoctor: its console script, or ``python -m meshdoctor``."""
+    if not cmdline:
+        return False
+    if os.path.basename(cmdline[0]) == "meshdoctor":
+        return True
+    args = cmdline[1:]
+    if args[:1] and os.path.basename(args[0]) == "meshdoctor":
+        return True
+    return any(a == "-m" and b in ("meshdoctor", "meshdoctor.cli")
+               for a, b in zip(args, args[1:]))
+
+
+def marked_by_live_meshdoctor(proc: psutil.Process, env: dict) -> bool:
+    """``proc`` (whose environment is ``env``) is a command a meshdoctor still running started:
+    ``MESHDOCTOR_PARENT_PID`` names a live process created no later than ``proc`` (a pid reused
+    after the marking meshdoctor died belongs to a younger process). A probe rank (it carries
+    ``MESHDOCTOR_PROBE_ID``) is never such a command."""
+    value = env.get(PARENT_MARKER_ENV)
+    if not value or PROBE_MARKER_ENV in env:
+        return False
+    try:
+        pid = int(value)
+        if pid <= 0:
+            return False
+        if pid == os.getpid():
+            return True
+        return psutil.Process(pid).create_time() <= proc.create_time() + 0.01
+    except (ValueError, psutil.Error):
+        return False
+
+
+@functools.lru_cache(maxsize=1)
+def _own_cmdline() -> tuple:
+    try:
+        return tuple(psutil.Process().cmdline())
+    except psutil.Error:
+        return ()
+
+
+def _not_yet_exec(proc: psutil.Process, cmdline: List[str]) -> bool:
+    """A child of this process that still runs this process's image (between fork and exec)."""
+    try:
+        return proc.ppid() == os.getpid() and tuple(cmdline) == _own_cmdline()
+    except psutil.Error:
+        return False
+
+
 def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankProcess]:
-    """A :class:`RankProcess` when ``proc`` is positively a rank of ``user``, else None."""
+    """A :class:`RankProcess` when ``proc`` is positively a rank of ``user``, else None (also for
+    a command a live meshdoctor runs, a meshdoctor process, and this process's forked children
+    before their exec: see the module doc)."""
     try:
         with proc.oneshot():
             uname = proc.username()
             if user is not None and uname != user:
                 return None
             cmdline = proc.cmdline()
+            if _is_meshdoctor(cmdline) or _not_yet_exec(proc, cmdline):
+                return None
             try:
                 env = proc.environ()
             except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
                 env = {}
+            if marked_by_live_meshdoctor(proc, env):
+                return None
             rank = next((env[k] for k in RANK_ENV_KEYS if k in env), None)
             marker = env.get(PROBE_MARKER_ENV)
             reason = ""
@@ -134,9 +197,10 @@ def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0,
                skip_descendants: bool = False, any_user: bool = False) -> List[RankProcess]:
     """Every rank process of this user (see module doc), sorted by pid.
 
-    ``marker``: only ranks whose ``MESHDOCTOR_PROBE_ID`` equals it. ``skip_descendants``: leave
-    out this process's children and theirs (the checks use it: a command a check runs inherits
-    the shell's MLX_RANK). ``sample_cpu_s``: when > 0,
+    ``marker``: only ranks whose ``MESHDOCTOR_PROBE_ID`` equals it. ``skip_descendants``: also
+    leave out this process's children and theirs as listed once at the start (commands
+    meshdoctor runs are left out anyway, by their marker, at the moment each is inspected; this
+    is for children started by other means). ``sample_cpu_s``: when > 0,
     measure each rank's CPU % over that many seconds (one shared sleep). Never raises for
     processes that vanish or deny access while being read. ``any_user``: ranks of every user,
     not only this one's (for root, whose fixes may stop another user's identified ranks).

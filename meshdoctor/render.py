@@ -18,6 +18,9 @@ from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
 
 SYMBOLS = {OK: ("✔", "green"), WARN: ("!", "yellow"), FAIL: ("✘", "bold red"),
            SKIP: ("-", "dim"), ERROR: ("?", "bold magenta")}
+# For a stream that cannot encode the symbols above (PYTHONIOENCODING=ascii, a latin-1 terminal).
+ASCII_SYMBOLS = {OK: "+", WARN: "!", FAIL: "x", SKIP: "-", ERROR: "?"}
+ARROW, ASCII_ARROW = "→", "->"
 VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
 
 
@@ -49,6 +52,15 @@ class _Console(Console):
         os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
 
 
+def encodes(encoding: Optional[str], text: str = "✔✘→") -> bool:
+    """Whether a stream in ``encoding`` can carry ``text`` (the symbols this module prints)."""
+    try:
+        text.encode(encoding or "utf-8")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
 def console(stderr: bool = False) -> Console:
     """The console all human output goes through (highlighting off: data stays as written)."""
     return _Console(stderr=stderr, highlight=False, soft_wrap=True)
@@ -62,6 +74,8 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
     titles = titles or {}
     multi_host = len({r.host for r in v.results}) > 1
     shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
+    plain = not encodes(out.encoding)
+    arrow = ASCII_ARROW if plain else ARROW
     if v.fleet is not None and not quiet:  # fleet mode: the table, then only what is wrong
         from .render_fleet import table
 
@@ -72,6 +86,8 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
         if v.fleet is not None and r.status in (OK, SKIP):
             continue
         sym, style = SYMBOLS[r.status]
+        if plain:
+            sym = ASCII_SYMBOLS[r.status]
         title = titles.get(r.code, r.check)
         named = r.evidence.get("hosts") if v.fleet is not None else None
         label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
@@ -79,7 +95,7 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
         out.print(f"[{style}]{sym}[/] [bold]{clean(r.code)}[/] {host}{clean(title)}: "
                   f"{clean(r.summary)}")
         if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
-            out.print(f"    [dim]→[/] {clean(r.remediation.text)}")
+            out.print(f"    [dim]{arrow}[/] {clean(r.remediation.text)}")
             if r.remediation.command:
                 out.print(f"      [bold]$ {clean(r.remediation.command)}[/]")
     if quiet and v.verdict == "go":

@@ -18,6 +18,34 @@ from .context import NodeContext
 from .model import ERROR, OK, SKIP, Remediation, Result
 
 DEFAULT_CHECK_TIMEOUT_S = 10.0
+INTERRUPTED_CODE = "MD190"  # explained in meshdoctor.codes
+
+
+class Interrupted(Exception):
+    """An interrupt (Ctrl-C, SIGTERM) stopped :func:`run_checks`. ``results``: those of the
+    checks that had finished, in check order, and one ``error`` result for each check that had
+    not (its summary names the signal); ``signame``: the signal's name (``SIGINT``...);
+    ``unfinished`` and ``total``: how many checks had not finished, of how many."""
+
+    def __init__(self, results: List[Result], signame: str, unfinished: int = 0,
+                 total: int = 0) -> None:
+        super().__init__(signame)
+        self.results, self.signame = results, signame
+        self.unfinished, self.total = unfinished, total
+
+
+def interrupt_result(signame: str, host: str, unfinished: int = 0, total: int = 0) -> Result:
+    """The ``error`` result (:data:`INTERRUPTED_CODE`) that says a run was interrupted by
+    ``signame`` with ``unfinished`` of ``total`` checks not finished (0 of 0: before any ran)."""
+    done = (f"{unfinished} of {total} checks did not finish" if total
+            else "before the checks ran")
+    return Result(code=INTERRUPTED_CODE, check="meshdoctor.interrupted", status=ERROR,
+                  summary=f"interrupted by {signame}: {done}; every command meshdoctor had "
+                          "started was stopped",
+                  host=host, evidence={"signal": signame, "unfinished": unfinished,
+                                       "checks": total},
+                  remediation=Remediation("Run the check again: this node was not fully "
+                                          "assessed."))
 
 
 def _to_results(check: Check, ctx: NodeContext, out, duration: float) -> List[Result]:
@@ -55,7 +83,10 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
     """Run ``checks`` on ``ctx`` concurrently; return their results in check order.
 
     ``timeout`` is each check's deadline in seconds, counted from the common start; the call
-    returns within ``timeout`` plus a few milliseconds however the checks behave.
+    returns within ``timeout`` plus a few milliseconds however the checks behave. A
+    KeyboardInterrupt while waiting (the CLI turns SIGTERM into one) raises :class:`Interrupted`
+    with the results so far; the caller stops the commands still running
+    (:func:`meshdoctor.execute.stop_all`).
     """
     checks = list(checks)
     slots: List[Optional[List[Result]]] = [None] * len(checks)
@@ -89,8 +120,19 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
         threads.append((i, check, th))
 
     deadline = t0 + timeout
-    for i, check, th in threads:
-        th.join(max(0.0, deadline - time.monotonic()))
+    try:
+        for i, check, th in threads:
+            th.join(max(0.0, deadline - time.monotonic()))
+    except KeyboardInterrupt as exc:  # what had finished when it came, nothing after
+        done = list(slots)
+        signame = str(exc) or "SIGINT"
+        results = []
+        for i, check in enumerate(checks):
+            results.extend(done[i] or [_error(
+                check, ctx, f"check {check.name} did not finish: meshdoctor was interrupted "
+                f"({signame})", time.monotonic() - t0, {"interrupted": signame})])
+        raise Interrupted(results, signame, sum(1 for d in done if d is None),
+                          len(checks)) from None
     results: List[Result] = []
     for i, check in enumerate(checks):
         got = slots[i]

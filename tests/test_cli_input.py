@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-
+import os
+import signal
+import subprocess
+import sys
 import pytest
 
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
@@ -121,18 +124,53 @@ def test_strict_quiet_shows_the_warning_that_fails_it(clean_env):
 
 
 def test_an_exported_mlx_rank_does_not_make_the_doctor_its_own_stale_rank(clean_env, tmp_path):
-    # a slow tool a check runs (ibv_devinfo) inherits MLX_RANK=0 from the shell while MD301 scans
+    # a slow tool a check runs (ibv_devinfo, and the sleep it forks) inherits MLX_RANK=0 from
+    # the shell while MD301 walks the process table; any of them listed is a false finding
+    # (other ranks on the machine may be listed: they are not this test's business)
     stub = tmp_path / "ibv_devinfo"
-    stub.write_text("#!/bin/sh\nsleep 1.5\necho 'No IB devices found'\n")
+    stub.write_text("#!/bin/sh\nsleep 0.317\necho 'No IB devices found'\n")
     stub.chmod(0o755)
     env = dict(clean_env, MLX_RANK="0", PATH=f"{tmp_path}:{clean_env.get('PATH', '')}",
                MESHDOCTOR_PLATFORM="linux")
-    r = run_cli("check", "--json", "--only", "MD102,MD201,MD301", env=env)
-    own = [x["evidence"] for x in r.results("MD301")
-           if x["evidence"].get("name") in ("ibv_devinfo", "sleep", "python", "python3")
-           and x["evidence"].get("parent") in ("meshdoctor", "python", "python3", "ibv_devinfo")]
-    assert not own, own
-    assert r.status("MD301") == "ok"
+    false_findings = []
+    for _ in range(50):
+        r = run_cli("check", "--json", "--only", "MD201,MD301", env=env)
+        false_findings += [x["summary"] for x in r.results("MD301")
+                           if str(tmp_path) in x["evidence"].get("cmdline", "")
+                           or x["evidence"].get("cmdline") == "sleep 0.317"
+                           or "-m meshdoctor check --json --only MD201,MD301" in
+                           x["evidence"].get("cmdline", "")]
+        assert "No IB devices found" in r.results("MD201")[0]["summary"]  # the tool did run
+    assert not false_findings, false_findings
+
+
+def test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage(clean_env):
+    # a marked process re-parented away from meshdoctor (setsid + the shell exits) carries
+    # MLX_RANK; it is left out while the marking process lives, listed once that has died
+    from meshdoctor import execute
+    from meshdoctor.ranks import find_ranks
+
+    env = dict(clean_env, MLX_RANK="5")
+    res = execute.run(["bash", "-c", "setsid sleep 60 >/dev/null 2>&1 < /dev/null & echo $!"],
+                      env=env, timeout=10)
+    pid = int(res.stdout.strip())
+    try:
+        import psutil
+
+        proc = psutil.Process(pid)
+        assert proc.environ()[execute.PARENT_MARKER_ENV] == str(os.getpid())
+        assert proc.ppid() != os.getpid()
+        assert pid not in {r.pid for r in find_ranks()}
+        # marked by a meshdoctor that is gone (a pid above any pid_max): a rank like any other
+        p = subprocess.Popen(["sleep", "60"], env=dict(clean_env, MLX_RANK="6", **{
+            execute.PARENT_MARKER_ENV: "999999999"}))
+        try:  # Popen returns once sleep has exec'd: its environment is readable now
+            assert p.pid in {r.pid for r in find_ranks()}
+        finally:
+            p.kill()
+            p.wait()
+    finally:
+        os.kill(pid, signal.SIGKILL)
 
 
 def test_closed_stdout_keeps_the_verdict_exit_code(clean_env):

@@ -183,3 +183,10 @@ def test_setup_defaults_and_usage_errors():
     with pytest.raises(ProbeSetupError) as e:
         _cfg(size="1GiB", nranks=3, available=2 << 30)
     assert e.value.param == "--size" and "12.75GiB" in str(e.value) and "2GiB" in str(e.value)
+
+
+def test_a_fault_can_name_its_step_and_fires_once():
+    from meshdoctor.probe.worker import parse_faults
+
+    assert parse_faults("stop:1:soak.all_sum.3,kill:0:7,corrupt:2,stop:1:bad") == [
+        ("stop", 1, "soak.all_sum.3"), ("kill", 0, 7), ("corrupt", 2, None)]

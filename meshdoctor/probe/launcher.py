@@ -33,6 +33,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import execute, nvml, remote
 from ..hostfile import is_this_machine, local_names
+# Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
+# one that arrives during teardown, the leftover check or the report waits, so the ranks are
+# always torn down and the verdict always printed.
+from ..interrupts import interrupt, interrupted  # noqa: F401  (interrupt: the CLI's handler)
+from ..interrupts import interruptible as _interruptible
 from ..ranks import send_signal
 from . import env as envmod
 from .config import ProbeConfig, collective_deadline, init_deadline, plan_pairs, steps_per_rank
@@ -460,38 +465,6 @@ class Launch:
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
         return out
-
-
-# Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
-# one that arrives during teardown, the leftover check or the report waits, so the ranks are
-# always torn down and the verdict always printed.
-_INTERRUPT: Dict[str, Any] = {"armed": False, "pending": None}
-
-
-def interrupt(signame: str) -> None:
-    """Ask the running probe to stop (a signal handler calls this): raises KeyboardInterrupt
-    now if a launch is starting or watching its ranks, else records it for the next check."""
-    if _INTERRUPT["armed"]:
-        _INTERRUPT["armed"] = False
-        raise KeyboardInterrupt(signame)
-    _INTERRUPT["pending"] = _INTERRUPT["pending"] or signame
-
-
-def interrupted() -> Optional[str]:
-    """The signal name of an interrupt that arrived outside an interruptible phase, or None."""
-    return _INTERRUPT["pending"]
-
-
-class _interruptible:
-    """Context in which :func:`interrupt` raises; a pending interrupt is raised on entry."""
-
-    def __enter__(self) -> None:
-        if _INTERRUPT["pending"]:
-            raise KeyboardInterrupt(_INTERRUPT["pending"])
-        _INTERRUPT["armed"] = True
-
-    def __exit__(self, *exc: Any) -> None:
-        _INTERRUPT["armed"] = False
 
 
 @dataclass

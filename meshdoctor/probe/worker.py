@@ -34,10 +34,10 @@ where the arrays live; only the count (and all_gather's digests) reach the host.
 
 Python stacks: ``faulthandler`` is registered on SIGUSR1 (all threads, to stderr), so the launcher
 can dump a hung rank's stacks before killing it. Test-only fault injection:
-``MESHDOCTOR_PROBE_FAULT=kind:rank[:seq],...`` with kind ``kill`` (SIGKILL itself on entering
-step ``seq``), ``stop`` (SIGSTOP itself there), ``kill-in`` / ``stop-in`` (the same signal
-:data:`FAULT_IN_DELAY_S` after the step started: inside the collective) or ``corrupt`` (add 1
-to element 0 of its data).
+``MESHDOCTOR_PROBE_FAULT=kind:rank[:step],...`` with kind ``kill`` (SIGKILL itself on entering
+the step: a number ``seq``, or a name ``phase.op.iter`` such as ``soak.all_sum.3``), ``stop``
+(SIGSTOP itself there), ``kill-in`` / ``stop-in`` (the same signal :data:`FAULT_IN_DELAY_S`
+after the step started: inside the collective) or ``corrupt`` (add 1 to element 0 of its data).
 """
 
 from __future__ import annotations
@@ -130,15 +130,23 @@ def value_modulus(dtype: str, world_size: int) -> int:
 
 
 def parse_faults(text: str):
-    """``"kill:1:5,corrupt:2"`` -> ``[("kill", 1, 5), ("corrupt", 2, None)]``; bad items are
-    ignored (test-only switch)."""
+    """``"kill:1:5,corrupt:2,stop:1:soak.all_sum.3"`` -> ``[("kill", 1, 5), ("corrupt", 2,
+    None), ("stop", 1, "soak.all_sum.3")]``; bad items are ignored (test-only switch). The third
+    field is a step number (``seq``) or a step name ``phase.op.iter``, which matches the first
+    step of that iteration (the barrier before the op, else the op itself) in whatever launch
+    reaches it: a relaunch that starts after it never matches."""
     out = []
     for item in (text or "").split(","):
         parts = item.strip().split(":")
         if len(parts) < 2 or parts[0] not in ("kill", "stop", "corrupt", "kill-in", "stop-in"):
             continue
         try:
-            out.append((parts[0], int(parts[1]), int(parts[2]) if len(parts) > 2 else None))
+            at = None
+            if len(parts) > 2:
+                at = int(parts[2]) if parts[2].isdigit() else parts[2]
+                if isinstance(at, str) and at.count(".") != 2:
+                    continue
+            out.append((parts[0], int(parts[1]), at))
         except ValueError:
             continue
     return out
@@ -181,6 +189,7 @@ class Worker:
     def __init__(self, mx, plan: dict, rank: int, emit: Emitter, faults) -> None:
         self.mx, self.plan, self.rank, self.emit = mx, plan, rank, emit
         self.faults = [f for f in faults if f[1] == rank]
+        self.fired: set = set()  # faults that already happened (a named one matches once)
         self.seq = 0
         self.current = None
         self.group = None
@@ -237,8 +246,11 @@ class Worker:
         self.seq += 1
         if not involved:
             return None, 0.0
+        name = f"{phase}.{before or op}.{it}"
         for kind, _, at in self.faults:  # test-only: die or stop before arriving
-            if at == self.seq and kind in ("kill", "stop"):
+            if at in (self.seq, name) and kind in ("kill", "stop") and \
+                    (kind, at) not in self.fired:
+                self.fired.add((kind, at))
                 os.kill(os.getpid(), signal.SIGKILL if kind == "kill" else signal.SIGSTOP)
             if at == self.seq and kind in ("kill-in", "stop-in"):  # ... or inside the step
                 threading.Timer(FAULT_IN_DELAY_S, os.kill, (os.getpid(), signal.SIGKILL if

@@ -1,0 +1,12 @@
+"""A test double: loading it sends SIGTERM to meshdoctor itself (a supervisor's timeout that
+arrives while the checks are being loaded, before any runs)."""
+
+import os
+import signal
+
+from meshdoctor.check import Check, ok
+
+os.kill(os.getpid(), signal.SIGTERM)
+
+CHECK = Check(code="MD197", name="test.terminated", title="Terminated", run=lambda ctx: ok("-"),
+              explain="A test check whose loading is interrupted.")
