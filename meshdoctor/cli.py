@@ -230,11 +230,11 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
     from .runner import Interrupted, run_checks
 
     hf = _load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
-    checks = _checks()
     verdict = Verdict(command="check", strict=strict)
     interrupts.install()  # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict
     try:
         interrupts.arm()
+        checks = _checks()  # loading them can take a while: an interrupt here still reports
         only_l, skip_l = _split_codes(only), _split_codes(skip)
         if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
             from .fleet import FleetOptions, FleetUsageError, check_fleet

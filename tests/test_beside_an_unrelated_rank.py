@@ -32,7 +32,7 @@ from tests.test_fake_mac_node import (  # noqa: F401
 from tests.test_stale_ranks import (  # noqa: F401
     stray, test_jaccl_rank_and_probe_marker_and_launch_script_are_identified,
     test_orphaned_rank_and_rank_of_a_running_job_are_told_apart,
-    test_stray_rank_is_found_by_pid_and_fails)
+    test_rank_of_a_running_job_warns_and_suggests_no_kill)
 
 pytest.importorskip("mlx.core")
 
@@ -63,7 +63,8 @@ def unrelated_rank():
 def test_the_unrelated_rank_is_a_rank_that_an_unpinned_check_lists(unrelated_rank, clean_env):
     assert unrelated_rank.pid in {r.pid for r in find_ranks()}
     r = run_cli("check", "--json", "--only", "MD301", env=clean_env)
-    assert r.rc == 1 and unrelated_rank.pid in {x["evidence"].get("pid")
+    # a rank whose launcher (this test) is alive is a running job: listed, a warning at most
+    assert r.rc in (0, 1) and unrelated_rank.pid in {x["evidence"].get("pid")
                                                 for x in r.results("MD301")}
 
 

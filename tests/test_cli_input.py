@@ -131,7 +131,7 @@ def test_an_exported_mlx_rank_does_not_make_the_doctor_its_own_stale_rank(clean_
     stub.write_text("#!/bin/sh\nsleep 0.317\necho 'No IB devices found'\n")
     stub.chmod(0o755)
     env = dict(clean_env, MLX_RANK="0", PATH=f"{tmp_path}:{clean_env.get('PATH', '')}",
-               MESHDOCTOR_PLATFORM="linux")
+               MESHDOCTOR_PLATFORM="linux", MESHDOCTOR_SYSTEM_PYTHON="")  # the stub, not pyverbs
     false_findings = []
     for _ in range(50):
         r = run_cli("check", "--json", "--only", "MD201,MD301", env=env)

@@ -52,7 +52,7 @@ def test_an_interrupted_check_kills_what_it_started_and_prints_its_verdict(
         stub.write_text(HUNG_TOOL.format(ready=ready))
         stub.chmod(0o755)
     env = dict(clean_env, PATH=f"{tmp_path}:{clean_env.get('PATH', '')}",
-               MESHDOCTOR_PLATFORM="linux")
+               MESHDOCTOR_PLATFORM="linux", MESHDOCTOR_SYSTEM_PYTHON="")  # the stub, not pyverbs
     p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "check", "--only", "MD101,MD201",
                           "--timeout", "120"] + (["--json"] if as_json else []),
                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -178,6 +178,8 @@ JSON_RUNS = {
     ("list-checks",): [[], ["--all"]],
     ("probe",): [["-n", "2", "--size", "4KiB", "--iters", "1", "--warmup", "0",
                   "--op", "all_sum"]],
+    ("fix",): [["bridge0"]],  # plan only (no --yes, no terminal): changes nothing
+    ("triage",): [["--exit-code", "0"], ["-"]],
 }
 
 
