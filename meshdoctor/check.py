@@ -1,4 +1,5 @@
-"""What a check is: a stable code, a name, a title, its platforms and a function to findings.
+"""What a check is: a stable code, a name, a title, its doc, its platforms and a function to
+findings.
 
 A check module in ``checks/`` defines one module-level ``CHECK = Check(...)``. Its ``run`` takes a
 :class:`meshdoctor.context.NodeContext` and returns (or yields) :class:`Finding` objects; the runner
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
+from .catalogue import Doc
 from .model import ERROR, FAIL, OK, SKIP, WARN, Remediation
 
 PLATFORMS = ("darwin", "linux")
@@ -72,12 +74,13 @@ class Check:
     ``code`` is stable (``MD1xx`` node and runtime, ``MD2xx`` RDMA and Thunderbolt, ``MD3xx``
     memory and processes, ``MD4xx`` hostfile and fleet); ``name`` is dotted (``rdma.gid``);
     ``title`` is one line; ``platforms`` lists where it applies (others get ``skip``);
-    ``explain`` is the text of ``meshdoctor explain CODE``: what it means and what to do.
+    ``doc`` is its entry in the catalogue (:class:`meshdoctor.catalogue.Doc`: what it means,
+    why it matters, what to do, public sources), which ``meshdoctor explain CODE`` prints.
     """
 
     code: str
     name: str
     title: str
     run: CheckFn
-    explain: str
+    doc: Doc
     platforms: Tuple[str, ...] = PLATFORMS

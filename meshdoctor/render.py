@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Dict, Optional
+from typing import Optional
 
 from rich.console import Console
 from rich.markup import escape
@@ -54,19 +54,18 @@ def console(stderr: bool = False) -> Console:
     return _Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]] = None,
-            out: Optional[Console] = None) -> None:
-    """Print ``v``. ``quiet`` prints only failures and errors (with ``--strict`` warnings too,
-    since they fail), and the verdict line when it is not go."""
+def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -> None:
+    """Print ``v``, each result under its own title (the check name when it has none).
+    ``quiet`` prints only failures and errors (with ``--strict`` warnings too, since they
+    fail), and the verdict line when it is not go."""
     out = out or console()
-    titles = titles or {}
     multi_host = len({r.host for r in v.results}) > 1
     shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
     for r in v.results:
         if quiet and r.status not in shown:
             continue
         sym, style = SYMBOLS[r.status]
-        title = titles.get(r.code, r.check)
+        title = r.title or r.check
         host = f"[cyan]{clean(r.host)}[/] " if multi_host else ""
         out.print(f"[{style}]{sym}[/] [bold]{clean(r.code)}[/] {host}{clean(title)}: "
                   f"{clean(r.summary)}")

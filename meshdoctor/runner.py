@@ -33,7 +33,8 @@ def _to_results(check: Check, ctx: NodeContext, out, duration: float) -> List[Re
     for f in findings:
         if not isinstance(f, Finding):
             raise TypeError(f"check {check.name} returned {type(f).__name__}, not a Finding")
-        results.append(Result(code=check.code, check=check.name, status=f.status,
+        results.append(Result(code=check.code, check=check.name, title=check.title,
+                              status=f.status,
                               summary=f.summary, host=ctx.host, severity=f.severity,
                               evidence=f.evidence, remediation=f.remedy(),
                               needs_reboot=f.needs_reboot, duration_s=duration))
@@ -42,7 +43,8 @@ def _to_results(check: Check, ctx: NodeContext, out, duration: float) -> List[Re
 
 def _error(check: Check, ctx: NodeContext, summary: str, duration: float,
            evidence: Optional[dict] = None) -> Result:
-    return Result(code=check.code, check=check.name, status=ERROR, summary=summary,
+    return Result(code=check.code, check=check.name, title=check.title, status=ERROR,
+                  summary=summary,
                   host=ctx.host, evidence=evidence or {}, duration_s=duration,
                   remediation=Remediation(
                       "The check itself could not run, so this node is not assessed. Re-run "
@@ -78,7 +80,8 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
 
     for i, check in enumerate(checks):
         if ctx.platform not in check.platforms:
-            slots[i] = [Result(code=check.code, check=check.name, status=SKIP,
+            slots[i] = [Result(code=check.code, check=check.name, title=check.title,
+                                status=SKIP,
                                summary=f"not applicable on {ctx.platform} "
                                        f"(applies to {', '.join(check.platforms)})",
                                host=ctx.host)]
