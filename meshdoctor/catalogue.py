@@ -183,12 +183,16 @@ def title(code: str) -> Optional[str]:
 def stamp(results: Iterable) -> None:
     """Give each :class:`meshdoctor.model.Result` without a ``title`` its code's title (the
     runner and the fix engine stamp their own; this covers the rest). Collects only the kinds
-    of the codes present."""
+    of the codes present. Never raises: a kind whose discovery fails leaves its results
+    untitled (the renderer then shows the result's ``check`` name), the verdict stays whole."""
     todo = [r for r in results if not r.title]
     titles: Dict[str, Optional[str]] = {}
     for r in todo:
         if r.code not in titles:
-            titles[r.code] = title(r.code)
+            try:
+                titles[r.code] = title(r.code)
+            except Exception:  # never lose the verdict over a title
+                titles[r.code] = None
         if titles[r.code]:
             r.title = titles[r.code]
 
