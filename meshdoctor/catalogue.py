@@ -2,7 +2,7 @@
 
 Each code is documented next to its definition, under fixed headings (a :class:`Doc`): a check in
 its ``CHECK`` (``checks/*.py``), a fix in its ``FIX`` (``fixes/*.py``), the probe's results in
-:data:`meshdoctor.probe.codes.ENTRIES`, the failure signatures in :mod:`meshdoctor.signatures`
+:func:`meshdoctor.probe.codes.entries`, the failure signatures in :mod:`meshdoctor.signatures`
 (and triage's inputs code in :mod:`meshdoctor.triage.report`), the internal error here. Discovery
 is explicit: :data:`SOURCES` maps each kind to the function that collects its entries; nothing
 registers itself on import. Codes are stable: never renumber, only add.
@@ -107,9 +107,9 @@ def _checks() -> List[Entry]:
 
 
 def _probe() -> List[Entry]:
-    from .probe.codes import ENTRIES
+    from .probe.codes import entries as probe_entries
 
-    return list(ENTRIES)
+    return probe_entries()
 
 
 def _signatures() -> List[Entry]:

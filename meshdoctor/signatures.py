@@ -781,7 +781,10 @@ def doc(s: Signature) -> Doc:
     action = s.remedy
     if s.check:
         action += f" Check: meshdoctor check --only {s.check}"
-    return Doc(meaning=s.meaning, why=why, action=action, sources=(s.source,))
+    try:
+        return Doc(meaning=s.meaning, why=why, action=action, sources=(s.source,))
+    except ValueError as exc:
+        raise ValueError(f"signature {s.code} {s.name}: {exc}") from None
 
 
 def causes_text(s: Signature) -> str:

@@ -1,5 +1,7 @@
-"""The probe's finding codes (MD5xx) and their catalogue entries (:data:`ENTRIES`, collected by
-:mod:`meshdoctor.catalogue`). Codes are stable: never renumber, only add."""
+"""The probe's finding codes (MD5xx) and their catalogue entries: each code has a title
+(:data:`TITLES`), a :class:`meshdoctor.catalogue.Doc` (:data:`DOCS`) and the ``check`` names of
+the results that carry it; :func:`entries` gives them to :mod:`meshdoctor.catalogue`. Codes are
+stable: never renumber, only add."""
 
 from __future__ import annotations
 
@@ -130,5 +132,13 @@ _NAMES: Dict[str, Tuple[str, ...]] = {
     BANDWIDTH: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]),
 }
 
-ENTRIES: List[Entry] = [Entry(code=c, kind=PROBE, title=t, doc=DOCS[c], names=_NAMES[c])
-                        for c, t in TITLES.items()]
+
+
+def entries() -> List[Entry]:
+    """The catalogue entry of every probe code (collected by :mod:`meshdoctor.catalogue`).
+    Raises ValueError naming a code that has a title but no ``DOCS`` or no result name."""
+    missing = [c for c in TITLES if c not in DOCS or c not in _NAMES]
+    if missing:
+        raise ValueError(f"probe codes without a Doc in DOCS or a name in _NAMES: {missing}")
+    return [Entry(code=c, kind=PROBE, title=t, doc=DOCS[c], names=_NAMES[c])
+            for c, t in TITLES.items()]
