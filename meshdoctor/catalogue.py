@@ -113,10 +113,19 @@ def _probe() -> List[Entry]:
 
 
 def _signatures() -> List[Entry]:
-    from .signatures import entries
+    """The signatures, each with the fixes of the check that looks at its likely cause."""
+    from dataclasses import replace
+
+    from .fixengine import all_fixes
+    from .signatures import BY_CODE, entries
     from .triage.report import ENTRY
 
-    return entries() + [ENTRY]
+    fixes = all_fixes()
+    out = []
+    for e in entries():
+        check = BY_CODE[e.code].check
+        out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
+    return out + [ENTRY]
 
 
 def _fixes() -> List[Entry]:
