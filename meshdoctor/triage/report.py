@@ -10,7 +10,7 @@ failed).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from .. import signatures
 from ..catalogue import SIGNATURE, Doc, Entry
