@@ -1,9 +1,12 @@
 """What a check is: a stable code, a name, a title, its doc, its platforms and a function to
 findings.
 
-A check module in ``checks/`` defines one module-level ``CHECK = Check(...)``. Its ``run`` takes a
+A check module in ``checks/`` defines one module-level ``CHECK = Check(code, name, title, run,
+doc=Doc(meaning, why, action, sources))``; that is all a new check declares (the catalogue, the
+runner, ``list-checks`` and ``explain`` find it). Its ``run`` takes a
 :class:`meshdoctor.context.NodeContext` and returns (or yields) :class:`Finding` objects; the runner
-stamps each with the check's code, name and host to make a :class:`meshdoctor.model.Result`.
+stamps each with the check's code, name, title and host to make a
+:class:`meshdoctor.model.Result`.
 Checks know the model and the context, never each other and never the renderer.
 """
 
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
-from .catalogue import Doc
+from .catalogue import Doc  # re-exported: check modules import Check and Doc from here
 from .model import ERROR, FAIL, OK, SKIP, WARN, Remediation
 
 PLATFORMS = ("darwin", "linux")
