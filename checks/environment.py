@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Mapping
 
-from meshdoctor.check import Check, fail, ok, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 
 OVERRIDING = ("JACCL_IBV_DEVICES", "JACCL_COORDINATOR", "JACCL_RANK", "JACCL_RING")
@@ -168,19 +168,24 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD103", name="node.environment", title="Launch environment", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Looks at the MLX_* and JACCL_* variables of the shell meshdoctor runs in (and the hostfile's
 "envs") for what would confuse a launch started from it.
 
-Fails when a JACCL_IBV_DEVICES, JACCL_COORDINATOR, JACCL_RANK or JACCL_RING is set: JACCL_*
-variables win over the MLX_* ones mlx.launch exports, so every rank would use the stray value;
-and when JACCL_PROGRESS_TIMEOUT_MS is not an integer. Warns on per-rank variables left in the
-shell (a stray MLX_RANK), on MLX_JACCL_DEVICES (read by mlx 0.30.3 only), on a disabled or
-very short progress timeout, and on an unknown JACCL_TIMEOUT_ACTION. Also warns on
-MLX_JACCL_RING=0 (JACCL turns the ring on when the variable is present, whatever its value), on
+Fails when a JACCL_IBV_DEVICES, JACCL_COORDINATOR, JACCL_RANK or JACCL_RING is set, and when
+JACCL_PROGRESS_TIMEOUT_MS is not an integer. Warns on per-rank variables left in the shell (a
+stray MLX_RANK), on MLX_JACCL_DEVICES (read by mlx 0.30.3 only), on a disabled or very short
+progress timeout, and on an unknown JACCL_TIMEOUT_ACTION. Also warns on MLX_JACCL_RING=0, on
 NCCL_HOST_IP, NCCL_PORT or MLX_NCCL_TIMEOUT left in the shell (set by mlx.launch for one run),
-and on MLX_METAL_FAST_SYNCH set on this node but missing from the hostfile's envs (mlx.launch
-gives remote ranks only those).
-
-What to do: unset the variables named (and remove them from shell profiles).
-""")
+and on MLX_METAL_FAST_SYNCH set on this node but missing from the hostfile's envs.
+""",
+        why="""
+JACCL_* variables win over the MLX_* ones mlx.launch exports, so every rank would use the stray
+value. JACCL turns the ring on when MLX_JACCL_RING is present, whatever its value. mlx.launch
+gives remote ranks only the hostfile's envs, so a variable set only here makes the ranks differ.
+""",
+        action="Unset the variables named (and remove them from shell profiles).",
+        sources=("mlx/_distributed_utils/launch.py (the variables mlx.launch exports)",
+                 "MLX mlx/distributed/jaccl (the JACCL_* variables it reads)",
+                 "mlx 0.30.3 (MLX_JACCL_DEVICES)")))

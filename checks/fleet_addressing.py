@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 from typing import List
 
+from meshdoctor.catalogue import Doc
 from meshdoctor.check import fail, ok, skip
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 from meshdoctor.hostfile import JACCL_BACKENDS
@@ -108,12 +109,23 @@ def run(view: FleetView):
 
 FLEET_CHECK = FleetCheck(
     code="MD406", name="fleet.addressing", title="Addresses", area="addressing", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 jaccl/jaccl-ring: both ends of each Thunderbolt cable need an IPv4 address, on one subnet
-(mlx.distributed_config --auto-setup gives each cable its own /30); a missing one means no
-IPv4-mapped GID (RTR errno 22, or "No IPv4-mapped GID" from mlx 0.32.1). ring: each rank's
-addresses must be reachable from its left neighbour, which connects to them; the neighbour tries
-a TCP connection (refused = reachable).
-What to do: run `mlx.distributed_config --auto-setup` once after every full-fleet boot; fix the
-hostfile's "ips" or the routes between neighbours.
-""")
+(mlx.distributed_config --auto-setup gives each cable its own /30). ring: each rank's addresses
+must be reachable from its left neighbour, which connects to them; the neighbour tries a TCP
+connection (refused = reachable).
+""",
+        why="""
+A missing address means no IPv4-mapped GID (RTR errno 22, or "No IPv4-mapped GID" from
+mlx 0.32.1). The ring backend connects each rank to its right neighbour's ip:port, so an
+address its left neighbour cannot reach fails the launch.
+""",
+        action="""
+Run `mlx.distributed_config --auto-setup` once after every full-fleet boot; fix the hostfile's
+"ips" or the routes between neighbours.
+""",
+        sources=("MLX v0.32.1 (\"No IPv4-mapped GID\"; RTR errno 22 up to 0.32.0)",
+                 "MLX mlx.distributed_config --auto-setup (a /30 per cable)",
+                 "MLX mlx.launch (mlx/_distributed_utils/launch.py: ring connects to the right "
+                 "neighbour's ip:port)")))

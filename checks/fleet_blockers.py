@@ -7,6 +7,7 @@ for the next (runbook: no leftover ranks on any node before each launch).
 
 from __future__ import annotations
 
+from meshdoctor.catalogue import Doc
 from meshdoctor.check import fail, ok
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 
@@ -31,9 +32,18 @@ def run(view: FleetView):
 
 FLEET_CHECK = FleetCheck(
     code="MD409", name="fleet.blockers", title="Launch blockers", area="procs", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Collects, host by host, what blocks a launch anywhere in the mesh: stale ranks (MD301) and
 leftover wired memory or too little memory (MD302) on any host fail, named by host.
-What to do: kill the stale ranks on the hosts named (`meshdoctor fix stale-ranks`), reboot the
-hosts whose wired memory does not come back.
-""")
+""",
+        why="""
+A rank left from the last run holds RDMA resources and ports, and wired memory left by a crashed
+JACCL run leaves too little for the next: no node may have leftover ranks before a launch.
+""",
+        action="""
+Kill the stale ranks on the hosts named (`meshdoctor fix stale-ranks`), reboot the hosts whose
+wired memory does not come back.
+""",
+        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
+                 "mlx #4192, #4319 (tbt_post_recv crash, wired memory held)")))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
+from meshdoctor.catalogue import Doc
 from meshdoctor.check import fail, ok, skip, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 from meshdoctor.hostfile import JACCL_BACKENDS
@@ -98,11 +99,20 @@ def run(view: FleetView):
 
 FLEET_CHECK = FleetCheck(
     code="MD405", name="fleet.cabling", title="Thunderbolt cabling", area="cabling", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 For jaccl and jaccl-ring on Macs: each Thunderbolt port reports the domain UUID of the Mac port
 at the other end of its cable (system_profiler; the two ends are reciprocal). The port behind
 each hostfile device must reach the host and device the hostfile names; with several cables
-between two Macs, cable k must be the k-th device on both ends (crossed rails can deadlock JACCL
-init, exo PR #2160). Fails naming the host and device the cable really reaches.
-What to do: re-cable, or regenerate the hostfile from the cabling as it is.
-""")
+between two Macs, cable k must be the k-th device on both ends. Fails naming the host and device
+the cable really reaches.
+""",
+        why="""
+A cable that goes to another host than the hostfile says breaks that edge; crossed rails (cable
+k not the same physical cable on both ends) can deadlock JACCL init (exo PR #2160).
+""",
+        action="""
+Re-cable, or regenerate the hostfile from the cabling as it is.
+""",
+        sources=("exo PR #2160 (crossed rails deadlock JACCL init)",
+                 "system_profiler SPThunderboltDataType -json (domain_uuid_key)")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
+from meshdoctor.catalogue import Doc
 from meshdoctor.check import Finding, error, fail, ok, skip
 from meshdoctor.fleetcheck import FleetView, FleetCheck, on
 from meshdoctor.hostfile import JACCL_BACKENDS
@@ -79,10 +80,20 @@ def run(view: FleetView):
 
 FLEET_CHECK = FleetCheck(
     code="MD404", name="fleet.edges", title="RDMA edges", area="edges", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 For jaccl and jaccl-ring: every device the hostfile's rdma matrix names must exist and be
 PORT_ACTIVE on both ends of each edge (a 4-node mesh has 6 edges: `6/6 edges active`). Each edge
 that is not is named by its two hosts and devices, with the state of each end.
-What to do: reseat the cable, enable RDMA on both Macs; after ports dropped following hours of
-traffic, reboot the whole fleet and run `mlx.distributed_config --auto-setup` once.
-""")
+""",
+        why="""
+The launch uses every edge the hostfile's rdma matrix names, so an edge that is not active on
+both ends blocks it; a port reads PORT_DOWN until the Mac at the other end has RDMA enabled and
+the cable is seated.
+""",
+        action="""
+Reseat the cable, enable RDMA on both Macs; after ports dropped following hours of traffic,
+reboot the whole fleet and run `mlx.distributed_config --auto-setup` once.
+""",
+        sources=("MLX distributed documentation (mlx.distributed_config, RDMA over Thunderbolt)",
+                 "ibv_devinfo(1) port states (PORT_ACTIVE, PORT_DOWN)")))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, Optional
 
+from meshdoctor.catalogue import Doc
 from meshdoctor.check import fail, ok, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 
@@ -72,11 +73,20 @@ def run(view: FleetView):
 
 FLEET_CHECK = FleetCheck(
     code="MD407", name="fleet.environment", title="Environment across hosts", area="env",
-    run=run, explain="""
+    run=run, doc=Doc(
+        meaning="""
 Compares the MLX_* and JACCL_* variables each host's ranks would see (the host's environment,
 overridden by the hostfile's "envs", which mlx.launch exports to every rank). A
-MLX_METAL_FAST_SYNCH set on some hosts and not others fails (a reported cause of stalls); other
-differences, and a shell value that the hostfile overrides, warn. Per-rank variables are left
-to MD103.
-What to do: put shared settings in the hostfile's "envs".
-""")
+MLX_METAL_FAST_SYNCH set on some hosts and not others fails; other differences, and a shell
+value that the hostfile overrides, warn. Per-rank variables are left to MD103.
+""",
+        why="""
+One node without MLX_METAL_FAST_SYNCH while the others have it is a reported cause of stalls;
+other differences make the ranks of one job run with different settings.
+""",
+        action="""
+Put shared settings in the hostfile's "envs".
+""",
+        sources=("MLX mlx.launch (mlx/_distributed_utils/launch.py: exports the hostfile's envs "
+                 "to every rank)",
+                 "MLX mlx/distributed/jaccl (the JACCL_* variables it reads)")))

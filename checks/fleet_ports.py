@@ -8,6 +8,7 @@ with ``Couldn't bind socket`` or connect the ranks to the wrong process.
 
 from __future__ import annotations
 
+from meshdoctor.catalogue import Doc
 from meshdoctor.check import fail, ok, skip, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 
@@ -43,9 +44,18 @@ def run(view: FleetView):
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD408", name="fleet.ports", title="Launch ports", area="ports", run=run, explain="""
+    code="MD408", name="fleet.ports", title="Launch ports", area="ports", run=run, doc=Doc(
+        meaning="""
 The JACCL coordinator port (32323, mlx.launch --starting-port) must be free on rank 0, and for
 ring each rank's ports (one per IP, counting up from the same start) on its host. Fails naming
 the host, the port and the process holding it.
-What to do: stop the process (often a stale rank), or launch with another --starting-port.
-""")
+""",
+        why="""
+A port already taken (often by a stale rank of the last run) makes init fail with "Couldn't bind
+socket" or connect the ranks to the wrong process.
+""",
+        action="""
+Stop the process (often a stale rank), or launch with another --starting-port.
+""",
+        sources=("MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: --starting-port, "
+                 "default 32323)",)))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, List, Optional
 
+from meshdoctor.catalogue import Doc
 from meshdoctor.check import fail, ok, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 from meshdoctor.hostfile import JACCL_BACKENDS
@@ -81,11 +82,22 @@ def run(view: FleetView):
 
 FLEET_CHECK = FleetCheck(
     code="MD403", name="fleet.versions", title="Versions across hosts", area="versions", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Compares, host by host, the MLX version, whether its JACCL library has the progress guard
 (JACCL_PROGRESS_TIMEOUT_MS), the macOS build, the Python version and meshdoctor's version.
-For jaccl and jaccl-ring a different MLX version or a guarded/unguarded mix fails: the ranks then
-set up different buffers and GIDs and init fails or deadlocks. Every other difference (and MLX on
-ring) warns. The hosts outside the majority are named.
-What to do: install one MLX version everywhere (pip install mlx==X in the ranks' environment).
-""")
+For jaccl and jaccl-ring a different MLX version or a guarded/unguarded mix fails. Every other
+difference (and MLX on ring) warns. The hosts outside the majority are named.
+""",
+        why="""
+With a different MLX version or a guarded/unguarded mix, the ranks set up different buffers and
+GIDs and init fails or deadlocks: the buffer sizes and counts each connection registers changed
+in mlx 0.30.6, 0.31.0 and 0.32.1, and a guarded build sends from the GID it advertised instead of
+the fixed index 1 of upstream.
+""",
+        action="""
+Install one MLX version everywhere (pip install mlx==X in the ranks' environment).
+""",
+        sources=("MLX PR #3901 (buffers registered per connection)",
+                 "MLX v0.30.6, v0.31.0, v0.32.1 rdma.cpp (buffer sizes and counts)",
+                 "JACCL progress guard PR (JACCL_PROGRESS_TIMEOUT_MS)")))

@@ -12,7 +12,7 @@ between processes (NVIDIA driver persistence documentation).
 
 from __future__ import annotations
 
-from meshdoctor.check import Check, error, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.nvml import COMPUTE_MODES, gather_gpus
 
@@ -78,14 +78,27 @@ def run(ctx: NodeContext):
 CHECK = Check(
     code="MD111", name="gpu.devices", title="GPUs: count, compute mode, MIG, persistence",
     run=run, platforms=("linux",),
-    explain="""
+    doc=Doc(
+        meaning="""
 Reads every GPU through NVML. Fails when the hostfile puts more ranks on this host than it has
-GPUs (each nccl rank gets its own GPU through CUDA_VISIBLE_DEVICES), when a GPU is in compute
-mode Prohibited, when MIG is on or pending (NCCL does not communicate between MIG instances), or
-when a GPU cannot be read. Warns on an exclusive compute mode (a second process, such as a
-leftover rank, is refused with 'all CUDA-capable devices are busy or unavailable') and on
-persistence mode off (every start initialises the GPU again). Skipped without an NVIDIA driver.
-
-What to do: sudo nvidia-smi -i N -c DEFAULT; sudo nvidia-smi -i N -mig 0 then reset the GPU;
+GPUs, when a GPU is in compute mode Prohibited, when MIG is on or pending, or when a GPU cannot
+be read. Warns on an exclusive compute mode and on persistence mode off. Skipped without an
+NVIDIA driver.
+""",
+        why="""
+Each nccl rank gets its own GPU through CUDA_VISIBLE_DEVICES. NCCL does not communicate between
+MIG instances. Under an exclusive compute mode a second process, such as a leftover rank, is
+refused with 'all CUDA-capable devices are busy or unavailable'. With persistence mode off every
+start initialises the GPU again.
+""",
+        action="""
+sudo nvidia-smi -i N -c DEFAULT; sudo nvidia-smi -i N -mig 0 then reset the GPU;
 sudo nvidia-smi -pm 1.
-""")
+""",
+        sources=("MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: one GPU per nccl rank "
+                 "through CUDA_VISIBLE_DEVICES)",
+                 "NVIDIA NVML API reference (nvmlDeviceGetComputeMode, nvmlDeviceGetMigMode, "
+                 "nvmlDeviceGetPersistenceMode)",
+                 "nvidia-smi manual (compute modes Exclusive_Process, Prohibited)",
+                 "NVIDIA MIG user guide (CUDA P2P between MIG instances not supported)",
+                 "NVIDIA driver persistence documentation")))

@@ -14,7 +14,7 @@ only in performance state P0); clock event reasons for power and heat
 
 from __future__ import annotations
 
-from meshdoctor.check import Check, error, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.nvml import gather_gpus, throttle_names
 
@@ -129,7 +129,8 @@ def run(ctx: NodeContext):
 CHECK = Check(
     code="MD113", name="gpu.health", title="GPU health: ECC, NVLink, PCIe, clocks", run=run,
     platforms=("linux",),
-    explain="""
+    doc=Doc(
+        meaning="""
 Reads each GPU's health through NVML. Fails on volatile uncorrected ECC errors (data was
 corrupted since the driver loaded), on a failed row remapping (service the GPU), and on NVLink
 links that are down while another GPU of this host has more links up. Warns on retired pages or
@@ -138,7 +139,18 @@ recovery (replay and CRC counts are in the evidence only: healthy links accumula
 a PCIe link narrower than its maximum (or a lower generation while the GPU is busy in P0; idle
 GPUs lower it on purpose), and on clocks slowed for power or heat. Skipped without an NVIDIA
 driver.
-
-What to do: reset the GPU when idle (sudo nvidia-smi --gpu-reset -i N), reseat or service
-hardware that keeps failing, check cooling and power limits.
-""")
+""",
+        why="""
+Uncorrected ECC errors mean data was corrupted; a failed row remapping means the GPU should be
+serviced; retired pages and row remapping pending take effect only after a GPU reset. A link
+that is down, narrower or slowed, and clocks slowed for power or heat, slow every collective.
+""",
+        action="""
+Reset the GPU when idle (sudo nvidia-smi --gpu-reset -i N), reseat or service hardware that
+keeps failing, check cooling and power limits.
+""",
+        sources=("NVIDIA NVML API reference (nvmlDeviceGetTotalEccErrors, "
+                 "nvmlDeviceGetRetiredPagesPendingStatus, nvmlDeviceGetRemappedRows, "
+                 "nvmlDeviceGetNvLinkState, nvmlDeviceGetCurrentClocksEventReasons)",
+                 "nvidia-smi manual (--gpu-reset)",
+                 "NVIDIA GPU memory error management guide")))

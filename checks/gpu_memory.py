@@ -16,7 +16,7 @@ from typing import Dict, Optional
 
 import psutil
 
-from meshdoctor.check import Check, error, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Remediation
 from meshdoctor.nvml import gather_gpus
@@ -117,11 +117,23 @@ def run(ctx: NodeContext):
 CHECK = Check(
     code="MD112", name="gpu.memory_held", title="GPU memory held outside running jobs",
     run=run, platforms=("linux",),
-    explain="""
+    doc=Doc(
+        meaning="""
 Lists the compute processes NVML sees on each GPU and matches them to this host's processes.
-Memory held by an orphaned MLX rank fails (stop it: meshdoctor fix stale-ranks --yes); memory
-held by any other process that is not a rank of a running job warns with its name and pid;
-memory charged to a process that no longer exists fails: the GPU needs a reset
-(sudo nvidia-smi --gpu-reset -i N, a reboot if that is refused). Inside a container, pids the
-container cannot see are reported as unknown rather than gone. Skipped without an NVIDIA driver.
-""")
+Memory held by an orphaned MLX rank fails; memory held by any other process that is not a rank
+of a running job warns with its name and pid; memory charged to a process that no longer exists
+fails. Inside a container, pids the container cannot see are reported as unknown rather than
+gone. Skipped without an NVIDIA driver.
+""",
+        why="""
+An orphaned rank (its launcher gone) or any other process holds GPU memory the next launch
+needs, the GPU analogue of leftover wired memory on a Mac; memory the driver still charges to a
+process that no longer exists is only released by a GPU reset.
+""",
+        action="""
+Stop an orphaned rank: meshdoctor fix stale-ranks --yes. For memory charged to a process that
+no longer exists, reset the GPU (sudo nvidia-smi --gpu-reset -i N, a reboot if that is
+refused).
+""",
+        sources=("NVIDIA NVML API reference (nvmlDeviceGetComputeRunningProcesses)",
+                 "nvidia-smi manual (--gpu-reset)")))

@@ -11,7 +11,7 @@ minor version compatibility, NVIDIA CUDA Compatibility guide).
 
 from __future__ import annotations
 
-from meshdoctor.check import Check, error, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.mlxinfo import cuda_major_of, gather_mlx
 from meshdoctor.nvml import driver_file, driver_present, gather_gpus
@@ -66,7 +66,8 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD110", name="gpu.mlx_cuda", title="MLX CUDA build", run=run, platforms=("linux",),
-    explain="""
+    doc=Doc(
+        meaning="""
 On a Linux host with an NVIDIA driver, checks that the MLX the ranks import is its CUDA build
 (mx.cuda.is_available()), that the build has the nccl distributed backend, and that the CUDA
 major version it was built for (the mlx-cuda-12 / mlx-cuda-13 package) is not newer than what the
@@ -74,7 +75,19 @@ driver supports (NVML's CUDA driver version). Skipped on hosts without an NVIDIA
 
 Fails when the hostfile's backend is nccl and MLX is the CPU build, when nccl is missing, or when
 the driver is too old for the build; warns when the GPUs would go unused by a CPU build.
-
-What to do: pip install "mlx[cuda13]" (driver supporting CUDA 13) or "mlx[cuda12]" in the
-environment the ranks run in; or upgrade the NVIDIA driver.
-""")
+""",
+        why="""
+mlx.launch picks the nccl backend only when mx.cuda.is_available(): a CPU build cannot run an
+nccl launch and leaves the GPUs unused, and a driver runs CUDA builds only up to the major
+version it reports.
+""",
+        action="""
+pip install "mlx[cuda13]" (driver supporting CUDA 13) or "mlx[cuda12]" in the environment the
+ranks run in; or upgrade the NVIDIA driver.
+""",
+        sources=("MLX installation documentation (mlx[cuda12] / mlx[cuda13], packages mlx-cuda-12 / "
+                 "mlx-cuda-13, mlx 0.29+)",
+                 "MLX Python API (mx.cuda.is_available, mx.distributed.is_available)",
+                 "MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: nccl backend choice)",
+                 "NVIDIA NVML API reference (nvmlSystemGetCudaDriverVersion)",
+                 "NVIDIA CUDA Compatibility guide")))

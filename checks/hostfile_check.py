@@ -7,7 +7,7 @@ hostfile format, mlx 0.32.4); each inconsistency fails with the JSON path of the
 
 from __future__ import annotations
 
-from meshdoctor.check import Check, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_BACKENDS, n_ranks, problems
 
@@ -40,7 +40,8 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD401", name="fleet.hostfile", title="Hostfile", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Checks the mlx.launch hostfile given with --hostfile: a list of hosts or an object with
 "backend", "envs" and "hosts"; each host has an "ssh" name, "ips" and for JACCL an "rdma" row.
 
@@ -49,12 +50,15 @@ ssh name, invalid IPs, duplicate hosts (JACCL), a ring host without IPs, a JACCL
 have one entry per rank, a non-null diagonal (hosts[i].rdma[i] must be null), a missing device
 towards a peer (every peer for jaccl, both ring neighbours for jaccl-ring), no IP on rank 0 (the
 coordinator), more than 8 ranks in a JACCL mesh, an entry that is this machine (by its ssh name
-or an address) but lists an address this machine does not have (the rank could not listen on
-it). Host names hold only letters, digits and . _ - @ : % (no shell metacharacters). `probe`
-applies the same rules and refuses such a hostfile (exit 2). Warns when this machine is not in
-the hostfile.
-
-A file that cannot be read or is not JSON is a usage error (exit 2) naming the line and column.
-
-What to do: fix the named entry, or regenerate the file with mlx.distributed_config.
-""")
+or an address) but lists an address this machine does not have. Host names hold only letters,
+digits and . _ - @ : % (no shell metacharacters). Warns when this machine is not in the hostfile.
+""",
+        why="""
+mlx.launch starts every rank from this file: a wrong entry makes a rank fail or wait forever
+(a rank could not listen on an address its machine does not have). `probe` applies the same
+rules and refuses such a hostfile (exit 2). A file that cannot be read or is not JSON is a usage
+error (exit 2) naming the line and column.
+""",
+        action="Fix the named entry, or regenerate the file with mlx.distributed_config.",
+        sources=("mlx/_distributed_utils/launch.py (the hostfile format)",
+                 "mlx.distributed_config (MLX distributed documentation)")))

@@ -22,7 +22,7 @@ import resource
 
 import psutil
 
-from meshdoctor.check import Check, error, fail, ok, warn
+from meshdoctor.check import Check, Doc, error, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.mlxinfo import gather_mlx
 from meshdoctor.parsers.macos import parse_sysctl, parse_vm_stat, to_int, wired_bytes
@@ -153,7 +153,8 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD302", name="mem.memory", title="Memory", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Reports total and available memory. On macOS it reads wired memory (vm_stat), the GPU wired
 limit (sysctl iogpu.wired_limit_mb, 0 = default) against the RAM (hw.memsize) and MLX's
 recommended working set. On Linux it reads the memlock limit and locked memory.
@@ -161,14 +162,23 @@ recommended working set. On Linux it reads the memlock limit and locked memory.
 When more than max(16 GiB, 20 % of RAM) is wired, it is first attributed to live processes
 that use MLX (ranks or not, such as a single-node mlx_lm.server; named with pid and resident
 size): if they explain it, it warns (not a leak, no reboot). It fails (and lists the node in
-needs_reboot) only when more than that threshold is held by no live process: a crashed rank's
-wired memory is only released by a reboot (seen at 140 GB after a tbt_post_recv crash).
-MESHDOCTOR_ATTRIBUTE_PIDS=pid,... limits the attribution to those process trees. Fails when vm_stat does not answer in time (a wedged kernel); a vm_stat
-that is missing or fails leaves the node unassessed (error). Warns when the wired limit
-leaves macOS less than 8 GiB, when the memlock limit is not unlimited with RDMA devices present,
-and when less than 10 % of RAM is available.
-
-What to do: reboot a node whose wired memory no live process explains; stop the live MLX
-processes named if the launch needs their memory; raise the memlock limit to
-unlimited for RDMA; set iogpu.wired_limit_mb to leave the OS room.
-""")
+needs_reboot) only when more than that threshold is held by no live process.
+MESHDOCTOR_ATTRIBUTE_PIDS=pid,... limits the attribution to those process trees. Fails when
+vm_stat does not answer in time (a wedged kernel); a vm_stat that is missing or fails leaves the
+node unassessed (error). Warns when the wired limit leaves macOS less than 8 GiB, when the
+memlock limit is not unlimited with RDMA devices present, and when less than 10 % of RAM is
+available.
+""",
+        why="""
+A crashed rank's wired memory is only released by a reboot (seen at 140 GB after a
+tbt_post_recv crash): the next launch then runs out of memory. RDMA registers memory, which a
+limited memlock refuses.
+""",
+        action="""
+Reboot a node whose wired memory no live process explains; stop the live MLX processes named if
+the launch needs their memory; raise the memlock limit to unlimited for RDMA; set
+iogpu.wired_limit_mb to leave the OS room.
+""",
+        sources=("mlx #4192, #4319 (tbt_post_recv crash, wired memory held)",
+                 "MLX mx.metal.device_info() recommendedMaxWorkingSetSize",
+                 "vm_stat(1), sysctl(8) on macOS")))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
-from meshdoctor.check import Check, fail, ok, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_BACKENDS
 from meshdoctor.mlxinfo import BACKENDS as MLX_BACKENDS, gather_mlx
@@ -124,17 +124,26 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD102", name="mlx.runtime", title="MLX runtime", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Imports MLX in a child process under a deadline (an import that hangs or crashes cannot take the
 doctor with it), using the interpreter in MESHDOCTOR_PYTHON or meshdoctor's own. Reports the
 version, which distributed backends are available (ring, jaccl, mpi, nccl), and for JACCL builds
 whether the progress guard is compiled in (the JACCL_PROGRESS_TIMEOUT_MS string in the library).
 
 Fails when MLX is missing, its import hangs or crashes, or the hostfile's backend is not in the
-build. Warns on known-bad versions for the backend in use, with the version that fixed each
-(e.g. ring survivors hang forever after a peer dies before 0.32.1), and when a JACCL mesh runs
-without the progress guard.
-
-What to do: install or upgrade MLX to the same version on every node (pip install -U mlx; on
-Linux "mlx[cpu]"); point MESHDOCTOR_PYTHON at the interpreter the ranks use.
-""")
+build. Warns on known-bad versions for the backend in use, with the version that fixed each,
+and when a JACCL mesh runs without the progress guard.
+""",
+        why="""
+Every rank imports the same MLX: a missing backend fails the launch, and a known-bad version
+fails in known ways (e.g. ring survivors hang forever after a peer dies before 0.32.1). Without
+the progress guard a JACCL rank whose peer died spins forever.
+""",
+        action="""
+Install or upgrade MLX to the same version on every node (pip install -U mlx; on Linux
+"mlx[cpu]"); point MESHDOCTOR_PYTHON at the interpreter the ranks use.
+""",
+        sources=("mlx #4060 (ring survivors hang, fixed in 0.32.1)",
+                 "MLX installation documentation (pip install mlx, mlx[cpu])",
+                 "JACCL progress guard PR (JACCL_PROGRESS_TIMEOUT_MS)")))

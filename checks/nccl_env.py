@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from meshdoctor.check import Check, ok, warn
+from meshdoctor.check import Check, Doc, ok, warn
 from meshdoctor.context import NodeContext
 
 EFFECTS = {
@@ -60,14 +60,22 @@ def run(ctx: NodeContext):
 CHECK = Check(
     code="MD114", name="nccl.environment", title="NCCL variables left in the environment",
     run=run, platforms=("linux",),
-    explain="""
-Looks for NCCL_* variables in the shell that runs the launch and in the hostfile's "envs"; the
-ranks inherit them. Warns on those that change or slow the transport, saying what each does:
-NCCL_P2P_DISABLE (no NVLink/PCIe peer-to-peer), NCCL_SHM_DISABLE (no shared memory inside a
-host), NCCL_IB_DISABLE (TCP sockets instead of InfiniBand/RoCE), NCCL_SOCKET_IFNAME (pins
-traffic to interfaces that must exist on every host) and NCCL_DEBUG (stderr noise, slower
-start-up). Other NCCL_* variables are listed in the evidence.
-
-What to do: unset them unless they are meant for every job (NCCL documentation, "Environment
-Variables").
-""")
+    doc=Doc(
+        meaning="""
+Looks for NCCL_* variables in the shell that runs the launch and in the hostfile's "envs". Warns
+on those that change or slow the transport, saying what each does: NCCL_P2P_DISABLE (no
+NVLink/PCIe peer-to-peer), NCCL_SHM_DISABLE (no shared memory inside a host), NCCL_IB_DISABLE
+(TCP sockets instead of InfiniBand/RoCE), NCCL_SOCKET_IFNAME (pins traffic to interfaces that
+must exist on every host) and NCCL_DEBUG (stderr noise, slower start-up). Other NCCL_* variables
+are listed in the evidence.
+""",
+        why="""
+The ranks inherit them (mlx.launch and meshdoctor probe both pass the environment on), so a
+variable exported for one debugging session keeps changing or slowing every later job.
+""",
+        action="""
+Unset them unless they are meant for every job (NCCL documentation, "Environment Variables").
+""",
+        sources=("NCCL environment variables documentation "
+                 "(docs.nvidia.com/deeplearning/nccl, \"Environment Variables\")",
+                 "MLX mlx.launch (mlx/_distributed_utils/launch.py: ranks inherit the environment)")))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform as _platform
 import sys
 
-from meshdoctor.check import Check, error, fail, ok, warn
+from meshdoctor.check import Check, Doc, error, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_BACKENDS
 from meshdoctor.parsers.macos import parse_sw_vers, version_tuple
@@ -73,12 +73,16 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD101", name="node.platform", title="Platform", run=run,
-    explain="""
-Reads the operating system, its version and build, the CPU architecture and Python.
-
+    doc=Doc(
+        meaning="""
+Reads the operating system, its version and build, the CPU architecture and Python. An older
+macOS than JACCL needs fails this check when the hostfile uses a jaccl backend and warns
+otherwise. On Linux the kernel release is reported.
+""",
+        why="""
 JACCL (RDMA over Thunderbolt 5) needs macOS 26.2 or later; its buffers above 4 KiB need macOS
-26.3 (mlx 0.30.6 release notes). An older macOS fails this check when the hostfile uses a jaccl backend and
-warns otherwise. On Linux the kernel release is reported.
-
-What to do: update macOS on every node of the mesh to the same release, 26.3 or later.
-""")
+26.3 (mlx 0.30.6 release notes).
+""",
+        action="Update macOS on every node of the mesh to the same release, 26.3 or later.",
+        sources=("mlx 0.30.6 release notes (macOS 26.3 for buffers above 4 KiB)",
+                 "MLX distributed documentation (JACCL needs macOS 26.2)")))

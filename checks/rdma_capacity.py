@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from meshdoctor import verbs
-from meshdoctor.check import Check, Finding, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, Finding, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_MESH_MAX, Hostfile
 from meshdoctor.mlxinfo import gather_mlx
@@ -301,7 +301,8 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD204", name="rdma.capacity", title="RDMA queue pairs and memory regions", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Counts the queue pairs (QPs) and memory regions (MRs) that the hostfile's backend opens on each
 RDMA device of this node, for the world size and the installed MLX version, and compares them
 with the device limits.
@@ -313,11 +314,17 @@ MLX PR #3901). jaccl-ring: one QP and 32 MRs per cable per direction, at most 4 
 direction; with 2 ranks each device is opened twice (2 QPs, 64 MRs).
 
 Limits: max_qp/max_mr as verbs reports them; on Thunderbolt the measured limits apply: 10 QPs per
-device (the 11th fails with errno 16 EBUSY, MLX PR #4209) and about 100 MRs ("[jaccl] Register
-memory region failed", MLX issue #3162). A need above a limit fails; within 10 % of the
-approximate MR ceiling warns. Whether processes on one device share these budgets is unknown.
-
-What to do: give each peer its own cable and device in the hostfile, use jaccl-ring beyond 8
-ranks, upgrade MLX (0.32.1 uses fewer MRs per neighbour with 2 ranks), and kill stale ranks that
-still hold queue pairs.
-""")
+device and about 100 MRs. A need above a limit fails; within 10 % of the approximate MR ceiling
+warns. Whether processes on one device share these budgets is unknown.
+""",
+        why="""
+Past a limit the group cannot form: the 11th QP fails with errno 16 EBUSY (MLX PR #4209), the
+MR beyond the ceiling with "[jaccl] Register memory region failed" (MLX issue #3162).
+""",
+        action="""
+Give each peer its own cable and device in the hostfile, use jaccl-ring beyond 8 ranks, upgrade
+MLX (0.32.1 uses fewer MRs per neighbour with 2 ranks), and kill stale ranks that still hold
+queue pairs.
+""",
+        sources=("MLX PR #3901 (MRs per neighbour)", "MLX PR #4209 (10 QPs per device)",
+                 "MLX issue #3162 (about 100 MRs per device)")))

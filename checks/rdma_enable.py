@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from meshdoctor import verbs
-from meshdoctor.check import Check, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.thunderbolt import gather_thunderbolt
 
@@ -149,7 +149,8 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD201", name="rdma.enable", title="RDMA enabled and devices listed", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Follows the chain that must hold before JACCL can open a device.
 
 On macOS: `rdma_ctl status` says enabled; librdma.dylib is present (JACCL dlopens it); `ibv_devices`
@@ -158,16 +159,21 @@ lists rdma_* devices (when RDMA is disabled it prints only its header); and a Th
 Gb/s" and no Thunderbolt 5 receptacle can never do RDMA, whether RDMA is disabled, enabled with
 no device, or enabled with rdma_enX devices listed that never come up; it is never told to enable
 RDMA in Recovery, and the advice is the ring backend over the Thunderbolt network. On Thunderbolt
-5 hardware, "enabled but no devices" means a macOS build that does not enumerate RDMA devices. An `ibv_devinfo` that does not answer in time means the RDMA stack is
-wedged (this follows JACCL errors): a critical finding that needs a reboot.
+5 hardware, "enabled but no devices" means a macOS build that does not enumerate RDMA devices.
 
 On Linux: the verbs devices read through pyverbs (python3-pyverbs) or `ibv_devinfo`. No RDMA
 subsystem is reported as skip, unless the hostfile needs RDMA.
-
-It fails when the hostfile uses jaccl or jaccl-ring; without a hostfile it only warns.
-
-What to do: on Thunderbolt 4 hardware, use the ring backend over the Thunderbolt network; on
-Thunderbolt 5, enable RDMA from macOS Recovery (Terminal: `rdma_ctl enable`, restart) on every
-Mac; use Thunderbolt 5 cables; update macOS to 26.2 or later; reboot a wedged node (after JACCL
-failures usually the whole fleet), then run `mlx.distributed_config --auto-setup` once.
-""")
+""",
+        why="""
+Without an enabled RDMA device JACCL cannot start. It fails when the hostfile uses jaccl or
+jaccl-ring; without a hostfile it only warns. An `ibv_devinfo` that does not answer in time means
+the RDMA stack is wedged (this follows JACCL errors): a critical finding that needs a reboot.
+""",
+        action="""
+On Thunderbolt 4 hardware, use the ring backend over the Thunderbolt network; on Thunderbolt 5,
+enable RDMA from macOS Recovery (Terminal: `rdma_ctl enable`, restart) on every Mac; use
+Thunderbolt 5 cables; update macOS to 26.2 or later; reboot a wedged node (after JACCL failures
+usually the whole fleet), then run `mlx.distributed_config --auto-setup` once.
+""",
+        sources=("MLX distributed documentation (RDMA over Thunderbolt: rdma_ctl enable)",
+                 "rdma_ctl(8), ibv_devices(1)", "exo PR #1467 (boot-time driver state)")))

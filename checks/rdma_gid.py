@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from meshdoctor import verbs
-from meshdoctor.check import Check, fail, ok, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.mlxinfo import gather_mlx
 from meshdoctor.parsers.ibv import Device, Port
@@ -137,23 +137,31 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD203", name="rdma.gid", title="IPv4-mapped GID on each active RDMA port", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 JACCL finds the peer through an IPv4-mapped GID (::ffff:a.b.c.d) of each port it uses. A
 Thunderbolt port publishes only fe80:: GIDs until its network interface (enX for rdma_enX) has
-an IPv4 address; without one the queue pair cannot reach RTR ("Changing queue pair to RTR failed
-with errno 22"; mlx 0.32.1 says "No IPv4-mapped GID for this device"). That fails this check.
+an IPv4 address; without one this check fails.
 
 Upstream JACCL moves the queue pair to RTR from GID index 1 whatever index the mapped GID is at.
 When the mapped GID sits at another index (index 2 is seen on some Macs, MLX PR #3389) and the
 installed MLX has no fix (the guard build's fix is detected by the string
-JACCL_PROGRESS_TIMEOUT_MS in its library), a launch over that device fails with RTR errno 22: with
-a jaccl hostfile that uses the device this fails; without a hostfile, or when the MLX build could
-not be inspected, it warns. Evidence: device, port, and the GID table with indexes.
+JACCL_PROGRESS_TIMEOUT_MS in its library): with a jaccl hostfile that uses the device this
+fails; without a hostfile, or when the MLX build could not be inspected, it warns. Evidence:
+device, port, and the GID table with indexes.
 
 With --hostfile only the devices named for this node are checked; InfiniBand ports are exempt; on
 Linux the index rule does not apply.
-
-What to do: give each Thunderbolt interface an IPv4 address (macOS self-assigns 169.254.x.y after
-DHCP gives up) or run `mlx.distributed_config --auto-setup` once after a full-fleet reboot; turn
+""",
+        why="""
+Without the mapped GID the queue pair cannot reach RTR ("Changing queue pair to RTR failed with
+errno 22"; mlx 0.32.1 says "No IPv4-mapped GID for this device"), and a launch over a device
+whose mapped GID sits at another index fails the same way.
+""",
+        action="""
+Give each Thunderbolt interface an IPv4 address (macOS self-assigns 169.254.x.y after DHCP gives
+up) or run `mlx.distributed_config --auto-setup` once after a full-fleet reboot; turn
 Thunderbolt Bridge off; for the index warning install an MLX with the advertised-GID fix.
-""")
+""",
+        sources=("MLX PR #3389 (GID index)", "mlx #4530 (RTR errno 22)",
+                 "MLX v0.31.2-v0.32.1 jaccl GID selection")))

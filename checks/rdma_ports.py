@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from meshdoctor import verbs
-from meshdoctor.check import Check, fail, ok, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.thunderbolt import gather_thunderbolt
 
@@ -141,19 +141,26 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD202", name="rdma.ports", title="RDMA devices exist and ports are active", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 With --hostfile: every RDMA device the hostfile names for this node (its `rdma` row) must exist
 and have a PORT_ACTIVE port. A name that does not exist fails with the list of devices that do:
-rdma_enX names follow the enX numbering and change after re-cabling or a reboot (JACCL 0.32.1+ then
-says "Could not find device rdma_enX", older builds crash with SIGSEGV in ibv_reg_mr). A port that
-is PORT_DOWN fails: ports stay down until the Mac at the other end also has RDMA enabled, and
-they drop after hours on a wedged fabric. A device whose state cannot be read is reported as
-"could not assess" (exit 3).
+rdma_enX names follow the enX numbering and change after re-cabling or a reboot. A port that is
+PORT_DOWN fails. A device whose state cannot be read is reported as "could not assess" (exit 3).
 
 Without a hostfile: lists the active ports (a 4-node full mesh has 3 per node); on macOS a port
 that is down although its Thunderbolt cable reaches a peer Mac warns.
-
-What to do: regenerate the hostfile from the devices that exist (`ibv_devices`); check the cable
-and that the peer has RDMA enabled; after ports dropped, reboot the whole fleet, then run
+""",
+        why="""
+A missing device stops the launch (JACCL 0.32.1+ says "Could not find device rdma_enX", older
+builds crash with SIGSEGV in ibv_reg_mr). Ports stay down until the Mac at the other end also has
+RDMA enabled, and they drop after hours on a wedged fabric; a group cannot form over a port that
+is down.
+""",
+        action="""
+Regenerate the hostfile from the devices that exist (`ibv_devices`); check the cable and that
+the peer has RDMA enabled; after ports dropped, reboot the whole fleet, then run
 `mlx.distributed_config --auto-setup` once and confirm N-1 active ports on every node.
-""")
+""",
+        sources=("mlx #3777, #4180 (device not found, SIGSEGV in ibv_reg_mr)",
+                 "ibv_devinfo(1) port states (PORT_ACTIVE, PORT_DOWN)", "mlx #4319")))

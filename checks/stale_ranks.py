@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 
 import psutil
 
-from meshdoctor.check import Check, fail, ok, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Remediation
 from meshdoctor.ranks import RankProcess, find_ranks
@@ -132,7 +132,8 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD301", name="proc.stale_ranks", title="Rank processes", run=run,
-    explain="""
+    doc=Doc(
+        meaning="""
 Lists processes of this user that are MLX ranks: their environment has MLX_RANK or JACCL_RANK,
 or the meshdoctor probe marker (MESHDOCTOR_PROBE_ID), or their command line is an mlx.launch
 rank script. meshdoctor never lists itself or the shells that started it.
@@ -140,16 +141,21 @@ rank script. meshdoctor never lists itself or the shells that started it.
 A wrapper that carries the rank variables (timeout, env, a launch shell) is listed with the
 rank it runs, not as a rank of its own.
 
-An orphaned rank (its launcher is gone) is a leftover of a crash and fails: mlx.launch stops
-ranks with SIGTERM only, and ranks stuck in native code survive, keep queue pairs and wired
-memory, and (JACCL without a progress timeout) spin at 100 % CPU without acting on SIGTERM
-(MLX #3910, #4278). A rank whose launcher still runs belongs to a running job: it warns (a second
-job on the same devices would fail) and meshdoctor suggests no kill. Each is reported with pid,
-rank, state, age, CPU %, its parent and its wrappers.
+An orphaned rank (its launcher is gone) is a leftover of a crash and fails. A rank whose launcher
+still runs belongs to a running job: it warns and meshdoctor suggests no kill. Each is reported
+with pid, rank, state, age, CPU %, its parent and its wrappers.
+""",
+        why="""
+mlx.launch stops ranks with SIGTERM only, and ranks stuck in native code survive, keep queue
+pairs and wired memory, and (JACCL without a progress timeout) spin at 100 % CPU without acting
+on SIGTERM (MLX #3910, #4278). A second job on the same devices would fail.
 
 A rank in uninterruptible sleep (state disk-sleep, macOS "U") or a zombie that does not go away
 cannot be cleared by a signal: the node needs a reboot (listed in needs_reboot).
-
-What to do: stop the leftover ranks (kill PID; kill -KILL PID when it ignores SIGTERM or is
-still there after a few seconds), or reboot the nodes listed in needs_reboot.
-""")
+""",
+        action="""
+Stop the leftover ranks (kill PID; kill -KILL PID when it ignores SIGTERM or is still there
+after a few seconds), or reboot the nodes listed in needs_reboot.
+""",
+        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
+                 "mlx/_distributed_utils/launch.py (SIGTERM on shutdown)")))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from meshdoctor import verbs
-from meshdoctor.check import Check, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.thunderbolt import SYSTEM_PROFILER, Link, TbInventory, gather_thunderbolt
 
@@ -163,7 +163,8 @@ def run(ctx: NodeContext):
 CHECK = Check(
     code="MD205", name="thunderbolt.links", title="Thunderbolt links, bridge0 and IPv4",
     run=run, platforms=("darwin",),
-    explain="""
+    doc=Doc(
+        meaning="""
 Reads this Mac's Thunderbolt links (`system_profiler SPThunderboltDataType -json`), maps each port
 N to its hardware port "Thunderbolt N", its interface enX and RDMA device rdma_enX
 (`networksetup -listallhardwareports`), and reads the interfaces (`ifconfig`). With --hostfile it
@@ -174,12 +175,19 @@ checks the links of the devices named for this node, otherwise every connected l
   with a jaccl hostfile; the advice is the ring backend); between Thunderbolt 5-capable ports it
   is the cable or a dock in between (warns).
 - A device named in the hostfile whose port has no cable fails (cabling and hostfile disagree).
-- Thunderbolt Bridge (bridge0) active fails: a known cause of "RTR failed with errno 22" and of
-  broadcast storms on a mesh.
-- Each RDMA interface needs an IPv4 address, or its port publishes only fe80:: GIDs (fails).
-
-What to do: `sudo ifconfig bridge0 down` and make Thunderbolt Bridge inactive in System Settings >
-Network; give each Thunderbolt interface an IPv4 address (169.254.x.y self-assigned, or run
+- Thunderbolt Bridge (bridge0) active fails.
+- Each RDMA interface needs an IPv4 address (fails without one).
+""",
+        why="""
+An active Thunderbolt Bridge is a known cause of "RTR failed with errno 22" and of broadcast
+storms on a mesh. An RDMA interface without an IPv4 address publishes only fe80:: GIDs, so JACCL
+cannot reach its peer. A slow or missing link makes the group fail or crawl.
+""",
+        action="""
+`sudo ifconfig bridge0 down` and make Thunderbolt Bridge inactive in System Settings > Network;
+give each Thunderbolt interface an IPv4 address (169.254.x.y self-assigned, or run
 `mlx.distributed_config --auto-setup` once after a full-fleet reboot); use Thunderbolt 5 cables
 port to port.
-""")
+""",
+        sources=("MLX PR #1902 (mlx.distributed_config --auto-setup takes bridge0 down)",
+                 "mlx #4530 (RTR errno 22)", "system_profiler(8), networksetup(8)")))

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 
 from meshdoctor import execute, receipts
 from meshdoctor.fix import (DISRUPTIVE, DONE, FAILED, FLEET_SCOPE, OK, PLANNED, SKIPPED, Action,
-                            Fix, FixContext, Verification)
+                            Doc, Fix, FixContext, Verification)
 
 CODE = "MD703"
 TOOL = "mlx.distributed_config"
@@ -234,12 +234,12 @@ FIX = Fix(
     code=CODE, name="auto-setup", title="mlx.distributed_config --auto-setup, once per boot",
     resolves=("MD203",), risk=DISRUPTIVE, scope=FLEET_SCOPE, plan=plan, apply=apply,
     verify=verify,
-    explain="""
+    doc=Doc(
+        meaning="""
 Runs `mlx.distributed_config --auto-setup` once for the hostfile's hosts, after a full-fleet
 reboot, and confirms the result. The tool takes bridge0 down and gives every Thunderbolt
 interface an IPv4 address and route on every host; the settings do not survive a reboot (MLX
-PR #1902). A failed or partial run leaves the fleet half configured: the answer is another
-full-fleet reboot, not a second run.
+PR #1902).
 
 Before it runs, each precondition is reported: ssh and passwordless sudo (`sudo -n true`) on
 every host, no MLX rank running anywhere, every host booted after the last failed or partial
@@ -248,4 +248,14 @@ on this boot already (then it is not run again). Afterwards every host must pass
 PORT_ACTIVE), MD203 (IPv4-mapped GIDs) and MD205 (IPv4, bridge0 down) with the new hostfile
 (--output-hostfile). Each run leaves a receipt (mode 0600) with every host's boot time and the
 outcome in meshdoctor's state directory.
-""")
+""",
+        why="""
+A failed or partial run leaves the fleet half configured: the answer is another full-fleet
+reboot, not a second run. That is why it runs once per boot and refuses on a tainted boot.
+""",
+        action="""
+Plan first: `meshdoctor fix auto-setup --hostfile FILE` lists the preconditions and the steps;
+add --yes to run it.
+""",
+        sources=("MLX PR #1902 (mlx.distributed_config --auto-setup)",
+                 "MLX distributed documentation (mlx.distributed_config)")))

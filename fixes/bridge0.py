@@ -13,7 +13,8 @@ from typing import List
 
 from meshdoctor import execute
 from meshdoctor.context import NodeContext, current_platform
-from meshdoctor.fix import DONE, FAILED, SAFE, Action, Fix, FixContext, Verification
+from meshdoctor.fix import (DONE, FAILED, SAFE, Action, Doc, Fix, FixContext,
+                            Verification)
 
 CODE = "MD704"
 TIMEOUT_S = 10.0
@@ -70,9 +71,18 @@ def verify(ctx: FixContext) -> Verification:
 FIX = Fix(
     code=CODE, name="bridge0", title="Take Thunderbolt Bridge down", resolves=("MD205",),
     risk=SAFE, plan=plan, apply=apply, verify=verify,
-    explain="""
+    doc=Doc(
+        meaning="""
 On a Mac whose Thunderbolt Bridge (bridge0) is active, runs `sudo -n ifconfig bridge0 down`
 (the first step `mlx.distributed_config --auto-setup` takes on every host), then re-runs MD205 to
-confirm the bridge is no longer active. Needs passwordless sudo. It does not survive a reboot:
-make the Thunderbolt Bridge service inactive in System Settings > Network to keep it off.
-""")
+confirm the bridge is no longer active. Needs passwordless sudo.
+""",
+        why="""
+An active bridge0 holds the Thunderbolt interfaces (RTR errno 22, broadcast storms). The change
+does not survive a reboot.
+""",
+        action="""
+`meshdoctor fix bridge0` shows the plan; add --yes to apply. To keep it off, make the
+Thunderbolt Bridge service inactive in System Settings > Network.
+""",
+        sources=("MLX PR #1902 (auto-setup takes bridge0 down)", "ifconfig(8) on macOS")))

@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List
 
-from meshdoctor.fix import (DISRUPTIVE, FAILED, FLEET_SCOPE, OK, SKIPPED, Action, Fix, FixContext,
-                            Verification)
+from meshdoctor.fix import (DISRUPTIVE, FAILED, FLEET_SCOPE, OK, SKIPPED, Action, Doc, Fix,
+                            FixContext, Verification)
 
 CODE = "MD702"
 WIRED_WAIT_S = 30.0
@@ -203,12 +203,22 @@ FIX = Fix(
     code=CODE, name="reset-group", title="Reset the group: stale ranks, memory, ports, re-form",
     resolves=("MD301", "MD302"), risk=DISRUPTIVE, scope=FLEET_SCOPE, plan=plan, apply=apply,
     verify=verify,
-    explain=f"""
+    doc=Doc(
+        meaning=f"""
 After a crashed job: stops the leftover ranks on every host (as `meshdoctor fix stale-ranks`),
 waits up to {WIRED_WAIT_S:g} s, with progress, for the wired memory they held to come back (MD302),
 re-runs the port and GID checks (MD202, MD203), then re-forms the group with a one-element
 all_sum across the hostfile (two local ranks over loopback without one) under a
-{PROBE_DEADLINE_S:g} s deadline. The result is "recovered", or needs_reboot with the reason for
-each host (a rank that survived SIGKILL, wired memory still held, a port down, a group that
-does not form).
-""")
+{PROBE_DEADLINE_S:g} s deadline.
+""",
+        why="""
+Leftover ranks keep queue pairs and wired memory, so the next job fails to form its group. The
+result is "recovered", or needs_reboot with the reason for each host (a rank that survived
+SIGKILL, wired memory still held, a port down, a group that does not form).
+""",
+        action="""
+`meshdoctor fix reset-group --hostfile FILE` shows the plan; add --yes to apply. Reboot the
+hosts it lists in needs_reboot.
+""",
+        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
+                 "mlx #4192, #4319 (wired memory held after a crash)")))

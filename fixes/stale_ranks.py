@@ -25,7 +25,7 @@ from typing import Dict, List
 
 import psutil
 
-from meshdoctor.fix import (DISRUPTIVE, DONE, FAILED, SKIPPED, Action, Fix, FixContext,
+from meshdoctor.fix import (DISRUPTIVE, DONE, FAILED, SKIPPED, Action, Doc, Fix, FixContext,
                             Verification)
 from meshdoctor.ranks import RankProcess, find_ranks, send_signal
 
@@ -167,7 +167,8 @@ def verify(ctx: FixContext) -> Verification:
 FIX = Fix(
     code=CODE, name="stale-ranks", title="Stop leftover MLX ranks", resolves=("MD301",),
     risk=DISRUPTIVE, plan=plan, apply=apply, verify=verify,
-    explain="""
+    doc=Doc(
+        meaning="""
 Stops the MLX rank processes left behind by a crashed or interrupted job on each host (with
 --hostfile, on every host at once): SIGTERM, a grace period of 3 s, SIGKILL to those still
 alive, then it looks again. A rank is a process whose environment has MLX_RANK, JACCL_RANK or
@@ -176,8 +177,15 @@ identification as MD301).
 
 It never signals a process that is not a rank, pid 1, meshdoctor itself or its parents, another
 user's process (unless run as root), or a rank whose launcher is still alive (a job in progress)
-unless you pass --include-running. A rank that survives SIGKILL or sits in uninterruptible sleep
-(macOS state U) needs a reboot of its host (needs_reboot).
-
+unless you pass --include-running.
+""",
+        why="""
+Leftover ranks hold queue pairs and wired memory and make the next launch fail. A rank that
+survives SIGKILL or sits in uninterruptible sleep (macOS state U) needs a reboot of its host
+(needs_reboot).
+""",
+        action="""
 Plan first: `meshdoctor fix stale-ranks` lists what it would stop; add --yes to do it.
-""")
+""",
+        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
+                 "mlx/_distributed_utils/launch.py (SIGTERM on shutdown)")))

@@ -1,8 +1,12 @@
-"""What a check is: a stable code, a name, a title, its platforms and a function to findings.
+"""What a check is: a stable code, a name, a title, its doc, its platforms and a function to
+findings.
 
-A check module in ``checks/`` defines one module-level ``CHECK = Check(...)``. Its ``run`` takes a
+A check module in ``checks/`` defines one module-level ``CHECK = Check(code, name, title, run,
+doc=Doc(meaning, why, action, sources))``; that is all a new check declares (the catalogue, the
+runner, ``list-checks`` and ``explain`` find it). Its ``run`` takes a
 :class:`meshdoctor.context.NodeContext` and returns (or yields) :class:`Finding` objects; the runner
-stamps each with the check's code, name and host to make a :class:`meshdoctor.model.Result`.
+stamps each with the check's code, name, title and host to make a
+:class:`meshdoctor.model.Result`.
 Checks know the model and the context, never each other and never the renderer.
 """
 
@@ -11,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
+from .catalogue import Doc  # re-exported: check modules import Check and Doc from here
 from .model import ERROR, FAIL, OK, SKIP, WARN, Remediation
 
 PLATFORMS = ("darwin", "linux")
@@ -72,12 +77,13 @@ class Check:
     ``code`` is stable (``MD1xx`` node and runtime, ``MD2xx`` RDMA and Thunderbolt, ``MD3xx``
     memory and processes, ``MD4xx`` hostfile and fleet); ``name`` is dotted (``rdma.gid``);
     ``title`` is one line; ``platforms`` lists where it applies (others get ``skip``);
-    ``explain`` is the text of ``meshdoctor explain CODE``: what it means and what to do.
+    ``doc`` is its entry in the catalogue (:class:`meshdoctor.catalogue.Doc`: what it means,
+    why it matters, what to do, public sources), which ``meshdoctor explain CODE`` prints.
     """
 
     code: str
     name: str
     title: str
     run: CheckFn
-    explain: str
+    doc: Doc
     platforms: Tuple[str, ...] = PLATFORMS

@@ -64,17 +64,16 @@ def _complete_codes(ctx, param, incomplete: str):
 
 
 def _complete_explain(ctx, param, incomplete: str):
-    """Shell completion for ``explain``: every code (checks, probe MD5xx, signatures MD6xx),
-    check names and signature or probe result names."""
-    from . import codes
-    from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
-    from .registry import ExtraCheckError, all_checks
+    """Shell completion for ``explain``: every code of the catalogue and every name it knows
+    (checks, fixes, signatures, probe result names)."""
+    from . import catalogue
+    from .registry import ExtraCheckError
 
     try:
-        checks = all_checks()
+        found = catalogue.entries()
     except ExtraCheckError:
-        checks = []
-    words = [c.code for c in checks] + [c.name for c in checks] + codes.all_keys()
+        found = catalogue.entries([k for k in catalogue.KINDS if k != catalogue.CHECK])
+    words = [e.code for e in found] + [n for e in found for n in e.names]
     return sorted({w for w in words if w.lower().startswith(incomplete.lower())})
 
 
@@ -117,10 +116,13 @@ def to_json(doc: dict) -> str:
         return json.dumps(_finite(doc), indent=2, default=str, allow_nan=False)
 
 
-def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False,
-         titles: Optional[dict] = None) -> None:
-    """Print ``verdict`` (JSON or rich) and exit with its exit code."""
+def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> None:
+    """Print ``verdict`` (JSON or rich) and exit with its exit code. Results without a title
+    get their code's title from the catalogue first."""
+    from .catalogue import stamp
+
     verdict.finish()
+    stamp(verdict.results)
     try:
         if as_json:
             sys.stdout.write(to_json(verdict.to_dict()) + "\n")
@@ -128,7 +130,7 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False,
         else:
             from . import render
 
-            render.verdict(verdict, quiet=quiet, titles=titles or {})
+            render.verdict(verdict, quiet=quiet)
     except BrokenPipeError:  # the reader went away (`| head`): the exit code still tells
         import os
 
@@ -240,12 +242,12 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
             from .fleet import FleetOptions, FleetUsageError, check_fleet
 
             try:
-                titles = check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l,
-                                                               skip=skip_l, python=python))
+                check_fleet(hf, verdict, FleetOptions(timeout=timeout, only=only_l, skip=skip_l,
+                                                      python=python))
             except FleetUsageError as exc:
                 raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
-            emit(verdict, as_json=as_json, quiet=quiet,
-                 titles={**{c.code: c.title for c in checks}, **titles})
+            interrupts.disarm()
+            emit(verdict, as_json=as_json, quiet=quiet)
         known = {c.code.lower() for c in checks} | {c.name.lower() for c in checks}
         unknown = [k for k in only_l + skip_l if k.lower() not in known]
         if unknown:
@@ -276,26 +278,23 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
         from .fixengine import annotate
 
         annotate(verdict.results)
-        titles = {c.code: c.title for c in checks}
         interrupts.disarm()  # a signal from here on waits: the verdict is printed
     except click.ClickException:
         raise
     except (Interrupted, KeyboardInterrupt) as exc:  # the verdict so far, never a lost one
-        titles = _check_interrupted(verdict, exc)
+        _check_interrupted(verdict, exc)
     except Exception as exc:  # never lose the verdict
         interrupts.disarm()
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
-        titles = {}
-    emit(verdict, as_json=as_json, quiet=quiet, titles=titles)
+    emit(verdict, as_json=as_json, quiet=quiet)
 
 
-def _check_interrupted(verdict: Verdict, exc: BaseException) -> dict:
+def _check_interrupted(verdict: Verdict, exc: BaseException) -> None:
     """Stop every command ``check`` started, add the results of the checks that finished and
-    the interrupt result to ``verdict``; return the titles to render them with."""
+    the interrupt result to ``verdict``."""
     from . import execute
-    from .registry import all_checks
-    from .runner import INTERRUPTED_CODE, Interrupted, interrupt_result
+    from .runner import Interrupted, interrupt_result
 
     execute.stop_all(final=True)
     host = verdict.hosts[0].host if verdict.hosts else \
@@ -305,47 +304,35 @@ def _check_interrupted(verdict: Verdict, exc: BaseException) -> dict:
         verdict.results.append(interrupt_result(exc.signame, host, exc.unfinished, exc.total))
     else:
         verdict.results.append(interrupt_result(str(exc) or "SIGINT", host))
-    titles = {INTERRUPTED_CODE: "check interrupted"}
-    try:
-        titles.update({c.code: c.title for c in all_checks()})
-    except Exception:  # a broken extra check module: the codes alone still tell
-        pass
-    return titles
 
 
 @cli.command("list-checks")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 @click.option("--all", "everything", is_flag=True,
-              help="Also list the probe's codes (MD5xx) and the failure signatures (MD6xx).")
+              help="List every code of the catalogue: also the internal error, the probe's "
+                   "codes (MD5xx), the failure signatures (MD6xx) and the fixes (MD7xx).")
 def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
     from .fleetcheck import all_fleet_checks
 
-    rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
-            for c in _checks()]
-    rows += [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms)}
-             for c in all_fleet_checks()]  # cross-node checks (check --hostfile)
+    rows = [{"code": c.code, "name": c.name, "title": c.title, "platforms": list(c.platforms),
+             "kind": "check"} for c in [*_checks(), *all_fleet_checks()]]
     rows.sort(key=lambda r: r["code"])
-    if everything:
-        from . import codes
-        from . import fleet as _fleet  # noqa: F401  (registers MD402)
-        from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
-        from .triage import report as _triage_report  # noqa: F401  (registers MD690)
+    if everything:  # every catalogued code, checks with their platforms
+        from . import catalogue
 
         have = {r["code"] for r in rows}
-        rows += [{"code": k, "name": "", "title": t, "platforms": []}
-                 for k, (t, _) in sorted(codes.CATALOGUE.items()) if k not in have]
-        from .fixengine import all_fixes
-
-        rows += [{"code": f.code, "name": f.name, "title": f.title, "platforms": []}
-                 for f in all_fixes()]
+        rows += [{"code": e.code, "name": e.name, "title": e.title, "platforms": [],
+                  "kind": e.kind} for e in catalogue.entries() if e.code not in have]
+        rows.sort(key=lambda r: r["code"])
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     from .render import plain  # a site's extra check is text from outside
 
+    width = max([18] + [len(r["name"]) for r in rows])
     for r in rows:
-        click.echo(plain(f"{r['code']}  {r['name']:<18} {','.join(r['platforms']):<13} "
+        click.echo(plain(f"{r['code']}  {r['name']:<{width}} {','.join(r['platforms']):<13} "
                          f"{r['title']}"))
 
 
@@ -355,37 +342,16 @@ def explain(code: str) -> None:
     """Say what a finding code means and what to do (e.g. MD203, MD601, a check name such as
     rdma.gid, a signature name such as ring.connect-failed, or a probe result name such as
     probe.leftovers)."""
-    from . import codes
-    from . import fleet as _fleet  # noqa: F401  (registers MD402)
-    from .fleetcheck import all_fleet_checks
-    from .probe import codes as _probe_codes  # noqa: F401  (registers MD5xx and MD6xx)
-    from .triage import report as _triage_report  # noqa: F401  (registers MD690)
-    from .render import plain
+    from . import catalogue
+    from .registry import ExtraCheckError
+    from .render import plain  # a site's extra check is text from outside
 
-    from .fixengine import fixes_for, lookup as lookup_fix
-
-    key, name = code.strip().upper(), code.strip().lower()
-    for c in [*_checks(), *all_fleet_checks()]:
-        if c.code == key or c.name.lower() == name:
-            click.echo(plain(f"{c.code} {c.name}: {c.title}\n"))
-            click.echo(plain(c.explain.strip()))
-            click.echo(f"\nApplies to: {', '.join(c.platforms)}")
-            for f in fixes_for([c.code]):
-                click.echo(f"Fixed by: {f.code} {f.name} (`meshdoctor fix {f.name}`, risk "
-                           f"{f.risk})")
-            return
-    fx = lookup_fix(code)
-    if fx is not None:
-        click.echo(f"{fx.code} {fx.name}: {fx.title}\n")
-        click.echo(fx.explain.strip())
-        click.echo(f"\nResolves: {', '.join(fx.resolves)}; risk: {fx.risk}; runs: "
-                   + ("on each host" if fx.scope == "host" else "once, across the hostfile"))
-        return
-    found = codes.lookup_all(code)
+    try:
+        found = catalogue.resolve(code)
+    except ExtraCheckError as exc:
+        raise click.UsageError(str(exc)) from None
     if found:
-        for i, (k, title, text) in enumerate(found):
-            click.echo(("\n" if i else "") + f"{k}: {title}\n")
-            click.echo(text.strip())
+        click.echo("\n\n".join(plain(catalogue.text(e)) for e in found))
         return
     raise click.BadParameter(f"no code {code!r}; `meshdoctor list-checks --all` lists every "
                              "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx, fixes "
@@ -456,7 +422,6 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     ranks that never arrived, captures stacks and tears every rank down. Figures follow
     nccl-tests (algbw, busbw; the JSON in GB/s = 1e9 bytes/s).
     """
-    from .probe import codes as probe_codes
     from .probe.setup import ProbeSetupError, make_config
 
     try:
@@ -496,7 +461,7 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     except Exception as exc:  # never lose the verdict
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
-    emit(verdict, as_json=as_json, quiet=quiet, titles=probe_codes.TITLES)
+    emit(verdict, as_json=as_json, quiet=quiet)
 
 
 class Duration(click.ParamType):
@@ -546,7 +511,6 @@ def triage(files: tuple, crash_reports: Optional[str], since: Optional[float],
     failure that explains the others is the FIRST CAUSE, the rest are marked as its
     consequences.
     """
-    from .triage import report as triage_report
     from .triage.command import run as run_triage
 
     hf = _load_hostfile(hostfile)
@@ -561,7 +525,7 @@ def triage(files: tuple, crash_reports: Optional[str], since: Optional[float],
         verdict = Verdict(command="triage")
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
-    emit(verdict, as_json=as_json, quiet=quiet, titles=triage_report.TITLES)
+    emit(verdict, as_json=as_json, quiet=quiet)
 
 
 def _complete_fixes(ctx, param, incomplete: str):
@@ -621,9 +585,8 @@ def fix(names: tuple, list_: bool, yes: bool, hostfile: Optional[str], include_r
                        heading="Plan:")
         return click.confirm("Apply this plan?", default=False, err=True)
 
-    titles: dict = {}
     try:
-        verdict, titles = fixcmd.run(
+        verdict = fixcmd.run(
             names, hostfile=hf, yes=yes, include_running=include_running,
             output_hostfile=output_hostfile, timeout=timeout,
             ask=ask if tty and not yes else None,
@@ -642,16 +605,16 @@ def fix(names: tuple, list_: bool, yes: bool, hostfile: Optional[str], include_r
                        if planned else "Actions:")
     elif not as_json and not quiet and not verdict.results:
         click.echo("Nothing to fix: no check failed that a fix resolves.")
-    emit(verdict, as_json=as_json, quiet=quiet, titles=titles)
+    emit(verdict, as_json=as_json, quiet=quiet)
 
 
 def _interrupt_on_termination() -> None:
     """Route SIGINT (Ctrl-C), SIGTERM (a supervisor's timeout) and SIGHUP (a closed terminal) to
     the probe launcher, which stops watching, still tears every rank down and prints the
-    verdict (:func:`meshdoctor.probe.launcher.interrupt`)."""
+    verdict (:func:`meshdoctor.interrupts.interrupt`)."""
     import signal
 
-    from .probe.launcher import interrupt
+    from .interrupts import interrupt
 
     def handler(signum, frame):
         interrupt(signal.Signals(signum).name)

@@ -1,4 +1,4 @@
-"""What a fix is: a catalogue code (MD7xx), the check codes it resolves, its risk, and
+"""What a fix is: a catalogue code (MD7xx), its doc, the check codes it resolves, its risk, and
 plan / apply / verify, in the manner of Ansible's check mode.
 
 A fix module in ``fixes/`` defines one module-level ``FIX = Fix(...)``:
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from .catalogue import Doc
 
 SAFE, DISRUPTIVE, NEEDS_REBOOT = "safe", "disruptive", "needs-reboot"
 RISKS = (SAFE, DISRUPTIVE, NEEDS_REBOOT)
@@ -119,8 +121,9 @@ class Fix:
     ``code``: stable ``MD7xx``; ``name``: what the operator types (``stale-ranks``); ``title``:
     one line; ``resolves``: the check codes whose failures it clears; ``risk``: one of
     :data:`RISKS`; ``scope``: ``host`` (runs on each host by itself, fanned out by the engine)
-    or ``fleet`` (runs once, from here, across the hostfile); ``explain``: the text of
-    ``meshdoctor explain``: what it does, step by step, and what it never does.
+    or ``fleet`` (runs once, from here, across the hostfile); ``doc``: its catalogue entry
+    (:class:`meshdoctor.catalogue.Doc`: what it does, step by step, and what it never does; why
+    it matters; how to run it; public sources), which ``meshdoctor explain`` prints.
     """
 
     code: str
@@ -131,7 +134,7 @@ class Fix:
     plan: PlanFn
     apply: ApplyFn
     verify: VerifyFn
-    explain: str
+    doc: Doc
     scope: str = HOST_SCOPE
 
     def __post_init__(self) -> None:

@@ -13,11 +13,22 @@ import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import fixengine
+from .catalogue import FIX, Doc, Entry
 from .fix import Action, Fix, FixContext, pending
 from .hostexec import HostExec
 from .model import ERROR, FAIL, HostInfo, Result, Verdict
 
 JACCL = ("jaccl", "jaccl-ring")
+
+NOT_STARTED = Entry(
+    code="MD700", kind=FIX, title="fix run could not start", names=("fix",),
+    doc=Doc(meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
+                    "meshdoctor's state directory (two runs must not interleave), or the hosts "
+                    "could not be assessed.",
+            why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
+            action="Wait for the other run, or make the hosts reachable, then run the fix "
+                   "again.",
+            sources=("meshdoctor README, fix",)))
 
 
 class UnknownFix(ValueError):
@@ -38,9 +49,11 @@ def resolve(names: Sequence[str]) -> List[Fix]:
 
 
 def list_rows() -> List[Dict[str, object]]:
-    """One row per fix: code, name, risk, scope, the codes it resolves, title."""
-    return [{"code": f.code, "name": f.name, "risk": f.risk, "scope": f.scope,
-             "resolves": list(f.resolves), "title": f.title} for f in fixengine.all_fixes()]
+    """One row per fix: code, name, kind, risk, the codes it resolves, title, platforms
+    (empty: the shape of ``list-checks --json`` rows, one schema for both)."""
+    return [{"code": f.code, "name": f.name, "kind": "fix", "risk": f.risk,
+             "resolves": list(f.resolves), "title": f.title, "platforms": []}
+            for f in fixengine.all_fixes()]
 
 
 def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], List[Result]]:
@@ -53,7 +66,7 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
     bad: List[Result] = []
     for host, v in got.items():
         if isinstance(v, Exception):
-            bad.append(Result(code="MD700", check="fix", status=ERROR, host=host,
+            bad.append(Result(code=NOT_STARTED.code, check="fix", status=ERROR, host=host,
                               summary=f"could not run the checks on {host}: {v}"))
             continue
         for d in v:
@@ -72,8 +85,8 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
 def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
         output_hostfile: Optional[str], timeout: float, ask: Optional[Callable[[List[Action]],
                                                                                 bool]],
-        progress: Callable[[str], None]) -> Tuple[Verdict, Dict[str, str]]:
-    """Run the fix command; returns the verdict and the titles of the codes in it. ``ask``:
+        progress: Callable[[str], None]) -> Verdict:
+    """Run the fix command; returns the verdict. ``ask``:
     called once with the planned actions when there is something to apply and no ``yes``
     (None: no terminal, plan only)."""
     import os
@@ -89,7 +102,6 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
         fixes = resolve(names)
     else:
         fixes, extra = _from_failures(hx, hostfile, timeout)
-    titles = {f.code: f.title for f in fixengine.all_fixes()}
 
     def ctx(apply: bool) -> FixContext:
         return FixContext(hosts=hx, hostfile=hostfile, apply=apply,
@@ -109,7 +121,7 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
                 with FixLock(run_id):
                     actions, results = fixengine.run_fixes(fixes, ctx(True))
             except LockBusy as exc:
-                results = [Result(code="MD700", check="fix", status=ERROR, host="mesh",
+                results = [Result(code=NOT_STARTED.code, check="fix", status=ERROR, host="mesh",
                                   summary=str(exc))]
     verdict.results = results + extra
     verdict.actions = [a.to_dict() for a in actions]
@@ -118,7 +130,7 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
     verdict.hosts = [HostInfo(t.name, t.rank, reachable=t.name not in hx.unreachable,
                               platform={"os": current_platform()} if t.local else {})
                      for t in hx.targets]
-    return verdict, titles
+    return verdict
 
 
 def stderr_progress(line: str) -> None:

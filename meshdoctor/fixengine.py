@@ -79,7 +79,8 @@ def fix_result(fx: Fix, host: str, actions: Sequence[Action],
     left = pending(mine)
     cmd = f"meshdoctor fix {fx.name} --yes"
     if left:
-        return [Result(code=fx.code, check=f"fix.{fx.name}", status=FAIL, host=host,
+        return [Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
+                       status=FAIL, host=host,
                        summary=f"{len(left)} step(s) planned, not applied",
                        evidence=dict(evidence, pending=[a.step for a in left]),
                        remediation=Remediation("Read the plan above; apply it with --yes.", cmd))]
@@ -92,14 +93,16 @@ def fix_result(fx: Fix, host: str, actions: Sequence[Action],
         summary = ("verified: " if changed else "nothing to change: ") + ver.summary
     else:
         status, summary = FAIL, ver.summary
-    out = [Result(code=fx.code, check=f"fix.{fx.name}", status=status, host=host,
+    out = [Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
+                  status=status, host=host,
                   summary=summary, evidence=evidence, needs_reboot=host in ver.needs_reboot,
                   remediation=None if status == OK else Remediation(
                       "Reboot the hosts listed in needs_reboot, then run the fix again."
                       if ver.needs_reboot else "See the summary and the actions above."))]
     for h, why in ver.needs_reboot.items():
         if h != host:
-            out.append(Result(code=fx.code, check=f"fix.{fx.name}", status=FAIL, host=h,
+            out.append(Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
+                              status=FAIL, host=h,
                               summary=f"needs a reboot: {why}", needs_reboot=True,
                               evidence={"fix": fx.name, "reason": why},
                               remediation=Remediation("Reboot this host, then run the fix "
@@ -118,7 +121,8 @@ def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Res
         ver = None if pending(actions) else fx.verify(ctx)
         return actions, fix_result(fx, host, actions, ver)
     except Exception as exc:  # never lose the verdict
-        return actions, [Result(code=fx.code, check=f"fix.{fx.name}", status="error", host=host,
+        return actions, [Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
+                                status="error", host=host,
                                 summary=f"fix {fx.name} raised {type(exc).__name__}: {exc}",
                                 evidence={"exception": type(exc).__name__})]
 
@@ -158,7 +162,7 @@ def run_fixes(fixes: Sequence[Fix], ctx: FixContext) -> Tuple[List[Action], List
             if isinstance(value, Exception):
                 for f in fixes:
                     if f.scope == HOST_SCOPE:
-                        results.append(Result(code=f.code, check=f"fix.{f.name}",
+                        results.append(Result(code=f.code, check=f"fix.{f.name}", title=f.title,
                                               status="error", host=host,
                                               summary=f"could not run on {host}: {value}"))
                 continue

@@ -31,7 +31,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from . import codes, execute, remote
+from . import execute, remote
+from .catalogue import CHECK, Doc, Entry
 from .hostfile import Hostfile, is_this_machine, local_names
 from .model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
@@ -46,14 +47,21 @@ AREAS = ["reach", "node", "rdma", "procs", "versions", "edges", "cabling", "addr
          "ports"]
 
 
-codes.register(REACH_CODE, "Host reachable and running meshdoctor: fleet.reach", """
-Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, a connect timeout,
-the user's ssh config, as mlx.launch). A host that cannot be reached, that has no meshdoctor for
-the chosen interpreter, or that does not answer by the deadline is an error with ssh's own
-message and the command to install meshdoctor there; the fleet verdict is then "unknown" (exit 3).
-What to do: make `ssh HOST true` work without a prompt; install meshdoctor there; pick the
-interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.
-""")
+REACH_ENTRY = Entry(
+    code=REACH_CODE, kind=CHECK, title="Host reachable and running meshdoctor",
+    names=("fleet.reach",),
+    doc=Doc(meaning="Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, "
+                    "a connect timeout, the user's ssh config, as mlx.launch). A host that cannot "
+                    "be reached, that has no meshdoctor for the chosen interpreter, or that does "
+                    "not answer by the deadline is an error with ssh's own message and the "
+                    "command to install meshdoctor there.",
+            why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
+                "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
+            action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
+                   "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.",
+            sources=("OpenSSH ssh(1) BatchMode and ConnectTimeout",
+                     "MLX mlx.launch (ssh to each host, --python)")),
+    details=(("Applies to", "fleet"),))
 
 
 def default_python() -> str:
@@ -318,10 +326,9 @@ def _table(results: List[Result], area_of: Dict[int, str], fleet_results, names:
     return areas, edges
 
 
-def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str, str]:
+def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
-    cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix). Returns the
-    titles of the fleet codes (code -> title) for rendering."""
+    cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix)."""
     from .fleetcheck import HostView, FleetView, run_fleet_checks
 
     node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
@@ -384,9 +391,6 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> Dict[str,
     verdict.fleet = {"hosts": names, "backend": hf.effective_backend,
                      "deadline_s": opts.deadline, "areas": areas,
                      **({"edges": edges} if edges is not None else {})}
-    titles = {fc.code: fc.title for fc, _ in fleet_results}
-    titles[REACH_CODE] = "Host reachable"
-    return titles
 
 
 def node_facts_bounded(ctx, host_info: HostInfo, timeout: float,

@@ -17,6 +17,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .catalogue import Doc
 from .check import Finding
 from .hostfile import Host, Hostfile
 from .model import ERROR, OK, Remediation, Result
@@ -105,14 +106,14 @@ def on(hosts: Any, finding: Finding) -> Finding:
 class FleetCheck:
     """A registered cross-node check: ``code`` (MD4xx), dotted ``name``, one-line ``title``,
     ``area`` (fleet table column), ``run`` (FleetView -> Finding | iterable | None) and
-    ``explain`` (the text of ``meshdoctor explain CODE``)."""
+    ``doc`` (its catalogue entry's fixed parts, :class:`meshdoctor.catalogue.Doc`)."""
 
     code: str
     name: str
     title: str
     area: str
     run: Callable[[FleetView], Any]
-    explain: str
+    doc: Doc
     platforms: Tuple[str, ...] = ("fleet",)  # runs on the merged facts, not on a node
 
 

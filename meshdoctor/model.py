@@ -59,6 +59,8 @@ class Result:
     are critical, warn is a warning, the rest info). ``evidence`` holds JSON-serialisable data
     (device names, GID tables, pids). ``needs_reboot`` marks the host for the verdict's
     ``needs_reboot`` list. ``duration_s`` is wall time in seconds, filled in by the runner.
+    ``title`` is the code's one-line title from the catalogue (:mod:`meshdoctor.catalogue`),
+    stamped by the engine that made the result or, at the latest, before the verdict is printed.
     """
 
     code: str
@@ -71,6 +73,7 @@ class Result:
     remediation: Optional[Remediation] = None
     needs_reboot: bool = False
     duration_s: float = 0.0
+    title: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -95,6 +98,8 @@ class Result:
             d["remediation"] = self.remediation.to_dict()
         if self.needs_reboot:
             d["needs_reboot"] = True
+        if self.title:
+            d["title"] = self.title
         return d
 
 

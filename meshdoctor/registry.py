@@ -2,6 +2,9 @@
 
 The engine never imports checks one by one. Extra check modules (site-specific checks, test
 doubles) are named, comma-separated, in ``MESHDOCTOR_EXTRA_CHECKS`` as importable module names.
+An extra module declares what a built-in one does: ``CHECK = Check(code, name, title, run,
+doc=Doc(meaning, why, action, sources))`` with a code in MD101-MD499 that no other check uses;
+it then appears in ``list-checks``, ``explain`` and the verdict like any other.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ EXTRA_ENV = "MESHDOCTOR_EXTRA_CHECKS"
 
 
 class ExtraCheckError(ValueError):
-    """A module named in ``MESHDOCTOR_EXTRA_CHECKS`` cannot be used (it does not import, or
-    defines no ``CHECK``, or reuses a code); the message names the module and why. The CLI
-    reports it as a usage error (exit 2)."""
+    """A module named in ``MESHDOCTOR_EXTRA_CHECKS`` cannot be used (it does not import, its
+    ``Check`` lacks a complete :class:`meshdoctor.catalogue.Doc`, it defines no ``CHECK``, its
+    code is outside the checks' range MD101-MD499, or it reuses a code); the message names the
+    module and why. The CLI reports it as a usage error (exit 2)."""
 
 
 def _module_names() -> List[str]:
@@ -51,6 +55,9 @@ def all_checks() -> List[Check]:
         if name in extras and not isinstance(check, Check):
             raise ExtraCheckError(f"{EXTRA_ENV} names {name!r}, which defines no "
                                   "CHECK = Check(...)")
+        if name in extras and not _in_range(check.code):
+            raise ExtraCheckError(f"{EXTRA_ENV} names {name!r}, whose check code "
+                                  f"{check.code!r} is not a check code (MD101-MD499)")
         if isinstance(check, Check):
             if check.code in found and found[check.code] is not check:
                 raise ExtraCheckError(f"check code {check.code} is defined twice "
@@ -58,6 +65,12 @@ def all_checks() -> List[Check]:
                                       f"check the modules in {EXTRA_ENV}")
             found[check.code] = check
     return sorted(found.values(), key=lambda c: c.code)
+
+
+def _in_range(code: str) -> bool:
+    from .catalogue import CHECK, kind_of
+
+    return kind_of(code) == CHECK
 
 
 def select(checks: List[Check], only: List[str], skip: List[str]) -> List[Check]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Dict, Optional
+from typing import Optional
 
 from rich.console import Console
 from rich.markup import escape
@@ -66,12 +66,11 @@ def console(stderr: bool = False) -> Console:
     return _Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]] = None,
-            out: Optional[Console] = None) -> None:
-    """Print ``v``. ``quiet`` prints only failures and errors (with ``--strict`` warnings too,
-    since they fail), and the verdict line when it is not go."""
+def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -> None:
+    """Print ``v``, each result under its own title (the check name when it has none).
+    ``quiet`` prints only failures and errors (with ``--strict`` warnings too, since they
+    fail), and the verdict line when it is not go."""
     out = out or console()
-    titles = titles or {}
     multi_host = len({r.host for r in v.results}) > 1
     shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
     plain = not encodes(out.encoding)
@@ -88,7 +87,7 @@ def verdict(v: Verdict, *, quiet: bool = False, titles: Optional[Dict[str, str]]
         sym, style = SYMBOLS[r.status]
         if plain:
             sym = ASCII_SYMBOLS[r.status]
-        title = titles.get(r.code, r.check)
+        title = r.title or r.check
         named = r.evidence.get("hosts") if v.fleet is not None else None
         label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
         host = f"[cyan]{clean(label)}[/] " if multi_host else ""

@@ -13,12 +13,24 @@ import time
 import traceback
 from typing import Iterable, List, Optional
 
+from .catalogue import CHECK, Doc, Entry
 from .check import Check, Finding
 from .context import NodeContext
 from .model import ERROR, OK, SKIP, Remediation, Result
 
 DEFAULT_CHECK_TIMEOUT_S = 10.0
-INTERRUPTED_CODE = "MD190"  # explained in meshdoctor.codes
+INTERRUPTED_CODE = "MD190"
+INTERRUPTED_ENTRY = Entry(
+    code=INTERRUPTED_CODE, kind=CHECK, title="check interrupted", names=("check.interrupted",),
+    doc=Doc(meaning="meshdoctor check was interrupted (Ctrl-C, SIGTERM from a supervisor, SIGHUP "
+                    "from a closed terminal) before every check finished. Every command it had "
+                    "started was killed with its process group; the checks that had finished "
+                    "keep their results, the others are in error.",
+            why="The node was not fully assessed: the verdict is 'unknown' (exit 3), or 'no-go' "
+                "(exit 1) if a finished check had already failed.",
+            action="Run the check again; give it a longer supervisor timeout if one sent SIGTERM.",
+            sources=("POSIX signals (SIGINT, SIGTERM, SIGHUP)", "meshdoctor README, exit codes")),
+    details=(("Applies to", "darwin, linux"),))
 
 
 class Interrupted(Exception):
@@ -61,7 +73,8 @@ def _to_results(check: Check, ctx: NodeContext, out, duration: float) -> List[Re
     for f in findings:
         if not isinstance(f, Finding):
             raise TypeError(f"check {check.name} returned {type(f).__name__}, not a Finding")
-        results.append(Result(code=check.code, check=check.name, status=f.status,
+        results.append(Result(code=check.code, check=check.name, title=check.title,
+                              status=f.status,
                               summary=f.summary, host=ctx.host, severity=f.severity,
                               evidence=f.evidence, remediation=f.remedy(),
                               needs_reboot=f.needs_reboot, duration_s=duration))
@@ -70,7 +83,8 @@ def _to_results(check: Check, ctx: NodeContext, out, duration: float) -> List[Re
 
 def _error(check: Check, ctx: NodeContext, summary: str, duration: float,
            evidence: Optional[dict] = None) -> Result:
-    return Result(code=check.code, check=check.name, status=ERROR, summary=summary,
+    return Result(code=check.code, check=check.name, title=check.title, status=ERROR,
+                  summary=summary,
                   host=ctx.host, evidence=evidence or {}, duration_s=duration,
                   remediation=Remediation(
                       "The check itself could not run, so this node is not assessed. Re-run "
@@ -109,7 +123,8 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
 
     for i, check in enumerate(checks):
         if ctx.platform not in check.platforms:
-            slots[i] = [Result(code=check.code, check=check.name, status=SKIP,
+            slots[i] = [Result(code=check.code, check=check.name, title=check.title,
+                                status=SKIP,
                                summary=f"not applicable on {ctx.platform} "
                                        f"(applies to {', '.join(check.platforms)})",
                                host=ctx.host)]

@@ -16,8 +16,8 @@ A record may span lines: a native crash prints the signal on one line and the fa
 :class:`Scanner` matches records in bounded memory (a window of :data:`RECORD_WINDOW` lines, at most
 :data:`CONTEXT_LINES` lines of context per match). :func:`classify` runs it over a text;
 ``meshdoctor triage`` feeds it lines from files of any size. Parsers run nothing: this module only
-reads text. Codes are stable: never renumber, only add. Importing the module registers every code
-with :mod:`meshdoctor.codes` for ``meshdoctor explain``.
+reads text. Codes are stable: never renumber, only add. :func:`entries` gives the catalogue
+(:mod:`meshdoctor.catalogue`) every signature's entry for ``meshdoctor explain``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
-from . import codes as _codes
+from .catalogue import SIGNATURE, Doc, Entry
+
 
 CAUSE, EITHER, CONSEQUENCE = "cause", "either", "consequence"
 ROLES = (CAUSE, EITHER, CONSEQUENCE)
@@ -778,24 +779,44 @@ def codes() -> Iterable[str]:
     return [s.code for s in CATALOGUE]
 
 
-def explain_text(s: Signature) -> str:
-    """The ``meshdoctor explain`` text of a signature: meaning, known causes (most common
-    first, with the evidence that tells them apart), what helps, the check to run, source."""
-    parts = [s.meaning]
-    if s.causes:
-        parts.append("Known causes, most common first:\n" + "\n".join(
-            f"  {i}. {c.what} (tell: {c.evidence})" for i, c in enumerate(s.causes, 1)))
-    parts.append(f"What helps: {s.remedy}")
-    if s.check:
-        parts.append(f"Check: meshdoctor check --only {s.check}")
+_WHY = {
+    CAUSE: "A first cause: the rank that printed it could not go on, and the job with it; the "
+           "other ranks' errors that follow are its consequences.",
+    EITHER: "A first cause when it is the only failure; when another rank failed earlier (often "
+            "in the same second) it is that failure's echo: deal with the earliest failure "
+            "first.",
+    CONSEQUENCE: "Usually a consequence of another rank's failure: look for the first cause.",
+}
+
+
+def doc(s: Signature) -> Doc:
+    """The catalogue parts of a signature: its meaning; why it matters (its role: first cause,
+    either, or consequence; the MLX version that fixes or clarifies it); what helps (and the
+    check that looks at the likely cause); its source."""
+    why = _WHY[s.role]
     if s.fixed_in:
-        parts.append(f"Fixed or made clear in: MLX {s.fixed_in}")
-    if s.role == CONSEQUENCE:
-        parts.append("Usually a consequence of another rank's failure: look for the first cause.")
-    if s.source:
-        parts.append(f"Source: {s.source}.")
-    return "\n\n".join(parts)
+        why += f" Fixed or made clear in: MLX {s.fixed_in}."
+    action = s.remedy
+    if s.check:
+        action += f" Check: meshdoctor check --only {s.check}"
+    try:
+        return Doc(meaning=s.meaning, why=why, action=action, sources=(s.source,))
+    except ValueError as exc:
+        raise ValueError(f"signature {s.code} {s.name}: {exc}") from None
 
 
-for _s in CATALOGUE:
-    _codes.register(_s.code, f"signature {_s.name}", explain_text(_s))
+def causes_text(s: Signature) -> str:
+    """The known causes of ``s``, most common first, each with the evidence that tells it
+    apart (one numbered line each); empty when none are known."""
+    return "\n".join(f"{i}. {c.what} (tell: {c.evidence})" for i, c in enumerate(s.causes, 1))
+
+
+def entries() -> List[Entry]:
+    """The catalogue entries of every signature, in catalogue order (title ``signature NAME``,
+    the known causes as a detail)."""
+    out = []
+    for s in CATALOGUE:
+        details = (("Known causes, most common first", causes_text(s)),) if s.causes else ()
+        out.append(Entry(code=s.code, kind=SIGNATURE, title=f"signature {s.name}", doc=doc(s),
+                         names=(s.name,), details=details))
+    return out

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 
-from meshdoctor.check import Check, ok
+from meshdoctor.check import Check, Doc, ok
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Result, Verdict
 from meshdoctor.runner import run_checks
@@ -139,9 +139,10 @@ def test_strict_turns_warnings_into_no_go(clean_env):
 
 
 def test_runner_turns_a_wrong_return_type_into_error():
+    doc = Doc(meaning="m", why="w", action="a", sources=("s",))
     bad = Check(code="MD197", name="t.bad", title="t", run=lambda ctx: ["not a finding"],
-                explain="")
-    good = Check(code="MD196", name="t.good", title="t", run=lambda ctx: ok("fine"), explain="")
+                doc=doc)
+    good = Check(code="MD196", name="t.good", title="t", run=lambda ctx: ok("fine"), doc=doc)
     res = run_checks([bad, good], NodeContext(), timeout=2)
     assert [r.status for r in res] == ["error", "ok"]
     assert "TypeError" in res[0].summary

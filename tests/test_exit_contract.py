@@ -134,7 +134,7 @@ def test_head_reads_one_line_of_the_listing_and_the_pipeline_succeeds(clean_env)
                         f"{sys.executable} -m meshdoctor list-checks --all | head -1"],
                        capture_output=True, text=True, env=clean_env, timeout=60)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.startswith("MD101") and p.stdout.count("\n") == 1
+    assert p.stdout.startswith("MD100") and p.stdout.count("\n") == 1
     assert "Traceback" not in p.stderr
 
 
@@ -178,7 +178,7 @@ JSON_RUNS = {
     ("list-checks",): [[], ["--all"]],
     ("probe",): [["-n", "2", "--size", "4KiB", "--iters", "1", "--warmup", "0",
                   "--op", "all_sum"]],
-    ("fix",): [["bridge0"]],  # plan only (no --yes, no terminal): changes nothing
+    ("fix",): [["bridge0"], ["--list"]],  # plan only (no --yes, no terminal): changes nothing
     ("triage",): [["--exit-code", "0"], ["-"]],
 }
 

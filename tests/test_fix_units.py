@@ -18,7 +18,7 @@ def test_every_fix_is_declared_in_the_md7xx_range_and_resolves_real_checks():
     checks = {c.code for c in all_checks()}
     for f in fixes:
         assert f.code.startswith("MD7") and len(f.code) == 5
-        assert f.risk in RISKS and f.explain.strip() and f.title
+        assert f.risk in RISKS and f.doc.meaning and f.title
         assert set(f.resolves) <= checks, f
     assert len({f.code for f in fixes}) == len(fixes)
     assert lookup("md701").name == "stale-ranks" and lookup("bridge0").code == "MD704"

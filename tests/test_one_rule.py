@@ -157,12 +157,13 @@ def test_text_from_outside_is_escaped_before_it_reaches_the_terminal(clean_env, 
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "noisy.py").write_text(
-        "from meshdoctor.check import Check, warn\n"
+        "from meshdoctor.check import Check, Doc, warn\n"
         "def run(ctx):\n"
         "    return warn('tool said \\x1b[2J\\x1b[31mred\\x00 [red]markup[/red] \\x9b done',\n"
         "                remediation='run [bold]this[/bold]\\x07')\n"
         "CHECK = Check(code='MD197', name='test.noisy', title='Noisy \\x1b]0;title\\x07',\n"
-        "              run=run, explain='prints what a tool printed')\n")
+        "              run=run, doc=Doc(meaning='prints what a tool printed', why='a test',\n"
+        "                               action='nothing', sources=('tests',)))\n")
     env = dict(clean_env, MESHDOCTOR_EXTRA_CHECKS="site_checks.noisy",
                PYTHONPATH=str(tmp_path))
     r = run_cli("check", "--only", "MD197", env=env)

@@ -82,3 +82,12 @@ def test_every_explanation_cites_public_sources_only():
         got = run_cli("explain", row["code"])
         assert got.rc == 0, got.err
         assert not offences(got.out), (row["code"], got.out)
+
+
+def test_no_catalogue_entry_names_an_internal_document():
+    from meshdoctor import catalogue
+
+    for e in catalogue.entries():
+        assert not offences(catalogue.text(e)), (e.code, offences(catalogue.text(e)))
+        for s in e.doc.sources:
+            assert not offences(s), (e.code, s)

@@ -36,7 +36,7 @@ from ..hostfile import is_this_machine, local_names
 # Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
 # one that arrives during teardown, the leftover check or the report waits, so the ranks are
 # always torn down and the verdict always printed.
-from ..interrupts import interrupt, interrupted  # noqa: F401  (interrupt: the CLI's handler)
+from ..interrupts import interrupted
 from ..interrupts import interruptible as _interruptible
 from ..ranks import send_signal
 from . import env as envmod

@@ -10,16 +10,28 @@ failed).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from .. import signatures
+from ..catalogue import SIGNATURE, Doc, Entry
 from ..model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
 from .collect import Collected
 from .findings import Finding
 from .timeline import order, relate
 
 INPUT = "MD690"
-TITLES = {INPUT: "triage inputs"}
+ENTRY = Entry(
+    code=INPUT, kind=SIGNATURE, title="triage inputs", names=("triage",),
+    doc=Doc(meaning="What meshdoctor triage read: one 'ok' line with the totals, a warning for "
+                    "an input read with trouble (binary bytes, invalid UTF-8, a truncated crash "
+                    "report: what could be salvaged is used) and an error for one that could "
+                    "not be read at all (missing file, permission, unreachable host).",
+            why="A finding can only come from what was read: nothing read at all gives the "
+                "verdict 'unknown' (exit 3), never go.",
+            action="Give triage the files it could not read (check the path and permissions, "
+                   "or reach the host over ssh), then run it again.",
+            sources=("Apple: Diagnosing issues using crash reports and device logs (.ips)",
+                     "mlx/_distributed_utils/launch.py (the log lines mlx.launch prints)")))
 
 
 def _who(f: Finding) -> str:
@@ -108,17 +120,3 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
     }
     verdict.triage = section
     return verdict
-
-
-def _register() -> None:
-    from .. import codes
-
-    codes.register(INPUT, "triage inputs",
-                   "What meshdoctor triage read: one 'ok' line with the totals, a warning for "
-                   "an input read with trouble (binary bytes, invalid UTF-8, a truncated crash "
-                   "report: what could be salvaged is used) and an error for one that could not "
-                   "be read at all (missing file, permission, unreachable host). Nothing read "
-                   "at all gives the verdict 'unknown' (exit 3).")
-
-
-_register()

@@ -1,6 +1,6 @@
 """A test double: a check that raises (MD198)."""
 
-from meshdoctor.check import Check
+from meshdoctor.check import Check, Doc
 
 
 def run(ctx):
@@ -8,4 +8,7 @@ def run(ctx):
 
 
 CHECK = Check(code="MD198", name="test.raises", title="Raises", run=run,
-              explain="A test check that raises.")
+              doc=Doc(meaning="A test check that raises.",
+                      why="It proves a crash inside a check becomes a result in error.",
+                      action="Nothing: it is a test double.",
+                      sources=("meshdoctor tests",)))

@@ -2,7 +2,7 @@
 
 import time
 
-from meshdoctor.check import Check, ok
+from meshdoctor.check import Check, Doc, ok
 
 
 def run(ctx):
@@ -11,4 +11,7 @@ def run(ctx):
 
 
 CHECK = Check(code="MD199", name="test.sleeps", title="Sleeps", run=run,
-              explain="A test check that never finishes in time.")
+              doc=Doc(meaning="A test check that never finishes in time.",
+                      why="It proves a check past its deadline becomes a result in error.",
+                      action="Nothing: it is a test double.",
+                      sources=("meshdoctor tests",)))

@@ -1,0 +1,253 @@
+"""The one catalogue of every code meshdoctor can emit, and what ``meshdoctor explain`` says.
+
+Each code is documented next to its definition, under fixed headings (a :class:`Doc`): a check in
+its ``CHECK`` (``checks/*.py``), a fix in its ``FIX`` (``fixes/*.py``), the probe's results in
+:func:`meshdoctor.probe.codes.entries`, the failure signatures in :mod:`meshdoctor.signatures`
+(and triage's inputs code in :mod:`meshdoctor.triage.report`), the internal error here. Discovery
+is explicit: :data:`SOURCES` maps each kind to the function that collects its entries; nothing
+registers itself on import. Codes are stable: never renumber, only add.
+
+Kinds and their ranges (:data:`RANGES`): ``internal`` MD100; ``check`` MD101-MD499 (MD1xx node
+and runtime, MD2xx RDMA and Thunderbolt, MD3xx memory and processes, MD4xx hostfile and fleet);
+``probe`` MD5xx; ``signature`` MD6xx; ``fix`` MD7xx.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+INTERNAL, CHECK, PROBE, SIGNATURE, FIX = "internal", "check", "probe", "signature", "fix"
+KINDS = (INTERNAL, CHECK, PROBE, SIGNATURE, FIX)
+
+# kind -> (lowest, highest) code number, inclusive
+RANGES: Dict[str, Tuple[int, int]] = {INTERNAL: (100, 100), CHECK: (101, 499), PROBE: (500, 599),
+                                      SIGNATURE: (600, 699), FIX: (700, 799)}
+
+HEADINGS = ("What it means", "Why it matters", "What to do")
+
+
+@dataclass(frozen=True)
+class Doc:
+    """The explanation of a code in fixed parts: ``meaning`` (what the code says was found, and
+    how it is found), ``why`` (why it matters to a launch or a job), ``action`` (what to do),
+    ``sources`` (the public sources its facts and thresholds rest on: MLX or exo PR and issue
+    numbers, MLX versions, Apple or tool documentation). Every part is required: raises
+    ValueError when one is empty (a check module named in ``MESHDOCTOR_EXTRA_CHECKS`` that
+    declares an incomplete doc is then a usage error naming it)."""
+
+    meaning: str
+    why: str
+    action: str
+    sources: Tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if isinstance(self.sources, str):
+            object.__setattr__(self, "sources", (self.sources,))
+        for part in ("meaning", "why", "action"):
+            text = getattr(self, part)
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"Doc.{part} must be non-empty text")
+            object.__setattr__(self, part, _flow(text))
+        if not self.sources or not all(isinstance(s, str) and s.strip() for s in self.sources):
+            raise ValueError("Doc.sources must name at least one public source")
+
+
+def _flow(text: str) -> str:
+    """``text`` stripped, its paragraphs kept (blank lines) and its lines as written."""
+    return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One code of the catalogue: ``code`` (``MD203``), ``kind`` (one of :data:`KINDS`),
+    ``title`` (one line, shown beside each result), ``doc`` (the fixed parts), ``names`` (the
+    names ``explain`` also accepts: a check's or fix's name, a signature's name, the ``check``
+    field of the results that carry the code; the first is its name), ``fixes`` (the MD7xx
+    codes of the fixes that resolve it), ``details`` (further headed sections, ``(heading,
+    text)``: a signature's known causes, the platforms a check applies to)."""
+
+    code: str
+    kind: str
+    title: str
+    doc: Doc
+    names: Tuple[str, ...] = ()
+    fixes: Tuple[str, ...] = ()
+    details: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.names[0] if self.names else ""
+
+
+INTERNAL_ERROR = Entry(
+    code="MD100", kind=INTERNAL, title="internal error", names=("meshdoctor",),
+    doc=Doc(meaning="meshdoctor itself failed before it could assess the node (a bug, or a "
+                    "broken install); the summary names the exception.",
+            why="The verdict is 'unknown' (exit 3): nothing was assessed, so a gate must not "
+                "launch on it.",
+            action="Re-run with --json and report the evidence; reinstall meshdoctor if the "
+                   "install is broken.",
+            sources=("meshdoctor README, exit codes",)))
+
+
+def _internal() -> List[Entry]:
+    return [INTERNAL_ERROR]
+
+
+def _checks() -> List[Entry]:
+    from .fixengine import all_fixes
+    from .registry import all_checks
+
+    from .fleet import REACH_ENTRY
+    from .fleetcheck import all_fleet_checks
+    from .runner import INTERRUPTED_ENTRY
+
+    fixes = all_fixes()
+    return [Entry(code=c.code, kind=CHECK, title=c.title, doc=c.doc, names=(c.name,),
+                  fixes=tuple(f.code for f in fixes if c.code in f.resolves),
+                  details=(("Applies to", ", ".join(c.platforms)),))
+            for c in [*all_checks(), *all_fleet_checks()]] + [REACH_ENTRY, INTERRUPTED_ENTRY]
+
+
+def _probe() -> List[Entry]:
+    from .probe.codes import entries as probe_entries
+
+    return probe_entries()
+
+
+def _signatures() -> List[Entry]:
+    """The signatures, each with the fixes of the check that looks at its likely cause."""
+    from dataclasses import replace
+
+    from .fixengine import all_fixes
+    from .signatures import BY_CODE, entries
+    from .triage.report import ENTRY
+
+    fixes = all_fixes()
+    out = []
+    for e in entries():
+        check = BY_CODE[e.code].check
+        out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
+    return out + [ENTRY]
+
+
+def _fixes() -> List[Entry]:
+    from .fixcmd import NOT_STARTED
+    from .fixengine import all_fixes
+
+    scope = {"host": "on each host", "fleet": "once, across the hostfile"}
+    return [NOT_STARTED] + [
+        Entry(code=f.code, kind=FIX, title=f.title, doc=f.doc, names=(f.name,),
+              details=(("Resolves", ", ".join(f.resolves)), ("Risk", f.risk),
+                       ("Runs", scope.get(f.scope, f.scope))))
+        for f in all_fixes()]
+
+
+# kind -> the function that collects its entries (explicit discovery)
+SOURCES: Dict[str, Callable[[], List[Entry]]] = {
+    INTERNAL: _internal, CHECK: _checks, PROBE: _probe, SIGNATURE: _signatures, FIX: _fixes}
+
+
+def kind_of(code: str) -> Optional[str]:
+    """The kind whose range holds ``code`` (``MD602`` -> ``signature``), None if none does."""
+    c = code.strip().upper()
+    if len(c) != 5 or not c.startswith("MD") or not c[2:].isdigit():
+        return None
+    n = int(c[2:])
+    return next((k for k, (lo, hi) in RANGES.items() if lo <= n <= hi), None)
+
+
+def entries(kinds: Iterable[str] = KINDS) -> List[Entry]:
+    """Every entry of ``kinds``, sorted by code. Raises what discovery raises
+    (:class:`meshdoctor.registry.ExtraCheckError` for an unusable extra check module)."""
+    out: List[Entry] = []
+    for k in kinds:
+        out += SOURCES[k]()
+    return sorted(out, key=lambda e: e.code)
+
+
+def entry(code: str) -> Optional[Entry]:
+    """The entry of ``code`` (case-insensitive), collecting only its kind's entries; None if
+    the code is not catalogued."""
+    kind = kind_of(code)
+    if kind is None:
+        return None
+    return next((e for e in SOURCES[kind]() if e.code == code.strip().upper()), None)
+
+
+def resolve(key: str) -> List[Entry]:
+    """Every entry ``key`` names: a code (``MD601``), a name (``rdma.gid``,
+    ``ring.connect-failed``, ``stale-ranks``) or a result's ``check`` name (``probe.all_sum``
+    carries MD504 and MD505); case-insensitive; empty if none."""
+    found = entry(key)
+    if found is not None:
+        return [found]
+    k = key.strip().lower()
+    return [e for e in entries() if k in (n.lower() for n in e.names)]
+
+
+def title(code: str) -> Optional[str]:
+    """The title of ``code``, None if not catalogued."""
+    e = entry(code)
+    return e.title if e is not None else None
+
+
+def stamp(results: Iterable) -> None:
+    """Give each :class:`meshdoctor.model.Result` without a ``title`` its code's title (the
+    runner and the fix engine stamp their own; this covers the rest). Collects only the kinds
+    of the codes present. Never raises: a kind whose discovery fails leaves its results
+    untitled (the renderer then shows the result's ``check`` name), the verdict stays whole."""
+    todo = [r for r in results if not r.title]
+    titles: Dict[str, Optional[str]] = {}
+    for r in todo:
+        if r.code not in titles:
+            try:
+                titles[r.code] = title(r.code)
+            except Exception:  # never lose the verdict over a title
+                titles[r.code] = None
+        if titles[r.code]:
+            r.title = titles[r.code]
+
+
+def text(e: Entry) -> str:
+    """The ``meshdoctor explain`` text of ``e``: a head line (code, name, title), the fixed
+    parts under their headings, further details, the fixes that resolve it, the sources."""
+    parts = [f"{e.code}: {e.title}"]
+    for heading, body in zip(HEADINGS, (e.doc.meaning, e.doc.why, e.doc.action)):
+        parts.append(f"{heading}:\n{_indent(body)}")
+    kind = f"Kind: {e.kind}" + (f"; {'names' if len(e.names) > 1 else 'name'}: "
+                                f"{', '.join(e.names)}" if e.names else "")
+    short = [kind] + [f"{h}: {b}" for h, b in e.details if "\n" not in b]
+    parts.append("\n".join(short))
+    parts += [f"{h}:\n{_indent(b)}" for h, b in e.details if "\n" in b]
+    if e.fixes:
+        from .fixengine import lookup
+
+        lines = []
+        for code in e.fixes:
+            fx = lookup(code)
+            if fx is not None:
+                lines.append(f"Fixed by: {fx.code} {fx.name} (`meshdoctor fix {fx.name}`, risk "
+                             f"{fx.risk})")
+        parts.append("\n".join(lines))
+    parts.append("Sources:\n" + "\n".join(f"  - {s}" for s in e.doc.sources))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _indent(body: str, width: int = 98) -> str:
+    """``body`` indented by two spaces, its long lines wrapped to ``width`` (a list item's
+    continuation lines under its text)."""
+    import textwrap
+
+    out = []
+    for line in body.splitlines():
+        lead = len(line) - len(line.lstrip())
+        hang = lead + (2 if line.lstrip().startswith(("- ", "* ")) else 0)
+        if len(line) + 2 <= width:
+            out.append(f"  {line}" if line else "")
+            continue
+        out += textwrap.wrap(line.strip(), width, initial_indent=" " * (2 + lead),
+                             subsequent_indent=" " * (2 + hang), break_on_hyphens=False,
+                             break_long_words=False)
+    return "\n".join(out)
