@@ -296,7 +296,10 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
     except ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     verdict = Verdict(command="probe")
-    _interrupt_on_termination()
+    from .probe.interrupts import Interrupts
+
+    interrupts = Interrupts()  # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
+    interrupts.install()
     try:
         from .probe.config import steps_per_rank
         from .probe.launcher import run_probe
@@ -306,29 +309,14 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
             from .probe.progress import ProbeProgress
 
             with ProbeProgress(steps_per_rank(cfg), cfg.world_size) as bar:
-                run = run_probe(cfg, on_event=bar.on_event)
+                run = run_probe(cfg, on_event=bar.on_event, interrupts=interrupts)
         else:
-            run = run_probe(cfg)
+            run = run_probe(cfg, interrupts=interrupts)
         build(run, verdict)
     except Exception as exc:  # never lose the verdict
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
                                       summary=f"internal error: {type(exc).__name__}: {exc}"))
     emit(verdict, as_json=as_json, quiet=quiet, titles=probe_codes.TITLES)
-
-
-def _interrupt_on_termination() -> None:
-    """Route SIGINT (Ctrl-C), SIGTERM (a supervisor's timeout) and SIGHUP (a closed terminal) to
-    the probe launcher, which stops watching, still tears every rank down and prints the
-    verdict (:func:`meshdoctor.probe.launcher.interrupt`)."""
-    import signal
-
-    from .probe.launcher import interrupt
-
-    def handler(signum, frame):
-        interrupt(signal.Signals(signum).name)
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, handler)
 
 
 def main() -> None:

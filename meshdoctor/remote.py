@@ -97,15 +97,19 @@ class Hosts:
         self.unreachable: Dict[str, str] = {}
 
     def run(self, host: str, argv: Sequence[str],
-            timeout: float = execute.DEFAULT_TIMEOUT_S) -> execute.CommandResult:
-        """:func:`run`, or an immediate failed result (returncode None) for a host already known
-        to be unreachable."""
+            timeout: float = execute.DEFAULT_TIMEOUT_S, *,
+            input: Optional[str] = None, slow_is_unreachable: bool = True,
+            ) -> execute.CommandResult:
+        """:func:`run` (``input``: text fed to the command's stdin), or an immediate failed
+        result (returncode None) for a host already known to be unreachable.
+        ``slow_is_unreachable=False``: overrunning ``timeout`` (a short deadline for optional
+        evidence) does not mark the host unreachable; an ssh failure (exit 255) still does."""
         if host in self.unreachable:
             return execute.CommandResult(list(argv), None, "",
                                          f"skipped, {host} is unreachable: "
                                          f"{self.unreachable[host]}", 0.0)
-        r = run(host, argv, timeout)
-        if r.timed_out:
+        r = run(host, argv, timeout, input=input)
+        if r.timed_out and slow_is_unreachable:
             self.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"
         elif r.returncode == 255:
             tail = (r.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
