@@ -1,20 +1,20 @@
 """Runs checks concurrently, each under its own deadline, and never loses a result.
 
-Each check runs in a daemon thread. A check that raises becomes one result in ``error`` naming the
-exception; one that overruns its deadline becomes a result in ``error`` naming the deadline, and
-its thread is abandoned (daemon threads do not hold the process at exit; the external commands it
+Each check runs in a daemon thread, all under one deadline (:mod:`meshdoctor.deadline`). A check
+that raises becomes one result in ``error`` naming the exception; one that overruns its deadline
+becomes a result in ``error`` naming the deadline, and its thread is abandoned (daemon threads do not hold the process at exit; the external commands it
 started have their own, shorter deadlines and are killed by :mod:`meshdoctor.execute`).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 import traceback
 from typing import Iterable, List, Optional
 
 from .check import Check, Finding
 from .context import NodeContext
+from .deadline import outcomes
 from .model import ERROR, OK, SKIP, Remediation, Result
 
 DEFAULT_CHECK_TIMEOUT_S = 10.0
@@ -59,23 +59,23 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
     """
     checks = list(checks)
     slots: List[Optional[List[Result]]] = [None] * len(checks)
-    threads = []
     t0 = time.monotonic()
 
-    def work(i: int, check: Check) -> None:
+    def work(check: Check) -> List[Result]:
         start = time.monotonic()
         try:
             out = check.run(ctx)
             if out is not None and not isinstance(out, Finding):
                 out = list(out)  # generators run here, inside the deadline
-            slots[i] = _to_results(check, ctx, out, time.monotonic() - start)
+            return _to_results(check, ctx, out, time.monotonic() - start)
         except Exception as exc:
             tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-            slots[i] = [_error(check, ctx, f"check {check.name} raised "
-                               f"{type(exc).__name__}: {exc}", time.monotonic() - start,
-                               {"exception": type(exc).__name__, "message": str(exc),
-                                "traceback": "".join(tb[-3:])[-2000:]})]
+            return [_error(check, ctx, f"check {check.name} raised "
+                           f"{type(exc).__name__}: {exc}", time.monotonic() - start,
+                           {"exception": type(exc).__name__, "message": str(exc),
+                            "traceback": "".join(tb[-3:])[-2000:]})]
 
+    calls = {}
     for i, check in enumerate(checks):
         if ctx.platform not in check.platforms:
             slots[i] = [Result(code=check.code, check=check.name, status=SKIP,
@@ -83,14 +83,14 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
                                        f"(applies to {', '.join(check.platforms)})",
                                host=ctx.host)]
             continue
-        th = threading.Thread(target=work, args=(i, check), daemon=True,
-                              name=f"check-{check.code}")
-        th.start()
-        threads.append((i, check, th))
-
-    deadline = t0 + timeout
-    for i, check, th in threads:
-        th.join(max(0.0, deadline - time.monotonic()))
+        calls[i] = (lambda check=check: work(check))
+    for i, o in outcomes(calls, timeout, name="check").items():
+        if o.error is not None:  # not an Exception (SystemExit, KeyboardInterrupt in a check)
+            slots[i] = [_error(checks[i], ctx, f"check {checks[i].name} raised "
+                               f"{type(o.error).__name__}", time.monotonic() - t0,
+                               {"exception": type(o.error).__name__})]
+        elif o.finished:
+            slots[i] = o.value
     results: List[Result] = []
     for i, check in enumerate(checks):
         got = slots[i]

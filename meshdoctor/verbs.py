@@ -4,7 +4,8 @@ Readers, tried in order (issue 3), each under the context's command deadline:
 
 1. ``pyverbs`` (Linux only, never imported on macOS): the OS package ``python3-pyverbs``
    (knowledge.md §1). Imported lazily, only when :func:`importlib.util.find_spec` finds it, and run
-   in a worker thread joined with the deadline, because a wedged RDMA stack can block a verbs call.
+   in a thread under the deadline (:func:`meshdoctor.deadline.call`), because a wedged RDMA stack
+   can block a verbs call.
    ``PyverbsRDMAError: Failed to get devices list`` means there is no RDMA subsystem.
 2. ``ibv_devinfo -v`` parsed by :mod:`meshdoctor.parsers.ibv`, plus ``ibv_devices`` for the list
    (on macOS the RDMA-disabled answer is the header alone). Not run at all when ``ibv_devinfo`` is
@@ -26,13 +27,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import execute
 from .check import Finding, error, fail, skip
 from .context import NodeContext
+from .deadline import call as call_with_deadline
 from .hostfile import JACCL_BACKENDS
 from .thunderbolt import gather_thunderbolt
 from .parsers.ibv import (LIMIT_KEYS, LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
@@ -215,25 +216,6 @@ def _pyverbs_importable(ctx: NodeContext) -> bool:
         return False
 
 
-def _with_deadline(fn: Any, timeout: float) -> Tuple[bool, Any]:
-    """``(finished, value)`` of ``fn()`` run in a daemon thread joined for ``timeout`` s; an
-    exception ``fn`` raises is re-raised here (it is a bug or a broken binding, not a hang)."""
-    box: Dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:
-            box["error"] = exc
-
-    th = threading.Thread(target=work, daemon=True, name="verbs-reader")
-    th.start()
-    th.join(timeout)
-    if "error" in box:
-        raise box["error"]
-    return ("value" in box), box.get("value")
-
-
 # --- ibv_devinfo reader ---------------------------------------------------------------------
 
 def read_ibv_tools(ctx: NodeContext) -> Inventory:
@@ -303,7 +285,8 @@ def gather_verbs(ctx: NodeContext) -> Inventory:
     """
     attempts: List[Dict[str, Any]] = []
     if _pyverbs_importable(ctx):
-        done, inv = _with_deadline(read_pyverbs, ctx.command_timeout)
+        done, inv = call_with_deadline(read_pyverbs, ctx.command_timeout,
+                                       name="verbs-reader")
         if not done:
             return Inventory(WEDGED, PYVERBS, attempts=[{
                 "reader": PYVERBS, "outcome": f"no answer within {ctx.command_timeout:g} s"}],

@@ -79,8 +79,8 @@ def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
     assert lost and "could not reach h2" in lost[0]["summary"]
     assert {h["host"]: h["reachable"] for h in doc["hosts"]} == {"h0": True, "h1": True,
                                                                  "h2": False}
-    # deadline 3 s + one ssh connect timeout to h2 (5 s) + stacks and teardown over ssh to the
-    # others (a dozen sequential ssh calls): bounded, and h2 costs one timeout, not one per call
+    # bounded, and h2 costs at most one timeout, not one per call (the tighter contract, the
+    # deadline plus 3 s, is test_hung_mesh_with_a_host_cut_off_reports_within_deadline_plus_3s)
     assert after < 3 + 5 + 12, after
     # h2 still runs its rank (unreachable); once the link is back it can be killed by hand:
     for _ in range(50):
