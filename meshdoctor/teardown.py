@@ -92,14 +92,15 @@ class Report:
 # Input: PIDS, SIG (TERM, KILL, USR1..., or empty: only report states), GRACE and KWAIT (tenths of
 # a second; GRACE 0: no escalation to KILL), M (marker, may be empty), START (1: kill by marker
 # first, for processes whose pid is not known yet), SWEEP (1: leftover search by marker), TMP
-# (temp-file prefix, may be empty). Output, one line each: "pid P STAT OUTCOME [SIG]",
+# (temp-file prefix, may be empty). ``ps -ww``: full command lines (piped, ps cuts them at 80
+# columns and the marker at the end would be lost). Output, one line each: "pid P STAT OUTCOME [SIG]",
 # "kill P OUTCOME", "start P OUTCOME", "left P STAT ARGS", "stuck P STAT", "rm done".
 _BODY = r"""
 export M
 st() { ps -o stat= -p "$1" 2>/dev/null | awk '{ print $1; exit }'; }
-ours() { [ -z "$M" ] || ps -o args= -p "$1" 2>/dev/null |
+ours() { [ -z "$M" ] || ps -ww -o args= -p "$1" 2>/dev/null |
          awk 'index($0, ENVIRON["M"]) { f = 1 } END { exit !f }'; }
-marked() { [ -n "$M" ] && ps -eo pid=,stat=,args= |
+marked() { [ -n "$M" ] && ps -ww -eo pid=,stat=,args= |
            awk 'index($0, ENVIRON["M"]) { print $1, $2, substr($0, index($0, $3)) }'; }
 alive() { for p in $SENT; do s=$(st "$p"); case "$s" in ''|Z*) ;; *) echo "$p";; esac; done; }
 waitgone() { i=0; while [ "$i" -lt "$1" ] && [ -n "$(alive)" ]; do sleep 0.1; i=$((i+1)); done; }
