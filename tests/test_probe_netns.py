@@ -135,7 +135,7 @@ def test_hung_mesh_with_a_host_cut_off_reports_within_deadline_plus_3s(bed, monk
     assert hang and hang[0]["host"] == "h2" and "never arrived: rank 2" in hang[0]["summary"]
     lost = [x for x in doc["results"] if x["code"] == "MD506" and x["host"] == "h2"]
     assert lost and "could not reach h2" in lost[0]["summary"]
-    assert lost[0]["evidence"]["ranks"] == [2]
+    assert lost[0]["evidence"]["ranks"] == [2] and "2" in lost[0]["evidence"]["pids"]
     assert {h["host"]: h["reachable"] for h in doc["hosts"]} == {"h0": True, "h1": True,
                                                                  "h2": False}
     # the reachable hosts were torn down within the budget: nothing of the run is left there
