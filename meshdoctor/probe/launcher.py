@@ -311,7 +311,7 @@ class Launch:
         return states, stacks, native
 
     # --- teardown -----------------------------------------------------------------------------
-    def teardown(self, t_end: float) -> teardown.Report:
+    def stop_ranks(self, t_end: float) -> teardown.Report:
         """Stop every rank, on every host at once (:func:`meshdoctor.teardown.stop`: SIGTERM,
         grace, SIGKILL; leftovers by this run's marker; this run's temp files removed), with
         every remote host answering by ``t_end`` (at least :data:`MIN_STOP_S` from now), then
@@ -366,12 +366,12 @@ class Launch:
             how = exc.args[0] if exc.args else "SIGINT"
             out.message = f"interrupted by {how} before the probe finished"
         except BaseException:  # a bug: never leave the ranks behind, then let it be reported
-            self.teardown(time.monotonic() + TEARDOWN_BUDGET_S)
+            self.stop_ranks(time.monotonic() + TEARDOWN_BUDGET_S)
             raise
         out.failure = dict(self.tracker.first_failure) if self.tracker and \
             self.tracker.first_failure else None
         out.early_exits = {s.rank: s.returncode for s in self.states if s.returncode is not None}
-        rep = self.teardown(t_end)
+        rep = self.stop_ranks(t_end)
         out.actions, out.survivors, out.unkillable = rep.actions, rep.found, rep.unkillable
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
