@@ -4,8 +4,8 @@ Each function runs in a daemon thread; the caller waits until every one has fini
 deadline has passed, whichever comes first, and gets back what finished. A function still running
 at the deadline is abandoned (daemon threads do not hold the process at exit); whatever external
 command it started has its own, shorter deadline (:mod:`meshdoctor.execute`) and is killed there.
-Used by the check runner, the verbs reader, the Thunderbolt reader and the probe's evidence
-gathering.
+Used by the check runner, the verbs reader, the Thunderbolt reader, the probe's evidence
+gathering and the teardown of every host (:func:`start`: the caller works meanwhile).
 """
 
 from __future__ import annotations
@@ -46,23 +46,42 @@ def outcomes(calls: Dict[K, Callable[[], Any]], timeout: float, *,
     """Like :func:`call_all`, but returns each call's :class:`Outcome`, exceptions included,
     and raises nothing. Returns within ``timeout`` seconds plus a few milliseconds however the
     functions behave."""
-    deadline = time.monotonic() + timeout
-    boxes: Dict[K, Outcome] = {k: Outcome() for k in calls}
-    threads = []
-    for k, fn in calls.items():
-        def work(fn: Callable[[], Any] = fn, box: Outcome = boxes[k]) -> None:
-            try:
-                box.value = fn()
-            except BaseException as exc:  # reported to the caller, never lost in the thread
-                box.error = exc
-            box.finished = True
+    return start(calls, name=name).wait(timeout)
 
-        th = threading.Thread(target=work, daemon=True, name=f"{name}-{k}")
-        th.start()
-        threads.append(th)
-    for th in threads:
-        th.join(max(0.0, deadline - time.monotonic()))
-    return boxes
+
+class Running:
+    """Calls started by :func:`start`; :meth:`wait` collects them under a deadline."""
+
+    def __init__(self, calls: Dict[K, Callable[[], Any]], name: str) -> None:
+        self.boxes: Dict[K, Outcome] = {k: Outcome() for k in calls}
+        self.threads = []
+        for k, fn in calls.items():
+            th = threading.Thread(target=self._work, args=(fn, self.boxes[k]), daemon=True,
+                                  name=f"{name}-{k}")
+            th.start()
+            self.threads.append(th)
+
+    @staticmethod
+    def _work(fn: Callable[[], Any], box: Outcome) -> None:
+        try:
+            box.value = fn()
+        except BaseException as exc:  # reported to the caller, never lost in the thread
+            box.error = exc
+        box.finished = True
+
+    def wait(self, timeout: float) -> Dict[K, Outcome]:
+        """Wait at most ``timeout`` seconds in all for the calls; each one's :class:`Outcome`
+        (``finished`` False: still running, abandoned)."""
+        deadline = time.monotonic() + timeout
+        for th in self.threads:
+            th.join(max(0.0, deadline - time.monotonic()))
+        return self.boxes
+
+
+def start(calls: Dict[K, Callable[[], Any]], *, name: str = "deadline") -> Running:
+    """Start every function of ``calls`` in its own daemon thread and return at once (the caller
+    does its own work meanwhile, then :meth:`Running.wait`)."""
+    return Running(calls, name)
 
 
 def call(fn: Callable[[], Any], timeout: float, *, name: str = "deadline") -> Tuple[bool, Any]:

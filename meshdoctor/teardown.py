@@ -29,12 +29,12 @@ import shlex
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import remote
+from .deadline import start as start_calls
 from .ranks import find_ranks, send_signal
 
 GRACE_S = 0.5          # SIGTERM -> SIGKILL
@@ -345,24 +345,25 @@ def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
     for h in remote_hosts:
         by_host.setdefault(h, [])
     parts: Dict[str, Report] = {h: Report() for h in by_host}
-    threads = []
-    for h in sorted(by_host):
-        th = threading.Thread(target=_stop_remote, daemon=True, name=f"teardown-{h}",
-                              args=(hosts, h, by_host[h], marker, tmp_prefix, grace_s,
-                                    deadline, sweep, parts[h]))
-        th.start()
-        threads.append((h, th))
+    running = start_calls({h: (lambda h=h: _stop_remote(hosts, h, by_host[h], marker, tmp_prefix,
+                                                        grace_s, deadline, sweep, parts[h]))
+                           for h in sorted(by_host)}, name="teardown")
     mine = [t for t in targets if t.local]
     _stop_local(mine, marker, tmp_prefix, grace_s, sweep and bool(mine), rep)
-    for h, th in threads:
-        th.join(max(0.0, deadline + 0.5 - time.monotonic()))
-        if th.is_alive():  # its ssh call is killed at the deadline; do not wait for the rest
+    # the remote commands end at the deadline themselves; the slack is for their threads
+    got = running.wait(max(0.0, deadline + 0.5 - time.monotonic()))
+    for h in sorted(by_host):
+        if not got[h].finished:  # do not wait for it any longer
             hosts.unreachable.setdefault(h, f"did not answer within the {budget_s:.1f} s "
                                             "teardown budget")
             for t in by_host[h]:
                 rep.actions.append({"action": f"stop {t.label} ({h}, pid {t.pid})",
                                     "outcome": "unknown: host did not answer in time"})
             continue
+        if got[h].error is not None:  # a bug: the rest of the teardown still happens
+            rep.actions.append({"action": f"stop processes on {h}",
+                                "outcome": f"failed: {type(got[h].error).__name__}: "
+                                           f"{got[h].error}"})
         p = parts[h]
         rep.actions.extend(p.actions)
         rep.found.extend(p.found)
