@@ -44,8 +44,8 @@ WORKER_PATH = Path(__file__).with_name("worker.py")
 
 GRACE_S = 0.3            # after a first failure, for the other ranks to report theirs
 STACK_WAIT_S = 1.0       # for the stack dumps asked with SIGUSR1
-EVIDENCE_S = 1.0         # for a remote host to answer the state and stack request
-TEARDOWN_BUDGET_S = 2.5  # evidence + teardown + leftovers, all hosts, from the first failure
+EVIDENCE_S = 0.9         # for a remote host to answer the state and stack request
+TEARDOWN_BUDGET_S = 2.3  # evidence + teardown + leftovers, all hosts, from the first failure
 MIN_STOP_S = 1.0         # a remote host always gets this long to stop its ranks
 POLL_S = 0.05
 MAX_SOAK_HANGS = 5
