@@ -10,6 +10,7 @@ with :func:`popen` in their own session and are the caller's to reap.
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import subprocess
@@ -58,9 +59,10 @@ def ssh_argv(host: str, argv: Sequence[str], env: Optional[Mapping[str, str]] = 
              connect_timeout: float = CONNECT_TIMEOUT_S) -> List[str]:
     """The local argv that runs ``argv`` on ``host``:
     ``ssh [-F $MESHDOCTOR_SSH_CONFIG] -o BatchMode=yes -o ConnectTimeout=N
-    -o ServerAliveInterval=5 -- host 'cmd'``."""
+    -o ServerAliveInterval=5 -- host 'cmd'`` (N: ``connect_timeout`` rounded up, so a caller's
+    shorter deadline, not ssh, ends a call that has not connected in time)."""
     config = os.environ.get(SSH_CONFIG_ENV)
-    return [SSH, *(["-F", config] if config else []), "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(connect_timeout))}",
+    return [SSH, *(["-F", config] if config else []), "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, math.ceil(connect_timeout))}",
             "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
             "--", check_host(host), remote_command(argv, env)]
 
@@ -98,18 +100,15 @@ class Hosts:
 
     def run(self, host: str, argv: Sequence[str],
             timeout: float = execute.DEFAULT_TIMEOUT_S, *,
-            input: Optional[str] = None, slow_is_unreachable: bool = True,
-            ) -> execute.CommandResult:
+            input: Optional[str] = None) -> execute.CommandResult:
         """:func:`run` (``input``: text fed to the command's stdin), or an immediate failed
-        result (returncode None) for a host already known to be unreachable.
-        ``slow_is_unreachable=False``: overrunning ``timeout`` (a short deadline for optional
-        evidence) does not mark the host unreachable; an ssh failure (exit 255) still does."""
+        result (returncode None) for a host already known to be unreachable."""
         if host in self.unreachable:
             return execute.CommandResult(list(argv), None, "",
                                          f"skipped, {host} is unreachable: "
                                          f"{self.unreachable[host]}", 0.0)
         r = run(host, argv, timeout, input=input)
-        if r.timed_out and slow_is_unreachable:
+        if r.timed_out:
             self.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"
         elif r.returncode == 255:
             tail = (r.stderr.strip().splitlines() or ["ssh exited 255"])[-1]

@@ -79,22 +79,28 @@ class Report:
     """What :func:`stop` did. ``actions``: ``{"action", "outcome"}`` in order; ``found``:
     leftovers carrying the marker after the stop (``host``, ``local``, ``pid``, ``status``,
     ``cmdline``, locally also ``rank``); ``unkillable``: those of them still there after SIGKILL;
-    ``unreachable``: host -> reason, for hosts that did not answer (also in ``hosts``)."""
+    ``unreachable``: host -> reason, for hosts that did not answer (also in ``hosts``);
+    ``states``: ``(host, pid)`` -> process state read on a remote host before SIGTERM
+    (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``."""
 
     actions: List[Dict[str, str]] = field(default_factory=list)
     found: List[Dict] = field(default_factory=list)
     unkillable: List[Dict] = field(default_factory=list)
     unreachable: Dict[str, str] = field(default_factory=dict)
+    states: Dict[Tuple[str, int], str] = field(default_factory=dict)
+    asked: List[Tuple[str, int]] = field(default_factory=list)
 
 
 # --- the remote side --------------------------------------------------------------------------
 
-# Input: PIDS, SIG (TERM, KILL, USR1..., or empty: only report states), GRACE and KWAIT (tenths of
-# a second; GRACE 0: no escalation to KILL), M (marker, may be empty), START (1: kill by marker
-# first, for processes whose pid is not known yet), SWEEP (1: leftover search by marker), TMP
-# (temp-file prefix, may be empty). ``ps -ww``: full command lines (piped, ps cuts them at 80
-# columns and the marker at the end would be lost). Output, one line each: "pid P STAT OUTCOME [SIG]",
-# "kill P OUTCOME", "start P OUTCOME", "left P STAT ARGS", "stuck P STAT", "rm done".
+# Input: PIDS, ASK and ASKWAIT (a signal sent first to each running process, e.g. USR1 for a stack
+# dump, then ASKWAIT tenths of a second for it to act), SIG (TERM, KILL, USR1..., or empty: only
+# report states), GRACE and KWAIT (tenths of a second; GRACE 0: no escalation to KILL), M (marker,
+# may be empty), START (1: kill by marker first, for processes whose pid is not known yet), SWEEP
+# (1: leftover search by marker), TMP (temp-file prefix, may be empty). ``ps -ww``: full command
+# lines (piped, ps cuts them at 80 columns and the marker at the end would be lost). Output, one
+# line each: "ask P STAT", "pid P STAT OUTCOME [SIG]", "kill P OUTCOME", "start P OUTCOME",
+# "left P STAT ARGS", "stuck P STAT", "rm done".
 _BODY = r"""
 export M
 st() { ps -o stat= -p "$1" 2>/dev/null | awk '{ print $1; exit }'; }
@@ -104,6 +110,14 @@ marked() { [ -n "$M" ] && ps -ww -eo pid=,stat=,args= |
            awk 'index($0, ENVIRON["M"]) { print $1, $2, substr($0, index($0, $3)) }'; }
 alive() { for p in $SENT; do s=$(st "$p"); case "$s" in ''|Z*) ;; *) echo "$p";; esac; done; }
 waitgone() { i=0; while [ "$i" -lt "$1" ] && [ -n "$(alive)" ]; do sleep 0.1; i=$((i+1)); done; }
+if [ -n "$ASK" ]; then
+  for p in $PIDS; do
+    s=$(st "$p")
+    case "$s" in ''|Z*|T*) continue;; esac
+    ours "$p" && kill -s "$ASK" "$p" 2>/dev/null && echo "ask $p $s"
+  done
+  i=0; while [ "$i" -lt "$ASKWAIT" ]; do sleep 0.1; i=$((i+1)); done
+fi
 SENT=
 for p in $PIDS; do
   s=$(st "$p")
@@ -141,33 +155,31 @@ exit 0
 
 def _script(pids: Sequence[int], sig: Optional[str], *, grace_s: float = 0.0,
             kill_wait_s: float = KILL_WAIT_S, marker: Optional[str] = None,
-            starting: bool = False, sweep: bool = False, tmp_prefix: Optional[str] = None) -> str:
+            starting: bool = False, sweep: bool = False, tmp_prefix: Optional[str] = None,
+            ask: Optional[str] = None, ask_wait_s: float = 0.0) -> str:
     """The ``sh -s`` input: the parameters (every value quoted) and :data:`_BODY`."""
     params = {"PIDS": " ".join(str(int(p)) for p in pids), "SIG": sig or "",
+              "ASK": ask or "", "ASKWAIT": str(int(round(ask_wait_s * 10))),
               "GRACE": str(int(round(grace_s * 10))), "KWAIT": str(int(round(kill_wait_s * 10))),
               "M": marker or "", "START": "1" if starting and marker else "0",
               "SWEEP": "1" if sweep and marker else "0", "TMP": tmp_prefix or ""}
     return "".join(f"{k}={shlex.quote(v)}\n" for k, v in params.items()) + _BODY
 
 
-def _run_script(hosts: "remote.Hosts", host: str, script: str, timeout: float,
-                slow_is_unreachable: bool = True):
-    return hosts.run(host, ["sh", "-s"], timeout=max(0.5, timeout), input=script,
-                     slow_is_unreachable=slow_is_unreachable)
+def _run_script(hosts: "remote.Hosts", host: str, script: str, timeout: float):
+    return hosts.run(host, ["sh", "-s"], timeout=max(0.5, timeout), input=script)
 
 
 def signal_remote(hosts: "remote.Hosts", host: str, pids: Sequence[int], sig: Optional[str], *,
-                  marker: Optional[str] = None, timeout: float = 5.0,
-                  slow_is_unreachable: bool = True) -> Dict[int, Tuple[Optional[str], str]]:
+                  marker: Optional[str] = None,
+                  timeout: float = 5.0) -> Dict[int, Tuple[Optional[str], str]]:
     """Send ``sig`` (a name without ``SIG``: ``TERM``, ``KILL``, ``USR1``; None: send nothing,
     only read the states) to ``pids`` on ``host`` in one ssh call; returns pid -> ``(state,
     outcome)``: state as :func:`state_name`, outcome ``sent``, ``gone``, ``stopped`` (a stopped
     process gets no signal but SIGKILL; SIGTERM becomes SIGKILL: ``sent KILL``), ``not ours``
     (its command line lacks ``marker``), ``failed`` or, when the host did not answer, ``failed:
-    <ssh reason>``. ``slow_is_unreachable``: see :meth:`meshdoctor.remote.Hosts.run`. Never
-    raises."""
-    r = _run_script(hosts, host, _script(pids, sig, marker=marker), timeout,
-                    slow_is_unreachable)
+    <ssh reason>``. Never raises."""
+    r = _run_script(hosts, host, _script(pids, sig, marker=marker), timeout)
     got: Dict[int, Tuple[Optional[str], str]] = {}
     for line in r.stdout.splitlines():
         w = line.split()
@@ -181,7 +193,7 @@ def signal_remote(hosts: "remote.Hosts", host: str, pids: Sequence[int], sig: Op
 
 def _stop_remote(hosts: "remote.Hosts", host: str, targets: List[Target], marker: Optional[str],
                  tmp_prefix: Optional[str], grace: float, deadline: float, sweep: bool,
-                 rep: Report) -> None:
+                 ask: Optional[str], ask_wait_s: float, rep: Report) -> None:
     live = [t for t in targets if not t.exited()]
     pids = [t.pid for t in live if t.pid is not None]
     by_pid = {t.pid: t for t in live if t.pid is not None}
@@ -190,7 +202,8 @@ def _stop_remote(hosts: "remote.Hosts", host: str, targets: List[Target], marker
     if pids or starting or (marker and sweep) or tmp_prefix:
         r = _run_script(hosts, host, _script(pids, "TERM", grace_s=grace, marker=marker,
                                              starting=starting, sweep=sweep,
-                                             tmp_prefix=tmp_prefix),
+                                             tmp_prefix=tmp_prefix, ask=ask,
+                                             ask_wait_s=ask_wait_s),
                         deadline - time.monotonic())
         seen = set()
         for line in r.stdout.splitlines():
@@ -202,8 +215,12 @@ def _stop_remote(hosts: "remote.Hosts", host: str, targets: List[Target], marker
                 continue
             pid = int(w[1])
             what = by_pid[pid].label if pid in by_pid else "process"
-            if w[0] == "pid" and len(w) >= 4:
+            if w[0] == "ask":
+                rep.asked.append((host, pid))
+            elif w[0] == "pid" and len(w) >= 4:
                 seen.add(pid)
+                if w[2] != "-":
+                    rep.states[(host, pid)] = state_name(w[2]) or w[2]
                 sig = w[4] if len(w) > 4 else "TERM"
                 outcome = {"sent": "sent", "failed": "failed", "gone": "already gone",
                            "not-ours": "refused: no longer carries the marker"}.get(w[3], w[3])
@@ -325,7 +342,8 @@ def _stop_local(targets: List[Target], marker: Optional[str], tmp_prefix: Option
 
 def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
          marker: Optional[str] = None, sweep: bool = True, tmp_prefix: Optional[str] = None,
-         remote_hosts: Sequence[str] = (), grace_s: float = GRACE_S) -> Report:
+         remote_hosts: Sequence[str] = (), grace_s: float = GRACE_S,
+         ask: Optional[str] = None, ask_wait_s: float = 0.3) -> Report:
     """Stop ``targets`` on every host at once (see module doc) and return what was done.
 
     ``budget_s``: seconds every remote host gets, all together (one deadline); a host that has
@@ -335,7 +353,9 @@ def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
     for leftovers carrying it (locally, when a target is local: the ``MESHDOCTOR_PROBE_ID``
     environment; remotely: the command line); ``remote_hosts``: more hosts to sweep (and
     clean) though no target runs there; ``tmp_prefix``: remove ``$TMPDIR/<tmp_prefix>*`` on
-    every host. Never raises for a process or host that fails."""
+    every host. ``ask``: on remote hosts, a signal name (``USR1``: a stack dump) sent first to
+    each running target, ``ask_wait_s`` before SIGTERM, in the same ssh call (``Report.asked``,
+    ``Report.states``). Never raises for a process or host that fails."""
     deadline = time.monotonic() + budget_s
     rep = Report()
     by_host: Dict[str, List[Target]] = {}
@@ -346,7 +366,8 @@ def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
         by_host.setdefault(h, [])
     parts: Dict[str, Report] = {h: Report() for h in by_host}
     running = start_calls({h: (lambda h=h: _stop_remote(hosts, h, by_host[h], marker, tmp_prefix,
-                                                        grace_s, deadline, sweep, parts[h]))
+                                                        grace_s, deadline, sweep, ask,
+                                                        ask_wait_s, parts[h]))
                            for h in sorted(by_host)}, name="teardown")
     mine = [t for t in targets if t.local]
     _stop_local(mine, marker, tmp_prefix, grace_s, sweep and bool(mine), rep)
@@ -368,5 +389,7 @@ def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
         rep.actions.extend(p.actions)
         rep.found.extend(p.found)
         rep.unkillable.extend(p.unkillable)
+        rep.states.update(p.states)
+        rep.asked.extend(p.asked)
     rep.unreachable = dict(hosts.unreachable)
     return rep

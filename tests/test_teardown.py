@@ -28,7 +28,7 @@ SLEEP = "import time\nprint('up', flush=True)\ntime.sleep(120)\n"
 class ShellHosts(remote.Hosts):
     """:class:`meshdoctor.remote.Hosts` whose "remote" commands run here, without ssh."""
 
-    def run(self, host, argv, timeout=5.0, *, input=None, slow_is_unreachable=True):
+    def run(self, host, argv, timeout=5.0, *, input=None):
         if host in self.unreachable:
             return execute.CommandResult(list(argv), None, "", "skipped", 0.0)
         return execute.run(list(argv), timeout=timeout, input=input)

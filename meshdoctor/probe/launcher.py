@@ -11,8 +11,9 @@ deadline): :mod:`meshdoctor.teardown`. Interrupts: :mod:`meshdoctor.probe.interr
 
 A rank that exits early is noticed within one poll (50 ms); the others get ``GRACE_S`` to report
 their own errors. From the first sign of failure, evidence (process states, stacks) and teardown
-share one budget, :data:`TEARDOWN_BUDGET_S`: remote hosts are asked in parallel, one ssh call
-each per phase, and a host that does not answer in time is reported unreachable, not waited on.
+share one budget, :data:`TEARDOWN_BUDGET_S`: remote hosts are asked all at once, one ssh call
+each (state, stack request, SIGTERM, SIGKILL, leftover search, temp files), and a host that does
+not answer in time is reported unreachable, not waited on.
 Only processes this launcher started, or that carry this run's marker, are signalled; never
 pid 1, this process or its parents.
 """
@@ -43,9 +44,8 @@ from .worker import FILE_PREFIX, STACK_SIGNAL
 WORKER_PATH = Path(__file__).with_name("worker.py")
 
 GRACE_S = 0.3            # after a first failure, for the other ranks to report theirs
-STACK_WAIT_S = 1.0       # for the stack dumps asked with SIGUSR1
-EVIDENCE_S = 0.9         # for a remote host to answer the state and stack request
-TEARDOWN_BUDGET_S = 2.3  # evidence + teardown + leftovers, all hosts, from the first failure
+STACK_WAIT_S = 1.0       # for the stack dumps of local ranks asked with SIGUSR1
+TEARDOWN_BUDGET_S = 2.0  # evidence + teardown + leftovers, all hosts, from the first failure
 MIN_STOP_S = 1.0         # a remote host always gets this long to stop its ranks
 POLL_S = 0.05
 MAX_SOAK_HANGS = 5
@@ -250,18 +250,17 @@ class Launch:
         return "dead"
 
     # --- evidence -----------------------------------------------------------------------------
-    def evidence(self, t_end: float) -> Tuple[Dict[int, str], Dict[int, str], Dict[int, str]]:
-        """``(states, stacks, native_stacks)`` of the live ranks: process states (stopped,
-        sleeping...), Python stacks (faulthandler on SIGUSR1, dumped to stderr; a stopped rank
-        is not asked) and native stacks via py-spy when installed (local ranks only).
-
-        Remote hosts are asked at once, one ssh call each (state and SIGUSR1 together), for at
-        most :data:`EVIDENCE_S` and never past ``t_end``; the ranks of a host that does not
-        answer by then have no state or stack (whether it is unreachable, teardown tells)."""
+    def local_evidence(self, t_end: float) -> Tuple[Dict[int, str], Dict[int, int], List[int],
+                                                     Dict[int, str]]:
+        """Evidence from the live local ranks, before teardown: ``(states, marks, asked,
+        native_stacks)``: process states (psutil names), every live rank's stderr line count
+        (where its stack dump will start), the local ranks asked for a Python stack
+        (faulthandler on SIGUSR1; a stopped rank is not asked), waited for up to
+        :data:`STACK_WAIT_S`, and native stacks via py-spy when installed. Remote ranks are
+        asked in the teardown call itself (:meth:`stop_ranks`), one ssh call per host."""
         states: Dict[int, str] = {}
         marks: Dict[int, int] = {}
         asked: List[int] = []
-        remote_ranks: Dict[str, List[RankProc]] = {}
         for p in self.procs:
             if p is None or not self.states[p.rank].alive:
                 continue
@@ -272,34 +271,12 @@ class Launch:
                     states[p.rank] = st
                 if st and st != "stopped" and send_signal(p.pid, STACK_SIGNAL) == "sent":
                     asked.append(p.rank)
-            elif p.rank_pid is not None:
-                remote_ranks.setdefault(p.host, []).append(p)
-        limit = max(0.0, min(EVIDENCE_S, t_end - time.monotonic()))
-        got = in_parallel({h: (lambda h=h, ps=ps: teardown.signal_remote(
-            self.hosts, h, [p.rank_pid for p in ps], STACK_SIGNAL.name[3:],
-            marker=self.run_id, timeout=limit, slow_is_unreachable=False))
-            for h, ps in remote_ranks.items()}, limit + 0.5)
-        for h, ps in remote_ranks.items():
-            answer = got.get(h) or {}
-            for p in ps:
-                st, outcome = answer.get(p.rank_pid, (None, ""))
-                if st:
-                    states[p.rank] = st
-                if outcome.startswith("sent"):
-                    asked.append(p.rank)
-        t_stack = min(time.monotonic() + STACK_WAIT_S, max(t_end, time.monotonic() + 0.2))
+        t_stack = min(time.monotonic() + STACK_WAIT_S, t_end)
         while asked and time.monotonic() < t_stack:
             self._drain(0.05)
-            got_dump = [r for r in asked if self.states[r].stderr_lines > marks[r]]
-            if len(got_dump) == len(asked):
+            if all(self.states[r].stderr_lines > marks[r] for r in asked):
                 self._drain(0.15)  # let the rest of the dump arrive
                 break
-        stacks = {}
-        for r in asked:
-            st = self.states[r]
-            new = st.stderr_lines - marks[r]
-            if new > 0:
-                stacks[r] = "\n".join(list(st.stderr)[-new:])
         native = {}
         spy = execute.which("py-spy")
         if spy:
@@ -308,31 +285,46 @@ class Launch:
                 if p is not None and p.local and p.poll() is None and left > 0.5:
                     res = execute.run([spy, "dump", "--pid", str(p.pid)], timeout=min(5, left))
                     native[p.rank] = (res.stdout or res.describe())[-4000:]
-        return states, stacks, native
+        return states, marks, asked, native
+
+    def stacks(self, marks: Dict[int, int], asked: List[int]) -> Dict[int, str]:
+        """The stderr lines each asked rank wrote since ``marks``: its stack dump."""
+        out = {}
+        for r in asked:
+            st = self.states[r]
+            new = st.stderr_lines - marks[r]
+            if new > 0:
+                out[r] = "\n".join(list(st.stderr)[-new:])
+        return out
 
     # --- teardown -----------------------------------------------------------------------------
-    def stop_ranks(self, t_end: float) -> teardown.Report:
+    def stop_ranks(self, t_end: float, ask: Optional[str] = None) -> teardown.Report:
         """Stop every rank, on every host at once (:func:`meshdoctor.teardown.stop`: SIGTERM,
         grace, SIGKILL; leftovers by this run's marker; this run's temp files removed), with
-        every remote host answering by ``t_end`` (at least :data:`MIN_STOP_S` from now), then
-        record the exits teardown caused. A host that does not answer in time is unreachable
-        (``self.hosts``), never waited on."""
+        every remote host answering by ``t_end`` (at least :data:`MIN_STOP_S` from now); with
+        ``ask`` (a signal name), remote ranks get it first in the same call (a stack dump). A
+        host that does not answer in time is unreachable (``self.hosts``), never waited on.
+        Their output is read to the end; the exits are recorded by :meth:`record_exits`."""
         hf = self.cfg.hostfile
         rep = teardown.stop([p.target() for p in self.procs if p is not None],
                             hosts=self.hosts, budget_s=max(MIN_STOP_S, t_end - time.monotonic()),
                             marker=self.run_id, tmp_prefix=f"{FILE_PREFIX}{self.run_id}-",
                             remote_hosts=sorted({h.ssh for h, loc in zip(hf.hosts, self.local)
-                                                 if not loc}))
+                                                 if not loc}), ask=ask)
         for t in self.threads:
             t.join(timeout=0.5)
         if self.tracker is not None:
             self._drain(0.0)
-            self._poll_exits()
-            for p in self.procs:  # record exits that only teardown caused
-                if p is not None and self.states[p.rank].returncode is None and \
-                        p.poll() is not None:
-                    self.tracker.exited(p.rank, p.poll(), time.monotonic())
         return rep
+
+    def record_exits(self) -> None:
+        """Record the exits that only teardown caused."""
+        if self.tracker is None:
+            return
+        self._poll_exits()
+        for p in self.procs:
+            if p is not None and self.states[p.rank].returncode is None and p.poll() is not None:
+                self.tracker.exited(p.rank, p.poll(), time.monotonic())
 
     # --- all together -------------------------------------------------------------------------
     def run(self) -> LaunchOutcome:
@@ -347,6 +339,7 @@ class Launch:
         out = LaunchOutcome("start", self.run_id, self.states, self.plan, self.deadline,
                             None, started_at=t0)
         t_end: Optional[float] = None
+        hung = None
         try:
             with self.interrupts.armed():
                 err = self.start()
@@ -358,11 +351,10 @@ class Launch:
             t_end = (out.detected_at or time.monotonic()) + TEARDOWN_BUDGET_S
             if out.kind in ("hang", "deadline", "init") and any(s.alive for s in self.states):
                 now = time.monotonic()
-                states, out.stacks, out.native_stacks = self.evidence(t_end)
-                out.hang = self.tracker.hang_report(now, self.cfg.hb_stale, states)
+                hung = (now,) + self.local_evidence(t_end)
         except KeyboardInterrupt as exc:  # Ctrl-C, a supervisor's SIGTERM: still tear down
             out.kind, out.detected_at = "interrupted", time.monotonic()
-            t_end = out.detected_at + TEARDOWN_BUDGET_S
+            t_end, hung = out.detected_at + TEARDOWN_BUDGET_S, None
             how = exc.args[0] if exc.args else "SIGINT"
             out.message = f"interrupted by {how} before the probe finished"
         except BaseException:  # a bug: never leave the ranks behind, then let it be reported
@@ -371,19 +363,22 @@ class Launch:
         out.failure = dict(self.tracker.first_failure) if self.tracker and \
             self.tracker.first_failure else None
         out.early_exits = {s.rank: s.returncode for s in self.states if s.returncode is not None}
-        rep = self.stop_ranks(t_end)
+        rep = self.stop_ranks(t_end, ask=STACK_SIGNAL.name[3:] if hung else None)
+        if hung:  # who waited where, as it was when the deadline passed
+            now, states, marks, asked, out.native_stacks = hung
+            rank_of = {(p.host, p.rank_pid): p.rank for p in self.procs
+                       if p is not None and not p.local}
+            for key, st in rep.states.items():
+                if key in rank_of:
+                    states[rank_of[key]] = st
+            asked = asked + [rank_of[k] for k in rep.asked if k in rank_of]
+            out.hang = self.tracker.hang_report(now, self.cfg.hb_stale, states)
+            out.stacks = self.stacks(marks, asked)
+        self.record_exits()
         out.actions, out.survivors, out.unkillable = rep.actions, rep.found, rep.unkillable
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
         return out
-
-
-def in_parallel(calls: Dict[str, Callable[[], Any]], limit: float) -> Dict[str, Any]:
-    """Run each call in its own thread, all under one deadline of ``limit`` seconds
-    (:func:`meshdoctor.deadline.call_all`); returns key -> value for the calls that finished."""
-    from ..deadline import call_all
-
-    return {k: v for k, (done, v) in call_all(calls, limit).items() if done}
 
 
 @dataclass
