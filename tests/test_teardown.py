@@ -140,6 +140,22 @@ def test_signal_remote_reports_states_and_skips_a_stopped_process(started):
     assert a.wait(timeout=5) == -signal.SIGUSR2 and b.poll() is None
 
 
+def test_remote_processes_are_asked_first_in_the_same_call(started):
+    """``ask`` (the probe's stack request) reaches each running remote process before SIGTERM;
+    a stopped one is not asked (the signal would stay pending) and its state is reported."""
+    marker = f"md-test-{uuid.uuid4().hex[:8]}"
+    dumps = ("import faulthandler, signal, sys, time\n"
+             "faulthandler.register(signal.SIGUSR1, file=sys.stderr)\n" + SLEEP)
+    a, b = started(dumps, marker), started(SLEEP, marker)
+    stop_process(b.pid)
+    rep = teardown.stop([teardown.Target("h1", a.pid, "rank 0", False),
+                         teardown.Target("h1", b.pid, "rank 1", False)], hosts=ShellHosts(),
+                        budget_s=10, marker=marker, ask="USR1", ask_wait_s=0.2)
+    assert rep.asked == [("h1", a.pid)]
+    assert rep.states[("h1", a.pid)] == "sleeping" and rep.states[("h1", b.pid)] == "stopped"
+    assert a.wait(timeout=5) == -signal.SIGTERM and b.wait(timeout=5) == -signal.SIGKILL
+
+
 def test_a_host_that_does_not_answer_is_unreachable_within_the_budget(started):
     """Every host at once under one deadline: the silent host costs the budget, not more, and
     the local target and the answering host are stopped all the same."""
