@@ -227,13 +227,14 @@ def check(as_json: bool, quiet: bool, strict: bool, only: tuple, skip: tuple, ti
     a go/no-go verdict for a launch."""
     from .context import NodeContext
     from .hostfile import local_ranks
-    from . import interrupts
+    from .interrupts import Interrupts
     from .registry import select
     from .runner import Interrupted, run_checks
 
     hf = _load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     verdict = Verdict(command="check", strict=strict)
-    interrupts.install()  # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict
+    interrupts = Interrupts()  # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict
+    interrupts.install()
     try:
         interrupts.arm()
         checks = _checks()  # loading them can take a while: an interrupt here still reports
@@ -439,7 +440,10 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
         # the fleet check runs with the interpreter the remote ranks will use
         if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
             emit(verdict, as_json=as_json, quiet=quiet)
-    _interrupt_on_termination()
+    from .interrupts import Interrupts
+
+    interrupts = Interrupts()  # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
+    interrupts.install()
     try:
         from .probe.config import collective_deadline, steps_per_rank
         from .probe.launcher import run_probe
@@ -449,14 +453,14 @@ def probe(hostfile: Optional[str], hosts: Optional[str], nranks: Optional[int],
             from .probe.progress import ProbeProgress
 
             with ProbeProgress(steps_per_rank(cfg), cfg.world_size) as bar:
-                run = run_probe(cfg, on_event=bar.on_event)
+                run = run_probe(cfg, on_event=bar.on_event, interrupts=interrupts)
         elif not quiet and not sys.stderr.isatty():  # a log: a line at a bounded rate
             from .probe.log import ProbeLog
 
             with ProbeLog(cfg.world_size, collective_deadline(cfg), sys.stderr) as log:
-                run = run_probe(cfg, on_event=log.on_event)
+                run = run_probe(cfg, on_event=log.on_event, interrupts=interrupts)
         else:
-            run = run_probe(cfg)
+            run = run_probe(cfg, interrupts=interrupts)
         build(run, verdict)
     except Exception as exc:  # never lose the verdict
         verdict.results.append(Result(code="MD100", check="meshdoctor", status="error",
@@ -606,21 +610,6 @@ def fix(names: tuple, list_: bool, yes: bool, hostfile: Optional[str], include_r
     elif not as_json and not quiet and not verdict.results:
         click.echo("Nothing to fix: no check failed that a fix resolves.")
     emit(verdict, as_json=as_json, quiet=quiet)
-
-
-def _interrupt_on_termination() -> None:
-    """Route SIGINT (Ctrl-C), SIGTERM (a supervisor's timeout) and SIGHUP (a closed terminal) to
-    the probe launcher, which stops watching, still tears every rank down and prints the
-    verdict (:func:`meshdoctor.interrupts.interrupt`)."""
-    import signal
-
-    from .interrupts import interrupt
-
-    def handler(signum, frame):
-        interrupt(signal.Signals(signum).name)
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, handler)
 
 
 def _usable_streams() -> None:

@@ -1,69 +1,74 @@
 """Interrupts (SIGINT from Ctrl-C, SIGTERM from a supervisor, SIGHUP from a closed terminal) as one
-orderly stop: they interrupt only the phases that may be cut short, so the cleanup and the verdict
-always happen.
+orderly stop: an object the command holds and passes in, never module state.
 
-:func:`install` routes the three signals here. Inside :class:`interruptible` a signal raises
-``KeyboardInterrupt(<signal name>)`` in the main thread at once; outside it (cleanup, the report)
-it is only recorded, :func:`interrupted` tells, and the next :class:`interruptible` raises it on
-entry. The exit status is then the verdict's (3, could not assess, unless something had already
-failed), never the shell's 128 + signal number.
+An interrupt stops work only while it may be cut short (inside :meth:`Interrupts.armed`, or
+between :meth:`Interrupts.arm` and :meth:`Interrupts.disarm`): there a signal raises
+``KeyboardInterrupt(<signal name>)`` in the main thread at once. Outside (evidence gathering,
+teardown, the leftover check, the report) it is only recorded in :attr:`Interrupts.pending`, so
+the cleanup and the verdict always happen. The exit status is then the verdict's (3, could not
+assess, unless something had already failed), never the shell's 128 + signal number. ``check``
+and ``probe`` each make one, :meth:`Interrupts.install` it, and hand it to what they run.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
-SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-_STATE: Dict[str, Any] = {"armed": False, "pending": None}
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
-def interrupt(signame: str) -> None:
-    """Record an interrupt named ``signame`` (a signal handler calls this): raises
-    KeyboardInterrupt(signame) now if inside :class:`interruptible`, else records it."""
-    if _STATE["armed"]:
-        _STATE["armed"] = False
-        raise KeyboardInterrupt(signame)
-    _STATE["pending"] = _STATE["pending"] or signame
+class Interrupts:
+    """Interrupt state of one command. ``pending``: the signal name of an interrupt that arrived
+    outside an armed phase (None: none)."""
+
+    def __init__(self) -> None:
+        self._armed = False
+        self.pending: Optional[str] = None
+
+    def interrupt(self, signame: str) -> None:
+        """Ask the command to stop (a signal handler calls this): raises
+        KeyboardInterrupt(signame) now when armed, else records it in :attr:`pending`."""
+        if self._armed:
+            self._armed = False
+            raise KeyboardInterrupt(signame)
+        self.pending = self.pending or signame
+
+    def arm(self) -> None:
+        """From now on an interrupt raises at once; a pending one is raised now."""
+        if self.pending:
+            raise KeyboardInterrupt(self.pending)
+        self._armed = True
+
+    def disarm(self) -> None:
+        """From now on an interrupt is only recorded (:attr:`pending`)."""
+        self._armed = False
+
+    def armed(self) -> "_Armed":
+        """Context in which :meth:`interrupt` raises; a pending interrupt raises on entry."""
+        return _Armed(self)
+
+    def install(self) -> None:
+        """Route SIGINT, SIGTERM and SIGHUP of this process to :meth:`interrupt` (main thread
+        only, as :func:`signal.signal` requires; elsewhere a no-op)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def handler(signum: int, frame: Any) -> None:
+            self.interrupt(signal.Signals(signum).name)
+
+        for name in SIGNALS:
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), handler)
 
 
-def interrupted() -> Optional[str]:
-    """The signal name of an interrupt that arrived outside an interruptible phase, or None."""
-    return _STATE["pending"]
-
-
-def arm() -> None:
-    """From now on an interrupt raises KeyboardInterrupt at once; a pending one is raised now."""
-    if _STATE["pending"]:
-        raise KeyboardInterrupt(_STATE["pending"])
-    _STATE["armed"] = True
-
-
-def disarm() -> None:
-    """From now on an interrupt is only recorded (:func:`interrupted`)."""
-    _STATE["armed"] = False
-
-
-class interruptible:
-    """Context in which :func:`interrupt` raises (:func:`arm` on entry, :func:`disarm` on
-    exit); a pending interrupt is raised on entry."""
+class _Armed:
+    def __init__(self, owner: Interrupts) -> None:
+        self.owner = owner
 
     def __enter__(self) -> None:
-        arm()
+        self.owner.arm()
 
     def __exit__(self, *exc: Any) -> None:
-        disarm()
-
-
-def _handler(signum: int, frame: Any) -> None:
-    interrupt(signal.Signals(signum).name)
-
-
-def install() -> None:
-    """Route :data:`SIGNALS` to :func:`interrupt` (main thread only; elsewhere a no-op)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for sig in SIGNALS:
-        signal.signal(sig, _handler)
+        self.owner.disarm()

@@ -10,6 +10,7 @@ with :func:`popen` in their own session and are the caller's to reap.
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import subprocess
@@ -59,9 +60,10 @@ def ssh_argv(host: str, argv: Sequence[str], env: Optional[Mapping[str, str]] = 
              connect_timeout: float = CONNECT_TIMEOUT_S) -> List[str]:
     """The local argv that runs ``argv`` on ``host``:
     ``ssh [-F $MESHDOCTOR_SSH_CONFIG] -o BatchMode=yes -o ConnectTimeout=N
-    -o ServerAliveInterval=5 -- host 'cmd'``."""
+    -o ServerAliveInterval=5 -- host 'cmd'`` (N: ``connect_timeout`` rounded up, so a caller's
+    shorter deadline, not ssh, ends a call that has not connected in time)."""
     config = os.environ.get(SSH_CONFIG_ENV)
-    return [SSH, *(["-F", config] if config else []), "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, int(connect_timeout))}",
+    return [SSH, *(["-F", config] if config else []), "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, math.ceil(connect_timeout))}",
             "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
             "--", check_host(host), remote_command(argv, env)]
 

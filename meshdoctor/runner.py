@@ -1,14 +1,13 @@
 """Runs checks concurrently, each under its own deadline, and never loses a result.
 
-Each check runs in a daemon thread. A check that raises becomes one result in ``error`` naming the
-exception; one that overruns its deadline becomes a result in ``error`` naming the deadline, and
-its thread is abandoned (daemon threads do not hold the process at exit; the external commands it
+Each check runs in a daemon thread, all under one deadline (:mod:`meshdoctor.deadline`). A check
+that raises becomes one result in ``error`` naming the exception; one that overruns its deadline
+becomes a result in ``error`` naming the deadline, and its thread is abandoned (daemon threads do not hold the process at exit; the external commands it
 started have their own, shorter deadlines and are killed by :mod:`meshdoctor.execute`).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 import traceback
 from typing import Iterable, List, Optional
@@ -16,6 +15,7 @@ from typing import Iterable, List, Optional
 from .catalogue import CHECK, Doc, Entry
 from .check import Check, Finding
 from .context import NodeContext
+from .deadline import start
 from .model import ERROR, OK, SKIP, Remediation, Result
 
 DEFAULT_CHECK_TIMEOUT_S = 10.0
@@ -104,23 +104,23 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
     """
     checks = list(checks)
     slots: List[Optional[List[Result]]] = [None] * len(checks)
-    threads = []
     t0 = time.monotonic()
 
-    def work(i: int, check: Check) -> None:
+    def work(check: Check) -> List[Result]:
         start = time.monotonic()
         try:
             out = check.run(ctx)
             if out is not None and not isinstance(out, Finding):
                 out = list(out)  # generators run here, inside the deadline
-            slots[i] = _to_results(check, ctx, out, time.monotonic() - start)
+            return _to_results(check, ctx, out, time.monotonic() - start)
         except Exception as exc:
             tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-            slots[i] = [_error(check, ctx, f"check {check.name} raised "
-                               f"{type(exc).__name__}: {exc}", time.monotonic() - start,
-                               {"exception": type(exc).__name__, "message": str(exc),
-                                "traceback": "".join(tb[-3:])[-2000:]})]
+            return [_error(check, ctx, f"check {check.name} raised "
+                           f"{type(exc).__name__}: {exc}", time.monotonic() - start,
+                           {"exception": type(exc).__name__, "message": str(exc),
+                            "traceback": "".join(tb[-3:])[-2000:]})]
 
+    calls = {}
     for i, check in enumerate(checks):
         if ctx.platform not in check.platforms:
             slots[i] = [Result(code=check.code, check=check.name, title=check.title,
@@ -129,18 +129,16 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
                                        f"(applies to {', '.join(check.platforms)})",
                                host=ctx.host)]
             continue
-        th = threading.Thread(target=work, args=(i, check), daemon=True,
-                              name=f"check-{check.code}")
-        th.start()
-        threads.append((i, check, th))
-
-    deadline = t0 + timeout
+        calls[i] = (lambda check=check: work(check))
+    running = start(calls, name="check")
     try:
-        for i, check, th in threads:
-            th.join(max(0.0, deadline - time.monotonic()))
+        got = running.wait(timeout)
     except KeyboardInterrupt as exc:  # what had finished when it came, nothing after
-        done = list(slots)
         signame = str(exc) or "SIGINT"
+        done = list(slots)
+        for i, o in running.boxes.items():
+            if o.finished and o.error is None:
+                done[i] = o.value
         results = []
         for i, check in enumerate(checks):
             results.extend(done[i] or [_error(
@@ -148,6 +146,13 @@ def run_checks(checks: Iterable[Check], ctx: NodeContext,
                 f"({signame})", time.monotonic() - t0, {"interrupted": signame})])
         raise Interrupted(results, signame, sum(1 for d in done if d is None),
                           len(checks)) from None
+    for i, o in got.items():
+        if o.error is not None:  # not an Exception (SystemExit, KeyboardInterrupt in a check)
+            slots[i] = [_error(checks[i], ctx, f"check {checks[i].name} raised "
+                               f"{type(o.error).__name__}", time.monotonic() - t0,
+                               {"exception": type(o.error).__name__})]
+        elif o.finished:
+            slots[i] = o.value
     results: List[Result] = []
     for i, check in enumerate(checks):
         got = slots[i]

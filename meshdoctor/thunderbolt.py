@@ -10,12 +10,12 @@ The mapping: receptacle N -> hardware port ``Thunderbolt N`` -> ``enX`` -> ``rdm
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from . import execute
 from .context import NodeContext
+from .deadline import call_all
 from .parsers.thunderbolt import (HardwarePorts, IfconfigReport, Interface,
                                   TbPeer, TbPort, TbReport, parse_ifconfig,
                                   parse_networksetup_ports, parse_system_profiler_tb, is_tb5_speed)
@@ -130,21 +130,17 @@ class TbInventory:
 
 
 def _run_all(ctx: NodeContext, cmds: List[tuple]) -> Dict[tuple, execute.CommandResult]:
-    """Run ``cmds`` side by side through ``ctx.command``; missing executables are not started."""
-    out: Dict[tuple, execute.CommandResult] = {}
-
-    def one(argv: tuple) -> None:
+    """Run ``cmds`` side by side through ``ctx.command`` (each under its own deadline, so all
+    together under one); missing executables are not started."""
+    def one(argv: tuple) -> execute.CommandResult:
         if execute.which(argv[0]) is None:
-            out[argv] = execute.CommandResult(argv, None, "", "", 0.0, missing=True)
-        else:
-            out[argv] = ctx.command(*argv)
+            return execute.CommandResult(argv, None, "", "", 0.0, missing=True)
+        return ctx.command(*argv)
 
-    threads = [threading.Thread(target=one, args=(c,), daemon=True) for c in cmds]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()  # each command has its own deadline inside ctx.command
-    return out
+    got = call_all({c: (lambda c=c: one(c)) for c in cmds}, ctx.command_timeout + 2.0,
+                   name="tb-reader")
+    return {c: value if done else execute.CommandResult(
+        c, None, "", "", ctx.command_timeout, timed_out=True) for c, (done, value) in got.items()}
 
 
 def _outcome(res: execute.CommandResult) -> str:

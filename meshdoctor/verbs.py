@@ -4,7 +4,7 @@ Readers, tried in order, each under the context's command deadline:
 
 1. ``pyverbs`` (Linux only, never imported on macOS): the OS package ``python3-pyverbs`` (the
    PyPI build fails against an older system rdma-core). Imported lazily, only when
-   :func:`importlib.util.find_spec` finds it, and run in a worker thread joined with the deadline,
+   :func:`importlib.util.find_spec` finds it, and run in a thread under the deadline (:func:`meshdoctor.deadline.call`),
    because a wedged RDMA stack can block a verbs call. A venv (the documented set-up) cannot
    import the OS package: then the system interpreter (:data:`SYSTEM_PYTHON`) runs the same
    reader in a child process under the command deadline, as MLX is inspected in a child
@@ -30,13 +30,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import execute
 from .check import Finding, error, fail, skip
 from .context import NodeContext
+from .deadline import call as call_with_deadline
 from .hostfile import JACCL_BACKENDS
 from .thunderbolt import gather_thunderbolt
 from .parsers.ibv import (LIMIT_KEYS, LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
@@ -219,25 +219,6 @@ def _pyverbs_importable(ctx: NodeContext) -> bool:
         return False
 
 
-def _with_deadline(fn: Any, timeout: float) -> Tuple[bool, Any]:
-    """``(finished, value)`` of ``fn()`` run in a daemon thread joined for ``timeout`` s; an
-    exception ``fn`` raises is re-raised here (it is a bug or a broken binding, not a hang)."""
-    box: Dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:
-            box["error"] = exc
-
-    th = threading.Thread(target=work, daemon=True, name="verbs-reader")
-    th.start()
-    th.join(timeout)
-    if "error" in box:
-        raise box["error"]
-    return ("value" in box), box.get("value")
-
-
 # --- pyverbs through the system interpreter (the OS package, from a venv) -------------------
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # where Debian/Ubuntu's python3-pyverbs is importable
@@ -389,7 +370,8 @@ def gather_verbs(ctx: NodeContext) -> Inventory:
     """
     attempts: List[Dict[str, Any]] = []
     if _pyverbs_importable(ctx):
-        done, inv = _with_deadline(read_pyverbs, ctx.command_timeout)
+        done, inv = call_with_deadline(read_pyverbs, ctx.command_timeout,
+                                       name="verbs-reader")
         if not done:
             return Inventory(WEDGED, PYVERBS, attempts=[{
                 "reader": PYVERBS, "outcome": f"no answer within {ctx.command_timeout:g} s"}],

@@ -1,29 +1,28 @@
 """The probe launcher: starts one worker per rank (locally or over ssh), watches the events under
-deadlines, names the rank at fault, tears everything down and checks nothing is left.
+deadlines, names the rank at fault, gathers evidence and has every rank stopped.
 
-Not mlx.launch, whose exit status cannot be trusted (mlx 0.32.4 ``_distributed_utils/launch.py`` exits 0 when ranks fail).
-Contract: the probe's contract. The launcher returns data (:class:`ProbeRun`);
-:mod:`meshdoctor.probe.report` turns it into a verdict.
+Not mlx.launch, whose exit status cannot be trusted (it can exit 0 when ranks fail). The
+launcher returns data (:class:`ProbeRun`); :mod:`meshdoctor.probe.report` turns it into a verdict.
 
 Deadlines: :mod:`meshdoctor.probe.config`. Ports and the address pre-flight:
-:mod:`meshdoctor.probe.ports`. Rank processes and signals: :mod:`meshdoctor.probe.procs`.
+:mod:`meshdoctor.probe.ports`. Rank processes: :mod:`meshdoctor.probe.procs`. Stopping them
+(SIGTERM, grace, SIGKILL, leftovers by the run marker, temp files; every host at once under one
+deadline): :mod:`meshdoctor.teardown`. Interrupts: :mod:`meshdoctor.interrupts`.
 
 A rank that exits early is noticed within one poll (50 ms); the others get ``GRACE_S`` to report
-their own errors, then teardown: SIGTERM to each rank's process group (SIGKILL at once to a
-stopped one, where SIGTERM would stay pending), ``TERM_WAIT_S``, SIGKILL to the rest. Only
-processes this launcher started are signalled, never pid 1, this process or its parents.
-Afterwards :func:`meshdoctor.ranks.find_ranks` (locally) or ``ps`` over ssh (remote hosts) looks
-for any process still carrying this run's marker.
+their own errors. From the first sign of failure, evidence (process states, stacks) and teardown
+share one budget, :data:`TEARDOWN_BUDGET_S`: remote hosts are asked all at once, one ssh call
+each (state, stack request, SIGTERM, SIGKILL, leftover search, temp files), and a host that does
+not answer in time is reported unreachable, not waited on.
+Only processes this launcher started, or that carry this run's marker, are signalled; never
+pid 1, this process or its parents.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import queue
-import signal
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -31,27 +30,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import execute, nvml, remote
+from .. import execute, nvml, remote, teardown
 from ..hostfile import is_this_machine, local_names
 # Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
 # one that arrives during teardown, the leftover check or the report waits, so the ranks are
 # always torn down and the verdict always printed.
-from ..interrupts import interrupted
-from ..interrupts import interruptible as _interruptible
 from ..ranks import send_signal
 from . import env as envmod
 from .config import ProbeConfig, collective_deadline, init_deadline, plan_pairs, steps_per_rank
 from .events import RankState, Tracker
+from ..interrupts import Interrupts
 from .ports import PreflightError, choose_ports, nccl_port
-from .procs import RankProc, kill_pid, signal_group
+from .procs import RankProc
 from .worker import FILE_PREFIX, STACK_SIGNAL
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 
-GRACE_S = 0.3
-TERM_WAIT_S = 0.5
-KILL_WAIT_S = 3.0
-STACK_WAIT_S = 1.0
+GRACE_S = 0.3            # after a first failure, for the other ranks to report theirs
+STACK_WAIT_S = 1.0       # for the stack dumps of local ranks asked with SIGUSR1
+TEARDOWN_BUDGET_S = 2.0  # evidence + teardown + leftovers, all hosts, from the first failure
+MIN_STOP_S = 1.0         # a remote host always gets this long to stop its ranks
 POLL_S = 0.05
 MAX_SOAK_HANGS = 5
 
@@ -92,14 +90,17 @@ class LaunchOutcome:
 class Launch:
     """Start, watch and tear down one set of ranks (see module doc). ``on_event(rank, event,
     launch)`` is called for every worker event in the launcher's thread (progress display,
-    tests that inject faults)."""
+    tests that inject faults). ``interrupts``: what may stop it early (see
+    :mod:`meshdoctor.interrupts`); a fresh one, never triggered, when None."""
 
     def __init__(self, cfg: ProbeConfig, run_id: str, plan: Dict[str, Any],
                  local: Sequence[bool], ports: Sequence[int],
-                 on_event: Optional[EventHook] = None) -> None:
+                 on_event: Optional[EventHook] = None,
+                 interrupts: Optional[Interrupts] = None) -> None:
         self.cfg, self.run_id, self.plan, self.local = cfg, run_id, plan, list(local)
         self.ports = list(ports)
         self.on_event = on_event
+        self.interrupts = interrupts or Interrupts()
         self.q: "queue.Queue[Tuple[int, str, Optional[str]]]" = queue.Queue()
         self.procs: List[Optional[RankProc]] = []
         self.eof: Dict[Tuple[int, str], bool] = {}
@@ -160,10 +161,9 @@ class Launch:
                         + (f"Check that {cfg.python} exists (MESHDOCTOR_PYTHON names the "
                            "interpreter of local ranks)." if loc else
                            "Check that ssh is installed and the host name is right."))
-            rp = RankProc(h.rank, h.ssh or "localhost", loc, p, self.hosts)
-            self.procs.append(rp)
             if loc:
-                self.states[h.rank].pid = p.pid
+                self.states[h.rank].pid = p.pid  # a remote rank's: from its ready event
+            self.procs.append(RankProc(self.states[h.rank], p))
             for stream, pipe in (("out", p.stdout), ("err", p.stderr)):
                 t = threading.Thread(target=self._reader, args=(h.rank, stream, pipe),
                                      daemon=True, name=f"probe-r{h.rank}-{stream}")
@@ -183,12 +183,8 @@ class Launch:
             now = time.monotonic()
             if stream == "out":
                 ev = tr.stdout_line(rank, line, now)
-                if ev is not None:
-                    if ev.get("ev") == "ready" and self.procs[rank] is not None and \
-                            not self.local[rank] and isinstance(ev.get("pid"), int):
-                        self.procs[rank].remote_pid = ev["pid"]
-                    if self.on_event is not None:
-                        self.on_event(rank, ev, self)
+                if ev is not None and self.on_event is not None:
+                    self.on_event(rank, ev, self)
             elif stream == "err":
                 tr.stderr_line(rank, line)
             else:
@@ -261,203 +257,134 @@ class Launch:
         return "dead"
 
     # --- evidence -----------------------------------------------------------------------------
-    def capture_stacks(self) -> Tuple[Dict[int, str], Dict[int, str]]:
-        """Python stacks of every live, not stopped rank (faulthandler on SIGUSR1, dumped to its
-        stderr), and native stacks via py-spy when it is installed (local ranks only)."""
-        marks, asked = {}, []
+    def local_evidence(self, t_end: float) -> Tuple[Dict[int, str], Dict[int, int], List[int],
+                                                     Dict[int, str]]:
+        """Evidence from the live local ranks, before teardown: ``(states, marks, asked,
+        native_stacks)``: process states (psutil names), every live rank's stderr line count
+        (where its stack dump will start), the local ranks asked for a Python stack
+        (faulthandler on SIGUSR1; a stopped rank is not asked), waited for up to
+        :data:`STACK_WAIT_S`, and native stacks via py-spy when installed. Remote ranks are
+        asked in the teardown call itself (:meth:`stop_ranks`), one ssh call per host."""
+        states: Dict[int, str] = {}
+        marks: Dict[int, int] = {}
+        asked: List[int] = []
         for p in self.procs:
             if p is None or not self.states[p.rank].alive:
                 continue
-            if p.state() == "stopped":
-                continue
             marks[p.rank] = self.states[p.rank].stderr_lines
-            target = p.pid if p.local else p.remote_pid
-            if p.local and target and p.poll() is None:
-                if send_signal(target, STACK_SIGNAL) == "sent":
+            if p.local:
+                st = p.local_state()
+                if st:
+                    states[p.rank] = st
+                if st and st != "stopped" and send_signal(p.pid, STACK_SIGNAL) == "sent":
                     asked.append(p.rank)
-            elif not p.local and target:
-                if self.hosts.run(p.host, ["kill", "-USR1", str(target)], timeout=5).ok:
-                    asked.append(p.rank)
-        t_end = time.monotonic() + STACK_WAIT_S
-        while asked and time.monotonic() < t_end:
+        t_stack = min(time.monotonic() + STACK_WAIT_S, t_end)
+        while asked and time.monotonic() < t_stack:
             self._drain(0.05)
-            got = [r for r in asked if self.states[r].stderr_lines > marks[r]]
-            if len(got) == len(asked):
+            if all(self.states[r].stderr_lines > marks[r] for r in asked):
                 self._drain(0.15)  # let the rest of the dump arrive
                 break
-        stacks = {}
-        for r in asked:
-            st = self.states[r]
-            new = st.stderr_lines - marks[r]
-            if new > 0:
-                stacks[r] = "\n".join(list(st.stderr)[-new:])
         native = {}
         spy = execute.which("py-spy")
         if spy:
             for p in self.procs:
-                if p is not None and p.local and p.poll() is None:
-                    res = execute.run([spy, "dump", "--pid", str(p.pid)], timeout=5)
+                left = t_end - time.monotonic()
+                if p is not None and p.local and p.poll() is None and left > 0.5:
+                    res = execute.run([spy, "dump", "--pid", str(p.pid)], timeout=min(5, left))
                     native[p.rank] = (res.stdout or res.describe())[-4000:]
-        return stacks, native
+        return states, marks, asked, native
+
+    def stacks(self, marks: Dict[int, int], asked: List[int]) -> Dict[int, str]:
+        """The stderr lines each asked rank wrote since ``marks``: its stack dump."""
+        out = {}
+        for r in asked:
+            st = self.states[r]
+            new = st.stderr_lines - marks[r]
+            if new > 0:
+                out[r] = "\n".join(list(st.stderr)[-new:])
+        return out
 
     # --- teardown -----------------------------------------------------------------------------
-    def teardown(self) -> List[Dict[str, Any]]:
-        """SIGTERM every live rank, wait, SIGKILL the rest, reap; returns the actions taken."""
-        actions: List[Dict[str, Any]] = []
-        live = [p for p in self.procs if p is not None and p.poll() is None]
-        for p in live:
-            # a stopped process keeps SIGTERM pending until SIGCONT: go straight to SIGKILL
-            sig = signal.SIGKILL if p.local and p.state() == "stopped" else signal.SIGTERM
-            actions.append({"action": f"{sig.name} rank {p.rank} ({p.host}, pid "
-                            f"{p.pid if p.local else p.remote_pid})"
-                            + (" (stopped)" if sig == signal.SIGKILL else ""),
-                            "outcome": p.signal(sig)})
-        self._wait_dead(live, TERM_WAIT_S)
-        live = [p for p in live if p.poll() is None]
-        for p in live:
-            actions.append({"action": f"SIGKILL rank {p.rank} ({p.host}, pid "
-                            f"{p.pid if p.local else p.remote_pid})", "outcome": p.signal(
-                                signal.SIGKILL)})
-            if not p.local:  # and the local ssh client
-                signal_group(p.pid, signal.SIGKILL)
-        self._wait_dead(live, KILL_WAIT_S)
-        for p in self.procs:
-            if p is None:
-                continue
-            try:
-                p.popen.wait(timeout=0.1)
-            except subprocess.TimeoutExpired:
-                actions.append({"action": f"reap rank {p.rank} (pid {p.pid})",
-                                "outcome": "still running after SIGKILL"})
-        # remote ranks killed before they reported their pid (still starting): find them on
-        # their hosts by this run's marker, which positively identifies them
-        starting = {p.host for p in self.procs if p is not None and not p.local
-                    and p.remote_pid is None}
-        for f in self._find_marked(starting) if starting else []:
-            r = self.hosts.run(f["host"], ["kill", "-KILL", str(f["pid"])], timeout=5)
-            actions.append({"action": f"SIGKILL starting rank on {f['host']} (pid {f['pid']}, "
-                            "found by the run marker)",
-                            "outcome": "sent" if r.ok else f"failed: {r.describe()}"})
+    def stop_ranks(self, t_end: float, ask: Optional[str] = None) -> teardown.Report:
+        """Stop every rank, on every host at once (:func:`meshdoctor.teardown.stop`: SIGTERM,
+        grace, SIGKILL; leftovers by this run's marker; this run's temp files removed), with
+        every remote host answering by ``t_end`` (at least :data:`MIN_STOP_S` from now); with
+        ``ask`` (a signal name), remote ranks get it first in the same call (a stack dump). A
+        host that does not answer in time is unreachable (``self.hosts``), never waited on.
+        Their output is read to the end; the exits are recorded by :meth:`record_exits`."""
+        hf = self.cfg.hostfile
+        rep = teardown.stop([p.target() for p in self.procs if p is not None],
+                            hosts=self.hosts, budget_s=max(MIN_STOP_S, t_end - time.monotonic()),
+                            marker=self.run_id, tmp_prefix=f"{FILE_PREFIX}{self.run_id}-",
+                            remote_hosts=sorted({h.ssh for h, loc in zip(hf.hosts, self.local)
+                                                 if not loc}), ask=ask)
         for t in self.threads:
             t.join(timeout=0.5)
-        self._drain(0.0)
+        if self.tracker is not None:
+            self._drain(0.0)
+        return rep
+
+    def record_exits(self) -> None:
+        """Record the exits that only teardown caused."""
+        if self.tracker is None:
+            return
         self._poll_exits()
-        for p in self.procs:  # record exits that only teardown caused
+        for p in self.procs:
             if p is not None and self.states[p.rank].returncode is None and p.poll() is not None:
                 self.tracker.exited(p.rank, p.poll(), time.monotonic())
-        return actions
-
-    @staticmethod
-    def _wait_dead(procs: List[RankProc], limit: float) -> None:
-        t_end = time.monotonic() + limit
-        while time.monotonic() < t_end and any(p.poll() is None for p in procs):
-            time.sleep(0.01)
-
-    def leftovers(self) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], List[Dict]]:
-        """Processes still carrying this run's marker after teardown: ``(found, unkillable,
-        actions)``; each found one gets SIGKILL (it is positively ours: our marker), and those
-        still there a second later are ``unkillable`` (reboot)."""
-        found, actions = self._find_marked(), []
-        if not found:
-            return [], [], []
-        for f in found:
-            if f["local"]:
-                out = kill_pid(f["pid"])
-            else:
-                r = self.hosts.run(f["host"], ["kill", "-KILL", str(f["pid"])], timeout=5)
-                out = "sent" if r.ok else f"failed: {r.describe()}"
-            actions.append({"action": f"SIGKILL leftover pid {f['pid']} on {f['host']}",
-                            "outcome": out})
-        time.sleep(1.0)
-        again = {(f["host"], f["pid"]) for f in self._find_marked()}
-        unkillable = [f for f in found if (f["host"], f["pid"]) in again]
-        return found, unkillable, actions
-
-    def remove_files(self, remote_too: bool) -> List[Dict[str, Any]]:
-        """Delete this run's temp files (MLX_HOSTFILE, MLX_IBV_DEVICES copies) that a rank
-        killed before it finished init left behind: locally always, on remote hosts when
-        ``remote_too``. Returns an action per remote host."""
-        for path in glob.glob(os.path.join(tempfile.gettempdir(),
-                                           f"{FILE_PREFIX}{self.run_id}-*")):
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        actions = []
-        if remote_too:
-            for host in sorted({h.ssh for h, loc in zip(self.cfg.hostfile.hosts, self.local)
-                                if not loc}):
-                r = self.hosts.run(host, ["sh", "-c", 'rm -f "${TMPDIR:-/tmp}"/"$1"*', "sh",
-                                      f"{FILE_PREFIX}{self.run_id}-"], timeout=10)
-                actions.append({"action": f"remove probe temp files on {host}",
-                                "outcome": "done" if r.ok else f"failed: {r.describe()}"})
-        return actions
-
-    def _find_marked(self, only_hosts: Optional[set] = None) -> List[Dict[str, Any]]:
-        """Processes carrying this run's marker: locally (psutil) and on each remote host
-        (``ps`` over ssh), or only on ``only_hosts`` (remote host names) when given."""
-        out: List[Dict[str, Any]] = []
-        if any(self.local) and only_hosts is None:
-            from ..ranks import find_ranks
-
-            for rp in find_ranks(marker=self.run_id):
-                out.append({"host": "localhost", "local": True, "pid": rp.pid,
-                            "status": rp.status, "rank": rp.rank,
-                            "cmdline": " ".join(rp.cmdline)[:200]})
-        for host in sorted({h.ssh for h, loc in zip(self.cfg.hostfile.hosts, self.local)
-                            if not loc and (only_hosts is None or h.ssh in only_hosts)}):
-            r = self.hosts.run(host, ["ps", "-eo", "pid=,stat=,args="], timeout=10)
-            for line in r.stdout.splitlines():
-                parts = line.split(None, 2)
-                if len(parts) == 3 and self.run_id in parts[2] and parts[0].isdigit():
-                    out.append({"host": host, "local": False, "pid": int(parts[0]),
-                                "status": parts[1], "cmdline": parts[2][:200]})
-        return out
 
     # --- all together -------------------------------------------------------------------------
     def run(self) -> LaunchOutcome:
         """Start, watch, gather evidence, tear down, check for leftovers.
 
-        An interrupt (see :func:`interrupt`) during start or watch ends the launch as
+        An interrupt (``self.interrupts``) during start or watch ends the launch as
         ``interrupted``; any other exception still tears every rank down before it propagates.
+        Everything after the first sign of failure (evidence, teardown, leftovers) shares one
+        budget of :data:`TEARDOWN_BUDGET_S` seconds across all hosts.
         """
         gpus = self.cfg.backend == "nccl" and any(self.local)
         slow_before = nvml.violation_ns() if gpus else None  # clocks held back, ns so far
         t0 = time.monotonic()
         out = LaunchOutcome("start", self.run_id, self.states, self.plan, self.deadline,
                             None, started_at=t0)
+        t_end: Optional[float] = None
+        hung = None
         try:
-            with _interruptible():
+            with self.interrupts.armed():
                 err = self.start()
                 out.ring_hostfile = self.ring_hostfile
                 if err is not None:
                     out.message, out.detected_at = err, time.monotonic()
                 else:
                     out.kind, out.detected_at = self.watch()
+            t_end = (out.detected_at or time.monotonic()) + TEARDOWN_BUDGET_S
             if out.kind in ("hang", "deadline", "init") and any(s.alive for s in self.states):
                 now = time.monotonic()
-                states = {p.rank: p.state() for p in self.procs if p is not None and
-                          self.states[p.rank].alive}
-                out.hang = self.tracker.hang_report(now, self.cfg.hb_stale,
-                                                    {k: v for k, v in states.items() if v})
-                out.stacks, out.native_stacks = self.capture_stacks()
+                hung = (now,) + self.local_evidence(t_end)
         except KeyboardInterrupt as exc:  # Ctrl-C, a supervisor's SIGTERM: still tear down
             out.kind, out.detected_at = "interrupted", time.monotonic()
+            t_end, hung = out.detected_at + TEARDOWN_BUDGET_S, None
             how = exc.args[0] if exc.args else "SIGINT"
             out.message = f"interrupted by {how} before the probe finished"
         except BaseException:  # a bug: never leave the ranks behind, then let it be reported
-            self.teardown()
-            self.leftovers()
-            self.remove_files(remote_too=True)
+            self.stop_ranks(time.monotonic() + TEARDOWN_BUDGET_S)
             raise
         out.failure = dict(self.tracker.first_failure) if self.tracker and \
             self.tracker.first_failure else None
         out.early_exits = {s.rank: s.returncode for s in self.states if s.returncode is not None}
-        out.actions = self.teardown()
-        found, unkillable, acts = self.leftovers()
-        out.survivors, out.unkillable = found, unkillable
-        out.actions.extend(acts)
-        out.actions.extend(self.remove_files(remote_too=out.kind != "ok"))
+        rep = self.stop_ranks(t_end, ask=STACK_SIGNAL.name[3:] if hung else None)
+        if hung:  # who waited where, as it was when the deadline passed
+            now, states, marks, asked, out.native_stacks = hung
+            rank_of = {(p.host, p.rank_pid): p.rank for p in self.procs
+                       if p is not None and not p.local}
+            for key, st in rep.states.items():
+                if key in rank_of:
+                    states[rank_of[key]] = st
+            asked = asked + [rank_of[k] for k in rep.asked if k in rank_of]
+            out.hang = self.tracker.hang_report(now, self.cfg.hb_stale, states)
+            out.stacks = self.stacks(marks, asked)
+        self.record_exits()
+        out.actions, out.survivors, out.unkillable = rep.actions, rep.found, rep.unkillable
         if gpus:  # GPU memory the local ranks held must be free again
             out.gpu_after = nvml.memory_after(p.pid for p in self.procs
                                               if p is not None and p.local)
@@ -488,16 +415,20 @@ def base_plan(cfg: ProbeConfig) -> Dict[str, Any]:
 
 
 def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
-              run_id: Optional[str] = None) -> ProbeRun:
+              run_id: Optional[str] = None,
+              interrupts: Optional[Interrupts] = None) -> ProbeRun:
     """Run the probe described by ``cfg`` and return its data; never leaves a rank behind.
 
-    With ``cfg.soak``, a hang in a soak repetition is counted, the ranks are torn down and
+    ``interrupts``: the caller's :class:`~meshdoctor.interrupts.Interrupts` (the CLI
+    routes SIGINT, SIGTERM and SIGHUP to it); an interrupted launch ends the probe. With
+    ``cfg.soak``, a hang in a soak repetition is counted, the ranks are torn down and
     relaunched from the next repetition (at most :data:`MAX_SOAK_HANGS` hangs)."""
     run_id = run_id or f"md-probe-{uuid.uuid4().hex[:12]}"
     run = ProbeRun(cfg, run_id)
     names = local_names()
     local = [is_this_machine(h, names) for h in cfg.hostfile.hosts]
     plan = base_plan(cfg)
+    interrupts = interrupts or Interrupts()
     while True:
         try:
             if cfg.backend == "ring":
@@ -510,10 +441,10 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
             run.preflight = {"where": exc.where, "message": str(exc)}
             return run
         marker = run_id if not run.launches else f"{run_id}.{len(run.launches)}"
-        out = Launch(cfg, marker, plan, local, ports, on_event).run()
+        out = Launch(cfg, marker, plan, local, ports, on_event, interrupts).run()
         run.launches.append(out)
         step = (out.hang or {}).get("step") or {}
-        if out.kind == "interrupted" or interrupted():
+        if out.kind == "interrupted" or interrupts.pending:
             return run
         if not (cfg.soak and out.kind == "hang" and step.get("phase") == "soak"
                 and not out.unkillable):

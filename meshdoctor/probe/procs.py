@@ -1,72 +1,49 @@
-"""A started rank process (local worker, or the ssh client of a remote one) and the signals the
-launcher may send: only to processes it started, never pid 1, itself or its parents
-(:func:`meshdoctor.ranks.send_signal`)."""
+"""A started rank process: the local worker, or the local ssh client of a remote one.
+
+Stopping it is :mod:`meshdoctor.teardown`'s job (:meth:`RankProc.target`); signals go only to
+processes the launcher started, never pid 1, itself or its parents
+(:func:`meshdoctor.ranks.send_signal`).
+"""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 from typing import Optional
 
-from .. import remote
-from ..ranks import send_signal
+from ..teardown import Target
+from .events import RankState
 
 
 class RankProc:
-    """One started rank: a local worker process, or the local ssh client of a remote one.
+    """One started rank. ``pid``: the local child's pid (the worker itself locally; ssh's for a
+    remote rank). The rank's pid on its host is ``state.pid`` (stored once: set at start for a
+    local rank, from the ready event for a remote one; None while a remote rank starts)."""
 
-    ``pid``: the local child's pid (the worker itself locally; ssh's for a remote rank);
-    ``remote_pid``: the worker's pid on its host (from its ready event)."""
-
-    def __init__(self, rank: int, host: str, local: bool, popen: subprocess.Popen,
-                 hosts: "remote.Hosts") -> None:
-        self.rank, self.host, self.local, self.popen = rank, host, local, popen
-        self.hosts = hosts
+    def __init__(self, state: RankState, popen: subprocess.Popen) -> None:
+        self.state, self.popen = state, popen
+        self.rank, self.host, self.local = state.rank, state.host, state.local
         self.pid = popen.pid
-        self.remote_pid: Optional[int] = None
+
+    @property
+    def rank_pid(self) -> Optional[int]:
+        """The rank's pid on its own host (None: a remote rank that has not reported it)."""
+        return self.state.pid
 
     def poll(self) -> Optional[int]:
         return self.popen.poll()
 
-    def signal(self, sig: int) -> str:
-        """Send ``sig`` to this rank (its whole process group locally; the worker pid over ssh
-        for a remote rank). Returns an outcome string; never raises."""
-        if self.local:
-            if self.popen.poll() is not None:  # reaped: its pid may already be another's
-                return "already gone"
-            return signal_group(self.pid, sig)
-        if self.remote_pid is None:
-            return "remote pid unknown"
-        r = self.hosts.run(self.host, ["kill", f"-{signal.Signals(sig).name[3:]}",
-                                   str(self.remote_pid)], timeout=5)
-        return "sent" if r.ok else f"failed: {r.describe()}"
-
-    def state(self) -> Optional[str]:
-        """Process state (psutil names: running, sleeping, stopped, zombie...) or None."""
-        if self.local:
-            if self.popen.poll() is not None:
-                return None
-            try:
-                import psutil
-
-                return psutil.Process(self.pid).status()
-            except Exception:
-                return None
-        if self.remote_pid is None:
+    def local_state(self) -> Optional[str]:
+        """Process state of a local rank (psutil names: running, sleeping, stopped, zombie...)
+        or None (exited, unreadable, remote)."""
+        if not self.local or self.popen.poll() is not None:
             return None
-        r = self.hosts.run(self.host, ["ps", "-o", "stat=", "-p", str(self.remote_pid)],
-                           timeout=5)
-        code = r.stdout.strip()[:1] if r.ok else ""
-        return {"T": "stopped", "R": "running", "S": "sleeping", "D": "disk-sleep",
-                "Z": "zombie", "U": "disk-sleep"}.get(code)
+        try:
+            import psutil
 
+            return psutil.Process(self.pid).status()
+        except Exception:
+            return None
 
-def signal_group(pid: int, sig: int) -> str:
-    """Signal the process group ``pid`` leads (we started it with a new session); see
-    :func:`meshdoctor.ranks.send_signal` for what is refused."""
-    return send_signal(pid, sig, group=True)
-
-
-def kill_pid(pid: int) -> str:
-    """SIGKILL ``pid`` (a leftover positively identified by the run marker); outcome text."""
-    return send_signal(pid, signal.SIGKILL)
+    def target(self) -> Target:
+        """This rank as a :class:`meshdoctor.teardown.Target`."""
+        return Target(self.host, self.rank_pid, f"rank {self.rank}", self.local, self.popen)

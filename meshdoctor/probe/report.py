@@ -390,7 +390,9 @@ def build(run: ProbeRun, verdict: Verdict) -> Verdict:
         res.append(Result(C.LEFTOVER, "probe.leftovers", FAIL,
                           f"could not reach {host} over ssh to stop {_ranks_str(ranks)} and "
                           f"check for leftovers: {why}", host=host,
-                          evidence={"ranks": ranks, "ssh": why},
+                          evidence={"ranks": ranks, "ssh": why,  # what is known of them
+                                    "pids": {str(s.rank): s.pid for s in out.ranks
+                                             if s.host == host and s.pid is not None}},
                           remediation=Remediation(
                               f"Once {host} answers again, look for leftover ranks there "
                               "(`meshdoctor check --only MD301` on that host) and check its "

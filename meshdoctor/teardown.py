@@ -1,0 +1,395 @@
+"""Stopping processes, locally and over ssh: every host in parallel, under one deadline.
+
+:func:`stop` takes the processes to stop (:class:`Target`: a host and a pid, optionally the local
+child that stands for it) and, on each host at once, sends SIGTERM, waits ``grace`` seconds,
+sends SIGKILL to what is left, then (given a ``marker``) looks for any process whose command line
+carries it (a leftover: SIGKILL, and one still there a second later is ``unkillable``) and removes
+temp files named ``tmp_prefix*``. A stopped process gets SIGKILL at once (a SIGTERM would stay
+pending until SIGCONT). :func:`signal_remote` sends one signal to pids on one host; both use the
+same small POSIX ``sh`` script (:func:`_script`), so one piece of code signals a remote process.
+
+Remote hosts: ONE ssh call per host does all of it (an ssh round trip costs about 0.5 s on a
+loaded 2-core box; a dozen of them host by host made a hung 3-host mesh report 15 s late). The
+script is fed on stdin to ``sh -s``, so the marker never appears on any command line on the host
+(it would otherwise find its own shell). With a marker, a known pid is signalled only if its
+command line carries the marker (a pid reused by another program since is left alone). A host
+that does not answer before the deadline is recorded in ``hosts.unreachable`` and is never
+waited on beyond it; what is known (the pids it was asked to stop) stays in the actions.
+
+Local processes: psutil and :func:`meshdoctor.ranks.send_signal` (which refuses pid 1, this
+process and its parents); leftovers by :func:`meshdoctor.ranks.find_ranks` (the
+``MESHDOCTOR_PROBE_ID`` environment marker).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import remote
+from .deadline import start as start_calls
+from .ranks import find_ranks, send_signal
+
+GRACE_S = 0.5          # SIGTERM -> SIGKILL
+KILL_WAIT_S = 1.0      # SIGKILL -> gone (longer: stuck in the kernel; the leftover check tells)
+UNKILLABLE_WAIT_S = 1.0  # a leftover still there this long after SIGKILL is unkillable
+POLL_S = 0.01
+
+# ps state letters (POSIX ps, Linux procps and macOS) -> psutil's names
+_STATES = {"T": "stopped", "R": "running", "S": "sleeping", "D": "disk-sleep", "Z": "zombie",
+           "U": "disk-sleep", "I": "idle"}
+
+
+def state_name(stat: str) -> Optional[str]:
+    """psutil's name for a ``ps -o stat=`` value (``T+`` -> ``stopped``), None if unknown."""
+    return _STATES.get(stat[:1]) if stat else None
+
+
+@dataclass
+class Target:
+    """One process to stop.
+
+    ``host``: its ssh name (``localhost`` for a local one); ``pid``: its pid on that host, None
+    when not known yet (a remote rank still starting: found by the marker instead); ``label``:
+    what to call it in actions (``rank 2``); ``local``: on this machine; ``popen``: the local
+    child standing for it, when this process started it (a local rank, in its own session: its
+    whole process group is signalled; or the ssh client of a remote one: killed once the remote
+    side is done or unreachable, then reaped)."""
+
+    host: str
+    pid: Optional[int]
+    label: str
+    local: bool
+    popen: Optional[subprocess.Popen] = None
+
+    def exited(self) -> bool:
+        """The local child has exited (for a remote target: its ssh session ended)."""
+        return self.popen is not None and self.popen.poll() is not None
+
+
+@dataclass
+class Report:
+    """What :func:`stop` did. ``actions``: ``{"action", "outcome"}`` in order; ``found``:
+    leftovers carrying the marker after the stop (``host``, ``local``, ``pid``, ``status``,
+    ``cmdline``, locally also ``rank``); ``unkillable``: those of them still there after SIGKILL;
+    ``unreachable``: host -> reason, for hosts that did not answer (also in ``hosts``);
+    ``states``: ``(host, pid)`` -> process state read on a remote host before SIGTERM
+    (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``."""
+
+    actions: List[Dict[str, str]] = field(default_factory=list)
+    found: List[Dict] = field(default_factory=list)
+    unkillable: List[Dict] = field(default_factory=list)
+    unreachable: Dict[str, str] = field(default_factory=dict)
+    states: Dict[Tuple[str, int], str] = field(default_factory=dict)
+    asked: List[Tuple[str, int]] = field(default_factory=list)
+
+
+# --- the remote side --------------------------------------------------------------------------
+
+# Input: PIDS, ASK and ASKWAIT (a signal sent first to each running process, e.g. USR1 for a stack
+# dump, then ASKWAIT tenths of a second for it to act), SIG (TERM, KILL, USR1..., or empty: only
+# report states), GRACE and KWAIT (tenths of a second; GRACE 0: no escalation to KILL), M (marker,
+# may be empty), START (1: kill by marker first, for processes whose pid is not known yet), SWEEP
+# (1: leftover search by marker), TMP (temp-file prefix, may be empty). ``ps -ww``: full command
+# lines (piped, ps cuts them at 80 columns and the marker at the end would be lost). Output, one
+# line each: "ask P STAT", "pid P STAT OUTCOME [SIG]", "kill P OUTCOME", "start P OUTCOME",
+# "left P STAT ARGS", "stuck P STAT", "rm done".
+_BODY = r"""
+export M
+st() { ps -o stat= -p "$1" 2>/dev/null | awk '{ print $1; exit }'; }
+ours() { [ -z "$M" ] || ps -ww -o args= -p "$1" 2>/dev/null |
+         awk 'index($0, ENVIRON["M"]) { f = 1 } END { exit !f }'; }
+marked() { [ -n "$M" ] && ps -ww -eo pid=,stat=,args= |
+           awk 'index($0, ENVIRON["M"]) { print $1, $2, substr($0, index($0, $3)) }'; }
+alive() { for p in $SENT; do s=$(st "$p"); case "$s" in ''|Z*) ;; *) echo "$p";; esac; done; }
+waitgone() { i=0; while [ "$i" -lt "$1" ] && [ -n "$(alive)" ]; do sleep 0.1; i=$((i+1)); done; }
+if [ -n "$ASK" ]; then
+  for p in $PIDS; do
+    s=$(st "$p")
+    case "$s" in ''|Z*|T*) continue;; esac
+    ours "$p" && kill -s "$ASK" "$p" 2>/dev/null && echo "ask $p $s"
+  done
+  i=0; while [ "$i" -lt "$ASKWAIT" ]; do sleep 0.1; i=$((i+1)); done
+fi
+SENT=
+for p in $PIDS; do
+  s=$(st "$p")
+  case "$s" in ''|Z*) echo "pid $p - gone"; continue;; esac
+  if ! ours "$p"; then echo "pid $p $s not-ours"; continue; fi
+  if [ -z "$SIG" ]; then echo "pid $p $s"; continue; fi
+  g=$SIG
+  case "$s" in T*) if [ "$SIG" = TERM ]; then g=KILL; elif [ "$SIG" != KILL ]; then
+    echo "pid $p $s stopped"; continue; fi;; esac
+  if kill -s "$g" "$p" 2>/dev/null; then echo "pid $p $s sent $g"; SENT="$SENT $p"
+  else echo "pid $p $s failed $g"; fi
+done
+if [ "$GRACE" -gt 0 ] && [ -n "$SENT" ]; then
+  waitgone "$GRACE"
+  for p in $(alive); do
+    if kill -s KILL "$p" 2>/dev/null; then echo "kill $p sent"; else echo "kill $p failed"; fi
+  done
+  waitgone "$KWAIT"
+fi
+if [ "$START" = 1 ]; then
+  marked | while read -r p s a; do
+    if kill -s KILL "$p" 2>/dev/null; then echo "start $p sent"; else echo "start $p failed"; fi
+  done
+  i=0; while [ "$i" -lt "$KWAIT" ] && [ -n "$(marked)" ]; do sleep 0.1; i=$((i+1)); done
+fi
+if [ "$SWEEP" = 1 ] && [ -n "$(marked)" ]; then
+  marked | while read -r p s a; do echo "left $p $s $a"; kill -s KILL "$p" 2>/dev/null; done
+  sleep 1
+  marked | while read -r p s a; do echo "stuck $p $s"; done
+fi
+if [ -n "$TMP" ]; then rm -f "${TMPDIR:-/tmp}/$TMP"* && echo "rm done"; fi
+exit 0
+"""
+
+
+def _script(pids: Sequence[int], sig: Optional[str], *, grace_s: float = 0.0,
+            kill_wait_s: float = KILL_WAIT_S, marker: Optional[str] = None,
+            starting: bool = False, sweep: bool = False, tmp_prefix: Optional[str] = None,
+            ask: Optional[str] = None, ask_wait_s: float = 0.0) -> str:
+    """The ``sh -s`` input: the parameters (every value quoted) and :data:`_BODY`."""
+    params = {"PIDS": " ".join(str(int(p)) for p in pids), "SIG": sig or "",
+              "ASK": ask or "", "ASKWAIT": str(int(round(ask_wait_s * 10))),
+              "GRACE": str(int(round(grace_s * 10))), "KWAIT": str(int(round(kill_wait_s * 10))),
+              "M": marker or "", "START": "1" if starting and marker else "0",
+              "SWEEP": "1" if sweep and marker else "0", "TMP": tmp_prefix or ""}
+    return "".join(f"{k}={shlex.quote(v)}\n" for k, v in params.items()) + _BODY
+
+
+def _run_script(hosts: "remote.Hosts", host: str, script: str, timeout: float):
+    return hosts.run(host, ["sh", "-s"], timeout=max(0.5, timeout), input=script)
+
+
+def signal_remote(hosts: "remote.Hosts", host: str, pids: Sequence[int], sig: Optional[str], *,
+                  marker: Optional[str] = None,
+                  timeout: float = 5.0) -> Dict[int, Tuple[Optional[str], str]]:
+    """Send ``sig`` (a name without ``SIG``: ``TERM``, ``KILL``, ``USR1``; None: send nothing,
+    only read the states) to ``pids`` on ``host`` in one ssh call; returns pid -> ``(state,
+    outcome)``: state as :func:`state_name`, outcome ``sent``, ``gone``, ``stopped`` (a stopped
+    process gets no signal but SIGKILL; SIGTERM becomes SIGKILL: ``sent KILL``), ``not ours``
+    (its command line lacks ``marker``), ``failed`` or, when the host did not answer, ``failed:
+    <ssh reason>``. Never raises."""
+    r = _run_script(hosts, host, _script(pids, sig, marker=marker), timeout)
+    got: Dict[int, Tuple[Optional[str], str]] = {}
+    for line in r.stdout.splitlines():
+        w = line.split()
+        if len(w) >= 3 and w[0] == "pid" and w[1].isdigit():
+            out = " ".join(w[3:]).replace("not-ours", "not ours") or "read"
+            got[int(w[1])] = (state_name(w[2]) if w[2] != "-" else None, out)
+    for p in pids:
+        got.setdefault(int(p), (None, "failed: " + r.describe() if not r.ok else "no answer"))
+    return got
+
+
+def _stop_remote(hosts: "remote.Hosts", host: str, targets: List[Target], marker: Optional[str],
+                 tmp_prefix: Optional[str], grace: float, deadline: float, sweep: bool,
+                 ask: Optional[str], ask_wait_s: float, rep: Report) -> None:
+    live = [t for t in targets if not t.exited()]
+    pids = [t.pid for t in live if t.pid is not None]
+    by_pid = {t.pid: t for t in live if t.pid is not None}
+    starting = any(t.pid is None for t in live)
+    acts: List[Dict[str, str]] = []
+    if pids or starting or (marker and sweep) or tmp_prefix:
+        r = _run_script(hosts, host, _script(pids, "TERM", grace_s=grace, marker=marker,
+                                             starting=starting, sweep=sweep,
+                                             tmp_prefix=tmp_prefix, ask=ask,
+                                             ask_wait_s=ask_wait_s),
+                        deadline - time.monotonic())
+        seen = set()
+        for line in r.stdout.splitlines():
+            w = line.split(None, 4)
+            if len(w) < 2 or not w[1].isdigit():
+                if w[:2] == ["rm", "done"]:
+                    acts.append({"action": f"remove temp files {tmp_prefix}* on {host}",
+                                 "outcome": "done"})
+                continue
+            pid = int(w[1])
+            what = by_pid[pid].label if pid in by_pid else "process"
+            if w[0] == "ask":
+                rep.asked.append((host, pid))
+            elif w[0] == "pid" and len(w) >= 4:
+                seen.add(pid)
+                if w[2] != "-":
+                    rep.states[(host, pid)] = state_name(w[2]) or w[2]
+                sig = w[4] if len(w) > 4 else "TERM"
+                outcome = {"sent": "sent", "failed": "failed", "gone": "already gone",
+                           "not-ours": "refused: no longer carries the marker"}.get(w[3], w[3])
+                stopped = w[2].startswith("T") and sig == "KILL"
+                acts.append({"action": f"SIG{sig} {what} ({host}, pid {pid})"
+                             + (" (stopped)" if stopped else ""), "outcome": outcome})
+            elif w[0] == "kill":
+                acts.append({"action": f"SIGKILL {what} ({host}, pid {pid})",
+                             "outcome": w[2] if len(w) > 2 else "sent"})
+            elif w[0] == "start":
+                acts.append({"action": f"SIGKILL starting process on {host} (pid {pid}, found "
+                             "by the marker)", "outcome": w[2] if len(w) > 2 else "sent"})
+            elif w[0] == "left":
+                rep.found.append({"host": host, "local": False, "pid": pid,
+                                  "status": state_name(w[2]) or w[2],
+                                  "cmdline": (w[3] + (" " + w[4] if len(w) > 4 else ""))[:200]})
+                acts.append({"action": f"SIGKILL leftover pid {pid} on {host}",
+                             "outcome": "sent"})
+            elif w[0] == "stuck":
+                rep.unkillable.extend(f for f in rep.found
+                                      if f["host"] == host and f["pid"] == pid)
+        if not r.ok:
+            why = hosts.unreachable.get(host) or r.describe()
+            for pid in pids:
+                if pid not in seen:
+                    acts.append({"action": f"SIGTERM {by_pid[pid].label} ({host}, pid {pid})",
+                                 "outcome": f"failed: {why}"})
+            if host not in hosts.unreachable:
+                hosts.unreachable[host] = why
+    # the local ssh clients: their session ends with the remote process; one whose host did not
+    # answer is killed here (it is our child, in its own session)
+    _wait(lambda: all(t.exited() for t in live), min(0.5, max(0.0, deadline - time.monotonic())))
+    for t in live:
+        if t.popen is not None and t.popen.poll() is None:
+            send_signal(t.popen.pid, signal.SIGKILL, group=True)
+            try:
+                t.popen.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                pass
+    rep.actions.extend(acts)
+
+
+# --- the local side ---------------------------------------------------------------------------
+
+def _local_state(t: Target) -> Optional[str]:
+    if t.pid is None or t.exited():
+        return None
+    try:
+        import psutil
+
+        return psutil.Process(t.pid).status()
+    except Exception:
+        return None
+
+
+def _local_gone(t: Target) -> bool:
+    if t.popen is not None:
+        return t.popen.poll() is not None
+    st = _local_state(t)
+    return st is None or st == "zombie"
+
+
+def _signal_local(t: Target, sig: int) -> str:
+    if t.popen is not None and t.popen.poll() is not None:
+        return "already gone"  # reaped: its pid may already be another's
+    return send_signal(t.pid, sig, group=t.popen is not None)
+
+
+def _wait(cond, limit: float) -> None:
+    t_end = time.monotonic() + limit
+    while not cond() and time.monotonic() < t_end:
+        time.sleep(POLL_S)
+
+
+def _stop_local(targets: List[Target], marker: Optional[str], tmp_prefix: Optional[str],
+                grace: float, sweep: bool, rep: Report) -> None:
+    acts = rep.actions
+    live = [t for t in targets if t.pid is not None and not _local_gone(t)]
+    for t in live:
+        sig = signal.SIGKILL if _local_state(t) == "stopped" else signal.SIGTERM
+        acts.append({"action": f"{sig.name} {t.label} ({t.host}, pid {t.pid})"
+                     + (" (stopped)" if sig == signal.SIGKILL else ""),
+                     "outcome": _signal_local(t, sig)})
+    _wait(lambda: all(_local_gone(t) for t in live), grace)
+    live = [t for t in live if not _local_gone(t)]
+    for t in live:
+        acts.append({"action": f"SIGKILL {t.label} ({t.host}, pid {t.pid})",
+                     "outcome": _signal_local(t, signal.SIGKILL)})
+    _wait(lambda: all(_local_gone(t) for t in live), KILL_WAIT_S)
+    for t in targets:
+        if t.popen is None:
+            continue
+        try:
+            t.popen.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            acts.append({"action": f"reap {t.label} (pid {t.pid})",
+                         "outcome": "still running after SIGKILL"})
+    if marker and sweep:
+        found = [{"host": "localhost", "local": True, "pid": rp.pid, "status": rp.status,
+                  "rank": rp.rank, "cmdline": " ".join(rp.cmdline)[:200]}
+                 for rp in find_ranks(marker=marker)]
+        for f in found:
+            acts.append({"action": f"SIGKILL leftover pid {f['pid']} on localhost",
+                         "outcome": send_signal(f["pid"], signal.SIGKILL)})
+        if found:
+            time.sleep(UNKILLABLE_WAIT_S)
+            again = {rp.pid for rp in find_ranks(marker=marker)}
+            rep.unkillable.extend(f for f in found if f["pid"] in again)
+        rep.found.extend(found)
+    if tmp_prefix:
+        for path in glob.glob(os.path.join(tempfile.gettempdir(), f"{tmp_prefix}*")):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+# --- all hosts ----------------------------------------------------------------------------------
+
+def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
+         marker: Optional[str] = None, sweep: bool = True, tmp_prefix: Optional[str] = None,
+         remote_hosts: Sequence[str] = (), grace_s: float = GRACE_S,
+         ask: Optional[str] = None, ask_wait_s: float = 0.3) -> Report:
+    """Stop ``targets`` on every host at once (see module doc) and return what was done.
+
+    ``budget_s``: seconds every remote host gets, all together (one deadline); a host that has
+    not answered by then is in ``Report.unreachable`` and the call returns without it (its ssh
+    command is killed at the deadline). Local work (signals, waits of ``grace_s`` and
+    :data:`KILL_WAIT_S`, the leftover check) is not cut short. ``marker``: with ``sweep``, look
+    for leftovers carrying it (locally, when a target is local: the ``MESHDOCTOR_PROBE_ID``
+    environment; remotely: the command line); ``remote_hosts``: more hosts to sweep (and
+    clean) though no target runs there; ``tmp_prefix``: remove ``$TMPDIR/<tmp_prefix>*`` on
+    every host. ``ask``: on remote hosts, a signal name (``USR1``: a stack dump) sent first to
+    each running target, ``ask_wait_s`` before SIGTERM, in the same ssh call (``Report.asked``,
+    ``Report.states``). Never raises for a process or host that fails."""
+    deadline = time.monotonic() + budget_s
+    rep = Report()
+    by_host: Dict[str, List[Target]] = {}
+    for t in targets:
+        if not t.local:
+            by_host.setdefault(t.host, []).append(t)
+    for h in remote_hosts:
+        by_host.setdefault(h, [])
+    parts: Dict[str, Report] = {h: Report() for h in by_host}
+    running = start_calls({h: (lambda h=h: _stop_remote(hosts, h, by_host[h], marker, tmp_prefix,
+                                                        grace_s, deadline, sweep, ask,
+                                                        ask_wait_s, parts[h]))
+                           for h in sorted(by_host)}, name="teardown")
+    mine = [t for t in targets if t.local]
+    _stop_local(mine, marker, tmp_prefix, grace_s, sweep and bool(mine), rep)
+    # the remote commands end at the deadline themselves; the slack is for their threads
+    got = running.wait(max(0.0, deadline + 0.5 - time.monotonic()))
+    for h in sorted(by_host):
+        if not got[h].finished:  # do not wait for it any longer
+            hosts.unreachable.setdefault(h, f"did not answer within the {budget_s:.1f} s "
+                                            "teardown budget")
+            for t in by_host[h]:
+                rep.actions.append({"action": f"stop {t.label} ({h}, pid {t.pid})",
+                                    "outcome": "unknown: host did not answer in time"})
+            continue
+        if got[h].error is not None:  # a bug: the rest of the teardown still happens
+            rep.actions.append({"action": f"stop processes on {h}",
+                                "outcome": f"failed: {type(got[h].error).__name__}: "
+                                           f"{got[h].error}"})
+        p = parts[h]
+        rep.actions.extend(p.actions)
+        rep.found.extend(p.found)
+        rep.unkillable.extend(p.unkillable)
+        rep.states.update(p.states)
+        rep.asked.extend(p.asked)
+    rep.unreachable = dict(hosts.unreachable)
+    return rep
