@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import pytest
 
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
@@ -158,6 +159,10 @@ def test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage(clean_
         import psutil
 
         proc = psutil.Process(pid)
+        for _ in range(500):  # `$!` may name it before setsid has exec'd sleep: wait for that
+            if proc.cmdline()[:1] == ["sleep"]:
+                break
+            time.sleep(0.01)
         assert proc.environ()[execute.PARENT_MARKER_ENV] == str(os.getpid())
         assert proc.ppid() != os.getpid()
         assert pid not in {r.pid for r in find_ranks()}
