@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 OK, WARN, FAIL, SKIP, ERROR = "ok", "warn", "fail", "skip", "error"
 STATUSES = (OK, WARN, FAIL, SKIP, ERROR)

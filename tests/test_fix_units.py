@@ -38,7 +38,7 @@ def test_kern_boottime_is_parsed_and_garbage_is_named():
 
 
 def _doc(actions):
-    return {"schema_version": 1, "tool": {"name": "meshdoctor", "version": "0"},
+    return {"schema_version": 2, "tool": {"name": "meshdoctor", "version": "0"},
             "command": "fix", "verdict": "go", "exit_code": 0, "needs_reboot": [],
             "started_at": "2026-11-30T00:00:00+00:00", "duration_s": 0.1, "hosts": [],
             "results": [{"code": "MD701", "check": "fix.stale-ranks", "host": "m1",
