@@ -180,7 +180,6 @@ def test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage(clean_
 
 def test_closed_stdout_keeps_the_verdict_exit_code(clean_env):
     import subprocess
-    import sys
 
     p = subprocess.run(f"{sys.executable} -m meshdoctor check --json --only MD101 | head -c 1",
                        shell=True, capture_output=True, text=True, env=clean_env, timeout=60,

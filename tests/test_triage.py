@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from meshdoctor import catalogue, exits, signatures
 from meshdoctor.triage import logs
-from meshdoctor.triage.command import run as triage_run
 from tests.conftest import run_cli, validate
 
 FIX = Path(__file__).parent / "fixtures" / "triage"
@@ -451,7 +450,7 @@ def test_random_bytes_never_crash(data):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(st.text(max_size=200), st.sampled_from(
-    [l for l, _ in LINES] + ["Traceback (most recent call last):", "  File 'x', line 1",
+    [line for line, _ in LINES] + ["Traceback (most recent call last):", "  File 'x', line 1",
                              "Segmentation fault: 11", "SIGSEGV", "tbt_post_recv",
                              "2026-13-45 99:99:99 bogus time"])), max_size=60))
 def test_random_text_never_crashes(lines):

@@ -434,7 +434,7 @@ class Worker:
             expected = self.values(src, count) if r == dst else None
             times, wrong = [], 0
 
-            def xfer():
+            def xfer(src=src, dst=dst):  # bound now: called within this iteration
                 if r == src:
                     mx.eval(mx.distributed.send(x, dst, group=self.group, stream=cpu))
                     return None

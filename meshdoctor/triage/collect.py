@@ -9,7 +9,6 @@ wrong. Remote reads go through :mod:`meshdoctor.remote` (argument lists, each wo
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 import threading
