@@ -570,7 +570,9 @@ CATALOGUE: List[Signature] = [
          "A peer rank exited or the network between the ranks failed: usually the consequence "
          "of another rank's failure.",
          "Find the rank that died first (its exit status and stderr), and check the link "
-         "between the hosts.", "NCCL ncclRemoteError"),
+         "between the hosts.", "NCCL ncclRemoteError", role=CONSEQUENCE,
+         causes=[("another rank died or was killed first", "its exit status (-9, 1) and stderr"),
+                 ("the network between the hosts failed", "no rank died; the link or switch")]),
 ]
 
 BY_CODE: Dict[str, Signature] = {s.code: s for s in CATALOGUE}
