@@ -40,7 +40,8 @@ def test_tb4_mac_with_rdma_disabled_is_not_sent_to_recovery(fake_mac, tmp_path):
     assert ring_over_tb(f)
     assert f["evidence"]["chain"]["thunderbolt_hardware"]["generation"] == "tb4"
     # under a jaccl hostfile the launch cannot work: fail, still no Recovery advice
-    r = run_cli("check", "--json", "--only", "MD201,MD202,MD203,MD204,MD205", "--hostfile",
+    r = run_cli("check", "--json", "--local-only", "--only", "MD201,MD202,MD203,MD204,MD205",
+                "--hostfile",
                 jaccl_hostfile(tmp_path), env=env)
     (f,) = r.results("MD201")
     assert f["status"] == "fail" and r.rc == 1 and ring_over_tb(f)
@@ -63,7 +64,7 @@ def test_tb4_mac_enabled_with_no_devices(fake_mac):
 
 def test_tb4_mac_lists_rdma_devices_that_are_never_usable(fake_mac, tmp_path):
     env = fake_mac("healthy", "tb4-devices-listed")
-    r = run_cli("check", "--json", "--only", "MD201,MD202,MD205", "--hostfile",
+    r = run_cli("check", "--json", "--local-only", "--only", "MD201,MD202,MD205", "--hostfile",
                 jaccl_hostfile(tmp_path), env=env)
     assert r.rc == 1, r.out
     (f,) = r.results("MD201")
