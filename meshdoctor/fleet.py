@@ -26,13 +26,13 @@ import json
 import os
 import shlex
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import execute, remote
 from .catalogue import CHECK, Doc, Entry
+from .deadline import outcomes, start
 from .hostfile import Hostfile, is_this_machine, local_names
 from .model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
@@ -162,13 +162,8 @@ def run_meshdoctor(hosts: Sequence[str], args: Union[Sequence[str], Callable[[st
             replies[host] = HostReply(host, "ssh", error=f"{type(exc).__name__}: {exc}",
                                       reachable=False)
 
-    threads = [threading.Thread(target=one, args=(h,), daemon=True, name=f"fleet-{h}")
-               for h in dict.fromkeys(hosts)]
-    end = time.monotonic() + timeout + 1.0
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(max(0.0, end - time.monotonic()))
+    outcomes({h: (lambda h=h: one(h)) for h in dict.fromkeys(hosts)}, timeout + 1.0,
+             name="fleet")
     return {h: replies.get(h) or HostReply(h, "ssh", reachable=False,
                                            error=f"no answer within {timeout:g} s")
             for h in dict.fromkeys(hosts)}
@@ -400,21 +395,15 @@ def node_facts_bounded(ctx, host_info: HostInfo, timeout: float,
     facts not ready ``timeout`` seconds after the start are named in ``facts["errors"]``."""
     from .facts import node_facts
 
-    box: Dict[str, Any] = {}
-
-    def gather() -> None:
-        try:
-            box["facts"] = node_facts(ctx)
-        except Exception as exc:  # node_facts catches its own; this is the last guard
-            box["facts"] = {"errors": {"facts": f"{type(exc).__name__}: {exc}"}}
-
     t0 = time.monotonic()
-    th = threading.Thread(target=gather, daemon=True, name="node-facts")
-    th.start()
+    running = start({"facts": lambda: node_facts(ctx)}, name="node-facts")
     run_checks()
-    th.join(max(0.0, t0 + timeout - time.monotonic()))
-    host_info.facts = box.get("facts") or {
-        "errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
+    got = running.wait(max(0.0, t0 + timeout - time.monotonic()))["facts"]
+    if got.error is not None:  # node_facts catches its own; this is the last guard
+        host_info.facts = {"errors": {"facts": f"{type(got.error).__name__}: {got.error}"}}
+    else:
+        host_info.facts = got.value if got.finished else {
+            "errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
 
 
 def gate_probe(hf: Hostfile, verdict: Verdict, opts: Optional[FleetOptions] = None) -> bool:
