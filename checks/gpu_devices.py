@@ -12,18 +12,16 @@ between processes (NVIDIA driver persistence documentation).
 
 from __future__ import annotations
 
-from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.nvml import COMPUTE_MODES, gather_gpus
+from meshdoctor.nvml import COMPUTE_MODES, gpus_or_finding
 
 
 def run(ctx: NodeContext):
-    snap = ctx.fact(gather_gpus)
-    if not snap.get("driver"):
-        return skip(snap.get("reason", "no NVIDIA driver"))
-    if not snap.get("nvml"):
-        return error(f"cannot read the GPUs: {snap.get('reason')}", evidence=snap,
-                     remediation="Check the driver (`nvidia-smi`); install nvidia-ml-py.")
+    snap, unusable = gpus_or_finding(
+        ctx, "Check the driver (`nvidia-smi`); install nvidia-ml-py.")
+    if unusable is not None:
+        return unusable
     gpus = [g for g in snap["gpus"] if "unreadable" not in g]
     out = []
     ranks = len(ctx.ranks)

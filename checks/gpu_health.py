@@ -14,9 +14,9 @@ only in performance state P0); clock event reasons for power and heat
 
 from __future__ import annotations
 
-from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.nvml import gather_gpus, throttle_names
+from meshdoctor.nvml import gpus_or_finding, throttle_names
 
 
 def _links(snap):
@@ -42,11 +42,9 @@ def _links(snap):
 
 
 def run(ctx: NodeContext):
-    snap = ctx.fact(gather_gpus)
-    if not snap.get("driver"):
-        return skip(snap.get("reason", "no NVIDIA driver"))
-    if not snap.get("nvml"):
-        return error(f"cannot read the GPUs: {snap.get('reason')}", evidence=snap)
+    snap, unusable = gpus_or_finding(ctx)
+    if unusable is not None:
+        return unusable
     out = []
     links = _links(snap)
     for g in snap["gpus"]:

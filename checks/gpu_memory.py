@@ -16,10 +16,10 @@ from typing import Dict, Optional
 
 import psutil
 
-from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
+from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Remediation
-from meshdoctor.nvml import gather_gpus
+from meshdoctor.nvml import gpus_or_finding
 from meshdoctor.ranks import find_ranks
 
 INIT_PID_NS = 0xEFFFFFFC  # PROC_PID_INIT_INO, Linux include/linux/proc_ns.h
@@ -40,11 +40,9 @@ def _mib(b: Optional[int]) -> str:
 
 
 def run(ctx: NodeContext):
-    snap = ctx.fact(gather_gpus)
-    if not snap.get("driver"):
-        return skip(snap.get("reason", "no NVIDIA driver"))
-    if not snap.get("nvml"):
-        return error(f"cannot read the GPUs: {snap.get('reason')}", evidence=snap)
+    snap, unusable = gpus_or_finding(ctx)
+    if unusable is not None:
+        return unusable
     ranks: Dict[int, object] = {r.pid: r for r in find_ranks(skip_descendants=True)}
     host_ns = in_init_pid_namespace()
     out = []

@@ -14,9 +14,10 @@ Sources: NVML API reference (docs.nvidia.com/deploy/nvml-api), ``nvidia-ml-py`` 
 from __future__ import annotations
 
 import os
-import threading
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .deadline import call
 
 DRIVER_FILE = "/proc/driver/nvidia/version"
 # Test and packaging hook: a file that stands in for DRIVER_FILE ("" or a missing path: no driver).
@@ -215,10 +216,8 @@ def _under_deadline(work: Callable[[Any], Any], timeout: float, name: str) -> Di
             except Exception:
                 pass
 
-    th = threading.Thread(target=run, daemon=True, name=name)
-    th.start()
-    th.join(timeout)
-    if th.is_alive():
+    finished, _ = call(run, timeout, name=name)
+    if not finished:
         return {"reason": f"NVML did not answer within {timeout:g} s (a wedged GPU or driver)"}
     return box if box else {"reason": "NVML failed"}
 
@@ -241,6 +240,21 @@ def read_all(timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
 def gather_gpus(ctx) -> Dict[str, Any]:
     """The node context's fact: :func:`read_all` under twice the command deadline."""
     return read_all(timeout=max(1.0, 2 * ctx.command_timeout))
+
+
+def gpus_or_finding(ctx, remediation: Optional[str] = None) -> Tuple[Dict[str, Any], Any]:
+    """``(snapshot, None)`` when NVML answered on this node, else ``({}, finding)``: a ``skip``
+    without an NVIDIA driver, an ``error`` (``remediation`` attached) when NVML is unusable or
+    did not answer in time. The shared first step of every GPU check."""
+    from .check import error, skip
+
+    snap = ctx.fact(gather_gpus)
+    if not snap.get("driver"):
+        return {}, skip(snap.get("reason", "no NVIDIA driver"))
+    if not snap.get("nvml"):
+        return {}, error(f"cannot read the GPUs: {snap.get('reason')}", evidence=snap,
+                         remediation=remediation)
+    return snap, None
 
 
 def processes_of(snap: Dict[str, Any], pids) -> List[Dict[str, Any]]:
