@@ -46,9 +46,9 @@ def test_gpu_probe_every_op_exact_on_the_gpus():
     assert r.rc == 0, (r.out, r.err)
     assert r.doc["probe"]["backend"] == "nccl"
     ops = {f["op"]: f for f in r.doc["probe"]["ops"]}
-    for op in ("all_sum", "all_gather"):
+    for op in ("all_sum", "all_gather", "all_max", "all_min", "sum_scatter"):
         assert ops[op]["wrong"] == 0 and ops[op]["checked"] > 0 and ops[op]["busbw_gbs"] > 1
-    assert "no send/recv" in ops["send_recv"]["skipped"]
+    assert "nccl backend has no send_recv" in ops["send_recv"]["skipped"]
     left = by_code(r.doc, "MD506")[0]
     assert left["status"] == "ok" and "no GPU memory held by the ranks" in left["summary"]
 
