@@ -154,7 +154,8 @@ def test_host_that_refuses_ssh_is_unreachable_and_exit_3(bed):
                               {"ssh": "hx", "ips": [bed.ips["h2"]]}]))
     r = run_cli("probe", "--hostfile", str(hf), "--size", "1MiB", "--iters", "1", "--json",
                 env=bed.env, timeout=120)
-    assert r.rc == 3, r.out[-3000:]
+    assert r.rc == 3, ([(x["code"], x["host"], x["status"], x["summary"]) for x in
+                        r.doc["results"]], r.doc["probe"].get("outcome"))
     assert {h["host"]: h["reachable"] for h in r.doc["hosts"]} == {"h0": True, "hx": False}
     start = r.results("MD509")
     assert start and start[0]["status"] == "error" and start[0]["host"] == "hx"
