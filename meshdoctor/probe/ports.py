@@ -10,7 +10,10 @@ from typing import List, Optional, Sequence
 from ..hostfile import Hostfile
 from . import env as envmod
 
-REMOTE_PORT_RANGE = (20000, 60000)
+# Ports for remote ranks, below the kernels' ephemeral ranges (Linux ip_local_port_range default
+# 32768-60999; macOS and IANA dynamic ports 49152-65535), so an outgoing connection on a host
+# never holds the port a rank is about to bind.
+REMOTE_PORT_RANGE = (20000, 32000)
 
 
 class PreflightError(Exception):
