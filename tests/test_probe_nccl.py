@@ -17,7 +17,8 @@ from meshdoctor.probe import config, env as envmod, report, worker
 from meshdoctor.probe.events import RankState
 from meshdoctor.probe.launcher import LaunchOutcome
 from meshdoctor.probe.ports import PreflightError, nccl_port
-from meshdoctor.probe.setup import ProbeSetupError, default_backend, make_config
+from meshdoctor.probe.setup import ProbeSetupError, default_backend
+from tests.test_probe_units import _cfg
 from tests.conftest import run_cli
 
 TWO_BY_TWO = {"backend": "nccl", "envs": ["NCCL_NVLS_ENABLE=0"], "hosts": [
@@ -73,14 +74,6 @@ def test_nccl_port_choice():
         {"ssh": "localhost", "ips": ["192.0.2.77"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]}))
     with pytest.raises(PreflightError, match="NCCL_HOST_IP"):
         nccl_port(mine, [True, True], None)
-
-
-def _cfg(**kw):
-    base = dict(hostfile=None, hosts=None, nranks=None, backend=None, op="all", size="1MiB",
-                iters=1, warmup=0, dtype="float32", timeout=None, soak=0, pairs=False,
-                port=None, given=[])
-    base.update(kw)
-    return make_config(**base)
 
 
 def test_setup_nccl_with_n_and_pairs_unsupported():

@@ -40,20 +40,11 @@ def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> Li
             for j, ip in enumerate(h.ips):
                 if not loc:
                     continue
-                fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
-                s = socket.socket(fam, socket.SOCK_STREAM)
+                s = _bind_own(ip, f"hosts[{h.rank}].ips[{j}]", h.rank, h.ssh,
+                              "the ring backend would fail to listen there. Put this machine's "
+                              "own IP in the hostfile, or the right ssh name for the host that "
+                              "owns it.")
                 held.append(s)
-                try:
-                    s.bind((ip, 0))
-                except OSError as exc:
-                    why = "is not assigned on this machine" \
-                        if exc.errno == errno.EADDRNOTAVAIL else f"cannot be bound ({exc})"
-                    raise PreflightError(
-                        f"hosts[{h.rank}].ips[{j}]",
-                        f"rank {h.rank} runs on this machine ({h.ssh or 'localhost'}) but its "
-                        f"address {ip} {why}: the ring backend would fail to listen there. Put "
-                        "this machine's own IP in the hostfile, or the right ssh name for the "
-                        "host that owns it.") from None
                 if port is None and all(local):
                     ports.append(s.getsockname()[1])
     finally:
@@ -82,16 +73,24 @@ def nccl_port(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> int:
     ip = hf.hosts[0].ips[0]
     if not local[0]:
         return random.randrange(*REMOTE_PORT_RANGE)
-    fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
-    with socket.socket(fam, socket.SOCK_STREAM) as s:
-        try:
-            s.bind((ip, 0))
-        except OSError as exc:
-            why = "is not assigned on this machine" \
-                if exc.errno == errno.EADDRNOTAVAIL else f"cannot be bound ({exc})"
-            raise PreflightError(
-                "hosts[0].ips[0]",
-                f"rank 0 runs on this machine ({hf.hosts[0].ssh or 'localhost'}) but its "
-                f"address {ip} {why}: NCCL's bootstrap server (NCCL_HOST_IP) would fail to "
-                "listen there. Put this machine's own IP first in the hostfile.") from None
+    with _bind_own(ip, "hosts[0].ips[0]", 0, hf.hosts[0].ssh,
+                   "NCCL's bootstrap server (NCCL_HOST_IP) would fail to listen there. Put "
+                   "this machine's own IP first in the hostfile.") as s:
         return s.getsockname()[1]
+
+
+def _bind_own(ip: str, where: str, rank: int, ssh: Optional[str], consequence: str
+              ) -> socket.socket:
+    """A TCP socket bound to ``ip`` port 0 (the caller closes it): proof that the address of a
+    rank that runs here is this machine's. Raises :class:`PreflightError` at ``where`` saying
+    why not and ``consequence`` (what would fail, what to do)."""
+    s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((ip, 0))
+    except OSError as exc:
+        s.close()
+        why = "is not assigned on this machine" \
+            if exc.errno == errno.EADDRNOTAVAIL else f"cannot be bound ({exc})"
+        raise PreflightError(where, f"rank {rank} runs on this machine ({ssh or 'localhost'}) "
+                                    f"but its address {ip} {why}: {consequence}") from None
+    return s
