@@ -30,18 +30,20 @@ def main() -> None:
     for _ in range(args.runs):
         for name, argv in cmds.items():
             t0 = time.perf_counter()
-            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=120)
+            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
             times[name].append(time.perf_counter() - t0)
     base = statistics.median(times["python -c pass"])
-    print(f"{'command':<16} {'median s':>9} {'min s':>7} {'max s':>7} {'x python':>9} "
-          f"{'target s':>9}")
+    print(
+        f"{'command':<16} {'median s':>9} {'min s':>7} {'max s':>7} {'x python':>9} {'target s':>9}"
+    )
     for name, ts in times.items():
         med = statistics.median(ts)
         tgt = TARGETS.get(name)
         verdict = "" if tgt is None else ("  ok" if med <= tgt else "  OVER")
-        print(f"{name:<16} {med:>9.3f} {min(ts):>7.3f} {max(ts):>7.3f} {med / base:>9.1f} "
-              f"{tgt if tgt else '':>9}{verdict}")
+        print(
+            f"{name:<16} {med:>9.3f} {min(ts):>7.3f} {max(ts):>7.3f} {med / base:>9.1f} "
+            f"{tgt if tgt else '':>9}{verdict}"
+        )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,14 @@ def main() -> int:
         files = {}
         for n in (1, 4, 8):
             f = bed.dir / f"hosts{n}.json"
-            f.write_text(json.dumps({"backend": "ring", "hosts": [
-                {"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts[:n]]}))
+            f.write_text(
+                json.dumps(
+                    {
+                        "backend": "ring",
+                        "hosts": [{"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts[:n]],
+                    }
+                )
+            )
             files[n] = f
         times = {n: [] for n in files}
         fan = {n: [] for n in files}
@@ -62,9 +68,24 @@ def main() -> int:
                 fan[n].append(time.monotonic() - t0)
             for n, f in files.items():
                 t0 = time.monotonic()
-                p = subprocess.run([sys.executable, "-m", "meshdoctor", "check", "--hostfile",
-                                    str(f), "--python", mesh.python, "--timeout", args.timeout,
-                                    "--json"], env=env, capture_output=True, text=True)
+                p = subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "meshdoctor",
+                        "check",
+                        "--hostfile",
+                        str(f),
+                        "--python",
+                        mesh.python,
+                        "--timeout",
+                        args.timeout,
+                        "--json",
+                    ],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
                 times[n].append(time.monotonic() - t0)
                 if p.returncode not in (0, 1):
                     print(f"{n} host(s): exit {p.returncode}: {p.stdout[-800:]}{p.stderr[-800:]}")
@@ -74,8 +95,10 @@ def main() -> int:
     for n, ts in fan.items():
         print(f"{n:>5}  {statistics.median(ts):8.2f}  {statistics.median(ts) / fbase:5.2f}")
     base = statistics.median(times[1])
-    print(f"fleet check over ssh, median of {args.runs} run(s), {cpu} CPU core(s), "
-          f"load average {load:.1f}")
+    print(
+        f"fleet check over ssh, median of {args.runs} run(s), {cpu} CPU core(s), "
+        f"load average {load:.1f}"
+    )
     print(f"{'hosts':>5}  {'median s':>8}  {'ratio':>5}  {'target':>6}  runs (s)")
     ok = True
     for n, ts in times.items():
@@ -83,8 +106,10 @@ def main() -> int:
         ratio = med / base
         target = TARGETS.get(n)
         ok &= target is None or ratio <= target
-        print(f"{n:>5}  {med:8.2f}  {ratio:5.2f}  {('<= %.1f' % target) if target else '':>6}  "
-              + " ".join(f"{t:.2f}" for t in ts))
+        print(
+            f"{n:>5}  {med:8.2f}  {ratio:5.2f}  {('<= %.1f' % target) if target else '':>6}  "
+            + " ".join(f"{t:.2f}" for t in ts)
+        )
     return 0 if ok else 1
 
 

@@ -58,35 +58,59 @@ def slowest_busbw(per_rank: List[dict], n: int) -> List[float]:
     """busbw (GB/s) per iteration, taking the slowest rank's time."""
     size = int(per_rank[0]["size"])
     iters = min(len(r["times"]) for r in per_rank)
-    return [size / 1e9 / max(r["times"][i] for r in per_rank) * bus_factor("all_sum", n)
-            for i in range(iters)]
+    return [
+        size / 1e9 / max(r["times"][i] for r in per_rank) * bus_factor("all_sum", n)
+        for i in range(iters)
+    ]
 
 
 def mlx_figures(n: int, size: int, iters: int, rounds: int) -> Dict[str, float]:
-    cfg = ProbeConfig(hostfile=local_hostfile(n, "nccl"), backend="nccl", size=size,
-                      iters=iters, warmup=2, ops=["all_sum", "bare_all_sum"] * rounds)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(n, "nccl"),
+        backend="nccl",
+        size=size,
+        iters=iters,
+        warmup=2,
+        ops=["all_sum", "bare_all_sum"] * rounds,
+    )
     out = run_probe(cfg).launches[-1]
     if out.kind != "ok":
-        raise RuntimeError(f"probe did not finish: {out.kind} {out.failure} "
-                           f"{[list(s.stderr)[-5:] for s in out.ranks]}")
+        raise RuntimeError(
+            f"probe did not finish: {out.kind} {out.failure} "
+            f"{[list(s.stderr)[-5:] for s in out.ranks]}"
+        )
     bw: Dict[str, List[float]] = {"all_sum": [], "bare_all_sum": []}
     wrong = 0
     for k in range(len(cfg.ops)):
         per_rank = [st.results[k] for st in out.ranks]
         bw[per_rank[0]["op"]] += slowest_busbw(per_rank, n)
         wrong += sum(int(r.get("wrong", 0)) for r in per_rank)
-    return {"probe": statistics.median(bw["all_sum"]), "bare": statistics.median(
-        bw["bare_all_sum"]), "wrong": wrong, "samples": len(bw["all_sum"])}
+    return {
+        "probe": statistics.median(bw["all_sum"]),
+        "bare": statistics.median(bw["bare_all_sum"]),
+        "wrong": wrong,
+        "samples": len(bw["all_sum"]),
+    }
 
 
 def _torch_once(n: int, sizes: List[int], iters: int, timeout: float) -> Dict[int, float]:
     port = random.randrange(20000, 60000)
     procs = []
     for r in range(n):
-        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), ITERS=str(iters), WARMUP="3",
-                   INIT=f"tcp://127.0.0.1:{port}", SIZES=json.dumps(sizes))
-        procs.append(subprocess.Popen([sys.executable, "-c", _TORCH], env=env,
-                                      stdout=subprocess.PIPE, text=True))
+        env = dict(
+            os.environ,
+            RANK=str(r),
+            WORLD_SIZE=str(n),
+            ITERS=str(iters),
+            WARMUP="3",
+            INIT=f"tcp://127.0.0.1:{port}",
+            SIZES=json.dumps(sizes),
+        )
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _TORCH], env=env, stdout=subprocess.PIPE, text=True
+            )
+        )
     res: Dict[int, List[dict]] = {}
     t_end = time.monotonic() + timeout
     try:
@@ -103,12 +127,14 @@ def _torch_once(n: int, sizes: List[int], iters: int, timeout: float) -> Dict[in
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    return {size: statistics.median(slowest_busbw(per, n)) for size, per in res.items()
-            if len(per) == n}
+    return {
+        size: statistics.median(slowest_busbw(per, n)) for size, per in res.items() if len(per) == n
+    }
 
 
-def torch_figures(n: int, sizes: List[int], iters: int, attempts: int = 3,
-                  timeout: float = 60.0) -> Dict[int, float]:
+def torch_figures(
+    n: int, sizes: List[int], iters: int, attempts: int = 3, timeout: float = 60.0
+) -> Dict[int, float]:
     """PyTorch NCCL all_reduce busbw (GB/s) per size; a rendezvous port that turns out to be
     taken is retried with another."""
     for k in range(attempts):
@@ -134,8 +160,9 @@ def main() -> int:
         t0 = time.monotonic()
         f = mlx_figures(args.n, size, args.iters, args.rounds)
         rows.append(dict(f, size=size, mlx_launch_s=round(time.monotonic() - t0, 2)))
-        print(f"mlx {format_size(size)}: probe {f['probe']:.2f} bare {f['bare']:.2f} GB/s",
-              flush=True)
+        print(
+            f"mlx {format_size(size)}: probe {f['probe']:.2f} bare {f['bare']:.2f} GB/s", flush=True
+        )
     torch_bw: Dict[int, float] = {}
     if not args.no_torch:
         try:
@@ -143,26 +170,35 @@ def main() -> int:
         except Exception as exc:  # report, keep the MLX figures
             print(f"torch: {type(exc).__name__}: {exc}", file=sys.stderr)
     ok = True
-    print(f"{args.n} ranks, float32 all_sum, median of >= {args.iters} iterations "
-          f"(x {args.rounds} rounds for MLX), busbw GB/s")
+    print(
+        f"{args.n} ranks, float32 all_sum, median of >= {args.iters} iterations "
+        f"(x {args.rounds} rounds for MLX), busbw GB/s"
+    )
     for r in rows:
         r["probe_over_bare"] = r["probe"] / r["bare"] if r["bare"] else None
         r["torch"] = torch_bw.get(r["size"])
         r["mlx_over_torch"] = r["bare"] / r["torch"] if r["torch"] else None
-        line = (f"{format_size(r['size']):>8}: probe {r['probe']:8.2f}  bare {r['bare']:8.2f}  "
-                f"torch {r['torch'] or float('nan'):8.2f}  probe/bare "
-                f"{r['probe_over_bare']:.3f}  mlx/torch "
-                + (f"{r['mlx_over_torch']:.3f}" if r["mlx_over_torch"] else "n/a")
-                + f"  #wrong {r['wrong']}")
+        line = (
+            f"{format_size(r['size']):>8}: probe {r['probe']:8.2f}  bare {r['bare']:8.2f}  "
+            f"torch {r['torch'] or float('nan'):8.2f}  probe/bare "
+            f"{r['probe_over_bare']:.3f}  mlx/torch "
+            + (f"{r['mlx_over_torch']:.3f}" if r["mlx_over_torch"] else "n/a")
+            + f"  #wrong {r['wrong']}"
+        )
         print(line)
         if r["size"] >= 256 << 20 and r["probe_over_bare"] < TARGET_PROBE_BARE:
             ok = False
-    print(f"target: probe/bare >= {TARGET_PROBE_BARE} at 256 MiB and above: "
-          f"{'met' if ok else 'NOT met'}")
+    print(
+        f"target: probe/bare >= {TARGET_PROBE_BARE} at 256 MiB and above: "
+        f"{'met' if ok else 'NOT met'}"
+    )
     if args.json_path:
         with open(args.json_path, "w") as fh:
-            json.dump({"n": args.n, "iters": args.iters, "rounds": args.rounds, "rows": rows},
-                      fh, indent=2)
+            json.dump(
+                {"n": args.n, "iters": args.iters, "rounds": args.rounds, "rows": rows},
+                fh,
+                indent=2,
+            )
     return 0 if ok else 1
 
 

@@ -28,13 +28,20 @@ def one(n: int, sig: int, deadline: float) -> float:
     t = {}
 
     def hook(rank, ev, launch):
-        if not t and rank == 0 and ev["ev"] == "leave" and ev.get("op") == "all_sum" \
-                and ev.get("phase") == "timed" and ev.get("iter") == 5:
+        if (
+            not t
+            and rank == 0
+            and ev["ev"] == "leave"
+            and ev.get("op") == "all_sum"
+            and ev.get("phase") == "timed"
+            and ev.get("iter") == 5
+        ):
             os.kill(launch.procs[n - 1].pid, sig)
             t["sent"] = time.monotonic()
 
-    cfg = ProbeConfig(hostfile=local_hostfile(n), ops=["all_sum"], size=1 << 20, iters=100000,
-                      timeout=deadline)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(n), ops=["all_sum"], size=1 << 20, iters=100000, timeout=deadline
+    )
     run = run_probe(cfg, on_event=hook)
     v = report.build(run, Verdict(command="probe")).finish()
     latency = time.monotonic() - t["sent"]
@@ -55,10 +62,14 @@ def main() -> int:
     stop = [one(args.n, signal.SIGSTOP, args.deadline) for _ in range(args.runs)]
     ok = max(kill) <= 1.0 and max(stop) <= args.deadline + 1.0
     print(f"ranks {args.n}, {args.runs} runs each, per-collective deadline {args.deadline} s")
-    print(f"kill -9 -> verdict : median {statistics.median(kill):.3f} s, max {max(kill):.3f} s "
-          f"(target <= 1.0 s)")
-    print(f"SIGSTOP -> verdict : median {statistics.median(stop):.3f} s, max {max(stop):.3f} s "
-          f"(target <= {args.deadline + 1.0:.1f} s = deadline + 1 s)")
+    print(
+        f"kill -9 -> verdict : median {statistics.median(kill):.3f} s, max {max(kill):.3f} s "
+        f"(target <= 1.0 s)"
+    )
+    print(
+        f"SIGSTOP -> verdict : median {statistics.median(stop):.3f} s, max {max(stop):.3f} s "
+        f"(target <= {args.deadline + 1.0:.1f} s = deadline + 1 s)"
+    )
     return 0 if ok else 1
 
 

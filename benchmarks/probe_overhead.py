@@ -41,9 +41,13 @@ def main() -> int:
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    cfg = ProbeConfig(hostfile=local_hostfile(args.n), size=parse_size(args.size),
-                      iters=args.iters, warmup=2,
-                      ops=["all_sum", "bare_all_sum"] * args.rounds)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(args.n),
+        size=parse_size(args.size),
+        iters=args.iters,
+        warmup=2,
+        ops=["all_sum", "bare_all_sum"] * args.rounds,
+    )
     run = run_probe(cfg)
     out = run.launches[-1]
     if out.kind != "ok":
@@ -57,8 +61,10 @@ def main() -> int:
     probe = statistics.median(busbw_per_iteration(rounds["all_sum"], args.n))
     bare = statistics.median(busbw_per_iteration(rounds["bare_all_sum"], args.n))
     ratio = probe / bare
-    print(f"ranks {args.n}, size {args.size}, {args.iters} iterations x {args.rounds} rounds, "
-          f"#wrong {wrong}")
+    print(
+        f"ranks {args.n}, size {args.size}, {args.iters} iterations x {args.rounds} rounds, "
+        f"#wrong {wrong}"
+    )
     print(f"probe all_sum busbw median : {probe:.4f} GB/s")
     print(f"bare  all_sum busbw median : {bare:.4f} GB/s")
     print(f"ratio probe/bare           : {ratio:.3f} (target >= {TARGET})")

@@ -45,37 +45,64 @@ def drive(hostfile: str, deadline: float, netns: str, dev: str) -> None:
     t: Dict[str, float] = {}
 
     def hook(rank, ev, launch):
-        if not t and rank == 0 and ev.get("ev") == "leave" and ev.get("op") == "all_sum" \
-                and ev.get("phase") == "timed" and ev.get("iter") == 5:
-            subprocess.run(["ip", "-n", netns, "link", "set", dev, "down"], check=True,
-                           timeout=10)
+        if (
+            not t
+            and rank == 0
+            and ev.get("ev") == "leave"
+            and ev.get("op") == "all_sum"
+            and ev.get("phase") == "timed"
+            and ev.get("iter") == 5
+        ):
+            subprocess.run(["ip", "-n", netns, "link", "set", dev, "down"], check=True, timeout=10)
             t["cut"] = time.monotonic()
 
-    cfg = ProbeConfig(hostfile=load(hostfile), ops=["all_sum"], size=4 << 20, iters=100000,
-                      timeout=deadline)
+    cfg = ProbeConfig(
+        hostfile=load(hostfile), ops=["all_sum"], size=4 << 20, iters=100000, timeout=deadline
+    )
     run = run_probe(cfg, on_event=hook)
     v = report.build(run, Verdict(command="probe")).finish()
     t_verdict = time.monotonic()
     out = run.launches[-1]
-    print(json.dumps({
-        "kind": out.kind, "cut": "cut" in t,
-        "deadline_to_verdict": t_verdict - out.detected_at if out.detected_at else None,
-        "cut_to_verdict": t_verdict - t["cut"] if "cut" in t else None,
-        "unreachable": sorted(h.host for h in v.hosts if not h.reachable),
-        "exit_code": v.exit_code}))
+    print(
+        json.dumps(
+            {
+                "kind": out.kind,
+                "cut": "cut" in t,
+                "deadline_to_verdict": t_verdict - out.detected_at if out.detected_at else None,
+                "cut_to_verdict": t_verdict - t["cut"] if "cut" in t else None,
+                "unreachable": sorted(h.host for h in v.hosts if not h.reachable),
+                "exit_code": v.exit_code,
+            }
+        )
+    )
 
 
 def one(bed, tree: Optional[Path], deadline: float) -> Dict:
     """Run :func:`drive` in a fresh interpreter whose meshdoctor comes from ``tree`` (None: this
     checkout); then bring h2's link back and kill what it still runs."""
-    env = dict(os.environ, MESHDOCTOR_SSH_CONFIG=str(bed.ssh_config),
-               MESHDOCTOR_REMOTE_PYTHON=sys.executable,
-               PYTHONPATH=str(tree or ROOT))
+    env = dict(
+        os.environ,
+        MESHDOCTOR_SSH_CONFIG=str(bed.ssh_config),
+        MESHDOCTOR_REMOTE_PYTHON=sys.executable,
+        PYTHONPATH=str(tree or ROOT),
+    )
     i = bed.hosts.index("h2")
     try:
-        p = subprocess.run([sys.executable, __file__, "--drive", str(bed.hostfile),
-                            str(deadline), bed.netns["h2"], f"mdv{bed.tag}{i}b"],
-                           capture_output=True, text=True, env=env, timeout=300)
+        p = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--drive",
+                str(bed.hostfile),
+                str(deadline),
+                bed.netns["h2"],
+                f"mdv{bed.tag}{i}b",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
     finally:
         bed.link("h2", True)
         for _ in range(50):
@@ -97,8 +124,12 @@ def one(bed, tree: Optional[Path], deadline: float) -> Dict:
 
 def extract(ref: str, into: Path) -> Path:
     """The meshdoctor package of git revision ``ref`` under ``into``."""
-    arch = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "meshdoctor"],
-                          capture_output=True, check=True, timeout=60).stdout
+    arch = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "meshdoctor"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=arch, check=True, timeout=60)
     return into
 
@@ -127,26 +158,34 @@ def main() -> int:
     try:
         with netns.TestBed(3) as bed:
             bed.hostfile = bed.dir / "hosts.json"
-            bed.hostfile.write_text(json.dumps([{"ssh": h, "ips": [bed.ips[h]]}
-                                                for h in bed.hosts]))
+            bed.hostfile.write_text(
+                json.dumps([{"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts])
+            )
             for k in range(args.runs):
                 for name, tree in trees.items():
                     r = one(bed, tree, args.deadline)
                     got[name].append(r)
-                    print(f"run {k + 1} {name:<24} deadline->verdict "
-                          f"{r['deadline_to_verdict']:6.2f} s   cut->verdict - deadline "
-                          f"{r['cut_to_verdict'] - args.deadline:6.2f} s   unreachable "
-                          f"{','.join(r['unreachable']) or '-'}", flush=True)
+                    print(
+                        f"run {k + 1} {name:<24} deadline->verdict "
+                        f"{r['deadline_to_verdict']:6.2f} s   cut->verdict - deadline "
+                        f"{r['cut_to_verdict'] - args.deadline:6.2f} s   unreachable "
+                        f"{','.join(r['unreachable']) or '-'}",
+                        flush=True,
+                    )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"\n3 hosts over ssh, h2 cut off, per-step deadline {args.deadline:g} s, "
-          f"{args.runs} runs each (medians)")
+    print(
+        f"\n3 hosts over ssh, h2 cut off, per-step deadline {args.deadline:g} s, "
+        f"{args.runs} runs each (medians)"
+    )
     print(f"{'meshdoctor':<26} {'deadline->verdict s':>20} {'cut->verdict - deadline s':>26}")
     med = {}
     for name, rs in got.items():
         med[name] = statistics.median(r["cut_to_verdict"] - args.deadline for r in rs)
-        print(f"{name:<26} {statistics.median(r['deadline_to_verdict'] for r in rs):>20.2f} "
-              f"{med[name]:>26.2f}")
+        print(
+            f"{name:<26} {statistics.median(r['deadline_to_verdict'] for r in rs):>20.2f} "
+            f"{med[name]:>26.2f}"
+        )
     if args.baseline:
         base, cur = med[f"baseline {args.baseline}"], med["this checkout"]
         print(f"ratio this/baseline (cut->verdict - deadline): {cur / base:.2f}")

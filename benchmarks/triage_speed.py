@@ -46,27 +46,40 @@ def block(seed: int = 1, target: int = 4 << 20) -> bytes:
         s = step % 60
         k = rnd.random()
         if k < 0.45:
-            line = (f"2026-01-05 10:{s:02d}:{(step * 7) % 60:02d},{step % 1000:03d} INFO  "
-                    f"exo.worker.runner:step:{step % 300} - Iter {step}: train loss "
-                    f"{2 + rnd.random():.3f}, tokens/sec {1200 + rnd.random() * 400:.1f}, "
-                    f"peak mem {30 + rnd.random() * 5:.2f} GB\n")
+            line = (
+                f"2026-01-05 10:{s:02d}:{(step * 7) % 60:02d},{step % 1000:03d} INFO  "
+                f"exo.worker.runner:step:{step % 300} - Iter {step}: train loss "
+                f"{2 + rnd.random():.3f}, tokens/sec {1200 + rnd.random() * 400:.1f}, "
+                f"peak mem {30 + rnd.random() * 5:.2f} GB\n"
+            )
         elif k < 0.75:
-            line = (f"Prompt: {rnd.randint(16, 4096)} tokens, {rnd.random() * 900:.3f} "
-                    f"tokens-per-sec; Generation: {rnd.randint(1, 512)} tokens, "
-                    f"{rnd.random() * 90:.3f} tokens-per-sec\n")
+            line = (
+                f"Prompt: {rnd.randint(16, 4096)} tokens, {rnd.random() * 900:.3f} "
+                f"tokens-per-sec; Generation: {rnd.randint(1, 512)} tokens, "
+                f"{rnd.random() * 90:.3f} tokens-per-sec\n"
+            )
         elif k < 0.9:
-            line = (f"[INFO] rank {step % 4} all_sum {rnd.randint(1, 256)} MiB in "
-                    f"{rnd.random() * 30:.2f} ms ({rnd.random() * 40:.1f} GB/s busbw)\n")
+            line = (
+                f"[INFO] rank {step % 4} all_sum {rnd.randint(1, 256)} MiB in "
+                f"{rnd.random() * 30:.2f} ms ({rnd.random() * 40:.1f} GB/s busbw)\n"
+            )
         elif k < 0.99:
-            line = (f"127.0.0.1 - - [05/Jan/2026 10:00:{s:02d}] \"POST /v1/chat/completions "
-                    f"HTTP/1.1\" 200 -\n")
+            line = (
+                f'127.0.0.1 - - [05/Jan/2026 10:00:{s:02d}] "POST /v1/chat/completions '
+                f'HTTP/1.1" 200 -\n'
+            )
         else:
-            line = (f"2026-01-05 10:00:{s:02d},000 DEBUG mlx_lm.server: cache hit for prompt "
-                    f"prefix of {rnd.randint(1, 9000)} tokens\n")
+            line = (
+                f"2026-01-05 10:00:{s:02d},000 DEBUG mlx_lm.server: cache hit for prompt "
+                f"prefix of {rnd.randint(1, 9000)} tokens\n"
+            )
         out.append(line)
         n += len(line)
-    out.insert(len(out) // 2, "2026-01-05 10:00:04,100 ERROR runner: RuntimeError: [jaccl] "
-                              "Couldn't allocate protection domain\n")
+    out.insert(
+        len(out) // 2,
+        "2026-01-05 10:00:04,100 ERROR runner: RuntimeError: [jaccl] "
+        "Couldn't allocate protection domain\n",
+    )
     return "".join(out).encode()
 
 
@@ -99,22 +112,31 @@ def main() -> None:
         g = subprocess.run(["grep", "-c", "-F", "[jaccl]", path], capture_output=True, text=True)
         tg = time.perf_counter() - t0
         t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "triage", path, "--json"],
-                             stdout=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "meshdoctor", "triage", path, "--json"],
+            stdout=subprocess.DEVNULL,
+        )
         rc, rss = wait_rss(p)
         tt = time.perf_counter() - t0
-        print(f"grep -c -F '[jaccl]': {written / tg / 1e6:8.0f} MB/s ({tg:.2f} s, "
-              f"{g.stdout.strip()} lines)")
-        print(f"meshdoctor triage   : {written / tt / 1e6:8.0f} MB/s ({tt:.2f} s, exit {rc}, "
-              f"peak RSS {rss:.1f} MiB)")
+        print(
+            f"grep -c -F '[jaccl]': {written / tg / 1e6:8.0f} MB/s ({tg:.2f} s, "
+            f"{g.stdout.strip()} lines)"
+        )
+        print(
+            f"meshdoctor triage   : {written / tt / 1e6:8.0f} MB/s ({tt:.2f} s, exit {rc}, "
+            f"peak RSS {rss:.1f} MiB)"
+        )
         print(f"ratio triage/grep   : {tg / tt:.3f}   (target: triage >= 200 MB/s, RSS < 100 MiB)")
     finally:
         if not a.keep:
             os.unlink(path)
     stream = parse_size(a.stream) if a.stream not in ("0", "") else 0
     if stream:
-        p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "triage", "-", "--json"],
-                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "meshdoctor", "triage", "-", "--json"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+        )
 
         def feed() -> None:
             sent = 0
@@ -124,14 +146,17 @@ def main() -> None:
                     sent += len(blk)
             finally:
                 p.stdin.close()  # type: ignore[union-attr]
+
         t0 = time.perf_counter()
         th = threading.Thread(target=feed)
         th.start()
         rc, rss = wait_rss(p)
         th.join()
         tt = time.perf_counter() - t0
-        print(f"stream {stream / 1e9:.1f} GB through stdin: {stream / tt / 1e6:.0f} MB/s, "
-              f"exit {rc}, peak RSS {rss:.1f} MiB")
+        print(
+            f"stream {stream / 1e9:.1f} GB through stdin: {stream / tt / 1e6:.0f} MB/s, "
+            f"exit {rc}, peak RSS {rss:.1f} MiB"
+        )
 
 
 if __name__ == "__main__":

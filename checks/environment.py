@@ -28,14 +28,22 @@ from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 
 OVERRIDING = ("JACCL_IBV_DEVICES", "JACCL_COORDINATOR", "JACCL_RANK", "JACCL_RING")
-PER_RANK = ("MLX_RANK", "MLX_HOSTFILE", "MLX_IBV_DEVICES", "MLX_JACCL_COORDINATOR",
-            "MLX_JACCL_RING", "MLX_WORLD_SIZE")
+PER_RANK = (
+    "MLX_RANK",
+    "MLX_HOSTFILE",
+    "MLX_IBV_DEVICES",
+    "MLX_JACCL_COORDINATOR",
+    "MLX_JACCL_RING",
+    "MLX_WORLD_SIZE",
+)
 OBSOLETE = {"MLX_JACCL_DEVICES": "read by mlx 0.30.3 only; mlx.launch exports MLX_IBV_DEVICES"}
 RING_SWITCHES = ("MLX_JACCL_RING", "JACCL_RING")
 OFF_LOOKING = ("0", "false", "no", "off", "")
-NCCL_LAUNCH = {"NCCL_HOST_IP": "the address rank 0 serves the NCCL unique id on",
-               "NCCL_PORT": "the port rank 0 serves the NCCL unique id on (mlx.launch "
-                            "--nccl-port, default 12345)"}
+NCCL_LAUNCH = {
+    "NCCL_HOST_IP": "the address rank 0 serves the NCCL unique id on",
+    "NCCL_PORT": "the port rank 0 serves the NCCL unique id on (mlx.launch "
+    "--nccl-port, default 12345)",
+}
 NCCL_TIMEOUT = "MLX_NCCL_TIMEOUT"
 FAST_SYNCH = "MLX_METAL_FAST_SYNCH"
 TIMEOUT_VARS = ("JACCL_PROGRESS_TIMEOUT_MS", "MLX_JACCL_PROGRESS_TIMEOUT_MS")
@@ -48,25 +56,36 @@ def hostfile_envs(ctx: NodeContext) -> Dict[str, str]:
     return ctx.hostfile.env_dict() if ctx.hostfile is not None else {}
 
 
-def _launch_facts(env: Mapping[str, str], launch_envs: Mapping[str, str],
-                  merged: Mapping[str, str], hostfile_given: bool) -> list:
+def _launch_facts(
+    env: Mapping[str, str],
+    launch_envs: Mapping[str, str],
+    merged: Mapping[str, str],
+    hostfile_given: bool,
+) -> list:
     """Findings about the ring switch, NCCL launch variables and MLX_METAL_FAST_SYNCH."""
     found = []
     for k in RING_SWITCHES:
         if k in merged and merged[k].strip().lower() in OFF_LOOKING:
             where = "this shell" if k in env else "the hostfile's envs"
-            found.append(warn(
-                f"{k}={merged[k]!r} is set in {where}: JACCL turns the ring on when the "
-                "variable is present, whatever its value, so this does not turn it off",
-                evidence={"variable": k, "value": merged[k], "rule": "presence counts"},
-                remediation=f"unset {k} (remove it from the hostfile's envs) to run the mesh; "
-                            "use the jaccl-ring backend when a ring is meant."))
+            found.append(
+                warn(
+                    f"{k}={merged[k]!r} is set in {where}: JACCL turns the ring on when the "
+                    "variable is present, whatever its value, so this does not turn it off",
+                    evidence={"variable": k, "value": merged[k], "rule": "presence counts"},
+                    remediation=f"unset {k} (remove it from the hostfile's envs) to run the mesh; "
+                    "use the jaccl-ring backend when a ring is meant.",
+                )
+            )
     for k, what in NCCL_LAUNCH.items():
         if k in env:
-            found.append(warn(
-                f"{k}={env[k]!r} is set in this shell: it is {what}, set by mlx.launch for one "
-                "run; a process started from here would bootstrap NCCL against it",
-                evidence={"variable": k, "value": env[k]}, remediation=f"unset {k}"))
+            found.append(
+                warn(
+                    f"{k}={env[k]!r} is set in this shell: it is {what}, set by mlx.launch for one "
+                    "run; a process started from here would bootstrap NCCL against it",
+                    evidence={"variable": k, "value": env[k]},
+                    remediation=f"unset {k}",
+                )
+            )
     if NCCL_TIMEOUT in merged:
         raw = merged[NCCL_TIMEOUT]
         try:
@@ -74,31 +93,42 @@ def _launch_facts(env: Mapping[str, str], launch_envs: Mapping[str, str],
         except ValueError:
             ms = None
         if ms is None:
-            found.append(warn(f"{NCCL_TIMEOUT}={raw!r} is not an integer number of milliseconds",
-                              evidence={"variable": NCCL_TIMEOUT, "value": raw},
-                              remediation=f"unset {NCCL_TIMEOUT} (default 300000 ms) or set "
-                                          "milliseconds."))
+            found.append(
+                warn(
+                    f"{NCCL_TIMEOUT}={raw!r} is not an integer number of milliseconds",
+                    evidence={"variable": NCCL_TIMEOUT, "value": raw},
+                    remediation=f"unset {NCCL_TIMEOUT} (default 300000 ms) or set milliseconds.",
+                )
+            )
         elif NCCL_TIMEOUT in env and NCCL_TIMEOUT not in launch_envs:
-            found.append(warn(
-                f"{NCCL_TIMEOUT}={ms} is set in this shell: NCCL's bootstrap connect timeout "
-                "(ms, default 300000, MLX 0.29.3+) for every rank started from here",
-                evidence={"variable": NCCL_TIMEOUT, "value": ms},
-                remediation=f"unset {NCCL_TIMEOUT}, or put it in the hostfile's envs so every "
-                            "node uses the same value."))
+            found.append(
+                warn(
+                    f"{NCCL_TIMEOUT}={ms} is set in this shell: NCCL's bootstrap connect timeout "
+                    "(ms, default 300000, MLX 0.29.3+) for every rank started from here",
+                    evidence={"variable": NCCL_TIMEOUT, "value": ms},
+                    remediation=f"unset {NCCL_TIMEOUT}, or put it in the hostfile's envs so every "
+                    "node uses the same value.",
+                )
+            )
     if hostfile_given and FAST_SYNCH in env and FAST_SYNCH not in launch_envs:
-        found.append(warn(
-            f"{FAST_SYNCH}={env[FAST_SYNCH]!r} is set on this node but not in the hostfile's "
-            "envs: mlx.launch gives ranks on other nodes only the hostfile's envs, so the nodes "
-            "would run with different settings",
-            evidence={"variable": FAST_SYNCH, "value": env[FAST_SYNCH],
-                      "hostfile_envs": sorted(launch_envs)},
-            remediation=f"add \"{FAST_SYNCH}={env[FAST_SYNCH]}\" to the hostfile's envs (or pass "
-                        f"--env to mlx.launch), or unset it here."))
+        found.append(
+            warn(
+                f"{FAST_SYNCH}={env[FAST_SYNCH]!r} is set on this node but not in the hostfile's "
+                "envs: mlx.launch gives ranks on other nodes only the hostfile's envs, so the nodes "
+                "would run with different settings",
+                evidence={
+                    "variable": FAST_SYNCH,
+                    "value": env[FAST_SYNCH],
+                    "hostfile_envs": sorted(launch_envs),
+                },
+                remediation=f'add "{FAST_SYNCH}={env[FAST_SYNCH]}" to the hostfile\'s envs (or pass '
+                f"--env to mlx.launch), or unset it here.",
+            )
+        )
     return found
 
 
-def assess(env: Mapping[str, str], launch_envs: Mapping[str, str],
-           hostfile_given: bool = False):
+def assess(env: Mapping[str, str], launch_envs: Mapping[str, str], hostfile_given: bool = False):
     """Findings for a shell environment ``env`` and the hostfile's ``launch_envs``
     (``hostfile_given``: a hostfile was passed, so node-vs-hostfile differences count).
 
@@ -108,22 +138,34 @@ def assess(env: Mapping[str, str], launch_envs: Mapping[str, str],
     found = _launch_facts(env, launch_envs, merged, hostfile_given)
     for k in OVERRIDING:
         if k in env:
-            found.append(fail(
-                f"{k}={env[k]!r} is set in this shell: JACCL_* wins over what mlx.launch "
-                "exports, so every rank started from here would use it",
-                evidence={"variable": k, "value": env[k]},
-                remediation=f"unset {k} (and remove it from your shell profile)."))
+            found.append(
+                fail(
+                    f"{k}={env[k]!r} is set in this shell: JACCL_* wins over what mlx.launch "
+                    "exports, so every rank started from here would use it",
+                    evidence={"variable": k, "value": env[k]},
+                    remediation=f"unset {k} (and remove it from your shell profile).",
+                )
+            )
     for k in PER_RANK:
         if k in env and not (k in RING_SWITCHES and env[k].strip().lower() in OFF_LOOKING):
-            found.append(warn(
-                f"{k}={env[k]!r} is set in this shell: it is per-rank and belongs to a launch; "
-                "a process started by hand from here would join a mesh as that rank",
-                evidence={"variable": k, "value": env[k]}, remediation=f"unset {k}"))
+            found.append(
+                warn(
+                    f"{k}={env[k]!r} is set in this shell: it is per-rank and belongs to a launch; "
+                    "a process started by hand from here would join a mesh as that rank",
+                    evidence={"variable": k, "value": env[k]},
+                    remediation=f"unset {k}",
+                )
+            )
     for k, why in OBSOLETE.items():
         if k in merged:
-            found.append(warn(f"{k} is set: {why}", evidence={"variable": k},
-                              remediation=f"unset {k}; upgrade MLX and let mlx.launch export "
-                              "MLX_IBV_DEVICES."))
+            found.append(
+                warn(
+                    f"{k} is set: {why}",
+                    evidence={"variable": k},
+                    remediation=f"unset {k}; upgrade MLX and let mlx.launch export "
+                    "MLX_IBV_DEVICES.",
+                )
+            )
     for k in TIMEOUT_VARS:
         if k not in merged:
             continue
@@ -131,26 +173,42 @@ def assess(env: Mapping[str, str], launch_envs: Mapping[str, str],
         try:
             ms = int(raw.strip())
         except ValueError:
-            found.append(fail(f"{k}={raw!r} is not an integer number of milliseconds",
-                              evidence={"variable": k, "value": raw},
-                              remediation=f"set {k} to milliseconds, e.g. 30000, or unset it."))
+            found.append(
+                fail(
+                    f"{k}={raw!r} is not an integer number of milliseconds",
+                    evidence={"variable": k, "value": raw},
+                    remediation=f"set {k} to milliseconds, e.g. 30000, or unset it.",
+                )
+            )
             continue
         if ms <= 0:
-            found.append(warn(f"{k}={ms}: the JACCL progress guard is disabled (no limit), so "
-                              "survivors of a dead peer spin forever",
-                              evidence={"variable": k, "value": ms},
-                              remediation=f"unset {k} (default 30000) or set a positive value."))
+            found.append(
+                warn(
+                    f"{k}={ms}: the JACCL progress guard is disabled (no limit), so "
+                    "survivors of a dead peer spin forever",
+                    evidence={"variable": k, "value": ms},
+                    remediation=f"unset {k} (default 30000) or set a positive value.",
+                )
+            )
         elif ms < MIN_SANE_TIMEOUT_MS:
-            found.append(warn(f"{k}={ms} ms: so short that a slow but live peer is declared dead",
-                              evidence={"variable": k, "value": ms},
-                              remediation=f"use at least {MIN_SANE_TIMEOUT_MS} ms; 30000 is the "
-                              "guard's default."))
+            found.append(
+                warn(
+                    f"{k}={ms} ms: so short that a slow but live peer is declared dead",
+                    evidence={"variable": k, "value": ms},
+                    remediation=f"use at least {MIN_SANE_TIMEOUT_MS} ms; 30000 is the "
+                    "guard's default.",
+                )
+            )
     action = merged.get("JACCL_TIMEOUT_ACTION")
     if action is not None and action.strip().lower() not in TIMEOUT_ACTIONS:
-        found.append(warn(f"JACCL_TIMEOUT_ACTION={action!r} is not a known action "
-                          "(unset = teardown and exit status 75, or 'throw')",
-                          evidence={"variable": "JACCL_TIMEOUT_ACTION", "value": action},
-                          remediation="unset JACCL_TIMEOUT_ACTION or set it to throw."))
+        found.append(
+            warn(
+                f"JACCL_TIMEOUT_ACTION={action!r} is not a known action "
+                "(unset = teardown and exit status 75, or 'throw')",
+                evidence={"variable": "JACCL_TIMEOUT_ACTION", "value": action},
+                remediation="unset JACCL_TIMEOUT_ACTION or set it to throw.",
+            )
+        )
     return found, merged
 
 
@@ -167,7 +225,10 @@ def run(ctx: NodeContext):
 
 
 CHECK = Check(
-    code="MD103", name="node.environment", title="Launch environment", run=run,
+    code="MD103",
+    name="node.environment",
+    title="Launch environment",
+    run=run,
     doc=Doc(
         meaning="""
 Looks at the MLX_* and JACCL_* variables of the shell meshdoctor runs in (and the hostfile's
@@ -186,6 +247,10 @@ value. JACCL turns the ring on when MLX_JACCL_RING is present, whatever its valu
 gives remote ranks only the hostfile's envs, so a variable set only here makes the ranks differ.
 """,
         action="Unset the variables named (and remove them from shell profiles).",
-        sources=("mlx/_distributed_utils/launch.py (the variables mlx.launch exports)",
-                 "MLX mlx/distributed/jaccl (the JACCL_* variables it reads)",
-                 "mlx 0.30.3 (MLX_JACCL_DEVICES)")))
+        sources=(
+            "mlx/_distributed_utils/launch.py (the variables mlx.launch exports)",
+            "MLX mlx/distributed/jaccl (the JACCL_* variables it reads)",
+            "mlx 0.30.3 (MLX_JACCL_DEVICES)",
+        ),
+    ),
+)

@@ -20,13 +20,15 @@ from meshdoctor.check import fail, ok, skip
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 from meshdoctor.hostfile import JACCL_BACKENDS
 
-IP_REMEDY = ("Give every Thunderbolt interface an IPv4 address, one /30 per cable: run "
-             "`mlx.distributed_config --auto-setup` once after the whole fleet is up (the "
-             "settings do not survive a reboot).")
+IP_REMEDY = (
+    "Give every Thunderbolt interface an IPv4 address, one /30 per cable: run "
+    "`mlx.distributed_config --auto-setup` once after the whole fleet is up (the "
+    "settings do not survive a reboot)."
+)
 
 
 def _addrs(view: FleetView, host: str, dev: str) -> List[ipaddress.IPv4Interface]:
-    iface = dev[len("rdma_"):] if dev.startswith("rdma_") else dev
+    iface = dev[len("rdma_") :] if dev.startswith("rdma_") else dev
     tb = view.hosts[host].facts.get("thunderbolt") or {}
     out = []
     for a in (tb.get("interfaces") or {}).get(iface, []):
@@ -49,20 +51,41 @@ def _jaccl(view: FleetView):
         for k in range(min(len(a), len(b))):
             checked += 1
             x, y = _addrs(view, hi, a[k]), _addrs(view, hj, b[k])
-            ev = {"edge": [hi, hj], "devices": [a[k], b[k]],
-                  "addresses": {hi: [str(v) for v in x], hj: [str(v) for v in y]}}
-            missing = [f"{h} {d[5:] if d.startswith('rdma_') else d}"
-                       for h, d, v in ((hi, a[k], x), (hj, b[k], y)) if not v]
+            ev = {
+                "edge": [hi, hj],
+                "devices": [a[k], b[k]],
+                "addresses": {hi: [str(v) for v in x], hj: [str(v) for v in y]},
+            }
+            missing = [
+                f"{h} {d[5:] if d.startswith('rdma_') else d}"
+                for h, d, v in ((hi, a[k], x), (hj, b[k], y))
+                if not v
+            ]
             if missing:
-                found.append(on([hi, hj], fail(
-                    f"edge {hi}-{hj}: no IPv4 address on {' and '.join(missing)}; JACCL then "
-                    "finds no IPv4-mapped GID on that port", evidence=ev, remediation=IP_REMEDY)))
+                found.append(
+                    on(
+                        [hi, hj],
+                        fail(
+                            f"edge {hi}-{hj}: no IPv4 address on {' and '.join(missing)}; JACCL then "
+                            "finds no IPv4-mapped GID on that port",
+                            evidence=ev,
+                            remediation=IP_REMEDY,
+                        ),
+                    )
+                )
                 continue
             if not any(p.ip in q.network or q.ip in p.network for p in x for q in y):
-                found.append(on([hi, hj], fail(
-                    f"edge {hi}-{hj}: {hi} {a[k][5:]} {', '.join(map(str, x))} and {hj} "
-                    f"{b[k][5:]} {', '.join(map(str, y))} are not on one subnet",
-                    evidence=ev, remediation=IP_REMEDY)))
+                found.append(
+                    on(
+                        [hi, hj],
+                        fail(
+                            f"edge {hi}-{hj}: {hi} {a[k][5:]} {', '.join(map(str, x))} and {hj} "
+                            f"{b[k][5:]} {', '.join(map(str, y))} are not on one subnet",
+                            evidence=ev,
+                            remediation=IP_REMEDY,
+                        ),
+                    )
+                )
     return found, checked
 
 
@@ -81,13 +104,19 @@ def _ring(view: FleetView):
             checked += 1
             if how in ("refused", "open"):
                 continue
-            found.append(on([me, left.host], fail(
-                f"{me}'s ring address {target} is not reachable from its left neighbour "
-                f"{left.host}: {how}",
-                evidence={"rank": r, "target": target, "from": left.host, "outcome": how},
-                remediation=f"Use an address of {me} that {left.host} can reach (a route or an "
-                            "interface on the same network) in the hostfile's \"ips\"; check "
-                            "firewalls between the two hosts.")))
+            found.append(
+                on(
+                    [me, left.host],
+                    fail(
+                        f"{me}'s ring address {target} is not reachable from its left neighbour "
+                        f"{left.host}: {how}",
+                        evidence={"rank": r, "target": target, "from": left.host, "outcome": how},
+                        remediation=f"Use an address of {me} that {left.host} can reach (a route or an "
+                        'interface on the same network) in the hostfile\'s "ips"; check '
+                        "firewalls between the two hosts.",
+                    ),
+                )
+            )
     return found, checked
 
 
@@ -108,7 +137,11 @@ def run(view: FleetView):
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD406", name="fleet.addressing", title="Addresses", area="addressing", run=run,
+    code="MD406",
+    name="fleet.addressing",
+    title="Addresses",
+    area="addressing",
+    run=run,
     doc=Doc(
         meaning="""
 jaccl/jaccl-ring: both ends of each Thunderbolt cable need an IPv4 address, on one subnet
@@ -125,7 +158,11 @@ address its left neighbour cannot reach fails the launch.
 Run `mlx.distributed_config --auto-setup` once after every full-fleet boot; fix the hostfile's
 "ips" or the routes between neighbours.
 """,
-        sources=("MLX v0.32.1 (\"No IPv4-mapped GID\"; RTR errno 22 up to 0.32.0)",
-                 "MLX mlx.distributed_config --auto-setup (a /30 per cable)",
-                 "MLX mlx.launch (mlx/_distributed_utils/launch.py: ring connects to the right "
-                 "neighbour's ip:port)")))
+        sources=(
+            'MLX v0.32.1 ("No IPv4-mapped GID"; RTR errno 22 up to 0.32.0)',
+            "MLX mlx.distributed_config --auto-setup (a /30 per cable)",
+            "MLX mlx.launch (mlx/_distributed_utils/launch.py: ring connects to the right "
+            "neighbour's ip:port)",
+        ),
+    ),
+)

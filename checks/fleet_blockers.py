@@ -21,17 +21,28 @@ def run(view: FleetView):
             r = hv.worst(code)
             if r is None or r["status"] != "fail":
                 continue
-            found.append(on(hv.host, fail(
-                f"{what} on {hv.host} block the launch: {r['summary']}",
-                evidence={"from": code, "host_result": r["summary"]},
-                remediation=f"Clear {hv.host} first: {(r.get('remediation') or {}).get('text', '')}"
-                            .strip(), needs_reboot=bool(r.get("needs_reboot")))))
-    return found or ok(f"no stale ranks or leftover wired memory on "
-                       f"{len(view.reachable())} host(s)")
+            found.append(
+                on(
+                    hv.host,
+                    fail(
+                        f"{what} on {hv.host} block the launch: {r['summary']}",
+                        evidence={"from": code, "host_result": r["summary"]},
+                        remediation=f"Clear {hv.host} first: {(r.get('remediation') or {}).get('text', '')}".strip(),
+                        needs_reboot=bool(r.get("needs_reboot")),
+                    ),
+                )
+            )
+    return found or ok(
+        f"no stale ranks or leftover wired memory on {len(view.reachable())} host(s)"
+    )
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD409", name="fleet.blockers", title="Launch blockers", area="procs", run=run,
+    code="MD409",
+    name="fleet.blockers",
+    title="Launch blockers",
+    area="procs",
+    run=run,
     doc=Doc(
         meaning="""
 Collects, host by host, what blocks a launch anywhere in the mesh: stale ranks (MD301) and
@@ -45,5 +56,9 @@ JACCL run leaves too little for the next: no node may have leftover ranks before
 Kill the stale ranks on the hosts named (`meshdoctor fix stale-ranks`), reboot the hosts whose
 wired memory does not come back.
 """,
-        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
-                 "mlx #4192, #4319 (tbt_post_recv crash, wired memory held)")))
+        sources=(
+            "MLX #3910, #4278 (ranks that survive SIGTERM)",
+            "mlx #4192, #4319 (tbt_post_recv crash, wired memory held)",
+        ),
+    ),
+)

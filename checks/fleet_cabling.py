@@ -18,12 +18,16 @@ from meshdoctor.check import fail, ok, skip, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 from meshdoctor.hostfile import JACCL_BACKENDS
 
-REMEDY = ("Re-cable so each port goes where the hostfile says, or regenerate the hostfile from "
-          "the cabling as it is (`mlx.distributed_config --auto-setup` after a full-fleet reboot "
-          "writes it from what each Mac sees).")
-CROSSED_REMEDY = ("Swap the two cables on one of the Macs (or swap the device order in one of "
-                  "the two hostfile cells) so that cable k is the k-th device on both ends; "
-                  "crossed rails can deadlock JACCL init (exo PR #2160).")
+REMEDY = (
+    "Re-cable so each port goes where the hostfile says, or regenerate the hostfile from "
+    "the cabling as it is (`mlx.distributed_config --auto-setup` after a full-fleet reboot "
+    "writes it from what each Mac sees)."
+)
+CROSSED_REMEDY = (
+    "Swap the two cables on one of the Macs (or swap the device order in one of "
+    "the two hostfile cells) so that cable k is the k-th device on both ends; "
+    "crossed rails can deadlock JACCL init (exo PR #2160)."
+)
 
 
 def run(view: FleetView):
@@ -36,13 +40,15 @@ def run(view: FleetView):
             if p.get("domain_uuid"):
                 owner[p["domain_uuid"]] = (hv.host, p)
     if not owner:
-        return skip("no host reported its Thunderbolt ports (not macOS, or system_profiler "
-                    "unreadable: see MD205)")
+        return skip(
+            "no host reported its Thunderbolt ports (not macOS, or system_profiler "
+            "unreadable: see MD205)"
+        )
     found = []
     checked = 0
     seen = set()
     for i, j, a, b in view.edges():
-        for (x, y, mine, theirs) in ((i, j, a, b), (j, i, b, a)):
+        for x, y, mine, theirs in ((i, j, a, b), (j, i, b, a)):
             hx, hy = names[x], names[y]
             if not (view.hosts[hx].reachable and view.hosts[hy].reachable):
                 continue
@@ -59,12 +65,16 @@ def run(view: FleetView):
                 ends = [owner[u] for u in peers if u in owner]
                 label = f"cable {k + 1} of {hx}-{hy}" if len(mine) > 1 else f"cable {hx}-{hy}"
                 if not peers:
-                    msg = (f"{label}: {hx} {dev} (Thunderbolt {port.get('receptacle')}) has no "
-                           f"Mac at the other end; the hostfile says {hy} {want}")
+                    msg = (
+                        f"{label}: {hx} {dev} (Thunderbolt {port.get('receptacle')}) has no "
+                        f"Mac at the other end; the hostfile says {hy} {want}"
+                    )
                     f = fail(msg, remediation=REMEDY)
                 elif not ends:
-                    msg = (f"{label}: {hx} {dev} goes to a Mac that is not in the hostfile "
-                           f"(peer port {peers[0]}); the hostfile says {hy} {want}")
+                    msg = (
+                        f"{label}: {hx} {dev} goes to a Mac that is not in the hostfile "
+                        f"(peer port {peers[0]}); the hostfile says {hy} {want}"
+                    )
                     f = fail(msg, remediation=REMEDY)
                 elif ends[0][0] == hy:
                     got = ends[0][1].get("device")
@@ -73,23 +83,40 @@ def run(view: FleetView):
                         if key in seen:
                             continue
                         seen.add(key)
-                        msg = (f"crossed rails between {hx} and {hy}: {hx} {dev} (cable {k + 1}) "
-                               f"reaches {hy} {got}, but cable {k + 1} is {want} on {hy}")
+                        msg = (
+                            f"crossed rails between {hx} and {hy}: {hx} {dev} (cable {k + 1}) "
+                            f"reaches {hy} {got}, but cable {k + 1} is {want} on {hy}"
+                        )
                         f = fail(msg, remediation=CROSSED_REMEDY)
                     else:
-                        msg = (f"{label}: {hx} {dev} reaches {hy} {got}, but the hostfile says "
-                               f"{hy} {want}")
+                        msg = (
+                            f"{label}: {hx} {dev} reaches {hy} {got}, but the hostfile says "
+                            f"{hy} {want}"
+                        )
                         f = warn(msg, remediation=REMEDY)
                 else:
-                    msg = (f"{label}: {hx} {dev} is cabled to {ends[0][0]} "
-                           f"({ends[0][1].get('device')}), but the hostfile says {hy} {want}")
+                    msg = (
+                        f"{label}: {hx} {dev} is cabled to {ends[0][0]} "
+                        f"({ends[0][1].get('device')}), but the hostfile says {hy} {want}"
+                    )
                     f = fail(msg, remediation=REMEDY)
-                f.evidence.update({"host": hx, "device": dev, "expected": {"host": hy,
-                                   "device": want}, "peers": peers,
-                                   "actual": [{"host": h, "device": p.get("device")}
-                                              for h, p in ends]})
-                found.append(on([hx, hy] if ends and ends[0][0] == hy else
-                                [hx, hy] + [h for h, _ in ends if h not in (hx, hy)], f))
+                f.evidence.update(
+                    {
+                        "host": hx,
+                        "device": dev,
+                        "expected": {"host": hy, "device": want},
+                        "peers": peers,
+                        "actual": [{"host": h, "device": p.get("device")} for h, p in ends],
+                    }
+                )
+                found.append(
+                    on(
+                        [hx, hy]
+                        if ends and ends[0][0] == hy
+                        else [hx, hy] + [h for h, _ in ends if h not in (hx, hy)],
+                        f,
+                    )
+                )
     if found:
         return found
     if not checked:
@@ -98,7 +125,11 @@ def run(view: FleetView):
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD405", name="fleet.cabling", title="Thunderbolt cabling", area="cabling", run=run,
+    code="MD405",
+    name="fleet.cabling",
+    title="Thunderbolt cabling",
+    area="cabling",
+    run=run,
     doc=Doc(
         meaning="""
 For jaccl and jaccl-ring on Macs: each Thunderbolt port reports the domain UUID of the Mac port
@@ -114,5 +145,9 @@ k not the same physical cable on both ends) can deadlock JACCL init (exo PR #216
         action="""
 Re-cable, or regenerate the hostfile from the cabling as it is.
 """,
-        sources=("exo PR #2160 (crossed rails deadlock JACCL init)",
-                 "system_profiler SPThunderboltDataType -json (domain_uuid_key)")))
+        sources=(
+            "exo PR #2160 (crossed rails deadlock JACCL init)",
+            "system_profiler SPThunderboltDataType -json (domain_uuid_key)",
+        ),
+    ),
+)

@@ -15,10 +15,12 @@ from meshdoctor.check import Finding, error, fail, ok, skip
 from meshdoctor.fleetcheck import FleetView, FleetCheck, on
 from meshdoctor.hostfile import JACCL_BACKENDS
 
-REMEDY = ("Check the Thunderbolt 5 cable of that edge on both Macs and that RDMA is enabled on "
-          "both (`rdma_ctl status`); a port reads PORT_DOWN until the other end is up. Ports "
-          "that dropped after hours of traffic come back only with a full-fleet reboot, then one "
-          "`mlx.distributed_config --auto-setup`.")
+REMEDY = (
+    "Check the Thunderbolt 5 cable of that edge on both Macs and that RDMA is enabled on "
+    "both (`rdma_ctl status`); a port reads PORT_DOWN until the other end is up. Ports "
+    "that dropped after hours of traffic come back only with a full-fleet reboot, then one "
+    "`mlx.distributed_config --auto-setup`."
+)
 
 
 def _state(view: FleetView, host: str, dev: str) -> Optional[str]:
@@ -49,11 +51,17 @@ def run(view: FleetView):
         ends = [(hi, d, _state(view, hi, d)) for d in a] + [(hj, d, _state(view, hj, d)) for d in b]
         cells[i][j] = {"devices": a, "states": [_state(view, hi, d) for d in a]}
         cells[j][i] = {"devices": b, "states": [_state(view, hj, d) for d in b]}
-        desc = (f"{hi} {'+'.join(a) or '(none)'} <-> {hj} {'+'.join(b) or '(none)'}")
+        desc = f"{hi} {'+'.join(a) or '(none)'} <-> {hj} {'+'.join(b) or '(none)'}"
         if any(s is None for _, _, s in ends):
             gone = sorted({h for h, _, s in ends if s is None})
-            found.append(on([hi, hj], error(f"edge {hi}-{hj} ({desc}) not assessed: "
-                                            f"{', '.join(gone)} did not answer")))
+            found.append(
+                on(
+                    [hi, hj],
+                    error(
+                        f"edge {hi}-{hj} ({desc}) not assessed: {', '.join(gone)} did not answer"
+                    ),
+                )
+            )
             continue
         bad = [(h, d, s) for h, d, s in ends if s != "PORT_ACTIVE"]
         if not a or not b:
@@ -61,15 +69,29 @@ def run(view: FleetView):
         if not bad:
             active += 1
             continue
-        found.append(on([hi, hj], fail(
-            f"edge {hi}-{hj} is down ({desc}): "
-            + "; ".join(f"{d} on {h} is {s}" for h, d, s in bad),
-            evidence={"edge": [hi, hj], "devices": {hi: a, hj: b},
-                      "bad": [{"host": h, "device": d, "state": s} for h, d, s in bad]},
-            remediation=REMEDY)))
+        found.append(
+            on(
+                [hi, hj],
+                fail(
+                    f"edge {hi}-{hj} is down ({desc}): "
+                    + "; ".join(f"{d} on {h} is {s}" for h, d, s in bad),
+                    evidence={
+                        "edge": [hi, hj],
+                        "devices": {hi: a, hj: b},
+                        "bad": [{"host": h, "device": d, "state": s} for h, d, s in bad],
+                    },
+                    remediation=REMEDY,
+                ),
+            )
+        )
     summary = f"{active}/{len(edges)} edges active"
-    matrix = {"hosts": names, "cells": cells, "active": active, "total": len(edges),
-              "summary": summary}
+    matrix = {
+        "hosts": names,
+        "cells": cells,
+        "active": active,
+        "total": len(edges),
+        "summary": summary,
+    }
     if not found:
         return ok(summary, evidence={"edge_matrix": matrix})
     for f in found:
@@ -79,7 +101,11 @@ def run(view: FleetView):
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD404", name="fleet.edges", title="RDMA edges", area="edges", run=run,
+    code="MD404",
+    name="fleet.edges",
+    title="RDMA edges",
+    area="edges",
+    run=run,
     doc=Doc(
         meaning="""
 For jaccl and jaccl-ring: every device the hostfile's rdma matrix names must exist and be
@@ -95,5 +121,9 @@ the cable is seated.
 Reseat the cable, enable RDMA on both Macs; after ports dropped following hours of traffic,
 reboot the whole fleet and run `mlx.distributed_config --auto-setup` once.
 """,
-        sources=("MLX distributed documentation (mlx.distributed_config, RDMA over Thunderbolt)",
-                 "ibv_devinfo(1) port states (PORT_ACTIVE, PORT_DOWN)")))
+        sources=(
+            "MLX distributed documentation (mlx.distributed_config, RDMA over Thunderbolt)",
+            "ibv_devinfo(1) port states (PORT_ACTIVE, PORT_DOWN)",
+        ),
+    ),
+)

@@ -18,9 +18,18 @@ from meshdoctor.check import fail, ok, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 
 CRITICAL = ("MLX_METAL_FAST_SYNCH",)
-PER_RANK = ("MLX_RANK", "MLX_HOSTFILE", "MLX_IBV_DEVICES", "MLX_JACCL_COORDINATOR",
-            "MLX_JACCL_RING", "MLX_WORLD_SIZE", "JACCL_RANK", "JACCL_COORDINATOR",
-            "JACCL_IBV_DEVICES", "JACCL_RING")
+PER_RANK = (
+    "MLX_RANK",
+    "MLX_HOSTFILE",
+    "MLX_IBV_DEVICES",
+    "MLX_JACCL_COORDINATOR",
+    "MLX_JACCL_RING",
+    "MLX_WORLD_SIZE",
+    "JACCL_RANK",
+    "JACCL_COORDINATOR",
+    "JACCL_IBV_DEVICES",
+    "JACCL_RING",
+)
 IGNORED_PREFIXES = ("MESHDOCTOR_",)
 
 
@@ -40,40 +49,64 @@ def run(view: FleetView):
         for h in hosts:
             shell = h.facts["env"].get(k)
             if k in launch and shell is not None and shell != launch[k]:
-                found.append(on(h.host, warn(
-                    f"{k}={shell!r} in the environment of {h.host}, but the hostfile's envs say "
-                    f"{launch[k]!r}: ranks from mlx.launch get {launch[k]!r}, anything started "
-                    "by hand there gets the other", evidence={"variable": k, "shell": shell,
-                                                             "hostfile": launch[k]},
-                    remediation=f"Set {k} in one place: the hostfile's envs (or remove it from "
-                                f"the shell profile on {h.host}).")))
+                found.append(
+                    on(
+                        h.host,
+                        warn(
+                            f"{k}={shell!r} in the environment of {h.host}, but the hostfile's envs say "
+                            f"{launch[k]!r}: ranks from mlx.launch get {launch[k]!r}, anything started "
+                            "by hand there gets the other",
+                            evidence={"variable": k, "shell": shell, "hostfile": launch[k]},
+                            remediation=f"Set {k} in one place: the hostfile's envs (or remove it from "
+                            f"the shell profile on {h.host}).",
+                        ),
+                    )
+                )
         if len(set(values.values())) < 2:
             continue
         counts = Counter(values.values())
         top, n = counts.most_common(1)[0]
-        odd = sorted(values) if list(counts.values()).count(n) > 1 else \
-            [h for h, v in values.items() if v != top]
+        odd = (
+            sorted(values)
+            if list(counts.values()).count(n) > 1
+            else [h for h, v in values.items() if v != top]
+        )
         shown = ", ".join(f"{h}: {'unset' if v is None else v}" for h, v in values.items())
         mk = fail if k in CRITICAL else warn
-        found.append(on(odd, mk(
-            f"{k} differs across hosts ({shown}); odd one(s) out: {', '.join(odd)}",
-            evidence={"variable": k, "values": values},
-            remediation=f"Put {k}=<value> in the hostfile's \"envs\" so mlx.launch exports it "
-                        "to every rank, or set it the same way on every host"
-                        + (" (one node without it is a reported cause of stalls)."
-                           if k in CRITICAL else "."))))
+        found.append(
+            on(
+                odd,
+                mk(
+                    f"{k} differs across hosts ({shown}); odd one(s) out: {', '.join(odd)}",
+                    evidence={"variable": k, "values": values},
+                    remediation=f'Put {k}=<value> in the hostfile\'s "envs" so mlx.launch exports it '
+                    "to every rank, or set it the same way on every host"
+                    + (
+                        " (one node without it is a reported cause of stalls)."
+                        if k in CRITICAL
+                        else "."
+                    ),
+                ),
+            )
+        )
     if found:
         return found
     same = {k: next(iter(v.values())) for k, v in effective.items()}
     shown = ", ".join(f"{k}={v}" for k, v in same.items() if v is not None)
-    return ok(f"same on all {len(hosts)} hosts" + (f": {shown}" if shown else
-                                                  " (no MLX_*/JACCL_* variables)"),
-              evidence={"effective": same})
+    return ok(
+        f"same on all {len(hosts)} hosts"
+        + (f": {shown}" if shown else " (no MLX_*/JACCL_* variables)"),
+        evidence={"effective": same},
+    )
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD407", name="fleet.environment", title="Environment across hosts", area="env",
-    run=run, doc=Doc(
+    code="MD407",
+    name="fleet.environment",
+    title="Environment across hosts",
+    area="env",
+    run=run,
+    doc=Doc(
         meaning="""
 Compares the MLX_* and JACCL_* variables each host's ranks would see (the host's environment,
 overridden by the hostfile's "envs", which mlx.launch exports to every rank). A
@@ -87,6 +120,10 @@ other differences make the ranks of one job run with different settings.
         action="""
 Put shared settings in the hostfile's "envs".
 """,
-        sources=("MLX mlx.launch (mlx/_distributed_utils/launch.py: exports the hostfile's envs "
-                 "to every rank)",
-                 "MLX mlx/distributed/jaccl (the JACCL_* variables it reads)")))
+        sources=(
+            "MLX mlx.launch (mlx/_distributed_utils/launch.py: exports the hostfile's envs "
+            "to every rank)",
+            "MLX mlx/distributed/jaccl (the JACCL_* variables it reads)",
+        ),
+    ),
+)

@@ -20,22 +20,32 @@ def run(view: FleetView):
         if ports is None:
             err = (hv.facts.get("errors") or {}).get("ports")
             if err:
-                found.append(on(hv.host, warn(f"could not read the listening ports on "
-                                              f"{hv.host}: {err}")))
+                found.append(
+                    on(hv.host, warn(f"could not read the listening ports on {hv.host}: {err}"))
+                )
             continue
         for port in ports.get("needed") or []:
             who = (ports.get("busy") or {}).get(str(port))
             if who is None:
                 free += 1
                 continue
-            role = ("JACCL coordinator port (rank 0)" if view.backend.startswith("jaccl")
-                    else "ring port")
-            found.append(on(hv.host, fail(
-                f"{role} {port} is already in use on {hv.host} by {who}",
-                evidence={"port": port, "by": who},
-                remediation=f"Stop what listens on {port} on {hv.host} (a stale rank: "
-                            "`meshdoctor check --only MD301` there lists them), or launch with "
-                            "another --starting-port.")))
+            role = (
+                "JACCL coordinator port (rank 0)"
+                if view.backend.startswith("jaccl")
+                else "ring port"
+            )
+            found.append(
+                on(
+                    hv.host,
+                    fail(
+                        f"{role} {port} is already in use on {hv.host} by {who}",
+                        evidence={"port": port, "by": who},
+                        remediation=f"Stop what listens on {port} on {hv.host} (a stale rank: "
+                        "`meshdoctor check --only MD301` there lists them), or launch with "
+                        "another --starting-port.",
+                    ),
+                )
+            )
     if found:
         return found
     if not free:
@@ -44,7 +54,12 @@ def run(view: FleetView):
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD408", name="fleet.ports", title="Launch ports", area="ports", run=run, doc=Doc(
+    code="MD408",
+    name="fleet.ports",
+    title="Launch ports",
+    area="ports",
+    run=run,
+    doc=Doc(
         meaning="""
 The JACCL coordinator port (32323, mlx.launch --starting-port) must be free on rank 0, and for
 ring each rank's ports (one per IP, counting up from the same start) on its host. Fails naming
@@ -57,5 +72,9 @@ socket" or connect the ranks to the wrong process.
         action="""
 Stop the process (often a stale rank), or launch with another --starting-port.
 """,
-        sources=("MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: --starting-port, "
-                 "default 32323)",)))
+        sources=(
+            "MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: --starting-port, "
+            "default 32323)",
+        ),
+    ),
+)

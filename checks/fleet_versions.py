@@ -34,11 +34,13 @@ def _guard(f: dict) -> Optional[str]:
     return None if g is None else ("with progress guard" if g else "without progress guard")
 
 
-WHAT = [("MLX", _mlx, True),
-        ("JACCL build", _guard, True),
-        ("macOS build", lambda f: (f.get("platform") or {}).get("build") or None, False),
-        ("Python", lambda f: (f.get("platform") or {}).get("python") or None, False),
-        ("meshdoctor", lambda f: f.get("meshdoctor") or None, False)]
+WHAT = [
+    ("MLX", _mlx, True),
+    ("JACCL build", _guard, True),
+    ("macOS build", lambda f: (f.get("platform") or {}).get("build") or None, False),
+    ("Python", lambda f: (f.get("platform") or {}).get("python") or None, False),
+    ("meshdoctor", lambda f: f.get("meshdoctor") or None, False),
+]
 
 
 def _odd(values: Dict[str, str]) -> List[str]:
@@ -68,20 +70,37 @@ def run(view: FleetView):
         detail = ", ".join(f"{h}: {v}" for h, v in values.items())
         breaks = backend_breaking and jaccl
         mk = fail if breaks else warn
-        why = (f"ranks of {view.backend} must run the same MLX build: buffer layout and GID "
-               "choice differ between versions and guarded/unguarded builds, so init fails or "
-               "deadlocks") if breaks else "keep the fleet on one version so results compare"
-        found.append(on(odd, mk(
-            f"{label} differs across hosts ({detail}); odd one(s) out: {', '.join(odd)}",
-            evidence={"what": label, "values": values},
-            remediation=f"Install the same {label} on every host ({why}); e.g. "
-                        "`pip install mlx==<version>` in the environment the ranks use.")))
-    return found or ok("same on all hosts: " + (", ".join(same) or "nothing readable"),
-                       evidence={"same": same})
+        why = (
+            (
+                f"ranks of {view.backend} must run the same MLX build: buffer layout and GID "
+                "choice differ between versions and guarded/unguarded builds, so init fails or "
+                "deadlocks"
+            )
+            if breaks
+            else "keep the fleet on one version so results compare"
+        )
+        found.append(
+            on(
+                odd,
+                mk(
+                    f"{label} differs across hosts ({detail}); odd one(s) out: {', '.join(odd)}",
+                    evidence={"what": label, "values": values},
+                    remediation=f"Install the same {label} on every host ({why}); e.g. "
+                    "`pip install mlx==<version>` in the environment the ranks use.",
+                ),
+            )
+        )
+    return found or ok(
+        "same on all hosts: " + (", ".join(same) or "nothing readable"), evidence={"same": same}
+    )
 
 
 FLEET_CHECK = FleetCheck(
-    code="MD403", name="fleet.versions", title="Versions across hosts", area="versions", run=run,
+    code="MD403",
+    name="fleet.versions",
+    title="Versions across hosts",
+    area="versions",
+    run=run,
     doc=Doc(
         meaning="""
 Compares, host by host, the MLX version, whether its JACCL library has the progress guard
@@ -98,6 +117,10 @@ the fixed index 1 of upstream.
         action="""
 Install one MLX version everywhere (pip install mlx==X in the ranks' environment).
 """,
-        sources=("MLX PR #3901 (buffers registered per connection)",
-                 "MLX v0.30.6, v0.31.0, v0.32.1 rdma.cpp (buffer sizes and counts)",
-                 "JACCL progress guard PR (JACCL_PROGRESS_TIMEOUT_MS)")))
+        sources=(
+            "MLX PR #3901 (buffers registered per connection)",
+            "MLX v0.30.6, v0.31.0, v0.32.1 rdma.cpp (buffer sizes and counts)",
+            "JACCL progress guard PR (JACCL_PROGRESS_TIMEOUT_MS)",
+        ),
+    ),
+)

@@ -27,16 +27,21 @@ def _links(snap):
     data errors per link) and NVIDIA judges them as a rate over time (DCGM), so they are only
     reported in the evidence."""
     gpus = [g for g in snap["gpus"] if "unreadable" not in g]
-    expected = max((sum(1 for ln in g.get("nvlink", []) if ln["active"]) for g in gpus),
-                   default=0)
+    expected = max((sum(1 for ln in g.get("nvlink", []) if ln["active"]) for g in gpus), default=0)
     out = {}
     for g in gpus:
         links = g.get("nvlink", [])
         active = [ln["link"] for ln in links if ln["active"]]
-        down = [ln["link"] for ln in links if not ln["active"]] \
-            if expected and len(active) < expected else []
-        degraded = {ln["link"]: {k: v for k, v in ln["errors"].items() if k == "recovery" and v}
-                    for ln in links if ln["active"]}
+        down = (
+            [ln["link"] for ln in links if not ln["active"]]
+            if expected and len(active) < expected
+            else []
+        )
+        degraded = {
+            ln["link"]: {k: v for k, v in ln["errors"].items() if k == "recovery" and v}
+            for ln in links
+            if ln["active"]
+        }
         out[g["index"]] = (active, down, {k: v for k, v in degraded.items() if v}, expected)
     return out
 
@@ -54,78 +59,142 @@ def run(ctx: NodeContext):
         tag = f"GPU {i} ({g.get('name')})"
         ecc = g.get("ecc_volatile_uncorrected")
         if ecc:
-            out.append(fail(f"{tag}: {ecc} volatile uncorrected ECC error(s) since the driver "
-                            "loaded: data on this GPU was corrupted", evidence={
-                                "gpu": i, "ecc_volatile_uncorrected": ecc},
-                            remediation=f"Drain the GPU and reset it (sudo nvidia-smi "
-                            f"--gpu-reset -i {i}); if errors return, have it serviced."))
+            out.append(
+                fail(
+                    f"{tag}: {ecc} volatile uncorrected ECC error(s) since the driver "
+                    "loaded: data on this GPU was corrupted",
+                    evidence={"gpu": i, "ecc_volatile_uncorrected": ecc},
+                    remediation=f"Drain the GPU and reset it (sudo nvidia-smi "
+                    f"--gpu-reset -i {i}); if errors return, have it serviced.",
+                )
+            )
         rp = g.get("retired_pages") or {}
         if rp.get("pending"):
-            out.append(warn(f"{tag}: page retirement pending ({rp.get('double_bit')} double-"
-                            f"bit, {rp.get('single_bit')} single-bit pages retired): it takes "
-                            "effect after a GPU reset", evidence={"gpu": i, "retired_pages": rp},
-                            remediation=f"sudo nvidia-smi --gpu-reset -i {i} when idle"))
+            out.append(
+                warn(
+                    f"{tag}: page retirement pending ({rp.get('double_bit')} double-"
+                    f"bit, {rp.get('single_bit')} single-bit pages retired): it takes "
+                    "effect after a GPU reset",
+                    evidence={"gpu": i, "retired_pages": rp},
+                    remediation=f"sudo nvidia-smi --gpu-reset -i {i} when idle",
+                )
+            )
         rr = g.get("remapped_rows") or {}
         if rr.get("failed"):
-            out.append(fail(f"{tag}: a row remapping failed ({rr.get('uncorrectable')} "
-                            "uncorrectable rows): the GPU memory cannot be repaired in the "
-                            "field", evidence={"gpu": i, "remapped_rows": rr},
-                            remediation="Have this GPU serviced (RMA); do not run jobs on it."))
+            out.append(
+                fail(
+                    f"{tag}: a row remapping failed ({rr.get('uncorrectable')} "
+                    "uncorrectable rows): the GPU memory cannot be repaired in the "
+                    "field",
+                    evidence={"gpu": i, "remapped_rows": rr},
+                    remediation="Have this GPU serviced (RMA); do not run jobs on it.",
+                )
+            )
         elif rr.get("pending"):
-            out.append(warn(f"{tag}: row remapping pending ({rr.get('uncorrectable')} "
-                            "uncorrectable rows): it takes effect after a GPU reset",
-                            evidence={"gpu": i, "remapped_rows": rr},
-                            remediation=f"sudo nvidia-smi --gpu-reset -i {i} when idle"))
+            out.append(
+                warn(
+                    f"{tag}: row remapping pending ({rr.get('uncorrectable')} "
+                    "uncorrectable rows): it takes effect after a GPU reset",
+                    evidence={"gpu": i, "remapped_rows": rr},
+                    remediation=f"sudo nvidia-smi --gpu-reset -i {i} when idle",
+                )
+            )
         active, down, degraded, expected = links.get(i, ([], [], {}, 0))
         if down:
-            out.append(fail(f"{tag}: NVLink link(s) {', '.join(map(str, down))} down "
-                            f"({len(active)} of {expected} active)", evidence={
-                                "gpu": i, "down": down, "active": active,
-                                "nvlink": g.get("nvlink")},
-                            remediation="NCCL falls back to slower paths or fails: reset the "
-                            f"GPU (sudo nvidia-smi --gpu-reset -i {i}), then reboot; if the "
-                            "link stays down, service the baseboard."))
+            out.append(
+                fail(
+                    f"{tag}: NVLink link(s) {', '.join(map(str, down))} down "
+                    f"({len(active)} of {expected} active)",
+                    evidence={"gpu": i, "down": down, "active": active, "nvlink": g.get("nvlink")},
+                    remediation="NCCL falls back to slower paths or fails: reset the "
+                    f"GPU (sudo nvidia-smi --gpu-reset -i {i}), then reboot; if the "
+                    "link stays down, service the baseboard.",
+                )
+            )
         if degraded:
-            desc = "; ".join(f"link {k}: " + ", ".join(f"{n} {v}" for n, v in e.items())
-                             for k, e in sorted(degraded.items()))
-            out.append(warn(f"{tag}: NVLink link(s) retrained ({desc})", evidence={
-                "gpu": i, "degraded": degraded, "nvlink": g.get("nvlink")},
-                remediation="Recovery errors mean a marginal link that dropped and retrained: "
-                "watch the counters (nvidia-smi nvlink -e); reset the GPU or service the "
-                "baseboard if they keep rising."))
+            desc = "; ".join(
+                f"link {k}: " + ", ".join(f"{n} {v}" for n, v in e.items())
+                for k, e in sorted(degraded.items())
+            )
+            out.append(
+                warn(
+                    f"{tag}: NVLink link(s) retrained ({desc})",
+                    evidence={"gpu": i, "degraded": degraded, "nvlink": g.get("nvlink")},
+                    remediation="Recovery errors mean a marginal link that dropped and retrained: "
+                    "watch the counters (nvidia-smi nvlink -e); reset the GPU or service the "
+                    "baseboard if they keep rising.",
+                )
+            )
         pc = g.get("pcie") or {}
         if pc.get("width") and pc.get("max_width") and pc["width"] < pc["max_width"]:
-            out.append(warn(f"{tag}: PCIe link at x{pc['width']} of x{pc['max_width']}",
-                            evidence={"gpu": i, "pcie": pc},
-                            remediation="Reseat the GPU or riser; check the slot's wiring."))
-        if pc.get("gen") and pc.get("max_gen") and pc["gen"] < pc["max_gen"] and \
-                g.get("pstate") == 0:
-            out.append(warn(f"{tag}: PCIe Gen{pc['gen']} of Gen{pc['max_gen']} while busy "
-                            "(P0)", evidence={"gpu": i, "pcie": pc, "pstate": 0},
-                            remediation="Check the BIOS PCIe speed setting, the riser and the "
-                            "slot."))
+            out.append(
+                warn(
+                    f"{tag}: PCIe link at x{pc['width']} of x{pc['max_width']}",
+                    evidence={"gpu": i, "pcie": pc},
+                    remediation="Reseat the GPU or riser; check the slot's wiring.",
+                )
+            )
+        if (
+            pc.get("gen")
+            and pc.get("max_gen")
+            and pc["gen"] < pc["max_gen"]
+            and g.get("pstate") == 0
+        ):
+            out.append(
+                warn(
+                    f"{tag}: PCIe Gen{pc['gen']} of Gen{pc['max_gen']} while busy (P0)",
+                    evidence={"gpu": i, "pcie": pc, "pstate": 0},
+                    remediation="Check the BIOS PCIe speed setting, the riser and the slot.",
+                )
+            )
         slow = throttle_names(g.get("clock_event_reasons"))
         if slow:
-            out.append(warn(f"{tag}: clocks slowed by {', '.join(slow)}", evidence={
-                "gpu": i, "clock_event_reasons": g.get("clock_event_reasons")},
-                remediation="Check cooling, power limits (nvidia-smi -q -d PERFORMANCE,POWER) "
-                "and the power supply."))
+            out.append(
+                warn(
+                    f"{tag}: clocks slowed by {', '.join(slow)}",
+                    evidence={"gpu": i, "clock_event_reasons": g.get("clock_event_reasons")},
+                    remediation="Check cooling, power limits (nvidia-smi -q -d PERFORMANCE,POWER) "
+                    "and the power supply.",
+                )
+            )
     if not out:
         gpus = [g for g in snap["gpus"] if "unreadable" not in g]
         nl = {i: len(v[0]) for i, v in links.items()}
-        return ok(f"{len(gpus)} GPU(s) healthy: no uncorrected ECC errors, no pending "
-                  "retirement" + (f", NVLink {min(nl.values())} of {max(nl.values())} links "
-                                  "active on each" if nl and max(nl.values()) else "")
-                  + ", no power or thermal slowdown", evidence={"gpus": [
-                      {k: g.get(k) for k in ("index", "ecc_volatile_uncorrected",
-                                             "retired_pages", "remapped_rows", "pcie",
-                                             "clock_event_reasons")} for g in gpus],
-                      "nvlink_active": nl})
+        return ok(
+            f"{len(gpus)} GPU(s) healthy: no uncorrected ECC errors, no pending "
+            "retirement"
+            + (
+                f", NVLink {min(nl.values())} of {max(nl.values())} links active on each"
+                if nl and max(nl.values())
+                else ""
+            )
+            + ", no power or thermal slowdown",
+            evidence={
+                "gpus": [
+                    {
+                        k: g.get(k)
+                        for k in (
+                            "index",
+                            "ecc_volatile_uncorrected",
+                            "retired_pages",
+                            "remapped_rows",
+                            "pcie",
+                            "clock_event_reasons",
+                        )
+                    }
+                    for g in gpus
+                ],
+                "nvlink_active": nl,
+            },
+        )
     return out
 
 
 CHECK = Check(
-    code="MD113", name="gpu.health", title="GPU health: ECC, NVLink, PCIe, clocks", run=run,
+    code="MD113",
+    name="gpu.health",
+    title="GPU health: ECC, NVLink, PCIe, clocks",
+    run=run,
     platforms=("linux",),
     doc=Doc(
         meaning="""
@@ -147,8 +216,12 @@ that is down, narrower or slowed, and clocks slowed for power or heat, slow ever
 Reset the GPU when idle (sudo nvidia-smi --gpu-reset -i N), reseat or service hardware that
 keeps failing, check cooling and power limits.
 """,
-        sources=("NVIDIA NVML API reference (nvmlDeviceGetTotalEccErrors, "
-                 "nvmlDeviceGetRetiredPagesPendingStatus, nvmlDeviceGetRemappedRows, "
-                 "nvmlDeviceGetNvLinkState, nvmlDeviceGetCurrentClocksEventReasons)",
-                 "nvidia-smi manual (--gpu-reset)",
-                 "NVIDIA GPU memory error management guide")))
+        sources=(
+            "NVIDIA NVML API reference (nvmlDeviceGetTotalEccErrors, "
+            "nvmlDeviceGetRetiredPagesPendingStatus, nvmlDeviceGetRemappedRows, "
+            "nvmlDeviceGetNvLinkState, nvmlDeviceGetCurrentClocksEventReasons)",
+            "nvidia-smi manual (--gpu-reset)",
+            "NVIDIA GPU memory error management guide",
+        ),
+    ),
+)

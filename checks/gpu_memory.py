@@ -62,16 +62,27 @@ def run(ctx: NodeContext):
             except psutil.NoSuchProcess:
                 ev = {"gpu": gi, "pid": pid, "used_bytes": used, "needs_reset": bool(host_ns)}
                 if host_ns:
-                    out.append(fail(f"{where} holds {_mib(used)} but that process is gone: the "
-                                    "driver still charges the memory to it", evidence=ev,
-                                    remediation=Remediation(
-                                        "Reset the GPU once nothing else uses it (if the reset "
-                                        "is refused, reboot the host).",
-                                        f"sudo nvidia-smi --gpu-reset -i {gi}")))
+                    out.append(
+                        fail(
+                            f"{where} holds {_mib(used)} but that process is gone: the "
+                            "driver still charges the memory to it",
+                            evidence=ev,
+                            remediation=Remediation(
+                                "Reset the GPU once nothing else uses it (if the reset "
+                                "is refused, reboot the host).",
+                                f"sudo nvidia-smi --gpu-reset -i {gi}",
+                            ),
+                        )
+                    )
                 else:
-                    out.append(warn(f"{where} holds {_mib(used)}; it is not visible from this "
-                                    "container (another container's, or gone)", evidence=ev,
-                                    remediation="Look at `nvidia-smi` on the host itself."))
+                    out.append(
+                        warn(
+                            f"{where} holds {_mib(used)}; it is not visible from this "
+                            "container (another container's, or gone)",
+                            evidence=ev,
+                            remediation="Look at `nvidia-smi` on the host itself.",
+                        )
+                    )
                 held += 1
                 continue
             except psutil.Error as exc:
@@ -82,39 +93,71 @@ def run(ctx: NodeContext):
                 continue  # a rank of a running job: its memory is in use, not leftover
             held += 1
             if rank is not None:
-                out.append(fail(f"{where} ({name}, orphaned rank {rank.rank}) holds {_mib(used)}"
-                                " after its launcher is gone", evidence=dict(ev, rank=rank.rank),
-                                remediation=Remediation(
-                                    "Stop the leftover rank; its GPU memory is freed when it "
-                                    "exits.", "meshdoctor fix stale-ranks --yes")))
+                out.append(
+                    fail(
+                        f"{where} ({name}, orphaned rank {rank.rank}) holds {_mib(used)}"
+                        " after its launcher is gone",
+                        evidence=dict(ev, rank=rank.rank),
+                        remediation=Remediation(
+                            "Stop the leftover rank; its GPU memory is freed when it exits.",
+                            "meshdoctor fix stale-ranks --yes",
+                        ),
+                    )
+                )
             else:
-                out.append(warn(f"{where} ({name}) holds {_mib(used)} and is not a rank of a "
-                                "running MLX job", evidence=ev,
-                                remediation=Remediation(
-                                    f"Stop it if it is not meant to share GPU {gi} with the "
-                                    "ranks (it takes memory, and NVLink and SM time, from "
-                                    "them).", f"kill {pid}")))
+                out.append(
+                    warn(
+                        f"{where} ({name}) holds {_mib(used)} and is not a rank of a "
+                        "running MLX job",
+                        evidence=ev,
+                        remediation=Remediation(
+                            f"Stop it if it is not meant to share GPU {gi} with the "
+                            "ranks (it takes memory, and NVLink and SM time, from "
+                            "them).",
+                            f"kill {pid}",
+                        ),
+                    )
+                )
         used_total = (g.get("memory") or {}).get("used") or 0
         if not g.get("processes") and used_total >= UNLISTED_BYTES:
             held += 1
-            out.append(warn(f"GPU {gi}: {_mib(used_total)} used but NVML lists no process "
-                            "(a process of another container, or memory a gone process left)",
-                            evidence={"gpu": gi, "memory": g.get("memory")},
-                            remediation=f"Check `nvidia-smi` on the host; if nothing runs, "
-                            f"reset the GPU (sudo nvidia-smi --gpu-reset -i {gi})."))
+            out.append(
+                warn(
+                    f"GPU {gi}: {_mib(used_total)} used but NVML lists no process "
+                    "(a process of another container, or memory a gone process left)",
+                    evidence={"gpu": gi, "memory": g.get("memory")},
+                    remediation=f"Check `nvidia-smi` on the host; if nothing runs, "
+                    f"reset the GPU (sudo nvidia-smi --gpu-reset -i {gi}).",
+                )
+            )
     if not held:
-        per = ", ".join(f"GPU {g['index']} {_mib((g.get('memory') or {}).get('used'))}"
-                        for g in snap["gpus"] if "unreadable" not in g)
-        return ok(f"no GPU memory held outside running jobs ({per})",
-                  evidence={"gpus": [{"index": g["index"], "memory": g.get("memory"),
-                                      "processes": g.get("processes")}
-                                     for g in snap["gpus"]]})
+        per = ", ".join(
+            f"GPU {g['index']} {_mib((g.get('memory') or {}).get('used'))}"
+            for g in snap["gpus"]
+            if "unreadable" not in g
+        )
+        return ok(
+            f"no GPU memory held outside running jobs ({per})",
+            evidence={
+                "gpus": [
+                    {
+                        "index": g["index"],
+                        "memory": g.get("memory"),
+                        "processes": g.get("processes"),
+                    }
+                    for g in snap["gpus"]
+                ]
+            },
+        )
     return out
 
 
 CHECK = Check(
-    code="MD112", name="gpu.memory_held", title="GPU memory held outside running jobs",
-    run=run, platforms=("linux",),
+    code="MD112",
+    name="gpu.memory_held",
+    title="GPU memory held outside running jobs",
+    run=run,
+    platforms=("linux",),
     doc=Doc(
         meaning="""
 Lists the compute processes NVML sees on each GPU and matches them to this host's processes.
@@ -133,5 +176,9 @@ Stop an orphaned rank: meshdoctor fix stale-ranks --yes. For memory charged to a
 no longer exists, reset the GPU (sudo nvidia-smi --gpu-reset -i N, a reboot if that is
 refused).
 """,
-        sources=("NVIDIA NVML API reference (nvmlDeviceGetComputeRunningProcesses)",
-                 "nvidia-smi manual (--gpu-reset)")))
+        sources=(
+            "NVIDIA NVML API reference (nvmlDeviceGetComputeRunningProcesses)",
+            "nvidia-smi manual (--gpu-reset)",
+        ),
+    ),
+)

@@ -24,48 +24,88 @@ def run(ctx: NodeContext):
         return skip(f"no NVIDIA driver on this host ({driver_file()} does not exist)")
     info = ctx.fact(gather_mlx)
     if info.get("probe") != "ok":
-        return error(f"could not inspect MLX in {ctx.python}: {info.get('detail', '?')}",
-                     evidence=info)
+        return error(
+            f"could not inspect MLX in {ctx.python}: {info.get('detail', '?')}", evidence=info
+        )
     if not info.get("installed"):
-        return fail(f"MLX is not importable from {info.get('executable', ctx.python)}",
-                    evidence=info, remediation=INSTALL)
+        return fail(
+            f"MLX is not importable from {info.get('executable', ctx.python)}",
+            evidence=info,
+            remediation=INSTALL,
+        )
     cuda = info.get("cuda") or {}
     backend = ctx.hostfile.effective_backend if ctx.hostfile is not None else ""
     nccl = (info.get("backends") or {}).get("nccl")
     ev = {"mlx": info.get("version"), "cuda": cuda, "nccl": nccl, "backend": backend}
     if not cuda.get("available"):
-        text = (f"mlx {info.get('version')} on a host with NVIDIA GPUs is not a CUDA build "
-                f"(mx.cuda.is_available() is {cuda.get('available')}"
-                + (f": {cuda['error']}" if cuda.get("error") else "") + ")")
-        fix = (f"{INSTALL} in the environment the ranks run in; mlx.launch then picks the nccl "
-               "backend by itself.")
-        return fail(text, evidence=ev, remediation=fix) if backend == "nccl" else \
-            warn(text + "; ranks would run on the CPU", evidence=ev, remediation=fix)
+        text = (
+            f"mlx {info.get('version')} on a host with NVIDIA GPUs is not a CUDA build "
+            f"(mx.cuda.is_available() is {cuda.get('available')}"
+            + (f": {cuda['error']}" if cuda.get("error") else "")
+            + ")"
+        )
+        fix = (
+            f"{INSTALL} in the environment the ranks run in; mlx.launch then picks the nccl "
+            "backend by itself."
+        )
+        return (
+            fail(text, evidence=ev, remediation=fix)
+            if backend == "nccl"
+            else warn(text + "; ranks would run on the CPU", evidence=ev, remediation=fix)
+        )
     if not nccl:
-        return fail(f"mlx {info.get('version')} has CUDA but no nccl distributed backend",
-                    evidence=ev, remediation=f"Reinstall the CUDA build: {INSTALL}.")
+        return fail(
+            f"mlx {info.get('version')} has CUDA but no nccl distributed backend",
+            evidence=ev,
+            remediation=f"Reinstall the CUDA build: {INSTALL}.",
+        )
     gpus = ctx.fact(gather_gpus)
     build = cuda_major_of(cuda.get("packages") or [])
     drv = gpus.get("cuda_driver_version") if gpus.get("nvml") else None
-    ev.update({"build_cuda_major": build, "driver_cuda_version": drv,
-               "driver_version": gpus.get("driver_version")})
-    label = (f"mlx {info.get('version')} CUDA build"
-             + (f" (CUDA {build})" if build else "") + ", nccl available")
+    ev.update(
+        {
+            "build_cuda_major": build,
+            "driver_cuda_version": drv,
+            "driver_version": gpus.get("driver_version"),
+        }
+    )
+    label = (
+        f"mlx {info.get('version')} CUDA build"
+        + (f" (CUDA {build})" if build else "")
+        + ", nccl available"
+    )
     if build and drv:
         major = int(drv) // 1000
         if build > major:
-            return fail(f"{label}, but the driver {gpus.get('driver_version')} supports CUDA up "
-                        f"to {major}.{int(drv) % 1000 // 10}", evidence=ev,
-                        remediation=f"Upgrade the NVIDIA driver to one that supports CUDA "
-                        f"{build}, or install the matching MLX build (\"mlx[cuda{major}]\").")
-        return ok(f"{label}; driver {gpus.get('driver_version')} supports CUDA "
-                  f"{major}.{int(drv) % 1000 // 10}", evidence=ev)
-    return ok(label + ("" if drv else f"; driver CUDA version unknown "
-                       f"({gpus.get('reason') or 'NVML gave none'})"), evidence=ev)
+            return fail(
+                f"{label}, but the driver {gpus.get('driver_version')} supports CUDA up "
+                f"to {major}.{int(drv) % 1000 // 10}",
+                evidence=ev,
+                remediation=f"Upgrade the NVIDIA driver to one that supports CUDA "
+                f'{build}, or install the matching MLX build ("mlx[cuda{major}]").',
+            )
+        return ok(
+            f"{label}; driver {gpus.get('driver_version')} supports CUDA "
+            f"{major}.{int(drv) % 1000 // 10}",
+            evidence=ev,
+        )
+    return ok(
+        label
+        + (
+            ""
+            if drv
+            else f"; driver CUDA version unknown ({gpus.get('reason') or 'NVML gave none'})"
+        ),
+        evidence=ev,
+    )
 
 
 CHECK = Check(
-    code="MD110", name="gpu.mlx_cuda", title="MLX CUDA build", run=run, platforms=("linux",),
+    code="MD110",
+    name="gpu.mlx_cuda",
+    title="MLX CUDA build",
+    run=run,
+    platforms=("linux",),
     doc=Doc(
         meaning="""
 On a Linux host with an NVIDIA driver, checks that the MLX the ranks import is its CUDA build
@@ -85,9 +125,13 @@ version it reports.
 pip install "mlx[cuda13]" (driver supporting CUDA 13) or "mlx[cuda12]" in the environment the
 ranks run in; or upgrade the NVIDIA driver.
 """,
-        sources=("MLX installation documentation (mlx[cuda12] / mlx[cuda13], packages mlx-cuda-12 / "
-                 "mlx-cuda-13, mlx 0.29+)",
-                 "MLX Python API (mx.cuda.is_available, mx.distributed.is_available)",
-                 "MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: nccl backend choice)",
-                 "NVIDIA NVML API reference (nvmlSystemGetCudaDriverVersion)",
-                 "NVIDIA CUDA Compatibility guide")))
+        sources=(
+            "MLX installation documentation (mlx[cuda12] / mlx[cuda13], packages mlx-cuda-12 / "
+            "mlx-cuda-13, mlx 0.29+)",
+            "MLX Python API (mx.cuda.is_available, mx.distributed.is_available)",
+            "MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: nccl backend choice)",
+            "NVIDIA NVML API reference (nvmlSystemGetCudaDriverVersion)",
+            "NVIDIA CUDA Compatibility guide",
+        ),
+    ),
+)

@@ -16,30 +16,54 @@ def run(ctx: NodeContext):
     hf = ctx.hostfile
     if hf is None:
         return skip("no --hostfile given")
-    found = [fail(f"{path}: {msg}", evidence={"hostfile": hf.path, "path": path},
-                  remediation=f"Edit {hf.path} at {path}, or regenerate it with "
-                  "mlx.distributed_config.")
-             for path, msg in problems(hf)]
-    ev = {"hostfile": hf.path, "backend": hf.effective_backend, "world_size": hf.world_size,
-          "local_ranks": ctx.ranks}
+    found = [
+        fail(
+            f"{path}: {msg}",
+            evidence={"hostfile": hf.path, "path": path},
+            remediation=f"Edit {hf.path} at {path}, or regenerate it with mlx.distributed_config.",
+        )
+        for path, msg in problems(hf)
+    ]
+    ev = {
+        "hostfile": hf.path,
+        "backend": hf.effective_backend,
+        "world_size": hf.world_size,
+        "local_ranks": ctx.ranks,
+    }
     if hf.effective_backend in JACCL_BACKENDS and len(ctx.ranks) > 1:
-        found.append(warn(f"this machine is {ctx.rank_label} of a {hf.effective_backend} "
-                          "hostfile: JACCL runs one rank per Mac (each rank owns its Thunderbolt "
-                          "ports)", evidence=ev,
-                          remediation="Give each Mac one entry; check the ssh names and IPs."))
+        found.append(
+            warn(
+                f"this machine is {ctx.rank_label} of a {hf.effective_backend} "
+                "hostfile: JACCL runs one rank per Mac (each rank owns its Thunderbolt "
+                "ports)",
+                evidence=ev,
+                remediation="Give each Mac one entry; check the ssh names and IPs.",
+            )
+        )
     if not ctx.ranks and hf.world_size:
-        found.append(warn(f"this machine is none of the {hf.world_size} hosts in {hf.path} "
-                          "(matched by ssh name, host name and local IPs)", evidence=ev,
-                          remediation="Run the check on a node of the mesh, or fix the ssh "
-                          "names/IPs in the hostfile."))
+        found.append(
+            warn(
+                f"this machine is none of the {hf.world_size} hosts in {hf.path} "
+                "(matched by ssh name, host name and local IPs)",
+                evidence=ev,
+                remediation="Run the check on a node of the mesh, or fix the ssh "
+                "names/IPs in the hostfile.",
+            )
+        )
     if found:
         return found
-    return ok(f"{n_ranks(hf.world_size)}, backend {hf.effective_backend}; this machine is "
-              f"{ctx.rank_label}", evidence=ev)
+    return ok(
+        f"{n_ranks(hf.world_size)}, backend {hf.effective_backend}; this machine is "
+        f"{ctx.rank_label}",
+        evidence=ev,
+    )
 
 
 CHECK = Check(
-    code="MD401", name="fleet.hostfile", title="Hostfile", run=run,
+    code="MD401",
+    name="fleet.hostfile",
+    title="Hostfile",
+    run=run,
     doc=Doc(
         meaning="""
 Checks the mlx.launch hostfile given with --hostfile: a list of hosts or an object with
@@ -60,5 +84,9 @@ rules and refuses such a hostfile (exit 2). A file that cannot be read or is not
 error (exit 2) naming the line and column.
 """,
         action="Fix the named entry, or regenerate the file with mlx.distributed_config.",
-        sources=("mlx/_distributed_utils/launch.py (the hostfile format)",
-                 "mlx.distributed_config (MLX distributed documentation)")))
+        sources=(
+            "mlx/_distributed_utils/launch.py (the hostfile format)",
+            "mlx.distributed_config (MLX distributed documentation)",
+        ),
+    ),
+)

@@ -44,15 +44,23 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
     found = []
     res = ctx.command("vm_stat")
     if res.timed_out:
-        found.append(fail(f"cannot read wired memory: {res.describe()}",
-                          evidence={"vm_stat": res.describe()}, needs_reboot=True,
-                          remediation="`vm_stat` hanging means the kernel is wedged: reboot "
-                          "this node."))
+        found.append(
+            fail(
+                f"cannot read wired memory: {res.describe()}",
+                evidence={"vm_stat": res.describe()},
+                needs_reboot=True,
+                remediation="`vm_stat` hanging means the kernel is wedged: reboot this node.",
+            )
+        )
         return found, {}
     if not res.ok:  # missing or failing tool: this node's memory is not assessed
-        found.append(error(f"cannot read wired memory: {res.describe()}",
-                             evidence={"vm_stat": res.describe()},
-                             remediation="Run `vm_stat` by hand; it ships with macOS."))
+        found.append(
+            error(
+                f"cannot read wired memory: {res.describe()}",
+                evidence={"vm_stat": res.describe()},
+                remediation="Run `vm_stat` by hand; it ships with macOS.",
+            )
+        )
         return found, {}
     wired = wired_bytes(parse_vm_stat(res.stdout))
     sc = ctx.command("sysctl", "hw.memsize", "iogpu.wired_limit_mb")
@@ -60,8 +68,12 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
     memsize = to_int(sysctl.get("hw.memsize")) or vm.total
     limit_mb = to_int(sysctl.get("iogpu.wired_limit_mb"))
     mlx = ctx.fact(gather_mlx)
-    ev = {"wired_bytes": wired, "hw_memsize_bytes": memsize, "iogpu_wired_limit_mb": limit_mb,
-          "max_recommended_working_set_size": mlx.get("max_recommended_working_set_size")}
+    ev = {
+        "wired_bytes": wired,
+        "hw_memsize_bytes": memsize,
+        "iogpu_wired_limit_mb": limit_mb,
+        "max_recommended_working_set_size": mlx.get("max_recommended_working_set_size"),
+    }
     if wired is None:
         found.append(warn("could not read 'Pages wired down' from vm_stat", evidence=ev))
         return found, ev
@@ -69,11 +81,15 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
     if wired > idle_limit:
         found.extend(_attribute(wired, idle_limit, ev))
     if limit_mb and memsize and limit_mb * MiB > memsize - OS_RESERVE_BYTES:
-        found.append(warn(
-            f"iogpu.wired_limit_mb={limit_mb} leaves less than {_gib(OS_RESERVE_BYTES)} of "
-            f"{_gib(memsize)} to macOS", evidence=ev,
-            remediation=f"sudo sysctl iogpu.wired_limit_mb={(memsize - OS_RESERVE_BYTES) // MiB}"
-            " (or 0 for the default)."))
+        found.append(
+            warn(
+                f"iogpu.wired_limit_mb={limit_mb} leaves less than {_gib(OS_RESERVE_BYTES)} of "
+                f"{_gib(memsize)} to macOS",
+                evidence=ev,
+                remediation=f"sudo sysctl iogpu.wired_limit_mb={(memsize - OS_RESERVE_BYTES) // MiB}"
+                " (or 0 for the default).",
+            )
+        )
     return found, ev
 
 
@@ -85,35 +101,60 @@ def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
     live = find_mlx_processes(scope, unreadable)
     explained = sum(p.rss_bytes for p in live)
     unexplained = wired - explained
-    ev.update(mlx_processes=[p.to_dict() for p in live], explained_bytes=explained,
-              unexplained_bytes=max(0, unexplained), idle_limit_bytes=idle_limit,
-              ranks_running=[p.pid for p in live if p.rank is not None],
-              attribution_scope=(sorted(scope) if scope is not None else "every process"),
-              uninspected_pids=unreadable[:50])
-    names = "; ".join(p.label() for p in live[:5]) + (f"; {len(live) - 5} more"
-                                                       if len(live) > 5 else "")
+    ev.update(
+        mlx_processes=[p.to_dict() for p in live],
+        explained_bytes=explained,
+        unexplained_bytes=max(0, unexplained),
+        idle_limit_bytes=idle_limit,
+        ranks_running=[p.pid for p in live if p.rank is not None],
+        attribution_scope=(sorted(scope) if scope is not None else "every process"),
+        uninspected_pids=unreadable[:50],
+    )
+    names = "; ".join(p.label() for p in live[:5]) + (
+        f"; {len(live) - 5} more" if len(live) > 5 else ""
+    )
     if unexplained > idle_limit:
-        held = (f"live MLX processes explain at most {_gib(explained)} ({names}); the other "
-                f"{_gib(unexplained)} is held by no live process" if live else
-                "no live process uses MLX")
-        caveat = (f"; {len(unreadable)} process(es) of other users could not be inspected "
-                  "(run as root to include them)" if unreadable else "")
-        return [fail(f"{_gib(wired)} wired and {held} (more than {_gib(idle_limit)}): a dead "
-                     f"process holds it{caveat}", evidence=ev, needs_reboot=True,
-                     remediation="Wired memory left by a crashed rank (for example after a "
-                     "tbt_post_recv crash in Apple's Thunderbolt RDMA driver, MLX #4192, #4319) "
-                     "is only released by a reboot of this node.")]
-    return [warn(f"{_gib(wired)} wired, held by live MLX process(es): {names}; not a leak, no "
-                 "reboot needed", evidence=ev,
-                 remediation="Stop those processes (an `mlx_lm.server` or another job) if the "
-                 "launch needs their memory; MD301 lists stale ranks among them.")]
+        held = (
+            f"live MLX processes explain at most {_gib(explained)} ({names}); the other "
+            f"{_gib(unexplained)} is held by no live process"
+            if live
+            else "no live process uses MLX"
+        )
+        caveat = (
+            f"; {len(unreadable)} process(es) of other users could not be inspected "
+            "(run as root to include them)"
+            if unreadable
+            else ""
+        )
+        return [
+            fail(
+                f"{_gib(wired)} wired and {held} (more than {_gib(idle_limit)}): a dead "
+                f"process holds it{caveat}",
+                evidence=ev,
+                needs_reboot=True,
+                remediation="Wired memory left by a crashed rank (for example after a "
+                "tbt_post_recv crash in Apple's Thunderbolt RDMA driver, MLX #4192, #4319) "
+                "is only released by a reboot of this node.",
+            )
+        ]
+    return [
+        warn(
+            f"{_gib(wired)} wired, held by live MLX process(es): {names}; not a leak, no "
+            "reboot needed",
+            evidence=ev,
+            remediation="Stop those processes (an `mlx_lm.server` or another job) if the "
+            "launch needs their memory; MD301 lists stale ranks among them.",
+        )
+    ]
 
 
 def _linux(ctx: NodeContext):
     found = []
     soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
-    ev = {"memlock_soft_bytes": None if soft == resource.RLIM_INFINITY else soft,
-          "memlock_hard_bytes": None if hard == resource.RLIM_INFINITY else hard}
+    ev = {
+        "memlock_soft_bytes": None if soft == resource.RLIM_INFINITY else soft,
+        "memlock_hard_bytes": None if hard == resource.RLIM_INFINITY else hard,
+    }
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -124,12 +165,16 @@ def _linux(ctx: NodeContext):
     rdma = os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
     ev["rdma_devices_present"] = rdma
     if rdma and soft != resource.RLIM_INFINITY:
-        found.append(warn(
-            f"memlock limit is {soft // 1024} KiB with RDMA devices present: memory "
-            "registration pins buffers and fails past it", evidence=ev,
-            remediation="Raise it for the user that runs the ranks: `ulimit -l unlimited` in "
-            "the launching shell, or `<user> - memlock unlimited` in /etc/security/limits.conf "
-            "(LimitMEMLOCK=infinity for a systemd service)."))
+        found.append(
+            warn(
+                f"memlock limit is {soft // 1024} KiB with RDMA devices present: memory "
+                "registration pins buffers and fails past it",
+                evidence=ev,
+                remediation="Raise it for the user that runs the ranks: `ulimit -l unlimited` in "
+                "the launching shell, or `<user> - memlock unlimited` in /etc/security/limits.conf "
+                "(LimitMEMLOCK=infinity for a systemd service).",
+            )
+        )
     return found, ev
 
 
@@ -141,8 +186,13 @@ def run(ctx: NodeContext):
     for f in found:
         f.evidence = dict(ev, **f.evidence)
     if vm.available < LOW_AVAILABLE_FRACTION * vm.total:
-        found.append(warn(f"only {_gib(vm.available)} of {_gib(vm.total)} available",
-                          evidence=ev, remediation="Stop what holds memory before a launch."))
+        found.append(
+            warn(
+                f"only {_gib(vm.available)} of {_gib(vm.total)} available",
+                evidence=ev,
+                remediation="Stop what holds memory before a launch.",
+            )
+        )
     if found:
         return found
     summary = f"{_gib(vm.available)} of {_gib(vm.total)} available"
@@ -152,7 +202,10 @@ def run(ctx: NodeContext):
 
 
 CHECK = Check(
-    code="MD302", name="mem.memory", title="Memory", run=run,
+    code="MD302",
+    name="mem.memory",
+    title="Memory",
+    run=run,
     doc=Doc(
         meaning="""
 Reports total and available memory. On macOS it reads wired memory (vm_stat), the GPU wired
@@ -179,6 +232,10 @@ Reboot a node whose wired memory no live process explains; stop the live MLX pro
 the launch needs their memory; raise the memlock limit to unlimited for RDMA; set
 iogpu.wired_limit_mb to leave the OS room.
 """,
-        sources=("mlx #4192, #4319 (tbt_post_recv crash, wired memory held)",
-                 "MLX mx.metal.device_info() recommendedMaxWorkingSetSize",
-                 "vm_stat(1), sysctl(8) on macOS")))
+        sources=(
+            "mlx #4192, #4319 (tbt_post_recv crash, wired memory held)",
+            "MLX mx.metal.device_info() recommendedMaxWorkingSetSize",
+            "vm_stat(1), sysctl(8) on macOS",
+        ),
+    ),
+)

@@ -16,14 +16,14 @@ from meshdoctor.context import NodeContext
 
 EFFECTS = {
     "NCCL_P2P_DISABLE": "disables direct GPU-to-GPU transfers (NVLink/PCIe peer-to-peer): "
-                        "traffic between GPUs of one host goes through host memory",
+    "traffic between GPUs of one host goes through host memory",
     "NCCL_SHM_DISABLE": "disables the shared-memory transport between processes of one host: "
-                        "NCCL falls back to the network",
+    "NCCL falls back to the network",
     "NCCL_IB_DISABLE": "disables InfiniBand/RoCE: NCCL uses TCP sockets between hosts",
     "NCCL_SOCKET_IFNAME": "pins NCCL's bootstrap and socket traffic to the named interfaces: "
-                          "init hangs or fails when they do not exist on every host",
+    "init hangs or fails when they do not exist on every host",
     "NCCL_DEBUG": "makes NCCL print to every rank's stderr (INFO and TRACE slow start-up and "
-                  "bury real errors)",
+    "bury real errors)",
 }
 
 
@@ -44,22 +44,31 @@ def run(ctx: NodeContext):
     risky = {k: sv for k, sv in found.items() if k in EFFECTS and _disabling(k, sv[1])}
     others = sorted(k for k in found if k not in risky)
     if not risky:
-        return ok("no NCCL variable that changes the transport is set"
-                  + (f" (also set: {', '.join(others)})" if others else ""),
-                  evidence={"set": {k: v for k, (_, v) in found.items()}})
+        return ok(
+            "no NCCL variable that changes the transport is set"
+            + (f" (also set: {', '.join(others)})" if others else ""),
+            evidence={"set": {k: v for k, (_, v) in found.items()}},
+        )
     out = []
     for k, (src, v) in sorted(risky.items()):
-        out.append(warn(f"{k}={v} ({src}): {EFFECTS[k]}", evidence={
-            "variable": k, "value": v, "source": src, "others_set": others},
-            remediation=f"unset {k} before launching, unless you set it on purpose"
-            if src == "shell" else f"remove {k} from the hostfile's \"envs\" unless it is "
-            "meant for every job"))
+        out.append(
+            warn(
+                f"{k}={v} ({src}): {EFFECTS[k]}",
+                evidence={"variable": k, "value": v, "source": src, "others_set": others},
+                remediation=f"unset {k} before launching, unless you set it on purpose"
+                if src == "shell"
+                else f'remove {k} from the hostfile\'s "envs" unless it is meant for every job',
+            )
+        )
     return out
 
 
 CHECK = Check(
-    code="MD114", name="nccl.environment", title="NCCL variables left in the environment",
-    run=run, platforms=("linux",),
+    code="MD114",
+    name="nccl.environment",
+    title="NCCL variables left in the environment",
+    run=run,
+    platforms=("linux",),
     doc=Doc(
         meaning="""
 Looks for NCCL_* variables in the shell that runs the launch and in the hostfile's "envs". Warns
@@ -76,6 +85,10 @@ variable exported for one debugging session keeps changing or slowing every late
         action="""
 Unset them unless they are meant for every job (NCCL documentation, "Environment Variables").
 """,
-        sources=("NCCL environment variables documentation "
-                 "(docs.nvidia.com/deeplearning/nccl, \"Environment Variables\")",
-                 "MLX mlx.launch (mlx/_distributed_utils/launch.py: ranks inherit the environment)")))
+        sources=(
+            "NCCL environment variables documentation "
+            '(docs.nvidia.com/deeplearning/nccl, "Environment Variables")',
+            "MLX mlx.launch (mlx/_distributed_utils/launch.py: ranks inherit the environment)",
+        ),
+    ),
+)

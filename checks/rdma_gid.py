@@ -33,16 +33,20 @@ from meshdoctor.parsers.ibv import Device, Port
 
 JACCL_SOURCE_GID_INDEX = 1  # MLX jaccl rdma.cpp: sgid_index = 1 in every upstream version
 
-NO_GID_REMEDY = ("Give {iface} an IPv4 address: macOS self-assigns 169.254.x.y once DHCP gives up "
-                 "(this can take minutes), or set one in System Settings > Network. On a fresh "
-                 "fleet boot run `mlx.distributed_config --auto-setup` once (after a full-fleet "
-                 "reboot; a failed auto-setup needs another reboot, not a second run). Make sure "
-                 "Thunderbolt Bridge (bridge0) is off.")
-INDEX_REMEDY = ("Install an MLX whose JACCL sends from the advertised GID (a build with the "
-                "JACCL progress-guard patch: its library contains JACCL_PROGRESS_TIMEOUT_MS), or "
-                "get the IPv4-mapped GID to index 1: remove extra addresses from {iface} and let "
-                "it take its IPv4 address first (reboot, then `mlx.distributed_config "
-                "--auto-setup` once).")
+NO_GID_REMEDY = (
+    "Give {iface} an IPv4 address: macOS self-assigns 169.254.x.y once DHCP gives up "
+    "(this can take minutes), or set one in System Settings > Network. On a fresh "
+    "fleet boot run `mlx.distributed_config --auto-setup` once (after a full-fleet "
+    "reboot; a failed auto-setup needs another reboot, not a second run). Make sure "
+    "Thunderbolt Bridge (bridge0) is off."
+)
+INDEX_REMEDY = (
+    "Install an MLX whose JACCL sends from the advertised GID (a build with the "
+    "JACCL progress-guard patch: its library contains JACCL_PROGRESS_TIMEOUT_MS), or "
+    "get the IPv4-mapped GID to index 1: remove extra addresses from {iface} and let "
+    "it take its IPv4 address first (reboot, then `mlx.distributed_config "
+    "--auto-setup` once)."
+)
 
 
 def _ports(ctx: NodeContext, inv: verbs.Inventory) -> List[Tuple[Device, Port]]:
@@ -61,9 +65,11 @@ def _table(port: Port) -> List[Dict[str, Any]]:
 
 def _guard(ctx: NodeContext) -> Tuple[Optional[bool], Dict[str, Any]]:
     info = ctx.fact(gather_mlx)
-    return info.get("jaccl_guard"), {"mlx_version": info.get("version"),
-                                     "jaccl_guard": info.get("jaccl_guard"),
-                                     "mlx_probe": info.get("probe")}
+    return info.get("jaccl_guard"), {
+        "mlx_version": info.get("version"),
+        "jaccl_guard": info.get("jaccl_guard"),
+        "mlx_probe": info.get("probe"),
+    }
 
 
 def run(ctx: NodeContext):
@@ -76,67 +82,116 @@ def run(ctx: NodeContext):
     ports = _ports(ctx, inv)
     named = {n["device"] for n in verbs.named_devices(ctx)}
     if not ports:
-        return ok("no active RDMA port to check" +
-                  (" among the devices the hostfile names" if verbs.named_devices(ctx) else "")
-                  + (" (some devices could not be read: see evidence)" if inv.warnings else ""),
-                  evidence=inv.evidence())
+        return ok(
+            "no active RDMA port to check"
+            + (" among the devices the hostfile names" if verbs.named_devices(ctx) else "")
+            + (" (some devices could not be read: see evidence)" if inv.warnings else ""),
+            evidence=inv.evidence(),
+        )
     out = []
     good = []
     for dev, port in ports:
         iface = verbs.interface_of(dev.name) or "the port's network interface"
-        ev = {**inv.evidence(), "device": dev.name, "port": port.num,
-              "link_layer": port.link_layer, "gid_tbl_len": port.gid_tbl_len,
-              "gids": _table(port)}
+        ev = {
+            **inv.evidence(),
+            "device": dev.name,
+            "port": port.num,
+            "link_layer": port.link_layer,
+            "gid_tbl_len": port.gid_tbl_len,
+            "gids": _table(port),
+        }
         if port.link_layer == "InfiniBand":
-            good.append({"device": dev.name, "port": port.num, "gid_index": None,
-                         "note": "InfiniBand: no IPv4-mapped GID needed"})
+            good.append(
+                {
+                    "device": dev.name,
+                    "port": port.num,
+                    "gid_index": None,
+                    "note": "InfiniBand: no IPv4-mapped GID needed",
+                }
+            )
             continue
         mapped = port.mapped_gids()
         if not mapped:
             shown = ", ".join(f"GID[{g.index}] {g.gid}" for g in port.gids) or "no GIDs"
-            out.append(missing_status(
-                f"{dev.name} port {port.num} has no IPv4-mapped GID ({shown}): the queue pair "
-                "cannot reach RTR (errno 22)", evidence=ev,
-                remediation=NO_GID_REMEDY.format(iface=iface)))
+            out.append(
+                missing_status(
+                    f"{dev.name} port {port.num} has no IPv4-mapped GID ({shown}): the queue pair "
+                    "cannot reach RTR (errno 22)",
+                    evidence=ev,
+                    remediation=NO_GID_REMEDY.format(iface=iface),
+                )
+            )
             continue
         first = mapped[0]
         if jaccl and first.index != JACCL_SOURCE_GID_INDEX:
             guard, mlx_ev = _guard(ctx)
             ev.update(mlx_ev, mapped_gid_index=first.index)
-            where = (f"{dev.name} port {port.num}: IPv4-mapped GID {first.gid} is at "
-                     f"GID[{first.index}], but JACCL sends from GID[{JACCL_SOURCE_GID_INDEX}]")
+            where = (
+                f"{dev.name} port {port.num}: IPv4-mapped GID {first.gid} is at "
+                f"GID[{first.index}], but JACCL sends from GID[{JACCL_SOURCE_GID_INDEX}]"
+            )
             if guard is True:
-                good.append({"device": dev.name, "port": port.num, "gid_index": first.index,
-                             "gid": first.gid, "note": "installed JACCL sends from the "
-                             "advertised GID (guard build)"})
+                good.append(
+                    {
+                        "device": dev.name,
+                        "port": port.num,
+                        "gid_index": first.index,
+                        "gid": first.gid,
+                        "note": "installed JACCL sends from the advertised GID (guard build)",
+                    }
+                )
                 continue
-            why = ("the installed MLX has no fix for that (no JACCL_PROGRESS_TIMEOUT_MS in its "
-                   "library; MLX PR #3389)" if guard is False else
-                   "whether the installed MLX has the fix is unknown")
+            why = (
+                "the installed MLX has no fix for that (no JACCL_PROGRESS_TIMEOUT_MS in its "
+                "library; MLX PR #3389)"
+                if guard is False
+                else "whether the installed MLX has the fix is unknown"
+            )
             certain = guard is False and role == verbs.REQUIRED and dev.name in named
             ev["certain"] = certain
             if certain:
-                out.append(fail(f"{where}; {why}: this hostfile's launch will fail at RTR "
-                                "(errno 22)", evidence=ev,
-                                remediation=INDEX_REMEDY.format(iface=iface)))
+                out.append(
+                    fail(
+                        f"{where}; {why}: this hostfile's launch will fail at RTR (errno 22)",
+                        evidence=ev,
+                        remediation=INDEX_REMEDY.format(iface=iface),
+                    )
+                )
             else:
-                out.append(warn(f"{where}; {why}: RTR may fail (errno 22/60)", evidence=ev,
-                                remediation=INDEX_REMEDY.format(iface=iface)))
+                out.append(
+                    warn(
+                        f"{where}; {why}: RTR may fail (errno 22/60)",
+                        evidence=ev,
+                        remediation=INDEX_REMEDY.format(iface=iface),
+                    )
+                )
             continue
-        good.append({"device": dev.name, "port": port.num, "gid_index": first.index,
-                     "gid": first.gid})
+        good.append(
+            {"device": dev.name, "port": port.num, "gid_index": first.index, "gid": first.gid}
+        )
     if out:
         return out
-    return ok(f"{len(good)} active port(s) have an IPv4-mapped GID: "
-              + ", ".join(f"{g['device']} port {g['port']} GID[{g['gid_index']}]"
-                          if g["gid_index"] is not None else f"{g['device']} port {g['port']}"
-                          for g in good),
-              evidence={**inv.evidence(), "ports": good,
-                        "tables": {f"{d.name}/{p.num}": _table(p) for d, p in ports}})
+    return ok(
+        f"{len(good)} active port(s) have an IPv4-mapped GID: "
+        + ", ".join(
+            f"{g['device']} port {g['port']} GID[{g['gid_index']}]"
+            if g["gid_index"] is not None
+            else f"{g['device']} port {g['port']}"
+            for g in good
+        ),
+        evidence={
+            **inv.evidence(),
+            "ports": good,
+            "tables": {f"{d.name}/{p.num}": _table(p) for d, p in ports},
+        },
+    )
 
 
 CHECK = Check(
-    code="MD203", name="rdma.gid", title="IPv4-mapped GID on each active RDMA port", run=run,
+    code="MD203",
+    name="rdma.gid",
+    title="IPv4-mapped GID on each active RDMA port",
+    run=run,
     doc=Doc(
         meaning="""
 JACCL finds the peer through an IPv4-mapped GID (::ffff:a.b.c.d) of each port it uses. A
@@ -163,5 +218,10 @@ Give each Thunderbolt interface an IPv4 address (macOS self-assigns 169.254.x.y 
 up) or run `mlx.distributed_config --auto-setup` once after a full-fleet reboot; turn
 Thunderbolt Bridge off; for the index warning install an MLX with the advertised-GID fix.
 """,
-        sources=("MLX PR #3389 (GID index)", "mlx #4530 (RTR errno 22)",
-                 "MLX v0.31.2-v0.32.1 jaccl GID selection")))
+        sources=(
+            "MLX PR #3389 (GID index)",
+            "mlx #4530 (RTR errno 22)",
+            "MLX v0.31.2-v0.32.1 jaccl GID selection",
+        ),
+    ),
+)

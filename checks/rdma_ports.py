@@ -19,20 +19,26 @@ from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.thunderbolt import gather_thunderbolt
 
-MISSING_REMEDY = ("RDMA device names follow the enX numbering and change after re-cabling or a "
-                  "reboot. Regenerate the hostfile from the devices that exist now (after a "
-                  "full-fleet reboot run `mlx.distributed_config --auto-setup` once, then write "
-                  "the hostfile again), and check `ibv_devices` on this node.")
-DOWN_REMEDY = ("A port reads PORT_DOWN until the Mac at the other end also has RDMA enabled and "
-               "the Thunderbolt 5 cable is seated. Check the cable and run `meshdoctor check` on "
-               "the peer. Ports that dropped after hours of traffic come back only with a "
-               "full-fleet reboot, then one `mlx.distributed_config --auto-setup`.")
+MISSING_REMEDY = (
+    "RDMA device names follow the enX numbering and change after re-cabling or a "
+    "reboot. Regenerate the hostfile from the devices that exist now (after a "
+    "full-fleet reboot run `mlx.distributed_config --auto-setup` once, then write "
+    "the hostfile again), and check `ibv_devices` on this node."
+)
+DOWN_REMEDY = (
+    "A port reads PORT_DOWN until the Mac at the other end also has RDMA enabled and "
+    "the Thunderbolt 5 cable is seated. Check the cable and run `meshdoctor check` on "
+    "the peer. Ports that dropped after hours of traffic come back only with a "
+    "full-fleet reboot, then one `mlx.distributed_config --auto-setup`."
+)
 
 
-TB4_DOWN_REMEDY = ("This Mac's Thunderbolt ports are Thunderbolt 4 (no Thunderbolt 5 receptacle): "
-                   "its rdma_enX devices never come up, whatever the cable or the peer. Run the "
-                   "job with the ring backend over the Thunderbolt network, or use a Mac with "
-                   "Thunderbolt 5 ports.")
+TB4_DOWN_REMEDY = (
+    "This Mac's Thunderbolt ports are Thunderbolt 4 (no Thunderbolt 5 receptacle): "
+    "its rdma_enX devices never come up, whatever the cable or the peer. Run the "
+    "job with the ring backend over the Thunderbolt network, or use a Mac with "
+    "Thunderbolt 5 ports."
+)
 
 
 def _down_advice(ctx: NodeContext):
@@ -46,8 +52,15 @@ def _down_advice(ctx: NodeContext):
 
 
 def _port_states(dev) -> List[Dict[str, Any]]:
-    return [{"device": dev.name, "port": p.num, "state": p.state or "unknown",
-             "state_code": p.state_code} for p in dev.ports]
+    return [
+        {
+            "device": dev.name,
+            "port": p.num,
+            "state": p.state or "unknown",
+            "state_code": p.state_code,
+        }
+        for p in dev.ports
+    ]
 
 
 def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str, Any]]):
@@ -62,29 +75,49 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
         ev = {**inv.evidence(), "device": name, "towards": uses}
         dev = inv.device(name)
         if name not in existing:
-            problems.append(fail(
-                f"{name} (towards {towards}) does not exist on this node; devices here: "
-                f"{', '.join(existing) or 'none'}", evidence={**ev, "existing": existing},
-                remediation=MISSING_REMEDY))
+            problems.append(
+                fail(
+                    f"{name} (towards {towards}) does not exist on this node; devices here: "
+                    f"{', '.join(existing) or 'none'}",
+                    evidence={**ev, "existing": existing},
+                    remediation=MISSING_REMEDY,
+                )
+            )
         elif dev is None or not any(p.state_known for p in dev.ports):
-            problems.append(verbs.error_finding(
-                f"cannot confirm {name} (towards {towards}) is PORT_ACTIVE: listed by "
-                f"ibv_devices but its port state could not be read", ev))
+            problems.append(
+                verbs.error_finding(
+                    f"cannot confirm {name} (towards {towards}) is PORT_ACTIVE: listed by "
+                    f"ibv_devices but its port state could not be read",
+                    ev,
+                )
+            )
         elif not any(p.active for p in dev.ports):
             states = ", ".join(f"port {p.num} {p.state or 'unknown'}" for p in dev.ports)
             why, remedy = _down_advice(ctx)
-            problems.append(fail(f"{name} (towards {towards}) is not active: {states}{why}",
-                                 evidence={**ev, "ports": _port_states(dev)},
-                                 remediation=remedy))
+            problems.append(
+                fail(
+                    f"{name} (towards {towards}) is not active: {states}{why}",
+                    evidence={**ev, "ports": _port_states(dev)},
+                    remediation=remedy,
+                )
+            )
         else:
             port = next(p for p in dev.ports if p.active)
-            good.append({"device": name, "port": port.num, "state": port.state,
-                         "towards": [u["peer"] for u in uses]})
+            good.append(
+                {
+                    "device": name,
+                    "port": port.num,
+                    "state": port.state,
+                    "towards": [u["peer"] for u in uses],
+                }
+            )
     if problems:
         return problems
-    return ok(f"all {len(good)} device(s) named for {ctx.rank_label} are PORT_ACTIVE: "
-              + ", ".join(f"{g['device']} port {g['port']}" for g in good),
-              evidence={**inv.evidence(), "named": good})
+    return ok(
+        f"all {len(good)} device(s) named for {ctx.rank_label} are PORT_ACTIVE: "
+        + ", ".join(f"{g['device']} port {g['port']}" for g in good),
+        evidence={**inv.evidence(), "named": good},
+    )
 
 
 def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
@@ -95,11 +128,17 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
                 active.append((dev, p))
             elif p.state_known:
                 down.append((dev, p))
-    unknown = [n for n in inv.names if inv.device(n) is None
-               or not inv.device(n).ports  # type: ignore[union-attr]
-               or not all(p.state_known for p in inv.device(n).ports)]  # type: ignore[union-attr]
-    ev: Dict[str, Any] = {**inv.evidence(),
-                          "ports": [s for d in inv.devices for s in _port_states(d)]}
+    unknown = [
+        n
+        for n in inv.names
+        if inv.device(n) is None
+        or not inv.device(n).ports  # type: ignore[union-attr]
+        or not all(p.state_known for p in inv.device(n).ports)
+    ]  # type: ignore[union-attr]
+    ev: Dict[str, Any] = {
+        **inv.evidence(),
+        "ports": [s for d in inv.devices for s in _port_states(d)],
+    }
     out = []
     if ctx.is_mac and down:
         tb = ctx.fact(gather_thunderbolt)
@@ -108,24 +147,45 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
             link = tb.link_for_device(dev.name)
             if link is not None and link.peers:
                 peer = link.peers[0].name or link.peers[0].domain_uuid
-                out.append(warn(
-                    f"{dev.name} port {p.num} is {p.state} although {link.hardware_port} "
-                    f"({link.interface}) is cabled to a peer Mac ({peer}){why}",
-                    evidence={**ev, "device": dev.name, "port": p.num, "link": link.to_dict()},
-                    remediation=remedy))
+                out.append(
+                    warn(
+                        f"{dev.name} port {p.num} is {p.state} although {link.hardware_port} "
+                        f"({link.interface}) is cabled to a peer Mac ({peer}){why}",
+                        evidence={**ev, "device": dev.name, "port": p.num, "link": link.to_dict()},
+                        remediation=remedy,
+                    )
+                )
     if unknown:
-        out.append(warn(f"port state of {', '.join(unknown)} could not be read "
-                        "(ibv_devinfo output incomplete)", evidence=ev))
+        out.append(
+            warn(
+                f"port state of {', '.join(unknown)} could not be read "
+                "(ibv_devinfo output incomplete)",
+                evidence=ev,
+            )
+        )
     if not active and not unknown:
         why, remedy = _down_advice(ctx)
         cause = why.strip(" ()") if why else "no peer with RDMA enabled is cabled to this node"
-        out.append(warn(f"no RDMA port is active ({len(down)} down): {cause}", evidence=ev,
-                        remediation=remedy))
+        out.append(
+            warn(
+                f"no RDMA port is active ({len(down)} down): {cause}",
+                evidence=ev,
+                remediation=remedy,
+            )
+        )
     elif active:
-        out.append(ok(f"{len(active)} active RDMA port(s): "
-                      + ", ".join(f"{d.name} port {p.num}" for d, p in active)
-                      + (f"; {len(down)} down (not cabled, or the peer has RDMA disabled)"
-                         if down else ""), evidence=ev))
+        out.append(
+            ok(
+                f"{len(active)} active RDMA port(s): "
+                + ", ".join(f"{d.name} port {p.num}" for d, p in active)
+                + (
+                    f"; {len(down)} down (not cabled, or the peer has RDMA disabled)"
+                    if down
+                    else ""
+                ),
+                evidence=ev,
+            )
+        )
     return out
 
 
@@ -140,7 +200,10 @@ def run(ctx: NodeContext):
 
 
 CHECK = Check(
-    code="MD202", name="rdma.ports", title="RDMA devices exist and ports are active", run=run,
+    code="MD202",
+    name="rdma.ports",
+    title="RDMA devices exist and ports are active",
+    run=run,
     doc=Doc(
         meaning="""
 With --hostfile: every RDMA device the hostfile names for this node (its `rdma` row) must exist
@@ -162,5 +225,10 @@ Regenerate the hostfile from the devices that exist (`ibv_devices`); check the c
 the peer has RDMA enabled; after ports dropped, reboot the whole fleet, then run
 `mlx.distributed_config --auto-setup` once and confirm N-1 active ports on every node.
 """,
-        sources=("mlx #3777, #4180 (device not found, SIGSEGV in ibv_reg_mr)",
-                 "ibv_devinfo(1) port states (PORT_ACTIVE, PORT_DOWN)", "mlx #4319")))
+        sources=(
+            "mlx #3777, #4180 (device not found, SIGSEGV in ibv_reg_mr)",
+            "ibv_devinfo(1) port states (PORT_ACTIVE, PORT_DOWN)",
+            "mlx #4319",
+        ),
+    ),
+)

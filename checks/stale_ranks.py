@@ -89,49 +89,79 @@ def run(ctx: NodeContext):
         top = wrappers[0] if wrappers else r  # whose parent says whether the job still runs
         members = [r] + wrappers
         spin = r.cpu_percent is not None and r.cpu_percent >= 90
-        detail = (f"pid {r.pid} ({r.name}, rank {r.rank if r.rank is not None else '?'}) "
-                  f"state {r.status}, age {r.age_s:.0f} s"
-                  + (f", {r.cpu_percent:.0f} % CPU" if r.cpu_percent is not None else ""))
+        detail = (
+            f"pid {r.pid} ({r.name}, rank {r.rank if r.rank is not None else '?'}) "
+            f"state {r.status}, age {r.age_s:.0f} s"
+            + (f", {r.cpu_percent:.0f} % CPU" if r.cpu_percent is not None else "")
+        )
         if wrappers:
             detail += ", run by " + ", ".join(f"pid {w.pid} ({w.name})" for w in wrappers)
         ev = dict(r.to_dict(), wrappers=[w.to_dict() for w in wrappers])
         reboot = [m for m in members if m in stuck]
         pids = " ".join(str(m.pid) for m in members)
         if reboot:
-            findings.append(fail(
-                f"rank that cannot be killed: {detail}", evidence=ev, needs_reboot=True,
-                remediation=Remediation(
-                    f"pid {reboot[0].pid} is in state {reboot[0].status} and cannot be killed; "
-                    "only a reboot of this node frees it (and the RDMA resources it holds).")))
+            findings.append(
+                fail(
+                    f"rank that cannot be killed: {detail}",
+                    evidence=ev,
+                    needs_reboot=True,
+                    remediation=Remediation(
+                        f"pid {reboot[0].pid} is in state {reboot[0].status} and cannot be killed; "
+                        "only a reboot of this node frees it (and the RDMA resources it holds)."
+                    ),
+                )
+            )
         elif top.orphaned:
             how = sigterm_disposition(r.pid)
             ev["sigterm"] = how
             # survivors spinning in native code do not act on SIGTERM (MLX #3910, #4278)
             escalate = how in ("ignored", "handled") or (how is None and spin)
-            text = ("Leftover ranks hold ports, queue pairs and memory the next launch needs. "
-                    + ("It does not act on SIGTERM (" + (how or "spinning at full CPU in native "
-                                                           "code") + "): kill it with SIGKILL."
-                       if escalate else "Stop it with SIGTERM; if it is still there after a few "
-                       f"seconds, kill -KILL {pids}.")
-                    + (" It spins at full CPU: likely a survivor of a dead peer." if spin else ""))
-            findings.append(fail(
-                f"stale rank (orphaned: its launcher is gone): {detail}", evidence=ev,
-                remediation=Remediation(text, f"kill -KILL {pids}" if escalate
-                                        else f"kill {pids}")))
+            text = (
+                "Leftover ranks hold ports, queue pairs and memory the next launch needs. "
+                + (
+                    "It does not act on SIGTERM ("
+                    + (how or "spinning at full CPU in native code")
+                    + "): kill it with SIGKILL."
+                    if escalate
+                    else "Stop it with SIGTERM; if it is still there after a few "
+                    f"seconds, kill -KILL {pids}."
+                )
+                + (" It spins at full CPU: likely a survivor of a dead peer." if spin else "")
+            )
+            findings.append(
+                fail(
+                    f"stale rank (orphaned: its launcher is gone): {detail}",
+                    evidence=ev,
+                    remediation=Remediation(
+                        text, f"kill -KILL {pids}" if escalate else f"kill {pids}"
+                    ),
+                )
+            )
         else:
-            what = (f"rank of a running meshdoctor probe (run {r.marker})" if r.marker else
-                    f"rank of a running job (launched by pid {top.ppid} {top.parent or '?'})")
-            findings.append(warn(
-                f"{what}: {detail}", evidence=ev,
-                remediation=Remediation(
-                    "A job is running on this node. Let it finish before launching another on "
-                    "the same devices; if it is yours and stuck, stop its launcher (pid "
-                    f"{top.ppid}), which stops its ranks.")))
+            what = (
+                f"rank of a running meshdoctor probe (run {r.marker})"
+                if r.marker
+                else f"rank of a running job (launched by pid {top.ppid} {top.parent or '?'})"
+            )
+            findings.append(
+                warn(
+                    f"{what}: {detail}",
+                    evidence=ev,
+                    remediation=Remediation(
+                        "A job is running on this node. Let it finish before launching another on "
+                        "the same devices; if it is yours and stuck, stop its launcher (pid "
+                        f"{top.ppid}), which stops its ranks."
+                    ),
+                )
+            )
     return findings
 
 
 CHECK = Check(
-    code="MD301", name="proc.stale_ranks", title="Rank processes", run=run,
+    code="MD301",
+    name="proc.stale_ranks",
+    title="Rank processes",
+    run=run,
     doc=Doc(
         meaning="""
 Lists processes of this user that are MLX ranks: their environment has MLX_RANK or JACCL_RANK,
@@ -157,5 +187,9 @@ cannot be cleared by a signal: the node needs a reboot (listed in needs_reboot).
 Stop the leftover ranks (kill PID; kill -KILL PID when it ignores SIGTERM or is still there
 after a few seconds), or reboot the nodes listed in needs_reboot.
 """,
-        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
-                 "mlx/_distributed_utils/launch.py (SIGTERM on shutdown)")))
+        sources=(
+            "MLX #3910, #4278 (ranks that survive SIGTERM)",
+            "mlx/_distributed_utils/launch.py (SIGTERM on shutdown)",
+        ),
+    ),
+)

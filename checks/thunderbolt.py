@@ -23,21 +23,29 @@ from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.thunderbolt import SYSTEM_PROFILER, Link, TbInventory, gather_thunderbolt
 
-BRIDGE_REMEDY = ("Turn Thunderbolt Bridge off: `sudo ifconfig {bridge} down` now, and in System "
-                 "Settings > Network make the Thunderbolt Bridge service inactive (or delete it) "
-                 "so it stays off after a reboot. JACCL needs each Thunderbolt interface on its "
-                 "own.")
-IPV4_REMEDY = ("Give {iface} an IPv4 address: macOS self-assigns 169.254.x.y once DHCP gives up "
-               "(this can take minutes), or set one in System Settings > Network ({hwport}). "
-               "After a full-fleet reboot `mlx.distributed_config --auto-setup` (run once) "
-               "configures every Thunderbolt interface.")
-TB4_HW_REMEDY = ("This Mac's Thunderbolt ports are Thunderbolt 4: no cable makes them Thunderbolt "
-                 "5, and RDMA over Thunderbolt (MLX's JACCL backend) needs Thunderbolt 5. Run the "
-                 "job with the ring backend over the Thunderbolt network (IPv4 on each "
-                 "Thunderbolt interface, `\"backend\": \"ring\"` in the hostfile), or use a Mac "
-                 "with Thunderbolt 5 ports.")
-TB4_REMEDY = ("Use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s or "
-              "more), port to port with no dock or hub; RDMA over Thunderbolt needs Thunderbolt 5.")
+BRIDGE_REMEDY = (
+    "Turn Thunderbolt Bridge off: `sudo ifconfig {bridge} down` now, and in System "
+    "Settings > Network make the Thunderbolt Bridge service inactive (or delete it) "
+    "so it stays off after a reboot. JACCL needs each Thunderbolt interface on its "
+    "own."
+)
+IPV4_REMEDY = (
+    "Give {iface} an IPv4 address: macOS self-assigns 169.254.x.y once DHCP gives up "
+    "(this can take minutes), or set one in System Settings > Network ({hwport}). "
+    "After a full-fleet reboot `mlx.distributed_config --auto-setup` (run once) "
+    "configures every Thunderbolt interface."
+)
+TB4_HW_REMEDY = (
+    "This Mac's Thunderbolt ports are Thunderbolt 4: no cable makes them Thunderbolt "
+    "5, and RDMA over Thunderbolt (MLX's JACCL backend) needs Thunderbolt 5. Run the "
+    "job with the ring backend over the Thunderbolt network (IPv4 on each "
+    'Thunderbolt interface, `"backend": "ring"` in the hostfile), or use a Mac '
+    "with Thunderbolt 5 ports."
+)
+TB4_REMEDY = (
+    "Use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s or "
+    "more), port to port with no dock or hub; RDMA over Thunderbolt needs Thunderbolt 5."
+)
 
 
 def _hw_port_of(tb: TbInventory, iface: str) -> Optional[str]:
@@ -60,12 +68,16 @@ def _used_links(ctx: NodeContext, tb: TbInventory, out: List[Any]) -> List[Link]
         hwp = _hw_port_of(tb, iface) if iface else None
         towards = [n for n in named if n["device"] == dev]
         if hwp and hwp.startswith("Thunderbolt ") and hwp != "Thunderbolt Bridge":
-            out.append(fail(f"{dev} ({iface}, {hwp}) is named in the hostfile towards "
-                            + ", ".join(f"rank {t['peer']} ({t['peer_host']})" for t in towards)
-                            + f" but no cable is connected to {hwp}",
-                            evidence={**tb.evidence(), "device": dev, "towards": towards},
-                            remediation="Cable the ports the hostfile says, or regenerate the "
-                                        "hostfile from the current cabling."))
+            out.append(
+                fail(
+                    f"{dev} ({iface}, {hwp}) is named in the hostfile towards "
+                    + ", ".join(f"rank {t['peer']} ({t['peer_host']})" for t in towards)
+                    + f" but no cable is connected to {hwp}",
+                    evidence={**tb.evidence(), "device": dev, "towards": towards},
+                    remediation="Cable the ports the hostfile says, or regenerate the "
+                    "hostfile from the current cabling.",
+                )
+            )
     return used
 
 
@@ -78,22 +90,36 @@ def _slow_link(link: Link, label: str, hw: Dict[str, Any], ev: Dict[str, Any], r
     if hw["generation"] == "tb4":
         ev["cause"] = "hardware"
         status = fail if role == verbs.REQUIRED else warn
-        return status(f"{label} links at {link.speed_text}: this Mac's ports top out at 40 Gb/s "
-                      f"(Thunderbolt 4 hardware, no Thunderbolt 5 receptacle: "
-                      f"{', '.join(hw['tb4_ports'])}); no cable or dock changes that, "
-                      "and RDMA needs Thunderbolt 5", evidence=ev, remediation=TB4_HW_REMEDY)
+        return status(
+            f"{label} links at {link.speed_text}: this Mac's ports top out at 40 Gb/s "
+            f"(Thunderbolt 4 hardware, no Thunderbolt 5 receptacle: "
+            f"{', '.join(hw['tb4_ports'])}); no cable or dock changes that, "
+            "and RDMA needs Thunderbolt 5",
+            evidence=ev,
+            remediation=TB4_HW_REMEDY,
+        )
     if hw["generation"] == "tb5":
         ev["cause"] = "dock" if docks else "cable"
-        via = (f"the dock in between ({', '.join(docks)})" if docks else
-               "the cable (a Thunderbolt 4 or USB4 cable)")
-        return warn(f"{label} links at {link.speed_text} although this Mac's ports are "
-                    f"Thunderbolt 5 ({hw['why']}): {via} limits it, or the peer's port is "
-                    "Thunderbolt 4; RDMA needs a Thunderbolt 5 link (above 40 Gb/s)",
-                    evidence=ev, remediation=TB4_REMEDY)
+        via = (
+            f"the dock in between ({', '.join(docks)})"
+            if docks
+            else "the cable (a Thunderbolt 4 or USB4 cable)"
+        )
+        return warn(
+            f"{label} links at {link.speed_text} although this Mac's ports are "
+            f"Thunderbolt 5 ({hw['why']}): {via} limits it, or the peer's port is "
+            "Thunderbolt 4; RDMA needs a Thunderbolt 5 link (above 40 Gb/s)",
+            evidence=ev,
+            remediation=TB4_REMEDY,
+        )
     ev["cause"] = "unknown"
-    return warn(f"{label} links at {link.speed_text}: Thunderbolt 4 speed; whether the port or "
-                f"the cable limits it is not visible here ({hw['why']}); RDMA needs a "
-                "Thunderbolt 5 link (above 40 Gb/s)", evidence=ev, remediation=TB4_REMEDY)
+    return warn(
+        f"{label} links at {link.speed_text}: Thunderbolt 4 speed; whether the port or "
+        f"the cable limits it is not visible here ({hw['why']}); RDMA needs a "
+        "Thunderbolt 5 link (above 40 Gb/s)",
+        evidence=ev,
+        remediation=TB4_REMEDY,
+    )
 
 
 def run(ctx: NodeContext):
@@ -104,18 +130,24 @@ def run(ctx: NodeContext):
     if not tb.readable:
         return verbs.error_finding(
             f"could not read the Thunderbolt links: {tb.sources.get('system_profiler')}",
-            tb.evidence(), tools="`" + " ".join(SYSTEM_PROFILER) + "`")
+            tb.evidence(),
+            tools="`" + " ".join(SYSTEM_PROFILER) + "`",
+        )
     out: List[Any] = []
     used = _used_links(ctx, tb, out)
     bad = fail if role in (verbs.REQUIRED, verbs.UNKNOWN) else warn
     if_ok = tb.sources.get("ifconfig") == "ok"
     bridge = tb.bridge
     if bridge is not None and bridge.active:
-        out.append(bad(f"Thunderbolt Bridge ({bridge.name}) is active"
-                       + (f" (members {', '.join(bridge.members)})" if bridge.members else "")
-                       + ": JACCL's queue pairs fail to reach RTR (errno 22) while it is up",
-                       evidence={**tb.evidence(), "bridge": bridge.to_dict()},
-                       remediation=BRIDGE_REMEDY.format(bridge=bridge.name)))
+        out.append(
+            bad(
+                f"Thunderbolt Bridge ({bridge.name}) is active"
+                + (f" (members {', '.join(bridge.members)})" if bridge.members else "")
+                + ": JACCL's queue pairs fail to reach RTR (errno 22) while it is up",
+                evidence={**tb.evidence(), "bridge": bridge.to_dict()},
+                remediation=BRIDGE_REMEDY.format(bridge=bridge.name),
+            )
+        )
     rows: List[Dict[str, Any]] = []
     hw = tb.hardware()
     for link in used:
@@ -126,9 +158,14 @@ def run(ctx: NodeContext):
         if link.tb4_speed:
             out.append(_slow_link(link, label, hw, ev, role))
         if link.interface is None:
-            out.append(warn(f"{link.hardware_port or 'a connected port'} has no network "
-                            "interface in `networksetup -listallhardwareports`; its rdma device "
-                            "cannot be named", evidence=ev))
+            out.append(
+                warn(
+                    f"{link.hardware_port or 'a connected port'} has no network "
+                    "interface in `networksetup -listallhardwareports`; its rdma device "
+                    "cannot be named",
+                    evidence=ev,
+                )
+            )
             continue
         iface = tb.interfaces.get(link.interface)
         row["ipv4"] = iface.inet if iface is not None else None
@@ -137,32 +174,54 @@ def run(ctx: NodeContext):
         if iface is None:
             out.append(warn(f"{label}: `ifconfig` does not show {link.interface}", evidence=ev))
         elif not iface.inet:
-            out.append(bad(f"{label} has no IPv4 address: its RDMA port publishes only fe80:: "
-                           "GIDs, so the queue pair cannot reach RTR (errno 22)",
-                           evidence={**ev, "interface": iface.to_dict()},
-                           remediation=IPV4_REMEDY.format(iface=link.interface,
-                                                          hwport=link.hardware_port)))
+            out.append(
+                bad(
+                    f"{label} has no IPv4 address: its RDMA port publishes only fe80:: "
+                    "GIDs, so the queue pair cannot reach RTR (errno 22)",
+                    evidence={**ev, "interface": iface.to_dict()},
+                    remediation=IPV4_REMEDY.format(iface=link.interface, hwport=link.hardware_port),
+                )
+            )
     if not if_ok:
-        out.append(warn(f"could not check bridge0 and IPv4 addresses: {tb.sources.get('ifconfig')}",
-                        evidence=tb.evidence()))
+        out.append(
+            warn(
+                f"could not check bridge0 and IPv4 addresses: {tb.sources.get('ifconfig')}",
+                evidence=tb.evidence(),
+            )
+        )
     if out:
         return out
     if not used:
         if role == verbs.REQUIRED:
-            return fail("no Thunderbolt link is connected, but the hostfile needs RDMA",
-                        evidence=tb.evidence(), remediation=TB4_REMEDY)
+            return fail(
+                "no Thunderbolt link is connected, but the hostfile needs RDMA",
+                evidence=tb.evidence(),
+                remediation=TB4_REMEDY,
+            )
         return skip("no Thunderbolt link is connected", evidence=tb.evidence())
-    bridge_note = (f"{bridge.name} {bridge.status or 'down'}" if bridge is not None
-                   else "no Thunderbolt Bridge")
-    return ok(f"{len(used)} link(s): " + ", ".join(
-        f"{r['hardware_port']} -> {r['rdma_device']} {r['speed'] or '?'} "
-        f"{(r.get('ipv4') or ['?'])[0]}" for r in rows) + f"; {bridge_note}",
-        evidence={**tb.evidence(), "bridge": bridge.to_dict() if bridge else None})
+    bridge_note = (
+        f"{bridge.name} {bridge.status or 'down'}"
+        if bridge is not None
+        else "no Thunderbolt Bridge"
+    )
+    return ok(
+        f"{len(used)} link(s): "
+        + ", ".join(
+            f"{r['hardware_port']} -> {r['rdma_device']} {r['speed'] or '?'} "
+            f"{(r.get('ipv4') or ['?'])[0]}"
+            for r in rows
+        )
+        + f"; {bridge_note}",
+        evidence={**tb.evidence(), "bridge": bridge.to_dict() if bridge else None},
+    )
 
 
 CHECK = Check(
-    code="MD205", name="thunderbolt.links", title="Thunderbolt links, bridge0 and IPv4",
-    run=run, platforms=("darwin",),
+    code="MD205",
+    name="thunderbolt.links",
+    title="Thunderbolt links, bridge0 and IPv4",
+    run=run,
+    platforms=("darwin",),
     doc=Doc(
         meaning="""
 Reads this Mac's Thunderbolt links (`system_profiler SPThunderboltDataType -json`), maps each port
@@ -189,5 +248,10 @@ give each Thunderbolt interface an IPv4 address (169.254.x.y self-assigned, or r
 `mlx.distributed_config --auto-setup` once after a full-fleet reboot); use Thunderbolt 5 cables
 port to port.
 """,
-        sources=("MLX PR #1902 (mlx.distributed_config --auto-setup takes bridge0 down)",
-                 "mlx #4530 (RTR errno 22)", "system_profiler(8), networksetup(8)")))
+        sources=(
+            "MLX PR #1902 (mlx.distributed_config --auto-setup takes bridge0 down)",
+            "mlx #4530 (RTR errno 22)",
+            "system_profiler(8), networksetup(8)",
+        ),
+    ),
+)

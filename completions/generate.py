@@ -19,8 +19,14 @@ HERE = Path(__file__).resolve().parent
 def source(shell: str) -> str:
     """The completion script click generates for ``shell``."""
     env = dict(os.environ, _MESHDOCTOR_COMPLETE=f"{shell}_source")
-    p = subprocess.run([sys.executable, "-m", "meshdoctor"], env=env, capture_output=True,
-                       text=True, timeout=60, check=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "meshdoctor"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return p.stdout
 
 

@@ -24,8 +24,20 @@ import time
 from typing import Any, Dict, List, Optional
 
 from meshdoctor import execute, receipts
-from meshdoctor.fix import (DISRUPTIVE, DONE, FAILED, FLEET_SCOPE, OK, PLANNED, SKIPPED, Action,
-                            Doc, Fix, FixContext, Verification)
+from meshdoctor.fix import (
+    DISRUPTIVE,
+    DONE,
+    FAILED,
+    FLEET_SCOPE,
+    OK,
+    PLANNED,
+    SKIPPED,
+    Action,
+    Doc,
+    Fix,
+    FixContext,
+    Verification,
+)
 
 CODE = "MD703"
 TOOL = "mlx.distributed_config"
@@ -49,8 +61,15 @@ def _output_path(ctx: FixContext) -> str:
 
 
 def _pre(host: str, step: str, problem: Optional[str], **detail: Any) -> Action:
-    return Action(CODE, host, step, [], mutates=False,
-                  outcome=f"{FAILED}: {problem}" if problem else OK, detail=detail)
+    return Action(
+        CODE,
+        host,
+        step,
+        [],
+        mutates=False,
+        outcome=f"{FAILED}: {problem}" if problem else OK,
+        detail=detail,
+    )
 
 
 def _sudo(ctx: FixContext) -> List[Action]:
@@ -80,10 +99,17 @@ def _ranks(ctx: FixContext) -> List[Action]:
             out.append(_pre(host, "no MLX rank running", f"could not look: {v}"))
             continue
         pids = [a.detail.get("pid") for a in v[0] if a.detail.get("pid")]
-        out.append(_pre(host, "no MLX rank running",
-                        f"{len(pids)} rank(s) running (pids {', '.join(map(str, pids))}); "
-                        "stop them first (`meshdoctor fix stale-ranks`)" if pids else None,
-                        pids=pids))
+        out.append(
+            _pre(
+                host,
+                "no MLX rank running",
+                f"{len(pids)} rank(s) running (pids {', '.join(map(str, pids))}); "
+                "stop them first (`meshdoctor fix stale-ranks`)"
+                if pids
+                else None,
+                pids=pids,
+            )
+        )
     return out
 
 
@@ -96,56 +122,125 @@ def plan(ctx: FixContext) -> List[Action]:
     """The steps this fix would take now (reads state only; changes nothing)."""
     st = _state(ctx)
     if ctx.hostfile is None:
-        st["refused"] = ("auto-setup configures a whole fleet: pass --hostfile with every host "
-                         "of the mesh")
+        st["refused"] = (
+            "auto-setup configures a whole fleet: pass --hostfile with every host of the mesh"
+        )
         return [_pre("mesh", "a hostfile names the fleet", st["refused"])]
     names = ctx.hosts.names()
     out = _sudo(ctx) + _ranks(ctx)
     boots = _boots(ctx)
     st["boots"] = {h: b for h, b in boots.items() if not isinstance(b, Exception)}
     for h, b in boots.items():
-        out.append(_pre(h, "boot time readable", str(b) if isinstance(b, Exception) else None,
-                        boot_time=None if isinstance(b, Exception) else b))
+        out.append(
+            _pre(
+                h,
+                "boot time readable",
+                str(b) if isinstance(b, Exception) else None,
+                boot_time=None if isinstance(b, Exception) else b,
+            )
+        )
     last = receipts.latest(KIND)
     st["last"] = last
     known = st["boots"]
     if last and last.get("outcome") in ("failed", "partial"):
         taint = float(last["started_epoch"])
         older = [h for h in names if h in known and known[h] <= taint]
-        st["reboot"] = {h: f"booted before the {last['outcome']} auto-setup of {_iso(taint)}"
-                        for h in older}
-        why = (f"reboot every node first: the auto-setup of {_iso(taint)} ended "
-               f"{last['outcome']}, which taints that boot; booted before it: "
-               + ", ".join(older)) if older else None
-        out.append(_pre("mesh", "every host booted after the last failed or partial "
-                        "auto-setup", why, receipt=last.get("path")))
+        st["reboot"] = {
+            h: f"booted before the {last['outcome']} auto-setup of {_iso(taint)}" for h in older
+        }
+        why = (
+            (
+                f"reboot every node first: the auto-setup of {_iso(taint)} ended "
+                f"{last['outcome']}, which taints that boot; booted before it: " + ", ".join(older)
+            )
+            if older
+            else None
+        )
+        out.append(
+            _pre(
+                "mesh",
+                "every host booted after the last failed or partial auto-setup",
+                why,
+                receipt=last.get("path"),
+            )
+        )
     elif last and last.get("outcome") == "ok":
         then = {h: (v or {}).get("boot_time") for h, v in (last.get("hosts") or {}).items()}
-        same = all(h in then and then[h] is not None and h in known
-                   and abs(known[h] - float(then[h])) < SAME_BOOT_S for h in names)
+        same = all(
+            h in then
+            and then[h] is not None
+            and h in known
+            and abs(known[h] - float(then[h])) < SAME_BOOT_S
+            for h in names
+        )
         if same:
-            st["unnecessary"] = (f"auto-setup already succeeded on this boot "
-                                 f"({_iso(float(last['started_epoch']))}, receipt "
-                                 f"{os.path.basename(last.get('path', ''))}); not run again")
-        out.append(_pre("mesh", "no successful auto-setup on this boot yet", None,
-                        already=bool(same)))
+            st["unnecessary"] = (
+                f"auto-setup already succeeded on this boot "
+                f"({_iso(float(last['started_epoch']))}, receipt "
+                f"{os.path.basename(last.get('path', ''))}); not run again"
+            )
+        out.append(
+            _pre("mesh", "no successful auto-setup on this boot yet", None, already=bool(same))
+        )
     failed = [a for a in out if a.failed]
-    argv = [TOOL, "--auto-setup", "--over", "thunderbolt", "--backend",
-            ctx.hostfile.effective_backend if ctx.hostfile.effective_backend.startswith("jaccl")
-            else "jaccl", "--hosts", ",".join(names), "--output-hostfile", _output_path(ctx)]
+    argv = [
+        TOOL,
+        "--auto-setup",
+        "--over",
+        "thunderbolt",
+        "--backend",
+        ctx.hostfile.effective_backend
+        if ctx.hostfile.effective_backend.startswith("jaccl")
+        else "jaccl",
+        "--hosts",
+        ",".join(names),
+        "--output-hostfile",
+        _output_path(ctx),
+    ]
     if failed:
-        st["refused"] = "; ".join(f"{a.host}: {a.step}: {a.outcome[len(FAILED) + 2:]}"
-                                  for a in failed)
-        out.append(Action(CODE, "mesh", f"run {TOOL} --auto-setup once", argv, mutates=False,
-                          outcome=f"{SKIPPED}: a precondition failed"))
+        st["refused"] = "; ".join(
+            f"{a.host}: {a.step}: {a.outcome[len(FAILED) + 2 :]}" for a in failed
+        )
+        out.append(
+            Action(
+                CODE,
+                "mesh",
+                f"run {TOOL} --auto-setup once",
+                argv,
+                mutates=False,
+                outcome=f"{SKIPPED}: a precondition failed",
+            )
+        )
     elif st.get("unnecessary"):
-        out.append(Action(CODE, "mesh", f"run {TOOL} --auto-setup once", argv, mutates=False,
-                          outcome=f"{SKIPPED}: {st['unnecessary']}"))
+        out.append(
+            Action(
+                CODE,
+                "mesh",
+                f"run {TOOL} --auto-setup once",
+                argv,
+                mutates=False,
+                outcome=f"{SKIPPED}: {st['unnecessary']}",
+            )
+        )
     else:
-        out.append(Action(CODE, "mesh", f"run {TOOL} --auto-setup once for "
-                          f"{len(names)} host(s), writing {_output_path(ctx)}", argv))
-        out.append(Action(CODE, "mesh", "verify every host: " + ", ".join(VERIFY_CODES)
-                          + " with the new hostfile", [], mutates=False))
+        out.append(
+            Action(
+                CODE,
+                "mesh",
+                f"run {TOOL} --auto-setup once for "
+                f"{len(names)} host(s), writing {_output_path(ctx)}",
+                argv,
+            )
+        )
+        out.append(
+            Action(
+                CODE,
+                "mesh",
+                "verify every host: " + ", ".join(VERIFY_CODES) + " with the new hostfile",
+                [],
+                mutates=False,
+            )
+        )
     return out
 
 
@@ -158,8 +253,7 @@ def _verify_hosts(ctx: FixContext, hostfile) -> Dict[str, List[str]]:
         if isinstance(v, Exception):
             out[h] = [f"could not verify: {v}"]
         else:
-            out[h] = [f"{r['code']} {r['summary']}" for r in v
-                      if r["status"] in ("fail", "error")]
+            out[h] = [f"{r['code']} {r['summary']}" for r in v if r["status"] in ("fail", "error")]
     return out
 
 
@@ -181,8 +275,9 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
     try:
         problems = _verify_hosts(ctx, new_hf or ctx.hostfile)
     except Exception as exc:  # the run happened: its receipt must still be written
-        problems = {h: [f"verification raised {type(exc).__name__}: {exc}"]
-                    for h in ctx.hosts.names()}
+        problems = {
+            h: [f"verification raised {type(exc).__name__}: {exc}"] for h in ctx.hosts.names()
+        }
     good = [h for h, p in problems.items() if not p]
     if r.ok and len(good) == len(problems):
         outcome = "ok"
@@ -190,20 +285,39 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
         outcome = "partial"
     else:
         outcome = "failed"
-    run.outcome = (f"{DONE}: exit {r.returncode}" if outcome == "ok" else
-                   f"{FAILED}: {outcome} ({r.describe()}; configured: "
-                   f"{', '.join(good) or 'none'})")
+    run.outcome = (
+        f"{DONE}: exit {r.returncode}"
+        if outcome == "ok"
+        else f"{FAILED}: {outcome} ({r.describe()}; configured: {', '.join(good) or 'none'})"
+    )
     for a in actions:
         if a.step.startswith("verify every host"):
-            a.outcome = OK if outcome == "ok" else f"{FAILED}: " + "; ".join(
-                f"{h}: {p[0]}" for h, p in problems.items() if p)
+            a.outcome = (
+                OK
+                if outcome == "ok"
+                else f"{FAILED}: " + "; ".join(f"{h}: {p[0]}" for h, p in problems.items() if p)
+            )
             a.detail = {"problems": problems}
-    receipt = receipts.write(KIND, {
-        "started_epoch": started, "started_at": _iso(started), "finished_epoch": time.time(),
-        "outcome": outcome, "argv": run.argv, "returncode": r.returncode,
-        "output_hostfile": out_path if new_hf is not None else None,
-        "hosts": {h: {"boot_time": st.get("boots", {}).get(h), "configured": not problems[h],
-                      "problems": problems[h][:5]} for h in problems}})
+    receipt = receipts.write(
+        KIND,
+        {
+            "started_epoch": started,
+            "started_at": _iso(started),
+            "finished_epoch": time.time(),
+            "outcome": outcome,
+            "argv": run.argv,
+            "returncode": r.returncode,
+            "output_hostfile": out_path if new_hf is not None else None,
+            "hosts": {
+                h: {
+                    "boot_time": st.get("boots", {}).get(h),
+                    "configured": not problems[h],
+                    "problems": problems[h][:5],
+                }
+                for h in problems
+            },
+        },
+    )
     run.detail = {"receipt": str(receipt), "outcome": outcome}
     st.update(outcome=outcome, problems=problems, receipt=str(receipt))
 
@@ -212,8 +326,9 @@ def verify(ctx: FixContext) -> Verification:
     """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     st = _state(ctx)
     if st.get("refused"):
-        return Verification(False, "refused: " + st["refused"], refused=True,
-                            needs_reboot=st.get("reboot") or {})
+        return Verification(
+            False, "refused: " + st["refused"], refused=True, needs_reboot=st.get("reboot") or {}
+        )
     if st.get("unnecessary"):
         return Verification(True, st["unnecessary"])
     problems = st.get("problems")
@@ -221,18 +336,34 @@ def verify(ctx: FixContext) -> Verification:
         return Verification(False, "auto-setup did not run")
     ev = {"receipt": st.get("receipt"), "problems": problems}
     if st.get("outcome") == "ok":
-        return Verification(True, f"every host configured ({', '.join(VERIFY_CODES)} pass); "
-                            f"receipt {st.get('receipt')}", evidence=ev)
-    reboot = {h: ("not configured: " + p[0]) if p else
-              "configured, but a failed or partial auto-setup taints this boot of the fleet"
-              for h, p in problems.items()}
-    return Verification(False, f"auto-setup ended {st['outcome']}: reboot every node, then run "
-                        "it once more", needs_reboot=reboot, evidence=ev)
+        return Verification(
+            True,
+            f"every host configured ({', '.join(VERIFY_CODES)} pass); receipt {st.get('receipt')}",
+            evidence=ev,
+        )
+    reboot = {
+        h: ("not configured: " + p[0])
+        if p
+        else "configured, but a failed or partial auto-setup taints this boot of the fleet"
+        for h, p in problems.items()
+    }
+    return Verification(
+        False,
+        f"auto-setup ended {st['outcome']}: reboot every node, then run it once more",
+        needs_reboot=reboot,
+        evidence=ev,
+    )
 
 
 FIX = Fix(
-    code=CODE, name="auto-setup", title="mlx.distributed_config --auto-setup, once per boot",
-    resolves=("MD203",), risk=DISRUPTIVE, scope=FLEET_SCOPE, plan=plan, apply=apply,
+    code=CODE,
+    name="auto-setup",
+    title="mlx.distributed_config --auto-setup, once per boot",
+    resolves=("MD203",),
+    risk=DISRUPTIVE,
+    scope=FLEET_SCOPE,
+    plan=plan,
+    apply=apply,
     verify=verify,
     doc=Doc(
         meaning="""
@@ -257,5 +388,9 @@ reboot, not a second run. That is why it runs once per boot and refuses on a tai
 Plan first: `meshdoctor fix auto-setup --hostfile FILE` lists the preconditions and the steps;
 add --yes to run it.
 """,
-        sources=("MLX PR #1902 (mlx.distributed_config --auto-setup)",
-                 "MLX distributed documentation (mlx.distributed_config)")))
+        sources=(
+            "MLX PR #1902 (mlx.distributed_config --auto-setup)",
+            "MLX distributed documentation (mlx.distributed_config)",
+        ),
+    ),
+)

@@ -13,8 +13,7 @@ from typing import List
 
 from meshdoctor import execute
 from meshdoctor.context import NodeContext, current_platform
-from meshdoctor.fix import (DONE, FAILED, SAFE, Action, Doc, Fix, FixContext,
-                            Verification)
+from meshdoctor.fix import DONE, FAILED, SAFE, Action, Doc, Fix, FixContext, Verification
 
 CODE = "MD704"
 TIMEOUT_S = 10.0
@@ -36,10 +35,15 @@ def plan(ctx: FixContext) -> List[Action]:
     b = _bridge()
     if b is None:
         return []
-    return [Action(CODE, ctx.options.get("host", "localhost"),
-                   f"take Thunderbolt Bridge ({b.name}) down",
-                   ["sudo", "-n", "ifconfig", b.name, "down"],
-                   detail={"members": list(b.members)})]
+    return [
+        Action(
+            CODE,
+            ctx.options.get("host", "localhost"),
+            f"take Thunderbolt Bridge ({b.name}) down",
+            ["sudo", "-n", "ifconfig", b.name, "down"],
+            detail={"members": list(b.members)},
+        )
+    ]
 
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
@@ -60,8 +64,11 @@ def verify(ctx: FixContext) -> Verification:
 
     hx = HostExec(None)
     results = hx.check(hx.targets[0], ["MD205"], hostfile=ctx.hostfile, timeout=TIMEOUT_S)
-    bad = [r for r in results if r["status"] in ("fail", "warn", "error")
-           and "bridge" in r["summary"].lower()]
+    bad = [
+        r
+        for r in results
+        if r["status"] in ("fail", "warn", "error") and "bridge" in r["summary"].lower()
+    ]
     ev = {"MD205": [{"status": r["status"], "summary": r["summary"]} for r in results]}
     if bad:
         return Verification(False, f"MD205 still: {bad[0]['summary']}", evidence=ev)
@@ -69,8 +76,14 @@ def verify(ctx: FixContext) -> Verification:
 
 
 FIX = Fix(
-    code=CODE, name="bridge0", title="Take Thunderbolt Bridge down", resolves=("MD205",),
-    risk=SAFE, plan=plan, apply=apply, verify=verify,
+    code=CODE,
+    name="bridge0",
+    title="Take Thunderbolt Bridge down",
+    resolves=("MD205",),
+    risk=SAFE,
+    plan=plan,
+    apply=apply,
+    verify=verify,
     doc=Doc(
         meaning="""
 On a Mac whose Thunderbolt Bridge (bridge0) is active, runs `sudo -n ifconfig bridge0 down`
@@ -85,4 +98,6 @@ does not survive a reboot.
 `meshdoctor fix bridge0` shows the plan; add --yes to apply. To keep it off, make the
 Thunderbolt Bridge service inactive in System Settings > Network.
 """,
-        sources=("MLX PR #1902 (auto-setup takes bridge0 down)", "ifconfig(8) on macOS")))
+        sources=("MLX PR #1902 (auto-setup takes bridge0 down)", "ifconfig(8) on macOS"),
+    ),
+)

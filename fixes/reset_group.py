@@ -14,8 +14,18 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List
 
-from meshdoctor.fix import (DISRUPTIVE, FAILED, FLEET_SCOPE, OK, SKIPPED, Action, Doc, Fix,
-                            FixContext, Verification)
+from meshdoctor.fix import (
+    DISRUPTIVE,
+    FAILED,
+    FLEET_SCOPE,
+    OK,
+    SKIPPED,
+    Action,
+    Doc,
+    Fix,
+    FixContext,
+    Verification,
+)
 
 CODE = "MD702"
 WIRED_WAIT_S = 30.0
@@ -31,14 +41,14 @@ def _state(ctx: FixContext) -> Dict[str, Any]:
 
 def _stale(ctx: FixContext, apply: bool):
     hx = ctx.hosts
-    return hx.each(lambda t: hx.fix(t, ["stale-ranks"], apply=apply,
-                                    include_running=ctx.include_running))
+    return hx.each(
+        lambda t: hx.fix(t, ["stale-ranks"], apply=apply, include_running=ctx.include_running)
+    )
 
 
 def _as_mine(host: str, v: Any) -> List[Action]:
     if isinstance(v, Exception):
-        return [Action(CODE, host, "stale-ranks", [], mutates=False,
-                       outcome=f"{FAILED}: {v}")]
+        return [Action(CODE, host, "stale-ranks", [], mutates=False, outcome=f"{FAILED}: {v}")]
     out = []
     for a in v[0]:
         a.code, a.step = CODE, f"stale-ranks: {a.step}"
@@ -54,13 +64,33 @@ def plan(ctx: FixContext) -> List[Action]:
     for host, v in got.items():
         out += _as_mine(host, v)
     n = len(ctx.hosts.targets) if ctx.hostfile is not None else 2
-    out.append(Action(CODE, "mesh", f"wait up to {WIRED_WAIT_S:g} s for wired memory to come "
-                      "back (MD302)", [], mutates=False))
-    out.append(Action(CODE, "mesh", "re-run the port and GID checks (" + ", ".join(CHECK_CODES)
-                      + ")", [], mutates=False))
+    out.append(
+        Action(
+            CODE,
+            "mesh",
+            f"wait up to {WIRED_WAIT_S:g} s for wired memory to come back (MD302)",
+            [],
+            mutates=False,
+        )
+    )
+    out.append(
+        Action(
+            CODE,
+            "mesh",
+            "re-run the port and GID checks (" + ", ".join(CHECK_CODES) + ")",
+            [],
+            mutates=False,
+        )
+    )
     # the probe starts ranks across the hostfile: an act, so a plan never runs it
-    out.append(Action(CODE, "mesh", f"one-element all_sum across {n} rank(s), deadline "
-                      f"{PROBE_DEADLINE_S:g} s", []))
+    out.append(
+        Action(
+            CODE,
+            "mesh",
+            f"one-element all_sum across {n} rank(s), deadline {PROBE_DEADLINE_S:g} s",
+            [],
+        )
+    )
     st["actions"] = out
     return out
 
@@ -99,8 +129,7 @@ def _wait_wired(ctx: FixContext, act: Action, reboot: Dict[str, str]) -> None:
         left = deadline - time.monotonic()
         if not held or left <= 0:
             break
-        ctx.progress(f"waiting for wired memory on {', '.join(sorted(held))} "
-                     f"({left:.0f} s left)")
+        ctx.progress(f"waiting for wired memory on {', '.join(sorted(held))} ({left:.0f} s left)")
         time.sleep(min(WIRED_POLL_S, max(0.0, left)))
     act.outcome = OK if not held else f"{FAILED}: still held on {', '.join(sorted(held))}"
     act.detail = {"held": held}
@@ -119,8 +148,7 @@ def _checks(ctx: FixContext, act: Action, reboot: Dict[str, str]) -> None:
         fails = [r for r in v if r["status"] == "fail"]
         if fails:
             bad[h] = f"{fails[0]['code']} {fails[0]['summary']}"
-    act.outcome = OK if not bad else f"{FAILED}: " + "; ".join(f"{h}: {w}"
-                                                              for h, w in bad.items())
+    act.outcome = OK if not bad else f"{FAILED}: " + "; ".join(f"{h}: {w}" for h, w in bad.items())
     act.detail = {"failed": bad}
     for h, why in bad.items():
         reboot.setdefault(h, why)
@@ -135,27 +163,54 @@ def _probe(ctx: FixContext, act: Action, reboot: Dict[str, str]) -> None:
     hf = ctx.hostfile
     n = hf.world_size if hf is not None else 2
     try:
-        cfg = make_config(hostfile=hf, hosts=None, nranks=None if hf is not None else 2,
-                          backend=None, op="all_sum", size=str(4 * n), iters=1, warmup=0,
-                          dtype="float32", timeout=PROBE_DEADLINE_S, soak=0, pairs=False,
-                          port=None, given=["--hostfile" if hf is not None else "-n"])
+        cfg = make_config(
+            hostfile=hf,
+            hosts=None,
+            nranks=None if hf is not None else 2,
+            backend=None,
+            op="all_sum",
+            size=str(4 * n),
+            iters=1,
+            warmup=0,
+            dtype="float32",
+            timeout=PROBE_DEADLINE_S,
+            soak=0,
+            pairs=False,
+            port=None,
+            given=["--hostfile" if hf is not None else "-n"],
+        )
     except ProbeSetupError as exc:
         act.outcome = f"{FAILED}: cannot probe: {exc}"
         reboot.setdefault("mesh", f"cannot probe: {exc}")
         return
     ctx.progress(f"re-forming the group: one-element all_sum across {n} rank(s)")
     v = build(run_probe(cfg), Verdict(command="probe"))
-    act.argv = ["meshdoctor", "probe", "--op", "all_sum", "--size", str(4 * n), "--iters", "1",
-                "--warmup", "0", "--timeout", f"{PROBE_DEADLINE_S:g}"]
-    act.detail = {"verdict": v.verdict, "run_id": (v.probe or {}).get("run_id"),
-                  "failures": [r.summary for r in v.results if r.status in ("fail", "error")]}
+    act.argv = [
+        "meshdoctor",
+        "probe",
+        "--op",
+        "all_sum",
+        "--size",
+        str(4 * n),
+        "--iters",
+        "1",
+        "--warmup",
+        "0",
+        "--timeout",
+        f"{PROBE_DEADLINE_S:g}",
+    ]
+    act.detail = {
+        "verdict": v.verdict,
+        "run_id": (v.probe or {}).get("run_id"),
+        "failures": [r.summary for r in v.results if r.status in ("fail", "error")],
+    }
     if v.verdict == "go":
         act.outcome = OK
         return
     bad = [r for r in v.results if r.status in ("fail", "error")]
     act.outcome = f"{FAILED}: " + (bad[0].summary if bad else v.verdict)
     named = {r.host for r in bad if r.host != "mesh"} & set(ctx.hosts.names())
-    for h in (named or set(ctx.hosts.names())):
+    for h in named or set(ctx.hosts.names()):
         why = next((r.summary for r in bad if r.host == h), bad[0].summary if bad else "")
         reboot.setdefault(h, f"the group did not re-form: {why}")
 
@@ -189,19 +244,28 @@ def verify(ctx: FixContext) -> Verification:
     reboot: Dict[str, str] = st["reboot"]
     ev = {"outcome": RECOVERED if not reboot else "needs_reboot", "needs_reboot": reboot}
     if not reboot:
-        return Verification(True, f"{RECOVERED}: the group re-formed (one-element all_sum)",
-                            evidence=ev)
+        return Verification(
+            True, f"{RECOVERED}: the group re-formed (one-element all_sum)", evidence=ev
+        )
     if "mesh" in reboot and len(reboot) == 1:
         return Verification(False, reboot["mesh"], evidence=ev)
-    return Verification(False, "needs_reboot: " + "; ".join(f"{h}: {w}"
-                                                            for h, w in reboot.items()),
-                        needs_reboot={h: w for h, w in reboot.items() if h != "mesh"},
-                        evidence=ev)
+    return Verification(
+        False,
+        "needs_reboot: " + "; ".join(f"{h}: {w}" for h, w in reboot.items()),
+        needs_reboot={h: w for h, w in reboot.items() if h != "mesh"},
+        evidence=ev,
+    )
 
 
 FIX = Fix(
-    code=CODE, name="reset-group", title="Reset the group: stale ranks, memory, ports, re-form",
-    resolves=("MD301", "MD302"), risk=DISRUPTIVE, scope=FLEET_SCOPE, plan=plan, apply=apply,
+    code=CODE,
+    name="reset-group",
+    title="Reset the group: stale ranks, memory, ports, re-form",
+    resolves=("MD301", "MD302"),
+    risk=DISRUPTIVE,
+    scope=FLEET_SCOPE,
+    plan=plan,
+    apply=apply,
     verify=verify,
     doc=Doc(
         meaning=f"""
@@ -220,5 +284,9 @@ SIGKILL, wired memory still held, a port down, a group that does not form).
 `meshdoctor fix reset-group --hostfile FILE` shows the plan; add --yes to apply. Reboot the
 hosts it lists in needs_reboot.
 """,
-        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
-                 "mlx #4192, #4319 (wired memory held after a crash)")))
+        sources=(
+            "MLX #3910, #4278 (ranks that survive SIGTERM)",
+            "mlx #4192, #4319 (wired memory held after a crash)",
+        ),
+    ),
+)

@@ -25,14 +25,23 @@ from typing import Dict, List
 
 import psutil
 
-from meshdoctor.fix import (DISRUPTIVE, DONE, FAILED, SKIPPED, Action, Doc, Fix, FixContext,
-                            Verification)
+from meshdoctor.fix import (
+    DISRUPTIVE,
+    DONE,
+    FAILED,
+    SKIPPED,
+    Action,
+    Doc,
+    Fix,
+    FixContext,
+    Verification,
+)
 from meshdoctor.ranks import RankProcess, find_ranks, send_signal
 
 CODE = "MD701"
 SCOPE_ENV = "MESHDOCTOR_FIX_SCOPE"
-GRACE_S = 3.0       # SIGTERM -> SIGKILL
-KILL_WAIT_S = 3.0   # SIGKILL -> "survived"
+GRACE_S = 3.0  # SIGTERM -> SIGKILL
+KILL_WAIT_S = 3.0  # SIGKILL -> "survived"
 POLL_S = 0.05
 UNINTERRUPTIBLE = "disk-sleep"
 
@@ -48,8 +57,9 @@ def _in_scope(r: RankProcess) -> bool:
 
 
 def _ranks() -> List[RankProcess]:
-    return [r for r in find_ranks(skip_descendants=True, any_user=os.geteuid() == 0)
-            if _in_scope(r)]
+    return [
+        r for r in find_ranks(skip_descendants=True, any_user=os.geteuid() == 0) if _in_scope(r)
+    ]
 
 
 def _what(r: RankProcess) -> str:
@@ -72,16 +82,34 @@ def plan(ctx: FixContext) -> List[Action]:
     out = []
     for r in stale:
         kind = "orphaned rank" if r.orphaned else f"rank of a running job (parent {r.ppid})"
-        out.append(Action(CODE, host, f"stop {kind} {_what(r)}: SIGTERM, SIGKILL after "
-                          f"{GRACE_S:g} s", ["kill", "-TERM", str(r.pid)],
-                          detail={"pid": r.pid, "create_time": r.create_time, "rank": r.rank,
-                                  "reason": r.reason, "ppid": r.ppid}))
+        out.append(
+            Action(
+                CODE,
+                host,
+                f"stop {kind} {_what(r)}: SIGTERM, SIGKILL after {GRACE_S:g} s",
+                ["kill", "-TERM", str(r.pid)],
+                detail={
+                    "pid": r.pid,
+                    "create_time": r.create_time,
+                    "rank": r.rank,
+                    "reason": r.reason,
+                    "ppid": r.ppid,
+                },
+            )
+        )
     for r in running:
-        out.append(Action(CODE, host, f"leave {_what(r)} alone: its job is still running "
-                          f"(parent pid {r.ppid} {r.parent or '?'})", [],
-                          outcome=f"{SKIPPED}: rank of a running job; --include-running "
-                                  "stops it", mutates=False,
-                          detail={"pid": r.pid, "ppid": r.ppid}))
+        out.append(
+            Action(
+                CODE,
+                host,
+                f"leave {_what(r)} alone: its job is still running "
+                f"(parent pid {r.ppid} {r.parent or '?'})",
+                [],
+                outcome=f"{SKIPPED}: rank of a running job; --include-running stops it",
+                mutates=False,
+                detail={"pid": r.pid, "ppid": r.ppid},
+            )
+        )
     return out
 
 
@@ -142,8 +170,9 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
             a.detail["survivor_state"] = state
         else:
             a.changed = True
-            a.outcome = f"{DONE}: " + ("killed by SIGKILL" if pid in killed
-                                        else "exited after SIGTERM")
+            a.outcome = f"{DONE}: " + (
+                "killed by SIGKILL" if pid in killed else "exited after SIGTERM"
+            )
             if pid in killed:
                 a.argv = ["kill", "-KILL", str(pid)]
 
@@ -153,20 +182,32 @@ def verify(ctx: FixContext) -> Verification:
     host = ctx.options.get("host", "localhost")
     stale, running = _targets(ctx)
     ev = {"remaining": [r.to_dict() for r in stale], "running_jobs": [r.pid for r in running]}
-    kept = (f"; {len(running)} rank(s) of running jobs left alone (--include-running stops "
-            "them)" if running else "")
+    kept = (
+        f"; {len(running)} rank(s) of running jobs left alone (--include-running stops them)"
+        if running
+        else ""
+    )
     if not stale:
         return Verification(True, "no stale ranks on this host" + kept, evidence=ev)
     stuck = [r for r in stale if r.status == UNINTERRUPTIBLE]
     why = ", ".join(_what(r) for r in stale)
-    return Verification(False, f"{len(stale)} rank(s) still alive: {why}",
-                        needs_reboot={host: f"rank(s) survive SIGKILL: {why}"}
-                        if (ctx.apply or stuck) else {}, evidence=ev)
+    return Verification(
+        False,
+        f"{len(stale)} rank(s) still alive: {why}",
+        needs_reboot={host: f"rank(s) survive SIGKILL: {why}"} if (ctx.apply or stuck) else {},
+        evidence=ev,
+    )
 
 
 FIX = Fix(
-    code=CODE, name="stale-ranks", title="Stop leftover MLX ranks", resolves=("MD301",),
-    risk=DISRUPTIVE, plan=plan, apply=apply, verify=verify,
+    code=CODE,
+    name="stale-ranks",
+    title="Stop leftover MLX ranks",
+    resolves=("MD301",),
+    risk=DISRUPTIVE,
+    plan=plan,
+    apply=apply,
+    verify=verify,
     doc=Doc(
         meaning="""
 Stops the MLX rank processes left behind by a crashed or interrupted job on each host (with
@@ -187,5 +228,9 @@ survives SIGKILL or sits in uninterruptible sleep (macOS state U) needs a reboot
         action="""
 Plan first: `meshdoctor fix stale-ranks` lists what it would stop; add --yes to do it.
 """,
-        sources=("MLX #3910, #4278 (ranks that survive SIGTERM)",
-                 "mlx/_distributed_utils/launch.py (SIGTERM on shutdown)")))
+        sources=(
+            "MLX #3910, #4278 (ranks that survive SIGTERM)",
+            "mlx/_distributed_utils/launch.py (SIGTERM on shutdown)",
+        ),
+    ),
+)

@@ -21,8 +21,13 @@ INTERNAL, CHECK, PROBE, SIGNATURE, FIX = "internal", "check", "probe", "signatur
 KINDS = (INTERNAL, CHECK, PROBE, SIGNATURE, FIX)
 
 # kind -> (lowest, highest) code number, inclusive
-RANGES: Dict[str, Tuple[int, int]] = {INTERNAL: (100, 100), CHECK: (101, 499), PROBE: (500, 599),
-                                      SIGNATURE: (600, 699), FIX: (700, 799)}
+RANGES: Dict[str, Tuple[int, int]] = {
+    INTERNAL: (100, 100),
+    CHECK: (101, 499),
+    PROBE: (500, 599),
+    SIGNATURE: (600, 699),
+    FIX: (700, 799),
+}
 
 HEADINGS = ("What it means", "Why it matters", "What to do")
 
@@ -81,14 +86,20 @@ class Entry:
 
 
 INTERNAL_ERROR = Entry(
-    code="MD100", kind=INTERNAL, title="internal error", names=("meshdoctor",),
-    doc=Doc(meaning="meshdoctor itself failed before it could assess the node (a bug, or a "
-                    "broken install); the summary names the exception.",
-            why="The verdict is 'unknown' (exit 3): nothing was assessed, so a gate must not "
-                "launch on it.",
-            action="Re-run with --json and report the evidence; reinstall meshdoctor if the "
-                   "install is broken.",
-            sources=("meshdoctor README, exit codes",)))
+    code="MD100",
+    kind=INTERNAL,
+    title="internal error",
+    names=("meshdoctor",),
+    doc=Doc(
+        meaning="meshdoctor itself failed before it could assess the node (a bug, or a "
+        "broken install); the summary names the exception.",
+        why="The verdict is 'unknown' (exit 3): nothing was assessed, so a gate must not "
+        "launch on it.",
+        action="Re-run with --json and report the evidence; reinstall meshdoctor if the "
+        "install is broken.",
+        sources=("meshdoctor README, exit codes",),
+    ),
+)
 
 
 def _internal() -> List[Entry]:
@@ -104,10 +115,18 @@ def _checks() -> List[Entry]:
     from .runner import INTERRUPTED_ENTRY
 
     fixes = all_fixes()
-    return [Entry(code=c.code, kind=CHECK, title=c.title, doc=c.doc, names=(c.name,),
-                  fixes=tuple(f.code for f in fixes if c.code in f.resolves),
-                  details=(("Applies to", ", ".join(c.platforms)),))
-            for c in [*all_checks(), *all_fleet_checks()]] + [REACH_ENTRY, INTERRUPTED_ENTRY]
+    return [
+        Entry(
+            code=c.code,
+            kind=CHECK,
+            title=c.title,
+            doc=c.doc,
+            names=(c.name,),
+            fixes=tuple(f.code for f in fixes if c.code in f.resolves),
+            details=(("Applies to", ", ".join(c.platforms)),),
+        )
+        for c in [*all_checks(), *all_fleet_checks()]
+    ] + [REACH_ENTRY, INTERRUPTED_ENTRY]
 
 
 def _probe() -> List[Entry]:
@@ -138,15 +157,30 @@ def _fixes() -> List[Entry]:
 
     scope = {"host": "on each host", "fleet": "once, across the hostfile"}
     return [NOT_STARTED] + [
-        Entry(code=f.code, kind=FIX, title=f.title, doc=f.doc, names=(f.name,),
-              details=(("Resolves", ", ".join(f.resolves)), ("Risk", f.risk),
-                       ("Runs", scope.get(f.scope, f.scope))))
-        for f in all_fixes()]
+        Entry(
+            code=f.code,
+            kind=FIX,
+            title=f.title,
+            doc=f.doc,
+            names=(f.name,),
+            details=(
+                ("Resolves", ", ".join(f.resolves)),
+                ("Risk", f.risk),
+                ("Runs", scope.get(f.scope, f.scope)),
+            ),
+        )
+        for f in all_fixes()
+    ]
 
 
 # kind -> the function that collects its entries (explicit discovery)
 SOURCES: Dict[str, Callable[[], List[Entry]]] = {
-    INTERNAL: _internal, CHECK: _checks, PROBE: _probe, SIGNATURE: _signatures, FIX: _fixes}
+    INTERNAL: _internal,
+    CHECK: _checks,
+    PROBE: _probe,
+    SIGNATURE: _signatures,
+    FIX: _fixes,
+}
 
 
 def kind_of(code: str) -> Optional[str]:
@@ -216,8 +250,9 @@ def text(e: Entry) -> str:
     parts = [f"{e.code}: {e.title}"]
     for heading, body in zip(HEADINGS, (e.doc.meaning, e.doc.why, e.doc.action)):
         parts.append(f"{heading}:\n{_indent(body)}")
-    kind = f"Kind: {e.kind}" + (f"; {'names' if len(e.names) > 1 else 'name'}: "
-                                f"{', '.join(e.names)}" if e.names else "")
+    kind = f"Kind: {e.kind}" + (
+        f"; {'names' if len(e.names) > 1 else 'name'}: {', '.join(e.names)}" if e.names else ""
+    )
     short = [kind] + [f"{h}: {b}" for h, b in e.details if "\n" not in b]
     parts.append("\n".join(short))
     parts += [f"{h}:\n{_indent(b)}" for h, b in e.details if "\n" in b]
@@ -228,8 +263,9 @@ def text(e: Entry) -> str:
         for code in e.fixes:
             fx = lookup(code)
             if fx is not None:
-                lines.append(f"Fixed by: {fx.code} {fx.name} (`meshdoctor fix {fx.name}`, risk "
-                             f"{fx.risk})")
+                lines.append(
+                    f"Fixed by: {fx.code} {fx.name} (`meshdoctor fix {fx.name}`, risk {fx.risk})"
+                )
         parts.append("\n".join(lines))
     parts.append("Sources:\n" + "\n".join(f"  - {s}" for s in e.doc.sources))
     return "\n\n".join(p for p in parts if p)
@@ -247,7 +283,12 @@ def _indent(body: str, width: int = 98) -> str:
         if len(line) + 2 <= width:
             out.append(f"  {line}" if line else "")
             continue
-        out += textwrap.wrap(line.strip(), width, initial_indent=" " * (2 + lead),
-                             subsequent_indent=" " * (2 + hang), break_on_hyphens=False,
-                             break_long_words=False)
+        out += textwrap.wrap(
+            line.strip(),
+            width,
+            initial_indent=" " * (2 + lead),
+            subsequent_indent=" " * (2 + hang),
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
     return "\n".join(out)

@@ -52,10 +52,16 @@ class NodeContext:
     is inspected (``MESHDOCTOR_PYTHON`` or this one).
     """
 
-    def __init__(self, *, host: str = "localhost", platform: Optional[str] = None,
-                 hostfile: Optional[Hostfile] = None, ranks: Sequence[int] = (),
-                 command_timeout: float = execute.DEFAULT_TIMEOUT_S,
-                 python: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "localhost",
+        platform: Optional[str] = None,
+        hostfile: Optional[Hostfile] = None,
+        ranks: Sequence[int] = (),
+        command_timeout: float = execute.DEFAULT_TIMEOUT_S,
+        python: Optional[str] = None,
+    ) -> None:
         self.host = host
         self.platform = platform or current_platform()
         self.hostfile = hostfile
@@ -88,8 +94,9 @@ class NodeContext:
             raise slot.error
         return slot.value
 
-    def command(self, *argv: str, timeout: Optional[float] = None,
-                env: Optional[Dict[str, str]] = None) -> execute.CommandResult:
+    def command(
+        self, *argv: str, timeout: Optional[float] = None, env: Optional[Dict[str, str]] = None
+    ) -> execute.CommandResult:
         """Run ``argv`` once per run (cached), under ``timeout`` or ``command_timeout``, in
         ``env`` (default: this process's environment)."""
         t = self.command_timeout if timeout is None else timeout
@@ -98,8 +105,7 @@ class NodeContext:
 
     def fact(self, gather: Callable[["NodeContext"], Any]) -> Any:
         """``gather(self)``, computed once per run and shared by every check that asks."""
-        return self._once(("fact", gather.__module__, gather.__qualname__),
-                          lambda: gather(self))
+        return self._once(("fact", gather.__module__, gather.__qualname__), lambda: gather(self))
 
     @property
     def rank_label(self) -> str:

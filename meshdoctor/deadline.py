@@ -28,8 +28,9 @@ class Outcome:
     error: Optional[BaseException] = None
 
 
-def call_all(calls: Dict[K, Callable[[], Any]], timeout: float, *,
-             name: str = "deadline") -> Dict[K, Tuple[bool, Any]]:
+def call_all(
+    calls: Dict[K, Callable[[], Any]], timeout: float, *, name: str = "deadline"
+) -> Dict[K, Tuple[bool, Any]]:
     """Run every function of ``calls`` at once; wait at most ``timeout`` seconds in all (one
     deadline, counted from this call). Returns key -> ``(finished, value)`` in the order of
     ``calls``; an exception a function raised is re-raised here (the first one, in key order),
@@ -41,8 +42,9 @@ def call_all(calls: Dict[K, Callable[[], Any]], timeout: float, *,
     return {k: (o.finished, o.value) for k, o in got.items()}
 
 
-def outcomes(calls: Dict[K, Callable[[], Any]], timeout: float, *,
-             name: str = "deadline") -> Dict[K, Outcome]:
+def outcomes(
+    calls: Dict[K, Callable[[], Any]], timeout: float, *, name: str = "deadline"
+) -> Dict[K, Outcome]:
     """Like :func:`call_all`, but returns each call's :class:`Outcome`, exceptions included,
     and raises nothing. Returns within ``timeout`` seconds plus a few milliseconds however the
     functions behave."""
@@ -56,8 +58,9 @@ class Running:
         self.boxes: Dict[K, Outcome] = {k: Outcome() for k in calls}
         self.threads = []
         for k, fn in calls.items():
-            th = threading.Thread(target=self._work, args=(fn, self.boxes[k]), daemon=True,
-                                  name=f"{name}-{k}")
+            th = threading.Thread(
+                target=self._work, args=(fn, self.boxes[k]), daemon=True, name=f"{name}-{k}"
+            )
             th.start()
             self.threads.append(th)
 

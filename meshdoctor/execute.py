@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 DEFAULT_TIMEOUT_S = 5.0
 PARENT_MARKER_ENV = "MESHDOCTOR_PARENT_PID"  # pid of the meshdoctor that started the command
-PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"     # == meshdoctor.ranks.PROBE_MARKER_ENV
+PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"  # == meshdoctor.ranks.PROBE_MARKER_ENV
 
 _LIVE: List[subprocess.Popen] = []  # every group started here and not known to be reaped
 _LIVE_LOCK = threading.Lock()
@@ -67,8 +67,7 @@ class CommandResult:
             return f"`{cmd}` did not finish within {self.duration_s:.1f} s (killed)"
         if self.returncode is None:
             return f"`{cmd}` not run: {self.stderr.strip()[:200]}"
-        tail = [ln.strip() for ln in (self.stderr or self.stdout).strip().splitlines()[-1:]] \
-            or [""]
+        tail = [ln.strip() for ln in (self.stderr or self.stdout).strip().splitlines()[-1:]] or [""]
         return f"`{cmd}` exited {self.returncode}" + (f": {tail[0][:200]}" if tail[0] else "")
 
 
@@ -137,8 +136,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S, *,
-        env: Optional[Dict[str, str]] = None, input: Optional[str] = None) -> CommandResult:
+def run(
+    argv: Sequence[str],
+    timeout: float = DEFAULT_TIMEOUT_S,
+    *,
+    env: Optional[Dict[str, str]] = None,
+    input: Optional[str] = None,
+) -> CommandResult:
     """Run ``argv`` (a list; no shell) with a deadline of ``timeout`` seconds.
 
     Never raises for a missing executable, a non-zero exit or a timeout: those are reported in the
@@ -150,43 +154,63 @@ def run(argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S, *,
         return CommandResult(argv, None, "", "meshdoctor is stopping (interrupted)", 0.0)
     try:
         proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            env=marked_env(env), start_new_session=True,
+            env=marked_env(env),
+            start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return CommandResult(argv, None, "", str(exc), time.monotonic() - t0, missing=True)
     _track(proc)
     try:
-        out, err = proc.communicate(input=input.encode() if input is not None else None,
-                                    timeout=timeout)
+        out, err = proc.communicate(
+            input=input.encode() if input is not None else None, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         try:
             out, err = proc.communicate(timeout=1.0)
         except subprocess.TimeoutExpired:  # pipes held open by an unkillable grandchild
             out, err = b"", b""
-        return CommandResult(argv, None, out.decode("utf-8", "replace"),
-                             err.decode("utf-8", "replace"), time.monotonic() - t0,
-                             timed_out=True)
+        return CommandResult(
+            argv,
+            None,
+            out.decode("utf-8", "replace"),
+            err.decode("utf-8", "replace"),
+            time.monotonic() - t0,
+            timed_out=True,
+        )
     finally:
         if proc.poll() is None:
             _kill_group(proc)
         _untrack(proc)
-    return CommandResult(argv, proc.returncode, out.decode("utf-8", "replace"),
-                         err.decode("utf-8", "replace"), time.monotonic() - t0)
+    return CommandResult(
+        argv,
+        proc.returncode,
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
+        time.monotonic() - t0,
+    )
 
 
-def spawn(argv: Sequence[str], *, env: Optional[Dict[str, str]] = None,
-          stdin: Any = subprocess.DEVNULL) -> subprocess.Popen:
+def spawn(
+    argv: Sequence[str], *, env: Optional[Dict[str, str]] = None, stdin: Any = subprocess.DEVNULL
+) -> subprocess.Popen:
     """Start a long-running ``argv`` (a probe rank, its ssh client) in its own session with
     stdout and stderr piped, its environment marked (:func:`marked_env`). The caller owns it:
     its deadline, its signals, its reaping; :func:`stop_all` still kills its group if it is
     alive when meshdoctor is interrupted or exits. Raises OSError when it cannot be started."""
     if _STOPPING["final"]:
         raise OSError("meshdoctor is stopping (interrupted)")
-    proc = subprocess.Popen([str(a) for a in argv], env=marked_env(env), stdin=stdin,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [str(a) for a in argv],
+        env=marked_env(env),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     _track(proc)
     return proc

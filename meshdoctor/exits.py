@@ -26,22 +26,37 @@ from typing import Dict, Optional
 
 from . import signatures
 
-_COMMON = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT",
-           8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV", 13: "SIGPIPE", 14: "SIGALRM",
-           15: "SIGTERM"}
-_DIFFER = {7: "SIGBUS on Linux, SIGEMT on macOS", 10: "SIGUSR1 on Linux, SIGBUS on macOS",
-           12: "SIGUSR2 on Linux, SIGSYS on macOS", 30: "SIGPWR on Linux, SIGUSR1 on macOS",
-           31: "SIGSYS on Linux, SIGUSR2 on macOS"}
+_COMMON = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    3: "SIGQUIT",
+    4: "SIGILL",
+    5: "SIGTRAP",
+    6: "SIGABRT",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    13: "SIGPIPE",
+    14: "SIGALRM",
+    15: "SIGTERM",
+}
+_DIFFER = {
+    7: "SIGBUS on Linux, SIGEMT on macOS",
+    10: "SIGUSR1 on Linux, SIGBUS on macOS",
+    12: "SIGUSR2 on Linux, SIGSYS on macOS",
+    30: "SIGPWR on Linux, SIGUSR1 on macOS",
+    31: "SIGSYS on Linux, SIGUSR2 on macOS",
+}
 _SIGNAL_MEANING = {
     9: "SIGKILL, which mlx.launch never sends: most often the out-of-memory killer (Linux "
-       "`dmesg | grep -i oom`, macOS jetsam in the system log), else an operator or supervisor",
+    "`dmesg | grep -i oom`, macOS jetsam in the system log), else an operator or supervisor",
     15: "SIGTERM: mlx.launch sends it to the surviving ranks after one rank failed, so this "
-        "rank is usually a consequence; else an operator or supervisor stopped it",
+    "rank is usually a consequence; else an operator or supervisor stopped it",
     11: "SIGSEGV: a native crash (on a Mac with JACCL often the Thunderbolt RDMA driver's "
-        "tbt_post_recv, mlx #4192, or ibv_reg_mr on a missing device before MLX 0.32.1); look "
-        "for a crash report",
+    "tbt_post_recv, mlx #4192, or ibv_reg_mr on a missing device before MLX 0.32.1); look "
+    "for a crash report",
     6: "SIGABRT: an abort, typically an uncaught C++ exception (libc++abi: terminating ...; "
-       "MLX <= 0.32.0 aborts on JACCL data-path errors)",
+    "MLX <= 0.32.0 aborts on JACCL data-path errors)",
     2: "SIGINT: interrupted (Ctrl-C)",
     1: "SIGHUP: the terminal or ssh session went away",
     13: "SIGPIPE: wrote to a closed pipe or socket (a peer or the log reader went away)",
@@ -71,8 +86,12 @@ class ExitMeaning:
     role: str
 
     def to_dict(self) -> Dict[str, object]:
-        return {"code": self.code, "signal": self.signal, "summary": self.summary,
-                "signature": self.code_md}
+        return {
+            "code": self.code,
+            "signal": self.signal,
+            "summary": self.summary,
+            "signature": self.code_md,
+        }
 
 
 def explain(code: int, *, launcher: bool = False) -> ExitMeaning:
@@ -83,34 +102,63 @@ def explain(code: int, *, launcher: bool = False) -> ExitMeaning:
         n = -code
         why = f"; {_SIGNAL_MEANING[n]}" if n in _SIGNAL_MEANING else ""
         role = S.CONSEQUENCE if n == 15 else (S.CAUSE if n in (9, 11, 6, 7, 10) else S.EITHER)
-        return ExitMeaning(code, n, f"exit {code}: a local rank killed by {signal_name(n)}"
-                           f"{why}", "MD658", role)
+        return ExitMeaning(
+            code, n, f"exit {code}: a local rank killed by {signal_name(n)}{why}", "MD658", role
+        )
     if 129 <= code <= 159:
         n = code - 128
         why = f"; {_SIGNAL_MEANING[n]}" if n in _SIGNAL_MEANING else ""
         role = S.CONSEQUENCE if n == 15 else (S.CAUSE if n in (9, 11, 6, 7, 10) else S.EITHER)
-        return ExitMeaning(code, n, f"exit {code} = 128 + {n}: killed by {signal_name(n)} (shell "
-                           f"convention){why}", "MD658", role)
+        return ExitMeaning(
+            code,
+            n,
+            f"exit {code} = 128 + {n}: killed by {signal_name(n)} (shell convention){why}",
+            "MD658",
+            role,
+        )
     if code == 255:
-        return ExitMeaning(code, None, "exit 255: through ssh this is a remote rank that died "
-                           "of a signal (often a native crash: look for a .ips crash report on "
-                           "that host) or ssh itself failing to connect", "MD618", S.EITHER)
+        return ExitMeaning(
+            code,
+            None,
+            "exit 255: through ssh this is a remote rank that died "
+            "of a signal (often a native crash: look for a .ips crash report on "
+            "that host) or ssh itself failing to connect",
+            "MD618",
+            S.EITHER,
+        )
     if code == 75:
-        return ExitMeaning(code, None, "exit 75: the JACCL progress guard tore the group down "
-                           "after a peer stopped answering; the peer is the cause", "MD622",
-                           S.CONSEQUENCE)
+        return ExitMeaning(
+            code,
+            None,
+            "exit 75: the JACCL progress guard tore the group down "
+            "after a peer stopped answering; the peer is the cause",
+            "MD622",
+            S.CONSEQUENCE,
+        )
     if code == 1:
-        return ExitMeaning(code, None, "exit 1: an uncaught Python exception, or the NCCL "
-                           "backend's exit(1) after printing 'NCCL error' or 'CUDA error'",
-                           "MD659", S.EITHER)
+        return ExitMeaning(
+            code,
+            None,
+            "exit 1: an uncaught Python exception, or the NCCL "
+            "backend's exit(1) after printing 'NCCL error' or 'CUDA error'",
+            "MD659",
+            S.EITHER,
+        )
     if code == 2 and launcher:
-        return ExitMeaning(code, None, "exit 2: mlx.launch rejected its arguments", "MD664",
-                           S.CAUSE)
+        return ExitMeaning(
+            code, None, "exit 2: mlx.launch rejected its arguments", "MD664", S.CAUSE
+        )
     if code == 0:
         if launcher:
-            return ExitMeaning(code, None, "exit 0 from mlx.launch proves nothing: it exits 0 "
-                               "even when ranks fail; wrappers must not trust it", None,
-                               S.CONSEQUENCE)
+            return ExitMeaning(
+                code,
+                None,
+                "exit 0 from mlx.launch proves nothing: it exits 0 "
+                "even when ranks fail; wrappers must not trust it",
+                None,
+                S.CONSEQUENCE,
+            )
         return ExitMeaning(code, None, "exit 0: success", None, S.CONSEQUENCE)
-    return ExitMeaning(code, None, f"exit {code}: a non-zero status with no specific meaning",
-                       "MD664", S.EITHER)
+    return ExitMeaning(
+        code, None, f"exit {code}: a non-zero status with no specific meaning", "MD664", S.EITHER
+    )

@@ -62,8 +62,11 @@ def needed_ports(hf, rank: int, start: int = STARTING_PORT) -> List[int]:
 
 
 def _platform_facts(ctx: NodeContext) -> Dict[str, Any]:
-    info: Dict[str, Any] = {"os": ctx.platform, "arch": _platform.machine(),
-                            "python": _platform.python_version()}
+    info: Dict[str, Any] = {
+        "os": ctx.platform,
+        "arch": _platform.machine(),
+        "python": _platform.python_version(),
+    }
     if ctx.is_mac:
         res = ctx.command("sw_vers")
         if res.ok:
@@ -80,8 +83,17 @@ def _mlx_facts(ctx: NodeContext) -> Dict[str, Any]:
     from .mlxinfo import gather_mlx
 
     info = ctx.fact(gather_mlx)
-    keys = ("probe", "installed", "version", "version_tuple", "jaccl_guard", "backends",
-            "python", "executable", "detail")
+    keys = (
+        "probe",
+        "installed",
+        "version",
+        "version_tuple",
+        "jaccl_guard",
+        "backends",
+        "python",
+        "executable",
+        "detail",
+    )
     return {k: info[k] for k in keys if k in info}
 
 
@@ -92,8 +104,10 @@ def _rdma_facts(ctx: NodeContext) -> Dict[str, Any]:
     devices: Dict[str, Any] = {}
     for d in inv.devices:
         states = [p.state for p in d.ports if p.state]
-        devices[d.name] = {"state": states[0] if states else "unknown",
-                           "active": any(p.active for p in d.ports)}
+        devices[d.name] = {
+            "state": states[0] if states else "unknown",
+            "active": any(p.active for p in d.ports),
+        }
     for name in inv.listed or []:
         devices.setdefault(name, {"state": "unknown", "active": False})
     return {"state": inv.state.lower(), "detail": inv.detail, "devices": devices}
@@ -106,15 +120,31 @@ def _thunderbolt_facts(ctx: NodeContext) -> Dict[str, Any]:
     ports = []
     for p in inv.ports:
         iface = inv.hardware_ports.get(p.hardware_port) if p.hardware_port else None
-        ports.append({"receptacle": p.receptacle, "domain_uuid": p.domain_uuid,
-                      "interface": iface, "device": f"rdma_{iface}" if iface else None,
-                      "connected": p.connected, "speed_gbps": p.speed_gbps,
-                      "peers": [x.domain_uuid for x in p.peers if x.domain_uuid]})
-    interfaces = {name: [{"ip": ip, "prefixlen": (i.prefixlen[k] if k < len(i.prefixlen)
-                                                  else None)} for k, ip in enumerate(i.inet)]
-                  for name, i in inv.interfaces.items() if i.inet}
-    return {"readable": inv.readable, "sources": inv.sources, "ports": ports,
-            "interfaces": interfaces}
+        ports.append(
+            {
+                "receptacle": p.receptacle,
+                "domain_uuid": p.domain_uuid,
+                "interface": iface,
+                "device": f"rdma_{iface}" if iface else None,
+                "connected": p.connected,
+                "speed_gbps": p.speed_gbps,
+                "peers": [x.domain_uuid for x in p.peers if x.domain_uuid],
+            }
+        )
+    interfaces = {
+        name: [
+            {"ip": ip, "prefixlen": (i.prefixlen[k] if k < len(i.prefixlen) else None)}
+            for k, ip in enumerate(i.inet)
+        ]
+        for name, i in inv.interfaces.items()
+        if i.inet
+    }
+    return {
+        "readable": inv.readable,
+        "sources": inv.sources,
+        "ports": ports,
+        "interfaces": interfaces,
+    }
 
 
 def _bind_test(wanted: List[int]) -> Dict[str, str]:
@@ -188,17 +218,21 @@ def _reach_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
         th.start()
     for th in threads:
         th.join(REACH_TIMEOUT_S + 1)
-    return {"rank": right, "host": hf.hosts[right].ssh,
-            "targets": {t: out.get(t, "timeout") for t in targets}}
+    return {
+        "rank": right,
+        "host": hf.hosts[right].ssh,
+        "targets": {t: out.get(t, "timeout") for t in targets},
+    }
 
 
 def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     """Everything the cross-node checks read about this node (see the module docstring).
 
     Never raises: a piece that fails is left out and named in ``errors`` (piece -> message)."""
-    facts: Dict[str, Any] = {"meshdoctor": __version__,
-                             "env": {k: v for k, v in os.environ.items()
-                                     if k.startswith(ENV_PREFIXES)}}
+    facts: Dict[str, Any] = {
+        "meshdoctor": __version__,
+        "env": {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)},
+    }
     errors: Dict[str, str] = {}
     pieces: List[tuple] = [("platform", _platform_facts), ("mlx", _mlx_facts)]
     if ctx.is_mac:
@@ -221,4 +255,3 @@ def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     if errors:
         facts["errors"] = errors
     return facts
-

@@ -58,10 +58,16 @@ class Action:
         return self.outcome.startswith(FAILED)
 
     def to_dict(self) -> Dict[str, Any]:
-        d: Dict[str, Any] = {"code": self.code, "host": self.host, "step": self.step,
-                             "argv": [str(a) for a in self.argv], "planned": self.planned,
-                             "changed": self.changed, "outcome": self.outcome,
-                             "mutates": self.mutates}
+        d: Dict[str, Any] = {
+            "code": self.code,
+            "host": self.host,
+            "step": self.step,
+            "argv": [str(a) for a in self.argv],
+            "planned": self.planned,
+            "changed": self.changed,
+            "outcome": self.outcome,
+            "mutates": self.mutates,
+        }
         if self.detail:
             d["detail"] = self.detail
         return d
@@ -69,11 +75,17 @@ class Action:
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Action":
         """The inverse of :meth:`to_dict` (an action reported by meshdoctor on another host)."""
-        return cls(code=str(d.get("code", "")), host=str(d.get("host", "")),
-                   step=str(d.get("step", "")), argv=[str(a) for a in d.get("argv") or []],
-                   planned=bool(d.get("planned", True)), changed=bool(d.get("changed")),
-                   outcome=str(d.get("outcome", "")), mutates=bool(d.get("mutates", True)),
-                   detail=dict(d.get("detail") or {}))
+        return cls(
+            code=str(d.get("code", "")),
+            host=str(d.get("host", "")),
+            step=str(d.get("step", "")),
+            argv=[str(a) for a in d.get("argv") or []],
+            planned=bool(d.get("planned", True)),
+            changed=bool(d.get("changed")),
+            outcome=str(d.get("outcome", "")),
+            mutates=bool(d.get("mutates", True)),
+            detail=dict(d.get("detail") or {}),
+        )
 
 
 @dataclass

@@ -21,14 +21,19 @@ from .model import ERROR, FAIL, HostInfo, Result, Verdict
 JACCL = ("jaccl", "jaccl-ring")
 
 NOT_STARTED = Entry(
-    code="MD700", kind=FIX, title="fix run could not start", names=("fix",),
-    doc=Doc(meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
-                    "meshdoctor's state directory (two runs must not interleave), or the hosts "
-                    "could not be assessed.",
-            why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
-            action="Wait for the other run, or make the hosts reachable, then run the fix "
-                   "again.",
-            sources=("meshdoctor README, fix",)))
+    code="MD700",
+    kind=FIX,
+    title="fix run could not start",
+    names=("fix",),
+    doc=Doc(
+        meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
+        "meshdoctor's state directory (two runs must not interleave), or the hosts "
+        "could not be assessed.",
+        why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
+        action="Wait for the other run, or make the hosts reachable, then run the fix again.",
+        sources=("meshdoctor README, fix",),
+    ),
+)
 
 
 class UnknownFix(ValueError):
@@ -41,8 +46,9 @@ def resolve(names: Sequence[str]) -> List[Fix]:
     for n in names:
         fx = fixengine.lookup(n)
         if fx is None:
-            raise UnknownFix(f"no fix {n!r}; fixes: "
-                             + ", ".join(f.name for f in fixengine.all_fixes()))
+            raise UnknownFix(
+                f"no fix {n!r}; fixes: " + ", ".join(f.name for f in fixengine.all_fixes())
+            )
         if fx not in out:
             out.append(fx)
     return sorted(out, key=lambda f: f.code)
@@ -51,9 +57,18 @@ def resolve(names: Sequence[str]) -> List[Fix]:
 def list_rows() -> List[Dict[str, object]]:
     """One row per fix: code, name, kind, risk, the codes it resolves, title, platforms
     (empty: the shape of ``list-checks --json`` rows, one schema for both)."""
-    return [{"code": f.code, "name": f.name, "kind": "fix", "risk": f.risk,
-             "resolves": list(f.resolves), "title": f.title, "platforms": []}
-            for f in fixengine.all_fixes()]
+    return [
+        {
+            "code": f.code,
+            "name": f.name,
+            "kind": "fix",
+            "risk": f.risk,
+            "resolves": list(f.resolves),
+            "title": f.title,
+            "platforms": [],
+        }
+        for f in fixengine.all_fixes()
+    ]
 
 
 def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], List[Result]]:
@@ -66,15 +81,29 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
     bad: List[Result] = []
     for host, v in got.items():
         if isinstance(v, Exception):
-            bad.append(Result(code=NOT_STARTED.code, check="fix", status=ERROR, host=host,
-                              summary=f"could not run the checks on {host}: {v}"))
+            bad.append(
+                Result(
+                    code=NOT_STARTED.code,
+                    check="fix",
+                    status=ERROR,
+                    host=host,
+                    summary=f"could not run the checks on {host}: {v}",
+                )
+            )
             continue
         for d in v:
             if d["status"] in (FAIL, ERROR):
-                bad.append(Result(code=d["code"], check=d["check"], status=d["status"],
-                                  host=host, summary=d["summary"],
-                                  evidence=d.get("evidence") or {},
-                                  needs_reboot=bool(d.get("needs_reboot"))))
+                bad.append(
+                    Result(
+                        code=d["code"],
+                        check=d["check"],
+                        status=d["status"],
+                        host=host,
+                        summary=d["summary"],
+                        evidence=d.get("evidence") or {},
+                        needs_reboot=bool(d.get("needs_reboot")),
+                    )
+                )
     fixes = fixengine.fixes_for({r.code for r in bad if r.status == FAIL})
     if hostfile is not None and hostfile.effective_backend not in JACCL:
         fixes = [f for f in fixes if f.name not in ("bridge0", "auto-setup")]
@@ -82,10 +111,17 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
     return fixes, [r for r in bad if r.code not in covered]
 
 
-def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
-        output_hostfile: Optional[str], timeout: float, ask: Optional[Callable[[List[Action]],
-                                                                                bool]],
-        progress: Callable[[str], None]) -> Verdict:
+def run(
+    names: Sequence[str],
+    *,
+    hostfile,
+    yes: bool,
+    include_running: bool,
+    output_hostfile: Optional[str],
+    timeout: float,
+    ask: Optional[Callable[[List[Action]], bool]],
+    progress: Callable[[str], None],
+) -> Verdict:
     """Run the fix command; returns the verdict. ``ask``:
     called once with the planned actions when there is something to apply and no ``yes``
     (None: no terminal, plan only)."""
@@ -104,9 +140,14 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
         fixes, extra = _from_failures(hx, hostfile, timeout)
 
     def ctx(apply: bool) -> FixContext:
-        return FixContext(hosts=hx, hostfile=hostfile, apply=apply,
-                          include_running=include_running, output_hostfile=output_hostfile,
-                          progress=progress)
+        return FixContext(
+            hosts=hx,
+            hostfile=hostfile,
+            apply=apply,
+            include_running=include_running,
+            output_hostfile=output_hostfile,
+            progress=progress,
+        )
 
     actions: List[Action] = []
     results: List[Result] = []
@@ -121,15 +162,28 @@ def run(names: Sequence[str], *, hostfile, yes: bool, include_running: bool,
                 with FixLock(run_id):
                     actions, results = fixengine.run_fixes(fixes, ctx(True))
             except LockBusy as exc:
-                results = [Result(code=NOT_STARTED.code, check="fix", status=ERROR, host="mesh",
-                                  summary=str(exc))]
+                results = [
+                    Result(
+                        code=NOT_STARTED.code,
+                        check="fix",
+                        status=ERROR,
+                        host="mesh",
+                        summary=str(exc),
+                    )
+                ]
     verdict.results = results + extra
     verdict.actions = [a.to_dict() for a in actions]
     from .context import current_platform
 
-    verdict.hosts = [HostInfo(t.name, t.rank, reachable=t.name not in hx.unreachable,
-                              platform={"os": current_platform()} if t.local else {})
-                     for t in hx.targets]
+    verdict.hosts = [
+        HostInfo(
+            t.name,
+            t.rank,
+            reachable=t.name not in hx.unreachable,
+            platform={"os": current_platform()} if t.local else {},
+        )
+        for t in hx.targets
+    ]
     return verdict
 
 

@@ -15,7 +15,7 @@ import importlib
 import pkgutil
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .fix import (FLEET_SCOPE, HOST_SCOPE, Action, Fix, FixContext, Verification, pending)
+from .fix import FLEET_SCOPE, HOST_SCOPE, Action, Fix, FixContext, Verification, pending
 from .model import FAIL, OK, WARN, Remediation, Result
 
 
@@ -68,22 +68,35 @@ def annotate(results: Iterable[Result]) -> None:
             r.remediation.fix = by_code[r.code]
 
 
-def fix_result(fx: Fix, host: str, actions: Sequence[Action],
-               ver: Optional[Verification]) -> List[Result]:
+def fix_result(
+    fx: Fix, host: str, actions: Sequence[Action], ver: Optional[Verification]
+) -> List[Result]:
     """The results of one fix on ``host``: one for the host itself, plus one per host of
     ``ver.needs_reboot`` (a fleet fix names each host a reboot must clear)."""
     mine = [a for a in actions if a.code == fx.code]
     changed = any(a.changed for a in mine)
-    evidence: Dict[str, Any] = {"fix": fx.name, "risk": fx.risk, "changed": changed,
-                                "steps": len(mine), "failed_steps": sum(a.failed for a in mine)}
+    evidence: Dict[str, Any] = {
+        "fix": fx.name,
+        "risk": fx.risk,
+        "changed": changed,
+        "steps": len(mine),
+        "failed_steps": sum(a.failed for a in mine),
+    }
     left = pending(mine)
     cmd = f"meshdoctor fix {fx.name} --yes"
     if left:
-        return [Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
-                       status=FAIL, host=host,
-                       summary=f"{len(left)} step(s) planned, not applied",
-                       evidence=dict(evidence, pending=[a.step for a in left]),
-                       remediation=Remediation("Read the plan above; apply it with --yes.", cmd))]
+        return [
+            Result(
+                code=fx.code,
+                check=f"fix.{fx.name}",
+                title=fx.title,
+                status=FAIL,
+                host=host,
+                summary=f"{len(left)} step(s) planned, not applied",
+                evidence=dict(evidence, pending=[a.step for a in left]),
+                remediation=Remediation("Read the plan above; apply it with --yes.", cmd),
+            )
+        ]
     assert ver is not None
     evidence["verification"] = ver.evidence
     if ver.refused:
@@ -93,20 +106,40 @@ def fix_result(fx: Fix, host: str, actions: Sequence[Action],
         summary = ("verified: " if changed else "nothing to change: ") + ver.summary
     else:
         status, summary = FAIL, ver.summary
-    out = [Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
-                  status=status, host=host,
-                  summary=summary, evidence=evidence, needs_reboot=host in ver.needs_reboot,
-                  remediation=None if status == OK else Remediation(
-                      "Reboot the hosts listed in needs_reboot, then run the fix again."
-                      if ver.needs_reboot else "See the summary and the actions above."))]
+    out = [
+        Result(
+            code=fx.code,
+            check=f"fix.{fx.name}",
+            title=fx.title,
+            status=status,
+            host=host,
+            summary=summary,
+            evidence=evidence,
+            needs_reboot=host in ver.needs_reboot,
+            remediation=None
+            if status == OK
+            else Remediation(
+                "Reboot the hosts listed in needs_reboot, then run the fix again."
+                if ver.needs_reboot
+                else "See the summary and the actions above."
+            ),
+        )
+    ]
     for h, why in ver.needs_reboot.items():
         if h != host:
-            out.append(Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
-                              status=FAIL, host=h,
-                              summary=f"needs a reboot: {why}", needs_reboot=True,
-                              evidence={"fix": fx.name, "reason": why},
-                              remediation=Remediation("Reboot this host, then run the fix "
-                                                      "again.")))
+            out.append(
+                Result(
+                    code=fx.code,
+                    check=f"fix.{fx.name}",
+                    title=fx.title,
+                    status=FAIL,
+                    host=h,
+                    summary=f"needs a reboot: {why}",
+                    needs_reboot=True,
+                    evidence={"fix": fx.name, "reason": why},
+                    remediation=Remediation("Reboot this host, then run the fix again."),
+                )
+            )
     return out
 
 
@@ -121,19 +154,36 @@ def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Res
         ver = None if pending(actions) else fx.verify(ctx)
         return actions, fix_result(fx, host, actions, ver)
     except Exception as exc:  # never lose the verdict
-        return actions, [Result(code=fx.code, check=f"fix.{fx.name}", title=fx.title,
-                                status="error", host=host,
-                                summary=f"fix {fx.name} raised {type(exc).__name__}: {exc}",
-                                evidence={"exception": type(exc).__name__})]
+        return actions, [
+            Result(
+                code=fx.code,
+                check=f"fix.{fx.name}",
+                title=fx.title,
+                status="error",
+                host=host,
+                summary=f"fix {fx.name} raised {type(exc).__name__}: {exc}",
+                evidence={"exception": type(exc).__name__},
+            )
+        ]
 
 
-def run_here(names: Sequence[str], *, host: str, apply: bool, include_running: bool,
-             options: Optional[Dict[str, Any]] = None) -> Tuple[List[Action], List[Result]]:
+def run_here(
+    names: Sequence[str],
+    *,
+    host: str,
+    apply: bool,
+    include_running: bool,
+    options: Optional[Dict[str, Any]] = None,
+) -> Tuple[List[Action], List[Result]]:
     """Run the host-scope fixes ``names`` on this machine only (the work each host does)."""
     from .hostexec import HostExec
 
-    ctx = FixContext(hosts=HostExec(None), apply=apply, include_running=include_running,
-                     options=dict(options or {}, host=host))
+    ctx = FixContext(
+        hosts=HostExec(None),
+        apply=apply,
+        include_running=include_running,
+        options=dict(options or {}, host=host),
+    )
     actions: List[Action] = []
     results: List[Result] = []
     for name in names:
@@ -155,16 +205,29 @@ def run_fixes(fixes: Sequence[Fix], ctx: FixContext) -> Tuple[List[Action], List
     results: List[Result] = []
     host_fixes = [f.name for f in fixes if f.scope == HOST_SCOPE]
     if host_fixes:
-        got = ctx.hosts.each(lambda t: ctx.hosts.fix(t, host_fixes, apply=ctx.apply,
-                                                     include_running=ctx.include_running,
-                                                     options=ctx.options))
+        got = ctx.hosts.each(
+            lambda t: ctx.hosts.fix(
+                t,
+                host_fixes,
+                apply=ctx.apply,
+                include_running=ctx.include_running,
+                options=ctx.options,
+            )
+        )
         for host, value in got.items():
             if isinstance(value, Exception):
                 for f in fixes:
                     if f.scope == HOST_SCOPE:
-                        results.append(Result(code=f.code, check=f"fix.{f.name}", title=f.title,
-                                              status="error", host=host,
-                                              summary=f"could not run on {host}: {value}"))
+                        results.append(
+                            Result(
+                                code=f.code,
+                                check=f"fix.{f.name}",
+                                title=f.title,
+                                status="error",
+                                host=host,
+                                summary=f"could not run on {host}: {value}",
+                            )
+                        )
                 continue
             actions += value[0]
             results += value[1]
@@ -174,4 +237,3 @@ def run_fixes(fixes: Sequence[Fix], ctx: FixContext) -> Tuple[List[Action], List
             actions += a
             results += r
     return actions, results
-

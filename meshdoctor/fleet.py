@@ -43,25 +43,42 @@ HOSTFILE_CODE = "MD401"
 ORDER = [FAIL, ERROR, WARN, OK, SKIP]
 # fleet table columns: node result codes by hundred, then the cross-node checks' areas
 NODE_AREAS = {"1": "node", "2": "rdma", "3": "procs", "4": "node"}
-AREAS = ["reach", "node", "rdma", "procs", "versions", "edges", "cabling", "addressing", "env",
-         "ports"]
+AREAS = [
+    "reach",
+    "node",
+    "rdma",
+    "procs",
+    "versions",
+    "edges",
+    "cabling",
+    "addressing",
+    "env",
+    "ports",
+]
 
 
 REACH_ENTRY = Entry(
-    code=REACH_CODE, kind=CHECK, title="Host reachable and running meshdoctor",
+    code=REACH_CODE,
+    kind=CHECK,
+    title="Host reachable and running meshdoctor",
     names=("fleet.reach",),
-    doc=Doc(meaning="Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, "
-                    "a connect timeout, the user's ssh config, as mlx.launch). A host that cannot "
-                    "be reached, that has no meshdoctor for the chosen interpreter, or that does "
-                    "not answer by the deadline is an error with ssh's own message and the "
-                    "command to install meshdoctor there.",
-            why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
-                "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
-            action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
-                   "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.",
-            sources=("OpenSSH ssh(1) BatchMode and ConnectTimeout",
-                     "MLX mlx.launch (ssh to each host, --python)")),
-    details=(("Applies to", "fleet"),))
+    doc=Doc(
+        meaning="Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, "
+        "a connect timeout, the user's ssh config, as mlx.launch). A host that cannot "
+        "be reached, that has no meshdoctor for the chosen interpreter, or that does "
+        "not answer by the deadline is an error with ssh's own message and the "
+        "command to install meshdoctor there.",
+        why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
+        "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
+        action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
+        "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.",
+        sources=(
+            "OpenSSH ssh(1) BatchMode and ConnectTimeout",
+            "MLX mlx.launch (ssh to each host, --python)",
+        ),
+    ),
+    details=(("Applies to", "fleet"),),
+)
 
 
 def default_python() -> str:
@@ -97,8 +114,12 @@ class HostReply:
     duration_s: float = 0.0
 
 
-_MISSING_MARKS = ("No module named meshdoctor", "No module named 'meshdoctor'",
-                  "not found", "No such file or directory")
+_MISSING_MARKS = (
+    "No module named meshdoctor",
+    "No module named 'meshdoctor'",
+    "not found",
+    "No such file or directory",
+)
 
 
 def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> HostReply:
@@ -106,12 +127,18 @@ def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> 
 
     err_tail = [printable(ln.strip()) for ln in res.stderr.strip().splitlines() if ln.strip()]
     last = err_tail[-1][:300] if err_tail else ""
-    rep = HostReply(host, via, returncode=res.returncode, stderr="\n".join(err_tail[-5:])[-1500:],
-                    duration_s=res.duration_s)
+    rep = HostReply(
+        host,
+        via,
+        returncode=res.returncode,
+        stderr="\n".join(err_tail[-5:])[-1500:],
+        duration_s=res.duration_s,
+    )
     if res.timed_out:
         rep.reachable = False
-        rep.error = (f"no answer from {host} within the {deadline:g} s deadline"
-                     + (f" (ssh: {last})" if last else ""))
+        rep.error = f"no answer from {host} within the {deadline:g} s deadline" + (
+            f" (ssh: {last})" if last else ""
+        )
         return rep
     if res.missing or (via == "ssh" and res.returncode == 255):
         rep.reachable = False
@@ -130,10 +157,15 @@ def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> 
     return rep
 
 
-def run_meshdoctor(hosts: Sequence[str], args: Union[Sequence[str], Callable[[str], Sequence[str]]],
-                   *, timeout: float, python: Optional[str] = None,
-                   stdin: Optional[str] = None,
-                   local: Optional[Callable[[str], bool]] = None) -> Dict[str, HostReply]:
+def run_meshdoctor(
+    hosts: Sequence[str],
+    args: Union[Sequence[str], Callable[[str], Sequence[str]]],
+    *,
+    timeout: float,
+    python: Optional[str] = None,
+    stdin: Optional[str] = None,
+    local: Optional[Callable[[str], bool]] = None,
+) -> Dict[str, HostReply]:
     """Run ``<python> -m meshdoctor ARGS`` on every host of ``hosts`` in parallel.
 
     ``args``: the meshdoctor arguments (a list, or a function host -> list for per-host ones;
@@ -151,25 +183,30 @@ def run_meshdoctor(hosts: Sequence[str], args: Union[Sequence[str], Callable[[st
         argv = list(args(host) if callable(args) else args)
         try:
             if local is not None and local(host):
-                res = execute.run([sys.executable, "-m", "meshdoctor", *argv], timeout=timeout,
-                                  input=stdin)
+                res = execute.run(
+                    [sys.executable, "-m", "meshdoctor", *argv], timeout=timeout, input=stdin
+                )
                 replies[host] = _reply(host, "local", res, timeout)
             else:
-                res = remote.run(host, [python, "-m", "meshdoctor", *argv], timeout=timeout,
-                                 input=stdin)
+                res = remote.run(
+                    host, [python, "-m", "meshdoctor", *argv], timeout=timeout, input=stdin
+                )
                 replies[host] = _reply(host, "ssh", res, timeout)
         except Exception as exc:  # an unsafe host name, a fork failure: that host's answer
-            replies[host] = HostReply(host, "ssh", error=f"{type(exc).__name__}: {exc}",
-                                      reachable=False)
+            replies[host] = HostReply(
+                host, "ssh", error=f"{type(exc).__name__}: {exc}", reachable=False
+            )
 
-    outcomes({h: (lambda h=h: one(h)) for h in dict.fromkeys(hosts)}, timeout + 1.0,
-             name="fleet")
-    return {h: replies.get(h) or HostReply(h, "ssh", reachable=False,
-                                           error=f"no answer within {timeout:g} s")
-            for h in dict.fromkeys(hosts)}
+    outcomes({h: (lambda h=h: one(h)) for h in dict.fromkeys(hosts)}, timeout + 1.0, name="fleet")
+    return {
+        h: replies.get(h)
+        or HostReply(h, "ssh", reachable=False, error=f"no answer within {timeout:g} s")
+        for h in dict.fromkeys(hosts)
+    }
 
 
 # --- check --hostfile -------------------------------------------------------------------------
+
 
 @dataclass
 class FleetOptions:
@@ -207,8 +244,7 @@ def select_checks(opts: FleetOptions):
     fleet_keys = set().union(*(keys(c) for c in fleet))
     unknown = [k for k in opts.only + opts.skip if k.lower() not in node_keys | fleet_keys]
     if unknown:
-        raise FleetUsageError(f"unknown check {', '.join(unknown)}; see `meshdoctor "
-                              "list-checks`")
+        raise FleetUsageError(f"unknown check {', '.join(unknown)}; see `meshdoctor list-checks`")
     only = [k.lower() for k in opts.only]
     skip = [k.lower() for k in opts.skip]
     node_only = [k for k in only if k in node_keys]
@@ -216,8 +252,9 @@ def select_checks(opts: FleetOptions):
     fleet_sel = [c for c in fleet if (not only or keys(c) & set(only)) and not keys(c) & set(skip)]
     node_sel = [] if only and not node_only else select(node, node_only, node_skip)
     if not node_sel and not fleet_sel:
-        raise FleetUsageError("--only and --skip leave no check to run; a gate that runs "
-                              "nothing must not say go")
+        raise FleetUsageError(
+            "--only and --skip leave no check to run; a gate that runs nothing must not say go"
+        )
     if not node_sel:  # only cross-node checks: each host still reports its facts
         return ["MD103"], [], fleet_sel, False
     return node_only, node_skip, fleet_sel, True
@@ -225,8 +262,18 @@ def select_checks(opts: FleetOptions):
 
 def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
     """The arguments of the node check one host runs (hostfile on stdin)."""
-    argv = ["check", "--local-only", "--json", "--facts", "--hostfile", "-",
-            "--ranks", ",".join(map(str, ranks)), "--timeout", f"{opts.timeout:g}"]
+    argv = [
+        "check",
+        "--local-only",
+        "--json",
+        "--facts",
+        "--hostfile",
+        "-",
+        "--ranks",
+        ",".join(map(str, ranks)),
+        "--timeout",
+        f"{opts.timeout:g}",
+    ]
     for c in opts.only:
         argv += ["--only", c]
     for c in opts.skip:
@@ -240,14 +287,23 @@ def _result(d: Dict[str, Any], host: str) -> Result:
     from .fleetcheck import printable
 
     rem = d.get("remediation")
-    return Result(code=str(d.get("code", "MD100")), check=printable(d.get("check") or "?"),
-                  status=d.get("status", ERROR), summary=printable(d.get("summary") or "?"),
-                  host=host, severity=d.get("severity"), evidence=d.get("evidence") or {},
-                  remediation=Remediation(printable(rem.get("text", "")),
-                                          printable(rem["command"]) if rem.get("command")
-                                          else None) if isinstance(rem, dict) else None,
-                  needs_reboot=bool(d.get("needs_reboot")),
-                  duration_s=float(d.get("duration_s") or 0.0))
+    return Result(
+        code=str(d.get("code", "MD100")),
+        check=printable(d.get("check") or "?"),
+        status=d.get("status", ERROR),
+        summary=printable(d.get("summary") or "?"),
+        host=host,
+        severity=d.get("severity"),
+        evidence=d.get("evidence") or {},
+        remediation=Remediation(
+            printable(rem.get("text", "")),
+            printable(rem["command"]) if rem.get("command") else None,
+        )
+        if isinstance(rem, dict)
+        else None,
+        needs_reboot=bool(d.get("needs_reboot")),
+        duration_s=float(d.get("duration_s") or 0.0),
+    )
 
 
 def _results(items: List[Any], host: str) -> List[Result]:
@@ -257,41 +313,72 @@ def _results(items: List[Any], host: str) -> List[Result]:
         try:
             out.append(_result(d, host))
         except (ValueError, TypeError, AttributeError) as exc:
-            out.append(Result(code=REACH_CODE, check="fleet.reach", status=ERROR, host=host,
-                              summary=f"{host} sent a result this meshdoctor cannot read "
-                                      f"({type(exc).__name__}: {exc}); are the versions far "
-                                      "apart?", evidence={"hosts": [host]}))
+            out.append(
+                Result(
+                    code=REACH_CODE,
+                    check="fleet.reach",
+                    status=ERROR,
+                    host=host,
+                    summary=f"{host} sent a result this meshdoctor cannot read "
+                    f"({type(exc).__name__}: {exc}); are the versions far "
+                    "apart?",
+                    evidence={"hosts": [host]},
+                )
+            )
     return out
 
 
 def _unreached(host: str, rep: HostReply, python: str, deadline: float) -> Result:
     if rep.missing:
         summary = f"meshdoctor does not run on {host} with {python}: {rep.error}"
-        text = (f"Install meshdoctor on {host} for the interpreter the fleet check uses, or "
-                "name the right one with --python (or MESHDOCTOR_REMOTE_PYTHON).")
+        text = (
+            f"Install meshdoctor on {host} for the interpreter the fleet check uses, or "
+            "name the right one with --python (or MESHDOCTOR_REMOTE_PYTHON)."
+        )
     elif not rep.reachable:
         summary = f"cannot reach {host} over ssh: {rep.error}"
-        text = (f"Check that `ssh {host} true` works without a prompt (BatchMode: a key, the "
-                "host in your ssh config) and that the host is up; mlx.launch needs the same. "
-                "If meshdoctor is missing there, install it.")
+        text = (
+            f"Check that `ssh {host} true` works without a prompt (BatchMode: a key, the "
+            "host in your ssh config) and that the host is up; mlx.launch needs the same. "
+            "If meshdoctor is missing there, install it."
+        )
     else:
         summary = f"{host} gave no verdict: {rep.error}"
-        text = ("Run the node check there by hand (`meshdoctor check --local-only`) and look "
-                "at its error; the remote meshdoctor may be too old for fleet mode.")
-    return Result(code=REACH_CODE, check="fleet.reach", status=ERROR, host=host,
-                  summary=summary, remediation=Remediation(text, install_hint(host, python)),
-                  evidence={"hosts": [host], "error": rep.error, "stderr": rep.stderr,
-                            "returncode": rep.returncode, "via": rep.via,
-                            "deadline_s": deadline, "duration_s": round(rep.duration_s, 3),
-                            "python": python})
+        text = (
+            "Run the node check there by hand (`meshdoctor check --local-only`) and look "
+            "at its error; the remote meshdoctor may be too old for fleet mode."
+        )
+    return Result(
+        code=REACH_CODE,
+        check="fleet.reach",
+        status=ERROR,
+        host=host,
+        summary=summary,
+        remediation=Remediation(text, install_hint(host, python)),
+        evidence={
+            "hosts": [host],
+            "error": rep.error,
+            "stderr": rep.stderr,
+            "returncode": rep.returncode,
+            "via": rep.via,
+            "deadline_s": deadline,
+            "duration_s": round(rep.duration_s, 3),
+            "python": python,
+        },
+    )
 
 
 def _area(code: str) -> str:
     return "reach" if code == REACH_CODE else NODE_AREAS.get(code[2:3], "node")
 
 
-def _table(results: List[Result], area_of: Dict[int, str], fleet_results, names: List[str],
-           reached: List[str]):
+def _table(
+    results: List[Result],
+    area_of: Dict[int, str],
+    fleet_results,
+    names: List[str],
+    reached: List[str],
+):
     """The fleet table (area -> host -> worst ``{status, code, summary}``) and the edge matrix
     (from the edges check's evidence, None without one). A result about the whole mesh counts
     for every host that answered; a host no finding of a cross-node check names is ok there."""
@@ -309,12 +396,14 @@ def _table(results: List[Result], area_of: Dict[int, str], fleet_results, names:
                 areas[a][h] = {"status": r.status, "code": r.code, "summary": r.summary}
     if areas["reach"]:  # only worth a column when a host did not answer
         for h in reached:
-            areas["reach"].setdefault(h, {"status": OK, "code": REACH_CODE,
-                                          "summary": "answered"})
+            areas["reach"].setdefault(h, {"status": OK, "code": REACH_CODE, "summary": "answered"})
     for fc in {fc.code: fc for fc, _ in fleet_results}.values():
         cells = areas.setdefault(fc.area, {})
-        if fc.area in NODE_AREAS.values() or not cells or \
-                all(c["status"] == SKIP for c in cells.values()):
+        if (
+            fc.area in NODE_AREAS.values()
+            or not cells
+            or all(c["status"] == SKIP for c in cells.values())
+        ):
             continue
         for h in reached:
             cells.setdefault(h, {"status": OK, "code": fc.code, "summary": "nothing found"})
@@ -336,9 +425,14 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
         order.setdefault(here[0].ssh if h in here else h.ssh, []).append(h.rank)
     text = json.dumps(hf.raw if hf.raw is not None else hf.to_dict())
-    replies = run_meshdoctor(list(order), lambda host: node_args(order[host], node_opts),
-                             timeout=opts.deadline, python=python, stdin=text,
-                             local=lambda host: host in local_hosts)
+    replies = run_meshdoctor(
+        list(order),
+        lambda host: node_args(order[host], node_opts),
+        timeout=opts.deadline,
+        python=python,
+        stdin=text,
+        local=lambda host: host in local_hosts,
+    )
     views: Dict[str, HostView] = {}
     seen_hostfile = False
     area_of: Dict[int, str] = {}
@@ -347,22 +441,42 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         doc = rep.doc
         node_hosts = doc.get("hosts") if doc else None
         if doc is None or not isinstance(doc.get("results"), list):
-            verdict.hosts.append(HostInfo(host=host, rank=ranks[0], reachable=rep.reachable,
-                                          node={"verdict": "unknown", "exit_code": 3,
-                                                "via": rep.via, "error": rep.error or "",
-                                                "duration_s": round(rep.duration_s, 3)}))
+            verdict.hosts.append(
+                HostInfo(
+                    host=host,
+                    rank=ranks[0],
+                    reachable=rep.reachable,
+                    node={
+                        "verdict": "unknown",
+                        "exit_code": 3,
+                        "via": rep.via,
+                        "error": rep.error or "",
+                        "duration_s": round(rep.duration_s, 3),
+                    },
+                )
+            )
             r = _unreached(host, rep, python, opts.deadline)
             verdict.results.append(r)
             views[host] = HostView(host, ranks, False)
             continue
         first = node_hosts[0] if node_hosts else {}
         facts = first.get("facts") or {}
-        verdict.hosts.append(HostInfo(
-            host=host, rank=ranks[0], reachable=True, platform=first.get("platform") or {},
-            facts=facts,
-            node={"verdict": doc.get("verdict", "unknown"), "exit_code": doc.get("exit_code", 3),
-                  "via": rep.via, "duration_s": round(rep.duration_s, 3),
-                  "tool_version": str((doc.get("tool") or {}).get("version", ""))}))
+        verdict.hosts.append(
+            HostInfo(
+                host=host,
+                rank=ranks[0],
+                reachable=True,
+                platform=first.get("platform") or {},
+                facts=facts,
+                node={
+                    "verdict": doc.get("verdict", "unknown"),
+                    "exit_code": doc.get("exit_code", 3),
+                    "via": rep.via,
+                    "duration_s": round(rep.duration_s, 3),
+                    "tool_version": str((doc.get("tool") or {}).get("version", "")),
+                },
+            )
+        )
         results = _results(doc["results"], host)
         if not keep_node:  # --only named cross-node checks alone
             results = []
@@ -381,15 +495,21 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         area_of[id(r)] = fc.area
         verdict.results.append(r)
     names = list(order)
-    areas, edges = _table(verdict.results, area_of, fleet_results, names,
-                          [h for h in names if views[h].reachable])
-    verdict.fleet = {"hosts": names, "backend": hf.effective_backend,
-                     "deadline_s": opts.deadline, "areas": areas,
-                     **({"edges": edges} if edges is not None else {})}
+    areas, edges = _table(
+        verdict.results, area_of, fleet_results, names, [h for h in names if views[h].reachable]
+    )
+    verdict.fleet = {
+        "hosts": names,
+        "backend": hf.effective_backend,
+        "deadline_s": opts.deadline,
+        "areas": areas,
+        **({"edges": edges} if edges is not None else {}),
+    }
 
 
-def node_facts_bounded(ctx, host_info: HostInfo, timeout: float,
-                       run_checks: Callable[[], None]) -> None:
+def node_facts_bounded(
+    ctx, host_info: HostInfo, timeout: float, run_checks: Callable[[], None]
+) -> None:
     """``check --facts``: gather :func:`meshdoctor.facts.node_facts` side by side with
     ``run_checks()`` (they share the context's cached facts) and put them on ``host_info``;
     facts not ready ``timeout`` seconds after the start are named in ``facts["errors"]``."""
@@ -402,8 +522,11 @@ def node_facts_bounded(ctx, host_info: HostInfo, timeout: float,
     if got.error is not None:  # node_facts catches its own; this is the last guard
         host_info.facts = {"errors": {"facts": f"{type(got.error).__name__}: {got.error}"}}
     else:
-        host_info.facts = got.value if got.finished else {
-            "errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
+        host_info.facts = (
+            got.value
+            if got.finished
+            else {"errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
+        )
 
 
 def gate_probe(hf: Hostfile, verdict: Verdict, opts: Optional[FleetOptions] = None) -> bool:

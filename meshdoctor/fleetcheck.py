@@ -91,7 +91,7 @@ class FleetView:
 
     def tb_port(self, host: str, device: str) -> Optional[Dict[str, Any]]:
         """``host``'s Thunderbolt port (facts) whose RDMA device is ``device``."""
-        ports = ((self.hosts[host].facts.get("thunderbolt") or {}).get("ports") or [])
+        ports = (self.hosts[host].facts.get("thunderbolt") or {}).get("ports") or []
         return next((p for p in ports if p.get("device") == device), None)
 
 
@@ -137,36 +137,56 @@ def _tagged(code: str, name: str, f: Finding) -> Result:
     rem = f.remedy()
     if rem is not None:
         rem = Remediation(printable(rem.text), printable(rem.command) if rem.command else None)
-    return Result(code=code, check=name, status=f.status, summary=printable(f.summary),
-                  host=host, severity=f.severity, evidence=f.evidence, remediation=rem,
-                  needs_reboot=f.needs_reboot)
+    return Result(
+        code=code,
+        check=name,
+        status=f.status,
+        summary=printable(f.summary),
+        host=host,
+        severity=f.severity,
+        evidence=f.evidence,
+        remediation=rem,
+        needs_reboot=f.needs_reboot,
+    )
 
 
-def run_fleet_checks(checks: Iterable[FleetCheck], view: FleetView) -> List[Tuple[FleetCheck,
-                                                                                 Result]]:
+def run_fleet_checks(
+    checks: Iterable[FleetCheck], view: FleetView
+) -> List[Tuple[FleetCheck, Result]]:
     """Run ``checks`` on ``view`` (they only read data: no command, no deadline needed); a
     check that raises becomes one ``error`` result naming the exception."""
     out: List[Tuple[FleetCheck, Result]] = []
     for fc in checks:
         try:
             got = fc.run(view)
-            findings: Sequence[Finding] = ([] if got is None else [got]
-                                           if isinstance(got, Finding) else list(got))
+            findings: Sequence[Finding] = (
+                [] if got is None else [got] if isinstance(got, Finding) else list(got)
+            )
             if not findings:
                 findings = [Finding(OK, "nothing to report")]
             out.extend((fc, _tagged(fc.code, fc.name, f)) for f in findings)
         except Exception as exc:
             tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-            out.append((fc, Result(
-                code=fc.code, check=fc.name, status=ERROR, host=MESH,
-                summary=f"fleet check {fc.name} raised {type(exc).__name__}: {exc}",
-                evidence={"traceback": "".join(tb[-3:])[-2000:]},
-                remediation=Remediation("Report this with the --json verdict."))))
+            out.append(
+                (
+                    fc,
+                    Result(
+                        code=fc.code,
+                        check=fc.name,
+                        status=ERROR,
+                        host=MESH,
+                        summary=f"fleet check {fc.name} raised {type(exc).__name__}: {exc}",
+                        evidence={"traceback": "".join(tb[-3:])[-2000:]},
+                        remediation=Remediation("Report this with the --json verdict."),
+                    ),
+                )
+            )
     return out
 
 
-def cell_hosts(result: Dict[str, Any], all_hosts: Sequence[str],
-               mesh_hosts: Optional[Sequence[str]] = None) -> List[str]:
+def cell_hosts(
+    result: Dict[str, Any], all_hosts: Sequence[str], mesh_hosts: Optional[Sequence[str]] = None
+) -> List[str]:
     """The hosts a result counts against in the fleet table: those it names, else its host;
     one about the whole mesh counts for ``mesh_hosts`` (default: every host)."""
     named = (result.get("evidence") or {}).get("hosts")

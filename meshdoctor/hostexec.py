@@ -60,8 +60,10 @@ class HostExec:
             self.targets = [Target(this_host_name(), None, True)]
         else:
             names = local_names()
-            self.targets = [Target(h.ssh or this_host_name(), h.rank, is_this_machine(h, names))
-                            for h in hostfile.hosts]
+            self.targets = [
+                Target(h.ssh or this_host_name(), h.rank, is_this_machine(h, names))
+                for h in hostfile.hosts
+            ]
 
     @property
     def unreachable(self) -> Dict[str, str]:
@@ -73,8 +75,9 @@ class HostExec:
     def target(self, name: str) -> Target:
         return next(t for t in self.targets if t.name == name)
 
-    def each(self, fn: Callable[[Target], Any],
-             targets: Optional[Sequence[Target]] = None) -> Dict[str, Any]:
+    def each(
+        self, fn: Callable[[Target], Any], targets: Optional[Sequence[Target]] = None
+    ) -> Dict[str, Any]:
         """``fn(target)`` for every target at once (one thread each); returns host -> value, or
         host -> the exception it raised. Each call must carry its own deadline (they all do:
         every command goes through :mod:`meshdoctor.execute` or :mod:`meshdoctor.remote`)."""
@@ -97,8 +100,14 @@ class HostExec:
             th.join()
         return {t.name: out.get(t.name) for t in targets}
 
-    def run(self, host: str, argv: Sequence[str], timeout: float = execute.DEFAULT_TIMEOUT_S,
-            *, input: Optional[str] = None) -> execute.CommandResult:
+    def run(
+        self,
+        host: str,
+        argv: Sequence[str],
+        timeout: float = execute.DEFAULT_TIMEOUT_S,
+        *,
+        input: Optional[str] = None,
+    ) -> execute.CommandResult:
         """Run ``argv`` on ``host`` under ``timeout`` seconds (never raises; see
         :class:`meshdoctor.execute.CommandResult`)."""
         t = self.target(host)
@@ -110,8 +119,9 @@ class HostExec:
     def _forward() -> Dict[str, str]:
         return {k: os.environ[k] for k in FORWARD_ENV if k in os.environ}
 
-    def _meshdoctor(self, host: str, args: Sequence[str], timeout: float,
-                    input: Optional[str] = None) -> Dict[str, Any]:
+    def _meshdoctor(
+        self, host: str, args: Sequence[str], timeout: float, input: Optional[str] = None
+    ) -> Dict[str, Any]:
         py = os.environ.get(REMOTE_PYTHON_ENV, "python3")
         r = self.run(host, [py, "-m", "meshdoctor", *args], timeout, input=input)
         try:
@@ -122,8 +132,15 @@ class HostExec:
             pass
         raise RemoteRunError(f"meshdoctor on {host} gave no verdict: {r.describe()}")
 
-    def fix(self, t: Target, names: Sequence[str], *, apply: bool, include_running: bool,
-            options: Optional[Dict[str, Any]] = None) -> Tuple[List[Any], List[Any]]:
+    def fix(
+        self,
+        t: Target,
+        names: Sequence[str],
+        *,
+        apply: bool,
+        include_running: bool,
+        options: Optional[Dict[str, Any]] = None,
+    ) -> Tuple[List[Any], List[Any]]:
         """Run the host-scope fixes ``names`` on ``t``; returns ``(actions, results)`` as
         :class:`~meshdoctor.fix.Action` and :class:`~meshdoctor.model.Result` objects with the
         host set to ``t.name``. Raises :class:`RemoteRunError` when a remote host gives no
@@ -133,25 +150,45 @@ class HostExec:
         from .model import Remediation, Result
 
         if t.local:
-            return fixengine.run_here(names, host=t.name, apply=apply,
-                                      include_running=include_running, options=options)
-        args = ["fix", *names, "--json"] + (["--yes"] if apply else []) \
+            return fixengine.run_here(
+                names, host=t.name, apply=apply, include_running=include_running, options=options
+            )
+        args = (
+            ["fix", *names, "--json"]
+            + (["--yes"] if apply else [])
             + (["--include-running"] if include_running else [])
+        )
         doc = self._meshdoctor(t.name, args, REMOTE_FIX_TIMEOUT_S)
         actions = [Action.from_dict(dict(a, host=t.name)) for a in doc.get("actions") or []]
         results = []
         for d in doc["results"]:
             rem = d.get("remediation")
-            results.append(Result(
-                code=d["code"], check=d["check"], status=d["status"], summary=d["summary"],
-                host=t.name, severity=d.get("severity"), evidence=d.get("evidence") or {},
-                remediation=Remediation(rem["text"], rem.get("command"), rem.get("fix"))
-                if rem else None, needs_reboot=bool(d.get("needs_reboot")),
-                duration_s=float(d.get("duration_s") or 0.0)))
+            results.append(
+                Result(
+                    code=d["code"],
+                    check=d["check"],
+                    status=d["status"],
+                    summary=d["summary"],
+                    host=t.name,
+                    severity=d.get("severity"),
+                    evidence=d.get("evidence") or {},
+                    remediation=Remediation(rem["text"], rem.get("command"), rem.get("fix"))
+                    if rem
+                    else None,
+                    needs_reboot=bool(d.get("needs_reboot")),
+                    duration_s=float(d.get("duration_s") or 0.0),
+                )
+            )
         return actions, results
 
-    def check(self, t: Target, codes: Sequence[str], *, hostfile: Optional[Hostfile] = None,
-              timeout: float = 10.0) -> List[Dict[str, Any]]:
+    def check(
+        self,
+        t: Target,
+        codes: Sequence[str],
+        *,
+        hostfile: Optional[Hostfile] = None,
+        timeout: float = 10.0,
+    ) -> List[Dict[str, Any]]:
         """Run the checks ``codes`` on ``t``; returns their result dicts (the verdict's
         ``results``), each with ``host`` set to ``t.name``. ``hostfile``: the hostfile the
         checks read (sent on stdin to a remote host). Raises :class:`RemoteRunError`."""
@@ -162,11 +199,25 @@ class HostExec:
             from .runner import run_checks
 
             ranks = local_ranks(hostfile) if hostfile is not None else []
-            ctx = NodeContext(host=t.name, hostfile=hostfile, ranks=ranks,
-                              command_timeout=max(0.05, timeout * 0.45))
-            return [r.to_dict() for r in run_checks(select(all_checks(), list(codes), []),
-                                                    ctx, timeout=timeout)]
-        args = ["check", "--json", "--local-only", "--only", ",".join(codes), "--timeout", f"{timeout:g}"]
+            ctx = NodeContext(
+                host=t.name,
+                hostfile=hostfile,
+                ranks=ranks,
+                command_timeout=max(0.05, timeout * 0.45),
+            )
+            return [
+                r.to_dict()
+                for r in run_checks(select(all_checks(), list(codes), []), ctx, timeout=timeout)
+            ]
+        args = [
+            "check",
+            "--json",
+            "--local-only",
+            "--only",
+            ",".join(codes),
+            "--timeout",
+            f"{timeout:g}",
+        ]
         text = None
         if hostfile is not None and hostfile.raw is not None:
             args += ["--hostfile", "/dev/stdin"]
@@ -186,8 +237,9 @@ class HostExec:
         try:
             doc = json.loads(r.stdout)
         except ValueError:
-            raise RemoteRunError(f"could not read the boot time of {t.name}: "
-                                 f"{r.describe()}") from None
+            raise RemoteRunError(
+                f"could not read the boot time of {t.name}: {r.describe()}"
+            ) from None
         if "boot_time" not in doc:
             raise BootTimeError(f"{t.name}: {doc.get('error', 'no boot time')}")
         return float(doc["boot_time"])

@@ -22,13 +22,17 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 BACKENDS = ("ring", "jaccl", "jaccl-ring", "mpi", "nccl")
 JACCL_BACKENDS = ("jaccl", "jaccl-ring")
-JACCL_MESH_MAX = 8  # the JACCL mesh connects every pair of Macs directly: at most 8 ranks (mlx docs)
+JACCL_MESH_MAX = (
+    8  # the JACCL mesh connects every pair of Macs directly: at most 8 ranks (mlx docs)
+)
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def is_env_key(key: str) -> bool:
     """A usable environment variable name (letters, digits, '_', not starting with a digit)."""
     return bool(_ENV_KEY.match(key))
+
+
 # A host name meshdoctor will hand to ssh: letters, digits and . _ - (host names, RFC 1123), plus
 # @ (user@host), : and % (IPv6 addresses and zones), not starting with '-' (ssh would read an
 # option). Everything else (; $ ` ( ) | & < > quotes, spaces, control characters) is refused, so no
@@ -48,8 +52,10 @@ def host_name_problem(name: str) -> Optional[str]:
     if len(name) > 255:
         return f"{len(name)} characters: longer than any host name (at most 255)"
     if name.startswith("-") or not _SAFE_HOST.match(name):
-        return (f"{name!r} cannot be an ssh destination: a host name holds only letters, digits "
-                "and . _ - @ : % and does not start with '-'")
+        return (
+            f"{name!r} cannot be an ssh destination: a host name holds only letters, digits "
+            "and . _ - @ : % and does not start with '-'"
+        )
     return None
 
 
@@ -133,8 +139,11 @@ class Hostfile:
         return "ring"
 
     def to_dict(self) -> dict:
-        return {"backend": self.backend, "envs": self.envs,
-                "hosts": [{"ssh": h.ssh, "ips": h.ips, "rdma": h.rdma} for h in self.hosts]}
+        return {
+            "backend": self.backend,
+            "envs": self.envs,
+            "hosts": [{"ssh": h.ssh, "ips": h.ips, "rdma": h.rdma} for h in self.hosts],
+        }
 
 
 def _hosts_of(data: Any) -> Tuple[str, List[str], List[Any]]:
@@ -146,9 +155,11 @@ def _hosts_of(data: Any) -> Tuple[str, List[str], List[Any]]:
         backend, envs, hosts = "", [], data
     else:
         backend, envs, hosts = "", [], []
-    return (backend if isinstance(backend, str) else "",
-            envs if isinstance(envs, list) else [],
-            hosts if isinstance(hosts, list) else [])
+    return (
+        backend if isinstance(backend, str) else "",
+        envs if isinstance(envs, list) else [],
+        hosts if isinstance(hosts, list) else [],
+    )
 
 
 def parse(text: str, path: str = "<hostfile>") -> Hostfile:
@@ -159,20 +170,25 @@ def parse(text: str, path: str = "<hostfile>") -> Hostfile:
         raise HostfileError(
             f"{path}: nested too deeply to be a hostfile (JSON arrays or objects inside each "
             "other beyond Python's recursion limit). Expected the mlx.launch hostfile format (a "
-            "list of hosts, or an object with \"backend\", \"envs\" and \"hosts\").") from None
+            'list of hosts, or an object with "backend", "envs" and "hosts").'
+        ) from None
     except json.JSONDecodeError as exc:
         raise HostfileError(
             f"{path}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}. "
             "Expected the mlx.launch hostfile format (a list of hosts, or an object with "
-            "\"backend\", \"envs\" and \"hosts\").") from None
+            '"backend", "envs" and "hosts").'
+        ) from None
     backend, envs, raw_hosts = _hosts_of(data)
     hosts = []
     for i, h in enumerate(raw_hosts):
         if not isinstance(h, dict):
             h = {}
         ssh = h.get("ssh") if isinstance(h.get("ssh"), str) else ""
-        ips = [ip for ip in h.get("ips", []) if isinstance(ip, str)] \
-            if isinstance(h.get("ips"), list) else []
+        ips = (
+            [ip for ip in h.get("ips", []) if isinstance(ip, str)]
+            if isinstance(h.get("ips"), list)
+            else []
+        )
         rdma = h.get("rdma") if isinstance(h.get("rdma"), list) else []
         hosts.append(Host(i, ssh, ips, rdma))
     return Hostfile(hosts, backend, [e for e in envs if isinstance(e, str)], path, data)
@@ -194,19 +210,23 @@ def load(path: Union[str, Path]) -> Hostfile:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise HostfileError(f"<stdin>: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
-                                f"at offset {exc.start}); send the hostfile as UTF-8 JSON") \
-                from None
+            raise HostfileError(
+                f"<stdin>: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                f"at offset {exc.start}); send the hostfile as UTF-8 JSON"
+            ) from None
         return parse(text, "<stdin>")
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")  # a BOM is tolerated
     except UnicodeDecodeError as exc:
-        raise HostfileError(f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-                            f"offset {exc.start}); save the hostfile as UTF-8 JSON") from None
+        raise HostfileError(
+            f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start}); save the hostfile as UTF-8 JSON"
+        ) from None
     except FileNotFoundError:
-        raise HostfileError(f"{p}: no such file. Pass the mlx.launch hostfile "
-                            "(JSON) with --hostfile.") from None
+        raise HostfileError(
+            f"{p}: no such file. Pass the mlx.launch hostfile (JSON) with --hostfile."
+        ) from None
     except OSError as exc:
         raise HostfileError(f"{p}: cannot read: {exc}") from None
     return parse(text, str(p))
@@ -246,10 +266,10 @@ def problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[
     out: List[Tuple[str, str]] = []
     data = hf.raw
     if not isinstance(data, (list, dict)):
-        return [("$", "must be a list of hosts or an object with \"hosts\"")]
+        return [("$", 'must be a list of hosts or an object with "hosts"')]
     if isinstance(data, dict):
         if "hosts" not in data:
-            return [("hosts", "missing: the object form needs a \"hosts\" list")]
+            return [("hosts", 'missing: the object form needs a "hosts" list')]
         if not isinstance(data["hosts"], list):
             return [("hosts", "must be a list")]
         b = data.get("backend", "")
@@ -257,7 +277,7 @@ def problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[
             out.append(("backend", f"unknown backend {b!r}; expected one of {', '.join(BACKENDS)}"))
         envs = data.get("envs", [])
         if not isinstance(envs, list):
-            out.append(("envs", "must be a list of \"KEY=VALUE\" strings"))
+            out.append(("envs", 'must be a list of "KEY=VALUE" strings'))
         else:
             for i, e in enumerate(envs):
                 if not isinstance(e, str) or "=" not in e or not is_env_key(e.split("=")[0]):
@@ -270,7 +290,7 @@ def problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[
     for i, h in enumerate(raw_hosts):
         where = f"hosts[{i}]"
         if not isinstance(h, dict):
-            out.append((where, f"{_short(h)} must be an object with \"ssh\", \"ips\", \"rdma\""))
+            out.append((where, f'{_short(h)} must be an object with "ssh", "ips", "rdma"'))
             not_objects.add(i)
             continue
         why = host_name_problem(h.get("ssh") if isinstance(h.get("ssh"), str) else "")
@@ -295,8 +315,13 @@ def problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[
     if backend == "ring" and n > 1:
         for h in hf.hosts:
             if not h.ips:
-                out.append((f"hosts[{h.rank}].ips", "the ring backend needs at least one IP "
-                            "per host (it connects to IPs, not host names)"))
+                out.append(
+                    (
+                        f"hosts[{h.rank}].ips",
+                        "the ring backend needs at least one IP "
+                        "per host (it connects to IPs, not host names)",
+                    )
+                )
     if backend in JACCL_BACKENDS:
         _jaccl_rules(hf, backend, raw_hosts, out)
     return out
@@ -311,33 +336,50 @@ def _duplicates(hf: Hostfile, backend: str, out: List[Tuple[str, str]]) -> None:
     seen: dict = {}
     for h in hf.hosts:
         if h.ssh and h.ssh in seen and backend in JACCL_BACKENDS:
-            out.append((f"hosts[{h.rank}].ssh", f"duplicate host {h.ssh!r} (also hosts"
-                        f"[{seen[h.ssh]}]): JACCL runs one rank per Mac"))
+            out.append(
+                (
+                    f"hosts[{h.rank}].ssh",
+                    f"duplicate host {h.ssh!r} (also hosts"
+                    f"[{seen[h.ssh]}]): JACCL runs one rank per Mac",
+                )
+            )
         seen.setdefault(h.ssh, h.rank)
     ipseen: dict = {}
     for h in hf.hosts:
         for j, ip in enumerate(h.ips):
             if ip in ipseen and ipseen[ip] != h.rank and backend in JACCL_BACKENDS:
-                out.append((f"hosts[{h.rank}].ips[{j}]",
-                            f"duplicate IP {ip} (also hosts[{ipseen[ip]}])"))
+                out.append(
+                    (f"hosts[{h.rank}].ips[{j}]", f"duplicate IP {ip} (also hosts[{ipseen[ip]}])")
+                )
             ipseen.setdefault(ip, h.rank)
 
 
-def _jaccl_rules(hf: Hostfile, backend: str, raw_hosts: Sequence[Any],
-                 out: List[Tuple[str, str]]) -> None:
+def _jaccl_rules(
+    hf: Hostfile, backend: str, raw_hosts: Sequence[Any], out: List[Tuple[str, str]]
+) -> None:
     n = hf.world_size
     if backend == "jaccl" and n > JACCL_MESH_MAX:
-        out.append(("hosts", f"{n} ranks: a JACCL mesh supports at most {JACCL_MESH_MAX}; "
-                    "use jaccl-ring"))
+        out.append(
+            ("hosts", f"{n} ranks: a JACCL mesh supports at most {JACCL_MESH_MAX}; use jaccl-ring")
+        )
     if not hf.hosts[0].ips:
-        out.append(("hosts[0].ips", "JACCL needs an IP on rank 0: it is the coordinator "
-                    "(MLX_JACCL_COORDINATOR)"))
+        out.append(
+            (
+                "hosts[0].ips",
+                "JACCL needs an IP on rank 0: it is the coordinator (MLX_JACCL_COORDINATOR)",
+            )
+        )
     for h in hf.hosts:
         where = f"hosts[{h.rank}].rdma"
         raw = raw_hosts[h.rank] if isinstance(raw_hosts[h.rank], dict) else {}
         if not isinstance(raw.get("rdma"), list):
-            out.append((where, f"missing: {backend} needs a row of {n} entries "
-                        "(null for itself, a device name per peer)"))
+            out.append(
+                (
+                    where,
+                    f"missing: {backend} needs a row of {n} entries "
+                    "(null for itself, a device name per peer)",
+                )
+            )
             continue
         if len(h.rdma) != n:
             out.append((where, f"has {len(h.rdma)} entries, needs {n} (one per rank)"))
@@ -351,8 +393,9 @@ def _jaccl_rules(hf: Hostfile, backend: str, raw_hosts: Sequence[Any],
             if cell is None:
                 if needed:
                     peer = hf.hosts[j].ssh if j < n else j
-                    out.append((cw, f"no RDMA device towards rank {j} ({peer}); "
-                                f"{backend} needs one"))
+                    out.append(
+                        (cw, f"no RDMA device towards rank {j} ({peer}); {backend} needs one")
+                    )
             elif isinstance(cell, str):
                 if not cell:
                     out.append((cw, "empty device name"))
@@ -397,8 +440,12 @@ def is_this_machine(host: Host, names: Optional[Iterable[str]] = None) -> bool:
     :func:`local_names`, or a loopback address (127.0.0.0/8, ::1). The one rule for "which rank
     am I" (check) and "which ranks run without ssh" (probe)."""
     mine = set(names) if names is not None else local_names()
-    return (not host.ssh or host.ssh in mine or _loopback(host.ssh)
-            or any(ip in mine or _loopback(ip) for ip in host.ips))
+    return (
+        not host.ssh
+        or host.ssh in mine
+        or _loopback(host.ssh)
+        or any(ip in mine or _loopback(ip) for ip in host.ips)
+    )
 
 
 def local_ranks(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[int]:
@@ -428,11 +475,18 @@ def locality_problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> Li
             except ValueError:
                 continue  # reported as "not an IP address"
             by_name = not h.ssh or h.ssh in mine or _loopback(h.ssh)
-            why = f"its ssh name {h.ssh or 'localhost'!r} is this machine" if by_name else \
-                "another of its addresses is this machine's"
-            out.append((f"hosts[{h.rank}].ips[{j}]",
-                        f"{ip} is not an address of this machine, but rank {h.rank} runs here "
-                        f"({why}): the rank "
-                        "could not listen on it. Put this machine's own IP in the entry, or the "
-                        "ssh name of the host that owns the address"))
+            why = (
+                f"its ssh name {h.ssh or 'localhost'!r} is this machine"
+                if by_name
+                else "another of its addresses is this machine's"
+            )
+            out.append(
+                (
+                    f"hosts[{h.rank}].ips[{j}]",
+                    f"{ip} is not an address of this machine, but rank {h.rank} runs here "
+                    f"({why}): the rank "
+                    "could not listen on it. Put this machine's own IP in the entry, or the "
+                    "ssh name of the host that owns the address",
+                )
+            )
     return out

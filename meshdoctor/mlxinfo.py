@@ -121,9 +121,14 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
         data = None
     if res.returncode != 0 or not isinstance(data, dict):
         sig = -res.returncode if res.returncode is not None and res.returncode < 0 else None
-        return {"probe": "crashed", "returncode": res.returncode, "signal": sig,
-                "detail": res.describe(), "stderr_tail": res.stderr[-1500:],
-                "python": ctx.python}
+        return {
+            "probe": "crashed",
+            "returncode": res.returncode,
+            "signal": sig,
+            "detail": res.describe(),
+            "stderr_tail": res.stderr[-1500:],
+            "python": ctx.python,
+        }
     data["probe"] = "ok"
     if data.get("installed"):
         data["version_tuple"] = list(version_tuple(data.get("version", "")))

@@ -39,9 +39,15 @@ class MlxProcess:
     how: str
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"pid": self.pid, "name": self.name, "cmdline": self.cmdline[:300],
-                "rss_bytes": self.rss_bytes, "rank": self.rank, "is_rank": self.rank is not None,
-                "how": self.how}
+        return {
+            "pid": self.pid,
+            "name": self.name,
+            "cmdline": self.cmdline[:300],
+            "rss_bytes": self.rss_bytes,
+            "rank": self.rank,
+            "is_rank": self.rank is not None,
+            "how": self.how,
+        }
 
     def label(self) -> str:
         who = f"rank {self.rank}" if self.rank is not None else "not a rank"
@@ -76,14 +82,14 @@ def _maps_mlx(proc: psutil.Process, cmdline: str) -> Optional[bool]:
                 return any(m in line for line in fh for m in LIB_MARKS)
         if "python" not in proc.name().lower() and "mlx" not in cmdline.lower():
             return False
-        return any(any(m in (mm.path or "") for m in LIB_MARKS)
-                   for mm in proc.memory_maps(grouped=True))
+        return any(
+            any(m in (mm.path or "") for m in LIB_MARKS) for mm in proc.memory_maps(grouped=True)
+        )
     except (OSError, psutil.AccessDenied, psutil.ZombieProcess, NotImplementedError):
         return None
 
 
-def identify(proc: psutil.Process, unreadable: Optional[List[int]] = None
-             ) -> Optional[MlxProcess]:
+def identify(proc: psutil.Process, unreadable: Optional[List[int]] = None) -> Optional[MlxProcess]:
     """An :class:`MlxProcess` when ``proc`` positively uses MLX, else None; never raises for a
     process that vanishes or denies access (its pid is added to ``unreadable`` when access is
     denied: another user's process, read without privileges)."""
@@ -114,8 +120,9 @@ def identify(proc: psutil.Process, unreadable: Optional[List[int]] = None
         return None
 
 
-def find_mlx_processes(scope: Optional[Set[int]] = None,
-                       unreadable: Optional[List[int]] = None) -> List[MlxProcess]:
+def find_mlx_processes(
+    scope: Optional[Set[int]] = None, unreadable: Optional[List[int]] = None
+) -> List[MlxProcess]:
     """Live MLX processes, largest resident size first; never this process, its parents, pid 1
     or the commands a check runs. ``scope``: only these pids (see :func:`scope_pids`);
     ``unreadable`` collects the pids that could not be inspected."""

@@ -116,8 +116,12 @@ class HostInfo:
     node: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        d = {"host": self.host, "rank": self.rank, "reachable": self.reachable,
-             "platform": self.platform}
+        d = {
+            "host": self.host,
+            "rank": self.rank,
+            "reachable": self.reachable,
+            "platform": self.platform,
+        }
         if self.facts is not None:
             d["facts"] = self.facts
         if self.node is not None:

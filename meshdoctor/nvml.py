@@ -60,8 +60,9 @@ def load():
     try:
         import pynvml  # nvidia-ml-py
     except ImportError as exc:
-        raise NvmlUnavailable(f"NVIDIA's NVML bindings are not installed ({exc}); "
-                              "pip install nvidia-ml-py") from None
+        raise NvmlUnavailable(
+            f"NVIDIA's NVML bindings are not installed ({exc}); pip install nvidia-ml-py"
+        ) from None
     try:
         pynvml.nvmlInit()
     except Exception as exc:  # pynvml.NVMLError and its generated subclasses
@@ -113,8 +114,11 @@ def memory_info(nv, handle) -> Dict[str, int]:
 def _gpu(nv, read: _Reader, i: int) -> Dict[str, Any]:
     h = nv.nvmlDeviceGetHandleByIndex(i)
     k = f"gpu{i}."
-    g: Dict[str, Any] = {"index": i, "name": read(k + "name", "nvmlDeviceGetName", h),
-                         "uuid": read(k + "uuid", "nvmlDeviceGetUUID", h)}
+    g: Dict[str, Any] = {
+        "index": i,
+        "name": read(k + "name", "nvmlDeviceGetName", h),
+        "uuid": read(k + "uuid", "nvmlDeviceGetUUID", h),
+    }
     g["compute_mode"] = read(k + "compute_mode", "nvmlDeviceGetComputeMode", h)
     mig = read(k + "mig", "nvmlDeviceGetMigMode", h)
     g["mig"] = {"current": int(mig[0]), "pending": int(mig[1])} if mig else None
@@ -125,22 +129,46 @@ def _gpu(nv, read: _Reader, i: int) -> Dict[str, Any]:
         read.errors[k + "memory"] = f"nvmlDeviceGetMemoryInfo: {exc}"
         g["memory"] = None
     procs = read(k + "processes", "nvmlDeviceGetComputeRunningProcesses", h) or []
-    g["processes"] = [{"pid": int(p.pid), "used_bytes": None if p.usedGpuMemory is None
-                       else int(p.usedGpuMemory)} for p in procs]
+    g["processes"] = [
+        {"pid": int(p.pid), "used_bytes": None if p.usedGpuMemory is None else int(p.usedGpuMemory)}
+        for p in procs
+    ]
     g["ecc_volatile_uncorrected"] = read(
-        k + "ecc", "nvmlDeviceGetTotalEccErrors", h,
-        getattr(nv, "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", 1), getattr(nv, "NVML_VOLATILE_ECC", 0))
-    dbe = read(k + "retired", "nvmlDeviceGetRetiredPages", h,
-               getattr(nv, "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR", 1))
-    sbe = read(k + "retired", "nvmlDeviceGetRetiredPages", h,
-               getattr(nv, "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS", 0))
+        k + "ecc",
+        "nvmlDeviceGetTotalEccErrors",
+        h,
+        getattr(nv, "NVML_MEMORY_ERROR_TYPE_UNCORRECTED", 1),
+        getattr(nv, "NVML_VOLATILE_ECC", 0),
+    )
+    dbe = read(
+        k + "retired",
+        "nvmlDeviceGetRetiredPages",
+        h,
+        getattr(nv, "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR", 1),
+    )
+    sbe = read(
+        k + "retired",
+        "nvmlDeviceGetRetiredPages",
+        h,
+        getattr(nv, "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS", 0),
+    )
     pending = read(k + "retired_pending", "nvmlDeviceGetRetiredPagesPendingStatus", h)
-    g["retired_pages"] = None if dbe is None and sbe is None and pending is None else {
-        "double_bit": len(dbe or []), "single_bit": len(sbe or []), "pending": bool(pending)}
+    g["retired_pages"] = (
+        None
+        if dbe is None and sbe is None and pending is None
+        else {"double_bit": len(dbe or []), "single_bit": len(sbe or []), "pending": bool(pending)}
+    )
     rows = read(k + "remapped_rows", "nvmlDeviceGetRemappedRows", h)
-    g["remapped_rows"] = None if rows is None else {
-        "correctable": int(rows[0]), "uncorrectable": int(rows[1]), "pending": bool(rows[2]),
-        "failed": bool(rows[3])}
+    g["remapped_rows"] = (
+        None
+        if rows is None
+        else {
+            "correctable": int(rows[0]),
+            "uncorrectable": int(rows[1]),
+            "pending": bool(rows[2]),
+            "failed": bool(rows[3]),
+        }
+    )
     links = []
     for link in range(int(getattr(nv, "NVML_NVLINK_MAX_LINKS", 18))):
         try:
@@ -149,16 +177,17 @@ def _gpu(nv, read: _Reader, i: int) -> Dict[str, Any]:
             continue
         errs = {}
         for cname, cnum in (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3)):
-            v = read(f"{k}nvlink{link}.{cname}", "nvmlDeviceGetNvLinkErrorCounter", h, link,
-                     cnum)
+            v = read(f"{k}nvlink{link}.{cname}", "nvmlDeviceGetNvLinkErrorCounter", h, link, cnum)
             if v is not None:
                 errs[cname] = int(v)
         links.append({"link": link, "active": int(state) == 1, "errors": errs})
     g["nvlink"] = links
-    g["pcie"] = {"gen": read(k + "pcie", "nvmlDeviceGetCurrPcieLinkGeneration", h),
-                 "max_gen": read(k + "pcie", "nvmlDeviceGetMaxPcieLinkGeneration", h),
-                 "width": read(k + "pcie", "nvmlDeviceGetCurrPcieLinkWidth", h),
-                 "max_width": read(k + "pcie", "nvmlDeviceGetMaxPcieLinkWidth", h)}
+    g["pcie"] = {
+        "gen": read(k + "pcie", "nvmlDeviceGetCurrPcieLinkGeneration", h),
+        "max_gen": read(k + "pcie", "nvmlDeviceGetMaxPcieLinkGeneration", h),
+        "width": read(k + "pcie", "nvmlDeviceGetCurrPcieLinkWidth", h),
+        "max_width": read(k + "pcie", "nvmlDeviceGetMaxPcieLinkWidth", h),
+    }
     g["pstate"] = read(k + "pstate", "nvmlDeviceGetPerformanceState", h)
     reasons = read(k + "clocks", "nvmlDeviceGetCurrentClocksEventReasons", h)
     if reasons is None:
@@ -182,7 +211,8 @@ def snapshot(nv) -> Dict[str, Any]:
     out: Dict[str, Any] = {
         "driver_version": read("driver_version", "nvmlSystemGetDriverVersion"),
         "cuda_driver_version": read("cuda_driver_version", "nvmlSystemGetCudaDriverVersion"),
-        "gpus": []}
+        "gpus": [],
+    }
     count = nv.nvmlDeviceGetCount()
     for i in range(int(count)):
         try:
@@ -229,8 +259,10 @@ def read_all(timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
     ``{"driver": True, "nvml": False, "reason": ...}`` when NVML is unusable or did not answer
     in time, else ``{"driver": True, "nvml": True, **snapshot}``."""
     if not driver_present():
-        return {"driver": False, "reason": f"no NVIDIA driver loaded ({driver_file()} does not "
-                                           "exist)"}
+        return {
+            "driver": False,
+            "reason": f"no NVIDIA driver loaded ({driver_file()} does not exist)",
+        }
     got = _under_deadline(snapshot, timeout, "meshdoctor-nvml")
     if "value" not in got:
         return {"driver": True, "nvml": False, "reason": got["reason"]}
@@ -252,8 +284,9 @@ def gpus_or_finding(ctx, remediation: Optional[str] = None) -> Tuple[Dict[str, A
     if not snap.get("driver"):
         return {}, skip(snap.get("reason", "no NVIDIA driver"))
     if not snap.get("nvml"):
-        return {}, error(f"cannot read the GPUs: {snap.get('reason')}", evidence=snap,
-                         remediation=remediation)
+        return {}, error(
+            f"cannot read the GPUs: {snap.get('reason')}", evidence=snap, remediation=remediation
+        )
     return snap, None
 
 
@@ -261,8 +294,12 @@ def processes_of(snap: Dict[str, Any], pids) -> List[Dict[str, Any]]:
     """``[{gpu, pid, used_bytes}]`` of the compute processes in ``snap`` whose pid is in
     ``pids``."""
     want = set(pids)
-    return [{"gpu": g["index"], "pid": p["pid"], "used_bytes": p["used_bytes"]}
-            for g in snap.get("gpus", []) for p in g.get("processes", []) if p["pid"] in want]
+    return [
+        {"gpu": g["index"], "pid": p["pid"], "used_bytes": p["used_bytes"]}
+        for g in snap.get("gpus", [])
+        for p in g.get("processes", [])
+        if p["pid"] in want
+    ]
 
 
 def throttle_names(mask: Optional[int]) -> List[str]:
@@ -272,8 +309,9 @@ def throttle_names(mask: Optional[int]) -> List[str]:
     return [name for bit, name in THROTTLE_REASONS.items() if mask & bit]
 
 
-def memory_after(pids, *, wait_s: float = 5.0, poll_s: float = 0.1,
-                 timeout: float = DEFAULT_TIMEOUT_S) -> Optional[Dict[str, Any]]:
+def memory_after(
+    pids, *, wait_s: float = 5.0, poll_s: float = 0.1, timeout: float = DEFAULT_TIMEOUT_S
+) -> Optional[Dict[str, Any]]:
     """After a teardown: wait up to ``wait_s`` seconds until no GPU lists a compute process
     whose pid is in ``pids`` (the driver frees a process's memory as it exits).
 
@@ -293,9 +331,15 @@ def memory_after(pids, *, wait_s: float = 5.0, poll_s: float = 0.1,
                 gpus.append({"index": i, "used_bytes": memory_info(nv, h)["used"]})
                 for p in nv.nvmlDeviceGetComputeRunningProcesses(h) or []:
                     if int(p.pid) in want:
-                        held.append({"gpu": i, "pid": int(p.pid),
-                                     "used_bytes": None if p.usedGpuMemory is None
-                                     else int(p.usedGpuMemory)})
+                        held.append(
+                            {
+                                "gpu": i,
+                                "pid": int(p.pid),
+                                "used_bytes": None
+                                if p.usedGpuMemory is None
+                                else int(p.usedGpuMemory),
+                            }
+                        )
             waited = time.monotonic() - t0
             if not held or waited >= wait_s:
                 return {"nvml": True, "held": held, "gpus": gpus, "waited_s": round(waited, 3)}
@@ -336,8 +380,9 @@ def violation_ns(timeout: float = DEFAULT_TIMEOUT_S) -> Optional[Dict[int, Dict[
     return _under_deadline(work, timeout, "meshdoctor-nvml-violation").get("value")
 
 
-def slowdown(before: Optional[Dict[int, Dict[str, int]]],
-             after: Optional[Dict[int, Dict[str, int]]]) -> List[Dict[str, Any]]:
+def slowdown(
+    before: Optional[Dict[int, Dict[str, int]]], after: Optional[Dict[int, Dict[str, int]]]
+) -> List[Dict[str, Any]]:
     """``[{gpu, reason, ms}]``: how long each GPU's clocks were held back for power or heat
     between two :func:`violation_ns` readings (only the reasons that grew)."""
     if not before or not after:

@@ -70,10 +70,20 @@ class RankProcess:
         return max(0.0, time.time() - self.create_time)
 
     def to_dict(self) -> dict:
-        return {"pid": self.pid, "name": self.name, "cmdline": " ".join(self.cmdline)[:300],
-                "status": self.status, "age_s": round(self.age_s, 1), "rank": self.rank,
-                "marker": self.marker, "reason": self.reason, "cpu_percent": self.cpu_percent,
-                "ppid": self.ppid, "parent": self.parent, "orphaned": self.orphaned}
+        return {
+            "pid": self.pid,
+            "name": self.name,
+            "cmdline": " ".join(self.cmdline)[:300],
+            "status": self.status,
+            "age_s": round(self.age_s, 1),
+            "rank": self.rank,
+            "marker": self.marker,
+            "reason": self.reason,
+            "cpu_percent": self.cpu_percent,
+            "ppid": self.ppid,
+            "parent": self.parent,
+            "orphaned": self.orphaned,
+        }
 
 
 def protected_pids() -> Set[int]:
@@ -111,8 +121,7 @@ def _is_meshdoctor(cmdline: List[str]) -> bool:
     args = cmdline[1:]
     if args[:1] and os.path.basename(args[0]) == "meshdoctor":
         return True
-    return any(a == "-m" and b in ("meshdoctor", "meshdoctor.cli")
-               for a, b in zip(args, args[1:]))
+    return any(a == "-m" and b in ("meshdoctor", "meshdoctor.cli") for a, b in zip(args, args[1:]))
 
 
 def marked_by_live_meshdoctor(proc: psutil.Process, env: dict) -> bool:
@@ -185,16 +194,30 @@ def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankP
                 parent = psutil.Process(ppid).name() if ppid > 0 else None
             except psutil.Error:
                 parent, ppid = None, None
-            return RankProcess(pid=proc.pid, name=proc.name(), cmdline=cmdline,
-                               status=proc.status(), create_time=proc.create_time(),
-                               rank=rank, marker=marker, reason=reason, username=uname,
-                               ppid=ppid, parent=parent)
+            return RankProcess(
+                pid=proc.pid,
+                name=proc.name(),
+                cmdline=cmdline,
+                status=proc.status(),
+                create_time=proc.create_time(),
+                rank=rank,
+                marker=marker,
+                reason=reason,
+                username=uname,
+                ppid=ppid,
+                parent=parent,
+            )
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
 
 
-def find_ranks(marker: Optional[str] = None, *, sample_cpu_s: float = 0.0,
-               skip_descendants: bool = False, any_user: bool = False) -> List[RankProcess]:
+def find_ranks(
+    marker: Optional[str] = None,
+    *,
+    sample_cpu_s: float = 0.0,
+    skip_descendants: bool = False,
+    any_user: bool = False,
+) -> List[RankProcess]:
     """Every rank process of this user (see module doc), sorted by pid.
 
     ``marker``: only ranks whose ``MESHDOCTOR_PROBE_ID`` equals it. ``skip_descendants``: also

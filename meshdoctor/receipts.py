@@ -60,9 +60,11 @@ class FixLock:
                 raise
             if self.run_id and holder[1:2] == [self.run_id]:
                 return self  # our own run holds it
-            raise LockBusy(f"another `meshdoctor fix` is applying changes (pid "
-                           f"{holder[0] if holder else '?'}; lock {self.path}); wait for it "
-                           "to finish") from None
+            raise LockBusy(
+                f"another `meshdoctor fix` is applying changes (pid "
+                f"{holder[0] if holder else '?'}; lock {self.path}); wait for it "
+                "to finish"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()} {self.run_id}".encode())
         self.fd = fd

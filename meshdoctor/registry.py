@@ -29,8 +29,11 @@ class ExtraCheckError(ValueError):
 def _module_names() -> List[str]:
     import meshdoctor.checks as checks_pkg
 
-    names = [f"{checks_pkg.__name__}.{m.name}" for m in pkgutil.iter_modules(checks_pkg.__path__)
-             if not m.name.startswith("_")]
+    names = [
+        f"{checks_pkg.__name__}.{m.name}"
+        for m in pkgutil.iter_modules(checks_pkg.__path__)
+        if not m.name.startswith("_")
+    ]
     return names + _extra_names()
 
 
@@ -49,20 +52,27 @@ def all_checks() -> List[Check]:
         except Exception as exc:
             if name not in extras:
                 raise
-            raise ExtraCheckError(f"{EXTRA_ENV} names {name!r}, which could not be imported: "
-                                  f"{type(exc).__name__}: {exc}") from None
+            raise ExtraCheckError(
+                f"{EXTRA_ENV} names {name!r}, which could not be imported: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
         check = getattr(mod, "CHECK", None)
         if name in extras and not isinstance(check, Check):
-            raise ExtraCheckError(f"{EXTRA_ENV} names {name!r}, which defines no "
-                                  "CHECK = Check(...)")
+            raise ExtraCheckError(
+                f"{EXTRA_ENV} names {name!r}, which defines no CHECK = Check(...)"
+            )
         if name in extras and not _in_range(check.code):
-            raise ExtraCheckError(f"{EXTRA_ENV} names {name!r}, whose check code "
-                                  f"{check.code!r} is not a check code (MD101-MD499)")
+            raise ExtraCheckError(
+                f"{EXTRA_ENV} names {name!r}, whose check code "
+                f"{check.code!r} is not a check code (MD101-MD499)"
+            )
         if isinstance(check, Check):
             if check.code in found and found[check.code] is not check:
-                raise ExtraCheckError(f"check code {check.code} is defined twice "
-                                      f"({found[check.code].name} and {check.name}); "
-                                      f"check the modules in {EXTRA_ENV}")
+                raise ExtraCheckError(
+                    f"check code {check.code} is defined twice "
+                    f"({found[check.code].name} and {check.name}); "
+                    f"check the modules in {EXTRA_ENV}"
+                )
             found[check.code] = check
     return sorted(found.values(), key=lambda c: c.code)
 
@@ -75,6 +85,7 @@ def _in_range(code: str) -> bool:
 
 def select(checks: List[Check], only: List[str], skip: List[str]) -> List[Check]:
     """Filter by codes or names (``--only``/``--skip``); matching is case-insensitive."""
+
     def hit(c: Check, keys: List[str]) -> bool:
         return c.code.lower() in keys or c.name.lower() in keys
 

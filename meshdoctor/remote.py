@@ -36,7 +36,7 @@ def check_host(host: str) -> str:
     (:func:`meshdoctor.hostfile.host_name_problem`, the one host-name rule)."""
     why = host_name_problem(host)
     if why:
-        raise RemoteError(f"host {host!r}: {why}; fix the hostfile's \"ssh\" entry")
+        raise RemoteError(f'host {host!r}: {why}; fix the hostfile\'s "ssh" entry')
     return host
 
 
@@ -49,37 +49,71 @@ def remote_command(argv: Sequence[str], env: Optional[Mapping[str, str]] = None)
         words.append("env")
         for k, v in env.items():
             if not is_env_key(k):
-                raise RemoteError(f"environment key {k!r} is not a valid variable name "
-                                  "(letters, digits and '_', not starting with a digit)")
+                raise RemoteError(
+                    f"environment key {k!r} is not a valid variable name "
+                    "(letters, digits and '_', not starting with a digit)"
+                )
             words.append(shlex.quote(f"{k}={v}"))
     words.extend(shlex.quote(str(a)) for a in argv)
     return " ".join(words)
 
 
-def ssh_argv(host: str, argv: Sequence[str], env: Optional[Mapping[str, str]] = None, *,
-             connect_timeout: float = CONNECT_TIMEOUT_S) -> List[str]:
+def ssh_argv(
+    host: str,
+    argv: Sequence[str],
+    env: Optional[Mapping[str, str]] = None,
+    *,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+) -> List[str]:
     """The local argv that runs ``argv`` on ``host``:
     ``ssh [-F $MESHDOCTOR_SSH_CONFIG] -o BatchMode=yes -o ConnectTimeout=N
     -o ServerAliveInterval=5 -- host 'cmd'`` (N: ``connect_timeout`` rounded up, so a caller's
     shorter deadline, not ssh, ends a call that has not connected in time)."""
     config = os.environ.get(SSH_CONFIG_ENV)
-    return [SSH, *(["-F", config] if config else []), "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, math.ceil(connect_timeout))}",
-            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
-            "--", check_host(host), remote_command(argv, env)]
+    return [
+        SSH,
+        *(["-F", config] if config else []),
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        f"ConnectTimeout={max(1, math.ceil(connect_timeout))}",
+        "-o",
+        "ServerAliveInterval=5",
+        "-o",
+        "ServerAliveCountMax=3",
+        "-o",
+        "LogLevel=ERROR",
+        "--",
+        check_host(host),
+        remote_command(argv, env),
+    ]
 
 
-def run(host: str, argv: Sequence[str], timeout: float = execute.DEFAULT_TIMEOUT_S, *,
-        env: Optional[Mapping[str, str]] = None,
-        input: Optional[str] = None) -> execute.CommandResult:
+def run(
+    host: str,
+    argv: Sequence[str],
+    timeout: float = execute.DEFAULT_TIMEOUT_S,
+    *,
+    env: Optional[Mapping[str, str]] = None,
+    input: Optional[str] = None,
+) -> execute.CommandResult:
     """Run ``argv`` on ``host`` over ssh with a deadline of ``timeout`` seconds (connect
     included); never raises for ssh failures (exit 255) or timeouts, see
     :func:`meshdoctor.execute.run`."""
-    return execute.run(ssh_argv(host, argv, env, connect_timeout=min(CONNECT_TIMEOUT_S, timeout)),
-                       timeout=timeout, input=input)
+    return execute.run(
+        ssh_argv(host, argv, env, connect_timeout=min(CONNECT_TIMEOUT_S, timeout)),
+        timeout=timeout,
+        input=input,
+    )
 
 
-def popen(host: str, argv: Sequence[str], env: Optional[Dict[str, str]] = None, *,
-          stdin=subprocess.DEVNULL) -> subprocess.Popen:
+def popen(
+    host: str,
+    argv: Sequence[str],
+    env: Optional[Dict[str, str]] = None,
+    *,
+    stdin=subprocess.DEVNULL,
+) -> subprocess.Popen:
     """Start ``argv`` on ``host`` as a long-running ssh child in its own session, with stdout
     and stderr piped; the caller owns the process (deadline, kill, wait). Raises OSError if
     ssh cannot be started and :class:`RemoteError` for an unsafe host or env key."""
@@ -99,16 +133,25 @@ class Hosts:
     def __init__(self) -> None:
         self.unreachable: Dict[str, str] = {}
 
-    def run(self, host: str, argv: Sequence[str],
-            timeout: float = execute.DEFAULT_TIMEOUT_S, *,
-            env: Optional[Mapping[str, str]] = None,
-            input: Optional[str] = None) -> execute.CommandResult:
+    def run(
+        self,
+        host: str,
+        argv: Sequence[str],
+        timeout: float = execute.DEFAULT_TIMEOUT_S,
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        input: Optional[str] = None,
+    ) -> execute.CommandResult:
         """:func:`run` (``env``, ``input`` as there), or an immediate failed result (returncode
         None) for a host already known to be unreachable."""
         if host in self.unreachable:
-            return execute.CommandResult(list(argv), None, "",
-                                         f"skipped, {host} is unreachable: "
-                                         f"{self.unreachable[host]}", 0.0)
+            return execute.CommandResult(
+                list(argv),
+                None,
+                "",
+                f"skipped, {host} is unreachable: {self.unreachable[host]}",
+                0.0,
+            )
         r = run(host, argv, timeout, env=env, input=input)
         if r.timed_out:
             self.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"

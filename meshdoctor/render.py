@@ -16,8 +16,13 @@ from rich.markup import escape
 
 from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
 
-SYMBOLS = {OK: ("✔", "green"), WARN: ("!", "yellow"), FAIL: ("✘", "bold red"),
-           SKIP: ("-", "dim"), ERROR: ("?", "bold magenta")}
+SYMBOLS = {
+    OK: ("✔", "green"),
+    WARN: ("!", "yellow"),
+    FAIL: ("✘", "bold red"),
+    SKIP: ("-", "dim"),
+    ERROR: ("?", "bold magenta"),
+}
 # For a stream that cannot encode the symbols above (PYTHONIOENCODING=ascii, a latin-1 terminal).
 ASCII_SYMBOLS = {OK: "+", WARN: "!", FAIL: "x", SKIP: "-", ERROR: "?"}
 ARROW, ASCII_ARROW = "→", "->"
@@ -91,8 +96,9 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
         named = r.evidence.get("hosts") if v.fleet is not None else None
         label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
         host = f"[cyan]{clean(label)}[/] " if multi_host else ""
-        out.print(f"[{style}]{sym}[/] [bold]{clean(r.code)}[/] {host}{clean(title)}: "
-                  f"{clean(r.summary)}")
+        out.print(
+            f"[{style}]{sym}[/] [bold]{clean(r.code)}[/] {host}{clean(title)}: {clean(r.summary)}"
+        )
         if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
             out.print(f"    [dim]{arrow}[/] {clean(r.remediation.text)}")
             if r.remediation.command:
@@ -101,11 +107,15 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
         return
     counts = {s: sum(1 for r in v.results if r.status == s) for s in (OK, WARN, FAIL, ERROR, SKIP)}
     tally = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    line = (f"[{VERDICT_STYLE[v.verdict]}]{v.verdict.upper()}[/] (exit {v.exit_code}) "
-            f"{v.command}: {tally or 'no results'} in {v.duration_s:.2f} s")
+    line = (
+        f"[{VERDICT_STYLE[v.verdict]}]{v.verdict.upper()}[/] (exit {v.exit_code}) "
+        f"{v.command}: {tally or 'no results'} in {v.duration_s:.2f} s"
+    )
     if v.nothing_assessed:
-        line += "; nothing applied here: every check skipped (the reasons are above), so this " \
+        line += (
+            "; nothing applied here: every check skipped (the reasons are above), so this "
             "node was not assessed"
+        )
     if v.needs_reboot:
         line += f"; [bold red]reboot needed: {clean(', '.join(v.needs_reboot))}[/]"
     out.print(line)
@@ -119,12 +129,21 @@ def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
         out.print(f"[bold]{clean(heading)}[/]")
     for a in items:
         outcome = str(a.get("outcome", ""))
-        style = ("yellow" if outcome == "planned" else "red" if outcome.startswith("failed")
-                 else "dim" if outcome.startswith("skipped") else "green")
+        style = (
+            "yellow"
+            if outcome == "planned"
+            else "red"
+            if outcome.startswith("failed")
+            else "dim"
+            if outcome.startswith("skipped")
+            else "green"
+        )
         mark = "*" if a.get("changed") else " "
         host, code = clean(str(a.get("host", ""))), clean(str(a.get("code", "")))
-        out.print(f" {mark} [cyan]{host}[/] [bold]{code}[/] {clean(str(a.get('step', '')))} "
-                  f"[{style}]({clean(outcome)})[/]")
+        out.print(
+            f" {mark} [cyan]{host}[/] [bold]{code}[/] {clean(str(a.get('step', '')))} "
+            f"[{style}]({clean(outcome)})[/]"
+        )
         if a.get("argv"):
             import shlex
 

@@ -25,9 +25,18 @@ def safe(text: Any) -> str:
     return escape(_CONTROL.sub("?", str(text)))
 
 
-AREA_TITLES = {"reach": "reach", "node": "node", "rdma": "rdma/tb", "procs": "procs/mem",
-               "versions": "versions", "edges": "edges", "cabling": "cabling",
-               "addressing": "addresses", "env": "env", "ports": "ports"}
+AREA_TITLES = {
+    "reach": "reach",
+    "node": "node",
+    "rdma": "rdma/tb",
+    "procs": "procs/mem",
+    "versions": "versions",
+    "edges": "edges",
+    "cabling": "cabling",
+    "addressing": "addresses",
+    "env": "env",
+    "ports": "ports",
+}
 
 
 def _cell(cell: Dict[str, Any], symbols) -> str:
@@ -43,20 +52,32 @@ def table(v: Verdict, out: Console, symbols) -> None:
     """Print the fleet table and, when the backend uses RDMA, the edge matrix."""
     fleet = v.fleet or {}
     hosts = fleet.get("hosts", [])
-    areas = [a for a, cells in fleet.get("areas", {}).items()
-             if any(c["status"] != SKIP for c in cells.values())]
+    areas = [
+        a
+        for a, cells in fleet.get("areas", {}).items()
+        if any(c["status"] != SKIP for c in cells.values())
+    ]
     ranks = {h.host: h.rank for h in v.hosts}
-    t = Table(title=f"fleet: {len(hosts)} host(s), backend {safe(fleet.get('backend', '?'))}",
-              show_lines=False, title_justify="left")
+    t = Table(
+        title=f"fleet: {len(hosts)} host(s), backend {safe(fleet.get('backend', '?'))}",
+        show_lines=False,
+        title_justify="left",
+    )
     t.add_column("host", no_wrap=True)
     t.add_column("rank", justify="right")
     for a in areas:
         t.add_column(AREA_TITLES.get(a, a), justify="center", no_wrap=True)
     for h in hosts:
-        t.add_row(safe(h), "" if ranks.get(h) is None else str(ranks[h]),
-                  *[_cell(fleet["areas"][a].get(h), symbols) for a in areas])
-    need = max([len(h) for h in hosts] + [4]) + 9 + sum(
-        max(len(AREA_TITLES.get(a, a)), 5) + 3 for a in areas)
+        t.add_row(
+            safe(h),
+            "" if ranks.get(h) is None else str(ranks[h]),
+            *[_cell(fleet["areas"][a].get(h), symbols) for a in areas],
+        )
+    need = (
+        max([len(h) for h in hosts] + [4])
+        + 9
+        + sum(max(len(AREA_TITLES.get(a, a)), 5) + 3 for a in areas)
+    )
     out.print(t, width=max(out.width, need))  # a narrow pipe must not squeeze the symbols
     edges = fleet.get("edges")
     if not edges:
@@ -76,8 +97,10 @@ def table(v: Verdict, out: Console, symbols) -> None:
             parts = []
             for d, s in zip(c["devices"], c["states"]):
                 good = s == "PORT_ACTIVE"
-                parts.append(f"{safe(d)} " + ("[green]✔[/]" if good else
-                                                f"[bold red]✘ {safe(str(s or '?'))}[/]"))
+                parts.append(
+                    f"{safe(d)} "
+                    + ("[green]✔[/]" if good else f"[bold red]✘ {safe(str(s or '?'))}[/]")
+                )
             row.append("\n".join(parts) or "[bold red]✘ none[/]")
         m.add_row(safe(h), *row)
     out.print(m, width=max(out.width, 12 + 22 * len(names)))

@@ -37,14 +37,21 @@ from . import remote
 from .deadline import start as start_calls
 from .ranks import find_ranks, send_signal
 
-GRACE_S = 0.5          # SIGTERM -> SIGKILL
-KILL_WAIT_S = 1.0      # SIGKILL -> gone (longer: stuck in the kernel; the leftover check tells)
+GRACE_S = 0.5  # SIGTERM -> SIGKILL
+KILL_WAIT_S = 1.0  # SIGKILL -> gone (longer: stuck in the kernel; the leftover check tells)
 UNKILLABLE_WAIT_S = 1.0  # a leftover still there this long after SIGKILL is unkillable
 POLL_S = 0.01
 
 # ps state letters (POSIX ps, Linux procps and macOS) -> psutil's names
-_STATES = {"T": "stopped", "R": "running", "S": "sleeping", "D": "disk-sleep", "Z": "zombie",
-           "U": "disk-sleep", "I": "idle"}
+_STATES = {
+    "T": "stopped",
+    "R": "running",
+    "S": "sleeping",
+    "D": "disk-sleep",
+    "Z": "zombie",
+    "U": "disk-sleep",
+    "I": "idle",
+}
 
 
 def state_name(stat: str) -> Optional[str]:
@@ -153,16 +160,32 @@ exit 0
 """
 
 
-def _script(pids: Sequence[int], sig: Optional[str], *, grace_s: float = 0.0,
-            kill_wait_s: float = KILL_WAIT_S, marker: Optional[str] = None,
-            starting: bool = False, sweep: bool = False, tmp_prefix: Optional[str] = None,
-            ask: Optional[str] = None, ask_wait_s: float = 0.0) -> str:
+def _script(
+    pids: Sequence[int],
+    sig: Optional[str],
+    *,
+    grace_s: float = 0.0,
+    kill_wait_s: float = KILL_WAIT_S,
+    marker: Optional[str] = None,
+    starting: bool = False,
+    sweep: bool = False,
+    tmp_prefix: Optional[str] = None,
+    ask: Optional[str] = None,
+    ask_wait_s: float = 0.0,
+) -> str:
     """The ``sh -s`` input: the parameters (every value quoted) and :data:`_BODY`."""
-    params = {"PIDS": " ".join(str(int(p)) for p in pids), "SIG": sig or "",
-              "ASK": ask or "", "ASKWAIT": str(int(round(ask_wait_s * 10))),
-              "GRACE": str(int(round(grace_s * 10))), "KWAIT": str(int(round(kill_wait_s * 10))),
-              "M": marker or "", "START": "1" if starting and marker else "0",
-              "SWEEP": "1" if sweep and marker else "0", "TMP": tmp_prefix or ""}
+    params = {
+        "PIDS": " ".join(str(int(p)) for p in pids),
+        "SIG": sig or "",
+        "ASK": ask or "",
+        "ASKWAIT": str(int(round(ask_wait_s * 10))),
+        "GRACE": str(int(round(grace_s * 10))),
+        "KWAIT": str(int(round(kill_wait_s * 10))),
+        "M": marker or "",
+        "START": "1" if starting and marker else "0",
+        "SWEEP": "1" if sweep and marker else "0",
+        "TMP": tmp_prefix or "",
+    }
     return "".join(f"{k}={shlex.quote(v)}\n" for k, v in params.items()) + _BODY
 
 
@@ -170,9 +193,15 @@ def _run_script(hosts: "remote.Hosts", host: str, script: str, timeout: float):
     return hosts.run(host, ["sh", "-s"], timeout=max(0.5, timeout), input=script)
 
 
-def signal_remote(hosts: "remote.Hosts", host: str, pids: Sequence[int], sig: Optional[str], *,
-                  marker: Optional[str] = None,
-                  timeout: float = 5.0) -> Dict[int, Tuple[Optional[str], str]]:
+def signal_remote(
+    hosts: "remote.Hosts",
+    host: str,
+    pids: Sequence[int],
+    sig: Optional[str],
+    *,
+    marker: Optional[str] = None,
+    timeout: float = 5.0,
+) -> Dict[int, Tuple[Optional[str], str]]:
     """Send ``sig`` (a name without ``SIG``: ``TERM``, ``KILL``, ``USR1``; None: send nothing,
     only read the states) to ``pids`` on ``host`` in one ssh call; returns pid -> ``(state,
     outcome)``: state as :func:`state_name`, outcome ``sent``, ``gone``, ``stopped`` (a stopped
@@ -191,27 +220,49 @@ def signal_remote(hosts: "remote.Hosts", host: str, pids: Sequence[int], sig: Op
     return got
 
 
-def _stop_remote(hosts: "remote.Hosts", host: str, targets: List[Target], marker: Optional[str],
-                 tmp_prefix: Optional[str], grace: float, deadline: float, sweep: bool,
-                 ask: Optional[str], ask_wait_s: float, rep: Report) -> None:
+def _stop_remote(
+    hosts: "remote.Hosts",
+    host: str,
+    targets: List[Target],
+    marker: Optional[str],
+    tmp_prefix: Optional[str],
+    grace: float,
+    deadline: float,
+    sweep: bool,
+    ask: Optional[str],
+    ask_wait_s: float,
+    rep: Report,
+) -> None:
     live = [t for t in targets if not t.exited()]
     pids = [t.pid for t in live if t.pid is not None]
     by_pid = {t.pid: t for t in live if t.pid is not None}
     starting = any(t.pid is None for t in live)
     acts: List[Dict[str, str]] = []
     if pids or starting or (marker and sweep) or tmp_prefix:
-        r = _run_script(hosts, host, _script(pids, "TERM", grace_s=grace, marker=marker,
-                                             starting=starting, sweep=sweep,
-                                             tmp_prefix=tmp_prefix, ask=ask,
-                                             ask_wait_s=ask_wait_s),
-                        deadline - time.monotonic())
+        r = _run_script(
+            hosts,
+            host,
+            _script(
+                pids,
+                "TERM",
+                grace_s=grace,
+                marker=marker,
+                starting=starting,
+                sweep=sweep,
+                tmp_prefix=tmp_prefix,
+                ask=ask,
+                ask_wait_s=ask_wait_s,
+            ),
+            deadline - time.monotonic(),
+        )
         seen = set()
         for line in r.stdout.splitlines():
             w = line.split(None, 4)
             if len(w) < 2 or not w[1].isdigit():
                 if w[:2] == ["rm", "done"]:
-                    acts.append({"action": f"remove temp files {tmp_prefix}* on {host}",
-                                 "outcome": "done"})
+                    acts.append(
+                        {"action": f"remove temp files {tmp_prefix}* on {host}", "outcome": "done"}
+                    )
                 continue
             pid = int(w[1])
             what = by_pid[pid].label if pid in by_pid else "process"
@@ -222,32 +273,58 @@ def _stop_remote(hosts: "remote.Hosts", host: str, targets: List[Target], marker
                 if w[2] != "-":
                     rep.states[(host, pid)] = state_name(w[2]) or w[2]
                 sig = w[4] if len(w) > 4 else "TERM"
-                outcome = {"sent": "sent", "failed": "failed", "gone": "already gone",
-                           "not-ours": "refused: no longer carries the marker"}.get(w[3], w[3])
+                outcome = {
+                    "sent": "sent",
+                    "failed": "failed",
+                    "gone": "already gone",
+                    "not-ours": "refused: no longer carries the marker",
+                }.get(w[3], w[3])
                 stopped = w[2].startswith("T") and sig == "KILL"
-                acts.append({"action": f"SIG{sig} {what} ({host}, pid {pid})"
-                             + (" (stopped)" if stopped else ""), "outcome": outcome})
+                acts.append(
+                    {
+                        "action": f"SIG{sig} {what} ({host}, pid {pid})"
+                        + (" (stopped)" if stopped else ""),
+                        "outcome": outcome,
+                    }
+                )
             elif w[0] == "kill":
-                acts.append({"action": f"SIGKILL {what} ({host}, pid {pid})",
-                             "outcome": w[2] if len(w) > 2 else "sent"})
+                acts.append(
+                    {
+                        "action": f"SIGKILL {what} ({host}, pid {pid})",
+                        "outcome": w[2] if len(w) > 2 else "sent",
+                    }
+                )
             elif w[0] == "start":
-                acts.append({"action": f"SIGKILL starting process on {host} (pid {pid}, found "
-                             "by the marker)", "outcome": w[2] if len(w) > 2 else "sent"})
+                acts.append(
+                    {
+                        "action": f"SIGKILL starting process on {host} (pid {pid}, found "
+                        "by the marker)",
+                        "outcome": w[2] if len(w) > 2 else "sent",
+                    }
+                )
             elif w[0] == "left":
-                rep.found.append({"host": host, "local": False, "pid": pid,
-                                  "status": state_name(w[2]) or w[2],
-                                  "cmdline": (w[3] + (" " + w[4] if len(w) > 4 else ""))[:200]})
-                acts.append({"action": f"SIGKILL leftover pid {pid} on {host}",
-                             "outcome": "sent"})
+                rep.found.append(
+                    {
+                        "host": host,
+                        "local": False,
+                        "pid": pid,
+                        "status": state_name(w[2]) or w[2],
+                        "cmdline": (w[3] + (" " + w[4] if len(w) > 4 else ""))[:200],
+                    }
+                )
+                acts.append({"action": f"SIGKILL leftover pid {pid} on {host}", "outcome": "sent"})
             elif w[0] == "stuck":
-                rep.unkillable.extend(f for f in rep.found
-                                      if f["host"] == host and f["pid"] == pid)
+                rep.unkillable.extend(f for f in rep.found if f["host"] == host and f["pid"] == pid)
         if not r.ok:
             why = hosts.unreachable.get(host) or r.describe()
             for pid in pids:
                 if pid not in seen:
-                    acts.append({"action": f"SIGTERM {by_pid[pid].label} ({host}, pid {pid})",
-                                 "outcome": f"failed: {why}"})
+                    acts.append(
+                        {
+                            "action": f"SIGTERM {by_pid[pid].label} ({host}, pid {pid})",
+                            "outcome": f"failed: {why}",
+                        }
+                    )
             if host not in hosts.unreachable:
                 hosts.unreachable[host] = why
     # the local ssh clients: their session ends with the remote process; one whose host did not
@@ -264,6 +341,7 @@ def _stop_remote(hosts: "remote.Hosts", host: str, targets: List[Target], marker
 
 
 # --- the local side ---------------------------------------------------------------------------
+
 
 def _local_state(t: Target) -> Optional[str]:
     if t.pid is None or t.exited():
@@ -295,20 +373,34 @@ def _wait(cond, limit: float) -> None:
         time.sleep(POLL_S)
 
 
-def _stop_local(targets: List[Target], marker: Optional[str], tmp_prefix: Optional[str],
-                grace: float, sweep: bool, rep: Report) -> None:
+def _stop_local(
+    targets: List[Target],
+    marker: Optional[str],
+    tmp_prefix: Optional[str],
+    grace: float,
+    sweep: bool,
+    rep: Report,
+) -> None:
     acts = rep.actions
     live = [t for t in targets if t.pid is not None and not _local_gone(t)]
     for t in live:
         sig = signal.SIGKILL if _local_state(t) == "stopped" else signal.SIGTERM
-        acts.append({"action": f"{sig.name} {t.label} ({t.host}, pid {t.pid})"
-                     + (" (stopped)" if sig == signal.SIGKILL else ""),
-                     "outcome": _signal_local(t, sig)})
+        acts.append(
+            {
+                "action": f"{sig.name} {t.label} ({t.host}, pid {t.pid})"
+                + (" (stopped)" if sig == signal.SIGKILL else ""),
+                "outcome": _signal_local(t, sig),
+            }
+        )
     _wait(lambda: all(_local_gone(t) for t in live), grace)
     live = [t for t in live if not _local_gone(t)]
     for t in live:
-        acts.append({"action": f"SIGKILL {t.label} ({t.host}, pid {t.pid})",
-                     "outcome": _signal_local(t, signal.SIGKILL)})
+        acts.append(
+            {
+                "action": f"SIGKILL {t.label} ({t.host}, pid {t.pid})",
+                "outcome": _signal_local(t, signal.SIGKILL),
+            }
+        )
     _wait(lambda: all(_local_gone(t) for t in live), KILL_WAIT_S)
     for t in targets:
         if t.popen is None:
@@ -316,15 +408,31 @@ def _stop_local(targets: List[Target], marker: Optional[str], tmp_prefix: Option
         try:
             t.popen.wait(timeout=0.1)
         except subprocess.TimeoutExpired:
-            acts.append({"action": f"reap {t.label} (pid {t.pid})",
-                         "outcome": "still running after SIGKILL"})
+            acts.append(
+                {
+                    "action": f"reap {t.label} (pid {t.pid})",
+                    "outcome": "still running after SIGKILL",
+                }
+            )
     if marker and sweep:
-        found = [{"host": "localhost", "local": True, "pid": rp.pid, "status": rp.status,
-                  "rank": rp.rank, "cmdline": " ".join(rp.cmdline)[:200]}
-                 for rp in find_ranks(marker=marker)]
+        found = [
+            {
+                "host": "localhost",
+                "local": True,
+                "pid": rp.pid,
+                "status": rp.status,
+                "rank": rp.rank,
+                "cmdline": " ".join(rp.cmdline)[:200],
+            }
+            for rp in find_ranks(marker=marker)
+        ]
         for f in found:
-            acts.append({"action": f"SIGKILL leftover pid {f['pid']} on localhost",
-                         "outcome": send_signal(f["pid"], signal.SIGKILL)})
+            acts.append(
+                {
+                    "action": f"SIGKILL leftover pid {f['pid']} on localhost",
+                    "outcome": send_signal(f["pid"], signal.SIGKILL),
+                }
+            )
         if found:
             time.sleep(UNKILLABLE_WAIT_S)
             again = {rp.pid for rp in find_ranks(marker=marker)}
@@ -340,10 +448,20 @@ def _stop_local(targets: List[Target], marker: Optional[str], tmp_prefix: Option
 
 # --- all hosts ----------------------------------------------------------------------------------
 
-def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
-         marker: Optional[str] = None, sweep: bool = True, tmp_prefix: Optional[str] = None,
-         remote_hosts: Sequence[str] = (), grace_s: float = GRACE_S,
-         ask: Optional[str] = None, ask_wait_s: float = 0.3) -> Report:
+
+def stop(
+    targets: Sequence[Target],
+    *,
+    hosts: "remote.Hosts",
+    budget_s: float,
+    marker: Optional[str] = None,
+    sweep: bool = True,
+    tmp_prefix: Optional[str] = None,
+    remote_hosts: Sequence[str] = (),
+    grace_s: float = GRACE_S,
+    ask: Optional[str] = None,
+    ask_wait_s: float = 0.3,
+) -> Report:
     """Stop ``targets`` on every host at once (see module doc) and return what was done.
 
     ``budget_s``: seconds every remote host gets, all together (one deadline); a host that has
@@ -365,26 +483,51 @@ def stop(targets: Sequence[Target], *, hosts: "remote.Hosts", budget_s: float,
     for h in remote_hosts:
         by_host.setdefault(h, [])
     parts: Dict[str, Report] = {h: Report() for h in by_host}
-    running = start_calls({h: (lambda h=h: _stop_remote(hosts, h, by_host[h], marker, tmp_prefix,
-                                                        grace_s, deadline, sweep, ask,
-                                                        ask_wait_s, parts[h]))
-                           for h in sorted(by_host)}, name="teardown")
+    running = start_calls(
+        {
+            h: (
+                lambda h=h: _stop_remote(
+                    hosts,
+                    h,
+                    by_host[h],
+                    marker,
+                    tmp_prefix,
+                    grace_s,
+                    deadline,
+                    sweep,
+                    ask,
+                    ask_wait_s,
+                    parts[h],
+                )
+            )
+            for h in sorted(by_host)
+        },
+        name="teardown",
+    )
     mine = [t for t in targets if t.local]
     _stop_local(mine, marker, tmp_prefix, grace_s, sweep and bool(mine), rep)
     # the remote commands end at the deadline themselves; the slack is for their threads
     got = running.wait(max(0.0, deadline + 0.5 - time.monotonic()))
     for h in sorted(by_host):
         if not got[h].finished:  # do not wait for it any longer
-            hosts.unreachable.setdefault(h, f"did not answer within the {budget_s:.1f} s "
-                                            "teardown budget")
+            hosts.unreachable.setdefault(
+                h, f"did not answer within the {budget_s:.1f} s teardown budget"
+            )
             for t in by_host[h]:
-                rep.actions.append({"action": f"stop {t.label} ({h}, pid {t.pid})",
-                                    "outcome": "unknown: host did not answer in time"})
+                rep.actions.append(
+                    {
+                        "action": f"stop {t.label} ({h}, pid {t.pid})",
+                        "outcome": "unknown: host did not answer in time",
+                    }
+                )
             continue
         if got[h].error is not None:  # a bug: the rest of the teardown still happens
-            rep.actions.append({"action": f"stop processes on {h}",
-                                "outcome": f"failed: {type(got[h].error).__name__}: "
-                                           f"{got[h].error}"})
+            rep.actions.append(
+                {
+                    "action": f"stop processes on {h}",
+                    "outcome": f"failed: {type(got[h].error).__name__}: {got[h].error}",
+                }
+            )
         p = parts[h]
         rep.actions.extend(p.actions)
         rep.found.extend(p.found)

@@ -16,9 +16,18 @@ from typing import Any, Dict, List, Optional
 from . import execute
 from .context import NodeContext
 from .deadline import call_all
-from .parsers.thunderbolt import (HardwarePorts, IfconfigReport, Interface,
-                                  TbPeer, TbPort, TbReport, parse_ifconfig,
-                                  parse_networksetup_ports, parse_system_profiler_tb, is_tb5_speed)
+from .parsers.thunderbolt import (
+    HardwarePorts,
+    IfconfigReport,
+    Interface,
+    TbPeer,
+    TbPort,
+    TbReport,
+    parse_ifconfig,
+    parse_networksetup_ports,
+    parse_system_profiler_tb,
+    is_tb5_speed,
+)
 
 SYSTEM_PROFILER = ("system_profiler", "SPThunderboltDataType", "-json")
 NETWORKSETUP = ("networksetup", "-listallhardwareports")
@@ -50,10 +59,15 @@ class Link:
         return self.speed_gbps is not None and not is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"receptacle": self.receptacle, "hardware_port": self.hardware_port,
-                "interface": self.interface, "rdma_device": self.rdma_device,
-                "speed": self.speed_text or None, "speed_gbps": self.speed_gbps,
-                "peers": [p.to_dict() for p in self.peers]}
+        return {
+            "receptacle": self.receptacle,
+            "hardware_port": self.hardware_port,
+            "interface": self.interface,
+            "rdma_device": self.rdma_device,
+            "speed": self.speed_text or None,
+            "speed_gbps": self.speed_gbps,
+            "peers": [p.to_dict() for p in self.peers],
+        }
 
 
 @dataclass
@@ -105,17 +119,25 @@ class TbInventory:
             label = p.hardware_port or p.name or "a port"
             if p.capability_gbps is not None:
                 (tb5 if is_tb5_speed(p.capability_gbps) else tb4).append(
-                    f"{label} ({p.speed_text})")
+                    f"{label} ({p.speed_text})"
+                )
             elif is_tb5_speed(p.speed_gbps):
                 tb5.append(f"{label} (links at {p.speed_text})")
         if tb5:
             gen, why = "tb5", "Thunderbolt 5 receptacle(s): " + ", ".join(tb5)
         elif tb4:
-            gen, why = "tb4", ("no Thunderbolt 5 receptacle; the ports top out at 40 Gb/s: "
-                               + ", ".join(tb4))
+            gen, why = (
+                "tb4",
+                ("no Thunderbolt 5 receptacle; the ports top out at 40 Gb/s: " + ", ".join(tb4)),
+            )
         else:
-            gen, why = "unknown", ("no port shows its capability (every port is cabled at 40 "
-                                   "Gb/s or less, or none is listed)")
+            gen, why = (
+                "unknown",
+                (
+                    "no port shows its capability (every port is cabled at 40 "
+                    "Gb/s or less, or none is listed)"
+                ),
+            )
         return {"generation": gen, "tb5_ports": tb5, "tb4_ports": tb4, "why": why}
 
     def max_capability_gbps(self) -> Optional[float]:
@@ -124,23 +146,32 @@ class TbInventory:
         return max(caps) if caps else None
 
     def evidence(self) -> Dict[str, Any]:
-        return {"links": [ln.to_dict() for ln in self.links],
-                "host_ports": len(self.ports), "sources": self.sources,
-                **({"unread": self.warnings[:20]} if self.warnings else {})}
+        return {
+            "links": [ln.to_dict() for ln in self.links],
+            "host_ports": len(self.ports),
+            "sources": self.sources,
+            **({"unread": self.warnings[:20]} if self.warnings else {}),
+        }
 
 
 def _run_all(ctx: NodeContext, cmds: List[tuple]) -> Dict[tuple, execute.CommandResult]:
     """Run ``cmds`` side by side through ``ctx.command`` (each under its own deadline, so all
     together under one); missing executables are not started."""
+
     def one(argv: tuple) -> execute.CommandResult:
         if execute.which(argv[0]) is None:
             return execute.CommandResult(argv, None, "", "", 0.0, missing=True)
         return ctx.command(*argv)
 
-    got = call_all({c: (lambda c=c: one(c)) for c in cmds}, ctx.command_timeout + 2.0,
-                   name="tb-reader")
-    return {c: value if done else execute.CommandResult(
-        c, None, "", "", ctx.command_timeout, timed_out=True) for c, (done, value) in got.items()}
+    got = call_all(
+        {c: (lambda c=c: one(c)) for c in cmds}, ctx.command_timeout + 2.0, name="tb-reader"
+    )
+    return {
+        c: value
+        if done
+        else execute.CommandResult(c, None, "", "", ctx.command_timeout, timed_out=True)
+        for c, (done, value) in got.items()
+    }
 
 
 def _outcome(res: execute.CommandResult) -> str:
@@ -149,8 +180,12 @@ def _outcome(res: execute.CommandResult) -> str:
 
 def build(sp: TbReport, hw: HardwarePorts, ifc: IfconfigReport) -> TbInventory:
     """Join the three parsed sources into a :class:`TbInventory` (no commands run here)."""
-    inv = TbInventory(ports=sp.ports, hardware_ports=hw.ports, interfaces=ifc.interfaces,
-                      bridge_name=hw.ports.get(BRIDGE_PORT, DEFAULT_BRIDGE))
+    inv = TbInventory(
+        ports=sp.ports,
+        hardware_ports=hw.ports,
+        interfaces=ifc.interfaces,
+        bridge_name=hw.ports.get(BRIDGE_PORT, DEFAULT_BRIDGE),
+    )
     inv.warnings += sp.warnings
     inv.warnings += [f"unparsed networksetup line: {ln.strip()[:120]}" for ln in hw.unparsed[:10]]
     inv.warnings += [f"unparsed ifconfig line: {ln.strip()[:120]}" for ln in ifc.unparsed[:10]]
@@ -161,8 +196,7 @@ def build(sp: TbReport, hw: HardwarePorts, ifc: IfconfigReport) -> TbInventory:
         iface = hw.ports.get(hwp) if hwp else None
         if hwp and iface is None and hw.ports:
             inv.warnings.append(f"networksetup lists no hardware port {hwp!r}")
-        inv.links.append(Link(p.receptacle, hwp, iface, p.speed_gbps, p.speed_text,
-                              list(p.peers)))
+        inv.links.append(Link(p.receptacle, hwp, iface, p.speed_gbps, p.speed_text, list(p.peers)))
     return inv
 
 
@@ -174,8 +208,11 @@ def gather_thunderbolt(ctx: NodeContext) -> TbInventory:
     hw = parse_networksetup_ports(hw_res.stdout) if hw_res.ok else HardwarePorts()
     ifc = parse_ifconfig(if_res.stdout) if if_res.ok else IfconfigReport()
     inv = build(sp, hw, ifc)
-    inv.sources = {"system_profiler": _outcome(sp_res), "networksetup": _outcome(hw_res),
-                   "ifconfig": _outcome(if_res)}
+    inv.sources = {
+        "system_profiler": _outcome(sp_res),
+        "networksetup": _outcome(hw_res),
+        "ifconfig": _outcome(if_res),
+    }
     if sp_res.ok and sp.warnings and not sp.ports:
         inv.sources["system_profiler"] = "unreadable: " + "; ".join(sp.warnings)
     return inv

@@ -39,26 +39,38 @@ from .context import NodeContext
 from .deadline import call as call_with_deadline
 from .hostfile import JACCL_BACKENDS
 from .thunderbolt import gather_thunderbolt
-from .parsers.ibv import (LIMIT_KEYS, LINK_LAYERS, MTU_BYTES, PORT_STATES, Device, Gid, Port,
-                          normalize_gid, parse_ibv_devices, parse_ibv_devinfo,
-                          parse_rdma_ctl_status)
+from .parsers.ibv import (
+    LIMIT_KEYS,
+    LINK_LAYERS,
+    MTU_BYTES,
+    PORT_STATES,
+    Device,
+    Gid,
+    Port,
+    normalize_gid,
+    parse_ibv_devices,
+    parse_ibv_devinfo,
+    parse_rdma_ctl_status,
+)
 
 # Inventory states.
-OK = "ok"                  # devices were read (some may be incomplete: see ``warnings``)
+OK = "ok"  # devices were read (some may be incomplete: see ``warnings``)
 NO_DEVICES = "no_devices"  # the verbs stack answers but lists no device (RDMA disabled on macOS)
-NO_RDMA = "no_rdma"        # no RDMA subsystem (pyverbs: Failed to get devices list)
-ABSENT = "absent"          # no reader available: no pyverbs and no ibv_devinfo on PATH
-WEDGED = "wedged"          # a reader did not answer within the deadline
+NO_RDMA = "no_rdma"  # no RDMA subsystem (pyverbs: Failed to get devices list)
+ABSENT = "absent"  # no reader available: no pyverbs and no ibv_devinfo on PATH
+WEDGED = "wedged"  # a reader did not answer within the deadline
 UNREADABLE = "unreadable"  # the tool answered, but nothing in its output could be read
 
 PYVERBS, IBV_DEVINFO = "pyverbs", "ibv_devinfo"
 MAX_GIDS_SCANNED = 256  # pyverbs: GID indexes queried per port (RoCE tables have 255 or 256)
 
 WEDGED_SUMMARY = "RDMA stack wedged (known to follow JACCL errors)"
-WEDGED_REMEDY = ("Reboot this node; after a JACCL failure usually the whole fleet needs it. After "
-                 "the full-fleet reboot run `mlx.distributed_config --auto-setup` once and confirm "
-                 "every node sees its PORT_ACTIVE devices (mlx.distributed_config docs). Kill leftover ranks "
-                 "first (see MD301: `meshdoctor check --only MD301` lists them).")
+WEDGED_REMEDY = (
+    "Reboot this node; after a JACCL failure usually the whole fleet needs it. After "
+    "the full-fleet reboot run `mlx.distributed_config --auto-setup` once and confirm "
+    "every node sees its PORT_ACTIVE devices (mlx.distributed_config docs). Kill leftover ranks "
+    "first (see MD301: `meshdoctor check --only MD301` lists them)."
+)
 
 
 @dataclass
@@ -93,8 +105,11 @@ class Inventory:
 
     def evidence(self) -> Dict[str, Any]:
         """The part of the inventory every RDMA finding carries: reader, state, attempts."""
-        ev: Dict[str, Any] = {"reader": self.reader or None, "inventory": self.state,
-                              "attempts": self.attempts}
+        ev: Dict[str, Any] = {
+            "reader": self.reader or None,
+            "inventory": self.state,
+            "attempts": self.attempts,
+        }
         if self.detail:
             ev["detail"] = self.detail
         if self.warnings:
@@ -104,14 +119,15 @@ class Inventory:
 
 # --- pyverbs reader -------------------------------------------------------------------------
 
+
 def _guid(v: Any) -> str:
     """A GUID as ibv_devinfo prints it (``xxxx:xxxx:xxxx:xxxx``) from pyverbs' raw int (the
     big-endian ``__be64`` read as a host integer, as pyverbs ``DeviceAttr.node_guid`` returns it)
     or from text."""
     if isinstance(v, int):
-        raw = (v & (2 ** 64 - 1)).to_bytes(8, sys.byteorder)
+        raw = (v & (2**64 - 1)).to_bytes(8, sys.byteorder)
         h = raw.hex()
-        return ":".join(h[i:i + 4] for i in range(0, 16, 4))
+        return ":".join(h[i : i + 4] for i in range(0, 16, 4))
     return str(v) if v is not None else ""
 
 
@@ -130,11 +146,15 @@ def _pyverbs_port(ctx_obj: Any, num: int) -> Port:
     pa = ctx_obj.query_port(num)
     code = _attr(pa, "state")
     ll = _attr(pa, "link_layer")
-    port = Port(num, PORT_STATES.get(code, str(code)) if code is not None else "",
-                code if isinstance(code, int) else None,
-                MTU_BYTES.get(_attr(pa, "max_mtu")), MTU_BYTES.get(_attr(pa, "active_mtu")),
-                LINK_LAYERS.get(ll, str(ll)) if ll is not None else "",
-                _attr(pa, "gid_tbl_len"))
+    port = Port(
+        num,
+        PORT_STATES.get(code, str(code)) if code is not None else "",
+        code if isinstance(code, int) else None,
+        MTU_BYTES.get(_attr(pa, "max_mtu")),
+        MTU_BYTES.get(_attr(pa, "active_mtu")),
+        LINK_LAYERS.get(ll, str(ll)) if ll is not None else "",
+        _attr(pa, "gid_tbl_len"),
+    )
     for idx in range(min(port.gid_tbl_len or 0, MAX_GIDS_SCANNED)):
         try:
             g = ctx_obj.query_gid(num, idx)
@@ -151,13 +171,17 @@ def _pyverbs_device(pvd: Any, name: str) -> Device:
     ctx_obj = pvd.Context(name=name)
     try:
         a = ctx_obj.query_device()
-        dev = Device(name, transport="", node_guid=_guid(_attr(a, "node_guid")),
-                     sys_image_guid=_guid(_attr(a, "sys_image_guid")),
-                     vendor_id=hex(_attr(a, "vendor_id") or 0),
-                     vendor_part_id=str(_attr(a, "vendor_part_id") or ""),
-                     hw_ver=hex(_attr(a, "hw_ver") or 0),
-                     fw_ver=_as_name(_attr(a, "fw_version") or ""),
-                     phys_port_cnt=_attr(a, "phys_port_cnt"))
+        dev = Device(
+            name,
+            transport="",
+            node_guid=_guid(_attr(a, "node_guid")),
+            sys_image_guid=_guid(_attr(a, "sys_image_guid")),
+            vendor_id=hex(_attr(a, "vendor_id") or 0),
+            vendor_part_id=str(_attr(a, "vendor_part_id") or ""),
+            hw_ver=hex(_attr(a, "hw_ver") or 0),
+            fw_ver=_as_name(_attr(a, "fw_version") or ""),
+            phys_port_cnt=_attr(a, "phys_port_cnt"),
+        )
         for key in LIMIT_KEYS:
             v = _attr(a, key)
             if isinstance(v, int):
@@ -204,8 +228,7 @@ def read_pyverbs(modules: Optional[Dict[str, Any]] = None) -> Inventory:
         try:
             inv.devices.append(_pyverbs_device(pvd, name))
         except Exception as exc:
-            inv.warnings.append(f"{name}: pyverbs could not query it: "
-                                f"{type(exc).__name__}: {exc}")
+            inv.warnings.append(f"{name}: pyverbs could not query it: {type(exc).__name__}: {exc}")
     inv.state = OK if inv.devices else UNREADABLE
     return inv
 
@@ -241,20 +264,32 @@ def _system_python(ctx: NodeContext) -> Optional[str]:
     import os
 
     python = os.environ.get(SYSTEM_PYTHON_ENV, SYSTEM_PYTHON)
-    if ctx.platform != "linux" or sys.platform != "linux" or not python or \
-            not os.access(python, os.X_OK):
+    if (
+        ctx.platform != "linux"
+        or sys.platform != "linux"
+        or not python
+        or not os.access(python, os.X_OK)
+    ):
         return None
-    if os.path.realpath(python) == os.path.realpath(sys.executable) and \
-            sys.prefix == sys.base_prefix:
+    if (
+        os.path.realpath(python) == os.path.realpath(sys.executable)
+        and sys.prefix == sys.base_prefix
+    ):
         return None  # this is the system interpreter itself: the in-process reader applies
     return python
 
 
 def inventory_from_dict(d: Dict[str, Any]) -> Inventory:
     """An :class:`Inventory` from its ``dataclasses.asdict`` form (the child's answer)."""
-    devices = [Device(**dict(dev, ports=[Port(**dict(p, gids=[Gid(**g) for g in p["gids"]]))
-                                         for p in dev["ports"]]))
-               for dev in d.get("devices", [])]
+    devices = [
+        Device(
+            **dict(
+                dev,
+                ports=[Port(**dict(p, gids=[Gid(**g) for g in p["gids"]])) for p in dev["ports"]],
+            )
+        )
+        for dev in d.get("devices", [])
+    ]
     return Inventory(**dict(d, devices=devices))
 
 
@@ -273,28 +308,44 @@ def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
     pkg = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory(prefix="meshdoctor-verbs-") as tmp:
         os.symlink(pkg, os.path.join(tmp, "meshdoctor"))
-        env = {k: v for k, v in os.environ.items()
-               if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV, "PYTHONPATH", "PYTHONHOME")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV, "PYTHONPATH", "PYTHONHOME")
+        }
         env["PYTHONPATH"] = tmp
-        res = execute.run([python, "-c", _CHILD], env=env,
-                          timeout=ctx.command_timeout)
-    attempt = {"reader": f"{PYVERBS} ({python})", "outcome": res.describe() if not res.ok
-               else "ok", "duration_s": round(res.duration_s, 3)}
+        res = execute.run([python, "-c", _CHILD], env=env, timeout=ctx.command_timeout)
+    attempt = {
+        "reader": f"{PYVERBS} ({python})",
+        "outcome": res.describe() if not res.ok else "ok",
+        "duration_s": round(res.duration_s, 3),
+    }
     if res.timed_out:
-        return Inventory(WEDGED, PYVERBS, attempts=[attempt],
-                         detail=f"pyverbs (through {python}) did not answer within "
-                                f"{ctx.command_timeout:g} s")
+        return Inventory(
+            WEDGED,
+            PYVERBS,
+            attempts=[attempt],
+            detail=f"pyverbs (through {python}) did not answer within {ctx.command_timeout:g} s",
+        )
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), "")
     try:
         got = json.loads(line)
         if not got.get("importable"):
             attempt["outcome"] = f"not importable: {got.get('error', '')}"[:200]
-            return Inventory(ABSENT, "", attempts=[attempt],
-                             detail=f"pyverbs is not importable by {python} either")
+            return Inventory(
+                ABSENT,
+                "",
+                attempts=[attempt],
+                detail=f"pyverbs is not importable by {python} either",
+            )
         inv = inventory_from_dict(got["inventory"])
     except (ValueError, KeyError, TypeError):
-        return Inventory(UNREADABLE, PYVERBS, attempts=[attempt],
-                         detail=f"pyverbs through {python}: {res.describe()}")
+        return Inventory(
+            UNREADABLE,
+            PYVERBS,
+            attempts=[attempt],
+            detail=f"pyverbs through {python}: {res.describe()}",
+        )
     attempt["outcome"] = inv.detail or inv.state
     inv.attempts = [attempt]
     inv.reader = f"{PYVERBS} ({python})"
@@ -302,6 +353,7 @@ def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
 
 
 # --- ibv_devinfo reader ---------------------------------------------------------------------
+
 
 def read_ibv_tools(ctx: NodeContext) -> Inventory:
     """The inventory from ``ibv_devinfo -v`` then ``ibv_devices`` through ``ctx.command``.
@@ -314,8 +366,13 @@ def read_ibv_tools(ctx: NodeContext) -> Inventory:
         inv.reader, inv.detail = "", "ibv_devinfo is not on PATH"
         return inv
     res = ctx.command("ibv_devinfo", "-v")
-    inv.attempts.append({"reader": IBV_DEVINFO, "outcome": res.describe() if not res.ok
-                         else "ok", "duration_s": round(res.duration_s, 3)})
+    inv.attempts.append(
+        {
+            "reader": IBV_DEVINFO,
+            "outcome": res.describe() if not res.ok else "ok",
+            "duration_s": round(res.duration_s, 3),
+        }
+    )
     if res.timed_out:
         inv.state, inv.detail = WEDGED, res.describe()
         return inv
@@ -324,12 +381,18 @@ def read_ibv_tools(ctx: NodeContext) -> Inventory:
         return inv
     rep = parse_ibv_devinfo(res.stdout, res.stderr)
     inv.devices = rep.devices
-    inv.warnings += rep.warnings + [f"unparsed ibv_devinfo line: {ln.strip()[:120]}"
-                                    for ln in rep.unparsed[:10]]
+    inv.warnings += rep.warnings + [
+        f"unparsed ibv_devinfo line: {ln.strip()[:120]}" for ln in rep.unparsed[:10]
+    ]
     if execute.which("ibv_devices") is not None:
         lres = ctx.command("ibv_devices")
-        inv.attempts.append({"reader": "ibv_devices", "outcome": lres.describe() if not lres.ok
-                             else "ok", "duration_s": round(lres.duration_s, 3)})
+        inv.attempts.append(
+            {
+                "reader": "ibv_devices",
+                "outcome": lres.describe() if not lres.ok else "ok",
+                "duration_s": round(lres.duration_s, 3),
+            }
+        )
         if lres.timed_out:
             inv.state, inv.detail = WEDGED, lres.describe()
             return inv
@@ -337,8 +400,9 @@ def read_ibv_tools(ctx: NodeContext) -> Inventory:
             lst = parse_ibv_devices(lres.stdout)
             if lst.header or lst.devices:
                 inv.listed = lst.names
-            inv.warnings += [f"unparsed ibv_devices line: {ln.strip()[:120]}"
-                             for ln in lst.unparsed[:10]]
+            inv.warnings += [
+                f"unparsed ibv_devices line: {ln.strip()[:120]}" for ln in lst.unparsed[:10]
+            ]
     detailed = {d.name for d in rep.devices}
     for n in inv.listed or []:
         if n not in detailed:
@@ -347,8 +411,9 @@ def read_ibv_tools(ctx: NodeContext) -> Inventory:
         inv.state = OK
     elif rep.no_subsystem:
         inv.state, inv.detail = NO_RDMA, "ibv_devinfo: Failed to get IB devices list"
-    elif rep.no_devices or (inv.listed is not None and not inv.listed
-                            and not (res.stdout + res.stderr).strip()):
+    elif rep.no_devices or (
+        inv.listed is not None and not inv.listed and not (res.stdout + res.stderr).strip()
+    ):
         inv.state, inv.detail = NO_DEVICES, "ibv_devinfo: No IB devices found"
     elif inv.listed:
         inv.state = OK  # listed, but no detail could be read: see warnings
@@ -357,8 +422,10 @@ def read_ibv_tools(ctx: NodeContext) -> Inventory:
         inv.state, inv.detail = NO_DEVICES, "ibv_devices lists no device"
     else:
         inv.state = UNREADABLE
-        inv.detail = (f"could not read the output of `ibv_devinfo -v` ({res.describe()}); "
-                      f"{len(rep.unparsed)} line(s) not understood")
+        inv.detail = (
+            f"could not read the output of `ibv_devinfo -v` ({res.describe()}); "
+            f"{len(rep.unparsed)} line(s) not understood"
+        )
     return inv
 
 
@@ -370,19 +437,27 @@ def gather_verbs(ctx: NodeContext) -> Inventory:
     """
     attempts: List[Dict[str, Any]] = []
     if _pyverbs_importable(ctx):
-        done, inv = call_with_deadline(read_pyverbs, ctx.command_timeout,
-                                       name="verbs-reader")
+        done, inv = call_with_deadline(read_pyverbs, ctx.command_timeout, name="verbs-reader")
         if not done:
-            return Inventory(WEDGED, PYVERBS, attempts=[{
-                "reader": PYVERBS, "outcome": f"no answer within {ctx.command_timeout:g} s"}],
-                detail=f"pyverbs did not answer within {ctx.command_timeout:g} s")
+            return Inventory(
+                WEDGED,
+                PYVERBS,
+                attempts=[
+                    {"reader": PYVERBS, "outcome": f"no answer within {ctx.command_timeout:g} s"}
+                ],
+                detail=f"pyverbs did not answer within {ctx.command_timeout:g} s",
+            )
         attempts.append({"reader": PYVERBS, "outcome": inv.detail or inv.state})
         if inv.state in (OK, NO_DEVICES, NO_RDMA):
             inv.attempts = attempts
             return inv
     else:
-        attempts.append({"reader": PYVERBS, "outcome": "not importable" if ctx.platform == "linux"
-                         else "not used on macOS"})
+        attempts.append(
+            {
+                "reader": PYVERBS,
+                "outcome": "not importable" if ctx.platform == "linux" else "not used on macOS",
+            }
+        )
         python = _system_python(ctx)
         if python is not None:  # a venv: the OS package through the system interpreter
             inv = read_pyverbs_child(ctx, python)
@@ -420,35 +495,56 @@ def named_devices(ctx: NodeContext) -> List[Dict[str, Any]]:
     for rank, host in ctx.hostfile_hosts():
         for peer in range(len(host.rdma)):
             for dev in host.devices_to(peer):
-                out.append({"device": dev, "rank": rank, "peer": peer,
-                            "peer_host": hosts[peer].ssh if peer < len(hosts) else None})
+                out.append(
+                    {
+                        "device": dev,
+                        "rank": rank,
+                        "peer": peer,
+                        "peer_host": hosts[peer].ssh if peer < len(hosts) else None,
+                    }
+                )
     return out
 
 
 def unused_skip_reason(ctx: NodeContext) -> str:
-    return (f"the hostfile's backend is {ctx.hostfile.effective_backend!r}, which does not use "
-            "RDMA" if ctx.hostfile is not None else "no hostfile")
+    return (
+        f"the hostfile's backend is {ctx.hostfile.effective_backend!r}, which does not use RDMA"
+        if ctx.hostfile is not None
+        else "no hostfile"
+    )
 
 
 def wedged_finding(inv: Inventory, what: str) -> Finding:
     """The critical finding every RDMA check gives for a wedged stack; ``what`` says what the
     check could not read (``"ports"``)."""
-    return fail(f"{WEDGED_SUMMARY}: {inv.detail or 'the verbs reader hung'}; cannot read {what}",
-                evidence=inv.evidence(), needs_reboot=True, remediation=WEDGED_REMEDY)
+    return fail(
+        f"{WEDGED_SUMMARY}: {inv.detail or 'the verbs reader hung'}; cannot read {what}",
+        evidence=inv.evidence(),
+        needs_reboot=True,
+        remediation=WEDGED_REMEDY,
+    )
 
 
-def error_finding(summary: str, evidence: Dict[str, Any],
-                  tools: str = "`ibv_devinfo -v`, `ibv_devices`") -> Finding:
+def error_finding(
+    summary: str, evidence: Dict[str, Any], tools: str = "`ibv_devinfo -v`, `ibv_devices`"
+) -> Finding:
     """A result in ``error``: the check could not assess this node (exit 3, verdict unknown);
     ``tools`` names the commands whose output could not be read."""
-    return error(summary, evidence=evidence, remediation=(
-        f"Run the tool by hand ({tools}) and look at its output; if it hangs, is cut short or "
-        "garbled, the system may be unhealthy: reboot this node."))
+    return error(
+        summary,
+        evidence=evidence,
+        remediation=(
+            f"Run the tool by hand ({tools}) and look at its output; if it hangs, is cut short or "
+            "garbled, the system may be unhealthy: reboot this node."
+        ),
+    )
 
 
-TB4_NO_RDMA_REMEDY = ("This Mac has Thunderbolt 4 hardware and can never do RDMA (MD201 says "
-                      "why): run the job with the ring backend over the Thunderbolt network, or "
-                      "use a Mac with Thunderbolt 5 ports.")
+TB4_NO_RDMA_REMEDY = (
+    "This Mac has Thunderbolt 4 hardware and can never do RDMA (MD201 says "
+    "why): run the job with the ring backend over the Thunderbolt network, or "
+    "use a Mac with Thunderbolt 5 ports."
+)
 
 
 def _tb4_note(ctx: NodeContext) -> str:
@@ -461,8 +557,9 @@ def _tb4_note(ctx: NodeContext) -> str:
     return ""
 
 
-def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventory],
-                                                                Optional[Finding]]:
+def inventory_or_finding(
+    ctx: NodeContext, what: str
+) -> Tuple[Optional[Inventory], Optional[Finding]]:
     """The inventory for a check that reads ``what`` (``"ports"``), or the finding to give instead.
 
     Order: a hostfile whose backend does not use RDMA -> skip (nothing is run); a wedged stack ->
@@ -478,29 +575,38 @@ def inventory_or_finding(ctx: NodeContext, what: str) -> Tuple[Optional[Inventor
     if inv.state == UNREADABLE:
         return inv, error_finding(f"could not assess {what}: {inv.detail}", inv.evidence())
     if inv.state in (NO_DEVICES, NO_RDMA, ABSENT):
-        reason = {NO_DEVICES: "no RDMA devices", NO_RDMA: "no RDMA subsystem",
-                  ABSENT: "no RDMA tooling"}[inv.state]
+        reason = {
+            NO_DEVICES: "no RDMA devices",
+            NO_RDMA: "no RDMA subsystem",
+            ABSENT: "no RDMA tooling",
+        }[inv.state]
         if role == REQUIRED and ctx.hostfile is not None:
             wanted = sorted({d["device"] for d in named_devices(ctx)})
             return inv, fail(
                 f"the hostfile's {ctx.hostfile.effective_backend} backend needs RDMA"
-                + (f" ({', '.join(wanted)})" if wanted else "") + f" but this node has {reason}"
+                + (f" ({', '.join(wanted)})" if wanted else "")
+                + f" but this node has {reason}"
                 f" ({inv.detail})" + _tb4_note(ctx),
                 evidence={**inv.evidence(), "named": named_devices(ctx)},
-                remediation=(TB4_NO_RDMA_REMEDY if _tb4_note(ctx) else
-                             "See `meshdoctor explain MD201` for the enablement chain: RDMA "
-                             "enabled (from Recovery on macOS), Thunderbolt 5 cabling, devices "
-                             "listed by `ibv_devices`."))
+                remediation=(
+                    TB4_NO_RDMA_REMEDY
+                    if _tb4_note(ctx)
+                    else "See `meshdoctor explain MD201` for the enablement chain: RDMA "
+                    "enabled (from Recovery on macOS), Thunderbolt 5 cabling, devices "
+                    "listed by `ibv_devices`."
+                ),
+            )
         return inv, skip(f"{reason}: {inv.detail}", evidence=inv.evidence())
     return inv, None
 
 
 def interface_of(device: str) -> Optional[str]:
     """``rdma_en3`` -> ``en3`` (Apple names RDMA devices after their interface, as macOS 26.2 does)."""
-    return device[len("rdma_"):] if device.startswith("rdma_") and len(device) > 5 else None
+    return device[len("rdma_") :] if device.startswith("rdma_") and len(device) > 5 else None
 
 
 # --- macOS enablement links ------------------------------------------------------------------
+
 
 def gather_rdma_ctl(ctx: NodeContext) -> Dict[str, Any]:
     """``rdma_ctl status`` -> ``{"enabled": True/False/None, "detail": str}`` (macOS)."""
@@ -510,8 +616,12 @@ def gather_rdma_ctl(ctx: NodeContext) -> Dict[str, Any]:
     if not res.ok:
         return {"enabled": None, "detail": res.describe()}
     state = parse_rdma_ctl_status(res.stdout)
-    return {"enabled": state, "detail": res.stdout.strip()[:200] if state is None else
-            ("enabled" if state else "disabled")}
+    return {
+        "enabled": state,
+        "detail": res.stdout.strip()[:200]
+        if state is None
+        else ("enabled" if state else "disabled"),
+    }
 
 
 LIBRDMA = "librdma.dylib"
@@ -528,5 +638,4 @@ def find_librdma() -> Dict[str, Any]:
     import ctypes.util
 
     path = ctypes.util.find_library("rdma")
-    return {"found": bool(path), "path": path,
-            "detail": path or f"{LIBRDMA} not found by dyld"}
+    return {"found": bool(path), "path": path, "detail": path or f"{LIBRDMA} not found by dyld"}

@@ -18,10 +18,10 @@ import pytest
 
 from tests import stubs
 
-SCHEMA = json.loads(resources.files("meshdoctor").joinpath("verdict.schema.json")
-                    .read_text(encoding="utf-8"))
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA,
-                                            format_checker=jsonschema.FormatChecker())
+SCHEMA = json.loads(
+    resources.files("meshdoctor").joinpath("verdict.schema.json").read_text(encoding="utf-8")
+)
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 
 
 VERDICT_COMMANDS = ("check", "probe", "fix", "triage")
@@ -54,9 +54,10 @@ def validate(doc: Dict[str, Any]) -> None:
     VALIDATOR.validate(doc)
 
 
-_UNSHARE = (["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"],
-            ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc",
-             "--kill-child"])
+_UNSHARE = (
+    ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"],
+    ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--kill-child"],
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,8 +68,7 @@ def private_pids_prefix() -> Tuple[str, ...]:
     machine can change its verdict."""
     for prefix in _UNSHARE:
         try:
-            ok = subprocess.run(prefix + ["true"], capture_output=True,
-                                timeout=30).returncode == 0
+            ok = subprocess.run(prefix + ["true"], capture_output=True, timeout=30).returncode == 0
         except (OSError, subprocess.SubprocessError):
             ok = False
         if ok:
@@ -76,9 +76,14 @@ def private_pids_prefix() -> Tuple[str, ...]:
     return ()
 
 
-def run_cli(*args: str, env: Optional[Dict[str, str]] = None, timeout: float = 60,
-            cwd: Optional[str] = None, input: Optional[str] = None,
-            private_pids: bool = False) -> Run:
+def run_cli(
+    *args: str,
+    env: Optional[Dict[str, str]] = None,
+    timeout: float = 60,
+    cwd: Optional[str] = None,
+    input: Optional[str] = None,
+    private_pids: bool = False,
+) -> Run:
     """Run ``python -m meshdoctor ARGS`` (``input``: text on its stdin); parse and
     schema-validate stdout when ``--json``.
 
@@ -87,12 +92,22 @@ def run_cli(*args: str, env: Optional[Dict[str, str]] = None, timeout: float = 6
     MD302); where no namespace can be made it runs as usual."""
     t0 = time.monotonic()
     prefix = list(private_pids_prefix()) if private_pids else []
-    p = subprocess.run(prefix + [sys.executable, "-m", "meshdoctor", *args], capture_output=True,
-                       text=True, env=env, timeout=timeout, cwd=cwd, input=input,
-                       stdin=None if input is not None else subprocess.DEVNULL)
+    p = subprocess.run(
+        prefix + [sys.executable, "-m", "meshdoctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=cwd,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
     run = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
-    if "--json" in args and args[0] in VERDICT_COMMANDS + JSON_LISTINGS \
-            and p.returncode in (0, 1, 3):
+    if (
+        "--json" in args
+        and args[0] in VERDICT_COMMANDS + JSON_LISTINGS
+        and p.returncode in (0, 1, 3)
+    ):
         run.doc = json.loads(p.stdout)
         validate(run.doc)
         if isinstance(run.doc, dict):  # a verdict (`fix --list` is a listing)

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Dict, Optional, Union
 
 
-def install(where: Union[str, Path], version: str, *, jaccl: bool = True,
-            guard: Optional[bool] = False) -> Dict[str, str]:
+def install(
+    where: Union[str, Path], version: str, *, jaccl: bool = True, guard: Optional[bool] = False
+) -> Dict[str, str]:
     """Write a fake interpreter under ``where`` for MLX ``version``; return the env entries to
     add (``MESHDOCTOR_PYTHON``)."""
     where = Path(where)
@@ -29,10 +30,16 @@ def install(where: Union[str, Path], version: str, *, jaccl: bool = True,
         so = lib / "libmlx.dylib"
         so.write_bytes(b"\0mlx\0" + (b"JACCL_PROGRESS_TIMEOUT_MS\0" if guard else b"jaccl\0"))
         libs.append(str(so))
-    answer = {"python": "3.12.0", "executable": sys.executable, "installed": True,
-              "version": version, "path": str(where / "mlx"), "libs": libs,
-              "backends": {"ring": True, "jaccl": jaccl, "mpi": False, "nccl": False},
-              "max_recommended_working_set_size": None}
+    answer = {
+        "python": "3.12.0",
+        "executable": sys.executable,
+        "installed": True,
+        "version": version,
+        "path": str(where / "mlx"),
+        "libs": libs,
+        "backends": {"ring": True, "jaccl": jaccl, "mpi": False, "nccl": False},
+        "max_recommended_working_set_size": None,
+    }
     exe = where / f"python-mlx-{version}"
     exe.write_text("#!/bin/sh\ncat <<'JSON'\n" + json.dumps(answer) + "\nJSON\n")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -60,24 +60,37 @@ def hostfile_rows(n: int, pair_cables: int = 2) -> List[list]:
                 continue
             r = [x for x in range(n) if x != i].index(j) + 1
             dev = f"rdma_{iface(r)}"
-            row.append([dev, f"rdma_{iface(6)}"] if pair_cables == 2 and {i, j} == {0, 1}
-                       else dev)
+            row.append([dev, f"rdma_{iface(6)}"] if pair_cables == 2 and {i, j} == {0, 1} else dev)
         rows.append(row)
     return rows
 
 
 def _devinfo(dev: str, active: bool, ip: Optional[str], k: int) -> str:
-    lines = [f"hca_id:\t{dev}", "\ttransport:\t\t\tThunderbolt (100)",
-             f"\tnode_guid:\t\t\t3a1f:c2ff:fe0{k}:1a0{k}",
-             f"\tsys_image_guid:\t\t\t3a1f:c2ff:fe0{k}:1a0{k}", "\tvendor_id:\t\t\t0x0000",
-             "\tvendor_part_id:\t\t\t0", "\thw_ver:\t\t\t\t0x0", "\tphys_port_cnt:\t\t\t1",
-             "\tmax_qp:\t\t\t\t256", "\tmax_qp_wr:\t\t\t1024", "\tmax_cq:\t\t\t\t256",
-             "\tmax_cqe:\t\t\t4096", "\tmax_mr:\t\t\t\t4096", "\tmax_pd:\t\t\t\t64",
-             "\t\tport:\t1",
-             "\t\t\tstate:\t\t\t" + ("PORT_ACTIVE (4)" if active else "PORT_DOWN (1)"),
-             "\t\t\tmax_mtu:\t\t4096 (5)", "\t\t\tactive_mtu:\t\t1024 (3)", "\t\t\tsm_lid:\t\t\t0",
-             "\t\t\tport_lid:\t\t0", "\t\t\tport_lmc:\t\t0x00", "\t\t\tlink_layer:\t\tThunderbolt",
-             "\t\t\tgid_tbl_len:\t\t16"]
+    lines = [
+        f"hca_id:\t{dev}",
+        "\ttransport:\t\t\tThunderbolt (100)",
+        f"\tnode_guid:\t\t\t3a1f:c2ff:fe0{k}:1a0{k}",
+        f"\tsys_image_guid:\t\t\t3a1f:c2ff:fe0{k}:1a0{k}",
+        "\tvendor_id:\t\t\t0x0000",
+        "\tvendor_part_id:\t\t\t0",
+        "\thw_ver:\t\t\t\t0x0",
+        "\tphys_port_cnt:\t\t\t1",
+        "\tmax_qp:\t\t\t\t256",
+        "\tmax_qp_wr:\t\t\t1024",
+        "\tmax_cq:\t\t\t\t256",
+        "\tmax_cqe:\t\t\t4096",
+        "\tmax_mr:\t\t\t\t4096",
+        "\tmax_pd:\t\t\t\t64",
+        "\t\tport:\t1",
+        "\t\t\tstate:\t\t\t" + ("PORT_ACTIVE (4)" if active else "PORT_DOWN (1)"),
+        "\t\t\tmax_mtu:\t\t4096 (5)",
+        "\t\t\tactive_mtu:\t\t1024 (3)",
+        "\t\t\tsm_lid:\t\t\t0",
+        "\t\t\tport_lid:\t\t0",
+        "\t\t\tport_lmc:\t\t0x00",
+        "\t\t\tlink_layer:\t\tThunderbolt",
+        "\t\t\tgid_tbl_len:\t\t16",
+    ]
     if active:
         lines.append(f"\t\t\tGID[  0]:\t\tfe80::32a1:c2ff:fe0{k}:1a0{k}")
         if ip:
@@ -85,7 +98,7 @@ def _devinfo(dev: str, active: bool, ip: Optional[str], k: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-FAKE_MLX = '''__version__ = {version!r}
+FAKE_MLX = """__version__ = {version!r}
 
 
 class _Distributed:
@@ -99,7 +112,7 @@ distributed = _Distributed()
 
 def device_info():
     return {{"max_recommended_working_set_size": 400 * 2 ** 30}}
-'''
+"""
 
 
 SHELL_STUB = """#!/bin/sh
@@ -136,15 +149,20 @@ class MacMesh:
         Path(self.python).write_text(
             "#!/bin/sh\n"
             f'. {shlex.quote(str(self.root))}/"$TESTBED_HOST"/env.sh\n'
-            f'exec "${{MD_PY:-{sys.executable}}}" "$@"\n')
+            f'exec "${{MD_PY:-{sys.executable}}}" "$@"\n'
+        )
         Path(self.python).chmod(0o755)
 
-    def write(self, *, cables: Optional[Sequence[Tuple[End, End]]] = None,
-              down: Optional[Dict[str, Iterable[str]]] = None,
-              mlx: Optional[Dict[str, Tuple[str, bool]]] = None,
-              env: Optional[Dict[str, Dict[str, str]]] = None,
-              no_meshdoctor: Iterable[str] = (),
-              sets: Optional[Dict[str, Sequence[str]]] = None) -> None:
+    def write(
+        self,
+        *,
+        cables: Optional[Sequence[Tuple[End, End]]] = None,
+        down: Optional[Dict[str, Iterable[str]]] = None,
+        mlx: Optional[Dict[str, Tuple[str, bool]]] = None,
+        env: Optional[Dict[str, Dict[str, str]]] = None,
+        no_meshdoctor: Iterable[str] = (),
+        sets: Optional[Dict[str, Sequence[str]]] = None,
+    ) -> None:
         """Write every host's Mac. ``cables``: the physical plan (default :func:`default_cables`);
         ``down``: host -> devices to show PORT_DOWN; ``mlx``: host -> (version, has guard)
         (default 0.32.1 with the guard); ``env``: host -> exported variables;
@@ -159,57 +177,103 @@ class MacMesh:
             peer[a], peer[b] = b, a
             ip[a], ip[b] = f"192.168.{100 + c}.1", f"192.168.{100 + c}.2"
         for i, h in enumerate(self.bed.hosts):
-            self._host(i, h, peer, ip, down.get(h, set()), mlx.get(h, ("0.32.1", True)),
-                       env.get(h, {}), h in missing, list((sets or {}).get(h, ())))
+            self._host(
+                i,
+                h,
+                peer,
+                ip,
+                down.get(h, set()),
+                mlx.get(h, ("0.32.1", True)),
+                env.get(h, {}),
+                h in missing,
+                list((sets or {}).get(h, ())),
+            )
 
-    def _host(self, i: int, h: str, peer: Dict[End, End], ip: Dict[End, str], down: Set[str],
-              mlx: Tuple[str, bool], env: Dict[str, str], missing: bool,
-              sets: Sequence[str] = ()) -> None:
+    def _host(
+        self,
+        i: int,
+        h: str,
+        peer: Dict[End, End],
+        ip: Dict[End, str],
+        down: Set[str],
+        mlx: Tuple[str, bool],
+        env: Dict[str, str],
+        missing: bool,
+        sets: Sequence[str] = (),
+    ) -> None:
         d = self.root / h
         if d.exists():
             shutil.rmtree(d)
         d.mkdir(parents=True)
-        buses, hw, ifc, devs, info = [], ["", "Hardware Port: Ethernet", "Device: en0",
-                                          "Ethernet Address: 3c:a6:f6:12:34:50", "",
-                                          "Hardware Port: Thunderbolt Bridge", "Device: bridge0",
-                                          "Ethernet Address: 36:a1:c2:00:1a:00", ""], [], [], []
-        ifc.append("lo0: flags=8049<UP,LOOPBACK,RUNNING,MULTICAST> mtu 16384\n"
-                   "\tinet 127.0.0.1 netmask 0xff000000\n")
+        buses, hw, ifc, devs, info = (
+            [],
+            [
+                "",
+                "Hardware Port: Ethernet",
+                "Device: en0",
+                "Ethernet Address: 3c:a6:f6:12:34:50",
+                "",
+                "Hardware Port: Thunderbolt Bridge",
+                "Device: bridge0",
+                "Ethernet Address: 36:a1:c2:00:1a:00",
+                "",
+            ],
+            [],
+            [],
+            [],
+        )
+        ifc.append(
+            "lo0: flags=8049<UP,LOOPBACK,RUNNING,MULTICAST> mtu 16384\n"
+            "\tinet 127.0.0.1 netmask 0xff000000\n"
+        )
         for r in range(1, 7):
             e, dev = iface(r), f"rdma_{iface(r)}"
-            bus = {"_name": f"thunderboltusb4_bus_{r - 1}", "domain_uuid_key": port_uuid(i, r),
-                   "receptacle_1_tag": {"receptacle_id_key": str(r)}}
+            bus = {
+                "_name": f"thunderboltusb4_bus_{r - 1}",
+                "domain_uuid_key": port_uuid(i, r),
+                "receptacle_1_tag": {"receptacle_id_key": str(r)},
+            }
             other = peer.get((i, r))
             if other is not None:
-                bus["receptacle_1_tag"].update(current_speed_key="80 Gb/s",
-                                               receptacle_status_key="receptacle_connected")
+                bus["receptacle_1_tag"].update(
+                    current_speed_key="80 Gb/s", receptacle_status_key="receptacle_connected"
+                )
                 bus["_items"] = [{"_name": "Mac Studio", "domain_uuid_key": port_uuid(*other)}]
             else:
                 bus["receptacle_1_tag"].update(
                     current_speed_key="Up to 120 Gb/s",
-                    receptacle_status_key="receptacle_no_devices_connected")
+                    receptacle_status_key="receptacle_no_devices_connected",
+                )
             buses.append(bus)
-            hw += [f"Hardware Port: Thunderbolt {r}", f"Device: {e}",
-                   f"Ethernet Address: 36:a1:c2:00:1a:0{r + 1}", ""]
+            hw += [
+                f"Hardware Port: Thunderbolt {r}",
+                f"Device: {e}",
+                f"Ethernet Address: 36:a1:c2:00:1a:0{r + 1}",
+                "",
+            ]
             my_ip = ip.get((i, r))
-            block = (f"{e}: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
-                     f"\tether 36:a1:c2:00:1a:0{r + 1}\n")
+            block = (
+                f"{e}: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500\n"
+                f"\tether 36:a1:c2:00:1a:0{r + 1}\n"
+            )
             if my_ip:
                 block += f"\tinet {my_ip} netmask 0xfffffffc broadcast 192.168.255.255\n"
             block += f"\tstatus: {'active' if other is not None else 'inactive'}\n"
             ifc.append(block)
             devs.append(f"    {dev:<16}\t3a1fc2fffe0{r + 1}1a0{r + 1}")
             info.append(_devinfo(dev, other is not None and dev not in down, my_ip, r + 1))
-        ifc.append("bridge0: flags=8822<BROADCAST,SMART,SIMPLEX,MULTICAST> mtu 1500\n"
-                   "\tstatus: inactive\n")
+        ifc.append(
+            "bridge0: flags=8822<BROADCAST,SMART,SIMPLEX,MULTICAST> mtu 1500\n\tstatus: inactive\n"
+        )
         hw += ["VLAN Configurations", "==================="]
         extra = {
-            "system_profiler__SPThunderboltDataType_json.txt":
-                json.dumps({"SPThunderboltDataType": buses}, indent=1),
+            "system_profiler__SPThunderboltDataType_json.txt": json.dumps(
+                {"SPThunderboltDataType": buses}, indent=1
+            ),
             "networksetup__listallhardwareports.txt": "\n".join(hw) + "\n",
             "ifconfig.txt": "".join(ifc),
             "ibv_devices.txt": "    device          \t   node GUID\n    ------          \t"
-                               "----------------\n" + "\n".join(devs) + "\n",
+            "----------------\n" + "\n".join(devs) + "\n",
             "ibv_devinfo__v.txt": "\n".join(info),
         }
         stubs.install(d / "bin", ["healthy", *sets], extra=extra)
@@ -221,10 +285,13 @@ class MacMesh:
         (lib / "__init__.py").write_text("")
         (lib / "core" / "__init__.py").write_text(FAKE_MLX.format(version=mlx[0]))
         (lib / "lib" / "libmlx.dylib").write_bytes(
-            b"\x00libmlx\x00" + (b"JACCL_PROGRESS_TIMEOUT_MS\x00" if mlx[1] else b""))
-        lines = [f"export PATH={shlex.quote(str(d / 'bin'))}:\"$PATH\"",
-                 "export MESHDOCTOR_PLATFORM=darwin",
-                 f"export PYTHONPATH={shlex.quote(str(d / 'pylib'))}"]
+            b"\x00libmlx\x00" + (b"JACCL_PROGRESS_TIMEOUT_MS\x00" if mlx[1] else b"")
+        )
+        lines = [
+            f'export PATH={shlex.quote(str(d / "bin"))}:"$PATH"',
+            "export MESHDOCTOR_PLATFORM=darwin",
+            f"export PYTHONPATH={shlex.quote(str(d / 'pylib'))}",
+        ]
         lines += [f"export {k}={shlex.quote(v)}" for k, v in env.items()]
         if missing:
             lines.append(f"MD_PY={NO_MESHDOCTOR_PY}")
@@ -232,8 +299,17 @@ class MacMesh:
 
     def hostfile(self, path: Path, backend: str = "jaccl", envs: Sequence[str] = ()) -> Path:
         rows = hostfile_rows(self.n)
-        path.write_text(json.dumps({
-            "backend": backend, "envs": list(envs),
-            "hosts": [{"ssh": h, "ips": [self.bed.ips[h]], "rdma": rows[i]}
-                      for i, h in enumerate(self.bed.hosts)]}, indent=1))
+        path.write_text(
+            json.dumps(
+                {
+                    "backend": backend,
+                    "envs": list(envs),
+                    "hosts": [
+                        {"ssh": h, "ips": [self.bed.ips[h]], "rdma": rows[i]}
+                        for i, h in enumerate(self.bed.hosts)
+                    ],
+                },
+                indent=1,
+            )
+        )
         return path

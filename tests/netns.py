@@ -28,8 +28,10 @@ def unavailable() -> Optional[str]:
         return "network-namespace test bed needs root"
     for tool in ("ip", "sshd", "ssh", "ssh-keygen"):
         if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
-            return f"network-namespace test bed needs {tool} (apt-get install iproute2 " \
-                   "openssh-server openssh-client)"
+            return (
+                f"network-namespace test bed needs {tool} (apt-get install iproute2 "
+                "openssh-server openssh-client)"
+            )
     p = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
     if p.returncode != 0:
         return f"ip netns does not work here: {p.stderr.strip()}"
@@ -37,8 +39,7 @@ def unavailable() -> Optional[str]:
 
 
 def _sh(*argv: str, check: bool = True, timeout: float = 20) -> subprocess.CompletedProcess:
-    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
-                          check=check)
+    return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=check)
 
 
 class TestBed:
@@ -48,8 +49,12 @@ class TestBed:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, n: int = 3, env_path: Optional[Dict[str, str]] = None,
-                 host_env: Optional[Dict[str, Dict[str, str]]] = None) -> None:
+    def __init__(
+        self,
+        n: int = 3,
+        env_path: Optional[Dict[str, str]] = None,
+        host_env: Optional[Dict[str, Dict[str, str]]] = None,
+    ) -> None:
         self.n = n
         self.tag = uuid.uuid4().hex[:6]
         self.subnet = 10 + int(self.tag, 16) % 240
@@ -104,34 +109,66 @@ class TestBed:
                 f"PidFile {d / f'sshd_{h}.pid'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
                 "PermitRootLogin yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
                 "UsePAM no\nStrictModes no\nPermitUserEnvironment no\nAcceptEnv MESHDOCTOR_*\n"
-                "LogLevel ERROR\nMaxStartups 50\n" + env_lines)
+                "LogLevel ERROR\nMaxStartups 50\n" + env_lines
+            )
             sshd = shutil.which("sshd") or "/usr/sbin/sshd"
             # its own PID namespace too, so `ps` on a host sees only that host's processes
-            self._sshd.append(subprocess.Popen(
-                ["ip", "netns", "exec", ns, "unshare", "--pid", "--fork", "--mount-proc",
-                 sshd, "-D", "-e", "-f", str(conf)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+            self._sshd.append(
+                subprocess.Popen(
+                    [
+                        "ip",
+                        "netns",
+                        "exec",
+                        ns,
+                        "unshare",
+                        "--pid",
+                        "--fork",
+                        "--mount-proc",
+                        sshd,
+                        "-D",
+                        "-e",
+                        "-f",
+                        str(conf),
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
             cfg.append(f"Host {h}\n  HostName {ip}\n")
-        cfg.append(f"Host *\n  User root\n  IdentityFile {d / 'id'}\n  IdentitiesOnly yes\n"
-                   "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n"
-                   "  LogLevel ERROR\n  ConnectTimeout 5\n")
+        cfg.append(
+            f"Host *\n  User root\n  IdentityFile {d / 'id'}\n  IdentitiesOnly yes\n"
+            "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n"
+            "  LogLevel ERROR\n  ConnectTimeout 5\n"
+        )
         self.ssh_config.write_text("".join(cfg))
         deadline = time.monotonic() + 15
         for h in self.hosts:
             while True:
-                p = _sh("ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", h, "true",
-                        check=False)
+                p = _sh(
+                    "ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", h, "true", check=False
+                )
                 if p.returncode == 0:
                     break
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"sshd on {h} ({self.ips[h]}) did not come up: "
-                                       f"{p.stderr.strip()}")
+                    raise RuntimeError(
+                        f"sshd on {h} ({self.ips[h]}) did not come up: {p.stderr.strip()}"
+                    )
                 time.sleep(0.2)
 
     def ssh(self, host: str, command: str, timeout: float = 20) -> subprocess.CompletedProcess:
         """Run ``command`` on ``host`` over the test bed's ssh."""
-        return _sh("ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", host, command,
-                   check=False, timeout=timeout)
+        return _sh(
+            "ssh",
+            "-F",
+            str(self.ssh_config),
+            "-o",
+            "BatchMode=yes",
+            host,
+            command,
+            check=False,
+            timeout=timeout,
+        )
 
     def sshd_pid(self, host: str) -> int:
         """The pid (in this namespace) of ``host``'s listening sshd, to stop or resume it."""
@@ -146,8 +183,15 @@ class TestBed:
     def link(self, host: str, up: bool) -> None:
         """Bring ``host``'s link to the bridge up or down (a cable pulled mid-run)."""
         i = self.hosts.index(host)
-        _sh("ip", "-n", self.netns[host], "link", "set", f"mdv{self.tag}{i}b",
-            "up" if up else "down")
+        _sh(
+            "ip",
+            "-n",
+            self.netns[host],
+            "link",
+            "set",
+            f"mdv{self.tag}{i}b",
+            "up" if up else "down",
+        )
 
     def close(self) -> None:
         """Kill every process in the namespaces, delete them and the bridge, remove files."""

@@ -21,8 +21,18 @@ FIXTURES = HERE / "fixtures" / "mac"
 STUBCMD = HERE / "stubcmd.py"
 
 # Every command a fake Mac answers (formats of the real tools: rdma-core, Apple's system_profiler, networksetup, ifconfig).
-MAC_COMMANDS = ("sw_vers", "uname", "vm_stat", "sysctl", "ibv_devinfo", "ibv_devices",
-                "system_profiler", "networksetup", "rdma_ctl", "ifconfig")
+MAC_COMMANDS = (
+    "sw_vers",
+    "uname",
+    "vm_stat",
+    "sysctl",
+    "ibv_devinfo",
+    "ibv_devices",
+    "system_profiler",
+    "networksetup",
+    "rdma_ctl",
+    "ifconfig",
+)
 
 
 def merge_sets(dest: Path, sets: Iterable[Union[str, Path]]) -> Path:
@@ -38,8 +48,12 @@ def merge_sets(dest: Path, sets: Iterable[Union[str, Path]]) -> Path:
     return dest
 
 
-def install(bindir: Union[str, Path], sets: Iterable[Union[str, Path]],
-            extra: Optional[Dict[str, str]] = None, platform: str = "darwin") -> Dict[str, str]:
+def install(
+    bindir: Union[str, Path],
+    sets: Iterable[Union[str, Path]],
+    extra: Optional[Dict[str, str]] = None,
+    platform: str = "darwin",
+) -> Dict[str, str]:
     """Create stub wrappers in ``bindir`` serving ``sets``; return an environment to run with.
 
     ``extra`` maps file names to contents written into the merged fixture dir (for one-off
@@ -52,11 +66,13 @@ def install(bindir: Union[str, Path], sets: Iterable[Union[str, Path]],
     bindir.mkdir(parents=True, exist_ok=True)
     for cmd in MAC_COMMANDS:
         w = bindir / cmd
-        w.write_text(f"#!/bin/sh\nexec {sys.executable} {STUBCMD} {fixdir} {cmd} \"$@\"\n")
+        w.write_text(f'#!/bin/sh\nexec {sys.executable} {STUBCMD} {fixdir} {cmd} "$@"\n')
         w.chmod(w.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     sudo = bindir / "sudo"  # passwordless unless the fixture set has a sudo.deny file
-    sudo.write_text(f"#!/bin/sh\nif [ -f {fixdir}/sudo.deny ]; then echo 'sudo: a password is "
-                    "required' >&2; exit 1; fi\n[ \"$1\" = -n ] && shift\nexec \"$@\"\n")
+    sudo.write_text(
+        f"#!/bin/sh\nif [ -f {fixdir}/sudo.deny ]; then echo 'sudo: a password is "
+        'required\' >&2; exit 1; fi\n[ "$1" = -n ] && shift\nexec "$@"\n'
+    )
     sudo.chmod(sudo.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     env = dict(os.environ)
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"

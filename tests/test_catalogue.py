@@ -45,8 +45,11 @@ def test_codes_are_unique():
 
 
 def test_each_code_is_in_its_kinds_range():
-    wrong = [(e.code, e.kind) for e in ENTRIES
-             if e.kind not in catalogue.KINDS or catalogue.kind_of(e.code) != e.kind]
+    wrong = [
+        (e.code, e.kind)
+        for e in ENTRIES
+        if e.kind not in catalogue.KINDS or catalogue.kind_of(e.code) != e.kind
+    ]
     assert not wrong, f"codes outside their kind's range {catalogue.RANGES}: {wrong}"
     assert {e.kind for e in ENTRIES} == set(catalogue.KINDS)
 
@@ -126,8 +129,9 @@ def test_names_lead_to_one_code_except_the_probes_op_names():
         for n in e.names:
             owners.setdefault(n.lower(), []).append(e.code)
     shared = {n: c for n, c in owners.items() if len(c) > 1}
-    assert all(n.startswith("probe.") and c == ["MD504", "MD505"] for n, c in shared.items()), \
+    assert all(n.startswith("probe.") and c == ["MD504", "MD505"] for n, c in shared.items()), (
         shared
+    )
 
 
 def test_list_checks_all_lists_the_whole_catalogue():
@@ -138,16 +142,24 @@ def test_list_checks_all_lists_the_whole_catalogue():
 
 
 def test_discovery_does_not_depend_on_what_was_imported_before():
-    out = subprocess.run([sys.executable, "-c", "from meshdoctor import catalogue; "
-                          "print(len(catalogue.entries()))"], capture_output=True, text=True,
-                         timeout=60, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", "from meshdoctor import catalogue; print(len(catalogue.entries()))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == len(ENTRIES)
 
 
 def test_no_module_is_imported_for_its_side_effects():
-    found = [(str(p.relative_to(ROOT)), t.start[0]) for p in _source_files() for t in _tokens(p)
-             if t.type == tokenize.COMMENT and "noqa: F401" in t.string]
+    found = [
+        (str(p.relative_to(ROOT)), t.start[0])
+        for p in _source_files()
+        for t in _tokens(p)
+        if t.type == tokenize.COMMENT and "noqa: F401" in t.string
+    ]
     assert not found, found
 
 
@@ -155,9 +167,15 @@ def test_results_carry_their_title(clean_env):
     r = run_cli("check", "--json", "--only", "MD101,MD103", env=clean_env)
     validate(r.doc)
     assert {x["code"]: x["title"] for x in r.doc["results"]} == {
-        "MD101": BY_CODE["MD101"].title, "MD103": BY_CODE["MD103"].title}
-    got = [Result("MD690", "triage", "ok", "read"), Result("MD503", "probe.hang", "fail", "x"),
-           Result("MD100", "meshdoctor", "error", "boom"), Result("MD999", "x", "ok", "?")]
+        "MD101": BY_CODE["MD101"].title,
+        "MD103": BY_CODE["MD103"].title,
+    }
+    got = [
+        Result("MD690", "triage", "ok", "read"),
+        Result("MD503", "probe.hang", "fail", "x"),
+        Result("MD100", "meshdoctor", "error", "boom"),
+        Result("MD999", "x", "ok", "?"),
+    ]
     catalogue.stamp(got)
     assert [x.title for x in got] == ["triage inputs", "probe hang", "internal error", None]
     assert got[0].to_dict()["title"] == "triage inputs" and "title" not in got[3].to_dict()
@@ -168,8 +186,12 @@ def test_the_human_verdict_shows_each_results_title(clean_env):
     assert f"MD103 {BY_CODE['MD103'].title}:" in r.out, r.out
 
 
-def _site_check(tmp_path, code="MD198", doc="meaning='counts widgets', why='widgets matter', "
-                "action='add widgets', sources=('the widget manual',)"):
+def _site_check(
+    tmp_path,
+    code="MD198",
+    doc="meaning='counts widgets', why='widgets matter', "
+    "action='add widgets', sources=('the widget manual',)",
+):
     pkg = tmp_path / "site_checks"
     pkg.mkdir(exist_ok=True)
     (pkg / "__init__.py").write_text("")
@@ -178,7 +200,8 @@ def _site_check(tmp_path, code="MD198", doc="meaning='counts widgets', why='widg
         "def run(ctx):\n"
         "    return warn('2 widgets, want 3')\n"
         f"CHECK = Check(code='{code}', name='site.widgets', title='Widgets', run=run,\n"
-        f"              doc=Doc({doc}))\n")
+        f"              doc=Doc({doc}))\n"
+    )
     return {"MESHDOCTOR_EXTRA_CHECKS": "site_checks.widgets", "PYTHONPATH": str(tmp_path)}
 
 
@@ -193,12 +216,15 @@ def test_an_extra_check_joins_the_catalogue(clean_env, tmp_path):
     assert r.status("MD198") == "warn" and r.results("MD198")[0]["title"] == "Widgets"
 
 
-@pytest.mark.parametrize("code, doc, says", [
-    ("MD198", "meaning='m', why='', action='a', sources=('s',)", "Doc.why must be non-empty"),
-    ("MD198", "meaning='m', why='w', action='a', sources=()", "Doc.sources must name"),
-    ("MD901", "meaning='m', why='w', action='a', sources=('s',)", "not a check code"),
-    ("MD601", "meaning='m', why='w', action='a', sources=('s',)", "not a check code"),
-])
+@pytest.mark.parametrize(
+    "code, doc, says",
+    [
+        ("MD198", "meaning='m', why='', action='a', sources=('s',)", "Doc.why must be non-empty"),
+        ("MD198", "meaning='m', why='w', action='a', sources=()", "Doc.sources must name"),
+        ("MD901", "meaning='m', why='w', action='a', sources=('s',)", "not a check code"),
+        ("MD601", "meaning='m', why='w', action='a', sources=('s',)", "not a check code"),
+    ],
+)
 def test_an_extra_check_without_its_parts_is_a_usage_error(clean_env, tmp_path, code, doc, says):
     env = dict(clean_env, **_site_check(tmp_path, code, doc))
     for args in (("list-checks",), ("explain", "MD101")):

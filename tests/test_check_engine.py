@@ -72,13 +72,16 @@ def test_quiet_go_prints_nothing(clean_env):
 
 
 def test_json_path_does_not_import_rich(clean_env):
-    code = ("import sys, runpy; sys.argv=['meshdoctor','check','--json','--only','MD101'];\n"
-            "try:\n runpy.run_module('meshdoctor', run_name='__main__')\n"
-            "except SystemExit: pass\n"
-            "sys.stderr.write('RICH=%s' % any(m == 'rich' or m.startswith('rich.') "
-            "for m in sys.modules))")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=clean_env, timeout=30)
+    code = (
+        "import sys, runpy; sys.argv=['meshdoctor','check','--json','--only','MD101'];\n"
+        "try:\n runpy.run_module('meshdoctor', run_name='__main__')\n"
+        "except SystemExit: pass\n"
+        "sys.stderr.write('RICH=%s' % any(m == 'rich' or m.startswith('rich.') "
+        "for m in sys.modules))"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=clean_env, timeout=30
+    )
     assert "RICH=False" in p.stderr, p.stderr
 
 
@@ -91,8 +94,15 @@ def _extra_env(clean_env):
 
 def test_raising_and_overrunning_checks_give_error_and_exit_3_within_deadline(clean_env):
     t0 = time.monotonic()
-    r = run_cli("check", "--json", "--only", "MD198,MD199,MD101", "--timeout", "1.5",
-                env=_extra_env(clean_env))
+    r = run_cli(
+        "check",
+        "--json",
+        "--only",
+        "MD198,MD199,MD101",
+        "--timeout",
+        "1.5",
+        env=_extra_env(clean_env),
+    )
     elapsed = time.monotonic() - t0
     assert r.rc == 3, r.out
     assert r.doc["verdict"] == "unknown"
@@ -140,8 +150,7 @@ def test_strict_turns_warnings_into_no_go(clean_env):
 
 def test_runner_turns_a_wrong_return_type_into_error():
     doc = Doc(meaning="m", why="w", action="a", sources=("s",))
-    bad = Check(code="MD197", name="t.bad", title="t", run=lambda ctx: ["not a finding"],
-                doc=doc)
+    bad = Check(code="MD197", name="t.bad", title="t", run=lambda ctx: ["not a finding"], doc=doc)
     good = Check(code="MD196", name="t.good", title="t", run=lambda ctx: ok("fine"), doc=doc)
     res = run_checks([bad, good], NodeContext(), timeout=2)
     assert [r.status for r in res] == ["error", "ok"]
@@ -174,11 +183,24 @@ def test_json_output_is_strict_json_even_with_nan():
 
 def test_environment_fast_synch_missing_from_the_hostfile_through_the_cli(clean_env, tmp_path):
     hf = tmp_path / "hosts.json"
-    hf.write_text(json.dumps({"backend": "ring", "envs": ["MLX_RING_VERBOSE=1"],
-                              "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]},
-                                        {"ssh": "m2", "ips": ["198.51.100.2"]}]}))
+    hf.write_text(
+        json.dumps(
+            {
+                "backend": "ring",
+                "envs": ["MLX_RING_VERBOSE=1"],
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["127.0.0.1"]},
+                    {"ssh": "m2", "ips": ["198.51.100.2"]},
+                ],
+            }
+        )
+    )
     env = dict(clean_env, MLX_METAL_FAST_SYNCH="1")
-    r = run_cli("check", "--json", "--local-only", "--only", "MD103", "--hostfile", str(hf), env=env)
+    r = run_cli(
+        "check", "--json", "--local-only", "--only", "MD103", "--hostfile", str(hf), env=env
+    )
     assert r.rc == 0 and r.status("MD103") == "warn", r.out
-    assert "MLX_METAL_FAST_SYNCH='1' is set on this node but not in the hostfile's envs" in \
-        r.results("MD103")[0]["summary"]
+    assert (
+        "MLX_METAL_FAST_SYNCH='1' is set on this node but not in the hostfile's envs"
+        in r.results("MD103")[0]["summary"]
+    )

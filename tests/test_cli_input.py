@@ -14,27 +14,33 @@ from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from tests.conftest import run_cli, write
 
 
-@pytest.mark.parametrize("args,where", [
-    (["check", "--timeout", "nan"], "--timeout"),
-    (["check", "--timeout", "inf"], "--timeout"),
-    (["probe", "--timeout", "nan"], "--timeout"),
-    (["check", "--only", "MD101", "--skip", "MD101"], "no check to run"),
-    (["probe", "--port", "65535", "-n", "3"], "would pass 65535"),
-    (["probe", "--backend", "jaccl", "-n", "2"], "needs a hostfile"),
-    (["probe", "--size", "abc"], "--size"),
-    (["probe", "-n", "1"], "-n"),
-])
+@pytest.mark.parametrize(
+    "args,where",
+    [
+        (["check", "--timeout", "nan"], "--timeout"),
+        (["check", "--timeout", "inf"], "--timeout"),
+        (["probe", "--timeout", "nan"], "--timeout"),
+        (["check", "--only", "MD101", "--skip", "MD101"], "no check to run"),
+        (["probe", "--port", "65535", "-n", "3"], "would pass 65535"),
+        (["probe", "--backend", "jaccl", "-n", "2"], "needs a hostfile"),
+        (["probe", "--size", "abc"], "--size"),
+        (["probe", "-n", "1"], "-n"),
+    ],
+)
 def test_usage_errors_exit_2_and_say_what(args, where):
     r = run_cli(*args)
     assert r.rc == 2, (r.out, r.err)
     assert where in r.err and "Traceback" not in r.err
 
 
-@pytest.mark.parametrize("content,expected", [
-    ("42", "$: must be a list of hosts"),
-    ('{"hosts": "x"}', "hosts: must be a list"),
-    ("[]", "hosts: is empty"),
-])
+@pytest.mark.parametrize(
+    "content,expected",
+    [
+        ("42", "$: must be a list of hosts"),
+        ('{"hosts": "x"}', "hosts: must be a list"),
+        ("[]", "hosts: is empty"),
+    ],
+)
 def test_probe_reports_the_hostfile_problem_not_a_rank_count(tmp_path, content, expected):
     hf = write(tmp_path / "h.json", content)
     r = run_cli("probe", "--hostfile", str(hf))
@@ -43,11 +49,17 @@ def test_probe_reports_the_hostfile_problem_not_a_rank_count(tmp_path, content, 
 
 @pytest.mark.parametrize("name", ["-oProxyCommand=touch /tmp/md-pwned", "a b", "x\ny"])
 def test_unusable_ssh_names_are_refused_everywhere(tmp_path, name, clean_env):
-    hf = write(tmp_path / "h.json", json.dumps([{"ssh": name, "ips": ["198.51.100.7"]},
-                                                {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
+    hf = write(
+        tmp_path / "h.json",
+        json.dumps(
+            [{"ssh": name, "ips": ["198.51.100.7"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]
+        ),
+    )
     r = run_cli("probe", "--hostfile", str(hf), "--size", "4096")
     assert r.rc == 2 and "cannot be an ssh destination" in r.err, (r.out, r.err)
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     assert r.rc == 1
     assert any("hosts[0].ssh" in x["summary"] for x in r.results("MD401"))
 
@@ -62,9 +74,19 @@ def test_explain_accepts_a_signature_name_and_lists_every_code():
 
 def test_probe_ranks_use_meshdoctor_python(monkeypatch):
     monkeypatch.setenv("MESHDOCTOR_PYTHON", "/opt/ranks/bin/python3")
-    cfg = ProbeConfig(hostfile=local_hostfile(2), backend="ring", ops=["all_sum"], size=4096,
-                      iters=1, warmup=0, dtype="float32", timeout=None, soak=0, pairs=False,
-                      port=None)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(2),
+        backend="ring",
+        ops=["all_sum"],
+        size=4096,
+        iters=1,
+        warmup=0,
+        dtype="float32",
+        timeout=None,
+        soak=0,
+        pairs=False,
+        port=None,
+    )
     assert cfg.python == "/opt/ranks/bin/python3"
 
 
@@ -87,9 +109,12 @@ def test_size_must_be_whole_elements_at_least_one_per_rank():
 
 def test_hostfile_encodings(tmp_path, clean_env):
     bom = tmp_path / "bom.json"
-    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps([{"ssh": "localhost",
-                                                   "ips": ["127.0.0.1"]}]).encode())
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(bom), env=clean_env)
+    bom.write_bytes(
+        b"\xef\xbb\xbf" + json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}]).encode()
+    )
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(bom), env=clean_env
+    )
     assert r.rc == 0
     latin = tmp_path / "latin.json"
     latin.write_bytes(b'[{"ssh": "h\xf6st"}]')
@@ -99,15 +124,28 @@ def test_hostfile_encodings(tmp_path, clean_env):
 
 def test_overlong_ssh_name_is_a_hostfile_problem(tmp_path, clean_env):
     hf = write(tmp_path / "h.json", json.dumps([{"ssh": "a" * 300, "ips": ["127.0.0.1"]}]))
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     assert r.rc == 1 and "longer than any host name" in r.results("MD401")[0]["summary"]
 
 
 def test_two_local_ranks_of_a_jaccl_hostfile_warn(tmp_path, clean_env):
-    hf = write(tmp_path / "h.json", json.dumps({"backend": "jaccl", "hosts": [
-        {"ssh": "m1", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en2"]},
-        {"ssh": "m2", "ips": ["127.0.0.2"], "rdma": ["rdma_en2", None]}]}))
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
+    hf = write(
+        tmp_path / "h.json",
+        json.dumps(
+            {
+                "backend": "jaccl",
+                "hosts": [
+                    {"ssh": "m1", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en2"]},
+                    {"ssh": "m2", "ips": ["127.0.0.2"], "rdma": ["rdma_en2", None]},
+                ],
+            }
+        ),
+    )
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     assert r.rc == 0 and r.status("MD401") == "warn"
     assert "one rank per Mac" in r.results("MD401")[0]["summary"]
 
@@ -131,16 +169,23 @@ def test_an_exported_mlx_rank_does_not_make_the_doctor_its_own_stale_rank(clean_
     stub = tmp_path / "ibv_devinfo"
     stub.write_text("#!/bin/sh\nsleep 0.317\necho 'No IB devices found'\n")
     stub.chmod(0o755)
-    env = dict(clean_env, MLX_RANK="0", PATH=f"{tmp_path}:{clean_env.get('PATH', '')}",
-               MESHDOCTOR_PLATFORM="linux", MESHDOCTOR_SYSTEM_PYTHON="")  # the stub, not pyverbs
+    env = dict(
+        clean_env,
+        MLX_RANK="0",
+        PATH=f"{tmp_path}:{clean_env.get('PATH', '')}",
+        MESHDOCTOR_PLATFORM="linux",
+        MESHDOCTOR_SYSTEM_PYTHON="",
+    )  # the stub, not pyverbs
     false_findings = []
     for _ in range(50):
         r = run_cli("check", "--json", "--only", "MD201,MD301", env=env)
-        false_findings += [x["summary"] for x in r.results("MD301")
-                           if str(tmp_path) in x["evidence"].get("cmdline", "")
-                           or x["evidence"].get("cmdline") == "sleep 0.317"
-                           or "-m meshdoctor check --json --only MD201,MD301" in
-                           x["evidence"].get("cmdline", "")]
+        false_findings += [
+            x["summary"]
+            for x in r.results("MD301")
+            if str(tmp_path) in x["evidence"].get("cmdline", "")
+            or x["evidence"].get("cmdline") == "sleep 0.317"
+            or "-m meshdoctor check --json --only MD201,MD301" in x["evidence"].get("cmdline", "")
+        ]
         assert "No IB devices found" in r.results("MD201")[0]["summary"]  # the tool did run
     assert not false_findings, false_findings
 
@@ -152,8 +197,9 @@ def test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage(clean_
     from meshdoctor.ranks import find_ranks
 
     env = dict(clean_env, MLX_RANK="5")
-    res = execute.run(["bash", "-c", "setsid sleep 60 >/dev/null 2>&1 < /dev/null & echo $!"],
-                      env=env, timeout=10)
+    res = execute.run(
+        ["bash", "-c", "setsid sleep 60 >/dev/null 2>&1 < /dev/null & echo $!"], env=env, timeout=10
+    )
     pid = int(res.stdout.strip())
     try:
         import psutil
@@ -167,8 +213,10 @@ def test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage(clean_
         assert proc.ppid() != os.getpid()
         assert pid not in {r.pid for r in find_ranks()}
         # marked by a meshdoctor that is gone (a pid above any pid_max): a rank like any other
-        p = subprocess.Popen(["sleep", "60"], env=dict(clean_env, MLX_RANK="6", **{
-            execute.PARENT_MARKER_ENV: "999999999"}))
+        p = subprocess.Popen(
+            ["sleep", "60"],
+            env=dict(clean_env, MLX_RANK="6", **{execute.PARENT_MARKER_ENV: "999999999"}),
+        )
         try:  # Popen returns once sleep has exec'd: its environment is readable now
             assert p.pid in {r.pid for r in find_ranks()}
         finally:
@@ -181,11 +229,27 @@ def test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage(clean_
 def test_closed_stdout_keeps_the_verdict_exit_code(clean_env):
     import subprocess
 
-    p = subprocess.run(f"{sys.executable} -m meshdoctor check --json --only MD101 | head -c 1",
-                       shell=True, capture_output=True, text=True, env=clean_env, timeout=60,
-                       executable="/bin/bash")
+    p = subprocess.run(
+        f"{sys.executable} -m meshdoctor check --json --only MD101 | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=60,
+        executable="/bin/bash",
+    )
     assert p.stdout == "{"
-    p = subprocess.run(["bash", "-o", "pipefail", "-c",
-                        f"{sys.executable} -m meshdoctor check --only MD101 | true"],
-                       capture_output=True, text=True, env=clean_env, timeout=60)
+    p = subprocess.run(
+        [
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            f"{sys.executable} -m meshdoctor check --only MD101 | true",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=60,
+    )
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr

@@ -18,14 +18,20 @@ import generate  # noqa: E402
 def test_committed_completion_scripts_are_current(shell):
     committed = (ROOT / "completions" / f"meshdoctor.{shell}").read_text()
     assert committed == generate.source(shell), (
-        f"completions/meshdoctor.{shell} is out of date: run python completions/generate.py")
+        f"completions/meshdoctor.{shell} is out of date: run python completions/generate.py"
+    )
 
 
 def _complete(words: str) -> str:
-    env = dict(os.environ, _MESHDOCTOR_COMPLETE="bash_complete", COMP_WORDS=words,
-               COMP_CWORD=str(len(words.split(" ")) - 1))
-    return subprocess.run([sys.executable, "-m", "meshdoctor"], env=env, capture_output=True,
-                          text=True, timeout=60).stdout
+    env = dict(
+        os.environ,
+        _MESHDOCTOR_COMPLETE="bash_complete",
+        COMP_WORDS=words,
+        COMP_CWORD=str(len(words.split(" ")) - 1),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "meshdoctor"], env=env, capture_output=True, text=True, timeout=60
+    ).stdout
 
 
 def test_completion_offers_commands_options_and_check_codes():

@@ -42,20 +42,37 @@ def _gone(pid: int) -> bool:
         return True
 
 
-@pytest.mark.parametrize("sig,as_json", [(signal.SIGTERM, False), (signal.SIGINT, False),
-                                         (signal.SIGTERM, True), (signal.SIGHUP, True)])
+@pytest.mark.parametrize(
+    "sig,as_json",
+    [
+        (signal.SIGTERM, False),
+        (signal.SIGINT, False),
+        (signal.SIGTERM, True),
+        (signal.SIGHUP, True),
+    ],
+)
 def test_an_interrupted_check_kills_what_it_started_and_prints_its_verdict(
-        tmp_path, clean_env, sig, as_json):
+    tmp_path, clean_env, sig, as_json
+):
     ready = tmp_path / "sleep.pid"
     for tool in ("ibv_devinfo", "ibv_devices"):
         stub = tmp_path / tool
         stub.write_text(HUNG_TOOL.format(ready=ready))
         stub.chmod(0o755)
-    env = dict(clean_env, PATH=f"{tmp_path}:{clean_env.get('PATH', '')}",
-               MESHDOCTOR_PLATFORM="linux", MESHDOCTOR_SYSTEM_PYTHON="")  # the stub, not pyverbs
-    p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "check", "--only", "MD101,MD201",
-                          "--timeout", "120"] + (["--json"] if as_json else []),
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(
+        clean_env,
+        PATH=f"{tmp_path}:{clean_env.get('PATH', '')}",
+        MESHDOCTOR_PLATFORM="linux",
+        MESHDOCTOR_SYSTEM_PYTHON="",
+    )  # the stub, not pyverbs
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "check", "--only", "MD101,MD201", "--timeout", "120"]
+        + (["--json"] if as_json else []),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for_file(ready, p)
         sleeper = int(ready.read_text())
@@ -87,13 +104,16 @@ def test_an_interrupted_check_kills_what_it_started_and_prints_its_verdict(
 
 def test_sigterm_to_any_other_command_exits_3(clean_env):
     # list-checks receives SIGTERM while it runs (it sends it to itself: no race with a timer)
-    code = ("import os, signal\n"
-            "import meshdoctor.cli as c\n"
-            "c.list_checks.callback = lambda **kw: os.kill(os.getpid(), signal.SIGTERM)\n"
-            "import sys; sys.argv = ['meshdoctor', 'list-checks']\n"
-            "c.main()\n")
-    p = subprocess.run([sys.executable, "-c", code], env=clean_env, capture_output=True,
-                       text=True, timeout=60)
+    code = (
+        "import os, signal\n"
+        "import meshdoctor.cli as c\n"
+        "c.list_checks.callback = lambda **kw: os.kill(os.getpid(), signal.SIGTERM)\n"
+        "import sys; sys.argv = ['meshdoctor', 'list-checks']\n"
+        "c.main()\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], env=clean_env, capture_output=True, text=True, timeout=60
+    )
     assert p.returncode == 3, p.stderr
     assert "meshdoctor: interrupted" in p.stderr and "Traceback" not in p.stderr
 
@@ -105,15 +125,18 @@ def _closed_reader_pipe():
     return w
 
 
-@pytest.mark.parametrize("args,code", [
-    (["list-checks", "--all"], 0),
-    (["list-checks", "--json"], 0),
-    (["explain", "MD301"], 0),
-    (["schema"], 0),
-    (["check", "--only", "MD101"], 0),
-    (["check", "--json", "--only", "MD101"], 0),
-    (["check", "--json", "--only", "MD101,MD103"], 1),  # --strict below makes MD103's warn fail
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["list-checks", "--all"], 0),
+        (["list-checks", "--json"], 0),
+        (["explain", "MD301"], 0),
+        (["schema"], 0),
+        (["check", "--only", "MD101"], 0),
+        (["check", "--json", "--only", "MD101"], 0),
+        (["check", "--json", "--only", "MD101,MD103"], 1),  # --strict below makes MD103's warn fail
+    ],
+)
 def test_a_reader_that_went_away_is_not_a_verdict(clean_env, args, code):
     env = dict(clean_env)
     if code == 1:
@@ -121,8 +144,14 @@ def test_a_reader_that_went_away_is_not_a_verdict(clean_env, args, code):
         args = args + ["--strict"]
     w = _closed_reader_pipe()
     try:
-        p = subprocess.run([sys.executable, "-m", "meshdoctor", *args], stdout=w,
-                           stderr=subprocess.PIPE, text=True, env=env, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "meshdoctor", *args],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=60,
+        )
     finally:
         os.close(w)
     assert p.returncode == code, p.stderr
@@ -130,21 +159,42 @@ def test_a_reader_that_went_away_is_not_a_verdict(clean_env, args, code):
 
 
 def test_head_reads_one_line_of_the_listing_and_the_pipeline_succeeds(clean_env):
-    p = subprocess.run(["bash", "-o", "pipefail", "-c",
-                        f"{sys.executable} -m meshdoctor list-checks --all | head -1"],
-                       capture_output=True, text=True, env=clean_env, timeout=60)
+    p = subprocess.run(
+        [
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            f"{sys.executable} -m meshdoctor list-checks --all | head -1",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("MD100") and p.stdout.count("\n") == 1
     assert "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize("args,code", [(["check", "--json", "--only", "MD101"], 0),
-                                       (["check", "--only", "MD101"], 0),
-                                       (["list-checks", "--json"], 0)])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["check", "--json", "--only", "MD101"], 0),
+        (["check", "--only", "MD101"], 0),
+        (["list-checks", "--json"], 0),
+    ],
+)
 def test_a_closed_stdout_does_not_crash(clean_env, args, code):
-    p = subprocess.run([sys.executable, "-m", "meshdoctor", *args], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True, env=clean_env, timeout=60,
-                       preexec_fn=lambda: os.close(1))
+    p = subprocess.run(
+        [sys.executable, "-m", "meshdoctor", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),
+    )
     assert p.returncode == code, p.stderr
     assert p.stderr == "", p.stderr
 
@@ -176,8 +226,7 @@ def _json_commands(group=cli, prefix=()):
 JSON_RUNS = {
     ("check",): [["--only", "MD101,MD103"], ["--only", "MD101", "--strict"]],
     ("list-checks",): [[], ["--all"]],
-    ("probe",): [["-n", "2", "--size", "4KiB", "--iters", "1", "--warmup", "0",
-                  "--op", "all_sum"]],
+    ("probe",): [["-n", "2", "--size", "4KiB", "--iters", "1", "--warmup", "0", "--op", "all_sum"]],
     ("fix",): [["bridge0"], ["--list"]],  # plan only (no --yes, no terminal): changes nothing
     ("triage",): [["--exit-code", "0"], ["-"]],
 }
@@ -204,13 +253,16 @@ def test_every_json_output_of_every_command_validates_against_the_schema(clean_e
 def test_every_command_is_marked_and_a_probe_rank_is_not(clean_env):
     from meshdoctor import execute
 
-    res = execute.run([sys.executable, "-c", "import os; print(os.environ.get("
-                       f"'{execute.PARENT_MARKER_ENV}'))"], env=clean_env, timeout=30)
+    res = execute.run(
+        [sys.executable, "-c", f"import os; print(os.environ.get('{execute.PARENT_MARKER_ENV}'))"],
+        env=clean_env,
+        timeout=30,
+    )
     assert res.stdout.strip() == str(os.getpid())
-    p = execute.spawn([sys.executable, "-c", "import os; print(os.environ.get("
-                       f"'{execute.PARENT_MARKER_ENV}'))"],
-                      env=dict(clean_env, MESHDOCTOR_PROBE_ID="run-1",
-                               **{execute.PARENT_MARKER_ENV: "12345"}))
+    p = execute.spawn(
+        [sys.executable, "-c", f"import os; print(os.environ.get('{execute.PARENT_MARKER_ENV}'))"],
+        env=dict(clean_env, MESHDOCTOR_PROBE_ID="run-1", **{execute.PARENT_MARKER_ENV: "12345"}),
+    )
     out, _ = p.communicate(timeout=30)
     assert out.decode().strip() == "None"  # a probe rank is a rank: found by its own marker
 
@@ -219,8 +271,9 @@ def test_stop_all_kills_every_group_still_running(tmp_path):
     from meshdoctor import execute
 
     ready = tmp_path / "sleep.pid"
-    p = execute.spawn(["sh", "-c", f"sleep 300 & echo $! > {ready}.tmp && mv {ready}.tmp "
-                                   f"{ready}; wait"])
+    p = execute.spawn(
+        ["sh", "-c", f"sleep 300 & echo $! > {ready}.tmp && mv {ready}.tmp {ready}; wait"]
+    )
     try:
         _wait_for_file(ready, p)
         sleeper = int(ready.read_text())
@@ -240,10 +293,14 @@ def test_stop_all_kills_every_group_still_running(tmp_path):
 def test_an_interrupt_before_any_check_ran_still_gives_the_verdict(clean_env):
     from tests.test_check_engine import ROOT
 
-    env = dict(clean_env, PYTHONPATH=str(ROOT) + os.pathsep + clean_env.get("PYTHONPATH", ""),
-               MESHDOCTOR_EXTRA_CHECKS="tests.extra_checks.terminated")
+    env = dict(
+        clean_env,
+        PYTHONPATH=str(ROOT) + os.pathsep + clean_env.get("PYTHONPATH", ""),
+        MESHDOCTOR_EXTRA_CHECKS="tests.extra_checks.terminated",
+    )
     r = run_cli("check", "--json", "--only", "MD101", env=env)
     assert r.rc == 3, (r.out, r.err)
     assert [x["code"] for x in r.doc["results"]] == ["MD190"]
-    assert r.doc["results"][0]["summary"].startswith("interrupted by SIGTERM: before the "
-                                                     "checks ran")
+    assert r.doc["results"][0]["summary"].startswith(
+        "interrupted by SIGTERM: before the checks ran"
+    )

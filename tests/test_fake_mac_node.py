@@ -37,8 +37,12 @@ def test_leftover_wired_memory_with_no_rank_needs_reboot(fake_mac):
 
 
 def test_wired_limit_leaving_macos_no_room_warns(fake_mac):
-    env = fake_mac("healthy", extra={"sysctl__hw.memsize_iogpu.wired_limit_mb.txt":
-                                     "hw.memsize: 137438953472\niogpu.wired_limit_mb: 131072\n"})
+    env = fake_mac(
+        "healthy",
+        extra={
+            "sysctl__hw.memsize_iogpu.wired_limit_mb.txt": "hw.memsize: 137438953472\niogpu.wired_limit_mb: 131072\n"
+        },
+    )
     r = run_cli("check", "--json", "--only", "MD302", env=env)
     assert r.rc == 0 and r.status("MD302") == "warn"
     assert "iogpu.wired_limit_mb=131072" in r.results("MD302")[0]["summary"]
@@ -49,10 +53,21 @@ def test_old_macos_warns_without_jaccl_and_fails_with_it(fake_mac, tmp_path):
     r = run_cli("check", "--json", "--only", "MD101", env=env)
     assert r.rc == 0 and r.status("MD101") == "warn"
     assert "needs macOS 26.2" in r.results("MD101")[0]["summary"]
-    hf = write(tmp_path / "hosts.json", json.dumps({"backend": "jaccl", "hosts": [
-        {"ssh": "localhost", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en3"]},
-        {"ssh": "m2", "ips": ["10.0.0.2"], "rdma": ["rdma_en3", None]}]}))
-    r = run_cli("check", "--json", "--only", "MD101", "--local-only", "--hostfile", str(hf), env=env)
+    hf = write(
+        tmp_path / "hosts.json",
+        json.dumps(
+            {
+                "backend": "jaccl",
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en3"]},
+                    {"ssh": "m2", "ips": ["10.0.0.2"], "rdma": ["rdma_en3", None]},
+                ],
+            }
+        ),
+    )
+    r = run_cli(
+        "check", "--json", "--only", "MD101", "--local-only", "--hostfile", str(hf), env=env
+    )
     assert r.rc == 1 and r.status("MD101") == "fail"
 
 
@@ -70,9 +85,15 @@ def test_stub_test_bed_serves_by_arguments(fake_mac):
     import subprocess
 
     env = fake_mac("healthy")
-    out = subprocess.run(["sysctl", "hw.memsize", "iogpu.wired_limit_mb"], env=env,
-                         capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run(
+        ["sysctl", "hw.memsize", "iogpu.wired_limit_mb"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
     assert out.startswith("hw.memsize: 549755813888")
-    p = subprocess.run(["networksetup", "-nonsense"], env=env, capture_output=True, text=True,
-                       timeout=30)
+    p = subprocess.run(
+        ["networksetup", "-nonsense"], env=env, capture_output=True, text=True, timeout=30
+    )
     assert p.returncode == 127 and "no fixture" in p.stderr  # like a missing command

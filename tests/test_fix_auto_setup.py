@@ -64,15 +64,30 @@ class Fleet:
         self.bed.__enter__()
         b = self.bed
         self.hostfile = self.tmp / "hosts.json"
-        rows = [[None, "rdma_en2", "rdma_en3"], ["rdma_en2", None, "rdma_en3"],
-                ["rdma_en2", "rdma_en3", None]]
-        self.hostfile.write_text(json.dumps({"backend": "jaccl", "hosts": [
-            {"ssh": h, "ips": [b.ips[h]], "rdma": rows[i]} for i, h in enumerate(b.hosts)]}))
+        rows = [
+            [None, "rdma_en2", "rdma_en3"],
+            ["rdma_en2", None, "rdma_en3"],
+            ["rdma_en2", "rdma_en3", None],
+        ]
+        self.hostfile.write_text(
+            json.dumps(
+                {
+                    "backend": "jaccl",
+                    "hosts": [
+                        {"ssh": h, "ips": [b.ips[h]], "rdma": rows[i]}
+                        for i, h in enumerate(b.hosts)
+                    ],
+                }
+            )
+        )
         cbin = self.tmp / "coordinator-bin"
         cbin.mkdir()
         stub = cbin / "mlx.distributed_config"
-        stub.write_text(STUB.format(python=sys.executable, configured=CONFIGURED,
-                                    healthy=str(FIXTURES / "healthy")))
+        stub.write_text(
+            STUB.format(
+                python=sys.executable, configured=CONFIGURED, healthy=str(FIXTURES / "healthy")
+            )
+        )
         stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
         self.mode = self.tmp / "mode"
         self.log = self.tmp / "stub.log"
@@ -81,10 +96,15 @@ class Fleet:
         self.out = self.tmp / "new-hosts.json"
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
         self.env.update(
-            PATH=f"{cbin}{os.pathsep}{os.environ['PATH']}", MESHDOCTOR_STATE_DIR=str(self.state),
-            MESHDOCTOR_SSH_CONFIG=str(b.ssh_config), MESHDOCTOR_REMOTE_PYTHON=sys.executable,
-            STUB_MODE=str(self.mode), STUB_LOG=str(self.log), STUB_HOSTFILE=str(self.hostfile),
-            STUB_FIXDIRS=",".join(f"{h}={d}" for h, d in self.fixdirs.items()))
+            PATH=f"{cbin}{os.pathsep}{os.environ['PATH']}",
+            MESHDOCTOR_STATE_DIR=str(self.state),
+            MESHDOCTOR_SSH_CONFIG=str(b.ssh_config),
+            MESHDOCTOR_REMOTE_PYTHON=sys.executable,
+            STUB_MODE=str(self.mode),
+            STUB_LOG=str(self.log),
+            STUB_HOSTFILE=str(self.hostfile),
+            STUB_FIXDIRS=",".join(f"{h}={d}" for h, d in self.fixdirs.items()),
+        )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -92,7 +112,8 @@ class Fleet:
 
     def boot(self, host: str, epoch: float) -> None:
         (self.fixdirs[host] / "sysctl__n_kern.boottime.txt").write_text(
-            f"{{ sec = {int(epoch)}, usec = 0 }} Thu Jan  1 00:00:00 1970\n")
+            f"{{ sec = {int(epoch)}, usec = 0 }} Thu Jan  1 00:00:00 1970\n"
+        )
 
     def boot_all(self, epoch: float) -> None:
         for h in self.fixdirs:
@@ -105,16 +126,29 @@ class Fleet:
 
     def fix(self, mode: str, *extra: str):
         self.mode.write_text(mode)
-        return run_cli("fix", "auto-setup", "--hostfile", str(self.hostfile), "--output-hostfile",
-                       str(self.out), "--json", *extra, env=self.env, timeout=240)
+        return run_cli(
+            "fix",
+            "auto-setup",
+            "--hostfile",
+            str(self.hostfile),
+            "--output-hostfile",
+            str(self.out),
+            "--json",
+            *extra,
+            env=self.env,
+            timeout=240,
+        )
 
     def runs(self) -> int:
         return len(self.log.read_text().splitlines())
 
     def receipts(self):
         d = self.state / "receipts"
-        got = [(json.loads(p.read_text()), p) for p in d.glob("auto-setup-*.json")] \
-            if d.is_dir() else []
+        got = (
+            [(json.loads(p.read_text()), p) for p in d.glob("auto-setup-*.json")]
+            if d.is_dir()
+            else []
+        )
         return sorted(got, key=lambda x: x[0]["started_epoch"])
 
 

@@ -6,16 +6,22 @@ from __future__ import annotations
 from tests.conftest import run_cli
 from tests.stubs import FIXTURES
 
-DOWN = {"ifconfig__bridge0_down.txt": "",
-        "ifconfig__bridge0_down.apply": "ifconfig.down ifconfig.txt",
-        "ifconfig.down": (FIXTURES / "healthy" / "ifconfig.txt").read_text()}
+DOWN = {
+    "ifconfig__bridge0_down.txt": "",
+    "ifconfig__bridge0_down.apply": "ifconfig.down ifconfig.txt",
+    "ifconfig.down": (FIXTURES / "healthy" / "ifconfig.txt").read_text(),
+}
 
 
-def test_bridge_taken_down_verified_by_md205_and_second_run_changes_nothing(fake_mac, clean_env,
-                                                                            tmp_path):
+def test_bridge_taken_down_verified_by_md205_and_second_run_changes_nothing(
+    fake_mac, clean_env, tmp_path
+):
     env = fake_mac("healthy", "bridge0-active", extra=DOWN)
-    env = dict(env, **{k: v for k, v in clean_env.items() if k not in env},
-               MESHDOCTOR_STATE_DIR=str(tmp_path / "state"))
+    env = dict(
+        env,
+        **{k: v for k, v in clean_env.items() if k not in env},
+        MESHDOCTOR_STATE_DIR=str(tmp_path / "state"),
+    )
     before = run_cli("check", "--only", "MD205", "--json", env=env)
     bad = [r for r in before.results("MD205") if r["status"] == "fail"]
     assert bad and "Thunderbolt Bridge (bridge0) is active" in bad[0]["summary"]
@@ -47,6 +53,7 @@ def test_fix_without_names_plans_the_fix_for_the_failure_found(fake_mac, clean_e
     r = run_cli("fix", "--json", env=env, timeout=120)
     codes = {a["code"] for a in r.doc["actions"]}
     assert "MD704" in codes
-    assert any(a["argv"][:2] == ["sudo", "-n"] and a["outcome"] == "planned"
-               for a in r.doc["actions"])
+    assert any(
+        a["argv"][:2] == ["sudo", "-n"] and a["outcome"] == "planned" for a in r.doc["actions"]
+    )
     assert r.rc == 1

@@ -29,9 +29,12 @@ def bed(tmp_path):
         tb.hostfile = hf
         tb.token = f"t-{uuid.uuid4().hex[:10]}"
         tb.env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
-        tb.env.update(MESHDOCTOR_SSH_CONFIG=str(tb.ssh_config),
-                      MESHDOCTOR_REMOTE_PYTHON=sys.executable, MESHDOCTOR_FIX_SCOPE=tb.token,
-                      MESHDOCTOR_STATE_DIR=str(tmp_path / "state"))
+        tb.env.update(
+            MESHDOCTOR_SSH_CONFIG=str(tb.ssh_config),
+            MESHDOCTOR_REMOTE_PYTHON=sys.executable,
+            MESHDOCTOR_FIX_SCOPE=tb.token,
+            MESHDOCTOR_STATE_DIR=str(tmp_path / "state"),
+        )
         yield tb
 
 
@@ -41,9 +44,11 @@ def _start(bed, host: str, code: str, env: str, *, running: bool = False) -> int
     scope = f"MESHDOCTOR_FIX_SCOPE={bed.token} {env}"
     if running:
         inner = f"{scope} {py} & echo $! > /tmp/{bed.token}-{host}; wait"
-        cmd = (f"setsid bash -c {shlex.quote(inner)} >/dev/null 2>&1 & "
-               f"while [ ! -s /tmp/{bed.token}-{host} ]; do sleep 0.05; done; "
-               f"cat /tmp/{bed.token}-{host}")
+        cmd = (
+            f"setsid bash -c {shlex.quote(inner)} >/dev/null 2>&1 & "
+            f"while [ ! -s /tmp/{bed.token}-{host} ]; do sleep 0.05; done; "
+            f"cat /tmp/{bed.token}-{host}"
+        )
     else:
         cmd = f"{scope} setsid {py} >/dev/null 2>&1 & echo $!"
     pid = int(bed.ssh(host, cmd).stdout.strip())
@@ -65,16 +70,26 @@ def test_stale_ranks_on_every_host_at_once(bed):
     lookalike = _start(bed, "h1", SLEEP + "  # MLX_RANK=1", "NOT_MLX_RANK=1")
     running = _start(bed, "h2", SLEEP, "MLX_RANK=2", running=True)
 
-    plan = run_cli("fix", "stale-ranks", "--hostfile", str(bed.hostfile), "--json",
-                   env=bed.env, timeout=180)
+    plan = run_cli(
+        "fix", "stale-ranks", "--hostfile", str(bed.hostfile), "--json", env=bed.env, timeout=180
+    )
     assert plan.rc == 1, plan.out[-2000:]
     assert all(_alive(bed, h, p) for h, p in stubborn.items())
-    planned = {(a["host"], a["detail"]["pid"]) for a in plan.doc["actions"]
-               if a["outcome"] == "planned"}
+    planned = {
+        (a["host"], a["detail"]["pid"]) for a in plan.doc["actions"] if a["outcome"] == "planned"
+    }
     assert planned == {(h, p) for h, p in stubborn.items()}
 
-    r = run_cli("fix", "stale-ranks", "--hostfile", str(bed.hostfile), "--yes", "--json",
-                env=bed.env, timeout=180)
+    r = run_cli(
+        "fix",
+        "stale-ranks",
+        "--hostfile",
+        str(bed.hostfile),
+        "--yes",
+        "--json",
+        env=bed.env,
+        timeout=180,
+    )
     assert r.rc == 0, r.out[-3000:]
     assert [h["host"] for h in r.doc["hosts"]] == ["h0", "h1", "h2"]
     assert not any(_alive(bed, h, p) for h, p in stubborn.items())
@@ -85,8 +100,16 @@ def test_stale_ranks_on_every_host_at_once(bed):
     res = {x["host"]: x for x in r.results("MD701")}
     assert set(res) == {"h0", "h1", "h2"} and all(x["status"] == "ok" for x in res.values())
 
-    again = run_cli("fix", "stale-ranks", "--hostfile", str(bed.hostfile), "--yes", "--json",
-                    env=bed.env, timeout=180)
+    again = run_cli(
+        "fix",
+        "stale-ranks",
+        "--hostfile",
+        str(bed.hostfile),
+        "--yes",
+        "--json",
+        env=bed.env,
+        timeout=180,
+    )
     assert again.rc == 0 and not any(a["changed"] for a in again.doc["actions"])
 
 
@@ -94,10 +117,12 @@ def test_unreachable_host_is_could_not_assess(bed):
     cfg = bed.ssh_config.read_text()
     bed.ssh_config.write_text(f"Host hx\n  HostName {bed.ips['h2']}\n  Port 2222\n" + cfg)
     hf = bed.dir / "hosts-hx.json"
-    hf.write_text(json.dumps([{"ssh": "h0", "ips": [bed.ips["h0"]]},
-                              {"ssh": "hx", "ips": [bed.ips["h2"]]}]))
-    r = run_cli("fix", "stale-ranks", "--hostfile", str(hf), "--yes", "--json", env=bed.env,
-                timeout=120)
+    hf.write_text(
+        json.dumps([{"ssh": "h0", "ips": [bed.ips["h0"]]}, {"ssh": "hx", "ips": [bed.ips["h2"]]}])
+    )
+    r = run_cli(
+        "fix", "stale-ranks", "--hostfile", str(hf), "--yes", "--json", env=bed.env, timeout=120
+    )
     assert r.rc == 3, r.out[-2000:]
     assert {h["host"]: h["reachable"] for h in r.doc["hosts"]} == {"h0": True, "hx": False}
     err = [x for x in r.results("MD701") if x["host"] == "hx"]
@@ -105,10 +130,19 @@ def test_unreachable_host_is_could_not_assess(bed):
 
 
 def test_reset_group_across_hosts_recovers(bed):
-    stale = {h: _start(bed, h, SPIN_IGNORING_TERM, f"MLX_RANK={i}")
-             for i, h in enumerate(bed.hosts)}
-    r = run_cli("fix", "reset-group", "--hostfile", str(bed.hostfile), "--yes", "--json",
-                env=bed.env, timeout=240)
+    stale = {
+        h: _start(bed, h, SPIN_IGNORING_TERM, f"MLX_RANK={i}") for i, h in enumerate(bed.hosts)
+    }
+    r = run_cli(
+        "fix",
+        "reset-group",
+        "--hostfile",
+        str(bed.hostfile),
+        "--yes",
+        "--json",
+        env=bed.env,
+        timeout=240,
+    )
     assert r.rc == 0, r.out[-3000:]
     assert not any(_alive(bed, h, p) for h, p in stale.items())
     probe = next(a for a in r.doc["actions"] if a["step"].startswith("one-element all_sum"))

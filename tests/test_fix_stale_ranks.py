@@ -21,8 +21,10 @@ import pytest
 
 from tests.conftest import run_cli
 
-SPIN_IGNORING_TERM = ("import signal, sys\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                      "print('ready', flush=True)\nwhile True:\n    pass\n")
+SPIN_IGNORING_TERM = (
+    "import signal, sys\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "print('ready', flush=True)\nwhile True:\n    pass\n"
+)
 SLEEP = "import time; time.sleep(300)"
 
 
@@ -62,18 +64,24 @@ class Procs:
 
     def __init__(self, env) -> None:
         self.token = f"t-{uuid.uuid4().hex[:10]}"
-        self.env = dict(env, MESHDOCTOR_FIX_SCOPE=self.token,
-                        MESHDOCTOR_STATE_DIR=tempfile.mkdtemp(prefix="md-state-"))
+        self.env = dict(
+            env,
+            MESHDOCTOR_FIX_SCOPE=self.token,
+            MESHDOCTOR_STATE_DIR=tempfile.mkdtemp(prefix="md-state-"),
+        )
         self.pids = []
         self.popens = []
 
     def orphan(self, code: str, **extra: str) -> int:
         """A python process whose launcher is gone (re-parented to init), like a leftover."""
         assign = " ".join(shlex.quote(f"{k}={v}") for k, v in extra.items())
-        cmd = (f"{assign} setsid {shlex.quote(sys.executable)} -c {shlex.quote(code)} "
-               ">/dev/null 2>&1 & echo $!")
-        out = subprocess.run(["bash", "-c", cmd], env=self.env, capture_output=True, text=True,
-                             timeout=30).stdout
+        cmd = (
+            f"{assign} setsid {shlex.quote(sys.executable)} -c {shlex.quote(code)} "
+            ">/dev/null 2>&1 & echo $!"
+        )
+        out = subprocess.run(
+            ["bash", "-c", cmd], env=self.env, capture_output=True, text=True, timeout=30
+        ).stdout
         pid = int(out.strip())
         self.pids.append(pid)
         wait_for(lambda: self._ready(pid, extra), f"pid {pid} to start")
@@ -85,8 +93,9 @@ class Procs:
 
     def child(self, code: str, **extra: str) -> int:
         """A rank whose launcher (this test) is still alive: a job in progress."""
-        p = subprocess.Popen([sys.executable, "-c", code], env=dict(self.env, **extra),
-                             start_new_session=True)
+        p = subprocess.Popen(
+            [sys.executable, "-c", code], env=dict(self.env, **extra), start_new_session=True
+        )
         self.popens.append(p)
         self.pids.append(p.pid)
         wait_for(lambda: self._ready(p.pid, extra), f"pid {p.pid} to start")
@@ -98,7 +107,8 @@ class Procs:
         except psutil.Error:
             return False
         return env.get("MESHDOCTOR_FIX_SCOPE") == self.token and all(
-            env.get(k) == v for k, v in extra.items())
+            env.get(k) == v for k, v in extra.items()
+        )
 
     def close(self) -> None:
         for pid in self.pids:
@@ -124,8 +134,9 @@ def _by_pid(doc):
 def test_plan_kill_and_second_run(procs):
     stubborn = procs.orphan(SPIN_IGNORING_TERM, MLX_RANK="1")
     polite = procs.orphan(SLEEP, MLX_RANK="0")
-    lookalike = procs.orphan(SPIN_IGNORING_TERM.replace("pass", "pass  # MLX_RANK=1"),
-                             NOT_MLX_RANK="1")
+    lookalike = procs.orphan(
+        SPIN_IGNORING_TERM.replace("pass", "pass  # MLX_RANK=1"), NOT_MLX_RANK="1"
+    )
     running = procs.child(SLEEP, MLX_RANK="2")
     pids = [stubborn, polite, lookalike, running]
 
@@ -205,8 +216,10 @@ def test_a_second_fix_run_is_refused_while_one_applies(procs, monkeypatch):
     busy = r.results("MD700")
     assert busy and "another `meshdoctor fix` is applying changes" in busy[0]["summary"]
     assert alive(pid)
-    assert oct(os.stat(os.path.join(procs.env["MESHDOCTOR_STATE_DIR"], "fix.lock")).st_mode
-               & 0o777) == "0o600"
+    assert (
+        oct(os.stat(os.path.join(procs.env["MESHDOCTOR_STATE_DIR"], "fix.lock")).st_mode & 0o777)
+        == "0o600"
+    )
 
 
 def _on_terminal(env, answer: str, timeout: float = 60.0):
@@ -216,8 +229,14 @@ def _on_terminal(env, answer: str, timeout: float = 60.0):
     import select
 
     master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "fix", "stale-ranks"], env=env,
-                         stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "fix", "stale-ranks"],
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
     os.close(slave)
     seen, asked = b"", False
     deadline = time.monotonic() + timeout

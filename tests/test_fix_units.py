@@ -38,18 +38,42 @@ def test_kern_boottime_is_parsed_and_garbage_is_named():
 
 
 def _doc(actions):
-    return {"schema_version": 2, "tool": {"name": "meshdoctor", "version": "0"},
-            "command": "fix", "verdict": "go", "exit_code": 0, "needs_reboot": [],
-            "started_at": "2026-11-30T00:00:00+00:00", "duration_s": 0.1, "hosts": [],
-            "results": [{"code": "MD701", "check": "fix.stale-ranks", "host": "m1",
-                         "status": "ok", "severity": "info", "summary": "ok", "evidence": {},
-                         "duration_s": 0, "remediation": {"text": "t", "fix": "MD701"}}],
-            "actions": actions}
+    return {
+        "schema_version": 2,
+        "tool": {"name": "meshdoctor", "version": "0"},
+        "command": "fix",
+        "verdict": "go",
+        "exit_code": 0,
+        "needs_reboot": [],
+        "started_at": "2026-11-30T00:00:00+00:00",
+        "duration_s": 0.1,
+        "hosts": [],
+        "results": [
+            {
+                "code": "MD701",
+                "check": "fix.stale-ranks",
+                "host": "m1",
+                "status": "ok",
+                "severity": "info",
+                "summary": "ok",
+                "evidence": {},
+                "duration_s": 0,
+                "remediation": {"text": "t", "fix": "MD701"},
+            }
+        ],
+        "actions": actions,
+    }
 
 
 def test_schema_admits_typed_actions_and_md7xx_and_refuses_a_bad_one():
-    a = Action("MD701", "m1", "stop pid 5", ["kill", "-TERM", "5"], changed=True,
-               outcome="done: exited after SIGTERM")
+    a = Action(
+        "MD701",
+        "m1",
+        "stop pid 5",
+        ["kill", "-TERM", "5"],
+        changed=True,
+        outcome="done: exited after SIGTERM",
+    )
     validate(_doc([a.to_dict(), {"action": "SIGTERM rank 0", "outcome": "sent"}]))
     bad = dict(a.to_dict(), code="MD301")
     with pytest.raises(jsonschema.ValidationError):
@@ -65,8 +89,15 @@ def test_a_rank_in_uninterruptible_sleep_puts_its_host_in_needs_reboot(monkeypat
     from meshdoctor.ranks import RankProcess
     from meshdoctor.fixes import stale_ranks
 
-    stuck = RankProcess(pid=4242, name="python", cmdline=["python"], status="disk-sleep",
-                        create_time=_time.time(), rank="1", ppid=1)
+    stuck = RankProcess(
+        pid=4242,
+        name="python",
+        cmdline=["python"],
+        status="disk-sleep",
+        create_time=_time.time(),
+        rank="1",
+        ppid=1,
+    )
     monkeypatch.setattr(stale_ranks, "_targets", lambda ctx: ([stuck], []))
     ctx = FixContext(hosts=None, apply=True, options={"host": "m2"})
     ver = stale_ranks.verify(ctx)

@@ -36,8 +36,18 @@ def bed():
 
 
 def fleet(bed, *extra, hostfile=None):
-    return run_cli("check", "--hostfile", str(hostfile or bed.hostfile), "--python",
-                   bed.mesh.python, "--timeout", TIMEOUT, *extra, env=bed.env, timeout=180)
+    return run_cli(
+        "check",
+        "--hostfile",
+        str(hostfile or bed.hostfile),
+        "--python",
+        bed.mesh.python,
+        "--timeout",
+        TIMEOUT,
+        *extra,
+        env=bed.env,
+        timeout=180,
+    )
 
 
 def summaries(r, code):
@@ -50,8 +60,10 @@ def test_healthy_four_mac_mesh_is_go_with_every_edge_active(bed):
     assert r.rc == 0, json.dumps([x for x in r.doc["results"] if x["status"] != "ok"])[:3000]
     assert r.doc["fleet"]["hosts"] == ["h0", "h1", "h2", "h3"]
     assert [h["host"] for h in r.doc["hosts"]] == ["h0", "h1", "h2", "h3"]
-    assert all(h["node"]["via"] == "ssh" and h["facts"]["platform"]["os"] == "darwin"
-               for h in r.doc["hosts"])
+    assert all(
+        h["node"]["via"] == "ssh" and h["facts"]["platform"]["os"] == "darwin"
+        for h in r.doc["hosts"]
+    )
     assert "6/6 edges active" in summaries(r, "MD404")
     assert r.doc["fleet"]["edges"]["active"] == 6
     for code in ("MD403", "MD405", "MD406", "MD407", "MD409"):
@@ -150,8 +162,20 @@ def test_ring_probe_across_three_hosts_runs_the_fleet_check_first(bed):
     hf = bed.dir / "ring.json"
     hf.write_text(json.dumps([{"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts[:3]]))
     env = dict(bed.env, MESHDOCTOR_REMOTE_PYTHON=sys.executable)
-    r = run_cli("probe", "--hostfile", str(hf), "--size", "1MiB", "--iters", "2", "--op",
-                "all_sum", "--json", env=env, timeout=240)
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        str(hf),
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--op",
+        "all_sum",
+        "--json",
+        env=env,
+        timeout=240,
+    )
     assert r.rc == 0, r.out[-3000:]
     assert r.doc["fleet"]["hosts"] == ["h0", "h1", "h2"]
     assert r.doc["probe"]["world_size"] == 3
@@ -160,13 +184,29 @@ def test_ring_probe_across_three_hosts_runs_the_fleet_check_first(bed):
     assert [areas["addressing"][h]["status"] for h in ("h0", "h1", "h2")] == ["ok"] * 3
     assert [areas["ports"][h]["status"] for h in ("h0", "h1", "h2")] == ["ok"] * 3
     # a no-go fleet check refuses the launch: h1 listens on h1's ring port 32324 first
-    holder = bed.ssh("h1", f"{sys.executable} -c 'import socket,time; s=socket.socket(); "
-                     "s.bind((\"0.0.0.0\", 32324)); s.listen(); time.sleep(120)' "
-                     ">/dev/null 2>&1 & echo $!", timeout=30)
+    holder = bed.ssh(
+        "h1",
+        f"{sys.executable} -c 'import socket,time; s=socket.socket(); "
+        's.bind(("0.0.0.0", 32324)); s.listen(); time.sleep(120)\' '
+        ">/dev/null 2>&1 & echo $!",
+        timeout=30,
+    )
     pid = int(holder.stdout.split()[-1])
     try:
-        r = run_cli("probe", "--hostfile", str(hf), "--size", "1MiB", "--iters", "2", "--op",
-                    "all_sum", "--json", env=env, timeout=240)
+        r = run_cli(
+            "probe",
+            "--hostfile",
+            str(hf),
+            "--size",
+            "1MiB",
+            "--iters",
+            "2",
+            "--op",
+            "all_sum",
+            "--json",
+            env=env,
+            timeout=240,
+        )
         assert r.rc == 1, r.out[-3000:]
         assert "probe" not in r.doc
         assert any(x["status"] == "fail" and x["host"] == "h1" for x in r.results("MD408"))

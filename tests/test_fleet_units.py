@@ -15,17 +15,33 @@ from tests.conftest import run_cli
 
 
 def _facts(i: int, **over) -> dict:
-    f = {"meshdoctor": "0.1.0", "env": {"MLX_METAL_FAST_SYNCH": "1"},
-         "platform": {"os": "darwin", "os_version": "26.3.1", "build": "25D2128",
-                      "python": "3.12.3"},
-         "mlx": {"installed": True, "version": "0.32.1", "jaccl_guard": True},
-         "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE",
-                                                          "active": True}}},
-         "thunderbolt": {"readable": True, "ports": [
-             {"receptacle": 1, "domain_uuid": f"U{i}", "interface": "en2",
-              "device": "rdma_en2", "connected": True, "peers": [f"U{1 - i}"]}],
-             "interfaces": {"en2": [{"ip": f"192.168.100.{i + 1}", "prefixlen": 30}]}},
-         "ports": {"needed": [32323] if i == 0 else [], "busy": {}}}
+    f = {
+        "meshdoctor": "0.1.0",
+        "env": {"MLX_METAL_FAST_SYNCH": "1"},
+        "platform": {
+            "os": "darwin",
+            "os_version": "26.3.1",
+            "build": "25D2128",
+            "python": "3.12.3",
+        },
+        "mlx": {"installed": True, "version": "0.32.1", "jaccl_guard": True},
+        "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE", "active": True}}},
+        "thunderbolt": {
+            "readable": True,
+            "ports": [
+                {
+                    "receptacle": 1,
+                    "domain_uuid": f"U{i}",
+                    "interface": "en2",
+                    "device": "rdma_en2",
+                    "connected": True,
+                    "peers": [f"U{1 - i}"],
+                }
+            ],
+            "interfaces": {"en2": [{"ip": f"192.168.100.{i + 1}", "prefixlen": 30}]},
+        },
+        "ports": {"needed": [32323] if i == 0 else [], "busy": {}},
+    }
     for path, value in over.items():
         node = f
         keys = path.split(".")
@@ -36,17 +52,31 @@ def _facts(i: int, **over) -> dict:
 
 
 def _view(f0: dict, f1: dict, backend: str = "jaccl", envs=(), reachable=(True, True)):
-    hf = parse(json.dumps({"backend": backend, "envs": list(envs), "hosts": [
-        {"ssh": "m0", "ips": ["10.0.0.1"], "rdma": [None, "rdma_en2"]},
-        {"ssh": "m1", "ips": ["10.0.0.2"], "rdma": ["rdma_en2", None]}]}))
-    return FleetView(hf, {"m0": HostView("m0", [0], reachable[0], f0 if reachable[0] else {}),
-                          "m1": HostView("m1", [1], reachable[1], f1 if reachable[1] else {})})
+    hf = parse(
+        json.dumps(
+            {
+                "backend": backend,
+                "envs": list(envs),
+                "hosts": [
+                    {"ssh": "m0", "ips": ["10.0.0.1"], "rdma": [None, "rdma_en2"]},
+                    {"ssh": "m1", "ips": ["10.0.0.2"], "rdma": ["rdma_en2", None]},
+                ],
+            }
+        )
+    )
+    return FleetView(
+        hf,
+        {
+            "m0": HostView("m0", [0], reachable[0], f0 if reachable[0] else {}),
+            "m1": HostView("m1", [1], reachable[1], f1 if reachable[1] else {}),
+        },
+    )
 
 
 def _run(view):
-    return {r.code: r for _, r in run_fleet_checks(all_fleet_checks(), view)
-            if r.status != "ok"} | {"all": [r for _, r in
-                                             run_fleet_checks(all_fleet_checks(), view)]}
+    return {
+        r.code: r for _, r in run_fleet_checks(all_fleet_checks(), view) if r.status != "ok"
+    } | {"all": [r for _, r in run_fleet_checks(all_fleet_checks(), view)]}
 
 
 def test_a_healthy_pair_is_all_ok_with_one_edge():
@@ -69,8 +99,11 @@ def test_hostfile_envs_make_the_environment_agree_but_a_differing_shell_warns():
     assert _run(_view(_facts(0), f1))["MD407"].status == "fail"
     got = _run(_view(_facts(0), _facts(1, env={}), envs=["MLX_METAL_FAST_SYNCH=1"]))
     assert "MD407" not in got
-    got = _run(_view(_facts(0), _facts(1, env={"MLX_METAL_FAST_SYNCH": "0"}),
-                     envs=["MLX_METAL_FAST_SYNCH=1"]))
+    got = _run(
+        _view(
+            _facts(0), _facts(1, env={"MLX_METAL_FAST_SYNCH": "0"}), envs=["MLX_METAL_FAST_SYNCH=1"]
+        )
+    )
     assert got["MD407"].status == "warn" and got["MD407"].host == "m1"
 
 
@@ -99,8 +132,14 @@ def test_a_cable_to_a_mac_outside_the_hostfile_and_a_busy_coordinator_port_fail(
 
 def test_stale_ranks_on_a_host_block_the_launch_named_by_host():
     view = _view(_facts(0), _facts(1))
-    view.hosts["m1"].results = [{"code": "MD301", "status": "fail", "summary": "2 stale ranks",
-                                 "remediation": {"text": "kill them"}}]
+    view.hosts["m1"].results = [
+        {
+            "code": "MD301",
+            "status": "fail",
+            "summary": "2 stale ranks",
+            "remediation": {"text": "kill them"},
+        }
+    ]
     got = _run(view)
     assert got["MD409"].status == "fail" and got["MD409"].host == "m1"
 
@@ -114,20 +153,25 @@ def test_a_fleet_check_that_raises_is_an_error_not_a_crash():
 
 def test_fan_out_reports_each_host_and_never_raises():
     t0 = time.monotonic()
-    got = run_meshdoctor(["here", "-oProxyCommand=x", "nosuch.invalid"],
-                         ["check", "--local-only", "--json", "--only", "MD103"], timeout=20,
-                         local=lambda h: h == "here")
+    got = run_meshdoctor(
+        ["here", "-oProxyCommand=x", "nosuch.invalid"],
+        ["check", "--local-only", "--json", "--only", "MD103"],
+        timeout=20,
+        local=lambda h: h == "here",
+    )
     assert time.monotonic() - t0 < 22
     assert got["here"].doc and got["here"].doc["command"] == "check"
     assert got["here"].via == "local"
-    assert got["-oProxyCommand=x"].doc is None and "ssh destination" in \
-        got["-oProxyCommand=x"].error
+    assert (
+        got["-oProxyCommand=x"].doc is None and "ssh destination" in got["-oProxyCommand=x"].error
+    )
     assert not got["nosuch.invalid"].reachable and got["nosuch.invalid"].error
 
 
 def test_check_hosts_with_an_unreachable_host_is_exit_3_with_ssh_message(clean_env):
-    r = run_cli("check", "--hosts", "nosuch.invalid", "--json", "--timeout", "3",
-                env=clean_env, timeout=60)
+    r = run_cli(
+        "check", "--hosts", "nosuch.invalid", "--json", "--timeout", "3", env=clean_env, timeout=60
+    )
     assert r.rc == 3
     err = r.results("MD402")[0]
     assert err["status"] == "error" and "nosuch.invalid" in err["summary"]
@@ -137,8 +181,7 @@ def test_check_hosts_with_an_unreachable_host_is_exit_3_with_ssh_message(clean_e
 
 def test_fleet_codes_are_listed_and_explained():
     r = run_cli("list-checks")
-    assert all(c in r.out for c in ("MD403", "MD404", "MD405", "MD406", "MD407", "MD408",
-                                    "MD409"))
+    assert all(c in r.out for c in ("MD403", "MD404", "MD405", "MD406", "MD407", "MD408", "MD409"))
     r = run_cli("explain", "MD404")
     assert r.rc == 0 and "edges active" in r.out
     r = run_cli("explain", "MD402")
@@ -148,13 +191,15 @@ def test_fleet_codes_are_listed_and_explained():
 def test_only_cross_node_checks_and_the_hostfile_rules_once(tmp_path, clean_env):
     hf = tmp_path / "hosts.json"
     hf.write_text(json.dumps([{"ssh": "127.0.0.1"}, {"ssh": "127.0.0.2"}]))  # ring without IPs
-    r = run_cli("check", "--hostfile", str(hf), "--json", "--only", "MD403,fleet.environment",
-                env=clean_env)
+    r = run_cli(
+        "check", "--hostfile", str(hf), "--json", "--only", "MD403,fleet.environment", env=clean_env
+    )
     assert r.rc == 0 and {x["code"] for x in r.doc["results"]} == {"MD403", "MD407"}
     r = run_cli("check", "--hostfile", str(hf), "--json", "--only", "MD401", env=clean_env)
     assert r.rc == 1
-    assert all(str(hf) in x["remediation"]["text"] for x in r.results("MD401")
-               if x["status"] == "fail")
+    assert all(
+        str(hf) in x["remediation"]["text"] for x in r.results("MD401") if x["status"] == "fail"
+    )
     r = run_cli("check", "--hostfile", str(hf), "--only", "MD999", env=clean_env)
     assert r.rc == 2 and "unknown check MD999" in r.err
 

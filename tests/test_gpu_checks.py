@@ -29,10 +29,16 @@ def gpu_env(tmp_path, clean_env):
 
     def make(scenario: str = "healthy", procs: str = "", **extra: str):
         env = {k: v for k, v in clean_env.items() if not k.startswith("NCCL_")}
-        env.update({"MESHDOCTOR_NVIDIA_DRIVER_FILE": str(drv), "FAKE_NVML": scenario,
-                    "FAKE_NVML_PROCS": procs,
-                    "PYTHONPATH": os.pathsep.join([str(FAKE_DIR)] + [
-                        p for p in [env.get("PYTHONPATH", "")] if p])})
+        env.update(
+            {
+                "MESHDOCTOR_NVIDIA_DRIVER_FILE": str(drv),
+                "FAKE_NVML": scenario,
+                "FAKE_NVML_PROCS": procs,
+                "PYTHONPATH": os.pathsep.join(
+                    [str(FAKE_DIR)] + [p for p in [env.get("PYTHONPATH", "")] if p]
+                ),
+            }
+        )
         env.update(extra)
         return env
 
@@ -75,11 +81,14 @@ def test_exclusive_compute_mode_warns(gpu_env):
     r = run_cli("check", "--only", "MD111", "--json", env=gpu_env("exclusive"))
     assert r.rc == 0
     w = results(r, "MD111")[0]
-    assert w["status"] == "warn" and "GPU 0 (NVIDIA H200) is in compute mode " \
-        "Exclusive_Process" in w["summary"]
+    assert (
+        w["status"] == "warn"
+        and "GPU 0 (NVIDIA H200) is in compute mode Exclusive_Process" in w["summary"]
+    )
     assert "-c DEFAULT" in w["remediation"]["text"]
-    assert run_cli("check", "--only", "MD111", "--strict", "--json",
-                   env=gpu_env("exclusive")).rc == 1
+    assert (
+        run_cli("check", "--only", "MD111", "--strict", "--json", env=gpu_env("exclusive")).rc == 1
+    )
 
 
 def test_mig_fails_and_persistence_off_warns(gpu_env):
@@ -92,8 +101,9 @@ def test_mig_fails_and_persistence_off_warns(gpu_env):
 
 def test_more_ranks_than_gpus_fails(gpu_env, tmp_path):
     hf = tmp_path / "hosts.json"
-    hf.write_text(json.dumps({"backend": "nccl", "hosts": [
-        {"ssh": "localhost", "ips": ["127.0.0.1"]}] * 3}))
+    hf.write_text(
+        json.dumps({"backend": "nccl", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * 3})
+    )
     r = run_cli("check", "--only", "MD111", "--hostfile", str(hf), "--json", env=gpu_env())
     assert r.rc == 1
     assert "puts 3 ranks on this host but it has 2 GPU(s)" in results(r, "MD111")[0]["summary"]
@@ -102,8 +112,7 @@ def test_more_ranks_than_gpus_fails(gpu_env, tmp_path):
 def test_foreign_process_holding_gpu_memory_is_named(gpu_env):
     p = subprocess.Popen(["sleep", "60"])
     try:
-        r = run_cli("check", "--only", "MD112", "--json",
-                    env=gpu_env(procs=f"0:{p.pid}:{2 << 30}"))
+        r = run_cli("check", "--only", "MD112", "--json", env=gpu_env(procs=f"0:{p.pid}:{2 << 30}"))
     finally:
         p.kill()
         p.wait()
@@ -133,30 +142,43 @@ def test_mlx_cpu_build_on_a_gpu_host(gpu_env, tmp_path):
     r = run_cli("check", "--only", "MD110", "--json", env=gpu_env())
     w = results(r, "MD110")[0]
     assert w["status"] == "warn" and "is not a CUDA build" in w["summary"], w
-    assert 'mlx[cuda13]' in w["remediation"]["text"]
+    assert "mlx[cuda13]" in w["remediation"]["text"]
     hf = tmp_path / "hosts.json"
-    hf.write_text(json.dumps({"backend": "nccl", "hosts": [
-        {"ssh": "localhost", "ips": ["127.0.0.1"]}] * 2}))
+    hf.write_text(
+        json.dumps({"backend": "nccl", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * 2})
+    )
     r = run_cli("check", "--only", "MD110", "--hostfile", str(hf), "--json", env=gpu_env())
     assert r.rc == 1 and results(r, "MD110")[0]["status"] == "fail"
 
 
 def test_nccl_variables_left_in_the_shell_warn_with_what_they_do(gpu_env):
-    r = run_cli("check", "--only", "MD114", "--json",
-                env=gpu_env(NCCL_P2P_DISABLE="1", NCCL_SOCKET_IFNAME="eth9",
-                            NCCL_IB_DISABLE="0", NCCL_NVLS_ENABLE="0"))
+    r = run_cli(
+        "check",
+        "--only",
+        "MD114",
+        "--json",
+        env=gpu_env(
+            NCCL_P2P_DISABLE="1",
+            NCCL_SOCKET_IFNAME="eth9",
+            NCCL_IB_DISABLE="0",
+            NCCL_NVLS_ENABLE="0",
+        ),
+    )
     assert r.rc == 0
     got = {x["evidence"]["variable"]: x for x in results(r, "MD114")}
     assert set(got) == {"NCCL_P2P_DISABLE", "NCCL_SOCKET_IFNAME"}  # IB_DISABLE=0 acts not
     assert "peer-to-peer" in got["NCCL_P2P_DISABLE"]["summary"]
     assert got["NCCL_SOCKET_IFNAME"]["remediation"]["text"].startswith("unset NCCL_SOCKET")
-    assert run_cli("check", "--only", "MD114", "--strict", "--json",
-                   env=gpu_env(NCCL_DEBUG="INFO")).rc == 1
+    assert (
+        run_cli("check", "--only", "MD114", "--strict", "--json", env=gpu_env(NCCL_DEBUG="INFO")).rc
+        == 1
+    )
 
 
 def test_nvml_that_hangs_is_an_error_not_a_hang(gpu_env):
-    r = run_cli("check", "--only", "MD111", "--timeout", "2", "--json", env=gpu_env("hang"),
-                timeout=30)
+    r = run_cli(
+        "check", "--only", "MD111", "--timeout", "2", "--json", env=gpu_env("hang"), timeout=30
+    )
     assert r.rc == 3 and r.elapsed < 10
     e = results(r, "MD111")[0]
     assert e["status"] == "error" and "NVML did not answer" in e["summary"]
@@ -167,18 +189,27 @@ def test_no_driver_never_imports_nvml(tmp_path, clean_env):
     poison.mkdir()
     marker = tmp_path / "imported"
     (poison / "pynvml.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
-    env = dict(clean_env, MESHDOCTOR_NVIDIA_DRIVER_FILE=str(tmp_path / "absent"),
-               PYTHONPATH=str(poison))
+    env = dict(
+        clean_env, MESHDOCTOR_NVIDIA_DRIVER_FILE=str(tmp_path / "absent"), PYTHONPATH=str(poison)
+    )
     r = run_cli("check", "--only", GPU_CODES, "--json", env=env)
     assert r.rc == 0, (r.out, r.err)
     assert {x["code"]: x["status"] for x in r.doc["results"]} == {
-        "MD110": "skip", "MD111": "skip", "MD112": "skip", "MD113": "skip", "MD114": "ok"}
-    code = ("import sys, meshdoctor.nvml as n; from meshdoctor.probe.setup import "
-            "default_backend; assert n.read_all()['driver'] is False; "
-            "assert n.memory_after([1]) is None; assert default_backend() == 'ring'; "
-            "print('pynvml' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=60)
+        "MD110": "skip",
+        "MD111": "skip",
+        "MD112": "skip",
+        "MD113": "skip",
+        "MD114": "ok",
+    }
+    code = (
+        "import sys, meshdoctor.nvml as n; from meshdoctor.probe.setup import "
+        "default_backend; assert n.read_all()['driver'] is False; "
+        "assert n.memory_after([1]) is None; assert default_backend() == 'ring'; "
+        "print('pynvml' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
     assert out.stdout.strip() == "False", out.stderr
     assert not marker.exists()
 

@@ -17,16 +17,24 @@ from tests.conftest import run_cli
 
 def _cuda_mlx() -> bool:
     try:
-        r = subprocess.run([sys.executable, "-c", "import mlx.core as mx, sys; "
-                            "sys.exit(0 if mx.cuda.is_available() else 1)"],
-                           capture_output=True, timeout=60)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import mlx.core as mx, sys; sys.exit(0 if mx.cuda.is_available() else 1)",
+            ],
+            capture_output=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return r.returncode == 0
 
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not _cuda_mlx(), reason="needs MLX's CUDA build and a GPU")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not _cuda_mlx(), reason="needs MLX's CUDA build and a GPU"),
+]
 
 
 def env(**kw):
@@ -41,8 +49,9 @@ def by_code(doc, code):
 
 
 def test_gpu_probe_every_op_exact_on_the_gpus():
-    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--size", "16MiB", "--json",
-                env=env(), timeout=180)
+    r = run_cli(
+        "probe", "--backend", "nccl", "-n", "2", "--size", "16MiB", "--json", env=env(), timeout=180
+    )
     assert r.rc == 0, (r.out, r.err)
     assert r.doc["probe"]["backend"] == "nccl"
     ops = {f["op"]: f for f in r.doc["probe"]["ops"]}
@@ -54,8 +63,9 @@ def test_gpu_probe_every_op_exact_on_the_gpus():
 
 
 def test_gpu_default_backend_follows_mlx_launch():
-    r = run_cli("probe", "-n", "2", "--op", "all_sum", "--size", "1MiB", "--json", env=env(),
-                timeout=180)
+    r = run_cli(
+        "probe", "-n", "2", "--op", "all_sum", "--size", "1MiB", "--json", env=env(), timeout=180
+    )
     assert r.rc == 0, (r.out, r.err)
     assert r.doc["probe"]["backend"] == "nccl"
 
@@ -63,9 +73,22 @@ def test_gpu_default_backend_follows_mlx_launch():
 # step 11 = all_sum #3 (timed) with one warmup; kill-in / stop-in land a few ms into it, inside
 # the 1 GiB NCCL all_sum (about 4 ms on 2 H200s)
 def test_gpu_sigkill_inside_all_sum_names_the_rank():
-    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--op", "all_sum", "--size", "1GiB",
-                "--iters", "200", "--json", env=env(MESHDOCTOR_PROBE_FAULT="kill-in:1:11"),
-                timeout=180)
+    r = run_cli(
+        "probe",
+        "--backend",
+        "nccl",
+        "-n",
+        "2",
+        "--op",
+        "all_sum",
+        "--size",
+        "1GiB",
+        "--iters",
+        "200",
+        "--json",
+        env=env(MESHDOCTOR_PROBE_FAULT="kill-in:1:11"),
+        timeout=180,
+    )
     assert r.rc == 1, (r.out, r.err)
     dead = by_code(r.doc, "MD502")[0]
     assert dead["summary"].startswith("rank 1 ") and "SIGKILL" in dead["summary"]
@@ -75,9 +98,24 @@ def test_gpu_sigkill_inside_all_sum_names_the_rank():
 
 
 def test_gpu_sigstop_inside_all_sum_is_a_hang_naming_the_rank():
-    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--op", "all_sum", "--size", "1GiB",
-                "--iters", "200", "--timeout", "4", "--json",
-                env=env(MESHDOCTOR_PROBE_FAULT="stop-in:1:11"), timeout=180)
+    r = run_cli(
+        "probe",
+        "--backend",
+        "nccl",
+        "-n",
+        "2",
+        "--op",
+        "all_sum",
+        "--size",
+        "1GiB",
+        "--iters",
+        "200",
+        "--timeout",
+        "4",
+        "--json",
+        env=env(MESHDOCTOR_PROBE_FAULT="stop-in:1:11"),
+        timeout=180,
+    )
     assert r.rc == 1, (r.out, r.err)
     hang = by_code(r.doc, "MD503")[0]
     assert "never arrived: rank 1 (process stopped" in hang["summary"], hang["summary"]
@@ -89,8 +127,9 @@ def test_gpu_sigstop_inside_all_sum_is_a_hang_naming_the_rank():
 
 
 def test_gpu_check_reads_the_gpus_through_nvml():
-    r = run_cli("check", "--only", "MD110,MD111,MD112,MD113,MD114", "--json", env=env(),
-                timeout=120)
+    r = run_cli(
+        "check", "--only", "MD110,MD111,MD112,MD113,MD114", "--json", env=env(), timeout=120
+    )
     assert r.rc in (0, 1), (r.out, r.err)
     assert {x["status"] for x in by_code(r.doc, "MD110")} == {"ok"}
     for code in ("MD111", "MD112", "MD113"):

@@ -57,8 +57,9 @@ def test_row_length_and_cell_types():
 
 
 def test_ring_needs_ips_and_valid_ips():
-    got = dict(probs([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b"},
-                      {"ssh": "c", "ips": ["300.1.1.1"]}]))
+    got = dict(
+        probs([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b"}, {"ssh": "c", "ips": ["300.1.1.1"]}])
+    )
     assert "needs at least one IP" in got["hosts[1].ips"]
     assert "not an IP address" in got["hosts[2].ips[0]"]
 
@@ -98,10 +99,20 @@ def test_local_ranks_by_name_and_ip():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                    lambda c: st.lists(c, max_size=4) | st.dictionaries(
-                        st.sampled_from(["ssh", "ips", "rdma", "hosts", "backend", "envs", "x"]),
-                        c, max_size=5), max_leaves=30))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda c: (
+            st.lists(c, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(["ssh", "ips", "rdma", "hosts", "backend", "envs", "x"]),
+                c,
+                max_size=5,
+            )
+        ),
+        max_leaves=30,
+    )
+)
 def test_problems_never_raise_on_any_json(data):
     hf = H.parse(json.dumps(data))
     assert isinstance(H.problems(hf), list)
@@ -122,7 +133,9 @@ def test_cli_inconsistent_hostfile_fails_md401_naming_the_entry(tmp_path, clean_
     d["hosts"][0]["ssh"] = "localhost"
     d["hosts"][2]["rdma"][2] = "rdma_en4"
     hf = write(tmp_path / "hosts.json", json.dumps(d))
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     assert r.rc == 1
     res = r.results("MD401")
     assert any(x["summary"].startswith("hosts[2].rdma[2]: must be null") for x in res)
@@ -130,17 +143,36 @@ def test_cli_inconsistent_hostfile_fails_md401_naming_the_entry(tmp_path, clean_
 
 
 def test_cli_consistent_ring_hostfile_names_this_rank(tmp_path, clean_env):
-    hf = write(tmp_path / "hosts.json", json.dumps(
-        [{"ssh": "elsewhere", "ips": ["198.51.100.10"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
+    hf = write(
+        tmp_path / "hosts.json",
+        json.dumps(
+            [
+                {"ssh": "elsewhere", "ips": ["198.51.100.10"]},
+                {"ssh": "localhost", "ips": ["127.0.0.1"]},
+            ]
+        ),
+    )
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     assert r.rc == 0
     assert "this machine is rank 1" in r.results("MD401")[0]["summary"]
-    assert r.doc["hosts"][0] == {"host": "localhost", "rank": 1, "reachable": True,
-                                 "platform": r.doc["hosts"][0]["platform"]}
+    assert r.doc["hosts"][0] == {
+        "host": "localhost",
+        "rank": 1,
+        "reachable": True,
+        "platform": r.doc["hosts"][0]["platform"],
+    }
 
 
 def test_cli_hostfile_without_this_machine_warns(tmp_path, clean_env):
-    hf = write(tmp_path / "hosts.json", json.dumps(
-        [{"ssh": "x1", "ips": ["198.51.100.10"]}, {"ssh": "x2", "ips": ["198.51.100.11"]}]))
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env)
+    hf = write(
+        tmp_path / "hosts.json",
+        json.dumps(
+            [{"ssh": "x1", "ips": ["198.51.100.10"]}, {"ssh": "x2", "ips": ["198.51.100.11"]}]
+        ),
+    )
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     assert r.rc == 0 and r.status("MD401") == "warn"

@@ -21,20 +21,22 @@ def test_clean_environment_has_no_findings():
 
 def test_jaccl_overrides_fail_and_stray_rank_warns():
     assert statuses({"JACCL_IBV_DEVICES": "/tmp/x.json", "MLX_RANK": "1"}) == [
-        ("fail", "JACCL_IBV_DEVICES"), ("warn", "MLX_RANK")]
+        ("fail", "JACCL_IBV_DEVICES"),
+        ("warn", "MLX_RANK"),
+    ]
 
 
 def test_progress_timeout_values():
-    assert statuses({"JACCL_PROGRESS_TIMEOUT_MS": "30s"}) == [
-        ("fail", "JACCL_PROGRESS_TIMEOUT_MS")]
+    assert statuses({"JACCL_PROGRESS_TIMEOUT_MS": "30s"}) == [("fail", "JACCL_PROGRESS_TIMEOUT_MS")]
     assert statuses({"MLX_JACCL_PROGRESS_TIMEOUT_MS": "0"}) == [
-        ("warn", "MLX_JACCL_PROGRESS_TIMEOUT_MS")]
-    assert statuses({"JACCL_PROGRESS_TIMEOUT_MS": "50"}) == [
-        ("warn", "JACCL_PROGRESS_TIMEOUT_MS")]
+        ("warn", "MLX_JACCL_PROGRESS_TIMEOUT_MS")
+    ]
+    assert statuses({"JACCL_PROGRESS_TIMEOUT_MS": "50"}) == [("warn", "JACCL_PROGRESS_TIMEOUT_MS")]
     assert statuses({"JACCL_PROGRESS_TIMEOUT_MS": "30000"}) == []
     # the hostfile's envs count as well
     assert statuses({}, {"JACCL_PROGRESS_TIMEOUT_MS": "x"}) == [
-        ("fail", "JACCL_PROGRESS_TIMEOUT_MS")]
+        ("fail", "JACCL_PROGRESS_TIMEOUT_MS")
+    ]
 
 
 def test_timeout_action_and_obsolete_variable():
@@ -55,11 +57,15 @@ def test_known_bad_versions():
 
 
 def test_macos_parsers_on_documented_formats():
-    vm = macos.parse_vm_stat("Mach Virtual Memory Statistics: (page size of 16384 bytes)\n"
-                             "Pages free:      10.\nPages wired down:    412345.\n")
+    vm = macos.parse_vm_stat(
+        "Mach Virtual Memory Statistics: (page size of 16384 bytes)\n"
+        "Pages free:      10.\nPages wired down:    412345.\n"
+    )
     assert macos.wired_bytes(vm) == 412345 * 16384
     assert macos.parse_sysctl("iogpu.wired_limit_mb: 0\nhw.memsize: 8\n") == {
-        "iogpu.wired_limit_mb": "0", "hw.memsize": "8"}
+        "iogpu.wired_limit_mb": "0",
+        "hw.memsize": "8",
+    }
     assert macos.parse_sw_vers("ProductVersion:\t\t26.3.1\n")["ProductVersion"] == "26.3.1"
     assert macos.version_tuple("26.3.1") == (26, 3, 1)
     assert macos.version_tuple("0.32.1.dev20260101+abc") == (0, 32, 1)
@@ -77,8 +83,10 @@ def test_macos_parsers_never_raise(text):
 
 @given(st.text(alphabet=st.characters(), max_size=400), st.integers(0, 400))
 def test_macos_parsers_on_truncated_fixture(noise, cut):
-    text = ("Mach Virtual Memory Statistics: (page size of 16384 bytes)\n"
-            "Pages wired down:    412345.\n" + noise)[:cut]
+    text = (
+        "Mach Virtual Memory Statistics: (page size of 16384 bytes)\n"
+        "Pages wired down:    412345.\n" + noise
+    )[:cut]
     v = macos.wired_bytes(macos.parse_vm_stat(text))
     assert v is None or v >= 0
 
@@ -96,9 +104,9 @@ def test_jaccl_ring_switch_counts_by_presence():
 
 
 def test_nccl_launch_variables_left_in_a_shell():
-    assert statuses({"NCCL_HOST_IP": "10.0.0.1", "NCCL_PORT": "12345",
-                     "MLX_NCCL_TIMEOUT": "600000"}) == [
-        ("warn", "MLX_NCCL_TIMEOUT"), ("warn", "NCCL_HOST_IP"), ("warn", "NCCL_PORT")]
+    assert statuses(
+        {"NCCL_HOST_IP": "10.0.0.1", "NCCL_PORT": "12345", "MLX_NCCL_TIMEOUT": "600000"}
+    ) == [("warn", "MLX_NCCL_TIMEOUT"), ("warn", "NCCL_HOST_IP"), ("warn", "NCCL_PORT")]
     found, _ = assess({"MLX_NCCL_TIMEOUT": "600000"}, {})
     assert "default 300000" in found[0].summary
     # in the hostfile's envs it is a deliberate, fleet-wide setting; only its value is checked

@@ -12,8 +12,14 @@ import sys
 import pytest
 
 from meshdoctor import render
-from meshdoctor.hostfile import (host_name_problem, locality_problems, n_ranks, parse, problems,
-                                 ranks_phrase)
+from meshdoctor.hostfile import (
+    host_name_problem,
+    locality_problems,
+    n_ranks,
+    parse,
+    problems,
+    ranks_phrase,
+)
 from tests.conftest import run_cli, write
 
 
@@ -25,25 +31,34 @@ def _probe_env(clean_env):
 
 # --- one locality rule, one hostfile validation --------------------------------------------
 
-def test_check_and_probe_give_one_answer_on_a_hostfile_that_contradicts_itself(tmp_path,
-                                                                              clean_env):
+
+def test_check_and_probe_give_one_answer_on_a_hostfile_that_contradicts_itself(tmp_path, clean_env):
     me = socket.gethostname()
-    hf = write(tmp_path / "hosts.json", json.dumps([{"ssh": me, "ips": ["10.1.1.1"]},
-                                                    {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
+    hf = write(
+        tmp_path / "hosts.json",
+        json.dumps([{"ssh": me, "ips": ["10.1.1.1"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]),
+    )
     said = "hosts[0].ips[0]: 10.1.1.1 is not an address of this machine"
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
     assert r.rc == 1 and r.doc["verdict"] == "no-go"  # README: a failure is exit 1
-    assert any(x["summary"].startswith(said) and x["status"] == "fail"
-               for x in r.results("MD401")), r.results("MD401")
+    assert any(
+        x["summary"].startswith(said) and x["status"] == "fail" for x in r.results("MD401")
+    ), r.results("MD401")
     r = run_cli("probe", "--hostfile", str(hf), "--size", "4096", env=_probe_env(clean_env))
     assert r.rc == 2 and said in r.err and str(hf) in r.err  # README: a hostfile it cannot use
 
 
 def test_the_locality_rule_names_the_address_and_spares_loopback_and_remote_hosts():
     names = {"vm", "192.168.7.2"}
-    hf = parse(json.dumps([{"ssh": "vm", "ips": ["10.1.1.1", "192.168.7.2"]},
-                           {"ssh": "other", "ips": ["127.0.0.2"]},
-                           {"ssh": "far", "ips": ["10.1.1.3"]}]))
+    hf = parse(
+        json.dumps(
+            [
+                {"ssh": "vm", "ips": ["10.1.1.1", "192.168.7.2"]},
+                {"ssh": "other", "ips": ["127.0.0.2"]},
+                {"ssh": "far", "ips": ["10.1.1.3"]},
+            ]
+        )
+    )
     got = dict(locality_problems(hf, names))
     assert list(got) == ["hosts[0].ips[0]"]
     assert "its ssh name 'vm' is this machine" in got["hosts[0].ips[0]"]
@@ -51,12 +66,17 @@ def test_the_locality_rule_names_the_address_and_spares_loopback_and_remote_host
 
 @pytest.mark.parametrize("name", ["a;touch${IFS}x", "$(reboot)", "`id`", "h|x", "h&", "a'b"])
 def test_host_names_a_shell_would_read_are_refused_by_check_and_probe(tmp_path, clean_env, name):
-    hf = write(tmp_path / "h.json", json.dumps([{"ssh": name, "ips": ["198.51.100.7"]},
-                                                {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
+    hf = write(
+        tmp_path / "h.json",
+        json.dumps(
+            [{"ssh": name, "ips": ["198.51.100.7"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]
+        ),
+    )
     r = run_cli("probe", "--hostfile", str(hf), "--size", "4096", env=_probe_env(clean_env))
     assert r.rc == 2 and "cannot be an ssh destination" in r.err, (r.out, r.err)
-    r = run_cli("check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf),
-                env=clean_env)
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     assert r.rc == 1
     assert any(x["summary"].startswith("hosts[0].ssh: ") for x in r.results("MD401"))
     assert host_name_problem(name)
@@ -80,10 +100,21 @@ def test_md102_fails_for_any_hostfile_backend_the_build_lacks(tmp_path, clean_en
 
     if mx.distributed.is_available(backend=backend):
         pytest.skip(f"this MLX build has {backend}")
-    hf = write(tmp_path / "h.json", json.dumps({"backend": backend, "hosts": [
-        {"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": "m2", "ips": ["198.51.100.9"]}]}))
-    r = run_cli("check", "--json", "--only", "MD102", "--local-only", "--hostfile", str(hf),
-                env=clean_env)
+    hf = write(
+        tmp_path / "h.json",
+        json.dumps(
+            {
+                "backend": backend,
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["127.0.0.1"]},
+                    {"ssh": "m2", "ips": ["198.51.100.9"]},
+                ],
+            }
+        ),
+    )
+    r = run_cli(
+        "check", "--json", "--only", "MD102", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
     (res,) = r.results("MD102")
     assert res["status"] == "fail" and r.rc == 1
     assert f"backend {backend} is not available in this build" in res["summary"]
@@ -108,11 +139,24 @@ def test_a_result_about_an_unreachable_host_is_never_ok(clean_env, tmp_path):
         pytest.skip(why)
     with netns.TestBed(1) as tb:
         tb.link("h0", False)
-        hf = write(tmp_path / "hosts.json", json.dumps(
-            [{"ssh": "h0", "ips": [tb.ips["h0"]]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]))
+        hf = write(
+            tmp_path / "hosts.json",
+            json.dumps(
+                [{"ssh": "h0", "ips": [tb.ips["h0"]]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]
+            ),
+        )
         env = dict(_probe_env(clean_env), MESHDOCTOR_SSH_CONFIG=str(tb.ssh_config))
-        r = run_cli("probe", "--hostfile", str(hf), "--size", "4096", "--json", "--no-check",
-                    env=env, timeout=120)
+        r = run_cli(
+            "probe",
+            "--hostfile",
+            str(hf),
+            "--size",
+            "4096",
+            "--json",
+            "--no-check",
+            env=env,
+            timeout=120,
+        )
     # 3 when its rank is found unstartable first; 1 when group formation already failed on it
     assert r.rc in (1, 3) and r.doc["verdict"] != "go", (r.out, r.err)
     assert not [x for x in r.doc["results"] if x["host"] == "h0" and x["status"] == "ok"]
@@ -124,8 +168,7 @@ def test_a_result_about_an_unreachable_host_is_never_ok(clean_env, tmp_path):
     assert {h["host"]: h["reachable"] for h in r.doc["hosts"]}["h0"] is False
 
 
-def test_mlx_missing_from_meshdoctor_python_is_one_answer_from_check_and_probe(tmp_path,
-                                                                              clean_env):
+def test_mlx_missing_from_meshdoctor_python_is_one_answer_from_check_and_probe(tmp_path, clean_env):
     for python in (str(tmp_path / "no-such-python"), sys.executable + "-missing"):
         env = dict(_probe_env(clean_env), MESHDOCTOR_PYTHON=python)
         c = run_cli("check", "--json", "--only", "MD102", env=env)
@@ -136,7 +179,7 @@ def test_mlx_missing_from_meshdoctor_python_is_one_answer_from_check_and_probe(t
         assert "not found on PATH" not in c.out + p.out  # an absolute path is not looked up
     bare = tmp_path / "bin" / "python3"  # an interpreter without mlx
     bare.parent.mkdir()
-    bare.write_text(f"#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -S \"$@\"\n")
+    bare.write_text(f'#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -S "$@"\n')
     bare.chmod(0o755)
     env = dict(_probe_env(clean_env), MESHDOCTOR_PYTHON=str(bare))
     c = run_cli("check", "--json", "--only", "MD102", env=env)
@@ -147,6 +190,7 @@ def test_mlx_missing_from_meshdoctor_python_is_one_answer_from_check_and_probe(t
 
 
 # --- bad input ---------------------------------------------------------------------------
+
 
 def test_a_hostfile_nested_too_deep_is_a_usage_error_naming_the_file(tmp_path, clean_env):
     hf = write(tmp_path / "deep.json", "[" * 100000 + "]" * 100000)
@@ -176,9 +220,9 @@ def test_text_from_outside_is_escaped_before_it_reaches_the_terminal(clean_env, 
         "                remediation='run [bold]this[/bold]\\x07')\n"
         "CHECK = Check(code='MD197', name='test.noisy', title='Noisy \\x1b]0;title\\x07',\n"
         "              run=run, doc=Doc(meaning='prints what a tool printed', why='a test',\n"
-        "                               action='nothing', sources=('tests',)))\n")
-    env = dict(clean_env, MESHDOCTOR_EXTRA_CHECKS="site_checks.noisy",
-               PYTHONPATH=str(tmp_path))
+        "                               action='nothing', sources=('tests',)))\n"
+    )
+    env = dict(clean_env, MESHDOCTOR_EXTRA_CHECKS="site_checks.noisy", PYTHONPATH=str(tmp_path))
     r = run_cli("check", "--only", "MD197", env=env)
     assert "\x1b" not in r.out and "\x00" not in r.out and "\x07" not in r.out
     assert "\x9b" not in r.out
@@ -203,9 +247,12 @@ def test_a_deadline_shorter_than_the_collective_blames_no_rank():
     step = {"op": "all_sum", "phase": "warmup", "iter": 0, "seq": 3}
     ranks = [RankState(r, "localhost", True) for r in range(2)]
     out = LaunchOutcome("hang", "run", ranks, {}, 0.1, None, started_at=0.0)
-    out.hang = {"step": step, "not_arrived": [], "no_heartbeat": [],
-                "waiting": [dict(step, rank=r, host="localhost", waited_s=0.12)
-                            for r in range(2)]}
+    out.hang = {
+        "step": step,
+        "not_arrived": [],
+        "no_heartbeat": [],
+        "waiting": [dict(step, rank=r, host="localhost", waited_s=0.12) for r in range(2)],
+    }
     res = _hang_result(cfg, out)
     assert res.summary.startswith("all 2 ranks entered all_sum #0")
     assert "none left within the 0.1 s deadline (--timeout 0.1)" in res.summary
@@ -216,8 +263,20 @@ def test_a_deadline_shorter_than_the_collective_blames_no_rank():
 
 
 def test_a_real_short_deadline_on_256mib_all_sum_suggests_a_longer_one(clean_env):
-    r = run_cli("probe", "-n", "2", "--op", "all_sum", "--size", "256MiB", "--timeout", "0.1",
-                "--json", env=_probe_env(clean_env), timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--op",
+        "all_sum",
+        "--size",
+        "256MiB",
+        "--timeout",
+        "0.1",
+        "--json",
+        env=_probe_env(clean_env),
+        timeout=120,
+    )
     (hang,) = [x for x in r.doc["results"] if x["code"] == "MD503"]
     if hang["evidence"]["hang"]["not_arrived"]:
         pytest.skip("a rank had not yet entered the step at 0.1 s on this loaded machine")
@@ -226,6 +285,7 @@ def test_a_real_short_deadline_on_256mib_all_sum_suggests_a_longer_one(clean_env
 
 
 # --- small things ------------------------------------------------------------------------
+
 
 def test_rank_counts_and_lists_read_as_english():
     assert n_ranks(1) == "1 rank" and n_ranks(3) == "3 ranks"
@@ -236,17 +296,21 @@ def test_rank_counts_and_lists_read_as_english():
 def test_check_says_one_rank_and_both_ranks_in_words(tmp_path, clean_env):
     one = write(tmp_path / "one.json", json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}]))
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(one), env=clean_env)
-    assert r.results("MD401")[0]["summary"] == \
-        "1 rank, backend ring; this machine is rank 0"
-    two = write(tmp_path / "two.json", json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]},
-                                                   {"ssh": "localhost", "ips": ["127.0.0.2"]}]))
+    assert r.results("MD401")[0]["summary"] == "1 rank, backend ring; this machine is rank 0"
+    two = write(
+        tmp_path / "two.json",
+        json.dumps(
+            [{"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": "localhost", "ips": ["127.0.0.2"]}]
+        ),
+    )
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(two), env=clean_env)
     assert r.results("MD401")[0]["summary"].endswith("this machine is ranks 0 and 1")
 
 
 def test_a_non_object_host_entry_is_reported_once():
-    got = problems(parse(json.dumps([5, {"ssh": "localhost", "ips": ["127.0.0.1"]}])),
-                   names={"localhost"})
+    got = problems(
+        parse(json.dumps([5, {"ssh": "localhost", "ips": ["127.0.0.1"]}])), names={"localhost"}
+    )
     assert got == [("hosts[0]", '5 must be an object with "ssh", "ips", "rdma"')]
 
 
@@ -257,8 +321,15 @@ def test_explain_completes_every_code_and_name_and_knows_result_names():
 
     comp = ShellComplete(cli, {}, "meshdoctor", "_MESHDOCTOR_COMPLETE")
     words = [c.value for c in comp.get_completions(["explain"], "")]
-    assert {"MD101", "MD503", "MD506", "MD601", "rdma.gid", "ring.connect-failed",
-            "probe.leftovers"} <= set(words)
+    assert {
+        "MD101",
+        "MD503",
+        "MD506",
+        "MD601",
+        "rdma.gid",
+        "ring.connect-failed",
+        "probe.leftovers",
+    } <= set(words)
     assert [c.value for c in comp.get_completions(["explain"], "MD5")][:2] == ["MD501", "MD502"]
     r = run_cli("explain", "probe.leftovers")
     assert r.rc == 0 and r.out.startswith("MD506: probe leftovers")
@@ -269,8 +340,11 @@ def test_explain_completes_every_code_and_name_and_knows_result_names():
 def test_probe_strict_turns_a_warning_into_no_go():
     from meshdoctor.model import Result, Verdict
 
-    v = Verdict(command="probe", strict=True,
-                results=[Result("MD507", "probe.soak", "warn", "soak did not complete")])
+    v = Verdict(
+        command="probe",
+        strict=True,
+        results=[Result("MD507", "probe.soak", "warn", "soak did not complete")],
+    )
     assert v.exit_code == 1
     r = run_cli("probe", "--help")
     assert "--strict" in r.out and "Treat warnings as failures" in r.out
@@ -285,8 +359,20 @@ def test_small_bandwidths_keep_their_digits_and_sizes_match_the_elements():
 
 
 def test_a_three_rank_probe_labels_all_gather_by_the_bytes_it_checked(clean_env):
-    r = run_cli("probe", "-n", "3", "--size", "4096", "--iters", "1", "--op", "all_gather",
-                "--json", env=_probe_env(clean_env), timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "4096",
+        "--iters",
+        "1",
+        "--op",
+        "all_gather",
+        "--json",
+        env=_probe_env(clean_env),
+        timeout=120,
+    )
     assert r.rc == 0, (r.out, r.err)
     bw = [x for x in r.doc["results"] if x["code"] == "MD505"][0]["summary"]
     fig = r.doc["probe"]["ops"][0]
@@ -297,19 +383,27 @@ def test_a_three_rank_probe_labels_all_gather_by_the_bytes_it_checked(clean_env)
 
 # --- --hostfile - ------------------------------------------------------------------------
 
+
 def test_hostfile_dash_reads_standard_input(clean_env):
     text = json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}])
-    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", "-", env=clean_env,
-                input=text)
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", "-", env=clean_env, input=text)
     assert r.rc == 0 and r.results("MD401")[0]["evidence"]["hostfile"] == "<stdin>"
-    r = run_cli("probe", "--hostfile", "-", "--size", "4096", env=_probe_env(clean_env),
-                input="[{\"ssh\": \"a;b\"}, {\"ssh\": \"localhost\"}]")
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        "-",
+        "--size",
+        "4096",
+        env=_probe_env(clean_env),
+        input='[{"ssh": "a;b"}, {"ssh": "localhost"}]',
+    )
     assert r.rc == 2 and "<stdin>: hosts[0].ssh" in r.err
     r = run_cli("check", "--only", "MD401", "--hostfile", "-", env=clean_env, input="[1,")
     assert r.rc == 2 and "<stdin>: not valid JSON" in r.err
 
 
 # --- progress ----------------------------------------------------------------------------
+
 
 def test_progress_lines_in_a_log_come_at_a_bounded_rate_with_step_elapsed_and_deadline():
     import io
@@ -322,27 +416,49 @@ def test_progress_lines_in_a_log_come_at_a_bounded_rate_with_step_elapsed_and_de
     log.tick(force=True)
     for i in range(50):  # a burst of events within one second: no line
         now[0] += 0.02
-        log.on_event(i % 2, {"ev": "enter", "op": "all_sum", "phase": "timed", "iter": i,
-                             "seq": i + 2}, None)
+        log.on_event(
+            i % 2, {"ev": "enter", "op": "all_sum", "phase": "timed", "iter": i, "seq": i + 2}, None
+        )
     now[0] += 5.0
-    log.on_event(0, {"ev": "enter", "op": "all_sum", "phase": "timed", "iter": 99, "seq": 101},
-                 None)
+    log.on_event(
+        0, {"ev": "enter", "op": "all_sum", "phase": "timed", "iter": 99, "seq": 101}, None
+    )
     lines = buf.getvalue().splitlines()
     assert len(lines) == 2, lines
-    assert lines[0] == "probe: starting ranks, ranks ready 0/2, 0.0 s elapsed, step deadline " \
-                       "23.4 s"
-    assert lines[1].startswith("probe: all_sum #99 (timed, step 101), ranks ready 0/2, 6.0 s "
-                               "elapsed, step deadline 23.4 s")
+    assert lines[0] == "probe: starting ranks, ranks ready 0/2, 0.0 s elapsed, step deadline 23.4 s"
+    assert lines[1].startswith(
+        "probe: all_sum #99 (timed, step 101), ranks ready 0/2, 6.0 s elapsed, step deadline 23.4 s"
+    )
 
 
 def test_a_probe_writing_to_a_log_shows_progress_lines(clean_env):
-    r = run_cli("probe", "-n", "2", "--size", "4096", "--iters", "1", "--json",
-                env=_probe_env(clean_env), timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "4096",
+        "--iters",
+        "1",
+        "--json",
+        env=_probe_env(clean_env),
+        timeout=120,
+    )
     assert r.rc == 0
     lines = [ln for ln in r.err.splitlines() if ln.startswith("probe: ")]
     assert lines and "s elapsed, step deadline 10.0 s" in lines[0]
-    r = run_cli("probe", "-n", "2", "--size", "4096", "--iters", "1", "--quiet",
-                env=_probe_env(clean_env), timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "4096",
+        "--iters",
+        "1",
+        "--quiet",
+        env=_probe_env(clean_env),
+        timeout=120,
+    )
     assert "probe: " not in r.err  # --quiet stays quiet
 
 
@@ -351,14 +467,16 @@ def test_the_terminal_progress_label_is_never_blank():
 
     with ProbeProgress(10, 2) as bar:
         bar.on_event(0, {"ev": "ready"}, None)
-        bar.on_event(0, {"ev": "enter", "op": "all_sum", "phase": "timed", "iter": 0, "seq": 2},
-                     None)
+        bar.on_event(
+            0, {"ev": "enter", "op": "all_sum", "phase": "timed", "iter": 0, "seq": 2}, None
+        )
         bar.on_event(0, {"ev": "leave", "op": "all_sum", "seq": 2}, None)
         desc = bar.progress.tasks[0].description
     assert desc.startswith("all_sum #0 (timed, step 2)") and "ranks ready 1/2" in desc
 
 
 # --- requires-python ---------------------------------------------------------------------
+
 
 def test_requires_python_says_what_mlx_needs():
     """pip must refuse an interpreter MLX cannot install into, and MD101 must agree."""
@@ -370,8 +488,9 @@ def test_requires_python_says_what_mlx_needs():
     from packaging.specifiers import SpecifierSet
 
     root = Path(__file__).resolve().parent.parent
-    ours = SpecifierSet(tomllib.loads((root / "pyproject.toml").read_text())["project"]
-                        ["requires-python"])
+    ours = SpecifierSet(
+        tomllib.loads((root / "pyproject.toml").read_text())["project"]["requires-python"]
+    )
     mlx = SpecifierSet(metadata.metadata("mlx")["Requires-Python"] or "")
     for minor in range(6, 16):
         v = f"3.{minor}"

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from meshdoctor.parsers.ibv import (normalize_gid, parse_ibv_devices, parse_ibv_devinfo,
-                                    parse_rdma_ctl_status, value_and_code)
+from meshdoctor.parsers.ibv import (
+    normalize_gid,
+    parse_ibv_devices,
+    parse_ibv_devinfo,
+    parse_rdma_ctl_status,
+    value_and_code,
+)
 from tests.stubs import FIXTURES
 
 
@@ -18,14 +23,26 @@ def test_healthy_devinfo_reads_devices_ports_gids_and_limits():
     en2 = rep.devices[0]
     assert en2.transport == "Thunderbolt" and en2.is_thunderbolt
     assert en2.node_guid == "3a1f:c2ff:fe02:1a02" and en2.phys_port_cnt == 1
-    assert en2.limits == {"max_qp": 256, "max_qp_wr": 1024, "max_cq": 256, "max_cqe": 4096,
-                          "max_mr": 4096, "max_pd": 64}
+    assert en2.limits == {
+        "max_qp": 256,
+        "max_qp_wr": 1024,
+        "max_cq": 256,
+        "max_cqe": 4096,
+        "max_mr": 4096,
+        "max_pd": 64,
+    }
     port = en2.port(1)
     assert port.active and port.state == "PORT_ACTIVE" and port.state_code == 4
-    assert (port.max_mtu, port.active_mtu, port.link_layer, port.gid_tbl_len) == \
-        (4096, 1024, "Thunderbolt", 16)
-    assert [(g.index, g.gid) for g in port.gids] == [(0, "fe80::32a1:c2ff:fe02:1a02"),
-                                                    (1, "::ffff:169.254.37.21")]
+    assert (port.max_mtu, port.active_mtu, port.link_layer, port.gid_tbl_len) == (
+        4096,
+        1024,
+        "Thunderbolt",
+        16,
+    )
+    assert [(g.index, g.gid) for g in port.gids] == [
+        (0, "fe80::32a1:c2ff:fe02:1a02"),
+        (1, "::ffff:169.254.37.21"),
+    ]
     assert [g.ipv4 for g in port.mapped_gids()] == ["169.254.37.21"]
     active = [d.name for d in rep.devices if any(p.active for p in d.ports)]
     assert active == ["rdma_en2", "rdma_en3", "rdma_en4"]
@@ -71,7 +88,9 @@ def test_extra_and_missing_lines_are_tolerated():
     assert dev.attrs["some_future_key"] == "value"
     gids = dev.port(1).gids
     assert [(g.index, g.gid, g.gid_type) for g in gids] == [
-        (0, "fe80::202:c9ff:fe00:1", "RoCE v1"), (3, "::ffff:198.51.100.10", "RoCE v2")]
+        (0, "fe80::202:c9ff:fe00:1", "RoCE v1"),
+        (3, "::ffff:198.51.100.10", "RoCE v2"),
+    ]
     # phys_port_cnt missing, max_mtu missing: simply absent
     assert dev.phys_port_cnt is None and dev.port(1).max_mtu is None
 

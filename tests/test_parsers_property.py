@@ -8,10 +8,20 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from meshdoctor.parsers.ibv import (normalize_gid, parse_ibv_devices, parse_ibv_devinfo,
-                                    parse_rdma_ctl_status, to_int, value_and_code)
-from meshdoctor.parsers.thunderbolt import (parse_ifconfig, parse_networksetup_ports,
-                                            parse_speed, parse_system_profiler_tb)
+from meshdoctor.parsers.ibv import (
+    normalize_gid,
+    parse_ibv_devices,
+    parse_ibv_devinfo,
+    parse_rdma_ctl_status,
+    to_int,
+    value_and_code,
+)
+from meshdoctor.parsers.thunderbolt import (
+    parse_ifconfig,
+    parse_networksetup_ports,
+    parse_speed,
+    parse_system_profiler_tb,
+)
 from meshdoctor.thunderbolt import build
 from tests.stubs import FIXTURES
 
@@ -29,18 +39,36 @@ TEXT_PARSERS = [
     parse_speed,
 ]
 
-SAMPLES = sorted(p.read_text() for p in FIXTURES.glob("*/*.txt")
-                 if not p.name.startswith(("sw_vers", "vm_stat", "sysctl", "uname")))
+SAMPLES = sorted(
+    p.read_text()
+    for p in FIXTURES.glob("*/*.txt")
+    if not p.name.startswith(("sw_vers", "vm_stat", "sysctl", "uname"))
+)
 
 # Text built from the characters these formats are made of, so the parsers' branches are hit.
-FORMAT_ALPHABET = st.sampled_from(list("\t \n:[]()0123456789abcdefx.,-_=<>{}\"/%")
-                                  + ["hca_id:", "port:", "state:", "GID[", "::ffff:",
-                                     "PORT_ACTIVE (4)", "Hardware Port: ", "Device: ",
-                                     "flags=8863<UP>", "inet ", "status: active", "member: ",
-                                     "receptacle_1_tag", "domain_uuid_key", "_items", "Gb/s"])
+FORMAT_ALPHABET = st.sampled_from(
+    list('\t \n:[]()0123456789abcdefx.,-_=<>{}"/%')
+    + [
+        "hca_id:",
+        "port:",
+        "state:",
+        "GID[",
+        "::ffff:",
+        "PORT_ACTIVE (4)",
+        "Hardware Port: ",
+        "Device: ",
+        "flags=8863<UP>",
+        "inet ",
+        "status: active",
+        "member: ",
+        "receptacle_1_tag",
+        "domain_uuid_key",
+        "_items",
+        "Gb/s",
+    ]
+)
 format_text = st.lists(FORMAT_ALPHABET, max_size=200).map("".join)
-relaxed = settings(max_examples=150, deadline=None,
-                   suppress_health_check=[HealthCheck.too_slow])
+relaxed = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _all(text):
@@ -85,12 +113,28 @@ def test_decoded_bytes_never_raise(raw):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.sampled_from(["_name", "_items", "domain_uuid_key", "receptacle_1_tag",
-                                       "receptacle_id_key", "current_speed_key",
-                                       "receptacle_status_key", "mode_key", "x"]), inner,
-                      max_size=5),
-    max_leaves=30)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "_name",
+                    "_items",
+                    "domain_uuid_key",
+                    "receptacle_1_tag",
+                    "receptacle_id_key",
+                    "current_speed_key",
+                    "receptacle_status_key",
+                    "mode_key",
+                    "x",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=30,
+)
 
 
 @relaxed

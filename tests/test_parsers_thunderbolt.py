@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 
-from meshdoctor.parsers.thunderbolt import (parse_ifconfig, parse_networksetup_ports,
-                                            parse_speed, parse_system_profiler_tb)
+from meshdoctor.parsers.thunderbolt import (
+    parse_ifconfig,
+    parse_networksetup_ports,
+    parse_speed,
+    parse_system_profiler_tb,
+)
 from meshdoctor.thunderbolt import build
 from tests.test_parsers_ibv import fixture
 
 
 def test_system_profiler_host_ports_speeds_and_peers():
     rep = parse_system_profiler_tb(
-        fixture("healthy", "system_profiler__SPThunderboltDataType_json.txt"))
+        fixture("healthy", "system_profiler__SPThunderboltDataType_json.txt")
+    )
     assert rep.warnings == []
     assert [p.receptacle for p in rep.ports] == [1, 2, 3, 4, 5, 6]
     p1 = rep.ports[0]
@@ -24,12 +29,26 @@ def test_system_profiler_host_ports_speeds_and_peers():
 
 
 def test_a_peer_behind_a_dock_is_found_one_level_deeper():
-    doc = {"SPThunderboltDataType": [{
-        "_name": "bus0", "domain_uuid_key": "HOST",
-        "receptacle_1_tag": {"receptacle_id_key": "2", "current_speed_key": "40 Gb/s",
-                             "receptacle_status_key": "receptacle_connected"},
-        "_items": [{"_name": "Dock", "mode_key": "thunderbolt_four",
-                    "_items": [{"_name": "Mac Studio", "domain_uuid_key": "PEER"}]}]}]}
+    doc = {
+        "SPThunderboltDataType": [
+            {
+                "_name": "bus0",
+                "domain_uuid_key": "HOST",
+                "receptacle_1_tag": {
+                    "receptacle_id_key": "2",
+                    "current_speed_key": "40 Gb/s",
+                    "receptacle_status_key": "receptacle_connected",
+                },
+                "_items": [
+                    {
+                        "_name": "Dock",
+                        "mode_key": "thunderbolt_four",
+                        "_items": [{"_name": "Mac Studio", "domain_uuid_key": "PEER"}],
+                    }
+                ],
+            }
+        ]
+    }
     port = parse_system_profiler_tb(json.dumps(doc)).ports[0]
     assert port.receptacle == 2 and not port.tb5_link
     assert [(p.domain_uuid, p.via) for p in port.peers] == [("PEER", "Dock")]
@@ -73,10 +92,16 @@ def test_ifconfig_addresses_status_and_bridge_members():
 def test_links_join_receptacle_hardware_port_interface_and_rdma_device():
     sp = fixture("tb4-link", "system_profiler__SPThunderboltDataType_json.txt")
     hw = fixture("healthy", "networksetup__listallhardwareports.txt")
-    inv = build(parse_system_profiler_tb(sp), parse_networksetup_ports(hw),
-                parse_ifconfig(fixture("healthy", "ifconfig.txt")))
+    inv = build(
+        parse_system_profiler_tb(sp),
+        parse_networksetup_ports(hw),
+        parse_ifconfig(fixture("healthy", "ifconfig.txt")),
+    )
     assert [(ln.receptacle, ln.interface, ln.rdma_device, ln.speed_gbps) for ln in inv.links] == [
-        (1, "en2", "rdma_en2", 80.0), (2, "en3", "rdma_en3", 80.0), (3, "en4", "rdma_en4", 40.0)]
+        (1, "en2", "rdma_en2", 80.0),
+        (2, "en3", "rdma_en3", 80.0),
+        (3, "en4", "rdma_en4", 40.0),
+    ]
     assert [ln.tb4_speed for ln in inv.links] == [False, False, True]
     assert inv.link_for_device("rdma_en4").hardware_port == "Thunderbolt 3"
     assert inv.bridge.name == "bridge0" and len(inv.tb5_links()) == 2

@@ -76,14 +76,23 @@ def codes_of(doc, code):
 
 
 def test_three_ranks_64mib_all_ops(clean_env):
-    r = run_cli("probe", "-n", "3", "--size", "64MiB", "--iters", "3", "--json",
-                env=env_with(clean_env), timeout=150)
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "64MiB",
+        "--iters",
+        "3",
+        "--json",
+        env=env_with(clean_env),
+        timeout=150,
+    )
     assert r.rc == 0, (r.out, r.err)
     p = r.doc["probe"]
     assert p["backend"] == "ring" and p["world_size"] == 3 and p["outcome"] == "ok"
     ops = {o["op"]: o for o in p["ops"]}
-    assert set(ops) == {"all_sum", "all_gather", "send_recv", "all_max", "all_min",
-                        "sum_scatter"}
+    assert set(ops) == {"all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter"}
     assert ops.pop("sum_scatter")["unsupported"] is True  # the ring has none: skipped
     for o in ops.values():
         assert o["wrong"] == 0 and o["checked"] > 0
@@ -91,14 +100,14 @@ def test_three_ranks_64mib_all_ops(clean_env):
         assert o["time_s"]["min"] <= o["time_s"]["median"] <= o["time_s"]["max"]
         assert o["iters"] == 3
     assert ops["all_sum"]["size_bytes"] == 64 << 20
-    assert ops["all_sum"]["busbw_gbs"] == pytest.approx(ops["all_sum"]["algbw_gbs"] * 4 / 3,
-                                                        rel=1e-3)
+    assert ops["all_sum"]["busbw_gbs"] == pytest.approx(
+        ops["all_sum"]["algbw_gbs"] * 4 / 3, rel=1e-3
+    )
     assert ops["all_gather"]["digests_ok"] is True and len(ops["all_gather"]["digests"]) == 3
     assert [x["exit_code"] for x in p["ranks"]] == [0, 0, 0]
     assert all(x["mlx"] for x in p["ranks"])
     assert {x["code"] for x in r.doc["results"]} >= {"MD501", "MD504", "MD505", "MD506"}
-    assert all(x["status"] == "ok" for x in r.doc["results"]
-               if x["check"] != "probe.sum_scatter")
+    assert all(x["status"] == "ok" for x in r.doc["results"] if x["check"] != "probe.sum_scatter")
 
 
 def test_kill_one_rank_mid_probe_api():
@@ -107,8 +116,14 @@ def test_kill_one_rank_mid_probe_api():
     killed = {}
 
     def hook(rank, ev, launch):
-        if rank == 0 and ev["ev"] == "leave" and ev.get("op") == "all_sum" \
-                and ev.get("phase") == "timed" and ev.get("iter") == 5 and not killed:
+        if (
+            rank == 0
+            and ev["ev"] == "leave"
+            and ev.get("op") == "all_sum"
+            and ev.get("phase") == "timed"
+            and ev.get("iter") == 5
+            and not killed
+        ):
             os.kill(launch.procs[2].pid, signal.SIGKILL)
             killed["t"] = time.monotonic()
 
@@ -129,14 +144,27 @@ def test_kill_one_rank_mid_probe_api():
     sigs = {m["code"] for x in doc["probe"]["ranks"][:2] for m in x["signatures"]}
     assert "MD613" in sigs
     assert codes_of(doc, "MD506")[0]["status"] == "ok"
-    assert not psutil.pid_exists(run.launches[0].ranks[2].pid) or \
-        psutil.Process(run.launches[0].ranks[2].pid).status() == psutil.STATUS_ZOMBIE
+    assert (
+        not psutil.pid_exists(run.launches[0].ranks[2].pid)
+        or psutil.Process(run.launches[0].ranks[2].pid).status() == psutil.STATUS_ZOMBIE
+    )
 
 
 def test_kill_one_rank_cli(clean_env):
-    r = run_cli("probe", "-n", "3", "--size", "1MiB", "--op", "all_gather", "--iters", "50",
-                "--json", env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="kill:1:6"),
-                timeout=60)
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "1MiB",
+        "--op",
+        "all_gather",
+        "--iters",
+        "50",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="kill:1:6"),
+        timeout=60,
+    )
     assert r.rc == 1, (r.out, r.err)
     dead = codes_of(r.doc, "MD502")[0]
     assert dead["summary"].startswith("rank 1 ") and "SIGKILL" in dead["summary"]
@@ -144,9 +172,22 @@ def test_kill_one_rank_cli(clean_env):
 
 
 def test_sigstop_one_rank_hang_detected_at_deadline(clean_env):
-    r = run_cli("probe", "-n", "3", "--size", "64KB", "--op", "all_sum", "--iters", "50",
-                "--timeout", "3", "--json",
-                env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:6"), timeout=90)
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "64KB",
+        "--op",
+        "all_sum",
+        "--iters",
+        "50",
+        "--timeout",
+        "3",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:6"),
+        timeout=90,
+    )
     assert r.rc == 1, (r.out, r.err)
     hang = codes_of(r.doc, "MD503")[0]
     assert hang["status"] == "fail"
@@ -166,8 +207,18 @@ def test_sigstop_one_rank_hang_detected_at_deadline(clean_env):
 
 
 def test_corrupted_value_is_caught(clean_env):
-    r = run_cli("probe", "-n", "2", "--size", "1MiB", "--iters", "2", "--json",
-                env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="corrupt:1"), timeout=60)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="corrupt:1"),
+        timeout=60,
+    )
     assert r.rc == 1, (r.out, r.err)
     wrong = {x["check"]: x for x in codes_of(r.doc, "MD504")}
     assert wrong["probe.all_sum"]["status"] == "fail"
@@ -188,8 +239,18 @@ def test_init_failure_unusable_ring_address(clean_env):
     try:
         port = held.getsockname()[1]
         # rank 1 is given the held port: it cannot listen, rank 0 cannot connect to it
-        r = run_cli("probe", "-n", "2", "--port", str(port - 1), "--size", "64KB", "--json",
-                    env=env_with(clean_env), timeout=60)
+        r = run_cli(
+            "probe",
+            "-n",
+            "2",
+            "--port",
+            str(port - 1),
+            "--size",
+            "64KB",
+            "--json",
+            env=env_with(clean_env),
+            timeout=60,
+        )
     finally:
         held.close()
     assert r.rc == 1, (r.out, r.err)
@@ -204,18 +265,42 @@ def test_init_failure_unusable_ring_address(clean_env):
 def test_init_failure_address_not_on_this_machine(clean_env, tmp_path):
     # 192.0.2.1 (TEST-NET-1) is never contacted: the launcher only tries to bind to it locally
     hf = tmp_path / "hosts.json"
-    hf.write_text(json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]},
-                              {"ssh": "localhost", "ips": ["192.0.2.1"]}]))
-    r = run_cli("probe", "--hostfile", str(hf), "--size", "64KB", "--json",
-                env=env_with(clean_env), timeout=30)
+    hf.write_text(
+        json.dumps(
+            [{"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": "localhost", "ips": ["192.0.2.1"]}]
+        )
+    )
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        str(hf),
+        "--size",
+        "64KB",
+        "--json",
+        env=env_with(clean_env),
+        timeout=30,
+    )
     # the hostfile contradicts itself for this machine: a usage error (exit 2), as MD401 says
     assert r.rc == 2 and r.out == "", (r.out, r.err)
     assert "hosts[1].ips[0]: 192.0.2.1 is not an address of this machine" in r.err
 
 
 def test_pairs_matrix(clean_env):
-    r = run_cli("probe", "-n", "3", "--pairs", "--op", "send_recv", "--size", "1MiB",
-                "--iters", "2", "--json", env=env_with(clean_env), timeout=90)
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--pairs",
+        "--op",
+        "send_recv",
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--json",
+        env=env_with(clean_env),
+        timeout=90,
+    )
     assert r.rc == 0, (r.out, r.err)
     pf = r.doc["probe"]["pairs"]
     m = pf["busbw_gbs"]
@@ -230,8 +315,9 @@ def test_pairs_matrix(clean_env):
 def test_soak_counts_a_hang_and_goes_on(monkeypatch):
     # rank 1 stops itself on entering repetition 3 (its barrier): the step is named, not raced
     monkeypatch.setenv("MESHDOCTOR_PROBE_FAULT", "stop:1:soak.all_sum.3")
-    cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=64 << 10, soak=8,
-                      timeout=2.0)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(2), ops=["all_sum"], size=64 << 10, soak=8, timeout=2.0
+    )
     run = run_probe(cfg)
     doc = report.build(run, Verdict(command="probe")).finish().to_dict()
     validate(doc)
@@ -247,21 +333,32 @@ def test_soak_counts_a_hang_and_goes_on(monkeypatch):
 
 
 def test_json_path_does_not_import_rich(clean_env):
-    code = ("import sys\nfrom meshdoctor.cli import cli\n"
-            "try:\n    cli(['probe', '-n', '2', '--size', '64KB', '--iters', '1', '--op', "
-            "'all_sum', '--json'])\nexcept SystemExit as e:\n"
-            "    sys.stderr.write(f'RC={e.code} RICH={\"rich\" in sys.modules}')\n")
+    code = (
+        "import sys\nfrom meshdoctor.cli import cli\n"
+        "try:\n    cli(['probe', '-n', '2', '--size', '64KB', '--iters', '1', '--op', "
+        "'all_sum', '--json'])\nexcept SystemExit as e:\n"
+        "    sys.stderr.write(f'RC={e.code} RICH={\"rich\" in sys.modules}')\n"
+    )
     import subprocess
 
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env=env_with(clean_env), timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env_with(clean_env),
+        timeout=60,
+    )
     assert "RC=0 RICH=False" in p.stderr, p.stderr
     validate(json.loads(p.stdout))
 
 
 def test_usage_errors_exit_2(clean_env):
-    for args in (["--size", "lots"], ["--size", "64MiB", "-n", "3", "--hosts", "a,b"],
-                 ["-n", "1"], ["--size", "900GiB", "-n", "3"]):
+    for args in (
+        ["--size", "lots"],
+        ["--size", "64MiB", "-n", "3", "--hosts", "a,b"],
+        ["-n", "1"],
+        ["--size", "900GiB", "-n", "3"],
+    ):
         r = run_cli("probe", *args, env=env_with(clean_env), timeout=30)
         assert r.rc == 2, (args, r.out, r.err)
         assert "Error" in r.err
@@ -270,9 +367,14 @@ def test_usage_errors_exit_2(clean_env):
 def _start_probe(clean_env, *args):
     import subprocess
 
-    return subprocess.Popen([sys.executable, "-m", "meshdoctor", "probe", "-n", "3", "--json",
-                             *args], env=env_with(clean_env), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "probe", "-n", "3", "--json", *args],
+        env=env_with(clean_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _wait_for_ranks(n, launcher, timeout=30.0):
@@ -280,8 +382,9 @@ def _wait_for_ranks(n, launcher, timeout=30.0):
     t_end = time.monotonic() + timeout
     while time.monotonic() < t_end:
         kids = {c.pid for c in psutil.Process(launcher.pid).children(recursive=True)}
-        ranks = [r for r in find_ranks() if (r.marker or "").startswith("md-probe-")
-                 and r.pid in kids]
+        ranks = [
+            r for r in find_ranks() if (r.marker or "").startswith("md-probe-") and r.pid in kids
+        ]
         if len(ranks) >= n:
             return ranks
         time.sleep(0.1)
@@ -295,8 +398,13 @@ def test_interrupted_probe_tears_down_and_still_prints_its_verdict(clean_env, si
     time.sleep(2.5)  # group formed, collectives running
     p.send_signal(sig)
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 3, (err[-2000:], [(x["code"], x["status"], x["summary"]) for x in
-                                             json.loads(out or "{}").get("results", [])])
+    assert p.returncode == 3, (
+        err[-2000:],
+        [
+            (x["code"], x["status"], x["summary"])
+            for x in json.loads(out or "{}").get("results", [])
+        ],
+    )
     doc = json.loads(out)
     validate(doc)
     assert [r["status"] for r in codes_of(doc, "MD510")] == ["error"]
@@ -312,15 +420,30 @@ def test_ranks_do_not_outlive_a_killed_launcher(clean_env):
     t_end = time.monotonic() + 5.0
     alive = ranks
     while alive and time.monotonic() < t_end:
-        alive = [r for r in ranks if psutil.pid_exists(r.pid)
-                 and psutil.Process(r.pid).status() != psutil.STATUS_ZOMBIE]
+        alive = [
+            r
+            for r in ranks
+            if psutil.pid_exists(r.pid) and psutil.Process(r.pid).status() != psutil.STATUS_ZOMBIE
+        ]
         time.sleep(0.1)
     assert not alive, [r.to_dict() for r in alive]
 
 
 def test_ring_hostfile_is_in_the_verdict(clean_env):
-    r = run_cli("probe", "-n", "2", "--size", "64KiB", "--iters", "1", "--op", "all_sum",
-                "--json", env=env_with(clean_env), timeout=90)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "64KiB",
+        "--iters",
+        "1",
+        "--op",
+        "all_sum",
+        "--json",
+        env=env_with(clean_env),
+        timeout=90,
+    )
     assert r.rc == 0, r.err
     rh = r.doc["probe"]["ring_hostfile"]
     assert len(rh) == 2 and all(e[0].startswith("127.0.0.1:") for e in rh)
@@ -329,6 +452,7 @@ def test_ring_hostfile_is_in_the_verdict(clean_env):
 def test_a_bug_in_the_launcher_still_tears_every_rank_down():
     """An exception inside the watch loop (here: from the event hook) propagates, but only after
     teardown: the autouse fixture asserts no rank is left."""
+
     def hook(rank, ev, launch):
         if ev["ev"] == "leave" and ev.get("op") == "init":
             raise RuntimeError("bug in a progress display")

@@ -21,16 +21,27 @@ from meshdoctor.probe.setup import ProbeSetupError, default_backend
 from tests.test_probe_units import _cfg
 from tests.conftest import run_cli
 
-TWO_BY_TWO = {"backend": "nccl", "envs": ["NCCL_NVLS_ENABLE=0"], "hosts": [
-    {"ssh": "gpu-a", "ips": ["10.0.0.1"]}, {"ssh": "gpu-a", "ips": ["10.0.0.1"]},
-    {"ssh": "gpu-b", "ips": ["10.0.0.2"]}, {"ssh": "gpu-b", "ips": ["10.0.0.2"]}]}
+TWO_BY_TWO = {
+    "backend": "nccl",
+    "envs": ["NCCL_NVLS_ENABLE=0"],
+    "hosts": [
+        {"ssh": "gpu-a", "ips": ["10.0.0.1"]},
+        {"ssh": "gpu-a", "ips": ["10.0.0.1"]},
+        {"ssh": "gpu-b", "ips": ["10.0.0.2"]},
+        {"ssh": "gpu-b", "ips": ["10.0.0.2"]},
+    ],
+}
 
 # Captured on 2x H200 with mlx 0.32.4 (mlx-cuda-13), NCCL_SOCKET_IFNAME set to a missing
 # interface: MLX printed the first line to stderr and exited 1; NCCL wrote the second to stdout.
-NCCL_ERROR_LINE = ("NCCL error /home/runner/work/mlx/mlx/mlx/distributed/nccl/nccl.cpp:146 "
-                   "'invalid usage (run with NCCL_DEBUG=WARN for details)'")
-NCCL_WARN_LINE = ("[2026-11-30 03:02:24] vm:1042:1042 [0] bootstrap.cc:114 NCCL WARN "
-                  "Bootstrap : no socket interface found")
+NCCL_ERROR_LINE = (
+    "NCCL error /home/runner/work/mlx/mlx/mlx/distributed/nccl/nccl.cpp:146 "
+    "'invalid usage (run with NCCL_DEBUG=WARN for details)'"
+)
+NCCL_WARN_LINE = (
+    "[2026-11-30 03:02:24] vm:1042:1042 [0] bootstrap.cc:114 NCCL WARN "
+    "Bootstrap : no socket interface found"
+)
 
 
 def test_nccl_environment_follows_mlx_launch():
@@ -39,21 +50,33 @@ def test_nccl_environment_follows_mlx_launch():
     assert env == {"NCCL_HOST_IP": "10.0.0.1", "NCCL_PORT": "23456", "MLX_WORLD_SIZE": "4"}
     assert files == {}
     plan = {"backend": "nccl"}
-    per = [envmod.rank_env(hf, r, run_id="md-probe-x", plan=plan, shared_env=env, files=files)
-           for r in range(4)]
+    per = [
+        envmod.rank_env(hf, r, run_id="md-probe-x", plan=plan, shared_env=env, files=files)
+        for r in range(4)
+    ]
     assert [e["CUDA_VISIBLE_DEVICES"] for e in per] == ["0", "1", "0", "1"]
     assert [e["MLX_RANK"] for e in per] == ["0", "1", "2", "3"]
     assert all(e["NCCL_NVLS_ENABLE"] == "0" and e["MLX_WORLD_SIZE"] == "4" for e in per)
     assert envmod.backend_env(hf, "nccl")[0]["NCCL_PORT"] == "12345"  # mlx.launch default
     # the ring and jaccl contracts carry no CUDA_VISIBLE_DEVICES
     assert "CUDA_VISIBLE_DEVICES" not in envmod.rank_env(
-        hf, 1, run_id="x", plan={"backend": "ring"}, shared_env={}, files={})
+        hf, 1, run_id="x", plan={"backend": "ring"}, shared_env={}, files={}
+    )
 
 
 def test_local_ranks_get_one_gpu_each_whatever_name_they_use():
-    hf = parse(json.dumps({"backend": "nccl", "hosts": [
-        {"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": "127.0.0.1", "ips": ["127.0.0.1"]},
-        {"ips": ["127.0.0.1"]}]}))
+    hf = parse(
+        json.dumps(
+            {
+                "backend": "nccl",
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["127.0.0.1"]},
+                    {"ssh": "127.0.0.1", "ips": ["127.0.0.1"]},
+                    {"ips": ["127.0.0.1"]},
+                ],
+            }
+        )
+    )
     assert [envmod.local_rank(hf, r) for r in range(3)] == [0, 1, 2]
 
 
@@ -70,8 +93,17 @@ def test_nccl_port_choice():
     with socket.socket() as s:  # free when handed out
         s.bind(("127.0.0.1", port))
     assert 20000 <= nccl_port(parse(json.dumps(TWO_BY_TWO)), [False] * 4, None) < 60000
-    mine = parse(json.dumps({"backend": "nccl", "hosts": [
-        {"ssh": "localhost", "ips": ["192.0.2.77"]}, {"ssh": "localhost", "ips": ["127.0.0.1"]}]}))
+    mine = parse(
+        json.dumps(
+            {
+                "backend": "nccl",
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["192.0.2.77"]},
+                    {"ssh": "localhost", "ips": ["127.0.0.1"]},
+                ],
+            }
+        )
+    )
     with pytest.raises(PreflightError, match="NCCL_HOST_IP"):
         nccl_port(mine, [True, True], None)
 
@@ -80,8 +112,7 @@ def test_setup_nccl_with_n_and_pairs_unsupported():
     cfg = _cfg(backend="nccl", nranks=2, given=["-n"])
     assert cfg.backend == "nccl" and cfg.hostfile.backend == "nccl"
     assert cfg.ops == ["all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter"]
-    assert config.plan_pairs(3, "nccl") == ([], [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0],
-                                               [2, 1]])
+    assert config.plan_pairs(3, "nccl") == ([], [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]])
     with pytest.raises(ProbeSetupError, match="jaccl needs a hostfile"):
         _cfg(backend="jaccl", nranks=2, given=["-n"])
 
@@ -107,8 +138,13 @@ def test_worker_skips_send_recv_on_nccl_before_touching_the_group():
     import mlx.core as mx
 
     got = []
-    w = worker.Worker(mx, {"backend": "nccl", "world_size": 2, "size": 1024}, 0,
-                      lambda ev, **f: got.append((ev, f)), [])
+    w = worker.Worker(
+        mx,
+        {"backend": "nccl", "world_size": 2, "size": 1024},
+        0,
+        lambda ev, **f: got.append((ev, f)),
+        [],
+    )
     assert w.gpu and w.stream == mx.gpu
     w.run_op("send_recv")
     assert got[0][0] == "result" and "nccl backend has no send_recv" in got[0][1]["skipped"]
@@ -147,21 +183,34 @@ def test_silent_nccl_exit_is_named_from_its_output():
 
 def test_remote_error_is_a_consequence_the_cause_is_named():
     cause = _rank(1, 1, ["NCCL error nccl.cpp:146 'unhandled cuda error'"])
-    peer = _rank(0, 1, ["NCCL error nccl.cpp:146 'remote process exited or there was a "
-                        "network error'"])
+    peer = _rank(
+        0, 1, ["NCCL error nccl.cpp:146 'remote process exited or there was a network error'"]
+    )
     peer.exited_at = 5.0
-    out = LaunchOutcome("dead", "md-probe-x", [peer, cause], {}, 5.0,
-                        early_exits={0: 1, 1: 1})
+    out = LaunchOutcome("dead", "md-probe-x", [peer, cause], {}, 5.0, early_exits={0: 1, 1: 1})
     assert [s.rank for s in report.culprits(out)] == [1]
 
 
 def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):
-    r = run_cli("probe", "--backend", "nccl", "-n", "2", "--op", "all_sum", "--size", "4096",
-                "--json", env=clean_env, timeout=120)
+    r = run_cli(
+        "probe",
+        "--backend",
+        "nccl",
+        "-n",
+        "2",
+        "--op",
+        "all_sum",
+        "--size",
+        "4096",
+        "--json",
+        env=clean_env,
+        timeout=120,
+    )
     assert r.rc == 1, (r.out, r.err)
     group = [x for x in r.doc["results"] if x["code"] == "MD501"][0]
-    assert group["status"] == "fail" and "group formation (nccl, 2 ranks) failed" in \
-        group["summary"]
+    assert (
+        group["status"] == "fail" and "group formation (nccl, 2 ranks) failed" in group["summary"]
+    )
     sigs = {m["code"] for rk in r.doc["probe"]["ranks"] for m in rk["signatures"]}
     assert "MD623" in sigs  # "Cannot initialize nccl distributed backend"
     assert r.doc["probe"]["leftovers"] == []
@@ -169,15 +218,32 @@ def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):
 
 def test_fault_switch_inside_a_step():
     assert worker.parse_faults("stop-in:1:11,kill-in:0:5,bogus:1") == [
-        ("stop-in", 1, 11), ("kill-in", 0, 5)]
+        ("stop-in", 1, 11),
+        ("kill-in", 0, 5),
+    ]
 
 
 def test_rank_stopped_inside_an_all_sum_is_named(clean_env):
     # the ring stands in for nccl here: a 64 MiB all_sum over loopback takes far longer than
     # the 2 ms after which stop-in stops rank 1, so it stops inside all_sum #3
-    r = run_cli("probe", "--backend", "ring", "-n", "2", "--op", "all_sum", "--size", "64MiB",
-                "--iters", "20", "--timeout", "3", "--json",
-                env=dict(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:11"), timeout=120)
+    r = run_cli(
+        "probe",
+        "--backend",
+        "ring",
+        "-n",
+        "2",
+        "--op",
+        "all_sum",
+        "--size",
+        "64MiB",
+        "--iters",
+        "20",
+        "--timeout",
+        "3",
+        "--json",
+        env=dict(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:11"),
+        timeout=120,
+    )
     assert r.rc == 1, (r.out, r.err)
     hang = [x for x in r.doc["results"] if x["code"] == "MD503"][0]
     assert hang["summary"].startswith("all_sum #3 (timed, step 11) hung"), hang["summary"]

@@ -32,8 +32,11 @@ def bed():
         hf = tb.dir / "hosts.json"
         hf.write_text(json.dumps([{"ssh": h, "ips": [tb.ips[h]]} for h in tb.hosts]))
         tb.hostfile = hf
-        tb.env = dict(os.environ, MESHDOCTOR_SSH_CONFIG=str(tb.ssh_config),
-                      MESHDOCTOR_REMOTE_PYTHON=sys.executable)
+        tb.env = dict(
+            os.environ,
+            MESHDOCTOR_SSH_CONFIG=str(tb.ssh_config),
+            MESHDOCTOR_REMOTE_PYTHON=sys.executable,
+        )
         yield tb
         for h in tb.hosts:  # nothing of the probe is left on any host
             ps = tb.ssh(h, "ps -eo args=").stdout
@@ -41,26 +44,56 @@ def bed():
 
 
 def test_ring_probe_over_ssh_across_three_hosts(bed):
-    r = run_cli("probe", "--hostfile", str(bed.hostfile), "--size", "4MiB", "--iters", "3",
-                "--json", env=bed.env, timeout=180)
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        str(bed.hostfile),
+        "--size",
+        "4MiB",
+        "--iters",
+        "3",
+        "--json",
+        env=bed.env,
+        timeout=180,
+    )
     assert r.rc == 0, r.out[-3000:]
     assert r.doc["probe"]["world_size"] == 3
     assert [h["host"] for h in r.doc["hosts"]] == ["h0", "h1", "h2"]
     assert all(h["reachable"] for h in r.doc["hosts"])
     wrong = [x for x in r.results("MD504") if x["check"] != "probe.sum_scatter"]
     assert wrong and all(x["status"] == "ok" for x in wrong)
-    assert [x["status"] for x in r.results("MD504")
-            if x["check"] == "probe.sum_scatter"] == ["skip"]  # the ring has no sum_scatter
+    assert [x["status"] for x in r.results("MD504") if x["check"] == "probe.sum_scatter"] == [
+        "skip"
+    ]  # the ring has no sum_scatter
     ranks = r.doc["probe"]["ranks"]
     assert [x["host"] for x in ranks] == ["h0", "h1", "h2"]
 
 
 def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
-    p = subprocess.Popen([sys.executable, "-m", "meshdoctor", "probe", "--hostfile",
-                          str(bed.hostfile), "--size", "4MiB", "--iters", "2000", "--op",
-                          "all_sum", "--timeout", "3", "--json", "--no-check"],
-                         env=bed.env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "meshdoctor",
+            "probe",
+            "--hostfile",
+            str(bed.hostfile),
+            "--size",
+            "4MiB",
+            "--iters",
+            "2000",
+            "--op",
+            "all_sum",
+            "--timeout",
+            "3",
+            "--json",
+            "--no-check",
+        ],
+        env=bed.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(6)  # group formed over ssh, collectives running
         assert p.poll() is None, p.communicate()
@@ -80,8 +113,11 @@ def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
     assert hang and hang[0]["host"] == "h2" and "never arrived: rank 2" in hang[0]["summary"]
     lost = [x for x in doc["results"] if x["code"] == "MD506" and x["host"] == "h2"]
     assert lost and "could not reach h2" in lost[0]["summary"]
-    assert {h["host"]: h["reachable"] for h in doc["hosts"]} == {"h0": True, "h1": True,
-                                                                 "h2": False}
+    assert {h["host"]: h["reachable"] for h in doc["hosts"]} == {
+        "h0": True,
+        "h1": True,
+        "h2": False,
+    }
     # bounded, and h2 costs at most one timeout, not one per call (the tighter contract, the
     # deadline plus 3 s, is test_hung_mesh_with_a_host_cut_off_reports_within_deadline_plus_3s)
     assert after < 3 + 5 + 12, after
@@ -116,13 +152,25 @@ def test_hung_mesh_with_a_host_cut_off_reports_within_deadline_plus_3s(bed, monk
     t = {}
 
     def cut(rank, ev, launch):  # from the launcher's thread, at a known point of the run
-        if not t and rank == 0 and ev["ev"] == "leave" and ev.get("op") == "all_sum" \
-                and ev.get("phase") == "timed" and ev.get("iter") == 3:
+        if (
+            not t
+            and rank == 0
+            and ev["ev"] == "leave"
+            and ev.get("op") == "all_sum"
+            and ev.get("phase") == "timed"
+            and ev.get("iter") == 3
+        ):
             bed.link("h2", False)
             t["cut"] = time.monotonic()
 
-    cfg = ProbeConfig(hostfile=load(bed.hostfile), ops=["all_sum"], size=4 << 20, iters=100000,
-                      timeout=deadline, remote_python=sys.executable)
+    cfg = ProbeConfig(
+        hostfile=load(bed.hostfile),
+        ops=["all_sum"],
+        size=4 << 20,
+        iters=100000,
+        timeout=deadline,
+        remote_python=sys.executable,
+    )
     try:
         run = run_probe(cfg, on_event=cut)
         v = report.build(run, Verdict(command="probe")).finish()
@@ -139,8 +187,11 @@ def test_hung_mesh_with_a_host_cut_off_reports_within_deadline_plus_3s(bed, monk
     lost = [x for x in doc["results"] if x["code"] == "MD506" and x["host"] == "h2"]
     assert lost and "could not reach h2" in lost[0]["summary"]
     assert lost[0]["evidence"]["ranks"] == [2] and "2" in lost[0]["evidence"]["pids"]
-    assert {h["host"]: h["reachable"] for h in doc["hosts"]} == {"h0": True, "h1": True,
-                                                                 "h2": False}
+    assert {h["host"]: h["reachable"] for h in doc["hosts"]} == {
+        "h0": True,
+        "h1": True,
+        "h2": False,
+    }
     # the reachable hosts were torn down within the budget: nothing of the run is left there
     for h in ("h0", "h1"):
         assert run.run_id not in bed.ssh(h, "ps -eo args=").stdout
@@ -150,12 +201,25 @@ def test_host_that_refuses_ssh_is_unreachable_and_exit_3(bed):
     cfg = bed.ssh_config.read_text()
     bed.ssh_config.write_text(f"Host hx\n  HostName {bed.ips['h2']}\n  Port 2222\n" + cfg)
     hf = bed.dir / "hosts-hx.json"
-    hf.write_text(json.dumps([{"ssh": "h0", "ips": [bed.ips["h0"]]},
-                              {"ssh": "hx", "ips": [bed.ips["h2"]]}]))
-    r = run_cli("probe", "--hostfile", str(hf), "--size", "1MiB", "--iters", "1", "--json",
-                env=bed.env, timeout=120)
-    assert r.rc == 3, ([(x["code"], x["host"], x["status"], x["summary"]) for x in
-                        r.doc["results"]], r.doc["probe"].get("outcome"))
+    hf.write_text(
+        json.dumps([{"ssh": "h0", "ips": [bed.ips["h0"]]}, {"ssh": "hx", "ips": [bed.ips["h2"]]}])
+    )
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        str(hf),
+        "--size",
+        "1MiB",
+        "--iters",
+        "1",
+        "--json",
+        env=bed.env,
+        timeout=120,
+    )
+    assert r.rc == 3, (
+        [(x["code"], x["host"], x["status"], x["summary"]) for x in r.doc["results"]],
+        r.doc["probe"].get("outcome"),
+    )
     assert {h["host"]: h["reachable"] for h in r.doc["hosts"]} == {"h0": True, "hx": False}
     start = r.results("MD509")
     assert start and start[0]["status"] == "error" and start[0]["host"] == "hx"

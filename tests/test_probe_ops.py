@@ -19,8 +19,20 @@ def env_of(clean_env):
 
 @pytest.mark.parametrize("op", ["all_max", "all_min"])
 def test_all_max_and_all_min_are_exact_with_all_reduce_bus_factor(clean_env, op):
-    r = run_cli("probe", "-n", "3", "--op", op, "--size", "1MiB", "--iters", "2", "--json",
-                env=env_of(clean_env), timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--op",
+        op,
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--json",
+        env=env_of(clean_env),
+        timeout=120,
+    )
     assert r.rc == 0, (r.out, r.err)
     (o,) = r.doc["probe"]["ops"]
     assert o["op"] == op and o["wrong"] == 0
@@ -32,16 +44,38 @@ def test_all_max_and_all_min_are_exact_with_all_reduce_bus_factor(clean_env, op)
 
 def test_corrupted_data_is_caught_by_all_max(clean_env):
     env = dict(env_of(clean_env), MESHDOCTOR_PROBE_FAULT="corrupt:1")
-    r = run_cli("probe", "-n", "2", "--op", "all_max", "--size", "64KB", "--iters", "1",
-                "--json", env=env, timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--op",
+        "all_max",
+        "--size",
+        "64KB",
+        "--iters",
+        "1",
+        "--json",
+        env=env,
+        timeout=120,
+    )
     assert r.rc == 1, (r.out, r.err)
     (o,) = r.doc["probe"]["ops"]
     assert o["wrong"] > 0  # rank 1's element 0 is one higher than the maximum expected
 
 
 def test_sum_scatter_on_ring_is_a_skip_naming_the_versions_that_have_it(clean_env):
-    r = run_cli("probe", "-n", "2", "--op", "sum_scatter", "--size", "64KB", "--json",
-                env=env_of(clean_env), timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--op",
+        "sum_scatter",
+        "--size",
+        "64KB",
+        "--json",
+        env=env_of(clean_env),
+        timeout=120,
+    )
     assert r.rc == 0, (r.out, r.err)  # not a usage error, not a hang
     (s,) = r.doc["probe"]["skipped_ops"]
     assert s["op"] == "sum_scatter"
@@ -52,8 +86,18 @@ def test_sum_scatter_on_ring_is_a_skip_naming_the_versions_that_have_it(clean_en
 
 
 def test_op_all_runs_every_ring_op_and_lists_the_skipped_one(clean_env):
-    r = run_cli("probe", "-n", "2", "--size", "64KB", "--iters", "1", "--json",
-                env=env_of(clean_env), timeout=120)
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "64KB",
+        "--iters",
+        "1",
+        "--json",
+        env=env_of(clean_env),
+        timeout=120,
+    )
     assert r.rc == 0, (r.out, r.err)
     ops = {o["op"]: o for o in r.doc["probe"]["ops"]}
     ran = {op for op, o in ops.items() if not o.get("skipped")}
@@ -81,14 +125,17 @@ def test_sum_scatter_expected_values_match_mlx_documented_semantics():
             inputs[self.rank] = x
             total = sum(worker_of[k].mine(x.size) for k in range(n))  # every rank's real input
             c = x.size // n
-            return total[self.rank * c:(self.rank + 1) * c]
+            return total[self.rank * c : (self.rank + 1) * c]
 
     worker_of = {}
     for r in range(n):
-        fake = types.SimpleNamespace(**{k: getattr(mx, k) for k in dir(mx) if not k.startswith("__")})
+        fake = types.SimpleNamespace(
+            **{k: getattr(mx, k) for k in dir(mx) if not k.startswith("__")}
+        )
         fake.distributed = Dist(r)
-        worker_of[r] = worker.Worker(fake, {"world_size": n, "size": size, "dtype": "float32"},
-                                     r, lambda *a, **k: None, [])
+        worker_of[r] = worker.Worker(
+            fake, {"world_size": n, "size": size, "dtype": "float32"}, r, lambda *a, **k: None, []
+        )
     for r in range(n):
         call, check, nbytes, _ = worker_of[r].case("sum_scatter")
         y = call()
@@ -103,15 +150,18 @@ def test_sum_scatter_expected_values_match_mlx_documented_semantics():
 
 def test_support_table_and_bus_factors():
     assert worker.unsupported("sum_scatter", "ring", "0.32.4").startswith(
-        "the ring backend has no sum_scatter (MLX 0.32.4)")
+        "the ring backend has no sum_scatter (MLX 0.32.4)"
+    )
     assert worker.unsupported("sum_scatter", "jaccl", "0.32.0") == (
         "the jaccl backend adds sum_scatter in MLX 0.32.1; this is MLX 0.32.0 (jaccl has it "
-        "from MLX 0.32.1, nccl has it; ring and mpi do not)")
+        "from MLX 0.32.1, nccl has it; ring and mpi do not)"
+    )
     assert worker.unsupported("sum_scatter", "jaccl", "0.32.1") is None
     assert worker.unsupported("sum_scatter", "jaccl-ring", "0.32.4") is None
     assert worker.unsupported("sum_scatter", "nccl", "0.32.4") is None
     assert worker.unsupported("send_recv", "nccl", "0.32.4").startswith(
-        "the nccl backend has no send_recv")
+        "the nccl backend has no send_recv"
+    )
     assert worker.unsupported("all_max", "ring", "0.30.1") is None
     assert bus_factor("sum_scatter", 4) == pytest.approx(0.75)
     assert bus_factor("all_min", 4) == pytest.approx(1.5)

@@ -18,9 +18,19 @@ from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_
 from meshdoctor.ranks import PROBE_MARKER_ENV
 
 
-@pytest.mark.parametrize("text,n", [("256MiB", 256 << 20), ("1GiB", 1 << 30), ("4096", 4096),
-                                    ("64KB", 64000), ("8M", 8 << 20), ("1.5KiB", 1536),
-                                    (" 2 gib ", 2 << 30), ("100B", 100)])
+@pytest.mark.parametrize(
+    "text,n",
+    [
+        ("256MiB", 256 << 20),
+        ("1GiB", 1 << 30),
+        ("4096", 4096),
+        ("64KB", 64000),
+        ("8M", 8 << 20),
+        ("1.5KiB", 1536),
+        (" 2 gib ", 2 << 30),
+        ("100B", 100),
+    ],
+)
 def test_sizes_parse(text, n):
     assert parse_size(text) == n
 
@@ -46,12 +56,14 @@ def test_value_pattern_sums_stay_exact():
 
 
 JACCL_HF = {
-    "backend": "jaccl", "envs": ["MLX_METAL_FAST_SYNCH=1"],
+    "backend": "jaccl",
+    "envs": ["MLX_METAL_FAST_SYNCH=1"],
     "hosts": [
         {"ssh": "m1", "ips": ["10.0.0.1"], "rdma": [None, "rdma_en3", ["rdma_en4", "rdma_en5"]]},
         {"ssh": "m2", "ips": ["10.0.0.2"], "rdma": ["rdma_en3", None, "rdma_en4"]},
         {"ssh": "m3", "ips": ["10.0.0.3"], "rdma": ["rdma_en5", "rdma_en3", None]},
-    ]}
+    ],
+}
 
 
 def test_jaccl_environment_and_device_matrix():
@@ -63,8 +75,9 @@ def test_jaccl_environment_and_device_matrix():
     assert int(env["JACCL_PROGRESS_TIMEOUT_MS"]) == 15000 < 20.0 * 1000
     assert json.loads(files["MLX_IBV_DEVICES"]) == [h["rdma"] for h in JACCL_HF["hosts"]]
     assert "MLX_HOSTFILE" not in files
-    r1 = envmod.rank_env(hf, 1, run_id="md-probe-x", plan={"ops": ["all_sum"]}, shared_env=env,
-                         files=files)
+    r1 = envmod.rank_env(
+        hf, 1, run_id="md-probe-x", plan={"ops": ["all_sum"]}, shared_env=env, files=files
+    )
     assert r1["MLX_RANK"] == "1" and r1[PROBE_MARKER_ENV] == "md-probe-x"
     assert r1["MLX_METAL_FAST_SYNCH"] == "1"  # hostfile envs pass through
     assert json.loads(r1[worker.FILES_ENV]) == files
@@ -87,10 +100,18 @@ def test_jaccl_environment_refuses_a_short_row():
 
 
 def test_ring_hostfile_entries():
-    hf = parse(json.dumps([{"ssh": "a", "ips": ["10.0.0.1", "10.1.0.1"]},
-                           {"ssh": "b", "ips": ["10.0.0.2", "10.1.0.2"]}]))
+    hf = parse(
+        json.dumps(
+            [
+                {"ssh": "a", "ips": ["10.0.0.1", "10.1.0.1"]},
+                {"ssh": "b", "ips": ["10.0.0.2", "10.1.0.2"]},
+            ]
+        )
+    )
     assert envmod.ring_entries(hf, [5000, 5001, 5002, 5003]) == [
-        ["10.0.0.1:5000", "10.1.0.1:5001"], ["10.0.0.2:5002", "10.1.0.2:5003"]]
+        ["10.0.0.1:5000", "10.1.0.1:5001"],
+        ["10.0.0.2:5002", "10.1.0.2:5003"],
+    ]
     with pytest.raises(envmod.EnvError):
         envmod.ring_entries(parse(json.dumps([{"ssh": "a"}, {"ssh": "b"}])), [1, 2])
 
@@ -148,8 +169,15 @@ def test_remote_command_quotes_everything():
     env = {"MLX_RANK": "1", "PLAN": json.dumps({"a": "b c'd"})}
     cmd = remote.remote_command(["python3", "-u", "-", "id; rm -rf /"], env)
     words = shlex.split(cmd)
-    assert words == ["env", "MLX_RANK=1", f"PLAN={env['PLAN']}", "python3", "-u", "-",
-                     "id; rm -rf /"]
+    assert words == [
+        "env",
+        "MLX_RANK=1",
+        f"PLAN={env['PLAN']}",
+        "python3",
+        "-u",
+        "-",
+        "id; rm -rf /",
+    ]
     argv = remote.ssh_argv("node-1", ["true"])
     assert argv[:3] == ["ssh", "-o", "BatchMode=yes"] and "--" in argv
     assert any(a.startswith("ConnectTimeout=") for a in argv)
@@ -165,9 +193,22 @@ def test_remote_refuses_unsafe_hosts(host):
 
 
 def _cfg(**kw):
-    base = dict(hostfile=None, hosts=None, nranks=None, backend=None, op="all", size="1MiB",
-                iters=1, warmup=0, dtype="float32", timeout=None, soak=0, pairs=False,
-                port=None, given=[])
+    base = dict(
+        hostfile=None,
+        hosts=None,
+        nranks=None,
+        backend=None,
+        op="all",
+        size="1MiB",
+        iters=1,
+        warmup=0,
+        dtype="float32",
+        timeout=None,
+        soak=0,
+        pairs=False,
+        port=None,
+        given=[],
+    )
     base.update(kw)
     return make_config(**base)
 
@@ -189,4 +230,7 @@ def test_a_fault_can_name_its_step_and_fires_once():
     from meshdoctor.probe.worker import parse_faults
 
     assert parse_faults("stop:1:soak.all_sum.3,kill:0:7,corrupt:2,stop:1:bad") == [
-        ("stop", 1, "soak.all_sum.3"), ("kill", 0, 7), ("corrupt", 2, None)]
+        ("stop", 1, "soak.all_sum.3"),
+        ("kill", 0, 7),
+        ("corrupt", 2, None),
+    ]

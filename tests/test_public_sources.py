@@ -13,11 +13,11 @@ from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 # names of internal documents, and an issue number that is not qualified as MLX's or exo's
-INTERNAL = re.compile(r"knowledge\.md|design\.md|design notes|field notes|shared/|seeds/",
-                      re.I)
+INTERNAL = re.compile(r"knowledge\.md|design\.md|design notes|field notes|shared/|seeds/", re.I)
 ISSUE = re.compile(r"\bissues? ?#?\d+", re.I)
-PUBLIC_PREFIX = re.compile(r"(mlx|exo|upstream|github|ml-explore|pytorch|nccl)[\w./-]*\s*(pr\s*)?$",
-                           re.I)
+PUBLIC_PREFIX = re.compile(
+    r"(mlx|exo|upstream|github|ml-explore|pytorch|nccl)[\w./-]*\s*(pr\s*)?$", re.I
+)
 
 
 def offences(text: str):
@@ -28,16 +28,26 @@ def offences(text: str):
             out.append((n, line.strip()))
             continue
         for m in ISSUE.finditer(line):
-            if not PUBLIC_PREFIX.search(line[:m.start()]):
+            if not PUBLIC_PREFIX.search(line[: m.start()]):
                 out.append((n, line.strip()))
                 break
     return out
 
 
 def product_files():
-    globs = ["meshdoctor/**/*.py", "meshdoctor/**/*.json", "checks/**/*.py", "fixes/**/*.py",
-             "docs/**/*.md", "completions/*", "benchmarks/**/*.py", "tests/**/*.py",
-             "README.md", "pyproject.toml", ".ci/*"]
+    globs = [
+        "meshdoctor/**/*.py",
+        "meshdoctor/**/*.json",
+        "checks/**/*.py",
+        "fixes/**/*.py",
+        "docs/**/*.md",
+        "completions/*",
+        "benchmarks/**/*.py",
+        "tests/**/*.py",
+        "README.md",
+        "pyproject.toml",
+        ".ci/*",
+    ]
     me = Path(__file__).resolve()
     for g in globs:
         for p in sorted(ROOT.glob(g)):
@@ -53,8 +63,10 @@ def test_the_offence_pattern_catches_what_it_must_and_spares_public_numbers():
 
 
 def test_no_file_users_see_or_read_names_an_internal_document_or_project_issue():
-    found = {str(p.relative_to(ROOT)): offences(p.read_text(encoding="utf-8", errors="replace"))
-             for p in product_files()}
+    found = {
+        str(p.relative_to(ROOT)): offences(p.read_text(encoding="utf-8", errors="replace"))
+        for p in product_files()
+    }
     found = {k: v for k, v in found.items() if v}
     assert not found, found
 

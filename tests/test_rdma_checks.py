@@ -21,13 +21,20 @@ PEER_IPS = ["127.0.0.1", "198.51.100.12", "198.51.100.13", "198.51.100.14"]
 
 def mesh(rows=None, backend="jaccl", n=4):
     """A hostfile whose rank 0 is this machine (ssh ``localhost``)."""
-    rows = rows or [[None, "rdma_en2", "rdma_en3", "rdma_en4"],
-                    ["rdma_en2", None, "rdma_en3", "rdma_en4"],
-                    ["rdma_en2", "rdma_en3", None, "rdma_en4"],
-                    ["rdma_en2", "rdma_en3", "rdma_en4", None]]
-    hosts = [{"ssh": "localhost" if i == 0 else f"m{i + 1}",
-              "ips": [PEER_IPS[i] if i < 4 else f"198.51.100.{20 + i}"], "rdma": rows[i]}
-             for i in range(n)]
+    rows = rows or [
+        [None, "rdma_en2", "rdma_en3", "rdma_en4"],
+        ["rdma_en2", None, "rdma_en3", "rdma_en4"],
+        ["rdma_en2", "rdma_en3", None, "rdma_en4"],
+        ["rdma_en2", "rdma_en3", "rdma_en4", None],
+    ]
+    hosts = [
+        {
+            "ssh": "localhost" if i == 0 else f"m{i + 1}",
+            "ips": [PEER_IPS[i] if i < 4 else f"198.51.100.{20 + i}"],
+            "rdma": rows[i],
+        }
+        for i in range(n)
+    ]
     return {"backend": backend, "hosts": hosts}
 
 
@@ -38,34 +45,62 @@ def statuses(r):
 # (fixture sets on top of healthy, hostfile or None, exit code, expected worst status per code)
 CASES = [
     ("healthy", None, 0, dict(MD201="ok", MD202="ok", MD203="ok", MD204="skip", MD205="ok")),
-    ("rdma-disabled", None, 0,
-     dict(MD201="warn", MD202="skip", MD203="skip", MD204="skip", MD205="ok")),
-    ("enabled-no-devices", None, 0,
-     dict(MD201="warn", MD202="skip", MD203="skip", MD204="skip", MD205="warn")),
-    ("one-port-down", None, 0,
-     dict(MD201="ok", MD202="warn", MD203="ok", MD204="skip", MD205="ok")),
+    (
+        "rdma-disabled",
+        None,
+        0,
+        dict(MD201="warn", MD202="skip", MD203="skip", MD204="skip", MD205="ok"),
+    ),
+    (
+        "enabled-no-devices",
+        None,
+        0,
+        dict(MD201="warn", MD202="skip", MD203="skip", MD204="skip", MD205="warn"),
+    ),
+    (
+        "one-port-down",
+        None,
+        0,
+        dict(MD201="ok", MD202="warn", MD203="ok", MD204="skip", MD205="ok"),
+    ),
     ("fe80-only", None, 1, dict(MD201="ok", MD202="ok", MD203="fail", MD205="fail")),
     ("mapped-gid-2", None, 0, dict(MD201="ok", MD202="ok", MD203="warn", MD205="ok")),
     ("tb4-link", None, 0, dict(MD201="ok", MD202="ok", MD203="ok", MD205="warn")),
     ("bridge0-active", None, 1, dict(MD201="ok", MD202="ok", MD203="ok", MD205="fail")),
     ("truncated", None, 3, dict(MD201="ok", MD202="warn", MD203="ok", MD205="error")),
-    ("garbage", None, 3,
-     dict(MD201="error", MD202="error", MD203="error", MD204="error", MD205="error")),
+    (
+        "garbage",
+        None,
+        3,
+        dict(MD201="error", MD202="error", MD203="error", MD204="error", MD205="error"),
+    ),
     ("healthy", "mesh", 0, dict(MD201="ok", MD202="ok", MD203="ok", MD204="ok", MD205="ok")),
-    ("rdma-disabled", "mesh", 1,
-     dict(MD201="fail", MD202="fail", MD203="fail", MD204="fail", MD205="ok")),
+    (
+        "rdma-disabled",
+        "mesh",
+        1,
+        dict(MD201="fail", MD202="fail", MD203="fail", MD204="fail", MD205="ok"),
+    ),
     ("one-port-down", "mesh", 1, dict(MD202="fail", MD203="ok", MD204="ok")),
     ("truncated", "mesh", 3, dict(MD202="error", MD205="error")),
     # every check chosen skipped: nothing was assessed, so not go (exit 3)
-    ("healthy", "ring", 3,
-     dict(MD201="skip", MD202="skip", MD203="skip", MD204="skip", MD205="skip")),
+    (
+        "healthy",
+        "ring",
+        3,
+        dict(MD201="skip", MD202="skip", MD203="skip", MD204="skip", MD205="skip"),
+    ),
 ]
 
 
-@pytest.mark.parametrize("fixture_set, hostfile, rc, expect", CASES,
-                         ids=[f"{c[0]}-{c[1] or 'nohostfile'}" for c in CASES])
-def test_fixture_sets_give_the_expected_verdict(fake_mac, tmp_path, fixture_set, hostfile, rc,
-                                                expect):
+@pytest.mark.parametrize(
+    "fixture_set, hostfile, rc, expect",
+    CASES,
+    ids=[f"{c[0]}-{c[1] or 'nohostfile'}" for c in CASES],
+)
+def test_fixture_sets_give_the_expected_verdict(
+    fake_mac, tmp_path, fixture_set, hostfile, rc, expect
+):
     env = fake_mac("healthy", fixture_set)
     args = list(RDMA)
     if hostfile:
@@ -85,16 +120,23 @@ def test_healthy_evidence_names_devices_ports_and_gid_indexes(fake_mac):
     assert gid["evidence"]["ports"] == [
         {"device": "rdma_en2", "port": 1, "gid_index": 1, "gid": "::ffff:169.254.37.21"},
         {"device": "rdma_en3", "port": 1, "gid_index": 1, "gid": "::ffff:169.254.140.7"},
-        {"device": "rdma_en4", "port": 1, "gid_index": 1, "gid": "::ffff:169.254.201.88"}]
+        {"device": "rdma_en4", "port": 1, "gid_index": 1, "gid": "::ffff:169.254.201.88"},
+    ]
     assert gid["evidence"]["tables"]["rdma_en2/1"][1] == {
-        "index": 1, "gid": "::ffff:169.254.37.21", "ipv4": "169.254.37.21"}
+        "index": 1,
+        "gid": "::ffff:169.254.37.21",
+        "ipv4": "169.254.37.21",
+    }
     ports = r.results("MD202")[0]
     assert "rdma_en2 port 1, rdma_en3 port 1, rdma_en4 port 1" in ports["summary"]
     links = r.results("MD205")[0]["evidence"]["links"]
-    assert [(ln["hardware_port"], ln["interface"], ln["rdma_device"], ln["speed_gbps"])
-            for ln in links] == [("Thunderbolt 1", "en2", "rdma_en2", 80.0),
-                                 ("Thunderbolt 2", "en3", "rdma_en3", 80.0),
-                                 ("Thunderbolt 3", "en4", "rdma_en4", 80.0)]
+    assert [
+        (ln["hardware_port"], ln["interface"], ln["rdma_device"], ln["speed_gbps"]) for ln in links
+    ] == [
+        ("Thunderbolt 1", "en2", "rdma_en2", 80.0),
+        ("Thunderbolt 2", "en3", "rdma_en3", 80.0),
+        ("Thunderbolt 3", "en4", "rdma_en4", 80.0),
+    ]
 
 
 def test_fe80_only_gid_fails_with_the_table_and_the_remedy(fake_mac):
@@ -123,8 +165,9 @@ def test_mapped_gid_at_index_2_warns_naming_the_index(fake_mac):
 
 
 def test_hung_ibv_devinfo_is_critical_within_the_deadline(fake_mac):
-    r = run_cli("check", "--json", *RDMA, "--timeout", "2", env=fake_mac("healthy",
-                                                                          "ibv_devinfo-hang"))
+    r = run_cli(
+        "check", "--json", *RDMA, "--timeout", "2", env=fake_mac("healthy", "ibv_devinfo-hang")
+    )
     assert r.rc == 1, r.out
     assert r.elapsed < 2 + 1 + 1.5, r.elapsed  # the deadline + 1 s, + interpreter start-up
     for code in ("MD201", "MD202", "MD203", "MD204"):
@@ -140,7 +183,9 @@ def test_named_device_that_does_not_exist_lists_the_ones_that_do(fake_mac, tmp_p
     doc = mesh()
     doc["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en9", "rdma_en4"]
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli("check", "--json", *RDMA, "--local-only", "--hostfile", str(hf), env=fake_mac("healthy"))
+    r = run_cli(
+        "check", "--json", *RDMA, "--local-only", "--hostfile", str(hf), env=fake_mac("healthy")
+    )
     assert r.rc == 1
     (f,) = r.results("MD202")
     assert f["summary"].startswith("rdma_en9 (towards rank 2 (m3)) does not exist on this node")
@@ -150,62 +195,104 @@ def test_named_device_that_does_not_exist_lists_the_ones_that_do(fake_mac, tmp_p
 
 def test_named_port_down_fails_naming_device_port_and_peer(fake_mac, tmp_path):
     hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli("check", "--json", *RDMA, "--local-only", "--hostfile", str(hf),
-                env=fake_mac("healthy", "one-port-down"))
+    r = run_cli(
+        "check",
+        "--json",
+        *RDMA,
+        "--local-only",
+        "--hostfile",
+        str(hf),
+        env=fake_mac("healthy", "one-port-down"),
+    )
     (f,) = r.results("MD202")
     assert f["summary"] == "rdma_en4 (towards rank 3 (m4)) is not active: port 1 PORT_DOWN"
-    assert f["evidence"]["ports"] == [{"device": "rdma_en4", "port": 1, "state": "PORT_DOWN",
-                                       "state_code": 1}]
+    assert f["evidence"]["ports"] == [
+        {"device": "rdma_en4", "port": 1, "state": "PORT_DOWN", "state_code": 1}
+    ]
 
 
 def test_capacity_with_the_mesh_hostfile(fake_mac, tmp_path):
     hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli("check", "--json", "--only", "MD204", "--local-only", "--hostfile", str(hf),
-                env=fake_mac("healthy"))
+    r = run_cli(
+        "check",
+        "--json",
+        "--only",
+        "MD204",
+        "--local-only",
+        "--hostfile",
+        str(hf),
+        env=fake_mac("healthy"),
+    )
     (f,) = r.results("MD204")
     assert f["status"] == "ok"
     assert f["summary"].startswith("jaccl, 4 ranks, MLX ")
-    assert f["summary"].endswith(": 3 QPs and 192 MRs per rank over 3 device(s): rdma_en2 "
-                                 "1/10 QPs 64/100 MRs, rdma_en3 1/10 QPs 64/100 MRs, rdma_en4 "
-                                 "1/10 QPs 64/100 MRs; the limit that binds per device: memory "
-                                 "regions on rdma_en2, rdma_en3, rdma_en4")
+    assert f["summary"].endswith(
+        ": 3 QPs and 192 MRs per rank over 3 device(s): rdma_en2 "
+        "1/10 QPs 64/100 MRs, rdma_en3 1/10 QPs 64/100 MRs, rdma_en4 "
+        "1/10 QPs 64/100 MRs; the limit that binds per device: memory "
+        "regions on rdma_en2, rdma_en3, rdma_en4"
+    )
     dev = f["evidence"]["devices"][0]
-    assert dev["max_qp_source"].startswith("Apple's measured limit 10 on Thunderbolt (reported "
-                                           "256): ")
+    assert dev["max_qp_source"].startswith(
+        "Apple's measured limit 10 on Thunderbolt (reported 256): "
+    )
 
 
 def test_capacity_fails_when_peers_share_a_device_and_past_8_ranks(fake_mac, tmp_path):
     shared = mesh()
     shared["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en2", "rdma_en2"]
     hf = write(tmp_path / "shared.json", json.dumps(shared))
-    r = run_cli("check", "--json", "--only", "MD204", "--local-only", "--hostfile", str(hf),
-                env=fake_mac("healthy"))
+    r = run_cli(
+        "check",
+        "--json",
+        "--only",
+        "MD204",
+        "--local-only",
+        "--hostfile",
+        str(hf),
+        env=fake_mac("healthy"),
+    )
     (f,) = r.results("MD204")
     assert f["status"] == "fail" and "rdma_en2 needs 192 memory regions" in f["summary"]
     assert "allows 100" in f["summary"]
     rows = [[None if j == i else "rdma_en2" for j in range(9)] for i in range(9)]
     hf9 = write(tmp_path / "nine.json", json.dumps(mesh(rows, n=9)))
-    r = run_cli("check", "--json", "--only", "MD204", "--local-only", "--hostfile", str(hf9),
-                env=fake_mac("healthy"))
-    assert any(x["summary"] == "9 ranks: a JACCL mesh supports at most 8"
-               for x in r.results("MD204"))
+    r = run_cli(
+        "check",
+        "--json",
+        "--only",
+        "MD204",
+        "--local-only",
+        "--hostfile",
+        str(hf9),
+        env=fake_mac("healthy"),
+    )
+    assert any(
+        x["summary"] == "9 ranks: a JACCL mesh supports at most 8" for x in r.results("MD204")
+    )
 
 
 def test_plan_mesh_ring_and_limits():
     hf = parse_hostfile(json.dumps(mesh()))
     use, notes = plan(hf, [0])
     assert {d: (u["qps"], u["mrs"], u["peers"]) for d, u in use.items()} == {
-        "rdma_en2": (1, 64, [1]), "rdma_en3": (1, 64, [2]), "rdma_en4": (1, 64, [3])}
+        "rdma_en2": (1, 64, [1]),
+        "rdma_en3": (1, 64, [2]),
+        "rdma_en4": (1, 64, [3]),
+    }
     two = mesh()
     two["hosts"][0]["rdma"][1] = ["rdma_en2", "rdma_en5"]
     use, notes = plan(parse_hostfile(json.dumps(two)), [0])
     assert "rdma_en5" not in use and "rdma_en5 unused" in notes[0]
     ring = mesh(backend="jaccl-ring")
-    ring["hosts"][0]["rdma"] = [None, ["rdma_en2", "rdma_en5"], None,
-                                ["rdma_en4", "rdma_en6", "rdma_en7", "rdma_en3", "rdma_en8"]]
+    ring["hosts"][0]["rdma"] = [
+        None,
+        ["rdma_en2", "rdma_en5"],
+        None,
+        ["rdma_en4", "rdma_en6", "rdma_en7", "rdma_en3", "rdma_en8"],
+    ]
     use, notes = plan(parse_hostfile(json.dumps(ring)), [0])
-    assert sorted(use) == ["rdma_en2", "rdma_en3", "rdma_en4", "rdma_en5", "rdma_en6",
-                           "rdma_en7"]
+    assert sorted(use) == ["rdma_en2", "rdma_en3", "rdma_en4", "rdma_en5", "rdma_en6", "rdma_en7"]
     assert "rdma_en8 unused" in notes[0]
     # Apple: min(reported, measured); elsewhere the reported value.
     tb = Device("rdma_en2", transport="Thunderbolt", limits={"max_qp": 256, "max_mr": 50})
@@ -220,8 +307,11 @@ def test_plan_mesh_ring_and_limits():
 def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs_it(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
     env["MESHDOCTOR_PLATFORM"] = "linux"
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if not os.path.exists(os.path.join(p, "ibv_devinfo")))
+    env["PATH"] = os.pathsep.join(
+        p
+        for p in env.get("PATH", "").split(os.pathsep)
+        if not os.path.exists(os.path.join(p, "ibv_devinfo"))
+    )
     r = run_cli("check", "--json", *RDMA, env=env)
     assert r.rc == 3, r.out  # every check chosen skipped: nothing applied here, never go
     got = statuses(r)
@@ -233,9 +323,16 @@ def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs
     assert "needs RDMA (rdma_en2, rdma_en3, rdma_en4)" in r.results("MD202")[0]["summary"]
 
 
-@pytest.mark.parametrize("code, words", [
-    ("MD201", "rdma_ctl enable"), ("MD202", "PORT_ACTIVE"), ("MD203", "IPv4-mapped"),
-    ("MD204", "10 QPs"), ("MD205", "bridge0")])
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        ("MD201", "rdma_ctl enable"),
+        ("MD202", "PORT_ACTIVE"),
+        ("MD203", "IPv4-mapped"),
+        ("MD204", "10 QPs"),
+        ("MD205", "bridge0"),
+    ],
+)
 def test_explain(code, words):
     r = run_cli("explain", code)
     assert r.rc == 0 and words in r.out and "What to do" in r.out

@@ -90,15 +90,32 @@ GUID_RAW = int.from_bytes(bytes.fromhex("0c42a10300b63c10"), sys.byteorder)
 
 
 def roce_device(state=4, gids=None):
-    return {"attr": dict(node_guid=GUID_RAW, sys_image_guid=GUID_RAW, vendor_id=0x2C9,
-                         vendor_part_id=4119, hw_ver=0, fw_version="16.35.2000",
-                         phys_port_cnt=1, max_qp=262144, max_qp_wr=32768, max_cq=16777216,
-                         max_cqe=4194303, max_mr=16777216, max_pd=16777216),
-            "ports": {1: dict(state=state, max_mtu=5, active_mtu=3, gid_tbl_len=8,
-                              link_layer=2)},
-            "gids": {1: gids if gids is not None else {
+    return {
+        "attr": dict(
+            node_guid=GUID_RAW,
+            sys_image_guid=GUID_RAW,
+            vendor_id=0x2C9,
+            vendor_part_id=4119,
+            hw_ver=0,
+            fw_version="16.35.2000",
+            phys_port_cnt=1,
+            max_qp=262144,
+            max_qp_wr=32768,
+            max_cq=16777216,
+            max_cqe=4194303,
+            max_mr=16777216,
+            max_pd=16777216,
+        ),
+        "ports": {1: dict(state=state, max_mtu=5, active_mtu=3, gid_tbl_len=8, link_layer=2)},
+        "gids": {
+            1: gids
+            if gids is not None
+            else {
                 0: "fe80:0000:0000:0000:0e42:a1ff:feb6:3c10",
-                3: "0000:0000:0000:0000:0000:ffff:c633:640a"}}}
+                3: "0000:0000:0000:0000:0000:ffff:c633:640a",
+            }
+        },
+    }
 
 
 def test_pyverbs_reader_builds_the_same_model_as_ibv_devinfo():
@@ -112,8 +129,10 @@ def test_pyverbs_reader_builds_the_same_model_as_ibv_devinfo():
     p = d.port(1)
     assert p.active and p.state == "PORT_ACTIVE" and p.link_layer == "Ethernet"
     assert (p.max_mtu, p.active_mtu, p.gid_tbl_len) == (4096, 1024, 8)
-    assert [(g.index, g.gid) for g in p.gids] == [(0, "fe80::e42:a1ff:feb6:3c10"),
-                                                (3, "::ffff:198.51.100.10")]
+    assert [(g.index, g.gid) for g in p.gids] == [
+        (0, "fe80::e42:a1ff:feb6:3c10"),
+        (3, "::ffff:198.51.100.10"),
+    ]
     assert inv.device("mlx5_1").port(1).state == "PORT_DOWN"
     assert sorted(fake.closed) == ["mlx5_0", "mlx5_1"]  # every Context is closed
 
@@ -130,8 +149,7 @@ def test_pyverbs_other_errors_and_empty_lists():
     assert odd.state == verbs.UNREADABLE and "boom" in odd.detail
     broken = FakePyverbsDevice({"mlx5_0": {"attr": {}, "ports": {}, "gids": {}}})
     inv = verbs.read_pyverbs({"device": broken})  # query_port(1) raises KeyError
-    assert inv.state == verbs.UNREADABLE and "mlx5_0: pyverbs could not query it" in \
-        inv.warnings[0]
+    assert inv.state == verbs.UNREADABLE and "mlx5_0: pyverbs could not query it" in inv.warnings[0]
 
 
 def _linux_ctx(monkeypatch, fake, timeout=2.0):
@@ -150,8 +168,7 @@ def test_gather_uses_pyverbs_first_and_records_the_reader(monkeypatch):
 
 
 def test_gather_hung_pyverbs_is_wedged_within_the_deadline(monkeypatch):
-    ctx = _linux_ctx(monkeypatch, FakePyverbsDevice({"mlx5_0": roce_device()}, hang=5),
-                     timeout=0.3)
+    ctx = _linux_ctx(monkeypatch, FakePyverbsDevice({"mlx5_0": roce_device()}, hang=5), timeout=0.3)
     t0 = time.monotonic()
     inv = ctx.fact(verbs.gather_verbs)
     assert time.monotonic() - t0 < 1.5
@@ -169,8 +186,9 @@ def test_gather_without_any_reader_is_absent_and_runs_nothing(monkeypatch):
 
 
 def test_pyverbs_is_never_imported_on_a_mac(monkeypatch):
-    monkeypatch.setattr(verbs.importlib.util, "find_spec",
-                        lambda name: pytest.fail("looked for pyverbs on macOS"))
+    monkeypatch.setattr(
+        verbs.importlib.util, "find_spec", lambda name: pytest.fail("looked for pyverbs on macOS")
+    )
     assert not verbs._pyverbs_importable(NodeContext(platform="darwin"))
 
 
@@ -187,21 +205,34 @@ def test_ibv_reader_on_a_healthy_mac(tmp_path, monkeypatch):
     assert [a["reader"] for a in inv.attempts] == ["pyverbs", "ibv_devinfo", "ibv_devices"]
 
 
-@pytest.mark.parametrize("fixture_set, state", [
-    ("rdma-disabled", verbs.NO_DEVICES), ("enabled-no-devices", verbs.NO_DEVICES),
-    ("garbage", verbs.UNREADABLE), ("truncated", verbs.OK)])
+@pytest.mark.parametrize(
+    "fixture_set, state",
+    [
+        ("rdma-disabled", verbs.NO_DEVICES),
+        ("enabled-no-devices", verbs.NO_DEVICES),
+        ("garbage", verbs.UNREADABLE),
+        ("truncated", verbs.OK),
+    ],
+)
 def test_ibv_reader_states(tmp_path, monkeypatch, fixture_set, state):
     inv = _fake_mac_ctx(tmp_path, monkeypatch, fixture_set).fact(verbs.gather_verbs)
     assert inv.state == state, inv
     if fixture_set == "truncated":
-        assert any("rdma_en4: listed by ibv_devices but ibv_devinfo gave no details" in w
-                   for w in inv.warnings)
+        assert any(
+            "rdma_en4: listed by ibv_devices but ibv_devinfo gave no details" in w
+            for w in inv.warnings
+        )
 
 
 def test_ibv_reader_linux_without_subsystem(tmp_path, monkeypatch):
-    ctx = _fake_mac_ctx(tmp_path, monkeypatch, extra={
-        "ibv_devinfo__v.txt": "Failed to get IB devices list: Function not implemented\n",
-        "ibv_devinfo__v.exit": "255"})
+    ctx = _fake_mac_ctx(
+        tmp_path,
+        monkeypatch,
+        extra={
+            "ibv_devinfo__v.txt": "Failed to get IB devices list: Function not implemented\n",
+            "ibv_devinfo__v.exit": "255",
+        },
+    )
     assert ctx.fact(verbs.gather_verbs).state == verbs.NO_RDMA
 
 
@@ -216,6 +247,7 @@ def test_hung_ibv_devinfo_is_wedged_and_ibv_devices_is_not_run(tmp_path, monkeyp
 
 # --- the real pyverbs (Debian python3-pyverbs, installed by .ci/run as root) ------------------
 
+
 def _system_pyverbs() -> bool:
     if not os.path.exists(SYSTEM_PYTHON):
         return False
@@ -223,19 +255,23 @@ def _system_pyverbs() -> bool:
     return r.returncode == 0
 
 
-@pytest.mark.skipif(not _system_pyverbs(),
-                    reason=f"{SYSTEM_PYTHON} cannot import pyverbs (install python3-pyverbs as "
-                           "root: .ci/run does)")
+@pytest.mark.skipif(
+    not _system_pyverbs(),
+    reason=f"{SYSTEM_PYTHON} cannot import pyverbs (install python3-pyverbs as root: .ci/run does)",
+)
 def test_real_pyverbs_answer_goes_through_the_reader():
     """The real module, imported by the system Python: with no RDMA subsystem (this box, CI) its
     ``Failed to get devices list`` must come out as state no_rdma; with RDMA hardware, as ok or
     no_devices. Never an exception."""
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
-            "from meshdoctor.verbs import read_pyverbs; inv = read_pyverbs(); "
-            "print(json.dumps({'state': inv.state, 'detail': inv.detail, "
-            "'names': inv.names}))")
-    r = subprocess.run([SYSTEM_PYTHON, "-c", code, str(REPO)], capture_output=True, text=True,
-                       timeout=60)
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); "
+        "from meshdoctor.verbs import read_pyverbs; inv = read_pyverbs(); "
+        "print(json.dumps({'state': inv.state, 'detail': inv.detail, "
+        "'names': inv.names}))"
+    )
+    r = subprocess.run(
+        [SYSTEM_PYTHON, "-c", code, str(REPO)], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert got["state"] in (verbs.NO_RDMA, verbs.NO_DEVICES, verbs.OK), got
@@ -243,9 +279,10 @@ def test_real_pyverbs_answer_goes_through_the_reader():
         assert got["state"] in (verbs.NO_RDMA, verbs.NO_DEVICES), got
 
 
-@pytest.mark.skipif(not _system_pyverbs(),
-                    reason=f"{SYSTEM_PYTHON} cannot import pyverbs (install python3-pyverbs as "
-                           "root: .ci/run does)")
+@pytest.mark.skipif(
+    not _system_pyverbs(),
+    reason=f"{SYSTEM_PYTHON} cannot import pyverbs (install python3-pyverbs as root: .ci/run does)",
+)
 def test_the_documented_venv_reads_the_os_pyverbs_through_the_system_interpreter(tmp_path):
     """The README's set-up is a venv, which cannot import the OS package: the check still reads
     verbs through pyverbs, in a child run by the system interpreter."""
@@ -256,8 +293,11 @@ def test_the_documented_venv_reads_the_os_pyverbs_through_the_system_interpreter
         pytest.skip("this interpreter imports pyverbs itself: the in-process reader applies")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
     env["MESHDOCTOR_PLATFORM"] = "linux"
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if not os.path.exists(os.path.join(p, "ibv_devinfo")))
+    env["PATH"] = os.pathsep.join(
+        p
+        for p in env.get("PATH", "").split(os.pathsep)
+        if not os.path.exists(os.path.join(p, "ibv_devinfo"))
+    )
     r = run_cli("check", "--json", "--only", "MD201", env=env)
     ev = r.results("MD201")[0]["evidence"]
     assert ev["reader"] == f"pyverbs ({SYSTEM_PYTHON})", ev
@@ -288,8 +328,11 @@ def test_a_system_interpreter_without_pyverbs_falls_back_to_the_ibv_tools(tmp_pa
         pytest.skip("this interpreter imports pyverbs")
     inv = NodeContext(platform="linux").fact(verbs.gather_verbs)
     assert inv.state == verbs.ABSENT
-    assert any("not importable" in a["outcome"] for a in inv.attempts
-               if a["reader"].startswith("pyverbs ("))
+    assert any(
+        "not importable" in a["outcome"]
+        for a in inv.attempts
+        if a["reader"].startswith("pyverbs (")
+    )
 
 
 def importlib_find(name):

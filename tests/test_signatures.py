@@ -33,10 +33,16 @@ CASES = [
     ("RuntimeError: [ring] connection to a peer was lost", "MD613"),
     ("[ring] Too many send/recv errors. Aborting...", "MD614"),
     ("[ring] Receiving from socket 4 failed with errno 104", "MD615"),
-    ("[METAL] Command buffer execution failed: Caused GPU Timeout Error "
-     "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)", "MD616"),
-    ("libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
-     "[jaccl] Recv failed with error code -12", "MD617"),
+    (
+        "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
+        "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
+        "MD616",
+    ),
+    (
+        "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
+        "[jaccl] Recv failed with error code -12",
+        "MD617",
+    ),
     ("`ibv_devinfo -v` did not finish within 3.0 s (killed)", "MD619"),
     ("RuntimeError: [ring] Couldn't bind socket (error: 98)", "MD620"),
     ("RuntimeError: [ring] Couldn't connect (error: 111)", "MD621"),
@@ -52,8 +58,10 @@ def test_signature_found(text, code):
 
 
 def test_inner_message_of_an_abort_is_classified_too():
-    text = ("libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
-            "[jaccl] Recv failed with error code -12")
+    text = (
+        "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
+        "[jaccl] Recv failed with error code -12"
+    )
     assert {"MD617", "MD608"} <= {m.code for m in signatures.classify(text)}
 
 
@@ -63,8 +71,13 @@ def test_ring_errno_meaning_is_specific():
 
 
 def test_unrelated_text_matches_nothing():
-    assert signatures.classify("Traceback (most recent call last):\nKeyError: 'x'\n"
-                               "[jaccl] all good, errno 160 is not a thing") == []
+    assert (
+        signatures.classify(
+            "Traceback (most recent call last):\nKeyError: 'x'\n"
+            "[jaccl] all good, errno 160 is not a thing"
+        )
+        == []
+    )
 
 
 def test_exit_status_signatures():

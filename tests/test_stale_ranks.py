@@ -16,8 +16,11 @@ from tests.conftest import run_cli
 
 def _spawn(env_extra, args=None):
     env = dict(os.environ, **env_extra)
-    p = subprocess.Popen(args or [sys.executable, "-c", "import time; time.sleep(120)"],
-                         env=env, start_new_session=True)
+    p = subprocess.Popen(
+        args or [sys.executable, "-c", "import time; time.sleep(120)"],
+        env=env,
+        start_new_session=True,
+    )
     for _ in range(50):  # wait until its environment is visible
         if any(r.pid == p.pid for r in find_ranks()):
             break
@@ -66,8 +69,12 @@ def test_rank_of_a_running_job_warns_and_suggests_no_kill(stray, clean_env):
 def _orphan(shell_cmd):
     """Start ``shell_cmd`` in its own session from a shell that exits at once (its parent
     becomes pid 1); returns the pid."""
-    out = subprocess.run(["bash", "-c", f"{shell_cmd} >/dev/null 2>&1 & echo $!"],
-                         capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run(
+        ["bash", "-c", f"{shell_cmd} >/dev/null 2>&1 & echo $!"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
     pid = int(out.strip())
     for _ in range(100):  # wait until its environment is visible
         if any(x.pid == pid for x in find_ranks()):
@@ -85,12 +92,17 @@ def _kill_session(pid):
 
 def test_orphan_fails_and_one_that_ignores_sigterm_gets_kill_minus_kill(clean_env):
     plain = _orphan("MLX_RANK=1 setsid sleep 120")
-    deaf = _orphan(f"MLX_RANK=2 setsid {sys.executable} -c 'import signal, time; "
-                   "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)'")
+    deaf = _orphan(
+        f"MLX_RANK=2 setsid {sys.executable} -c 'import signal, time; "
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)'"
+    )
     try:
         r = run_cli("check", "--json", "--only", "MD301", env=clean_env)
-        got = {x["evidence"]["pid"]: x for x in r.results("MD301")
-               if x["evidence"].get("pid") in (plain, deaf)}
+        got = {
+            x["evidence"]["pid"]: x
+            for x in r.results("MD301")
+            if x["evidence"].get("pid") in (plain, deaf)
+        }
         if got[deaf]["evidence"]["ppid"] != 1:
             pytest.skip("a subreaper adopts orphans here: they read as a running job")
         assert r.rc == 1
@@ -115,8 +127,7 @@ def test_a_wrapper_carrying_mlx_rank_is_grouped_with_the_rank_it_runs(clean_env)
             time.sleep(0.05)
         rank = inner[0].pid
         r = run_cli("check", "--json", "--only", "MD301", env=clean_env)
-        mine = [x for x in r.results("MD301")
-                if x["evidence"].get("pid") in (wrapper, rank)]
+        mine = [x for x in r.results("MD301") if x["evidence"].get("pid") in (wrapper, rank)]
         assert len(mine) == 1, mine  # one rank, not two
         assert mine[0]["evidence"]["pid"] == rank
         assert [w["pid"] for w in mine[0]["evidence"]["wrappers"]] == [wrapper]
@@ -145,10 +156,17 @@ def test_unrelated_process_is_not_a_rank(stray):
 
 def test_doctor_never_lists_itself_or_its_parents(clean_env):
     env = dict(clean_env, MLX_RANK="0")  # the shell that runs the doctor looks like a rank
-    code = ("import json, os; from meshdoctor.ranks import find_ranks; "
-            "print(json.dumps([r.pid for r in find_ranks()] + [-os.getpid(), -os.getppid()]))")
-    p = subprocess.run(["bash", "-c", f'{sys.executable} -c "{code}"'], env=env,
-                       capture_output=True, text=True, timeout=30)
+    code = (
+        "import json, os; from meshdoctor.ranks import find_ranks; "
+        "print(json.dumps([r.pid for r in find_ranks()] + [-os.getpid(), -os.getppid()]))"
+    )
+    p = subprocess.run(
+        ["bash", "-c", f'{sys.executable} -c "{code}"'],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     import json
 
     pids = json.loads(p.stdout)
@@ -171,14 +189,21 @@ def test_stopped_rank_is_reported_with_its_state(stray, clean_env):
 
 def test_orphaned_rank_and_rank_of_a_running_job_are_told_apart(stray, clean_env):
     live = stray({"MLX_RANK": "0"})  # its parent (this test) is alive: a job in progress
-    out = subprocess.run(["bash", "-c", "MLX_RANK=1 setsid sleep 120 >/dev/null 2>&1 & echo $!"],
-                         capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run(
+        ["bash", "-c", "MLX_RANK=1 setsid sleep 120 >/dev/null 2>&1 & echo $!"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
     orphan = int(out.strip())
     try:
         time.sleep(0.3)
         r = run_cli("check", "--json", "--only", "MD301", env=clean_env)
-        got = {x["evidence"]["pid"]: x for x in r.results("MD301")
-               if x["evidence"].get("pid") in (live.pid, orphan)}
+        got = {
+            x["evidence"]["pid"]: x
+            for x in r.results("MD301")
+            if x["evidence"].get("pid") in (live.pid, orphan)
+        }
         assert got[live.pid]["summary"].startswith("rank of a running job")
         assert got[live.pid]["status"] == "warn"
         assert got[live.pid]["evidence"]["orphaned"] is False

@@ -20,8 +20,10 @@ import pytest
 
 from meshdoctor import deadline, execute, remote, teardown
 
-IGNORE_TERM = ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-               "print('up', flush=True)\ntime.sleep(120)\n")
+IGNORE_TERM = (
+    "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "print('up', flush=True)\ntime.sleep(120)\n"
+)
 SLEEP = "import time\nprint('up', flush=True)\ntime.sleep(120)\n"
 
 
@@ -43,8 +45,12 @@ def started():
 
     def start(code: str, marker: str, env_marker: bool = True) -> subprocess.Popen:
         env = dict(os.environ, MESHDOCTOR_PROBE_ID=marker) if env_marker else dict(os.environ)
-        p = subprocess.Popen([sys.executable, "-c", code, marker], env=env,
-                             stdout=subprocess.PIPE, start_new_session=True)
+        p = subprocess.Popen(
+            [sys.executable, "-c", code, marker],
+            env=env,
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
         assert p.stdout.readline().strip() == b"up"  # its signal disposition is in place
         procs.append(p)
         return p
@@ -67,22 +73,31 @@ def stop_process(pid: int) -> None:
 def test_local_child_that_ignores_sigterm_gets_sigkill_after_the_grace(started):
     marker = f"md-test-{uuid.uuid4().hex[:8]}"
     p = started(IGNORE_TERM, marker)
-    rep = teardown.stop([teardown.Target("localhost", p.pid, "rank 0", True, p)],
-                        hosts=remote.Hosts(), budget_s=5, marker=marker)
+    rep = teardown.stop(
+        [teardown.Target("localhost", p.pid, "rank 0", True, p)],
+        hosts=remote.Hosts(),
+        budget_s=5,
+        marker=marker,
+    )
     assert p.poll() == -signal.SIGKILL
     assert [(a["action"].split()[0], a["outcome"]) for a in rep.actions] == [
-        ("SIGTERM", "sent"), ("SIGKILL", "sent")]
+        ("SIGTERM", "sent"),
+        ("SIGKILL", "sent"),
+    ]
     assert rep.found == [] and rep.unkillable == []
 
 
 def test_stopped_local_child_gets_sigkill_at_once(started):
     p = started(SLEEP, f"md-test-{uuid.uuid4().hex[:8]}")
     stop_process(p.pid)
-    rep = teardown.stop([teardown.Target("localhost", p.pid, "rank 1", True, p)],
-                        hosts=remote.Hosts(), budget_s=5)
+    rep = teardown.stop(
+        [teardown.Target("localhost", p.pid, "rank 1", True, p)], hosts=remote.Hosts(), budget_s=5
+    )
     assert p.poll() == -signal.SIGKILL
-    assert rep.actions[0]["action"].startswith("SIGKILL rank 1") and \
-        "(stopped)" in rep.actions[0]["action"]
+    assert (
+        rep.actions[0]["action"].startswith("SIGKILL rank 1")
+        and "(stopped)" in rep.actions[0]["action"]
+    )
 
 
 def test_local_leftover_found_by_its_marker_is_killed(started):
@@ -92,14 +107,17 @@ def test_local_leftover_found_by_its_marker_is_killed(started):
     # no local target: the local sweep is for runs that had local processes
     assert rep.found == [] and stray.poll() is None
     p = started(SLEEP, marker)
-    rep = teardown.stop([teardown.Target("localhost", p.pid, "rank 0", True, p)],
-                        hosts=remote.Hosts(), budget_s=5, marker=marker)
+    rep = teardown.stop(
+        [teardown.Target("localhost", p.pid, "rank 0", True, p)],
+        hosts=remote.Hosts(),
+        budget_s=5,
+        marker=marker,
+    )
     assert [f["pid"] for f in rep.found] == [stray.pid]
     assert stray.wait(timeout=5) == -signal.SIGKILL and rep.unkillable == []
 
 
-def test_remote_script_escalates_sweeps_and_removes_temp_files(started, tmp_path,
-                                                               monkeypatch):
+def test_remote_script_escalates_sweeps_and_removes_temp_files(started, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     marker = f"md-test-{uuid.uuid4().hex[:8]}"
     rank = started(IGNORE_TERM, marker)
@@ -108,8 +126,13 @@ def test_remote_script_escalates_sweeps_and_removes_temp_files(started, tmp_path
     keep = tmp_path / "other-file"
     keep.write_text("")
     hosts = ShellHosts()
-    rep = teardown.stop([teardown.Target("h1", rank.pid, "rank 1", False)], hosts=hosts,
-                        budget_s=10, marker=marker, tmp_prefix=f"{marker}-")
+    rep = teardown.stop(
+        [teardown.Target("h1", rank.pid, "rank 1", False)],
+        hosts=hosts,
+        budget_s=10,
+        marker=marker,
+        tmp_prefix=f"{marker}-",
+    )
     acts = [(a["action"], a["outcome"]) for a in rep.actions]
     assert (f"SIGTERM rank 1 (h1, pid {rank.pid})", "sent") in acts
     assert (f"SIGKILL rank 1 (h1, pid {rank.pid})", "sent") in acts
@@ -123,8 +146,12 @@ def test_remote_script_escalates_sweeps_and_removes_temp_files(started, tmp_path
 
 def test_remote_pid_no_longer_carrying_the_marker_is_left_alone(started):
     other = started(SLEEP, "md-test-someone-else")
-    rep = teardown.stop([teardown.Target("h1", other.pid, "rank 0", False)], hosts=ShellHosts(),
-                        budget_s=10, marker=f"md-test-{uuid.uuid4().hex[:8]}")
+    rep = teardown.stop(
+        [teardown.Target("h1", other.pid, "rank 0", False)],
+        hosts=ShellHosts(),
+        budget_s=10,
+        marker=f"md-test-{uuid.uuid4().hex[:8]}",
+    )
     assert other.poll() is None
     assert rep.actions[0]["outcome"].startswith("refused")
 
@@ -144,13 +171,23 @@ def test_remote_processes_are_asked_first_in_the_same_call(started):
     """``ask`` (the probe's stack request) reaches each running remote process before SIGTERM;
     a stopped one is not asked (the signal would stay pending) and its state is reported."""
     marker = f"md-test-{uuid.uuid4().hex[:8]}"
-    dumps = ("import faulthandler, signal, sys, time\n"
-             "faulthandler.register(signal.SIGUSR1, file=sys.stderr)\n" + SLEEP)
+    dumps = (
+        "import faulthandler, signal, sys, time\n"
+        "faulthandler.register(signal.SIGUSR1, file=sys.stderr)\n" + SLEEP
+    )
     a, b = started(dumps, marker), started(SLEEP, marker)
     stop_process(b.pid)
-    rep = teardown.stop([teardown.Target("h1", a.pid, "rank 0", False),
-                         teardown.Target("h1", b.pid, "rank 1", False)], hosts=ShellHosts(),
-                        budget_s=10, marker=marker, ask="USR1", ask_wait_s=0.2)
+    rep = teardown.stop(
+        [
+            teardown.Target("h1", a.pid, "rank 0", False),
+            teardown.Target("h1", b.pid, "rank 1", False),
+        ],
+        hosts=ShellHosts(),
+        budget_s=10,
+        marker=marker,
+        ask="USR1",
+        ask_wait_s=0.2,
+    )
     assert rep.asked == [("h1", a.pid)]
     assert rep.states[("h1", a.pid)] == "sleeping" and rep.states[("h1", b.pid)] == "stopped"
     assert a.wait(timeout=5) == -signal.SIGTERM and b.wait(timeout=5) == -signal.SIGKILL
@@ -159,6 +196,7 @@ def test_remote_processes_are_asked_first_in_the_same_call(started):
 def test_a_host_that_does_not_answer_is_unreachable_within_the_budget(started):
     """Every host at once under one deadline: the silent host costs the budget, not more, and
     the local target and the answering host are stopped all the same."""
+
     class Silent(ShellHosts):
         def run(self, host, argv, timeout=5.0, **kw):
             if host == "h9":  # a host behind a pulled cable: nothing comes back in time
@@ -169,15 +207,20 @@ def test_a_host_that_does_not_answer_is_unreachable_within_the_budget(started):
     loc, rem = started(SLEEP, marker), started(SLEEP, marker, env_marker=False)
     hosts = Silent()
     t0 = time.monotonic()
-    rep = teardown.stop([teardown.Target("localhost", loc.pid, "rank 0", True, loc),
-                         teardown.Target("h1", rem.pid, "rank 1", False),
-                         teardown.Target("h9", 4242, "rank 2", False)],
-                        hosts=hosts, budget_s=1.5, marker=marker)
+    rep = teardown.stop(
+        [
+            teardown.Target("localhost", loc.pid, "rank 0", True, loc),
+            teardown.Target("h1", rem.pid, "rank 1", False),
+            teardown.Target("h9", 4242, "rank 2", False),
+        ],
+        hosts=hosts,
+        budget_s=1.5,
+        marker=marker,
+    )
     elapsed = time.monotonic() - t0
     assert elapsed <= 1.5 + 1.0, elapsed  # the budget, plus joining the threads
     assert "h9" in rep.unreachable and "h1" not in rep.unreachable
-    assert [a["outcome"] for a in rep.actions if "rank 2" in a["action"]][0].startswith(
-        "failed")
+    assert [a["outcome"] for a in rep.actions if "rank 2" in a["action"]][0].startswith("failed")
     assert loc.poll() == -signal.SIGTERM and rem.wait(timeout=5) == -signal.SIGTERM
 
 

@@ -31,8 +31,15 @@ def test_tb4_link_warns_naming_port_interface_and_device(fake_mac, tmp_path):
     doc = mesh()
     doc["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en3", "rdma_en3"]
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli("check", "--json", *TB, "--local-only", "--hostfile", str(hf),
-                env=fake_mac("healthy", "tb4-link"))
+    r = run_cli(
+        "check",
+        "--json",
+        *TB,
+        "--local-only",
+        "--hostfile",
+        str(hf),
+        env=fake_mac("healthy", "tb4-link"),
+    )
     assert r.status("MD205") == "ok", r.out
 
 
@@ -40,11 +47,15 @@ def test_named_device_on_an_uncabled_port_fails(fake_mac, tmp_path):
     doc = mesh()
     doc["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en3", "rdma_en5"]
     hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli("check", "--json", *TB, "--local-only", "--hostfile", str(hf), env=fake_mac("healthy"))
+    r = run_cli(
+        "check", "--json", *TB, "--local-only", "--hostfile", str(hf), env=fake_mac("healthy")
+    )
     assert r.rc == 1
     (f,) = r.results("MD205")
-    assert f["summary"] == ("rdma_en5 (en5, Thunderbolt 4) is named in the hostfile towards "
-                            "rank 3 (m4) but no cable is connected to Thunderbolt 4")
+    assert f["summary"] == (
+        "rdma_en5 (en5, Thunderbolt 4) is named in the hostfile towards "
+        "rank 3 (m4) but no cable is connected to Thunderbolt 4"
+    )
 
 
 def test_missing_ifconfig_warns_instead_of_guessing(fake_mac):
@@ -55,14 +66,20 @@ def test_missing_ifconfig_warns_instead_of_guessing(fake_mac):
 
 
 def test_no_thunderbolt_link(fake_mac, tmp_path):
-    env = fake_mac("healthy", extra={
-        "system_profiler__SPThunderboltDataType_json.txt": '{"SPThunderboltDataType": []}'})
+    env = fake_mac(
+        "healthy",
+        extra={"system_profiler__SPThunderboltDataType_json.txt": '{"SPThunderboltDataType": []}'},
+    )
     r = run_cli("check", "--json", "--only", "MD201,MD205", env=env)
     assert r.status("MD205") == "skip"
-    assert r.status("MD201") == "warn" and "no Thunderbolt link is connected" in \
-        r.results("MD201")[0]["summary"]
+    assert (
+        r.status("MD201") == "warn"
+        and "no Thunderbolt link is connected" in r.results("MD201")[0]["summary"]
+    )
     hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli("check", "--json", "--only", "MD201,MD205", "--local-only", "--hostfile", str(hf), env=env)
+    r = run_cli(
+        "check", "--json", "--only", "MD201,MD205", "--local-only", "--hostfile", str(hf), env=env
+    )
     assert r.status("MD201") == "fail" and r.status("MD205") == "fail"
 
 
@@ -70,13 +87,15 @@ def test_enabled_no_devices_with_tb5_ports_blames_the_build(fake_mac):
     # The enabled-no-devices set is a Thunderbolt 4 Mac; over the healthy TB5 inventory the
     # same "no devices" answer means this macOS build does not enumerate RDMA.
     tb5 = (FIXTURES / "healthy" / "system_profiler__SPThunderboltDataType_json.txt").read_text()
-    env = fake_mac("healthy", "enabled-no-devices",
-                   extra={"system_profiler__SPThunderboltDataType_json.txt": tb5})
+    env = fake_mac(
+        "healthy",
+        "enabled-no-devices",
+        extra={"system_profiler__SPThunderboltDataType_json.txt": tb5},
+    )
     r = run_cli("check", "--json", "--only", "MD201", env=env)
     (w,) = r.results("MD201")
     assert "does not enumerate RDMA devices" in w["summary"]
-    r = run_cli("check", "--json", "--only", "MD201", env=fake_mac("healthy",
-                                                                   "enabled-no-devices"))
+    r = run_cli("check", "--json", "--only", "MD201", env=fake_mac("healthy", "enabled-no-devices"))
     (w,) = r.results("MD201")
     assert "this Mac has Thunderbolt 4 hardware" in w["summary"]
     assert "Thunderbolt 2 (Up to 40 Gb/s)" in w["summary"]
@@ -88,8 +107,7 @@ def test_rdma_disabled_chain_and_remedy(fake_mac):
     r = run_cli("check", "--json", "--only", "MD201", env=fake_mac("healthy", "rdma-disabled"))
     (w,) = r.results("MD201")
     assert "RDMA is disabled" in w["summary"]
-    assert "Recovery" in w["remediation"]["text"] and "rdma_ctl enable" in \
-        w["remediation"]["text"]
+    assert "Recovery" in w["remediation"]["text"] and "rdma_ctl enable" in w["remediation"]["text"]
     chain = w["evidence"]["chain"]
     assert chain["rdma_ctl"]["enabled"] is False and chain["ibv_devices"] == []
 
@@ -108,15 +126,19 @@ def test_hung_system_profiler_is_could_not_assess_within_the_deadline(fake_mac):
 def test_a_dock_without_ipv4_is_no_rdma_link_without_a_hostfile(fake_mac):
     """Without a hostfile only links to another Mac count: a dock on Thunderbolt 4 (en5, no
     IPv4) must not turn the gate to no-go."""
-    sp = json.loads((FIXTURES / "healthy" /
-                      "system_profiler__SPThunderboltDataType_json.txt").read_text())
+    sp = json.loads(
+        (FIXTURES / "healthy" / "system_profiler__SPThunderboltDataType_json.txt").read_text()
+    )
     bus = sp["SPThunderboltDataType"][3]
-    bus["receptacle_1_tag"].update(receptacle_status_key="receptacle_connected",
-                                   current_speed_key="40 Gb/s")
-    bus["_items"] = [{"_name": "CalDigit TS4", "mode_key": "thunderbolt_four",
-                      "vendor_name_key": "CalDigit"}]
-    env = fake_mac("healthy", extra={"system_profiler__SPThunderboltDataType_json.txt":
-                                     json.dumps(sp)})
+    bus["receptacle_1_tag"].update(
+        receptacle_status_key="receptacle_connected", current_speed_key="40 Gb/s"
+    )
+    bus["_items"] = [
+        {"_name": "CalDigit TS4", "mode_key": "thunderbolt_four", "vendor_name_key": "CalDigit"}
+    ]
+    env = fake_mac(
+        "healthy", extra={"system_profiler__SPThunderboltDataType_json.txt": json.dumps(sp)}
+    )
     r = run_cli("check", "--json", "--only", "MD205", env=env)
     assert r.rc == 0, r.out
     assert r.status("MD205") == "ok"

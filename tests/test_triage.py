@@ -47,20 +47,31 @@ LINES = [
     ("RuntimeError: [ring] connection to a peer was lost", "MD613"),
     ("[ring] Too many send/recv errors. Aborting...", "MD614"),
     ("[ring] Receiving from socket 7 failed with errno 54", "MD615"),
-    ("[METAL] Command buffer execution failed: Caused GPU Timeout Error "
-     "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)", "MD616"),
-    ("libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
-     "[jaccl] Recv failed with error code -12", "MD617"),
+    (
+        "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
+        "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
+        "MD616",
+    ),
+    (
+        "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
+        "[jaccl] Recv failed with error code -12",
+        "MD617",
+    ),
     ("`ibv_devinfo -v` did not finish within 3.0 s (killed)", "MD619"),
     ("RuntimeError: [ring] Couldn't bind socket (error: 48)", "MD620"),
     ("RuntimeError: [ring] Couldn't connect (error: 61)", "MD621"),
     ("RuntimeError: Cannot initialize jaccl distributed backend.", "MD623"),
-    ("RuntimeError: [jaccl] You need to provide via environment variables a rank (MLX_RANK), "
-     "a device file (MLX_IBV_DEVICES) and a coordinator ip/port (MLX_JACCL_COORDINATOR)",
-     "MD630"),
-    ("RuntimeError: [jaccl] You need to provide via environment variables a rank "
-     "(JACCL_RANK/MLX_RANK), a device file (JACCL_IBV_DEVICES/MLX_IBV_DEVICES) and a "
-     "coordinator ip/port (JACCL_COORDINATOR/MLX_JACCL_COORDINATOR)", "MD630"),
+    (
+        "RuntimeError: [jaccl] You need to provide via environment variables a rank (MLX_RANK), "
+        "a device file (MLX_IBV_DEVICES) and a coordinator ip/port (MLX_JACCL_COORDINATOR)",
+        "MD630",
+    ),
+    (
+        "RuntimeError: [jaccl] You need to provide via environment variables a rank "
+        "(JACCL_RANK/MLX_RANK), a device file (JACCL_IBV_DEVICES/MLX_IBV_DEVICES) and a "
+        "coordinator ip/port (JACCL_COORDINATOR/MLX_JACCL_COORDINATOR)",
+        "MD630",
+    ),
     ("RuntimeError: [jaccl] Malformed device file", "MD631"),
     ("ValueError: [jaccl] Device names should be null, a string or array of strings.", "MD631"),
     ("ValueError: [jaccl] The full connectivity matrix should be provided", "MD631"),
@@ -72,8 +83,11 @@ LINES = [
     ("RuntimeError: [jaccl] Could not open device rdma_en3", "MD633"),
     ("RuntimeError: [jaccl] Couldn't create completion queue", "MD634"),
     ("RuntimeError: [jaccl] Couldn't create queue pair", "MD635"),
-    ("RuntimeError: [jaccl] Creating the queue pair failed with 'Operation not supported "
-     "(102)'.", "MD635"),
+    (
+        "RuntimeError: [jaccl] Creating the queue pair failed with 'Operation not supported "
+        "(102)'.",
+        "MD635",
+    ),
     ("RuntimeError: [jaccl] Changing queue pair to RTR failed with errno 96", "MD636"),
     ("RuntimeError: [jaccl] Changing queue pair to INIT failed with errno 22", "MD636"),
     ("RuntimeError: [jaccl] Couldn't connect (error: 60)", "MD637"),
@@ -83,68 +97,115 @@ LINES = [
     ("RuntimeError: [jaccl] sum_scatter not supported.", "MD640"),
     ("RuntimeError: [ring] sum_scatter not supported.", "MD640"),
     ("RuntimeError: dlopen(librdma.dylib, 0x0001): Symbol not found: _ibv_query_gid_ex", "MD641"),
-    ("RuntimeError: [ring] You need to provide via environment variables both a rank "
-     "(MLX_RANK) and a hostfile (MLX_HOSTFILE)", "MD642"),
+    (
+        "RuntimeError: [ring] You need to provide via environment variables both a rank "
+        "(MLX_RANK) and a hostfile (MLX_HOSTFILE)",
+        "MD642",
+    ),
     ("RuntimeError: [ring] Rank cannot be larger than the size of the group", "MD643"),
     ("RuntimeError: [ring] Rank 2 has no sockets to the right.", "MD643"),
-    ("RuntimeError: [ring] It is required to have as many connections to the left as to the "
-     "right but rank 1 has 2 to the left and 1 to the right", "MD643"),
+    (
+        "RuntimeError: [ring] It is required to have as many connections to the left as to the "
+        "right but rank 1 has 2 to the left and 1 to the right",
+        "MD643",
+    ),
     ("RuntimeError: [ring] Send only supported between direct neighbors.", "MD643"),
-    ("RuntimeError: [json.exception.parse_error.101] parse error at line 1, column 1: "
-     "syntax error while parsing value - unexpected end of input; expected '[', '{', or a "
-     "literal", "MD644"),
+    (
+        "RuntimeError: [json.exception.parse_error.101] parse error at line 1, column 1: "
+        "syntax error while parsing value - unexpected end of input; expected '[', '{', or a "
+        "literal",
+        "MD644",
+    ),
     ("[ring] Sending to socket 9 made no progress", "MD645"),
     ("RuntimeError: [jaccl] peer is gone (rank 2)", "MD646"),
     ("RuntimeError: [nccl] Required environment variable 'NCCL_HOST_IP' is not set.", "MD647"),
-    ("RuntimeError: [Rank 1] connect() failed after 300000 milliseconds and 1500 retries: "
-     "Connection refused", "MD648"),
+    (
+        "RuntimeError: [Rank 1] connect() failed after 300000 milliseconds and 1500 retries: "
+        "Connection refused",
+        "MD648",
+    ),
     ("RuntimeError: [nccl] bind() failed: Address already in use", "MD649"),
     ("RuntimeError: [nccl] lookup failed for host: gpu-node-7", "MD649"),
-    ("NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run with "
-     "NCCL_DEBUG=INFO for details)'", "MD650"),
-    ("NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a "
-     "network error'", "MD650"),
-    ("NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
-     "NCCL_DEBUG=INFO for details)'", "MD650"),
-    ("NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run with "
-     "NCCL_DEBUG=INFO for details)'", "MD681"),
-    ("NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
-     "NCCL_DEBUG=INFO for details)'", "MD682"),
-    ("NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a "
-     "network error'", "MD683"),
+    (
+        "NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run with "
+        "NCCL_DEBUG=INFO for details)'",
+        "MD650",
+    ),
+    (
+        "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a "
+        "network error'",
+        "MD650",
+    ),
+    (
+        "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
+        "NCCL_DEBUG=INFO for details)'",
+        "MD650",
+    ),
+    (
+        "NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run with "
+        "NCCL_DEBUG=INFO for details)'",
+        "MD681",
+    ),
+    (
+        "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
+        "NCCL_DEBUG=INFO for details)'",
+        "MD682",
+    ),
+    (
+        "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a "
+        "network error'",
+        "MD683",
+    ),
     ("CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88", "MD651"),
-    ("CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
-     "MD652"),
-    ("gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
-     "10.0.0.8<40123>", "MD653"),
+    (
+        "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
+        "MD652",
+    ),
+    (
+        "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
+        "10.0.0.8<40123>",
+        "MD653",
+    ),
     ("RuntimeError: [nccl] Unknown or unsupported dtype", "MD654"),
     ("RuntimeError: [distributed] Couldn't initialize any backend", "MD655"),
-    ("ValueError: The valid values for backend are 'any', 'mpi' and 'ring' but 'jaccl' was "
-     "provided", "MD656"),
+    (
+        "ValueError: The valid values for backend are 'any', 'mpi' and 'ring' but 'jaccl' was "
+        "provided",
+        "MD656",
+    ),
     ("RuntimeError: Cannot initialize mpi distributed backend.", "MD623"),
     ("[WARN] Node with rank 2 exited with code 255", "MD657"),
     ("\x1b[33m[WARN] Node with rank 3 was killed\x1b[0m", "MD657"),
     ("2026-01-05 10:00:06,000 ERROR supervisor: rank 2 exited with code 255.", "MD657"),
-    ("[METAL] Command buffer execution failed: Insufficient Memory "
-     "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", "MD661"),
+    (
+        "[METAL] Command buffer execution failed: Insufficient Memory "
+        "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+        "MD661",
+    ),
 ]
 
 # codes recognised by other means than one line, and the test that shows each
-NOT_LINES = {"MD618": "test_exit_status_explained", "MD622": "test_exit_status_explained",
-             "MD658": "test_exit_status_explained", "MD659": "test_exit_status_explained",
-             "MD664": "test_exit_status_explained",
-             "MD660": "test_launcher_zero_hides_a_failed_rank",
-             "MD662": "test_crash_signal_without_a_known_frame_is_a_native_crash",
-             "MD663": "test_traceback_without_a_signature_is_a_python_exception"}
+NOT_LINES = {
+    "MD618": "test_exit_status_explained",
+    "MD622": "test_exit_status_explained",
+    "MD658": "test_exit_status_explained",
+    "MD659": "test_exit_status_explained",
+    "MD664": "test_exit_status_explained",
+    "MD660": "test_launcher_zero_hides_a_failed_rank",
+    "MD662": "test_crash_signal_without_a_known_frame_is_a_native_crash",
+    "MD663": "test_traceback_without_a_signature_is_a_python_exception",
+}
 
 
 def log_of(line: str, rank: int = 1) -> bytes:
     """A rank log in the shape users paste: timestamped runner lines around the failure."""
-    return ("2026-01-05 09:59:58,120 INFO  runner: loading model shard 1/4\n"
-            "2026-01-05 09:59:59,480 INFO  runner: mx.distributed.init(backend='jaccl')\n"
-            f"[INFO] rank {rank} step 0 loss 2.318 lr 1.0e-04\n"
-            f"{line}\n"
-            "2026-01-05 10:00:05,002 INFO  runner: shutting down\n").encode()
+    return (
+        "2026-01-05 09:59:58,120 INFO  runner: loading model shard 1/4\n"
+        "2026-01-05 09:59:59,480 INFO  runner: mx.distributed.init(backend='jaccl')\n"
+        f"[INFO] rank {rank} step 0 loss 2.318 lr 1.0e-04\n"
+        f"{line}\n"
+        "2026-01-05 10:00:05,002 INFO  runner: shutting down\n"
+    ).encode()
 
 
 def triage_bytes(data: bytes, name: str = "rank1.log", tmp: Path = None):
@@ -177,8 +238,9 @@ def test_every_signature_recognised_from_a_log(line, code):
 
 def test_catalogue_is_covered_and_every_meaning_lists_causes():
     covered = {c for _, c in LINES} | set(NOT_LINES)
-    assert set(signatures.codes()) <= covered | {"MD618", "MD622"}, \
+    assert set(signatures.codes()) <= covered | {"MD618", "MD622"}, (
         set(signatures.codes()) - covered
+    )
     for s in signatures.CATALOGUE:
         text = catalogue.text(catalogue.entry(s.code))
         assert " ".join(s.meaning.split()) in " ".join(text.split()) and "What to do" in text
@@ -200,20 +262,27 @@ def test_version_wordings_map_to_one_code():
     new = signatures.classify("[jaccl] No IPv4-mapped GID for this device.")
     old = signatures.classify("[jaccl] Changing queue pair to RTR failed with errno 22")
     assert [m.code for m in new] == [m.code for m in old] == ["MD601"]
-    crash = "Segmentation fault: 11\n" + "\n".join(f"noise {i}" for i in range(10)) + \
-        "\n  frame #0: 0x00000001 librdma.dylib`ibv_reg_mr + 28\n"
+    crash = (
+        "Segmentation fault: 11\n"
+        + "\n".join(f"noise {i}" for i in range(10))
+        + "\n  frame #0: 0x00000001 librdma.dylib`ibv_reg_mr + 28\n"
+    )
     assert [m.code for m in signatures.classify(crash)] == ["MD609"]
-    assert [m.code for m in signatures.classify("[jaccl] Couldn't connect (error: 60)")] == \
-        ["MD637"]
+    assert [m.code for m in signatures.classify("[jaccl] Couldn't connect (error: 60)")] == [
+        "MD637"
+    ]
     assert "timed out" in signatures.classify("[jaccl] Couldn't connect (error: 60)")[0].meaning
 
 
 def test_crash_record_spans_lines_with_both_lines_as_context():
-    text = ("Thread 3 Crashed:: com.apple.jaccl\n"
-            "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
-            + "".join(f"{i}   libsystem_kernel.dylib  0x0000{i:04d} __ulock_wait + 8\n"
-                      for i in range(20))
-            + "  frame #0: libthunderboltrdma.dylib`tbt_post_recv + 44\n")
+    text = (
+        "Thread 3 Crashed:: com.apple.jaccl\n"
+        "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
+        + "".join(
+            f"{i}   libsystem_kernel.dylib  0x0000{i:04d} __ulock_wait + 8\n" for i in range(20)
+        )
+        + "  frame #0: libthunderboltrdma.dylib`tbt_post_recv + 44\n"
+    )
     doc = triage_bytes(text.encode(), "node2.txt")
     (f,) = doc["triage"]["findings"]
     assert f["code"] == "MD612" and f["line_number"] == 2
@@ -221,8 +290,11 @@ def test_crash_record_spans_lines_with_both_lines_as_context():
 
 
 def test_crash_signal_without_a_known_frame_is_a_native_crash():
-    text = "Segmentation fault: 11\n" + "".join(f"line {i}\n" for i in range(100)) + \
-        "frame tbt_post_recv far too late\n"
+    text = (
+        "Segmentation fault: 11\n"
+        + "".join(f"line {i}\n" for i in range(100))
+        + "frame tbt_post_recv far too late\n"
+    )
     doc = triage_bytes(text.encode())
     assert codes_of(doc) == ["MD662"]
     assert doc["triage"]["findings"][0]["groups"]["signal"] == "Segmentation fault"
@@ -231,34 +303,41 @@ def test_crash_signal_without_a_known_frame_is_a_native_crash():
 
 
 def test_traceback_without_a_signature_is_a_python_exception():
-    text = ("Traceback (most recent call last):\n"
-            '  File "/srv/serve.py", line 40, in <module>\n'
-            "    main()\n"
-            '  File "/srv/serve.py", line 31, in main\n'
-            "    cfg = json.load(fh)\n"
-            "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n")
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/serve.py", line 40, in <module>\n'
+        "    main()\n"
+        '  File "/srv/serve.py", line 31, in main\n'
+        "    cfg = json.load(fh)\n"
+        "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)\n"
+    )
     doc = triage_bytes(text.encode())
     (f,) = doc["triage"]["findings"]
     assert f["code"] == "MD663" and f["groups"]["type"] == "json.decoder.JSONDecodeError"
     assert f["line_number"] == 6 and any("serve.py" in c for c in f["context"])
     # a traceback ending in a known message is that signature, with the frames as context
-    tb = text.replace("json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
-                      "RuntimeError: [jaccl] Couldn't allocate protection domain")
+    tb = text.replace(
+        "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+        "RuntimeError: [jaccl] Couldn't allocate protection domain",
+    )
     doc = triage_bytes(tb.encode())
     assert codes_of(doc) == ["MD604"]
 
 
-@pytest.mark.parametrize("code,sig,role,words", [
-    (-15, "MD658", "consequence", "SIGTERM"),
-    (-12, "MD658", "either", "SIGUSR2 on Linux"),
-    (-9, "MD658", "cause", "out-of-memory"),
-    (137, "MD658", "cause", "128 + 9"),
-    (139, "MD658", "cause", "SIGSEGV"),
-    (255, "MD618", "either", "ssh"),
-    (75, "MD622", "consequence", "progress guard"),
-    (1, "MD659", "either", "NCCL"),
-    (3, "MD664", "either", "no specific meaning"),
-])
+@pytest.mark.parametrize(
+    "code,sig,role,words",
+    [
+        (-15, "MD658", "consequence", "SIGTERM"),
+        (-12, "MD658", "either", "SIGUSR2 on Linux"),
+        (-9, "MD658", "cause", "out-of-memory"),
+        (137, "MD658", "cause", "128 + 9"),
+        (139, "MD658", "cause", "SIGSEGV"),
+        (255, "MD618", "either", "ssh"),
+        (75, "MD622", "consequence", "progress guard"),
+        (1, "MD659", "either", "NCCL"),
+        (3, "MD664", "either", "no specific meaning"),
+    ],
+)
 def test_exit_status_explained(code, sig, role, words):
     e = exits.explain(code)
     assert (e.code_md, e.role) == (sig, role) and words in e.summary
@@ -285,26 +364,31 @@ def test_launcher_zero_hides_a_failed_rank(tmp_path):
 
 
 def _three_ranks(d: Path, stamps: bool = True) -> None:
-    ts = (lambda s: f"2026-01-05 10:00:{s:02d},{(s * 37) % 1000:03d} ") if stamps else \
-        (lambda s: "")
+    ts = (
+        (lambda s: f"2026-01-05 10:00:{s:02d},{(s * 37) % 1000:03d} ") if stamps else (lambda s: "")
+    )
     (d / "rank0.log").write_text(
         f"{ts(1)}INFO runner: init jaccl, world size 3\n"
         f"{ts(5)}ERROR runner: group failed\n"
         "Traceback (most recent call last):\n"
         '  File "/srv/run.py", line 12, in <module>\n'
         "    group = mx.distributed.init(backend='jaccl')\n"
-        "RuntimeError: [jaccl] Recv failed with errno=2\n")
+        "RuntimeError: [jaccl] Recv failed with errno=2\n"
+    )
     (d / "rank1.log").write_text(
         f"{ts(1)}INFO runner: init jaccl, world size 3\n"
-        f"{ts(4)}ERROR runner: RuntimeError: [jaccl] Couldn't allocate protection domain\n")
+        f"{ts(4)}ERROR runner: RuntimeError: [jaccl] Couldn't allocate protection domain\n"
+    )
     (d / "rank2.log").write_text(
         f"{ts(1)}INFO runner: init jaccl, world size 3\n"
         f"{ts(4)}ERROR runner: ValueError: [jaccl] Changing queue pair to RTR failed with "
-        "errno 22\n")
+        "errno 22\n"
+    )
     (d / "launch.log").write_text(
         "\x1b[33m[WARN] Node with rank 1 exited with code 1\x1b[0m\n"
         "\x1b[33m[WARN] Node with rank 0 exited with code -15\x1b[0m\n"
-        "[WARN] Node with rank 2 exited with code -15\n")
+        "[WARN] Node with rank 2 exited with code -15\n"
+    )
 
 
 @pytest.mark.parametrize("stamps", [True, False], ids=["timestamps", "file-order"])
@@ -327,9 +411,11 @@ def test_three_rank_logs_single_out_the_first_cause(tmp_path, stamps):
 
 def test_two_equally_early_causes_are_both_named(tmp_path):
     (tmp_path / "rank0.log").write_text(
-        "2026-01-05 10:00:04 RuntimeError: [jaccl] Couldn't allocate protection domain\n")
+        "2026-01-05 10:00:04 RuntimeError: [jaccl] Couldn't allocate protection domain\n"
+    )
     (tmp_path / "rank1.log").write_text(
-        "2026-01-05 10:00:04 RuntimeError: [jaccl] Register memory region failed\n")
+        "2026-01-05 10:00:04 RuntimeError: [jaccl] Register memory region failed\n"
+    )
     (tmp_path / "rank2.log").write_text("2026-01-05 10:00:06 [jaccl] Recv failed with errno=2\n")
     r = run_cli("triage", *sorted(str(p) for p in tmp_path.iterdir()), "--json")
     fs = {f["id"]: f for f in r.doc["triage"]["findings"]}
@@ -345,8 +431,12 @@ def test_crash_report_with_the_thunderbolt_rdma_frame():
     (f,) = r.doc["triage"]["findings"]
     c = f["crash_report"]
     assert f["code"] == "MD612" and f["first_cause"]
-    assert (c["process"], c["pid"], c["exception_type"], c["signal"]) == \
-        ("python3.12", 48213, "EXC_BAD_ACCESS", "SIGSEGV")
+    assert (c["process"], c["pid"], c["exception_type"], c["signal"]) == (
+        "python3.12",
+        48213,
+        "EXC_BAD_ACCESS",
+        "SIGSEGV",
+    )
     assert c["faulting_frame"] == {"image": "libthunderboltrdma.dylib", "symbol": "tbt_post_recv"}
     assert c["os"] == "macOS 26.2 (25C56)" and c["mlx_version"] == "0.32.1"
     assert f["time"].startswith("2026-01-05T09:00:04")  # +0100 in the report, UTC here
@@ -376,10 +466,16 @@ def test_truncated_crash_report_gives_what_it_can_with_a_warning(tmp_path):
     assert warn and "truncated or corrupted" in warn[0]["summary"]
 
 
-@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02garbage\xff" * 50,
-                                     b'{"bug_type":"309"}\n{not json at all',
-                                     b"[1,2,3]\n[4]"], ids=["empty", "binary", "bad-body",
-                                                            "json-not-object"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\x00\x01\x02garbage\xff" * 50,
+        b'{"bug_type":"309"}\n{not json at all',
+        b"[1,2,3]\n[4]",
+    ],
+    ids=["empty", "binary", "bad-body", "json-not-object"],
+)
 def test_corrupted_crash_report_never_a_traceback(tmp_path, content):
     p = tmp_path / "python-2026-01-05-100000.ips"
     p.write_bytes(content)
@@ -409,14 +505,20 @@ def test_stdin_clean_input_is_go():
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-m", "meshdoctor", "triage", "-", "--json"],
-                       input=b"[INFO] rank 0 step 1 loss 2.0\n" * 100, capture_output=True,
-                       timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "meshdoctor", "triage", "-", "--json"],
+        input=b"[INFO] rank 0 step 1 loss 2.0\n" * 100,
+        capture_output=True,
+        timeout=60,
+    )
     doc = json.loads(p.stdout)
     validate(doc)
     assert p.returncode == 0 and doc["verdict"] == "go"
-    assert doc["triage"]["inputs"][0] == {**doc["triage"]["inputs"][0], "source": "<stdin>",
-                                          "lines": 100}
+    assert doc["triage"]["inputs"][0] == {
+        **doc["triage"]["inputs"][0],
+        "source": "<stdin>",
+        "lines": 100,
+    }
 
 
 def test_usage_and_unreadable_inputs(tmp_path):
@@ -431,8 +533,10 @@ def test_usage_and_unreadable_inputs(tmp_path):
 
 def test_binary_input_has_a_clear_message_and_a_verdict(tmp_path):
     p = tmp_path / "core.bin"
-    p.write_bytes(bytes(range(256)) * 64 + b"\nRuntimeError: [ring] Couldn't connect "
-                  b"(error: 111)\n" + b"\xff\xfe\x00" * 100)
+    p.write_bytes(
+        bytes(range(256)) * 64 + b"\nRuntimeError: [ring] Couldn't connect "
+        b"(error: 111)\n" + b"\xff\xfe\x00" * 100
+    )
     r = run_cli("triage", str(p), "--json")
     assert r.rc == 1 and "Traceback" not in r.err
     warn = next(x for x in r.doc["results"] if x["code"] == "MD690" and x["status"] == "warn")
@@ -449,10 +553,25 @@ def test_random_bytes_never_crash(data):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(st.text(max_size=200), st.sampled_from(
-    [line for line, _ in LINES] + ["Traceback (most recent call last):", "  File 'x', line 1",
-                             "Segmentation fault: 11", "SIGSEGV", "tbt_post_recv",
-                             "2026-13-45 99:99:99 bogus time"])), max_size=60))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=200),
+            st.sampled_from(
+                [line for line, _ in LINES]
+                + [
+                    "Traceback (most recent call last):",
+                    "  File 'x', line 1",
+                    "Segmentation fault: 11",
+                    "SIGSEGV",
+                    "tbt_post_recv",
+                    "2026-13-45 99:99:99 bogus time",
+                ]
+            ),
+        ),
+        max_size=60,
+    )
+)
 def test_random_text_never_crashes(lines):
     doc = triage_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
     assert doc["exit_code"] in (0, 1, 3)
@@ -515,8 +634,10 @@ def test_streaming_a_generated_log_in_bounded_memory(monkeypatch, automaton):
 
 def test_control_characters_never_reach_the_terminal(tmp_path):
     p = tmp_path / "rank0.log"
-    p.write_bytes(b"\x1b]0;owned\x07RuntimeError: [ring] Couldn't connect (error: 111)\x08\x08"
-                  b"\x1b[2J [bold red]markup[/]\r\n")
+    p.write_bytes(
+        b"\x1b]0;owned\x07RuntimeError: [ring] Couldn't connect (error: 111)\x08\x08"
+        b"\x1b[2J [bold red]markup[/]\r\n"
+    )
     r = run_cli("triage", str(p))
     assert r.rc == 1
     assert not any(c in r.out for c in "\x07\x08\x1b\r"), repr(r.out)

@@ -26,8 +26,9 @@ TBT_IPS = Path(__file__).parent / "fixtures" / "triage" / "python3.12-2026-01-05
 
 
 def _sshd_pid(ns: str) -> int:
-    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
-                          timeout=10).stdout.split()
+    pids = subprocess.run(
+        ["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=10
+    ).stdout.split()
     for pid in pids:
         try:
             if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
@@ -38,13 +39,26 @@ def _sshd_pid(ns: str) -> int:
 
 
 def _give_view(bed, host: str, src: Path, dst: Path) -> None:
-    subprocess.run(["nsenter", "-t", str(_sshd_pid(bed.netns[host])), "-m", "mount", "--bind",
-                    str(src), str(dst)], check=True, capture_output=True, timeout=10)
+    subprocess.run(
+        [
+            "nsenter",
+            "-t",
+            str(_sshd_pid(bed.netns[host])),
+            "-m",
+            "mount",
+            "--bind",
+            str(src),
+            str(dst),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=10,
+    )
 
 
 def test_crash_reports_and_logs_fetched_from_every_host(tmp_path):
     with netns.TestBed(3) as bed:
-        node = bed.dir / "node"          # the path every host is asked for
+        node = bed.dir / "node"  # the path every host is asked for
         (node / "reports").mkdir(parents=True)
         for h in bed.hosts:
             own = bed.dir / f"{h}-view"
@@ -55,18 +69,33 @@ def test_crash_reports_and_logs_fetched_from_every_host(tmp_path):
         shutil.copy(TBT_IPS, bed.dir / "h1-view" / "reports" / TBT_IPS.name)
         (bed.dir / "h0-view" / "rank.log").write_text(
             "2026-01-05 09:00:01 INFO runner: init jaccl\n"
-            "2026-01-05 09:00:05 RuntimeError: [jaccl] Recv failed with errno=2\n")
+            "2026-01-05 09:00:05 RuntimeError: [jaccl] Recv failed with errno=2\n"
+        )
         (bed.dir / "h1-view" / "rank.log").write_text("2026-01-05 09:00:01 INFO ok\n")
         (bed.dir / "h2-view" / "rank.log").write_text("2026-01-05 09:00:01 INFO ok\n")
         hf = bed.dir / "hosts.json"
-        hf.write_text(json.dumps({"backend": "jaccl", "hosts": [
-            {"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts]}))
+        hf.write_text(
+            json.dumps(
+                {"backend": "jaccl", "hosts": [{"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts]}
+            )
+        )
         env = dict(os.environ, MESHDOCTOR_SSH_CONFIG=str(bed.ssh_config))
         assert bed.ssh("h0", f"cat {node}/rank.log").stdout.count("Recv failed") == 1
         assert bed.ssh("h1", f"ls {node}/reports").stdout.strip() == TBT_IPS.name
 
-        r = run_cli("triage", "--hostfile", str(hf), str(node / "rank.log"), "--crash-reports",
-                    str(node / "reports"), "--since", "3650d", "--json", env=env, timeout=120)
+        r = run_cli(
+            "triage",
+            "--hostfile",
+            str(hf),
+            str(node / "rank.log"),
+            "--crash-reports",
+            str(node / "reports"),
+            "--since",
+            "3650d",
+            "--json",
+            env=env,
+            timeout=120,
+        )
         assert r.rc == 1, (r.out[-2000:], r.err)
         fs = {f["id"]: f for f in r.doc["triage"]["findings"]}
         (first,) = r.doc["triage"]["first_cause"]
@@ -81,15 +110,30 @@ def test_crash_reports_and_logs_fetched_from_every_host(tmp_path):
 
         # one host's link pulled: named unreachable, the others' findings still decide
         bed.link("h2", False)
-        r = run_cli("triage", "--hostfile", str(hf), str(node / "rank.log"), "--crash-reports",
-                    str(node / "reports"), "--since", "3650d", "--json", env=env, timeout=120)
+        r = run_cli(
+            "triage",
+            "--hostfile",
+            str(hf),
+            str(node / "rank.log"),
+            "--crash-reports",
+            str(node / "reports"),
+            "--since",
+            "3650d",
+            "--json",
+            env=env,
+            timeout=120,
+        )
         assert r.rc == 1
-        assert [(h["host"], h["reachable"]) for h in r.doc["hosts"]] == \
-            [("h0", True), ("h1", True), ("h2", False)]
+        assert [(h["host"], h["reachable"]) for h in r.doc["hosts"]] == [
+            ("h0", True),
+            ("h1", True),
+            ("h2", False),
+        ]
         assert any(f["code"] == "MD612" for f in r.doc["triage"]["findings"])
         # nothing failed and a host is unreachable: could not assess
         (bed.dir / "h1-view" / "reports" / TBT_IPS.name).unlink()
         (bed.dir / "h0-view" / "rank.log").write_text("2026-01-05 09:00:01 INFO ok\n")
-        r = run_cli("triage", "--hostfile", str(hf), str(node / "rank.log"), "--json",
-                    env=env, timeout=120)
+        r = run_cli(
+            "triage", "--hostfile", str(hf), str(node / "rank.log"), "--json", env=env, timeout=120
+        )
         assert r.rc == 3 and r.doc["verdict"] == "unknown"

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import run_cli
 
-MEMSIZE = 549755813888            # healthy fixture: hw.memsize (512 GiB)
+MEMSIZE = 549755813888  # healthy fixture: hw.memsize (512 GiB)
 IDLE_LIMIT = int(0.20 * MEMSIZE)  # MD302's threshold for this RAM
 PAGE = 16384
 
@@ -29,9 +29,11 @@ PLAIN = "import sys; print('ready', flush=True); sys.stdin.read()"
 
 def vm_stat(wired_bytes: int) -> str:
     pages = -(-wired_bytes // PAGE)
-    return (f"Mach Virtual Memory Statistics: (page size of {PAGE} bytes)\n"
-            f"Pages free:                             1000000.\n"
-            f"Pages wired down:                       {pages}.\n")
+    return (
+        f"Mach Virtual Memory Statistics: (page size of {PAGE} bytes)\n"
+        f"Pages free:                             1000000.\n"
+        f"Pages wired down:                       {pages}.\n"
+    )
 
 
 @pytest.fixture
@@ -40,8 +42,13 @@ def started(clean_env):
     procs = []
 
     def start(code: str, **env: str) -> subprocess.Popen:
-        p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, env=dict(clean_env, **env))
+        p = subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=dict(clean_env, **env),
+        )
         procs.append(p)
         assert p.stdout.readline().strip() == "ready"
         return p
@@ -87,6 +94,8 @@ def test_no_live_mlx_process_means_a_dead_one_holds_it(fake_mac, started):
     p = started(PLAIN)  # alive, but not using MLX
     r, f = md302(fake_mac, 9155000 * PAGE, [p.pid])
     assert r.rc == 1 and f["status"] == "fail"
-    assert f["summary"] == ("139.7 GiB wired and no live process uses MLX (more than 102.4 "
-                            "GiB): a dead process holds it")
+    assert f["summary"] == (
+        "139.7 GiB wired and no live process uses MLX (more than 102.4 "
+        "GiB): a dead process holds it"
+    )
     assert f["evidence"]["mlx_processes"] == [] and "reboot" in f["remediation"]["text"]

@@ -37,8 +37,14 @@ def one(kind: str, timeout: float, victim: int = 1) -> dict:
             seen["t"] = time.monotonic() + FAULT_IN_DELAY_S  # when the signal is due
 
     os.environ[FAULT_ENV] = f"{kind}-in:{victim}:{FAULT_SEQ}"
-    cfg = ProbeConfig(hostfile=local_hostfile(2, "nccl"), backend="nccl", ops=["all_sum"],
-                      size=1 << 30, iters=100000, timeout=timeout)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(2, "nccl"),
+        backend="nccl",
+        ops=["all_sum"],
+        size=1 << 30,
+        iters=100000,
+        timeout=timeout,
+    )
     try:
         run = run_probe(cfg, on_event=hook)
     finally:
@@ -53,7 +59,8 @@ def one(kind: str, timeout: float, victim: int = 1) -> dict:
     after = nvml.read_all()
     res = {
         "fault": f"SIG{kind.upper()} rank {victim} inside 1 GiB all_sum #3",
-        "exit_code": v.exit_code, "finding": found[0]["summary"] if found else None,
+        "exit_code": v.exit_code,
+        "finding": found[0]["summary"] if found else None,
         "named_right_rank": named,
         # where the victim was: it entered all_sum #3 (step 11) and never left it; a stopped
         # rank's already-launched kernel still completes, so the survivor may block in the next
@@ -61,19 +68,26 @@ def one(kind: str, timeout: float, victim: int = 1) -> dict:
         "victim_last_step": doc["probe"]["ranks"][victim]["last_step"],
         "deadline_s": out.deadline_s,
         "detect_after_fault_s": round(out.detected_at - seen["t"], 3)
-        if out.detected_at and "t" in seen else None,
+        if out.detected_at and "t" in seen
+        else None,
         "verdict_after_fault_s": round(t_verdict - seen["t"], 3) if "t" in seen else None,
         "teardown_s": doc["probe"].get("detect_s"),
-        "leftover_processes": out.survivors, "gpu_after_teardown": out.gpu_after,
-        "gpu_used_mib_after": [round(g["memory"]["used"] / 2**20) for g in after.get("gpus", [])
-                               if g.get("memory")],
+        "leftover_processes": out.survivors,
+        "gpu_after_teardown": out.gpu_after,
+        "gpu_used_mib_after": [
+            round(g["memory"]["used"] / 2**20) for g in after.get("gpus", []) if g.get("memory")
+        ],
         "leftover_result": [r["summary"] for r in doc["results"] if r["code"] == "MD506"],
     }
     limit = 1.0 if kind == "kill" else out.deadline_s + 1.0
-    res["pass"] = bool(named and (res["victim_last_step"] or {}).get("seq") == FAULT_SEQ
-                       and res["detect_after_fault_s"] is not None
-                       and res["detect_after_fault_s"] <= limit and not out.survivors
-                       and not (out.gpu_after or {}).get("held"))
+    res["pass"] = bool(
+        named
+        and (res["victim_last_step"] or {}).get("seq") == FAULT_SEQ
+        and res["detect_after_fault_s"] is not None
+        and res["detect_after_fault_s"] <= limit
+        and not out.survivors
+        and not (out.gpu_after or {}).get("held")
+    )
     return res
 
 
@@ -84,11 +98,13 @@ def main() -> int:
     args = ap.parse_args()
     rows = [one("kill", args.timeout), one("stop", args.timeout)]
     for r in rows:
-        print(f"{r['fault']}: {'PASS' if r['pass'] else 'FAIL'}; named after "
-              f"{r['detect_after_fault_s']} s (deadline {r['deadline_s']} s), verdict after "
-              f"{r['verdict_after_fault_s']} s; leftovers {len(r['leftover_processes'])}; GPU "
-              f"memory after {r['gpu_used_mib_after']} MiB\n  {r['finding']}\n  "
-              f"{r['leftover_result']}")
+        print(
+            f"{r['fault']}: {'PASS' if r['pass'] else 'FAIL'}; named after "
+            f"{r['detect_after_fault_s']} s (deadline {r['deadline_s']} s), verdict after "
+            f"{r['verdict_after_fault_s']} s; leftovers {len(r['leftover_processes'])}; GPU "
+            f"memory after {r['gpu_used_mib_after']} MiB\n  {r['finding']}\n  "
+            f"{r['leftover_result']}"
+        )
     if args.json_path:
         with open(args.json_path, "w") as fh:
             json.dump(rows, fh, indent=2, default=str)

@@ -18,8 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 # Port states, ``enum ibv_port_state`` (rdma-core verbs.h): 4 = IBV_PORT_ACTIVE.
-PORT_STATES = {0: "PORT_NOP", 1: "PORT_DOWN", 2: "PORT_INIT", 3: "PORT_ARMED",
-               4: "PORT_ACTIVE", 5: "PORT_ACTIVE_DEFER"}
+PORT_STATES = {
+    0: "PORT_NOP",
+    1: "PORT_DOWN",
+    2: "PORT_INIT",
+    3: "PORT_ARMED",
+    4: "PORT_ACTIVE",
+    5: "PORT_ACTIVE_DEFER",
+}
 PORT_ACTIVE = "PORT_ACTIVE"
 # ``enum ibv_mtu``: 1..5 -> 256..4096 bytes.
 MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
@@ -126,10 +132,16 @@ class Port:
         return sorted((g for g in self.gids if g.ipv4), key=lambda g: g.index)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"port": self.num, "state": self.state or "unknown", "state_code": self.state_code,
-                "max_mtu": self.max_mtu, "active_mtu": self.active_mtu,
-                "link_layer": self.link_layer, "gid_tbl_len": self.gid_tbl_len,
-                "gids": [g.to_dict() for g in self.gids]}
+        return {
+            "port": self.num,
+            "state": self.state or "unknown",
+            "state_code": self.state_code,
+            "max_mtu": self.max_mtu,
+            "active_mtu": self.active_mtu,
+            "link_layer": self.link_layer,
+            "gid_tbl_len": self.gid_tbl_len,
+            "gids": [g.to_dict() for g in self.gids],
+        }
 
 
 LIMIT_KEYS = ("max_qp", "max_qp_wr", "max_cq", "max_cqe", "max_mr", "max_pd")
@@ -158,19 +170,28 @@ class Device:
         """Apple's Thunderbolt RDMA (transport ``Thunderbolt (100)``, link layer
         ``Thunderbolt``)."""
         return "thunderbolt" in self.transport.lower() or any(
-            "thunderbolt" in p.link_layer.lower() for p in self.ports)
+            "thunderbolt" in p.link_layer.lower() for p in self.ports
+        )
 
     def port(self, num: int) -> Optional[Port]:
         return next((p for p in self.ports if p.num == num), None)
 
     def to_dict(self, full: bool = True) -> Dict[str, Any]:
-        d: Dict[str, Any] = {"device": self.name, "transport": self.transport,
-                             "node_guid": self.node_guid, "phys_port_cnt": self.phys_port_cnt,
-                             "limits": {k: v for k, v in self.limits.items() if k in LIMIT_KEYS},
-                             "ports": [p.to_dict() for p in self.ports]}
+        d: Dict[str, Any] = {
+            "device": self.name,
+            "transport": self.transport,
+            "node_guid": self.node_guid,
+            "phys_port_cnt": self.phys_port_cnt,
+            "limits": {k: v for k, v in self.limits.items() if k in LIMIT_KEYS},
+            "ports": [p.to_dict() for p in self.ports],
+        }
         if full:
-            d.update(sys_image_guid=self.sys_image_guid, vendor_id=self.vendor_id,
-                     vendor_part_id=self.vendor_part_id, hw_ver=self.hw_ver)
+            d.update(
+                sys_image_guid=self.sys_image_guid,
+                vendor_id=self.vendor_id,
+                vendor_part_id=self.vendor_part_id,
+                hw_ver=self.hw_ver,
+            )
             if self.fw_ver:
                 d["fw_ver"] = self.fw_ver
         return d
@@ -189,8 +210,15 @@ class DevinfoReport:
     warnings: List[str] = field(default_factory=list)
 
 
-_DEVICE_TEXT_KEYS = ("transport", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id",
-                     "hw_ver", "fw_ver")
+_DEVICE_TEXT_KEYS = (
+    "transport",
+    "node_guid",
+    "sys_image_guid",
+    "vendor_id",
+    "vendor_part_id",
+    "hw_ver",
+    "fw_ver",
+)
 
 
 def _device_key(dev: Device, key: str, value: str) -> None:
@@ -282,8 +310,10 @@ def parse_ibv_devinfo(text: str, stderr: str = "") -> DevinfoReport:
         rep.unparsed.append(line)
     for d in rep.devices:
         if d.phys_port_cnt is not None and len(d.ports) < d.phys_port_cnt:
-            rep.warnings.append(f"{d.name}: phys_port_cnt is {d.phys_port_cnt} but "
-                                f"{len(d.ports)} port block(s) were read (output incomplete?)")
+            rep.warnings.append(
+                f"{d.name}: phys_port_cnt is {d.phys_port_cnt} but "
+                f"{len(d.ports)} port block(s) were read (output incomplete?)"
+            )
         for p in d.ports:
             if not p.state_known:
                 rep.warnings.append(f"{d.name} port {p.num}: no state line (output incomplete?)")

@@ -22,6 +22,7 @@ def is_tb5_speed(gbps: Optional[float]) -> bool:
     """A link speed (Gb/s) above Thunderbolt 4's 40 Gb/s: Thunderbolt 5 (Apple's and rdma-core's tool output)."""
     return gbps is not None and gbps > TB4_MAX_GBPS
 
+
 _SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*Gb/s", re.I)
 
 
@@ -85,11 +86,17 @@ class TbPort:
         return is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"receptacle": self.receptacle, "hardware_port": self.hardware_port,
-                "domain_uuid": self.domain_uuid, "speed": self.speed_text,
-                "speed_gbps": self.speed_gbps, "capability_gbps": self.capability_gbps,
-                "status": self.status, "peers": [p.to_dict() for p in self.peers],
-                "devices": self.devices}
+        return {
+            "receptacle": self.receptacle,
+            "hardware_port": self.hardware_port,
+            "domain_uuid": self.domain_uuid,
+            "speed": self.speed_text,
+            "speed_gbps": self.speed_gbps,
+            "capability_gbps": self.capability_gbps,
+            "status": self.status,
+            "peers": [p.to_dict() for p in self.peers],
+            "devices": self.devices,
+        }
 
 
 @dataclass
@@ -151,13 +158,21 @@ def parse_system_profiler_tb(text: str) -> TbReport:
         except ValueError:
             receptacle = None
         if receptacle is None:
-            rep.warnings.append(f"SPThunderboltDataType[{i}] "
-                                f"({_s(bus.get('_name')) or 'host port'}): no receptacle id")
+            rep.warnings.append(
+                f"SPThunderboltDataType[{i}] "
+                f"({_s(bus.get('_name')) or 'host port'}): no receptacle id"
+            )
         speed_text = _s(tag.get("current_speed_key"))
         gbps, capability = parse_speed(speed_text)
-        port = TbPort(receptacle, _s(bus.get("domain_uuid_key")), _s(bus.get("_name")),
-                      speed_text, None if capability else gbps, gbps if capability else None,
-                      _s(tag.get("receptacle_status_key")))
+        port = TbPort(
+            receptacle,
+            _s(bus.get("domain_uuid_key")),
+            _s(bus.get("_name")),
+            speed_text,
+            None if capability else gbps,
+            gbps if capability else None,
+            _s(tag.get("receptacle_status_key")),
+        )
         _peers_of(bus.get("_items"), "", 0, port)
         rep.ports.append(port)
     return rep
@@ -224,9 +239,15 @@ class Interface:
         return self.status == "active"
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"interface": self.name, "flags": self.flags, "mtu": self.mtu,
-                "inet": self.inet, "inet6": self.inet6, "status": self.status or None,
-                "members": self.members}
+        return {
+            "interface": self.name,
+            "flags": self.flags,
+            "mtu": self.mtu,
+            "inet": self.inet,
+            "inet6": self.inet6,
+            "status": self.status or None,
+            "members": self.members,
+        }
 
 
 @dataclass
@@ -245,8 +266,11 @@ def _prefixlen(parts: List[str]) -> Optional[int]:
     """The prefix length of an ``inet`` line's ``netmask 0xffff0000`` (or dotted quad)."""
     try:
         mask = parts[parts.index("netmask") + 1]
-        bits = int(mask, 16) if mask.lower().startswith("0x") else \
-            int.from_bytes(bytes(int(x) for x in mask.split(".")), "big")
+        bits = (
+            int(mask, 16)
+            if mask.lower().startswith("0x")
+            else int.from_bytes(bytes(int(x) for x in mask.split(".")), "big")
+        )
     except (ValueError, IndexError, OverflowError):
         return None
     return bin(bits & 0xFFFFFFFF).count("1")
@@ -268,8 +292,11 @@ def parse_ifconfig(text: str) -> IfconfigReport:
         if not line[0].isspace():
             m = _IF_HEAD.match(line)
             if m:
-                cur = Interface(m.group(1), [f for f in m.group(2).split(",") if f],
-                                int(m.group(3)) if m.group(3) else None)
+                cur = Interface(
+                    m.group(1),
+                    [f for f in m.group(2).split(",") if f],
+                    int(m.group(3)) if m.group(3) else None,
+                )
                 rep.interfaces[cur.name] = cur
             elif _IF_HEAD_LOOSE.match(line):
                 cur = Interface(line.split(":", 1)[0])

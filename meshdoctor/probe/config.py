@@ -51,10 +51,12 @@ class ProbeConfig:
     soak: int = 0
     pairs: bool = False
     port: Optional[int] = None
-    python: str = field(default_factory=lambda: os.environ.get("MESHDOCTOR_PYTHON")
-                        or sys.executable)
-    remote_python: str = field(default_factory=lambda: os.environ.get(
-        "MESHDOCTOR_REMOTE_PYTHON", "python3"))
+    python: str = field(
+        default_factory=lambda: os.environ.get("MESHDOCTOR_PYTHON") or sys.executable
+    )
+    remote_python: str = field(
+        default_factory=lambda: os.environ.get("MESHDOCTOR_REMOTE_PYTHON", "python3")
+    )
     init_timeout: Optional[float] = None
     hb_interval: float = HB_INTERVAL_S
     hb_stale: float = HB_STALE_S
@@ -117,8 +119,11 @@ def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:
 def steps_per_rank(cfg: ProbeConfig) -> int:
     """How many steps (init + collectives) each rank runs: the progress total."""
     per_op = 2 * (cfg.warmup + (cfg.soak or cfg.iters))  # a barrier before each iteration
-    ops = [op for op in cfg.ops  # an op no MLX version of the backend has is skipped at once
-           if OP_SUPPORT.get(op, {}).get(cfg.backend, ()) is not None]
+    ops = [
+        op
+        for op in cfg.ops  # an op no MLX version of the backend has is skipped at once
+        if OP_SUPPORT.get(op, {}).get(cfg.backend, ()) is not None
+    ]
     steps = 1 + sum(cfg.warmup + 1 if op in BENCH_OPS else per_op for op in ops)
     if cfg.pairs:
         steps += 2 * len(plan_pairs(cfg.world_size, cfg.backend)[0]) * (cfg.warmup + cfg.iters)

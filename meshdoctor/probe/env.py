@@ -28,8 +28,8 @@ from ..hostfile import JACCL_BACKENDS, Hostfile, is_this_machine, local_names
 from .worker import FILES_ENV, MARKER_ENV, PLAN_ENV
 
 JACCL_COORDINATOR_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
-NCCL_PORT = 12345               # mlx.launch --nccl-port default (launch.py, mlx 0.32.4)
-GUARD_FRACTION = 0.75           # JACCL progress guard fires at 75 % of our own deadline
+NCCL_PORT = 12345  # mlx.launch --nccl-port default (launch.py, mlx 0.32.4)
+GUARD_FRACTION = 0.75  # JACCL progress guard fires at 75 % of our own deadline
 
 
 class EnvError(ValueError):
@@ -43,13 +43,17 @@ def ring_entries(hf: Hostfile, ports: Sequence[int]) -> List[List[str]]:
     out, k = [], 0
     for h in hf.hosts:
         if not h.ips:
-            raise EnvError(f"hosts[{h.rank}] ({h.ssh or '?'}) has no \"ips\": the ring backend "
-                           "connects to IP addresses; add the rank's IP to the hostfile")
+            raise EnvError(
+                f'hosts[{h.rank}] ({h.ssh or "?"}) has no "ips": the ring backend '
+                "connects to IP addresses; add the rank's IP to the hostfile"
+            )
         row = []
         for ip in h.ips:
             if k >= len(ports):
-                raise EnvError(f"{len(ports)} ports given for more addresses; pass one port per "
-                               "IP of every host")
+                raise EnvError(
+                    f"{len(ports)} ports given for more addresses; pass one port per "
+                    "IP of every host"
+                )
             host = f"[{ip}]" if ":" in ip else ip
             row.append(f"{host}:{ports[k]}")
             k += 1
@@ -68,8 +72,14 @@ def guard_timeout_ms(deadline_s: float) -> int:
     return max(1000, int(deadline_s * 1000 * GUARD_FRACTION))
 
 
-def backend_env(hf: Hostfile, backend: str, *, ports: Sequence[int] = (),
-                port: Optional[int] = None, deadline_s: float = 30.0):
+def backend_env(
+    hf: Hostfile,
+    backend: str,
+    *,
+    ports: Sequence[int] = (),
+    port: Optional[int] = None,
+    deadline_s: float = 30.0,
+):
     """``(env, files)`` shared by every rank for ``backend`` (ring, jaccl, jaccl-ring, nccl).
 
     ``ports`` are the ring ports (see :func:`ring_entries`); ``port`` is the jaccl coordinator
@@ -82,16 +92,21 @@ def backend_env(hf: Hostfile, backend: str, *, ports: Sequence[int] = (),
     elif backend in JACCL_BACKENDS:
         n = hf.world_size
         if not hf.hosts or not hf.hosts[0].ips:
-            raise EnvError("hosts[0] has no \"ips\": JACCL's coordinator is rank 0's first IP; "
-                           "add it to the hostfile")
+            raise EnvError(
+                "hosts[0] has no \"ips\": JACCL's coordinator is rank 0's first IP; "
+                "add it to the hostfile"
+            )
         bad = [h.rank for h in hf.hosts if len(h.rdma) != n]
         if bad:
-            raise EnvError(f"hosts[{bad[0]}].rdma has {len(hf.hosts[bad[0]].rdma)} entries, "
-                           f"needs {n} (one per rank, null for itself); run `meshdoctor check "
-                           "--hostfile` for every hostfile problem")
+            raise EnvError(
+                f"hosts[{bad[0]}].rdma has {len(hf.hosts[bad[0]].rdma)} entries, "
+                f"needs {n} (one per rank, null for itself); run `meshdoctor check "
+                "--hostfile` for every hostfile problem"
+            )
         ip = hf.hosts[0].ips[0]
-        env["MLX_JACCL_COORDINATOR"] = \
+        env["MLX_JACCL_COORDINATOR"] = (
             f"{'[' + ip + ']' if ':' in ip else ip}:{port or JACCL_COORDINATOR_PORT}"
+        )
         if backend == "jaccl-ring":
             env["MLX_JACCL_RING"] = "1"
         env["JACCL_PROGRESS_TIMEOUT_MS"] = str(guard_timeout_ms(deadline_s))
@@ -99,14 +114,18 @@ def backend_env(hf: Hostfile, backend: str, *, ports: Sequence[int] = (),
         files["MLX_IBV_DEVICES"] = json.dumps([h.rdma for h in hf.hosts])
     elif backend == "nccl":
         if not hf.hosts or not hf.hosts[0].ips:
-            raise EnvError("hosts[0] has no \"ips\": NCCL's bootstrap server is rank 0's first "
-                           "IP (NCCL_HOST_IP); add it to the hostfile")
+            raise EnvError(
+                "hosts[0] has no \"ips\": NCCL's bootstrap server is rank 0's first "
+                "IP (NCCL_HOST_IP); add it to the hostfile"
+            )
         env["NCCL_HOST_IP"] = hf.hosts[0].ips[0]
         env["NCCL_PORT"] = str(port or NCCL_PORT)
         env["MLX_WORLD_SIZE"] = str(hf.world_size)
     else:
-        raise EnvError(f"backend {backend!r} is not supported by the probe; use ring, jaccl, "
-                       "jaccl-ring or nccl")
+        raise EnvError(
+            f"backend {backend!r} is not supported by the probe; use ring, jaccl, "
+            "jaccl-ring or nccl"
+        )
     return env, files
 
 
@@ -119,6 +138,7 @@ def local_rank(hf: Hostfile, rank: int) -> int:
 
     def key(h):
         return "" if is_this_machine(h, names) else (h.ssh or (h.ips[0] if h.ips else "?"))
+
     me = key(hf.hosts[rank])
     return sum(1 for h in hf.hosts[:rank] if key(h) == me)
 
@@ -132,16 +152,28 @@ def per_rank_env(hf: Hostfile, backend: str, rank: int) -> Dict[str, str]:
     return {}
 
 
-def rank_env(hf: Hostfile, rank: int, *, run_id: str, plan: dict, shared_env: Dict[str, str],
-             files: Dict[str, str]) -> Dict[str, str]:
+def rank_env(
+    hf: Hostfile,
+    rank: int,
+    *,
+    run_id: str,
+    plan: dict,
+    shared_env: Dict[str, str],
+    files: Dict[str, str],
+) -> Dict[str, str]:
     """The variables one rank gets on top of its inherited environment: the hostfile's
     ``envs`` first, then the backend's ``shared_env``, then ``MLX_RANK``, the marker, the plan
     and the files (these always win)."""
     env = hf.env_dict()
     env.update(shared_env)
     env.update(per_rank_env(hf, str(plan.get("backend", "")), rank))
-    env.update({"MLX_RANK": str(rank), MARKER_ENV: run_id,
-                PLAN_ENV: json.dumps(plan, separators=(",", ":")),
-                FILES_ENV: json.dumps(files, separators=(",", ":")),
-                "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {
+            "MLX_RANK": str(rank),
+            MARKER_ENV: run_id,
+            PLAN_ENV: json.dumps(plan, separators=(",", ":")),
+            FILES_ENV: json.dumps(files, separators=(",", ":")),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     return env

@@ -12,10 +12,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Deque, Dict, List, Optional
 
-from .worker import (EV_DONE, EV_ENTER, EV_ERROR, EV_HB, EV_LEAVE, EV_READY, EV_RESULT)
+from .worker import EV_DONE, EV_ENTER, EV_ERROR, EV_HB, EV_LEAVE, EV_READY, EV_RESULT
 
-STDERR_KEEP_LINES = 400   # lines of stderr kept per rank (stack dumps included)
-STDERR_TAIL_LINES = 20    # lines reported as the tail
+STDERR_KEEP_LINES = 400  # lines of stderr kept per rank (stack dumps included)
+STDERR_TAIL_LINES = 20  # lines reported as the tail
 
 
 def parse_line(line: str) -> Optional[Dict[str, Any]]:
@@ -152,8 +152,9 @@ class Tracker:
                 best = s
         return best
 
-    def hang_report(self, now: float, hb_stale_s: float,
-                    states: Optional[Dict[int, str]] = None) -> Dict[str, Any]:
+    def hang_report(
+        self, now: float, hb_stale_s: float, states: Optional[Dict[int, str]] = None
+    ) -> Dict[str, Any]:
         """Who waits where: ``step`` (op, phase, iter, seq of the frontier), ``waiting`` (ranks
         inside a step, with ``waited_s``), ``not_arrived`` (ranks that never entered the frontier
         step, with their last step), ``no_heartbeat`` (ranks silent for more than
@@ -170,25 +171,50 @@ class Tracker:
             ref = r.last_hb if r.last_hb is not None else r.started_at
             stalled = now - ref > hb_stale_s or states.get(r.rank) == "stopped"
             if stalled:
-                silent.append({"rank": r.rank, "host": r.host,
-                               "silent_s": round(now - ref, 3),
-                               "state": states.get(r.rank)})
+                silent.append(
+                    {
+                        "rank": r.rank,
+                        "host": r.host,
+                        "silent_s": round(now - ref, 3),
+                        "state": states.get(r.rank),
+                    }
+                )
             if r.current is not None and not stalled:
-                waiting.append({"rank": r.rank, "host": r.host, "op": r.current.get("op"),
-                                "phase": r.current.get("phase"), "iter": r.current.get("iter"),
-                                "seq": r.current.get("seq"),
-                                "waited_s": round(now - r.current["since"], 3)})
+                waiting.append(
+                    {
+                        "rank": r.rank,
+                        "host": r.host,
+                        "op": r.current.get("op"),
+                        "phase": r.current.get("phase"),
+                        "iter": r.current.get("iter"),
+                        "seq": r.current.get("seq"),
+                        "waited_s": round(now - r.current["since"], 3),
+                    }
+                )
             if stalled or r.current is None or int(r.current.get("seq", 0)) < fseq:
                 last = r.last_step or {}
-                not_arrived.append({"rank": r.rank, "host": r.host,
-                                    "last_op": last.get("op"), "last_iter": last.get("iter"),
-                                    "last_seq": last.get("seq"),
-                                    "in_step": r.current is not None, "stalled": stalled})
+                not_arrived.append(
+                    {
+                        "rank": r.rank,
+                        "host": r.host,
+                        "last_op": last.get("op"),
+                        "last_iter": last.get("iter"),
+                        "last_seq": last.get("seq"),
+                        "in_step": r.current is not None,
+                        "stalled": stalled,
+                    }
+                )
         rep: Dict[str, Any] = {
-            "step": {k: front.get(k) for k in ("op", "phase", "iter", "seq", "before")
-                     if k in front} if front else None,
-            "waiting": waiting, "not_arrived": not_arrived, "no_heartbeat": silent,
-            "no_progress_s": round(now - self.last_progress, 3)}
+            "step": {
+                k: front.get(k) for k in ("op", "phase", "iter", "seq", "before") if k in front
+            }
+            if front
+            else None,
+            "waiting": waiting,
+            "not_arrived": not_arrived,
+            "no_heartbeat": silent,
+            "no_progress_s": round(now - self.last_progress, 3),
+        }
         if states:
             rep["states"] = {str(k): v for k, v in states.items()}
         return rep
@@ -201,6 +227,8 @@ def describe_step(step: Optional[Dict[str, Any]]) -> str:
     if step.get("op") == "init":
         return "group formation (init)"
     if step.get("op") == "barrier":
-        return (f"the barrier before {step.get('before')} #{step.get('iter')} "
-                f"({step.get('phase')}, step {step.get('seq')})")
+        return (
+            f"the barrier before {step.get('before')} #{step.get('iter')} "
+            f"({step.get('phase')}, step {step.get('seq')})"
+        )
     return f"{step.get('op')} #{step.get('iter')} ({step.get('phase')}, step {step.get('seq')})"

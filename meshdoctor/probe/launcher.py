@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import execute, nvml, remote, teardown
 from ..hostfile import is_this_machine, local_names
+
 # Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
 # one that arrives during teardown, the leftover check or the report waits, so the ranks are
 # always torn down and the verdict always printed.
@@ -46,10 +47,10 @@ from .worker import FILE_PREFIX, STACK_SIGNAL
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 
-GRACE_S = 0.3            # after a first failure, for the other ranks to report theirs
-STACK_WAIT_S = 1.0       # for the stack dumps of local ranks asked with SIGUSR1
+GRACE_S = 0.3  # after a first failure, for the other ranks to report theirs
+STACK_WAIT_S = 1.0  # for the stack dumps of local ranks asked with SIGUSR1
 TEARDOWN_BUDGET_S = 2.0  # evidence + teardown + leftovers, all hosts, from the first failure
-MIN_STOP_S = 1.0         # a remote host always gets this long to stop its ranks
+MIN_STOP_S = 1.0  # a remote host always gets this long to stop its ranks
 POLL_S = 0.05
 MAX_SOAK_HANGS = 5
 
@@ -93,10 +94,16 @@ class Launch:
     tests that inject faults). ``interrupts``: what may stop it early (see
     :mod:`meshdoctor.interrupts`); a fresh one, never triggered, when None."""
 
-    def __init__(self, cfg: ProbeConfig, run_id: str, plan: Dict[str, Any],
-                 local: Sequence[bool], ports: Sequence[int],
-                 on_event: Optional[EventHook] = None,
-                 interrupts: Optional[Interrupts] = None) -> None:
+    def __init__(
+        self,
+        cfg: ProbeConfig,
+        run_id: str,
+        plan: Dict[str, Any],
+        local: Sequence[bool],
+        ports: Sequence[int],
+        on_event: Optional[EventHook] = None,
+        interrupts: Optional[Interrupts] = None,
+    ) -> None:
         self.cfg, self.run_id, self.plan, self.local = cfg, run_id, plan, list(local)
         self.ports = list(ports)
         self.on_event = on_event
@@ -109,8 +116,9 @@ class Launch:
         self.deadline = collective_deadline(cfg)
         self.hosts = remote.Hosts()
         hf = cfg.hostfile
-        self.states = [RankState(h.rank, h.ssh or "localhost", loc)
-                       for h, loc in zip(hf.hosts, self.local)]
+        self.states = [
+            RankState(h.rank, h.ssh or "localhost", loc) for h, loc in zip(hf.hosts, self.local)
+        ]
         self.tracker: Optional[Tracker] = None
         self.ring_hostfile: Optional[List[List[str]]] = None
 
@@ -130,26 +138,30 @@ class Launch:
         cfg, hf = self.cfg, self.cfg.hostfile
         # nccl: run_probe chose NCCL_PORT (ports.nccl_port) and passes it as the only port
         port = self.ports[0] if cfg.backend == "nccl" and self.ports else cfg.port
-        shared, files = envmod.backend_env(hf, cfg.backend, ports=self.ports, port=port,
-                                           deadline_s=self.deadline)
-        self.ring_hostfile = envmod.ring_entries(hf, self.ports) if cfg.backend == "ring" \
-            else None
+        shared, files = envmod.backend_env(
+            hf, cfg.backend, ports=self.ports, port=port, deadline_s=self.deadline
+        )
+        self.ring_hostfile = envmod.ring_entries(hf, self.ports) if cfg.backend == "ring" else None
         self.tracker = Tracker(self.states, time.monotonic())
         source = None
         for h, loc in zip(hf.hosts, self.local):
-            env = envmod.rank_env(hf, h.rank, run_id=self.run_id, plan=self.plan,
-                                  shared_env=shared, files=files)
+            env = envmod.rank_env(
+                hf, h.rank, run_id=self.run_id, plan=self.plan, shared_env=shared, files=files
+            )
             try:
                 if loc:
                     full = dict(os.environ)
                     full.update(env)
-                    p = execute.spawn([cfg.python, "-u", str(WORKER_PATH), self.run_id],
-                                      env=full)
+                    p = execute.spawn([cfg.python, "-u", str(WORKER_PATH), self.run_id], env=full)
                 else:
                     if source is None:
                         source = WORKER_PATH.read_bytes()
-                    p = remote.popen(h.ssh, [cfg.remote_python, "-u", "-", self.run_id], env,
-                                     stdin=subprocess.PIPE)
+                    p = remote.popen(
+                        h.ssh,
+                        [cfg.remote_python, "-u", "-", self.run_id],
+                        env,
+                        stdin=subprocess.PIPE,
+                    )
                     try:
                         p.stdin.write(source)
                         p.stdin.close()
@@ -157,16 +169,22 @@ class Launch:
                         pass
             except (OSError, remote.RemoteError) as exc:
                 self.procs.append(None)
-                return (f"rank {h.rank} ({h.ssh or 'localhost'}) could not be started: {exc}. "
-                        + (f"Check that {cfg.python} exists (MESHDOCTOR_PYTHON names the "
-                           "interpreter of local ranks)." if loc else
-                           "Check that ssh is installed and the host name is right."))
+                return f"rank {h.rank} ({h.ssh or 'localhost'}) could not be started: {exc}. " + (
+                    f"Check that {cfg.python} exists (MESHDOCTOR_PYTHON names the "
+                    "interpreter of local ranks)."
+                    if loc
+                    else "Check that ssh is installed and the host name is right."
+                )
             if loc:
                 self.states[h.rank].pid = p.pid  # a remote rank's: from its ready event
             self.procs.append(RankProc(self.states[h.rank], p))
             for stream, pipe in (("out", p.stdout), ("err", p.stderr)):
-                t = threading.Thread(target=self._reader, args=(h.rank, stream, pipe),
-                                     daemon=True, name=f"probe-r{h.rank}-{stream}")
+                t = threading.Thread(
+                    target=self._reader,
+                    args=(h.rank, stream, pipe),
+                    daemon=True,
+                    name=f"probe-r{h.rank}-{stream}",
+                )
                 t.start()
                 self.threads.append(t)
         return None
@@ -235,8 +253,9 @@ class Launch:
                     return self._failure_kind(), failing_since
                 continue
             limit = self.step_deadline()
-            stuck = any(s.current is not None and now - s.current["since"] > limit
-                        for s in self.states)
+            stuck = any(
+                s.current is not None and now - s.current["since"] > limit for s in self.states
+            )
             if now - tr.last_progress > limit or stuck:
                 return ("init" if self._in_init() else "hang"), now
             if now > t_end:
@@ -257,8 +276,9 @@ class Launch:
         return "dead"
 
     # --- evidence -----------------------------------------------------------------------------
-    def local_evidence(self, t_end: float) -> Tuple[Dict[int, str], Dict[int, int], List[int],
-                                                     Dict[int, str]]:
+    def local_evidence(
+        self, t_end: float
+    ) -> Tuple[Dict[int, str], Dict[int, int], List[int], Dict[int, str]]:
         """Evidence from the live local ranks, before teardown: ``(states, marks, asked,
         native_stacks)``: process states (psutil names), every live rank's stderr line count
         (where its stack dump will start), the local ranks asked for a Python stack
@@ -313,11 +333,15 @@ class Launch:
         host that does not answer in time is unreachable (``self.hosts``), never waited on.
         Their output is read to the end; the exits are recorded by :meth:`record_exits`."""
         hf = self.cfg.hostfile
-        rep = teardown.stop([p.target() for p in self.procs if p is not None],
-                            hosts=self.hosts, budget_s=max(MIN_STOP_S, t_end - time.monotonic()),
-                            marker=self.run_id, tmp_prefix=f"{FILE_PREFIX}{self.run_id}-",
-                            remote_hosts=sorted({h.ssh for h, loc in zip(hf.hosts, self.local)
-                                                 if not loc}), ask=ask)
+        rep = teardown.stop(
+            [p.target() for p in self.procs if p is not None],
+            hosts=self.hosts,
+            budget_s=max(MIN_STOP_S, t_end - time.monotonic()),
+            marker=self.run_id,
+            tmp_prefix=f"{FILE_PREFIX}{self.run_id}-",
+            remote_hosts=sorted({h.ssh for h, loc in zip(hf.hosts, self.local) if not loc}),
+            ask=ask,
+        )
         for t in self.threads:
             t.join(timeout=0.5)
         if self.tracker is not None:
@@ -345,8 +369,9 @@ class Launch:
         gpus = self.cfg.backend == "nccl" and any(self.local)
         slow_before = nvml.violation_ns() if gpus else None  # clocks held back, ns so far
         t0 = time.monotonic()
-        out = LaunchOutcome("start", self.run_id, self.states, self.plan, self.deadline,
-                            None, started_at=t0)
+        out = LaunchOutcome(
+            "start", self.run_id, self.states, self.plan, self.deadline, None, started_at=t0
+        )
         t_end: Optional[float] = None
         hung = None
         try:
@@ -369,14 +394,18 @@ class Launch:
         except BaseException:  # a bug: never leave the ranks behind, then let it be reported
             self.stop_ranks(time.monotonic() + TEARDOWN_BUDGET_S)
             raise
-        out.failure = dict(self.tracker.first_failure) if self.tracker and \
-            self.tracker.first_failure else None
+        out.failure = (
+            dict(self.tracker.first_failure)
+            if self.tracker and self.tracker.first_failure
+            else None
+        )
         out.early_exits = {s.rank: s.returncode for s in self.states if s.returncode is not None}
         rep = self.stop_ranks(t_end, ask=STACK_SIGNAL.name[3:] if hung else None)
         if hung:  # who waited where, as it was when the deadline passed
             now, states, marks, asked, out.native_stacks = hung
-            rank_of = {(p.host, p.rank_pid): p.rank for p in self.procs
-                       if p is not None and not p.local}
+            rank_of = {
+                (p.host, p.rank_pid): p.rank for p in self.procs if p is not None and not p.local
+            }
             for key, st in rep.states.items():
                 if key in rank_of:
                     states[rank_of[key]] = st
@@ -386,8 +415,9 @@ class Launch:
         self.record_exits()
         out.actions, out.survivors, out.unkillable = rep.actions, rep.found, rep.unkillable
         if gpus:  # GPU memory the local ranks held must be free again
-            out.gpu_after = nvml.memory_after(p.pid for p in self.procs
-                                              if p is not None and p.local)
+            out.gpu_after = nvml.memory_after(
+                p.pid for p in self.procs if p is not None and p.local
+            )
             out.gpu_slowdown = nvml.slowdown(slow_before, nvml.violation_ns())
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
@@ -409,14 +439,28 @@ class ProbeRun:
 def base_plan(cfg: ProbeConfig) -> Dict[str, Any]:
     """The worker plan for ``cfg`` (keys documented in :class:`worker.Worker`)."""
     pairs, _ = plan_pairs(cfg.world_size, cfg.backend) if cfg.pairs else ([], [])
-    return {"backend": cfg.backend, "world_size": cfg.world_size, "ops": list(cfg.ops),
-            "size": cfg.size, "iters": cfg.iters, "warmup": cfg.warmup, "dtype": cfg.dtype,
-            "pairs": pairs, "soak": cfg.soak, "start": {}, "hb_interval": cfg.hb_interval}
+    return {
+        "backend": cfg.backend,
+        "world_size": cfg.world_size,
+        "ops": list(cfg.ops),
+        "size": cfg.size,
+        "iters": cfg.iters,
+        "warmup": cfg.warmup,
+        "dtype": cfg.dtype,
+        "pairs": pairs,
+        "soak": cfg.soak,
+        "start": {},
+        "hb_interval": cfg.hb_interval,
+    }
 
 
-def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
-              run_id: Optional[str] = None,
-              interrupts: Optional[Interrupts] = None) -> ProbeRun:
+def run_probe(
+    cfg: ProbeConfig,
+    *,
+    on_event: Optional[EventHook] = None,
+    run_id: Optional[str] = None,
+    interrupts: Optional[Interrupts] = None,
+) -> ProbeRun:
     """Run the probe described by ``cfg`` and return its data; never leaves a rank behind.
 
     ``interrupts``: the caller's :class:`~meshdoctor.interrupts.Interrupts` (the CLI
@@ -446,8 +490,9 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
         step = (out.hang or {}).get("step") or {}
         if out.kind == "interrupted" or interrupts.pending:
             return run
-        if not (cfg.soak and out.kind == "hang" and step.get("phase") == "soak"
-                and not out.unkillable):
+        if not (
+            cfg.soak and out.kind == "hang" and step.get("phase") == "soak" and not out.unkillable
+        ):
             return run
         run.soak_hangs.append(dict(step, launch=len(run.launches) - 1))
         if len(run.soak_hangs) >= MAX_SOAK_HANGS:
@@ -456,7 +501,7 @@ def run_probe(cfg: ProbeConfig, *, on_event: Optional[EventHook] = None,
         op = step.get("before") or step.get("op")
         # repetition k hung (in its barrier or in the op): go on from k + 1
         nxt = int(step.get("iter", 0)) + 1
-        ops = ops[ops.index(op):] if op in ops else ops
+        ops = ops[ops.index(op) :] if op in ops else ops
         start = {op: nxt}
         if nxt >= cfg.soak:
             ops, start = ops[1:], {}

@@ -21,9 +21,15 @@ class ProbeLog:
     like ``probe: all_sum #2 (timed, step 7), ranks ready 3/3, 12.4 s elapsed, step deadline
     23.4 s``. ``interval`` (seconds) bounds the rate; ``clock`` and ``stream`` are for tests."""
 
-    def __init__(self, world_size: int, deadline_s: float, stream: TextIO, *,
-                 interval: float = LOG_INTERVAL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        world_size: int,
+        deadline_s: float,
+        stream: TextIO,
+        *,
+        interval: float = LOG_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.n, self.deadline_s, self.stream = world_size, deadline_s, stream
         self.interval, self.clock = interval, clock
         self.t0 = clock()
@@ -35,8 +41,10 @@ class ProbeLog:
         self.thread: Optional[threading.Thread] = None
 
     def line(self) -> str:
-        return (f"probe: {self.step}, ranks ready {len(self.ready)}/{self.n}, "
-                f"{self.clock() - self.t0:.1f} s elapsed, step deadline {self.deadline_s:.1f} s")
+        return (
+            f"probe: {self.step}, ranks ready {len(self.ready)}/{self.n}, "
+            f"{self.clock() - self.t0:.1f} s elapsed, step deadline {self.deadline_s:.1f} s"
+        )
 
     def tick(self, force: bool = False) -> None:
         """Write a line when ``interval`` has passed since the last one (or ``force``)."""

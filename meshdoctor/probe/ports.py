@@ -40,10 +40,15 @@ def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> Li
             for j, ip in enumerate(h.ips):
                 if not loc:
                     continue
-                s = _bind_own(ip, f"hosts[{h.rank}].ips[{j}]", h.rank, h.ssh,
-                              "the ring backend would fail to listen there. Put this machine's "
-                              "own IP in the hostfile, or the right ssh name for the host that "
-                              "owns it.")
+                s = _bind_own(
+                    ip,
+                    f"hosts[{h.rank}].ips[{j}]",
+                    h.rank,
+                    h.ssh,
+                    "the ring backend would fail to listen there. Put this machine's "
+                    "own IP in the hostfile, or the right ssh name for the host that "
+                    "owns it.",
+                )
                 held.append(s)
                 if port is None and all(local):
                     ports.append(s.getsockname()[1])
@@ -56,8 +61,11 @@ def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> Li
     if all(local):
         return ports
     if count >= REMOTE_PORT_RANGE[1] - REMOTE_PORT_RANGE[0]:
-        raise PreflightError("hosts", f"{count} ring addresses need more ports than the range "
-                             f"{REMOTE_PORT_RANGE[0]}-{REMOTE_PORT_RANGE[1]}; list fewer IPs")
+        raise PreflightError(
+            "hosts",
+            f"{count} ring addresses need more ports than the range "
+            f"{REMOTE_PORT_RANGE[0]}-{REMOTE_PORT_RANGE[1]}; list fewer IPs",
+        )
     base = random.randrange(REMOTE_PORT_RANGE[0], REMOTE_PORT_RANGE[1] - count)
     return list(range(base, base + count))
 
@@ -73,14 +81,20 @@ def nccl_port(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> int:
     ip = hf.hosts[0].ips[0]
     if not local[0]:
         return random.randrange(*REMOTE_PORT_RANGE)
-    with _bind_own(ip, "hosts[0].ips[0]", 0, hf.hosts[0].ssh,
-                   "NCCL's bootstrap server (NCCL_HOST_IP) would fail to listen there. Put "
-                   "this machine's own IP first in the hostfile.") as s:
+    with _bind_own(
+        ip,
+        "hosts[0].ips[0]",
+        0,
+        hf.hosts[0].ssh,
+        "NCCL's bootstrap server (NCCL_HOST_IP) would fail to listen there. Put "
+        "this machine's own IP first in the hostfile.",
+    ) as s:
         return s.getsockname()[1]
 
 
-def _bind_own(ip: str, where: str, rank: int, ssh: Optional[str], consequence: str
-              ) -> socket.socket:
+def _bind_own(
+    ip: str, where: str, rank: int, ssh: Optional[str], consequence: str
+) -> socket.socket:
     """A TCP socket bound to ``ip`` port 0 (the caller closes it): proof that the address of a
     rank that runs here is this machine's. Raises :class:`PreflightError` at ``where`` saying
     why not and ``consequence`` (what would fail, what to do)."""
@@ -89,8 +103,14 @@ def _bind_own(ip: str, where: str, rank: int, ssh: Optional[str], consequence: s
         s.bind((ip, 0))
     except OSError as exc:
         s.close()
-        why = "is not assigned on this machine" \
-            if exc.errno == errno.EADDRNOTAVAIL else f"cannot be bound ({exc})"
-        raise PreflightError(where, f"rank {rank} runs on this machine ({ssh or 'localhost'}) "
-                                    f"but its address {ip} {why}: {consequence}") from None
+        why = (
+            "is not assigned on this machine"
+            if exc.errno == errno.EADDRNOTAVAIL
+            else f"cannot be bound ({exc})"
+        )
+        raise PreflightError(
+            where,
+            f"rank {rank} runs on this machine ({ssh or 'localhost'}) "
+            f"but its address {ip} {why}: {consequence}",
+        ) from None
     return s

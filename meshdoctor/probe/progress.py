@@ -21,10 +21,15 @@ class ProbeProgress:
         self.step = "starting ranks"  # the label never goes blank between steps
         self.ready: set = set()
         self.done_steps: Dict[int, int] = {}
-        self.progress = Progress(TextColumn("[bold]probe[/]"), BarColumn(),
-                                 TextColumn("{task.completed}/{task.total}"),
-                                 TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 console=render.console(stderr=True), transient=True)
+        self.progress = Progress(
+            TextColumn("[bold]probe[/]"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=render.console(stderr=True),
+            transient=True,
+        )
         self.task = None
 
     def __enter__(self) -> "ProbeProgress":

@@ -54,19 +54,34 @@ def default_backend(python: Optional[str] = None) -> str:
     return "nccl" if cuda_packages(py) else "ring"
 
 
-def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: Optional[int],
-                backend: Optional[str], op: str, size: str, iters: int, warmup: int,
-                dtype: str, timeout: Optional[float], soak: int, pairs: bool,
-                port: Optional[int], given: List[str],
-                available: Optional[int] = None, python: Optional[str] = None) -> ProbeConfig:
+def make_config(
+    *,
+    hostfile: Optional[Hostfile],
+    hosts: Optional[str],
+    nranks: Optional[int],
+    backend: Optional[str],
+    op: str,
+    size: str,
+    iters: int,
+    warmup: int,
+    dtype: str,
+    timeout: Optional[float],
+    soak: int,
+    pairs: bool,
+    port: Optional[int],
+    given: List[str],
+    available: Optional[int] = None,
+    python: Optional[str] = None,
+) -> ProbeConfig:
     """A checked config; raises :class:`ProbeSetupError` naming the option and the fix.
 
     ``given``: which of --hostfile/--hosts/-n were passed (at most one). ``available``: bytes
     of free memory (default: psutil's figure for this host). ``python``: the ranks'
     interpreter, asked for the default backend (:func:`default_backend`)."""
     if len(given) > 1:
-        raise ProbeSetupError(f"{' and '.join(given)} both name the ranks; pass only one",
-                              "/".join(given))
+        raise ProbeSetupError(
+            f"{' and '.join(given)} both name the ranks; pass only one", "/".join(given)
+        )
     try:
         nbytes = parse_size(size)
     except SizeError as exc:
@@ -80,44 +95,67 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
             raise ProbeSetupError(str(exc), "--hosts") from None
     else:
         local_backend = backend or default_backend(python)
-        hf, where = local_hostfile(nranks or DEFAULT_RANKS,
-                                   "nccl" if local_backend == "nccl" else "ring"), "-n"
+        hf, where = (
+            local_hostfile(nranks or DEFAULT_RANKS, "nccl" if local_backend == "nccl" else "ring"),
+            "-n",
+        )
     if where == "-n" and backend not in (None, "ring", "nccl"):
-        raise ProbeSetupError(f"-n starts ranks on this machine over loopback with the ring "
-                              f"(or nccl) backend; {backend} needs a hostfile with the RDMA "
-                              "devices (--hostfile)", "--backend")
+        raise ProbeSetupError(
+            f"-n starts ranks on this machine over loopback with the ring "
+            f"(or nccl) backend; {backend} needs a hostfile with the RDMA "
+            "devices (--hostfile)",
+            "--backend",
+        )
     if hf.raw is not None and hf.world_size == 0:
         bad = problems(hf)
-        raise ProbeSetupError((f"{hf.path}: " if hf.path else "")
-                              + ("; ".join(f"{p}: {m}" for p, m in bad[:4]) or "no hosts"),
-                              where)
+        raise ProbeSetupError(
+            (f"{hf.path}: " if hf.path else "")
+            + ("; ".join(f"{p}: {m}" for p, m in bad[:4]) or "no hosts"),
+            where,
+        )
     if hf.world_size < 2:
         raise ProbeSetupError(f"{hf.world_size} rank(s): a probe needs at least 2", where)
     if hf.world_size > MAX_WORLD_SIZE:
-        raise ProbeSetupError(f"{hf.world_size} ranks: the probe starts at most "
-                              f"{MAX_WORLD_SIZE}; probe a subset of the hosts", where)
-    chosen = backend or hf.backend or (hf.effective_backend if hf.effective_backend != "ring"
-                                       else default_backend(python))
+        raise ProbeSetupError(
+            f"{hf.world_size} ranks: the probe starts at most "
+            f"{MAX_WORLD_SIZE}; probe a subset of the hosts",
+            where,
+        )
+    chosen = (
+        backend
+        or hf.backend
+        or (hf.effective_backend if hf.effective_backend != "ring" else default_backend(python))
+    )
     if chosen not in PROBE_BACKENDS:
-        raise ProbeSetupError(f"the hostfile's backend {chosen!r} is not supported by the "
-                              "probe; pass --backend ring, jaccl, jaccl-ring or nccl",
-                              "--backend")
+        raise ProbeSetupError(
+            f"the hostfile's backend {chosen!r} is not supported by the "
+            "probe; pass --backend ring, jaccl, jaccl-ring or nccl",
+            "--backend",
+        )
     hf.backend = chosen
     bad = problems(hf) if hf.raw is not None else []
     if bad:
         listed = "; ".join(f"{p}: {m}" for p, m in bad[:4])
-        raise ProbeSetupError((f"{hf.path}: " if hf.path else "") + listed
-                              + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""), where)
+        raise ProbeSetupError(
+            (f"{hf.path}: " if hf.path else "")
+            + listed
+            + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""),
+            where,
+        )
     item = DTYPE_BYTES[dtype]
     if nbytes % item or nbytes < item * hf.world_size:
         raise ProbeSetupError(
             f"--size {size}: must be a whole number of {dtype} elements ({item} bytes each) and "
             f"at least one per rank ({item * hf.world_size} bytes for {hf.world_size} ranks)",
-            "--size")
+            "--size",
+        )
     count = envmod.port_count(hf) if chosen == "ring" else 1
     if port is not None and port + count - 1 > 65535:
-        raise ProbeSetupError(f"--port {port}: {count} consecutive port(s) from it would pass "
-                              f"65535; use at most {65536 - count}", "--port")
+        raise ProbeSetupError(
+            f"--port {port}: {count} consecutive port(s) from it would pass "
+            f"65535; use at most {65536 - count}",
+            "--port",
+        )
     try:
         envmod.backend_env(hf, chosen, ports=list(range(envmod.port_count(hf))))
     except envmod.EnvError as exc:
@@ -131,8 +169,19 @@ def make_config(*, hostfile: Optional[Hostfile], hosts: Optional[str], nranks: O
             f"{format_size(nbytes)} with {local_count} rank(s) on this host needs about "
             f"{format_size(need)} (4 buffers of the message size plus 256MiB per rank) but only "
             f"{format_size(have)} is available; use a smaller --size or fewer local ranks",
-            "--size")
+            "--size",
+        )
     ops = list(OPS) if op == "all" else [op]
-    return ProbeConfig(hostfile=hf, backend=chosen, ops=ops, size=nbytes, iters=iters,
-                       warmup=warmup, dtype=dtype, timeout=timeout, soak=soak, pairs=pairs,
-                       port=port)
+    return ProbeConfig(
+        hostfile=hf,
+        backend=chosen,
+        ops=ops,
+        size=nbytes,
+        iters=iters,
+        warmup=warmup,
+        dtype=dtype,
+        timeout=timeout,
+        soak=soak,
+        pairs=pairs,
+        port=port,
+    )

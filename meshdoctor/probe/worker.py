@@ -58,10 +58,10 @@ PROTOCOL = 1
 EV_READY, EV_ENTER, EV_LEAVE, EV_RESULT = "ready", "enter", "leave", "result"
 EV_HB, EV_ERROR, EV_DONE = "hb", "error", "done"
 
-PLAN_ENV = "MESHDOCTOR_PROBE_PLAN"      # JSON plan, see Plan keys below
-FILES_ENV = "MESHDOCTOR_PROBE_FILES"    # JSON {ENV_NAME: file content} written to temp files
-FAULT_ENV = "MESHDOCTOR_PROBE_FAULT"    # test-only fault injection
-MARKER_ENV = "MESHDOCTOR_PROBE_ID"      # == meshdoctor.ranks.PROBE_MARKER_ENV
+PLAN_ENV = "MESHDOCTOR_PROBE_PLAN"  # JSON plan, see Plan keys below
+FILES_ENV = "MESHDOCTOR_PROBE_FILES"  # JSON {ENV_NAME: file content} written to temp files
+FAULT_ENV = "MESHDOCTOR_PROBE_FAULT"  # test-only fault injection
+MARKER_ENV = "MESHDOCTOR_PROBE_ID"  # == meshdoctor.ranks.PROBE_MARKER_ENV
 STACK_SIGNAL = signal.SIGUSR1
 FILE_PREFIX = "meshdoctor-probe-"  # temp files: FILE_PREFIX + run id + "-..." (launcher cleans)
 
@@ -74,8 +74,13 @@ OPS = OPS + ("all_max", "all_min", "sum_scatter")
 # never called: the ring's sum_scatter raises "sum_scatter not supported." and was also reported
 # to hang silently (MLX #4285).
 OP_SUPPORT = {
-    "sum_scatter": {"ring": None, "mpi": None, "jaccl": (0, 32, 1), "jaccl-ring": (0, 32, 1),
-                    "nccl": (0, 0, 0)},
+    "sum_scatter": {
+        "ring": None,
+        "mpi": None,
+        "jaccl": (0, 32, 1),
+        "jaccl-ring": (0, 32, 1),
+        "nccl": (0, 0, 0),
+    },
     "send_recv": {"nccl": None},
 }
 OP_SUPPORT_NOTE = {
@@ -111,9 +116,12 @@ def unsupported(op: str, backend: str, mlx_version: str):
         return None
     note = OP_SUPPORT_NOTE.get(op, "")
     if first is None:
-        return (f"the {backend} backend has no {op} (MLX {mlx_version}); {note}")
-    return (f"the {backend} backend adds {op} in MLX {'.'.join(map(str, first))}; this is "
-            f"MLX {mlx_version} ({note})")
+        return f"the {backend} backend has no {op} (MLX {mlx_version}); {note}"
+    return (
+        f"the {backend} backend adds {op} in MLX {'.'.join(map(str, first))}; this is "
+        f"MLX {mlx_version} ({note})"
+    )
+
 
 BENCH_OPS = ("bare_all_sum",)
 # Largest integer N such that every integer 0..N is exact in the dtype (significand bits).
@@ -176,7 +184,7 @@ class Emitter:
         with self.lock:
             try:
                 while data:
-                    data = data[os.write(self.fd, data):]
+                    data = data[os.write(self.fd, data) :]
             except OSError:  # launcher gone (EPIPE): a rank must not outlive its launcher
                 os._exit(LAUNCHER_GONE_EXIT)
 
@@ -239,8 +247,7 @@ class Worker:
         return hashlib.blake2b(bytes(memoryview(raw)), digest_size=16).hexdigest()
 
     # --- steps ------------------------------------------------------------------------------
-    def step(self, op: str, phase: str, it: int, fn, peer=None, involved: bool = True,
-             before=None):
+    def step(self, op: str, phase: str, it: int, fn, peer=None, involved: bool = True, before=None):
         """Run one step on every rank: the step number advances everywhere; ``fn`` runs and is
         reported (enter/leave with ``dt`` seconds) only where ``involved``."""
         self.seq += 1
@@ -248,13 +255,15 @@ class Worker:
             return None, 0.0
         name = f"{phase}.{before or op}.{it}"
         for kind, _, at in self.faults:  # test-only: die or stop before arriving
-            if at in (self.seq, name) and kind in ("kill", "stop") and \
-                    (kind, at) not in self.fired:
+            if at in (self.seq, name) and kind in ("kill", "stop") and (kind, at) not in self.fired:
                 self.fired.add((kind, at))
                 os.kill(os.getpid(), signal.SIGKILL if kind == "kill" else signal.SIGSTOP)
             if at == self.seq and kind in ("kill-in", "stop-in"):  # ... or inside the step
-                threading.Timer(FAULT_IN_DELAY_S, os.kill, (os.getpid(), signal.SIGKILL if
-                                kind == "kill-in" else signal.SIGSTOP)).start()
+                threading.Timer(
+                    FAULT_IN_DELAY_S,
+                    os.kill,
+                    (os.getpid(), signal.SIGKILL if kind == "kill-in" else signal.SIGSTOP),
+                ).start()
         ev = {"op": op, "phase": phase, "iter": it, "seq": self.seq}
         if peer is not None:
             ev["peer"] = peer
@@ -305,6 +314,7 @@ class Worker:
                 y = coll(x, group=self.group, stream=cpu)
                 mx.eval(y)
                 return y
+
             return call, (lambda y: self.wrong(y, expected)), count * self.itemsize, {}
         if op == "sum_scatter":
             c = max(1, self._count() // n)  # this rank's share of the summed input
@@ -312,13 +322,14 @@ class Worker:
             total = self.period(0)
             for k in range(1, n):
                 total = total + self.period(k)
-            expected = self.tiled(total, c * n)[r * c:(r + 1) * c]
+            expected = self.tiled(total, c * n)[r * c : (r + 1) * c]
             mx.eval(expected)
 
             def call():
                 y = mx.distributed.sum_scatter(x, group=self.group, stream=cpu)
                 mx.eval(y)
                 return y
+
             # size as nccl-tests' reduce_scatter: the whole input (n shares)
             return call, (lambda y: self.wrong(y, expected)), n * c * self.itemsize, {}
         if op == "all_gather":
@@ -331,8 +342,13 @@ class Worker:
                 y = mx.distributed.all_gather(x, group=self.group, stream=cpu)
                 mx.eval(y)
                 return y
-            return call, (lambda y: self.wrong(y, expected)), n * c * self.itemsize, \
-                {"x": x, "slice": c}
+
+            return (
+                call,
+                (lambda y: self.wrong(y, expected)),
+                n * c * self.itemsize,
+                {"x": x, "slice": c},
+            )
         if op == "send_recv":
             count = self._count()
             x = self.mine(count)
@@ -351,16 +367,15 @@ class Worker:
                     mx.eval(y)
                     mx.eval(s)
                 return y
-            return call, (lambda y: self.wrong(y, expected)), count * self.itemsize, \
-                {"peer": nxt}
+
+            return call, (lambda y: self.wrong(y, expected)), count * self.itemsize, {"peer": nxt}
         raise ValueError(f"unknown op {op!r}; expected one of {OPS + BENCH_OPS}")
 
     def run_op(self, op: str) -> None:
         if op == "send_recv" and self.n < 2:
             self.emit(EV_RESULT, op=op, skipped="send/recv needs at least 2 ranks")
             return
-        why = unsupported(op, self.plan.get("backend", "ring"),
-                          getattr(self.mx, "__version__", ""))
+        why = unsupported(op, self.plan.get("backend", "ring"), getattr(self.mx, "__version__", ""))
         if why:
             self.emit(EV_RESULT, op=op, skipped=why, unsupported=True)
             return
@@ -368,6 +383,7 @@ class Worker:
         peer = extra.get("peer")
         warmup, iters = int(self.plan.get("warmup", 1)), int(self.plan.get("iters", 5))
         if op == "bare_all_sum":  # benchmark baseline: a bare loop, no events, no checks
+
             def loop():
                 ts = []
                 for _ in range(iters):
@@ -376,11 +392,20 @@ class Worker:
                     self.sync()
                     ts.append(time.perf_counter() - t0)
                 return ts
+
             for i in range(warmup):
                 self.step(op, "warmup", i, call)
             times, _ = self.step(op, "bench", 0, loop)
-            self.emit(EV_RESULT, op=op, size=nbytes, dtype=self.dtype_name, times=times,
-                      wrong=0, checked=0, world_size=self.n)
+            self.emit(
+                EV_RESULT,
+                op=op,
+                size=nbytes,
+                dtype=self.dtype_name,
+                times=times,
+                wrong=0,
+                checked=0,
+                world_size=self.n,
+            )
             return
         wrong = checked = 0
         times, digests = [], None
@@ -401,10 +426,17 @@ class Worker:
             checked += y.size
             if op == "all_gather" and digests is None:
                 c = extra["slice"]
-                digests = [self.digest(y[k * c:(k + 1) * c]) for k in range(self.n)]
+                digests = [self.digest(y[k * c : (k + 1) * c]) for k in range(self.n)]
             del y
-        res = {"op": op, "size": nbytes, "dtype": self.dtype_name, "times": times,
-               "wrong": wrong, "checked": checked, "world_size": self.n}
+        res = {
+            "op": op,
+            "size": nbytes,
+            "dtype": self.dtype_name,
+            "times": times,
+            "wrong": wrong,
+            "checked": checked,
+            "world_size": self.n,
+        }
         if op == "all_gather":
             res["digests"] = digests or []
             res["own_digest"] = self.digest(extra["x"])
@@ -418,10 +450,13 @@ class Worker:
         show up as skew in the next one's time."""
         mx = self.mx
         one = mx.ones((1,), dtype=mx.float32)
-        self.step("barrier", phase, it,
-                  lambda: mx.eval(mx.distributed.all_sum(one, group=self.group,
-                                                         stream=self.stream)),
-                  before=before)
+        self.step(
+            "barrier",
+            phase,
+            it,
+            lambda: mx.eval(mx.distributed.all_sum(one, group=self.group, stream=self.stream)),
+            before=before,
+        )
 
     def run_pairs(self) -> None:
         """send/recv between every listed ordered pair, one at a time, each after a 1-element
@@ -441,18 +476,34 @@ class Worker:
                 y = mx.distributed.recv_like(x, src, group=self.group, stream=cpu)
                 mx.eval(y)
                 return y
+
             for i in range(warmup + iters):
                 self.barrier("pair", i, "send_recv")
-                y, dt = self.step("send_recv", "pair", i, xfer,
-                                  peer=dst if r == src else src, involved=r in (src, dst))
+                y, dt = self.step(
+                    "send_recv",
+                    "pair",
+                    i,
+                    xfer,
+                    peer=dst if r == src else src,
+                    involved=r in (src, dst),
+                )
                 if r == dst:
                     wrong += self.wrong(y, expected)
                     if i >= warmup:
                         times.append(dt)
             if r == dst:
-                self.emit(EV_RESULT, op="pair", src=src, dst=dst, size=count * self.itemsize,
-                          dtype=self.dtype_name, times=times, wrong=wrong, checked=count *
-                          (warmup + iters), world_size=self.n)
+                self.emit(
+                    EV_RESULT,
+                    op="pair",
+                    src=src,
+                    dst=dst,
+                    size=count * self.itemsize,
+                    dtype=self.dtype_name,
+                    times=times,
+                    wrong=wrong,
+                    checked=count * (warmup + iters),
+                    world_size=self.n,
+                )
 
     def run(self) -> None:
         mx = self.mx
@@ -464,10 +515,13 @@ class Worker:
                 return mx.distributed.init(strict=True, backend=mlx_backend)
             finally:  # the backend has read its files (MLX_HOSTFILE, MLX_IBV_DEVICES)
                 _remove(self.files)
+
         self.group, _ = self.step("init", "init", 0, init)
         if self.group.size() != self.n or self.group.rank() != self.rank:
-            raise RuntimeError(f"group formed with rank {self.group.rank()} of "
-                               f"{self.group.size()}, expected rank {self.rank} of {self.n}")
+            raise RuntimeError(
+                f"group formed with rank {self.group.rank()} of "
+                f"{self.group.size()}, expected rank {self.rank} of {self.n}"
+            )
         for op in self.plan.get("ops", []):
             self.run_op(op)
         if self.plan.get("pairs"):
@@ -487,8 +541,9 @@ def _materialise_files(spec: str) -> list:
     mlx.launch does for MLX_HOSTFILE and MLX_IBV_DEVICES); returns the paths."""
     paths = []
     for name, content in (json.loads(spec) if spec else {}).items():
-        fd, path = tempfile.mkstemp(prefix=f"{FILE_PREFIX}{os.environ.get(MARKER_ENV, 'x')}-",
-                                    suffix=".json")
+        fd, path = tempfile.mkstemp(
+            prefix=f"{FILE_PREFIX}{os.environ.get(MARKER_ENV, 'x')}-", suffix=".json"
+        )
         with os.fdopen(fd, "w") as f:
             f.write(content)
         os.environ[name] = path
@@ -509,13 +564,25 @@ def main() -> int:
         paths = _materialise_files(os.environ.get(FILES_ENV, ""))
         where = "import"
         import mlx.core as mx
-        emit(EV_READY, pid=os.getpid(), host=platform.node(), python=platform.python_version(),
-             mlx=getattr(mx, "__version__", "?"), backend=plan.get("backend", "ring"),
-             platform=sys.platform, protocol=PROTOCOL)
+
+        emit(
+            EV_READY,
+            pid=os.getpid(),
+            host=platform.node(),
+            python=platform.python_version(),
+            mlx=getattr(mx, "__version__", "?"),
+            backend=plan.get("backend", "ring"),
+            platform=sys.platform,
+            protocol=PROTOCOL,
+        )
         w = Worker(mx, plan, rank, emit, parse_faults(os.environ.get(FAULT_ENV, "")))
         w.files = paths
-        threading.Thread(target=w.heartbeat, args=(stop, float(plan.get("hb_interval", 0.25))),
-                         daemon=True, name="meshdoctor-heartbeat").start()
+        threading.Thread(
+            target=w.heartbeat,
+            args=(stop, float(plan.get("hb_interval", 0.25))),
+            daemon=True,
+            name="meshdoctor-heartbeat",
+        ).start()
         where = "run"
         w.run()
         stop.set()

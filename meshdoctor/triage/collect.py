@@ -23,12 +23,12 @@ from .findings import Finding, Input
 
 # macOS keeps user crash reports in ~/Library/Logs/DiagnosticReports and system ones in
 # /Library/Logs/DiagnosticReports (Apple, "Acquiring crash reports and diagnostic logs").
-USER_REPORTS = "Library/Logs/DiagnosticReports"   # relative to the home directory
+USER_REPORTS = "Library/Logs/DiagnosticReports"  # relative to the home directory
 SYSTEM_REPORTS = "/Library/Logs/DiagnosticReports"
 DEFAULT_SINCE_S = 24 * 3600.0
 MAX_REPORTS_PER_DIR = 50
 HOST_DEADLINE_S = 120.0
-SEQ_STRIDE = 1 << 40            # seq = input index * SEQ_STRIDE + line number
+SEQ_STRIDE = 1 << 40  # seq = input index * SEQ_STRIDE + line number
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.I)
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -94,8 +94,9 @@ def read_stream(stream: BinaryIO, inp: Input, col: Collected) -> None:
 
 def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
     """A local log or crash report (``.ips`` by name or by its header line)."""
-    inp = Input(source=path if host is None else f"{host}:{path}", host=host,
-                rank=logs.rank_from_name(path))
+    inp = Input(
+        source=path if host is None else f"{host}:{path}", host=host, rank=logs.rank_from_name(path)
+    )
     try:
         if path.endswith(".ips"):
             with open(path, "rb") as fh:
@@ -125,26 +126,44 @@ def read_report(data: bytes, inp: Input, col: Collected) -> None:
             inp.warnings.clear()
         col.add(inp, [])
         return
-    f = Finding(match=match, source=inp.source, seq=col.seq_base(), role=match.signature.role,
-                host=inp.host, time=when, crash=summary)
+    f = Finding(
+        match=match,
+        source=inp.source,
+        seq=col.seq_base(),
+        role=match.signature.role,
+        host=inp.host,
+        time=when,
+        crash=summary,
+    )
     inp.findings = 1
     col.add(inp, [f])
 
 
-def read_report_dirs(dirs: Sequence[Path], since_s: float, col: Collected,
-                     explicit: bool) -> None:
+def read_report_dirs(dirs: Sequence[Path], since_s: float, col: Collected, explicit: bool) -> None:
     """Crash reports of rank processes (python, mlx, exo) modified in the last ``since_s``
     seconds in ``dirs``; a missing default folder is skipped silently, a missing folder the
     user named is an input error."""
     cutoff = time.time() - since_s
     for d in dirs:
         try:
-            entries = sorted(((e.stat().st_mtime, e.path) for e in os.scandir(d)
-                              if ips.is_rank_report(e.name) and e.is_file()), reverse=True)
+            entries = sorted(
+                (
+                    (e.stat().st_mtime, e.path)
+                    for e in os.scandir(d)
+                    if ips.is_rank_report(e.name) and e.is_file()
+                ),
+                reverse=True,
+            )
         except OSError as exc:
             if explicit:
-                col.add(Input(source=str(d), kind="crash-report",
-                              error=f"cannot read folder: {exc.strerror or exc}"), [])
+                col.add(
+                    Input(
+                        source=str(d),
+                        kind="crash-report",
+                        error=f"cannot read folder: {exc.strerror or exc}",
+                    ),
+                    [],
+                )
             continue
         for mtime, path in entries[:MAX_REPORTS_PER_DIR]:
             if mtime >= cutoff:
@@ -177,11 +196,19 @@ def launcher_zero(col: Collected) -> None:
         return
     e = exits.explain(0, launcher=True)
     m = signatures.make_match("MD660", "exit status 0", meaning=e.summary)
-    col.findings.append(Finding(match=m, source="exit status 0", seq=col.seq_base(),
-                                role=signatures.CONSEQUENCE, exit=e.to_dict()))
+    col.findings.append(
+        Finding(
+            match=m,
+            source="exit status 0",
+            seq=col.seq_base(),
+            role=signatures.CONSEQUENCE,
+            exit=e.to_dict(),
+        )
+    )
 
 
 # ---- remote ----------------------------------------------------------------------------------
+
 
 def _stream_remote(host: str, path: str, inp: Input, col: Collected, deadline: float) -> None:
     """``cat`` one remote file over ssh and scan its output as it arrives; the ssh process is
@@ -200,6 +227,7 @@ def _stream_remote(host: str, path: str, inp: Input, col: Collected, deadline: f
             os.killpg(proc.pid, 9)
         except (ProcessLookupError, PermissionError):
             pass
+
     timer = threading.Timer(max(0.1, deadline - time.monotonic()), kill)
     timer.start()
     try:
@@ -221,17 +249,38 @@ def _stream_remote(host: str, path: str, inp: Input, col: Collected, deadline: f
     col.add(inp, found)
 
 
-def _fetch_host(host: str, files: Sequence[str], report_dirs: Optional[Sequence[str]],
-                since_s: float, col: Collected, budget_s: float) -> None:
+def _fetch_host(
+    host: str,
+    files: Sequence[str],
+    report_dirs: Optional[Sequence[str]],
+    since_s: float,
+    col: Collected,
+    budget_s: float,
+) -> None:
     deadline = time.monotonic() + budget_s
     hosts = remote.Hosts()
 
     def left() -> float:
         return max(0.5, deadline - time.monotonic())
+
     if report_dirs is not None:
         minutes = max(1, int(since_s // 60))
-        r = hosts.run(host, ["find", *report_dirs, "-maxdepth", "1", "-type", "f", "-name",
-                             "*.ips", "-mmin", f"-{minutes}"], timeout=min(30.0, left()))
+        r = hosts.run(
+            host,
+            [
+                "find",
+                *report_dirs,
+                "-maxdepth",
+                "1",
+                "-type",
+                "f",
+                "-name",
+                "*.ips",
+                "-mmin",
+                f"-{minutes}",
+            ],
+            timeout=min(30.0, left()),
+        )
         if host in hosts.unreachable:
             col.unreachable[host] = hosts.unreachable[host]
             return
@@ -262,20 +311,30 @@ def _fetch_host(host: str, files: Sequence[str], report_dirs: Optional[Sequence[
         col.unreachable[host] = hosts.unreachable[host]
 
 
-def fetch_hosts(hosts: Sequence[str], files: Sequence[str],
-                report_dirs: Optional[Sequence[str]], since_s: float, col: Collected,
-                budget_s: float = HOST_DEADLINE_S,
-                progress: Optional[Callable[[str], None]] = None) -> None:
+def fetch_hosts(
+    hosts: Sequence[str],
+    files: Sequence[str],
+    report_dirs: Optional[Sequence[str]],
+    since_s: float,
+    col: Collected,
+    budget_s: float = HOST_DEADLINE_S,
+    progress: Optional[Callable[[str], None]] = None,
+) -> None:
     """Read ``files`` (paths on each host) and the crash reports in ``report_dirs`` (None: none)
     from every host in parallel, each host within ``budget_s`` seconds."""
     if not hosts:
         return
     with ThreadPoolExecutor(max_workers=min(16, len(hosts))) as pool:
-        futs = [pool.submit(_fetch_host, h, files, report_dirs, since_s, col, budget_s)
-                for h in hosts]
+        futs = [
+            pool.submit(_fetch_host, h, files, report_dirs, since_s, col, budget_s) for h in hosts
+        ]
         for h, fut in zip(hosts, futs):
             try:
                 fut.result()
             except Exception as exc:  # a reader bug must not lose the other hosts
-                col.add(Input(source=f"{h}:", host=h,
-                              error=f"internal error: {type(exc).__name__}: {exc}"), [])
+                col.add(
+                    Input(
+                        source=f"{h}:", host=h, error=f"internal error: {type(exc).__name__}: {exc}"
+                    ),
+                    [],
+                )

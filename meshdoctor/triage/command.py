@@ -17,10 +17,16 @@ from .report import build
 DEFAULT = ""  # --crash-reports given without a folder: the default DiagnosticReports folders
 
 
-def run(files: Sequence[str], *, crash_reports: Optional[str] = None,
-        since_s: Optional[float] = None, hosts: Sequence[str] = (),
-        exit_code: Optional[int] = None, stdin: Optional[BinaryIO] = None,
-        host_deadline_s: float = collect.HOST_DEADLINE_S) -> Verdict:
+def run(
+    files: Sequence[str],
+    *,
+    crash_reports: Optional[str] = None,
+    since_s: Optional[float] = None,
+    hosts: Sequence[str] = (),
+    exit_code: Optional[int] = None,
+    stdin: Optional[BinaryIO] = None,
+    host_deadline_s: float = collect.HOST_DEADLINE_S,
+) -> Verdict:
     """Triage ``files`` (paths; ``-`` is ``stdin``), crash reports (``crash_reports``: None for
     none, :data:`DEFAULT` for the default folders, else a folder) modified in the last
     ``since_s`` seconds (default one day), and, with ``hosts``, the same files and crash
@@ -37,10 +43,12 @@ def run(files: Sequence[str], *, crash_reports: Optional[str] = None,
         elif not hosts:
             collect.read_file(path, col)
     if hosts:
-        dirs = ([collect.USER_REPORTS, collect.SYSTEM_REPORTS]
-                if not crash_reports else [crash_reports])
-        collect.fetch_hosts(list(hosts), [p for p in files if p != "-"], dirs, since, col,
-                            budget_s=host_deadline_s)
+        dirs = (
+            [collect.USER_REPORTS, collect.SYSTEM_REPORTS] if not crash_reports else [crash_reports]
+        )
+        collect.fetch_hosts(
+            list(hosts), [p for p in files if p != "-"], dirs, since, col, budget_s=host_deadline_s
+        )
     elif crash_reports is not None:
         explicit = crash_reports != DEFAULT
         dirs = [Path(crash_reports)] if explicit else collect.default_report_dirs()

@@ -47,14 +47,23 @@ class Finding:
     def to_dict(self) -> Dict[str, Any]:
         sig = self.match.signature
         d: Dict[str, Any] = {
-            "id": self.id, "code": self.code, "name": self.match.name, "role": self.role,
-            "source": self.source, "line_number": self.match.lineno or None,
-            "host": self.host, "rank": self.rank,
+            "id": self.id,
+            "code": self.code,
+            "name": self.match.name,
+            "role": self.role,
+            "source": self.source,
+            "line_number": self.match.lineno or None,
+            "host": self.host,
+            "rank": self.rank,
             "time": self.time.isoformat() if self.time else None,
-            "line": self.match.line, "context": list(self.match.context),
-            "count": self.count, "first_cause": self.first_cause,
-            "consequence_of": self.consequence_of, "meaning": self.match.meaning,
-            "causes": [c.to_dict() for c in sig.causes], "remedy": self.match.remedy,
+            "line": self.match.line,
+            "context": list(self.match.context),
+            "count": self.count,
+            "first_cause": self.first_cause,
+            "consequence_of": self.consequence_of,
+            "meaning": self.match.meaning,
+            "causes": [c.to_dict() for c in sig.causes],
+            "remedy": self.match.remedy,
         }
         if self.match.groups:
             d["groups"] = dict(self.match.groups)
@@ -86,9 +95,16 @@ class Input:
     error: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        d: Dict[str, Any] = {"source": self.source, "kind": self.kind, "host": self.host,
-                             "rank": self.rank, "bytes": self.bytes, "lines": self.lines,
-                             "findings": self.findings, "warnings": list(self.warnings)}
+        d: Dict[str, Any] = {
+            "source": self.source,
+            "kind": self.kind,
+            "host": self.host,
+            "rank": self.rank,
+            "bytes": self.bytes,
+            "lines": self.lines,
+            "findings": self.findings,
+            "warnings": list(self.warnings),
+        }
         if self.error:
             d["error"] = self.error
         return d

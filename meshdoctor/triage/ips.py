@@ -23,8 +23,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from .. import signatures
 from .logs import parse_time
 
-MAX_BYTES = 16 << 20   # a crash report is read up to this size
-TOP_FRAMES = 8         # frames of the faulting thread kept in the summary
+MAX_BYTES = 16 << 20  # a crash report is read up to this size
+TOP_FRAMES = 8  # frames of the faulting thread kept in the summary
 CRASH_PREFIXES = ("python", "Python", "mlx", "exo")  # process names of MLX ranks
 
 _MLX_VERSION = re.compile(r"mlx[-_/ ]v?(\d+\.\d+\.\d+)")
@@ -33,6 +33,7 @@ _METAL = re.compile(r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportF
 
 def _salvage(text: str) -> Dict[str, Any]:
     """Fields found by pattern in a report that is not valid JSON."""
+
     def first(rx: str) -> Optional[str]:
         m = re.search(rx, text)
         return m.group(1) if m else None
@@ -42,8 +43,10 @@ def _salvage(text: str) -> Dict[str, Any]:
         "procName": first(r'"procName"\s*:\s*"([^"]{0,200})"'),
         "pid": int(pid) if pid else None,
         "captureTime": first(r'"captureTime"\s*:\s*"([^"]{0,64})"'),
-        "exception": {"type": first(r'"type"\s*:\s*"(EXC_[A-Z_]+)"'),
-                      "signal": first(r'"signal"\s*:\s*"(SIG[A-Z]+)"')},
+        "exception": {
+            "type": first(r'"type"\s*:\s*"(EXC_[A-Z_]+)"'),
+            "signal": first(r'"signal"\s*:\s*"(SIG[A-Z]+)"'),
+        },
         "symbols": re.findall(r'"symbol"\s*:\s*"([^"]{1,300})"', text)[:64],
         "images": re.findall(r'"name"\s*:\s*"([^"]{1,200}\.dylib)"', text)[:64],
         "os": first(r'"(?:os_version|train)"\s*:\s*"([^"]{0,80})"'),
@@ -82,12 +85,14 @@ def _os(header: Dict[str, Any], body: Dict[str, Any]) -> Optional[str]:
     return str(v) if v else None
 
 
-def _classify(frames: List[Tuple[str, str]], all_text: str, signal: Optional[str]
-              ) -> Tuple[str, Optional[Tuple[str, str]]]:
+def _classify(
+    frames: List[Tuple[str, str]], all_text: str, signal: Optional[str]
+) -> Tuple[str, Optional[Tuple[str, str]]]:
     """The signature code for these frames and the frame that decided it."""
     for img, sym in frames[:32]:
         if re.search(r"tbt_post_(recv|send)", sym) or (
-                "libthunderboltrdma" in img and sym.startswith("tbt_")):
+            "libthunderboltrdma" in img and sym.startswith("tbt_")
+        ):
             return "MD612", (img, sym)
     for img, sym in frames[:32]:
         if "ibv_reg_mr" in sym:
@@ -98,8 +103,9 @@ def _classify(frames: List[Tuple[str, str]], all_text: str, signal: Optional[str
     return "MD662", (frames[0] if frames else None)
 
 
-def parse(data: bytes, source: str) -> Tuple[Optional[Dict[str, Any]], Optional[signatures.Match],
-                                             Optional[_dt.datetime], List[str]]:
+def parse(
+    data: bytes, source: str
+) -> Tuple[Optional[Dict[str, Any]], Optional[signatures.Match], Optional[_dt.datetime], List[str]]:
     """``(summary, match, time, warnings)`` for one report's bytes. ``summary`` is None and a
     warning says why when nothing usable is there (empty, not a crash report)."""
     warnings: List[str] = []
@@ -124,16 +130,20 @@ def parse(data: bytes, source: str) -> Tuple[Optional[Dict[str, Any]], Optional[
         elif b is not None:
             warnings.append("body is JSON but not an object")
     except ValueError as exc:
-        warnings.append(f"truncated or corrupted body ({type(exc).__name__} at character "
-                        f"{getattr(exc, 'pos', '?')}): summary salvaged from what is there")
+        warnings.append(
+            f"truncated or corrupted body ({type(exc).__name__} at character "
+            f"{getattr(exc, 'pos', '?')}): summary salvaged from what is there"
+        )
     if body:
         exc = body.get("exception") if isinstance(body.get("exception"), dict) else {}
         frames = _frames(body)
         summary: Dict[str, Any] = {
             "process": body.get("procName") or header.get("app_name") or header.get("name"),
             "pid": body.get("pid") if isinstance(body.get("pid"), int) else None,
-            "exception_type": exc.get("type"), "signal": exc.get("signal"),
-            "os": _os(header, body), "bug_type": header.get("bug_type"),
+            "exception_type": exc.get("type"),
+            "signal": exc.get("signal"),
+            "os": _os(header, body),
+            "bug_type": header.get("bug_type"),
         }
         when = str(body.get("captureTime") or header.get("timestamp") or "")
     else:
@@ -143,16 +153,22 @@ def parse(data: bytes, source: str) -> Tuple[Optional[Dict[str, Any]], Optional[
         frames = [("", sym) for sym in s["symbols"]]
         imgs = s["images"]
         if any("libthunderboltrdma" in i for i in imgs) and frames:
-            frames = [("libthunderboltrdma.dylib" if re.search(r"tbt_", f[1]) else "", f[1])
-                      for f in frames]
-        summary = {"process": s["procName"] or header.get("app_name") or header.get("name"),
-                   "pid": s["pid"], "exception_type": s["exception"]["type"],
-                   "signal": s["exception"]["signal"],
-                   "os": s["os"] or header.get("os_version"), "bug_type": header.get("bug_type"),
-                   "salvaged": True}
+            frames = [
+                ("libthunderboltrdma.dylib" if re.search(r"tbt_", f[1]) else "", f[1])
+                for f in frames
+            ]
+        summary = {
+            "process": s["procName"] or header.get("app_name") or header.get("name"),
+            "pid": s["pid"],
+            "exception_type": s["exception"]["type"],
+            "signal": s["exception"]["signal"],
+            "os": s["os"] or header.get("os_version"),
+            "bug_type": header.get("bug_type"),
+            "salvaged": True,
+        }
         when = s["captureTime"] or str(header.get("timestamp") or "")
     code, frame = _classify(frames, text, summary.get("signal"))
-    summary["faulting_frame"] = ({"image": frame[0], "symbol": frame[1]} if frame else None)
+    summary["faulting_frame"] = {"image": frame[0], "symbol": frame[1]} if frame else None
     summary["top_frames"] = [f"{i} {s}".strip() for i, s in frames[:TOP_FRAMES]]
     mlx = _MLX_VERSION.search(text)
     summary["mlx_version"] = mlx.group(1) if mlx else None
@@ -163,13 +179,17 @@ def parse(data: bytes, source: str) -> Tuple[Optional[Dict[str, Any]], Optional[
     line = f"{summary.get('process') or '?'}[{summary.get('pid') or '?'}] {sig}{where}"
     meaning = None
     if code == "MD662":
-        meaning = (f"{summary.get('process') or 'A process'} crashed with {sig}{where}: a native "
-                   "crash with no known signature. "
-                   + ("Frames in libjaccl point at JACCL (report it to MLX with this file)."
-                      if any("jaccl" in i for i, _ in frames[:TOP_FRAMES]) else ""))
-    m = signatures.make_match(code, line, 0, meaning=meaning,
-                              groups={"signal": str(sig)})
-    m.context = summary["top_frames"][:signatures.CONTEXT_LINES]
+        meaning = (
+            f"{summary.get('process') or 'A process'} crashed with {sig}{where}: a native "
+            "crash with no known signature. "
+            + (
+                "Frames in libjaccl point at JACCL (report it to MLX with this file)."
+                if any("jaccl" in i for i, _ in frames[:TOP_FRAMES])
+                else ""
+            )
+        )
+    m = signatures.make_match(code, line, 0, meaning=meaning, groups={"signal": str(sig)})
+    m.context = summary["top_frames"][: signatures.CONTEXT_LINES]
     return summary, m, time, warnings
 
 

@@ -21,10 +21,10 @@ from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 from .. import signatures
 from .findings import Finding, Input
 
-CHUNK = 4 << 20          # bytes read at a time
-MAX_LINE = 64 << 10      # a longer line is cut (its first MAX_LINE bytes are matched)
-MAX_FINDINGS = 200       # distinct findings kept per input
-LOOKBACK_LINES = 12      # lines searched backwards for a timestamp when a line has none
+CHUNK = 4 << 20  # bytes read at a time
+MAX_LINE = 64 << 10  # a longer line is cut (its first MAX_LINE bytes are matched)
+MAX_FINDINGS = 200  # distinct findings kept per input
+LOOKBACK_LINES = 12  # lines searched backwards for a timestamp when a line has none
 
 _ANCHORS = [a.encode() for a in signatures.ANCHORS]
 try:  # one pass for every anchor (Rust aho-corasick; leftmost-first turns on its SIMD prefilter)
@@ -33,8 +33,10 @@ try:  # one pass for every anchor (Rust aho-corasick; leftmost-first turns on it
     _AUTOMATON: Optional["_AC"] = _AC(_ANCHORS, matchkind=_MK.LeftmostFirst)
 except ImportError:  # pragma: no cover - a platform without its wheel: bytes.find per anchor
     _AUTOMATON = None
-_TS = re.compile(r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<clock>\d{2}:\d{2}:\d{2})"
-                 r"(?:[.,](?P<frac>\d{1,9}))?\s?(?P<tz>Z|[+-]\d{2}:?\d{2}(?!\d))?")
+_TS = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<clock>\d{2}:\d{2}:\d{2})"
+    r"(?:[.,](?P<frac>\d{1,9}))?\s?(?P<tz>Z|[+-]\d{2}:?\d{2}(?!\d))?"
+)
 _RANK = re.compile(r"\b[Rr]ank[ _=:#-]?(\d{1,4})\b")
 _FILE_RANK = re.compile(r"(?:rank|(?<![a-z])r)[-_.]?(\d{1,4})(?!\d)", re.I)
 
@@ -81,8 +83,9 @@ class LogScan:
     ``on_match`` (optional) turns a :class:`~meshdoctor.signatures.Match` into extra data before
     it becomes a :class:`Finding`; ``seq_base`` orders this input after earlier ones."""
 
-    def __init__(self, inp: Input, seq_base: int,
-                 on_match: Optional[Callable[[Finding], None]] = None) -> None:
+    def __init__(
+        self, inp: Input, seq_base: int, on_match: Optional[Callable[[Finding], None]] = None
+    ) -> None:
         self.input = inp
         self.seq_base = seq_base
         self.on_match = on_match
@@ -115,16 +118,22 @@ class LogScan:
             return
         if len(self._seen) >= MAX_FINDINGS:
             return
-        f = Finding(match=m, source=self.input.source, seq=self.seq_base + m.lineno,
-                    role=m.signature.role, host=self.input.host, rank=rank, time=time,
-                    last_lineno=m.lineno)
+        f = Finding(
+            match=m,
+            source=self.input.source,
+            seq=self.seq_base + m.lineno,
+            role=m.signature.role,
+            host=self.input.host,
+            rank=rank,
+            time=time,
+            last_lineno=m.lineno,
+        )
         if self.on_match is not None:
             self.on_match(f)
         self._seen[key] = f
         self.findings.append(f)
 
-    def _feed(self, lineno: int, text: str, time_of: Callable[[], Optional[_dt.datetime]]
-              ) -> None:
+    def _feed(self, lineno: int, text: str, time_of: Callable[[], Optional[_dt.datetime]]) -> None:
         for m in self.scanner.feed(lineno, text):
             t = parse_time(text) if m.lineno == lineno else None
             self._add(m, t or time_of())
@@ -133,7 +142,7 @@ class LogScan:
     def run(self, stream: BinaryIO) -> List[Finding]:
         """Read ``stream`` to its end (binary, any size) and return the findings."""
         carry = b""
-        lineno = 0          # lines completed before the current block
+        lineno = 0  # lines completed before the current block
         first = True
         while True:
             block = stream.read(CHUNK)
@@ -171,13 +180,16 @@ class LogScan:
         if self._nul:
             self.input.warnings.append(
                 f"looks binary ({self._nul} NUL bytes in the first 64 KiB): read as text, "
-                "findings may be missing")
+                "findings may be missing"
+            )
         if self._bad_utf8:
             self.input.warnings.append(
-                f"not valid UTF-8: invalid bytes replaced on {self._bad_utf8} matched line(s)")
+                f"not valid UTF-8: invalid bytes replaced on {self._bad_utf8} matched line(s)"
+            )
         if self.truncated_lines:
             self.input.warnings.append(
-                f"{self.truncated_lines} line(s) longer than {MAX_LINE} bytes were cut")
+                f"{self.truncated_lines} line(s) longer than {MAX_LINE} bytes were cut"
+            )
 
     def _region(self, region: bytes, lineno: int) -> int:
         """Scan ``region`` (whole lines ending in \\n); return the line count after it."""
@@ -199,7 +211,7 @@ class LogScan:
                     starts.add(s)
                     e = region.find(b"\n", p)
                     p = region.find(a, e) if e != -1 else -1
-        pos, ln = 0, lineno     # ln: number of the line that starts at pos, minus one
+        pos, ln = 0, lineno  # ln: number of the line that starts at pos, minus one
         end = len(region)
         todo = sorted(starts)
         i = 0
@@ -211,11 +223,12 @@ class LogScan:
                     if q <= 0:
                         return None
                     r = region.rfind(b"\n", 0, q - 1) + 1
-                    t = parse_time(region[r:min(q, r + 64)].decode("utf-8", "replace"))
+                    t = parse_time(region[r : min(q, r + 64)].decode("utf-8", "replace"))
                     if t:
                         return t
                     q = r
                 return None
+
             return look
 
         while pos < end:
@@ -238,8 +251,12 @@ class LogScan:
         return ln
 
 
-def scan(stream: BinaryIO, inp: Input, seq_base: int = 0,
-         on_match: Optional[Callable[[Finding], None]] = None) -> List[Finding]:
+def scan(
+    stream: BinaryIO,
+    inp: Input,
+    seq_base: int = 0,
+    on_match: Optional[Callable[[Finding], None]] = None,
+) -> List[Finding]:
     """Scan one binary ``stream`` described by ``inp`` (filled in: bytes, lines, warnings);
     return its findings in file order."""
     return LogScan(inp, seq_base, on_match).run(stream)

@@ -21,17 +21,25 @@ from .timeline import order, relate
 
 INPUT = "MD690"
 ENTRY = Entry(
-    code=INPUT, kind=SIGNATURE, title="triage inputs", names=("triage",),
-    doc=Doc(meaning="What meshdoctor triage read: one 'ok' line with the totals, a warning for "
-                    "an input read with trouble (binary bytes, invalid UTF-8, a truncated crash "
-                    "report: what could be salvaged is used) and an error for one that could "
-                    "not be read at all (missing file, permission, unreachable host).",
-            why="A finding can only come from what was read: nothing read at all gives the "
-                "verdict 'unknown' (exit 3), never go.",
-            action="Give triage the files it could not read (check the path and permissions, "
-                   "or reach the host over ssh), then run it again.",
-            sources=("Apple: Diagnosing issues using crash reports and device logs (.ips)",
-                     "mlx/_distributed_utils/launch.py (the log lines mlx.launch prints)")))
+    code=INPUT,
+    kind=SIGNATURE,
+    title="triage inputs",
+    names=("triage",),
+    doc=Doc(
+        meaning="What meshdoctor triage read: one 'ok' line with the totals, a warning for "
+        "an input read with trouble (binary bytes, invalid UTF-8, a truncated crash "
+        "report: what could be salvaged is used) and an error for one that could "
+        "not be read at all (missing file, permission, unreachable host).",
+        why="A finding can only come from what was read: nothing read at all gives the "
+        "verdict 'unknown' (exit 3), never go.",
+        action="Give triage the files it could not read (check the path and permissions, "
+        "or reach the host over ssh), then run it again.",
+        sources=(
+            "Apple: Diagnosing issues using crash reports and device logs (.ips)",
+            "mlx/_distributed_utils/launch.py (the log lines mlx.launch prints)",
+        ),
+    ),
+)
 
 
 def _who(f: Finding) -> str:
@@ -55,7 +63,8 @@ def _summary(f: Finding, by_id: Dict[str, Finding]) -> str:
         tag = "separate failure"
     count = f" (x{f.count})" if f.count > 1 else ""
     return signatures.printable(
-        f"[{f.id} {tag}] {head}: {f.match.line}{count} -- {f.match.meaning}")
+        f"[{f.id} {tag}] {head}: {f.match.line}{count} -- {f.match.meaning}"
+    )
 
 
 def _remediation(f: Finding) -> Remediation:
@@ -63,8 +72,11 @@ def _remediation(f: Finding) -> Remediation:
     cmd = f"meshdoctor check --only {sig.check}" if sig.check else None
     text = f.match.remedy
     if sig.causes:
-        text += " Known causes, most common first: " + "; ".join(
-            f"{i}. {c.what} (tell: {c.evidence})" for i, c in enumerate(sig.causes, 1)) + "."
+        text += (
+            " Known causes, most common first: "
+            + "; ".join(f"{i}. {c.what} (tell: {c.evidence})" for i, c in enumerate(sig.causes, 1))
+            + "."
+        )
     if f.consequence_of:
         text = f"Fix {f.consequence_of} first. " + text
     return Remediation(text=text, command=cmd)
@@ -76,43 +88,82 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
     by_id = {f.id: f for f in col.findings}
     timeline = order(col.findings)
     for f in firsts + [f for f in timeline if not f.first_cause]:
-        verdict.results.append(Result(
-            code=f.code, check="triage", host=f.host or "localhost", status=FAIL,
-            severity=None if f.first_cause or not f.consequence_of else WARNING,
-            summary=_summary(f, by_id), evidence=f.to_dict(), remediation=_remediation(f),
-            needs_reboot=f.first_cause and f.code in ("MD612", "MD619")))
+        verdict.results.append(
+            Result(
+                code=f.code,
+                check="triage",
+                host=f.host or "localhost",
+                status=FAIL,
+                severity=None if f.first_cause or not f.consequence_of else WARNING,
+                summary=_summary(f, by_id),
+                evidence=f.to_dict(),
+                remediation=_remediation(f),
+                needs_reboot=f.first_cause and f.code in ("MD612", "MD619"),
+            )
+        )
     read = [i for i in col.inputs if i.error is None]
     for inp in col.inputs:
         if inp.error:
-            verdict.results.append(Result(
-                code=INPUT, check="triage", host=inp.host or "localhost", status=ERROR,
-                summary=signatures.printable(f"{inp.source}: {inp.error}"),
-                evidence=inp.to_dict()))
+            verdict.results.append(
+                Result(
+                    code=INPUT,
+                    check="triage",
+                    host=inp.host or "localhost",
+                    status=ERROR,
+                    summary=signatures.printable(f"{inp.source}: {inp.error}"),
+                    evidence=inp.to_dict(),
+                )
+            )
         elif inp.warnings:
-            verdict.results.append(Result(
-                code=INPUT, check="triage", host=inp.host or "localhost", status=WARN,
-                summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
-                evidence=inp.to_dict()))
+            verdict.results.append(
+                Result(
+                    code=INPUT,
+                    check="triage",
+                    host=inp.host or "localhost",
+                    status=WARN,
+                    summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
+                    evidence=inp.to_dict(),
+                )
+            )
     known = {h.host for h in verdict.hosts}
     for host, why in sorted(col.unreachable.items()):
         if host not in known:
             verdict.hosts.append(HostInfo(host=host, reachable=False))
-        verdict.results.append(Result(code=INPUT, check="triage", host=host, status=ERROR,
-                                      summary=signatures.printable(f"{host} unreachable: {why}")))
+        verdict.results.append(
+            Result(
+                code=INPUT,
+                check="triage",
+                host=host,
+                status=ERROR,
+                summary=signatures.printable(f"{host} unreachable: {why}"),
+            )
+        )
     if read:
         total = sum(i.bytes for i in read)
-        verdict.results.append(Result(
-            code=INPUT, check="triage", status=OK,
-            summary=f"read {len(read)} input(s), {total} bytes, {sum(i.lines for i in read)} "
-                    f"lines: {len(col.findings)} finding(s)"
-                    + (f", first cause {', '.join(f.id for f in firsts)}" if firsts else ""),
-            evidence={"inputs": len(read), "bytes": total}))
+        verdict.results.append(
+            Result(
+                code=INPUT,
+                check="triage",
+                status=OK,
+                summary=f"read {len(read)} input(s), {total} bytes, {sum(i.lines for i in read)} "
+                f"lines: {len(col.findings)} finding(s)"
+                + (f", first cause {', '.join(f.id for f in firsts)}" if firsts else ""),
+                evidence={"inputs": len(read), "bytes": total},
+            )
+        )
     elif not col.inputs and not col.unreachable:
-        verdict.results.append(Result(code=INPUT, check="triage", status=ERROR,
-                                      summary="nothing to read (no crash report found)"))
+        verdict.results.append(
+            Result(
+                code=INPUT,
+                check="triage",
+                status=ERROR,
+                summary="nothing to read (no crash report found)",
+            )
+        )
     elif not any(r.status == ERROR for r in verdict.results):
-        verdict.results.append(Result(code=INPUT, check="triage", status=ERROR,
-                                      summary="nothing could be read"))
+        verdict.results.append(
+            Result(code=INPUT, check="triage", status=ERROR, summary="nothing could be read")
+        )
     section: Dict[str, Any] = {
         "inputs": [i.to_dict() for i in col.inputs],
         "findings": [f.to_dict() for f in timeline],

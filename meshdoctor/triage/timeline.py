@@ -37,6 +37,7 @@ def order(findings: List[Finding]) -> List[Finding]:
 
     def key(f: Finding) -> Tuple[_dt.datetime, int]:
         return (f.time or far, f.seq)
+
     return sorted(findings, key=key)
 
 
@@ -70,8 +71,12 @@ def relate(findings: List[Finding]) -> List[Finding]:
         if f.first_cause:
             continue
         own = next((c for c in firsts if (c.host, c.rank) == (f.host, f.rank)), firsts[0])
-        if (f.role == signatures.CAUSE and f.time is not None and own.time is not None
-                and (f.time - own.time).total_seconds() > INDEPENDENT_AFTER_S):
+        if (
+            f.role == signatures.CAUSE
+            and f.time is not None
+            and own.time is not None
+            and (f.time - own.time).total_seconds() > INDEPENDENT_AFTER_S
+        ):
             continue
         f.consequence_of = own.id
     return firsts

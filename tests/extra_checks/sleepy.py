@@ -10,8 +10,15 @@ def run(ctx):
     return ok("woke up")
 
 
-CHECK = Check(code="MD199", name="test.sleeps", title="Sleeps", run=run,
-              doc=Doc(meaning="A test check that never finishes in time.",
-                      why="It proves a check past its deadline becomes a result in error.",
-                      action="Nothing: it is a test double.",
-                      sources=("meshdoctor tests",)))
+CHECK = Check(
+    code="MD199",
+    name="test.sleeps",
+    title="Sleeps",
+    run=run,
+    doc=Doc(
+        meaning="A test check that never finishes in time.",
+        why="It proves a check past its deadline becomes a result in error.",
+        action="Nothing: it is a test double.",
+        sources=("meshdoctor tests",),
+    ),
+)

@@ -145,22 +145,30 @@ def nvmlDeviceGetPersistenceMode(handle):
 
 def nvmlDeviceGetMemoryInfo(handle, version=None):
     used = sum(u for _, u in _procs().get(handle.index, []))
-    m = SimpleNamespace(total=141 * GiB, used=used + (0 if version else 615 << 20),
-                        free=141 * GiB - used)
+    m = SimpleNamespace(
+        total=141 * GiB, used=used + (0 if version else 615 << 20), free=141 * GiB - used
+    )
     if version:
         m.version, m.reserved = version, 615 << 20
     return m
 
 
 def nvmlDeviceGetComputeRunningProcesses(handle):
-    return [SimpleNamespace(pid=pid, usedGpuMemory=used, gpuInstanceId=0xFFFFFFFF,
-                            computeInstanceId=0xFFFFFFFF)
-            for pid, used in _procs().get(handle.index, [])]
+    return [
+        SimpleNamespace(
+            pid=pid, usedGpuMemory=used, gpuInstanceId=0xFFFFFFFF, computeInstanceId=0xFFFFFFFF
+        )
+        for pid, used in _procs().get(handle.index, [])
+    ]
 
 
 def nvmlDeviceGetTotalEccErrors(handle, errorType, counterType):
-    if "ecc" in _flags() and handle.index == 1 and \
-            errorType == NVML_MEMORY_ERROR_TYPE_UNCORRECTED and counterType == NVML_VOLATILE_ECC:
+    if (
+        "ecc" in _flags()
+        and handle.index == 1
+        and errorType == NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+        and counterType == NVML_VOLATILE_ECC
+    ):
         return 3
     return 0
 
@@ -226,6 +234,7 @@ def nvmlDeviceGetViolationStatus(device, perfPolicyType):
     """Cumulative ns held back; with ``throttle``, GPU 0's thermal count grows 5 ms a call."""
     grow = "throttle" in _flags() and device.index == 0 and perfPolicyType == 1
     _violations["calls"] += 1 if grow else 0
-    return SimpleNamespace(referenceTime=0,
-                           violationTime=10_000_000 + (5_000_000 * _violations["calls"]
-                                                       if grow else 0))
+    return SimpleNamespace(
+        referenceTime=0,
+        violationTime=10_000_000 + (5_000_000 * _violations["calls"] if grow else 0),
+    )
