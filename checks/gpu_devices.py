@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.nvml import COMPUTE_MODES, gpus_or_finding
+from meshdoctor.facts.nvml import COMPUTE_MODES, gpus_or_finding
 
 
 def run(ctx: NodeContext):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.nvml import gpus_or_finding, throttle_names
+from meshdoctor.facts.nvml import gpus_or_finding, throttle_names
 
 
 def _links(snap):

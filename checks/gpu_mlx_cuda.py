@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from meshdoctor.check import Check, Doc, error, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.mlxinfo import cuda_major_of, gather_mlx
-from meshdoctor.nvml import driver_file, driver_present, gather_gpus
+from meshdoctor.facts.mlx_build import cuda_major_of, gather_mlx
+from meshdoctor.facts.nvml import driver_file, driver_present, gather_gpus
 
 INSTALL = 'pip install "mlx[cuda13]" (or "mlx[cuda12]" for a driver that reports CUDA 12)'
 

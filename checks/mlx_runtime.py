@@ -12,7 +12,7 @@ from typing import List, Tuple
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_BACKENDS
-from meshdoctor.mlxinfo import BACKENDS as MLX_BACKENDS, gather_mlx
+from meshdoctor.facts.mlx_build import BACKENDS as MLX_BACKENDS, gather_mlx
 from meshdoctor.parsers.macos import version_tuple
 
 # (first bad, fixed in, backends concerned, reason): versions as tuples; bad is lo <= v < fixed.

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from meshdoctor import verbs
+from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, Finding, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.hostfile import JACCL_MESH_MAX, Hostfile
-from meshdoctor.mlxinfo import gather_mlx
+from meshdoctor.facts.mlx_build import gather_mlx
 from meshdoctor.parsers.ibv import Device
 
 APPLE_MAX_QP = 10  # measured: the 11th QP fails with errno 16 EBUSY (MLX PR #4209)

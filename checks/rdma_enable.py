@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from meshdoctor import verbs
+from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.thunderbolt import gather_thunderbolt
+from meshdoctor.facts.thunderbolt import gather_thunderbolt
 
 ENABLE_REMEDY = (
     "Enable RDMA on this Mac from macOS Recovery: shut down, hold the power button "

@@ -9,7 +9,7 @@ every upstream version. So:
   address.
 * the first mapped GID is not at index 1 while the installed MLX has no fix (a build with the
   JACCL progress-guard patch sends from the advertised GID; it contains the string
-  ``JACCL_PROGRESS_TIMEOUT_MS``, read by :func:`meshdoctor.mlxinfo.gather_mlx`; MLX PR #3389
+  ``JACCL_PROGRESS_TIMEOUT_MS``, read by :func:`meshdoctor.facts.mlx_build.gather_mlx`; MLX PR #3389
   proposed the same fix): on a device the jaccl hostfile uses for this node, the launch WILL fail
   (RTR errno 22; MLX PR #3389 reproduced it on a 3-node Thunderbolt 5 mesh with the mapped GID
   at index 2) -> ``fail``. Without a hostfile, or when whether the installed MLX has the fix is
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from meshdoctor import verbs
+from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.mlxinfo import gather_mlx
+from meshdoctor.facts.mlx_build import gather_mlx
 from meshdoctor.parsers.ibv import Device, Port
 
 JACCL_SOURCE_GID_INDEX = 1  # MLX jaccl rdma.cpp: sgid_index = 1 in every upstream version

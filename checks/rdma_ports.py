@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from meshdoctor import verbs
+from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.thunderbolt import gather_thunderbolt
+from meshdoctor.facts.thunderbolt import gather_thunderbolt
 
 MISSING_REMEDY = (
     "RDMA device names follow the enX numbering and change after re-cabling or a "

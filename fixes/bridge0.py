@@ -21,7 +21,7 @@ TIMEOUT_S = 10.0
 
 def _bridge():
     """The active Thunderbolt Bridge interface of this Mac, or None."""
-    from meshdoctor.thunderbolt import gather_thunderbolt
+    from meshdoctor.facts.thunderbolt import gather_thunderbolt
 
     tb = gather_thunderbolt(NodeContext(command_timeout=TIMEOUT_S))
     b = tb.bridge

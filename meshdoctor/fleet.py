@@ -510,10 +510,10 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
 def node_facts_bounded(
     ctx, host_info: HostInfo, timeout: float, run_checks: Callable[[], None]
 ) -> None:
-    """``check --facts``: gather :func:`meshdoctor.facts.node_facts` side by side with
+    """``check --facts``: gather :func:`meshdoctor.facts.summary.node_facts` side by side with
     ``run_checks()`` (they share the context's cached facts) and put them on ``host_info``;
     facts not ready ``timeout`` seconds after the start are named in ``facts["errors"]``."""
-    from .facts import node_facts
+    from .facts.summary import node_facts
 
     t0 = time.monotonic()
     running = start({"facts": lambda: node_facts(ctx)}, name="node-facts")

@@ -35,7 +35,7 @@ def printable(text: Any) -> str:
 @dataclass
 class HostView:
     """One host as the fleet sees it: ``host`` (the hostfile's ssh name), its ``ranks``,
-    ``reachable`` (its node verdict came back), ``facts`` (see :mod:`meshdoctor.facts`; empty
+    ``reachable`` (its node verdict came back), ``facts`` (see :mod:`meshdoctor.facts.summary`; empty
     when unreachable) and ``results`` (its node results as JSON dicts)."""
 
     host: str

@@ -226,14 +226,14 @@ class HostExec:
         return [dict(d, host=t.name) for d in doc["results"]]
 
     def boot_time(self, t: Target) -> float:
-        """``t``'s boot time, seconds since the epoch (:mod:`meshdoctor.boottime`). Raises
-        :class:`RemoteRunError` or :class:`~meshdoctor.boottime.BootTimeError`."""
-        from .boottime import BootTimeError, boot_time
+        """``t``'s boot time, seconds since the epoch (:mod:`meshdoctor.facts.boottime`). Raises
+        :class:`RemoteRunError` or :class:`~meshdoctor.facts.boottime.BootTimeError`."""
+        from .facts.boottime import BootTimeError, boot_time
 
         if t.local:
             return boot_time()
         py = os.environ.get(REMOTE_PYTHON_ENV, "python3")
-        r = self.run(t.name, [py, "-m", "meshdoctor.boottime"], 15.0)
+        r = self.run(t.name, [py, "-m", "meshdoctor.facts.boottime"], 15.0)
         try:
             doc = json.loads(r.stdout)
         except ValueError:

@@ -1,7 +1,7 @@
 """A stand-in for the MLX build a check inspects: an interpreter that answers MLX's questions.
 
 The checks ask ``MESHDOCTOR_PYTHON -c <inspection>`` which MLX is installed (see
-:func:`meshdoctor.mlxinfo.gather_mlx`). On this Linux box the real MLX has one version and no
+:func:`meshdoctor.facts.mlx_build.gather_mlx`). On this Linux box the real MLX has one version and no
 JACCL; for checks whose diagnosis depends on an older MLX on a Mac (0.31.x resource model, the
 GID index JACCL sends from), :func:`install` writes an executable that prints the JSON the
 inspection prints, for the version and backends given. ``guard=False`` ships a library without

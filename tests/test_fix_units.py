@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from meshdoctor.boottime import BootTimeError, parse_kern_boottime
+from meshdoctor.facts.boottime import BootTimeError, parse_kern_boottime
 from meshdoctor.fix import RISKS, Action
 from meshdoctor.fixengine import all_fixes, fixes_for, lookup
 from meshdoctor.registry import all_checks

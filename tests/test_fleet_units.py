@@ -215,7 +215,7 @@ def test_escape_sequences_from_a_hostfile_never_reach_the_terminal():
 def test_a_listening_port_is_busy_by_the_socket_table_and_by_the_bind_fallback():
     import socket
 
-    from meshdoctor.facts import _bind_test, _busy_ports
+    from meshdoctor.facts.summary import _bind_test, _busy_ports
 
     with socket.socket() as s:
         s.bind(("0.0.0.0", 0))

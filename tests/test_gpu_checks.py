@@ -127,7 +127,7 @@ def test_memory_held_by_a_gone_process_needs_a_reset(gpu_env):
     p = subprocess.Popen(["true"])
     p.wait()  # reaped: its pid no longer exists
     r = run_cli("check", "--only", "MD112", "--json", env=gpu_env(procs=f"1:{p.pid}:{1 << 30}"))
-    from checks.gpu_memory import in_init_pid_namespace
+    from checks.gpu_memory_held import in_init_pid_namespace
 
     f = results(r, "MD112")[0]
     if in_init_pid_namespace():
@@ -202,7 +202,7 @@ def test_no_driver_never_imports_nvml(tmp_path, clean_env):
         "MD114": "ok",
     }
     code = (
-        "import sys, meshdoctor.nvml as n; from meshdoctor.probe.setup import "
+        "import sys, meshdoctor.facts.nvml as n; from meshdoctor.probe.setup import "
         "default_backend; assert n.read_all()['driver'] is False; "
         "assert n.memory_after([1]) is None; assert default_backend() == 'ring'; "
         "print('pynvml' in sys.modules)"
@@ -222,7 +222,7 @@ def _fake():
 
 
 def test_snapshot_shapes_from_the_nvml_calls(monkeypatch):
-    from meshdoctor import nvml
+    from meshdoctor.facts import nvml
 
     monkeypatch.setenv("FAKE_NVML", "healthy,throttle")
     nv = _fake()
@@ -238,7 +238,7 @@ def test_snapshot_shapes_from_the_nvml_calls(monkeypatch):
 
 
 def test_clocks_held_back_during_a_run_are_measured(monkeypatch, tmp_path):
-    from meshdoctor import nvml
+    from meshdoctor.facts import nvml
     from meshdoctor.probe import report
 
     drv = tmp_path / "version"

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from meshdoctor.parsers import macos
-from meshdoctor.checks.environment import assess
+from meshdoctor.checks.node_environment import assess
 from meshdoctor.checks.mlx_runtime import known_bad
 
 

@@ -484,7 +484,7 @@ def test_requires_python_says_what_mlx_needs():
     from importlib import metadata
     from pathlib import Path
 
-    from meshdoctor.checks.platform import MIN_PYTHON
+    from meshdoctor.checks.node_platform import MIN_PYTHON
     from packaging.specifiers import SpecifierSet
 
     root = Path(__file__).resolve().parent.parent

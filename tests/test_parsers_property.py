@@ -16,13 +16,13 @@ from meshdoctor.parsers.ibv import (
     to_int,
     value_and_code,
 )
-from meshdoctor.parsers.thunderbolt import (
+from meshdoctor.parsers.macos_links import (
     parse_ifconfig,
     parse_networksetup_ports,
     parse_speed,
     parse_system_profiler_tb,
 )
-from meshdoctor.thunderbolt import build
+from meshdoctor.facts.thunderbolt import build
 from tests.stubs import FIXTURES
 
 TEXT_PARSERS = [

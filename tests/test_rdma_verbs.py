@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from meshdoctor import verbs
+from meshdoctor.facts import verbs
 from meshdoctor.context import NodeContext
 from tests import stubs
 
@@ -265,7 +265,7 @@ def test_real_pyverbs_answer_goes_through_the_reader():
     no_devices. Never an exception."""
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); "
-        "from meshdoctor.verbs import read_pyverbs; inv = read_pyverbs(); "
+        "from meshdoctor.facts.verbs import read_pyverbs; inv = read_pyverbs(); "
         "print(json.dumps({'state': inv.state, 'detail': inv.detail, "
         "'names': inv.names}))"
     )

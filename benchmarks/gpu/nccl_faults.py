@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from meshdoctor import nvml
+from meshdoctor.facts import nvml
 from meshdoctor.model import Verdict
 from meshdoctor.probe import report
 from meshdoctor.probe.config import ProbeConfig, local_hostfile

@@ -3,7 +3,7 @@
 Formats: Apple's and rdma-core's tool output (rdma-core ``devinfo.c``/``devices.c``; Apple's builds of them on macOS).
 This module also defines the verbs data model (:class:`Device`, :class:`Port`, :class:`Gid`) that
 every verbs reader produces, the ``ibv_devinfo`` parser here and the pyverbs reader in
-:mod:`meshdoctor.verbs` alike, so the checks see one shape whatever the source.
+:mod:`meshdoctor.facts.verbs` alike, so the checks see one shape whatever the source.
 
 Every parser takes text and returns data; none raises on unexpected text. Lines they cannot read
 are returned in ``unparsed`` and inconsistencies (a port count that does not match the ports read,

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import execute, nvml, remote, teardown
+from .. import execute, remote, teardown
+from ..facts import nvml
 from ..hostfile import is_this_machine, local_names
 
 # Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;

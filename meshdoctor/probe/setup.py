@@ -45,8 +45,8 @@ def default_backend(python: Optional[str] = None) -> str:
     import os
     import sys
 
-    from ..mlxinfo import cuda_packages
-    from ..nvml import driver_present
+    from ..facts.mlx_build import cuda_packages
+    from ..facts.nvml import driver_present
 
     if not driver_present():  # MLX's CUDA build reports no CUDA without an NVIDIA driver
         return "ring"

@@ -5,7 +5,7 @@ one deadline, not three): ``system_profiler SPThunderboltDataType -json`` (host 
 peer Macs), ``networksetup -listallhardwareports`` (``Thunderbolt <N>`` -> ``enX``, ``Thunderbolt
 Bridge`` -> ``bridge0``) and ``ifconfig`` (IPv4 addresses, ``status:`` of each interface).
 The mapping: receptacle N -> hardware port ``Thunderbolt N`` -> ``enX`` -> ``rdma_enX``
-(Apple names the RDMA device after the interface). Parsing is in :mod:`meshdoctor.parsers.thunderbolt`.
+(Apple names the RDMA device after the interface). Parsing is in :mod:`meshdoctor.parsers.macos_links`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from . import execute
-from .context import NodeContext
-from .deadline import call_all
-from .parsers.thunderbolt import (
+from .. import execute
+from ..context import NodeContext
+from ..deadline import call_all
+from ..parsers.macos_links import (
     HardwarePorts,
     IfconfigReport,
     Interface,

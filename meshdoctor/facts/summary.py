@@ -33,10 +33,10 @@ import platform as _platform
 import socket
 from typing import Any, Dict, List, Optional
 
-from . import __version__
-from .context import NodeContext
-from .hostfile import JACCL_BACKENDS
-from .parsers.macos import parse_sw_vers
+from .. import __version__
+from ..context import NodeContext
+from ..hostfile import JACCL_BACKENDS
+from ..parsers.macos import parse_sw_vers
 
 STARTING_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
 REACH_TIMEOUT_S = 1.0
@@ -80,7 +80,7 @@ def _platform_facts(ctx: NodeContext) -> Dict[str, Any]:
 
 
 def _mlx_facts(ctx: NodeContext) -> Dict[str, Any]:
-    from .mlxinfo import gather_mlx
+    from .mlx_build import gather_mlx
 
     info = ctx.fact(gather_mlx)
     keys = (

@@ -19,7 +19,7 @@ import psutil
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Remediation
-from meshdoctor.nvml import gpus_or_finding
+from meshdoctor.facts.nvml import gpus_or_finding
 from meshdoctor.ranks import find_ranks
 
 INIT_PID_NS = 0xEFFFFFFC  # PROC_PID_INIT_INO, Linux include/linux/proc_ns.h

@@ -2,7 +2,7 @@
 
 macOS: ``sysctl -n kern.boottime`` prints ``{ sec = 1732950000, usec = 123456 } Sat Nov 30
 07:40:00 2024`` (sysctl(8), ``KERN_BOOTTIME`` in ``<sys/sysctl.h>``); elsewhere psutil's
-``boot_time()`` (seconds since the epoch). Run as ``python -m meshdoctor.boottime`` it prints
+``boot_time()`` (seconds since the epoch). Run as ``python -m meshdoctor.facts.boottime`` it prints
 ``{"boot_time": <seconds>}``: that is how a host is asked over ssh.
 """
 
@@ -12,8 +12,8 @@ import json
 import re
 from typing import Optional
 
-from . import execute
-from .context import current_platform
+from .. import execute
+from ..context import current_platform
 
 KERN_BOOTTIME = ["sysctl", "-n", "kern.boottime"]
 _SEC = re.compile(r"sec\s*=\s*(\d+)\s*,\s*usec\s*=\s*(\d+)")

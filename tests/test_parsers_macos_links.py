@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from meshdoctor.parsers.thunderbolt import (
+from meshdoctor.parsers.macos_links import (
     parse_ifconfig,
     parse_networksetup_ports,
     parse_speed,
     parse_system_profiler_tb,
 )
-from meshdoctor.thunderbolt import build
+from meshdoctor.facts.thunderbolt import build
 from tests.test_parsers_ibv import fixture
 
 

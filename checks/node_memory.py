@@ -5,7 +5,7 @@ Sources and thresholds:
   (0 = system default). Wired memory that stays high while no rank runs is held
   by a dead process and only a reboot frees it (users report about 140 GB left wired after a
   crash in Apple's Thunderbolt RDMA driver, ``tbt_post_recv``: MLX #4192, #4319). Before concluding that, the wired memory is attributed
-  to live processes using MLX (ranks or not; :mod:`meshdoctor.mlxprocs`, by pid and resident
+  to live processes using MLX (ranks or not; :mod:`meshdoctor.facts.mlx_processes`, by pid and resident
   size): fail (reboot) only when what no live process explains is more than
   max(:data:`WIRED_IDLE_FLOOR_BYTES`, :data:`WIRED_IDLE_FRACTION` x RAM); a warning names the
   live processes otherwise.
@@ -24,9 +24,9 @@ import psutil
 
 from meshdoctor.check import Check, Doc, error, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.mlxinfo import gather_mlx
+from meshdoctor.facts.mlx_build import gather_mlx
 from meshdoctor.parsers.macos import parse_sysctl, parse_vm_stat, to_int, wired_bytes
-from meshdoctor.mlxprocs import find_mlx_processes, scope_pids
+from meshdoctor.facts.mlx_processes import find_mlx_processes, scope_pids
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -203,7 +203,7 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD302",
-    name="mem.memory",
+    name="node.memory",
     title="Memory",
     run=run,
     doc=Doc(

@@ -33,13 +33,13 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import execute
-from .check import Finding, error, fail, skip
-from .context import NodeContext
-from .deadline import call as call_with_deadline
-from .hostfile import JACCL_BACKENDS
+from .. import execute
+from ..check import Finding, error, fail, skip
+from ..context import NodeContext
+from ..deadline import call as call_with_deadline
+from ..hostfile import JACCL_BACKENDS
 from .thunderbolt import gather_thunderbolt
-from .parsers.ibv import (
+from ..parsers.ibv import (
     LIMIT_KEYS,
     LINK_LAYERS,
     MTU_BYTES,
@@ -253,7 +253,7 @@ try:
 except Exception as exc:
     print(json.dumps({"importable": False, "error": type(exc).__name__ + ": " + str(exc)}))
     sys.exit(0)
-from meshdoctor.verbs import read_pyverbs
+from meshdoctor.facts.verbs import read_pyverbs
 print(json.dumps({"importable": True, "inventory": dataclasses.asdict(read_pyverbs())}))
 """
 
@@ -303,7 +303,7 @@ def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
     import os
     import tempfile
 
-    from .ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
+    from ..ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
 
     pkg = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory(prefix="meshdoctor-verbs-") as tmp:

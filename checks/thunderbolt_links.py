@@ -1,6 +1,6 @@
 """MD205 Thunderbolt cabling (macOS): links, their speed, the rdma_enX each is, bridge0, IPv4.
 
-From :func:`meshdoctor.thunderbolt.gather_thunderbolt` (system_profiler, networksetup, ifconfig). The links checked are those the hostfile names for this node (``rdma_enX`` ->
+From :func:`meshdoctor.facts.thunderbolt.gather_thunderbolt` (system_profiler, networksetup, ifconfig). The links checked are those the hostfile names for this node (``rdma_enX`` ->
 ``enX`` -> hardware port ``Thunderbolt N`` -> receptacle N), or without a hostfile every connected
 link. Rules:
 
@@ -18,10 +18,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from meshdoctor import verbs
+from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.thunderbolt import SYSTEM_PROFILER, Link, TbInventory, gather_thunderbolt
+from meshdoctor.facts.thunderbolt import (
+    SYSTEM_PROFILER,
+    Link,
+    TbInventory,
+    gather_thunderbolt,
+)
 
 BRIDGE_REMEDY = (
     "Turn Thunderbolt Bridge off: `sudo ifconfig {bridge} down` now, and in System "
