@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests import netns  # noqa: E402
-from meshdoctor.fleet import run_meshdoctor  # noqa: E402
+from meshdoctor.fanout import run_meshdoctor  # noqa: E402
 from tests.fleet_bed import MacMesh  # noqa: E402
 
 TARGETS = {4: 1.5, 8: 2.0}

@@ -2,41 +2,28 @@
 
 Entry points:
 
-* :func:`run_meshdoctor` is the fan-out any command can reuse: it runs ``<python> -m meshdoctor
-  ARGS`` on every host in parallel (this machine as a plain child process, the others over ssh
-  through :mod:`meshdoctor.remote`, exactly as mlx.launch reaches them: the user's ssh config,
-  ``BatchMode=yes``, a connect timeout, every argument quoted), each call under one deadline, and
-  returns a :class:`HostReply` per host with the parsed JSON verdict or the reason there is none
-  (ssh's own message, a timeout, meshdoctor missing there). It never raises for a host and never
-  waits past the deadline.
 * :func:`check_fleet` is ``meshdoctor check --hostfile``: the node check on every host
-  (``check --local-only --json --facts``, the hostfile on stdin), merged into one verdict (a
-  section per host, every result tagged with its host), then the cross-node checks of
-  :mod:`meshdoctor.fleetcheck` on the merged facts.
+  (``check --local-only --json --facts``, the hostfile on stdin, through the fan-out of
+  :mod:`meshdoctor.fanout`), merged into one verdict (a section per host, every result tagged
+  with its host), then the cross-node checks of :mod:`meshdoctor.fleetcheck` on the merged facts.
 * :func:`gate_probe` runs that check before ``meshdoctor probe --hostfile`` launches, and
   :func:`node_facts_bounded` is the node side of ``check --facts``.
-
-The interpreter on the remote hosts is like mlx.launch's ``--python``: the ``python`` argument,
-else ``MESHDOCTOR_REMOTE_PYTHON``, else this interpreter's path.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional
 
-from . import execute, remote
+from . import remote
 from .catalogue import CHECK, Doc, Entry
-from .deadline import outcomes, start
+from .deadline import start
+from .fanout import HostReply, install_hint, remote_python, run_meshdoctor
 from .hostfile import Hostfile, is_this_machine, local_names
 from .model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
-REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
 REACH_CODE = "MD402"
 HOSTFILE_CODE = "MD401"
@@ -81,137 +68,13 @@ REACH_ENTRY = Entry(
 )
 
 
-def default_python() -> str:
-    """The interpreter that runs meshdoctor on remote hosts: ``MESHDOCTOR_REMOTE_PYTHON``, else
-    this interpreter's path (mlx.launch's ``--python`` default is the same idea)."""
-    return os.environ.get(REMOTE_PYTHON_ENV) or sys.executable
-
-
-def install_hint(host: str, python: str) -> str:
-    """The command that installs meshdoctor for ``python`` on ``host``."""
-    inner = f"{shlex.quote(python)} -m pip install meshdoctor"
-    return f"ssh {shlex.quote(host)} {shlex.quote(inner)}"
-
-
-@dataclass
-class HostReply:
-    """One host's answer to :func:`run_meshdoctor`.
-
-    ``doc``: the parsed JSON document (None when there is none); ``error``: why not, one line
-    with ssh's or the interpreter's own message; ``reachable``: ssh got through (False for ssh's
-    exit status 255 or no answer by the deadline); ``missing``: meshdoctor (or the interpreter)
-    is not installed there; ``returncode``: the command's exit status (None on timeout);
-    ``stderr``: its tail; ``duration_s``: wall seconds; ``via``: ``local`` or ``ssh``."""
-
-    host: str
-    via: str
-    doc: Optional[Dict[str, Any]] = None
-    error: Optional[str] = None
-    reachable: bool = True
-    missing: bool = False
-    returncode: Optional[int] = None
-    stderr: str = ""
-    duration_s: float = 0.0
-
-
-_MISSING_MARKS = (
-    "No module named meshdoctor",
-    "No module named 'meshdoctor'",
-    "not found",
-    "No such file or directory",
-)
-
-
-def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> HostReply:
-    from .fleetcheck import printable
-
-    err_tail = [printable(ln.strip()) for ln in res.stderr.strip().splitlines() if ln.strip()]
-    last = err_tail[-1][:300] if err_tail else ""
-    rep = HostReply(
-        host,
-        via,
-        returncode=res.returncode,
-        stderr="\n".join(err_tail[-5:])[-1500:],
-        duration_s=res.duration_s,
-    )
-    if res.timed_out:
-        rep.reachable = False
-        rep.error = f"no answer from {host} within the {deadline:g} s deadline" + (
-            f" (ssh: {last})" if last else ""
-        )
-        return rep
-    if res.missing or (via == "ssh" and res.returncode == 255):
-        rep.reachable = False
-        rep.error = last or res.describe()
-        return rep
-    line = res.stdout.strip()
-    try:
-        doc = json.loads(line) if line else None
-    except ValueError:
-        doc = None
-    if isinstance(doc, dict):
-        rep.doc = doc
-        return rep
-    rep.missing = res.returncode in (1, 126, 127) and any(m in res.stderr for m in _MISSING_MARKS)
-    rep.error = last or f"exited {res.returncode} without a JSON verdict"
-    return rep
-
-
-def run_meshdoctor(
-    hosts: Sequence[str],
-    args: Union[Sequence[str], Callable[[str], Sequence[str]]],
-    *,
-    timeout: float,
-    python: Optional[str] = None,
-    stdin: Optional[str] = None,
-    local: Optional[Callable[[str], bool]] = None,
-) -> Dict[str, HostReply]:
-    """Run ``<python> -m meshdoctor ARGS`` on every host of ``hosts`` in parallel.
-
-    ``args``: the meshdoctor arguments (a list, or a function host -> list for per-host ones;
-    pass ``--json`` to get ``doc``); ``timeout``: seconds for each host, ssh connect included;
-    ``python``: the remote interpreter (default :func:`default_python`); ``stdin``: text fed to
-    every call; ``local``: says which hosts are this machine (run without ssh, with this
-    interpreter); default: none. Returns host -> :class:`HostReply`, in ``hosts`` order, within
-    ``timeout`` plus about a second. Never raises for a host: an unsafe host name is an error
-    reply.
-    """
-    python = python or default_python()
-    replies: Dict[str, HostReply] = {}
-
-    def one(host: str) -> None:
-        argv = list(args(host) if callable(args) else args)
-        try:
-            if local is not None and local(host):
-                res = execute.run(
-                    [sys.executable, "-m", "meshdoctor", *argv], timeout=timeout, input=stdin
-                )
-                replies[host] = _reply(host, "local", res, timeout)
-            else:
-                res = remote.run(
-                    host, [python, "-m", "meshdoctor", *argv], timeout=timeout, input=stdin
-                )
-                replies[host] = _reply(host, "ssh", res, timeout)
-        except Exception as exc:  # an unsafe host name, a fork failure: that host's answer
-            replies[host] = HostReply(
-                host, "ssh", error=f"{type(exc).__name__}: {exc}", reachable=False
-            )
-
-    outcomes({h: (lambda h=h: one(h)) for h in dict.fromkeys(hosts)}, timeout + 1.0, name="fleet")
-    return {
-        h: replies.get(h)
-        or HostReply(h, "ssh", reachable=False, error=f"no answer within {timeout:g} s")
-        for h in dict.fromkeys(hosts)
-    }
-
-
 # --- check --hostfile -------------------------------------------------------------------------
 
 
 @dataclass
 class FleetOptions:
     """What ``meshdoctor check`` passes to every node: the per-check ``timeout`` (s), ``only``
-    and ``skip`` codes, ``python`` for remote hosts (None: :func:`default_python`)."""
+    and ``skip`` codes, ``python`` for remote hosts (None: :func:`meshdoctor.fanout.remote_python`)."""
 
     timeout: float = 10.0
     only: List[str] = field(default_factory=list)
@@ -281,37 +144,12 @@ def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
     return argv
 
 
-def _result(d: Dict[str, Any], host: str) -> Result:
-    """One result of a host's JSON verdict, tagged with the hostfile's name for that host; its
-    text made printable (it came over the network). Raises ValueError for an unknown status."""
-    from .fleetcheck import printable
-
-    rem = d.get("remediation")
-    return Result(
-        code=str(d.get("code", "MD100")),
-        check=printable(d.get("check") or "?"),
-        status=d.get("status", ERROR),
-        summary=printable(d.get("summary") or "?"),
-        host=host,
-        severity=d.get("severity"),
-        evidence=d.get("evidence") or {},
-        remediation=Remediation(
-            printable(rem.get("text", "")),
-            printable(rem["command"]) if rem.get("command") else None,
-        )
-        if isinstance(rem, dict)
-        else None,
-        needs_reboot=bool(d.get("needs_reboot")),
-        duration_s=float(d.get("duration_s") or 0.0),
-    )
-
-
 def _results(items: List[Any], host: str) -> List[Result]:
     """A host's results; one it sent in a shape this version cannot read becomes an error."""
     out = []
     for d in items:
         try:
-            out.append(_result(d, host))
+            out.append(Result.from_dict(d, host=host))
         except (ValueError, TypeError, AttributeError) as exc:
             out.append(
                 Result(
@@ -416,7 +254,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     from .fleetcheck import HostView, FleetView, run_fleet_checks
 
     node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
-    python = opts.python or default_python()
+    python = opts.python or remote_python()
     node_opts = FleetOptions(timeout=opts.timeout, only=node_only, skip=node_skip)
     order: Dict[str, List[int]] = {}
     mine = local_names()

@@ -11,7 +11,6 @@ in ``evidence["hosts"]``), else ``mesh`` for a finding about the whole mesh.
 from __future__ import annotations
 
 import importlib
-import re
 import pkgutil
 import traceback
 from dataclasses import dataclass, field
@@ -21,15 +20,9 @@ from .catalogue import Doc
 from .check import Finding
 from .hostfile import Host, Hostfile
 from .model import ERROR, OK, Remediation, Result
+from .text import printable
 
 MESH = "mesh"  # the host a finding about the whole mesh is tagged with
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: Any) -> str:
-    """``text`` with terminal control characters (escape sequences, bells) replaced by ``?``:
-    summaries quote hostfile entries and what remote hosts sent, and reach a terminal."""
-    return _CONTROL.sub("?", str(text))
 
 
 @dataclass

@@ -4,12 +4,12 @@ A fix asks :class:`HostExec` to run meshdoctor's own per-host work on a host (a 
 a set of checks, the boot time) or a plain command there. This machine is served in-process (or
 with :mod:`meshdoctor.execute`); every other host by running meshdoctor on it over ssh
 (:mod:`meshdoctor.remote`, ``ssh -o BatchMode=yes``, every call under a deadline) and reading
-the JSON verdict it prints. Hosts are served in parallel (:meth:`HostExec.each`). A fleet
-fan-out can replace the remote half of this class without touching a fix.
+the JSON verdict it prints. Hosts are served in parallel (:meth:`HostExec.each`).
 
-``MESHDOCTOR_REMOTE_PYTHON`` names the interpreter (with meshdoctor installed) on remote hosts
-(default ``python3``); ``MESHDOCTOR_FIX_SCOPE`` (see ``fixes/stale_ranks``) and the run id
-``MESHDOCTOR_FIX_RUN`` (:class:`meshdoctor.receipts.FixLock`) are passed on to them.
+Remote hosts are reached through the one fan-out, :mod:`meshdoctor.fanout` (the interpreter
+there: :func:`meshdoctor.fanout.remote_python`); ``MESHDOCTOR_FIX_SCOPE`` (see
+``fixes/stale_ranks``) and the run id ``MESHDOCTOR_FIX_RUN``
+(:class:`meshdoctor.receipts.FixLock`) are passed on to them.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import execute, remote
+from .fanout import remote_python, run_meshdoctor
 from .hostfile import Hostfile, is_this_machine, local_names
 
-REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
 FORWARD_ENV = ("MESHDOCTOR_FIX_SCOPE", "MESHDOCTOR_FIX_RUN")
 REMOTE_FIX_TIMEOUT_S = 60.0
 REMOTE_CHECK_TIMEOUT_S = 30.0
@@ -122,15 +122,14 @@ class HostExec:
     def _meshdoctor(
         self, host: str, args: Sequence[str], timeout: float, input: Optional[str] = None
     ) -> Dict[str, Any]:
-        py = os.environ.get(REMOTE_PYTHON_ENV, "python3")
-        r = self.run(host, [py, "-m", "meshdoctor", *args], timeout, input=input)
-        try:
-            doc = json.loads(r.stdout)
-            if isinstance(doc, dict) and "results" in doc:
-                return doc
-        except ValueError:
-            pass
-        raise RemoteRunError(f"meshdoctor on {host} gave no verdict: {r.describe()}")
+        rep = run_meshdoctor(
+            [host], args, timeout=timeout, stdin=input, env=self._forward(), ssh=self._ssh
+        )[host]
+        if isinstance(rep.doc, dict) and "results" in rep.doc:
+            return rep.doc
+        raise RemoteRunError(
+            f"meshdoctor on {host} gave no verdict: {rep.error or 'a document without results'}"
+        )
 
     def fix(
         self,
@@ -147,7 +146,7 @@ class HostExec:
         verdict."""
         from . import fixengine
         from .fix import Action
-        from .model import Remediation, Result
+        from .model import Result
 
         if t.local:
             return fixengine.run_here(
@@ -160,25 +159,7 @@ class HostExec:
         )
         doc = self._meshdoctor(t.name, args, REMOTE_FIX_TIMEOUT_S)
         actions = [Action.from_dict(dict(a, host=t.name)) for a in doc.get("actions") or []]
-        results = []
-        for d in doc["results"]:
-            rem = d.get("remediation")
-            results.append(
-                Result(
-                    code=d["code"],
-                    check=d["check"],
-                    status=d["status"],
-                    summary=d["summary"],
-                    host=t.name,
-                    severity=d.get("severity"),
-                    evidence=d.get("evidence") or {},
-                    remediation=Remediation(rem["text"], rem.get("command"), rem.get("fix"))
-                    if rem
-                    else None,
-                    needs_reboot=bool(d.get("needs_reboot")),
-                    duration_s=float(d.get("duration_s") or 0.0),
-                )
-            )
+        results = [Result.from_dict(d, host=t.name) for d in doc["results"]]
         return actions, results
 
     def check(
@@ -232,8 +213,7 @@ class HostExec:
 
         if t.local:
             return boot_time()
-        py = os.environ.get(REMOTE_PYTHON_ENV, "python3")
-        r = self.run(t.name, [py, "-m", "meshdoctor.facts.boottime"], 15.0)
+        r = self.run(t.name, [remote_python(), "-m", "meshdoctor.facts.boottime"], 15.0)
         try:
             doc = json.loads(r.stdout)
         except ValueError:

@@ -50,6 +50,19 @@ class Remediation:
             d["fix"] = self.fix
         return d
 
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Remediation":
+        """The inverse of :meth:`to_dict` for a remediation another host sent: its text made
+        printable (:func:`meshdoctor.text.printable`). Raises AttributeError/KeyError for a
+        document that is not a remediation."""
+        from .text import printable
+
+        return cls(
+            printable(d.get("text", "")),
+            printable(d["command"]) if d.get("command") else None,
+            str(d["fix"]) if d.get("fix") else None,
+        )
+
 
 @dataclass
 class Result:
@@ -101,6 +114,29 @@ class Result:
         if self.title:
             d["title"] = self.title
         return d
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any], *, host: str) -> "Result":
+        """A result of another meshdoctor's JSON verdict (a remote host, a child process),
+        tagged with ``host`` (the name this run knows that host by); its text made printable,
+        since it came over the network. Raises ValueError for an unknown status or severity,
+        TypeError/AttributeError for a document of another shape."""
+        from .text import printable
+
+        rem = d.get("remediation")
+        return cls(
+            code=str(d.get("code", "MD100")),
+            check=printable(d.get("check") or "?"),
+            status=d.get("status", ERROR),
+            summary=printable(d.get("summary") or "?"),
+            host=host,
+            severity=d.get("severity"),
+            evidence=d.get("evidence") or {},
+            remediation=Remediation.from_dict(rem) if isinstance(rem, dict) else None,
+            needs_reboot=bool(d.get("needs_reboot")),
+            duration_s=float(d.get("duration_s") or 0.0),
+            title=printable(d["title"]) if d.get("title") else None,
+        )
 
 
 @dataclass

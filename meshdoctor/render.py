@@ -7,7 +7,6 @@ failure, warning and error, and a closing line with the verdict and exit code.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Optional
 
@@ -15,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
+from .text import printable
 
 SYMBOLS = {
     OK: ("✔", "green"),
@@ -31,14 +31,7 @@ VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magen
 
 # C0 controls except tab and newline (ESC starts terminal escape sequences, CR overwrites a
 # line, NUL and BEL), DEL, and the C1 controls (U+0080-U+009F: CSI and friends)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def plain(text: object) -> str:
-    """``text`` with every control character but tab and newline written as a visible escape
-    (``\\x1b``, ``\\x00``), so tool output, hostfile content or a log line cannot move the
-    cursor, recolour or clear the terminal. For output that does not go through rich."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+plain = printable  # output that does not go through rich (meshdoctor.text)
 
 
 def clean(text: object) -> str:

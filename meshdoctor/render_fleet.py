@@ -7,7 +7,6 @@ hosts, the device each end uses and whether it is PORT_ACTIVE. All text from hos
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict
 
 from rich.console import Console
@@ -15,14 +14,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from .model import OK, SKIP, Verdict
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+from .text import one_line
 
 
 def safe(text: Any) -> str:
-    """``text`` with control characters replaced and rich markup escaped (device names come
-    from the hostfile, states from the hosts)."""
-    return escape(_CONTROL.sub("?", str(text)))
+    """``text`` on one line, control characters escaped (:func:`meshdoctor.text.one_line`) and
+    rich markup escaped: device names come from the hostfile, states from the hosts."""
+    return escape(one_line(text))
 
 
 AREA_TITLES = {

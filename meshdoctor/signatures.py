@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
 from .catalogue import SIGNATURE, Doc, Entry
+from .text import printable as text_printable
 
 
 CAUSE, EITHER, CONSEQUENCE = "cause", "either", "consequence"
@@ -1052,15 +1053,12 @@ _EXC_LINE = re.compile(
 )
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def printable(text: str) -> str:
-    """``text`` with ANSI sequences removed and other control characters shown as ``\\xNN``,
-    safe to print on a terminal (log text is untrusted)."""
+    """A log line safe to print: its ANSI colour sequences removed (logs are often coloured),
+    then every other control character shown as ``\\xNN`` (:func:`meshdoctor.text.printable`)."""
     if "\x1b" in text:
         text = strip_ansi(text)
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text_printable(text)
 
 
 def _cut(line: str) -> str:

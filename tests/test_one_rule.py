@@ -498,3 +498,40 @@ def test_requires_python_says_what_mlx_needs():
     assert f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]}" in ours
     assert f"{MIN_PYTHON[0]}.{MIN_PYTHON[1] - 1}" not in ours
     assert "Python 3.10+" in (root / "README.md").read_text()
+
+
+def test_every_printer_escapes_control_characters_the_same_way():
+    """One rule for text from outside: the plain printer, log lines, other hosts' verdicts and
+    the fleet table all show a control character as ``\\xNN`` (never obey it, never hide it)."""
+    from meshdoctor import render_fleet, signatures
+    from meshdoctor.model import Result
+
+    raw = "dev\x1b]0;t\x07\x00"
+    want = "dev\\x1b]0;t\\x07\\x00"
+    assert render.plain(raw) == want
+    assert signatures.printable("dev\x07\x00") == "dev\\x07\\x00"  # ANSI colour is removed
+    got = Result.from_dict(
+        {
+            "code": "MD201",
+            "check": raw,
+            "status": "fail",
+            "summary": raw,
+            "remediation": {"text": raw, "command": raw},
+        },
+        host="h1",
+    )
+    assert got.summary == got.check == got.remediation.text == got.remediation.command == want
+    assert render_fleet.safe(raw + "\n[red]") == want + "\\x0a\\[red]"
+
+
+def test_fix_and_fleet_run_the_same_interpreter_on_remote_hosts(monkeypatch):
+    """Fleet mode, the fixes and the probe reach other hosts with one interpreter rule, like
+    mlx.launch's --python: MESHDOCTOR_REMOTE_PYTHON, else this interpreter."""
+    import sys
+
+    from meshdoctor import fanout
+
+    monkeypatch.delenv("MESHDOCTOR_REMOTE_PYTHON", raising=False)
+    assert fanout.remote_python() == sys.executable
+    monkeypatch.setenv("MESHDOCTOR_REMOTE_PYTHON", "/opt/py/bin/python3")
+    assert fanout.remote_python() == "/opt/py/bin/python3"

@@ -1,0 +1,155 @@
+"""Run meshdoctor itself on many hosts at once: the one fan-out that fleet mode, the fixes and any
+other command use to get another host's verdict.
+
+:func:`run_meshdoctor` runs ``<python> -m meshdoctor ARGS`` on every host in parallel: this
+machine as a plain child process, the others over ssh through :mod:`meshdoctor.remote`, exactly
+as mlx.launch reaches them (the user's ssh config, ``BatchMode=yes``, a connect timeout, every
+argument quoted), each call under one deadline. It returns a :class:`HostReply` per host with
+the parsed JSON document or the reason there is none (ssh's own message, a timeout, meshdoctor
+missing there); it never raises for a host and never waits past the deadline.
+
+The interpreter on the remote hosts is like mlx.launch's ``--python`` (mlx 0.32,
+``mlx/distributed_run.py``: default ``sys.executable``): the caller's ``python`` argument, else
+``MESHDOCTOR_REMOTE_PYTHON``, else this interpreter's path (:func:`remote_python`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Sequence, Union
+
+from . import execute, remote
+from .deadline import outcomes
+from .text import printable
+
+REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
+
+
+def remote_python() -> str:
+    """The interpreter that runs meshdoctor on remote hosts: ``MESHDOCTOR_REMOTE_PYTHON``, else
+    this interpreter's path (mlx.launch's ``--python`` default is the same idea)."""
+    return os.environ.get(REMOTE_PYTHON_ENV) or sys.executable
+
+
+def install_hint(host: str, python: str) -> str:
+    """The command that installs meshdoctor for ``python`` on ``host``."""
+    inner = f"{shlex.quote(python)} -m pip install meshdoctor"
+    return f"ssh {shlex.quote(host)} {shlex.quote(inner)}"
+
+
+@dataclass
+class HostReply:
+    """One host's answer to :func:`run_meshdoctor`.
+
+    ``doc``: the parsed JSON document (None when there is none); ``error``: why not, one line
+    with ssh's or the interpreter's own message; ``reachable``: ssh got through (False for ssh's
+    exit status 255 or no answer by the deadline); ``missing``: meshdoctor (or the interpreter)
+    is not installed there; ``returncode``: the command's exit status (None on timeout);
+    ``stderr``: its tail; ``duration_s``: wall seconds; ``via``: ``local`` or ``ssh``."""
+
+    host: str
+    via: str
+    doc: Optional[Dict[str, Any]] = None
+    error: Optional[str] = None
+    reachable: bool = True
+    missing: bool = False
+    returncode: Optional[int] = None
+    stderr: str = ""
+    duration_s: float = 0.0
+
+
+_MISSING_MARKS = (
+    "No module named meshdoctor",
+    "No module named 'meshdoctor'",
+    "not found",
+    "No such file or directory",
+)
+
+
+def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> HostReply:
+    err_tail = [printable(ln.strip()) for ln in res.stderr.strip().splitlines() if ln.strip()]
+    last = err_tail[-1][:300] if err_tail else ""
+    rep = HostReply(
+        host,
+        via,
+        returncode=res.returncode,
+        stderr="\n".join(err_tail[-5:])[-1500:],
+        duration_s=res.duration_s,
+    )
+    if res.timed_out:
+        rep.reachable = False
+        rep.error = f"no answer from {host} within the {deadline:g} s deadline" + (
+            f" (ssh: {last})" if last else ""
+        )
+        return rep
+    if res.missing or (via == "ssh" and res.returncode == 255):
+        rep.reachable = False
+        rep.error = last or res.describe()
+        return rep
+    line = res.stdout.strip()
+    try:
+        doc = json.loads(line) if line else None
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        rep.doc = doc
+        return rep
+    rep.missing = res.returncode in (1, 126, 127) and any(m in res.stderr for m in _MISSING_MARKS)
+    rep.error = last or f"exited {res.returncode} without a JSON verdict"
+    return rep
+
+
+def run_meshdoctor(
+    hosts: Sequence[str],
+    args: Union[Sequence[str], Callable[[str], Sequence[str]]],
+    *,
+    timeout: float,
+    python: Optional[str] = None,
+    stdin: Optional[str] = None,
+    local: Optional[Callable[[str], bool]] = None,
+    env: Optional[Dict[str, str]] = None,
+    ssh: Optional[remote.Hosts] = None,
+) -> Dict[str, HostReply]:
+    """Run ``<python> -m meshdoctor ARGS`` on every host of ``hosts`` in parallel.
+
+    ``args``: the meshdoctor arguments (a list, or a function host -> list for per-host ones;
+    pass ``--json`` to get ``doc``); ``timeout``: seconds for each host, ssh connect included;
+    ``python``: the remote interpreter (default :func:`remote_python`); ``stdin``: text fed to
+    every call; ``local``: says which hosts are this machine (run without ssh, with this
+    interpreter); default: none. ``env``: variables set for the remote command (this machine's
+    child inherits the environment); ``ssh``: a :class:`meshdoctor.remote.Hosts` to go through,
+    so a host found unreachable is remembered by the caller and not waited for again. Returns host -> :class:`HostReply`, in ``hosts`` order, within
+    ``timeout`` plus about a second. Never raises for a host: an unsafe host name is an error
+    reply.
+    """
+    python = python or remote_python()
+    replies: Dict[str, HostReply] = {}
+
+    def one(host: str) -> None:
+        argv = list(args(host) if callable(args) else args)
+        try:
+            if local is not None and local(host):
+                res = execute.run(
+                    [sys.executable, "-m", "meshdoctor", *argv], timeout=timeout, input=stdin
+                )
+                replies[host] = _reply(host, "local", res, timeout)
+            else:
+                res = (ssh.run if ssh is not None else remote.run)(
+                    host, [python, "-m", "meshdoctor", *argv], timeout, env=env, input=stdin
+                )
+                replies[host] = _reply(host, "ssh", res, timeout)
+        except Exception as exc:  # an unsafe host name, a fork failure: that host's answer
+            replies[host] = HostReply(
+                host, "ssh", error=f"{type(exc).__name__}: {exc}", reachable=False
+            )
+
+    outcomes({h: (lambda h=h: one(h)) for h in dict.fromkeys(hosts)}, timeout + 1.0, name="fleet")
+    return {
+        h: replies.get(h)
+        or HostReply(h, "ssh", reachable=False, error=f"no answer within {timeout:g} s")
+        for h in dict.fromkeys(hosts)
+    }
