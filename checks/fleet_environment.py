@@ -16,20 +16,9 @@ from typing import Dict, Optional
 from meshdoctor.catalogue import Doc
 from meshdoctor.check import fail, ok, warn
 from meshdoctor.fleetcheck import FleetCheck, FleetView, on
+from meshdoctor.launchenv import PER_RANK
 
 CRITICAL = ("MLX_METAL_FAST_SYNCH",)
-PER_RANK = (
-    "MLX_RANK",
-    "MLX_HOSTFILE",
-    "MLX_IBV_DEVICES",
-    "MLX_JACCL_COORDINATOR",
-    "MLX_JACCL_RING",
-    "MLX_WORLD_SIZE",
-    "JACCL_RANK",
-    "JACCL_COORDINATOR",
-    "JACCL_IBV_DEVICES",
-    "JACCL_RING",
-)
 IGNORED_PREFIXES = ("MESHDOCTOR_",)
 
 

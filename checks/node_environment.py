@@ -26,18 +26,9 @@ from typing import Dict, Mapping
 
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
+from meshdoctor.launchenv import JACCL_OVERRIDES, PER_RANK_MLX, RING_SWITCHES
 
-OVERRIDING = ("JACCL_IBV_DEVICES", "JACCL_COORDINATOR", "JACCL_RANK", "JACCL_RING")
-PER_RANK = (
-    "MLX_RANK",
-    "MLX_HOSTFILE",
-    "MLX_IBV_DEVICES",
-    "MLX_JACCL_COORDINATOR",
-    "MLX_JACCL_RING",
-    "MLX_WORLD_SIZE",
-)
 OBSOLETE = {"MLX_JACCL_DEVICES": "read by mlx 0.30.3 only; mlx.launch exports MLX_IBV_DEVICES"}
-RING_SWITCHES = ("MLX_JACCL_RING", "JACCL_RING")
 OFF_LOOKING = ("0", "false", "no", "off", "")
 NCCL_LAUNCH = {
     "NCCL_HOST_IP": "the address rank 0 serves the NCCL unique id on",
@@ -136,7 +127,7 @@ def assess(env: Mapping[str, str], launch_envs: Mapping[str, str], hostfile_give
     merged = dict(env)
     merged.update(launch_envs)
     found = _launch_facts(env, launch_envs, merged, hostfile_given)
-    for k in OVERRIDING:
+    for k in JACCL_OVERRIDES:
         if k in env:
             found.append(
                 fail(
@@ -146,7 +137,7 @@ def assess(env: Mapping[str, str], launch_envs: Mapping[str, str], hostfile_give
                     remediation=f"unset {k} (and remove it from your shell profile).",
                 )
             )
-    for k in PER_RANK:
+    for k in PER_RANK_MLX:
         if k in env and not (k in RING_SWITCHES and env[k].strip().lower() in OFF_LOOKING):
             found.append(
                 warn(
