@@ -1114,12 +1114,6 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-def has_anchor(line: str) -> bool:
-    """Whether ``line`` holds one of :data:`ANCHORS` (a line without one matches no line
-    signature and opens no record)."""
-    return any(a in line for a in ANCHORS)
-
-
 class Scanner:
     """Matches records across lines in bounded memory.
 

@@ -290,18 +290,6 @@ def gpus_or_finding(ctx, remediation: Optional[str] = None) -> Tuple[Dict[str, A
     return snap, None
 
 
-def processes_of(snap: Dict[str, Any], pids) -> List[Dict[str, Any]]:
-    """``[{gpu, pid, used_bytes}]`` of the compute processes in ``snap`` whose pid is in
-    ``pids``."""
-    want = set(pids)
-    return [
-        {"gpu": g["index"], "pid": p["pid"], "used_bytes": p["used_bytes"]}
-        for g in snap.get("gpus", [])
-        for p in g.get("processes", [])
-        if p["pid"] in want
-    ]
-
-
 def throttle_names(mask: Optional[int]) -> List[str]:
     """Names of the power/heat clock event reasons set in ``mask``."""
     if not mask:

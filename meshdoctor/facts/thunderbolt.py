@@ -140,11 +140,6 @@ class TbInventory:
             )
         return {"generation": gen, "tb5_ports": tb5, "tb4_ports": tb4, "why": why}
 
-    def max_capability_gbps(self) -> Optional[float]:
-        caps = [p.capability_gbps or p.speed_gbps for p in self.ports]
-        caps = [c for c in caps if c is not None]
-        return max(caps) if caps else None
-
     def evidence(self) -> Dict[str, Any]:
         return {
             "links": [ln.to_dict() for ln in self.links],
