@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from ..hostfile import Host, Hostfile
-from .figures import bus_factor  # nccl-tests' busbw factor; the deadline is sized by it
+from .figures import bus_factor
 from .worker import BENCH_OPS, OP_SUPPORT
 
 BUS_FLOOR_BPS = 20e6
