@@ -24,7 +24,8 @@ import sys
 import time
 from typing import Dict, List
 
-from meshdoctor.probe.config import ProbeConfig, bus_factor, local_hostfile
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
+from meshdoctor.probe.figures import algbw_gbs, bus_factor, slowest_per_iteration
 from meshdoctor.probe.launcher import run_probe
 from meshdoctor.probe.sizes import format_size, parse_size
 
@@ -57,10 +58,9 @@ dist.destroy_process_group()
 def slowest_busbw(per_rank: List[dict], n: int) -> List[float]:
     """busbw (GB/s) per iteration, taking the slowest rank's time."""
     size = int(per_rank[0]["size"])
-    iters = min(len(r["times"]) for r in per_rank)
     return [
-        size / 1e9 / max(r["times"][i] for r in per_rank) * bus_factor("all_sum", n)
-        for i in range(iters)
+        algbw_gbs(size, t) * bus_factor("all_sum", n)
+        for t in slowest_per_iteration([r["times"] for r in per_rank])
     ]
 
 

@@ -15,7 +15,8 @@ import statistics
 import sys
 from typing import Dict, List
 
-from meshdoctor.probe.config import ProbeConfig, bus_factor, local_hostfile
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
+from meshdoctor.probe.figures import algbw_gbs, bus_factor, slowest_per_iteration
 from meshdoctor.probe.launcher import run_probe
 from meshdoctor.probe.sizes import parse_size
 
@@ -27,10 +28,8 @@ def busbw_per_iteration(results: List[List[dict]], n: int) -> List[float]:
     out = []
     for per_rank in results:
         size = int(per_rank[0]["size"])
-        iters = min(len(r["times"]) for r in per_rank)
-        for i in range(iters):
-            t = max(r["times"][i] for r in per_rank)
-            out.append(size / 1e9 / t * bus_factor("all_sum", n))
+        for t in slowest_per_iteration([r["times"] for r in per_rank]):
+            out.append(algbw_gbs(size, t) * bus_factor("all_sum", n))
     return out
 
 

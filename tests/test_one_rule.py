@@ -351,7 +351,8 @@ def test_probe_strict_turns_a_warning_into_no_go():
 
 
 def test_small_bandwidths_keep_their_digits_and_sizes_match_the_elements():
-    from meshdoctor.probe.sizes import format_rate, format_size_exact
+    from meshdoctor.probe.figures import format_rate
+    from meshdoctor.probe.sizes import format_size_exact
 
     assert format_rate(12.3456) == "12.346 GB/s" and format_rate(0.00275) == "2.750 MB/s"
     assert format_rate(2e-7) == "200 B/s" and format_rate(3e-6) == "3.000 KB/s"

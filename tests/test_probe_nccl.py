@@ -13,7 +13,7 @@ import pytest
 
 from meshdoctor import signatures
 from meshdoctor.hostfile import parse
-from meshdoctor.probe import config, env as envmod, report, worker
+from meshdoctor.probe import config, culprits, env as envmod, worker
 from meshdoctor.probe.events import RankState
 from meshdoctor.probe.launcher import LaunchOutcome
 from meshdoctor.probe.ports import PreflightError, nccl_port
@@ -175,10 +175,10 @@ def _rank(rank, rc, stderr=(), noise=()):
 
 def test_silent_nccl_exit_is_named_from_its_output():
     st = _rank(0, 1, [NCCL_ERROR_LINE], [NCCL_WARN_LINE])
-    assert "MD653" in [m.code for m in report.rank_signatures(st)]  # stdout is read
-    assert "NCCL WARN Bootstrap : no socket interface found" in report._how(st, 1)
+    assert "MD653" in [m.code for m in culprits.rank_signatures(st)]  # stdout is read
+    assert "NCCL WARN Bootstrap : no socket interface found" in culprits.how(st, 1)
     bare = _rank(1, 1, [NCCL_ERROR_LINE])
-    assert NCCL_ERROR_LINE in report._how(bare, 1)  # no signature: its last stderr line
+    assert NCCL_ERROR_LINE in culprits.how(bare, 1)  # no signature: its last stderr line
 
 
 def test_remote_error_is_a_consequence_the_cause_is_named():
@@ -188,7 +188,7 @@ def test_remote_error_is_a_consequence_the_cause_is_named():
     )
     peer.exited_at = 5.0
     out = LaunchOutcome("dead", "md-probe-x", [peer, cause], {}, 5.0, early_exits={0: 1, 1: 1})
-    assert [s.rank for s in report.culprits(out)] == [1]
+    assert [s.rank for s in culprits.culprits(out)] == [1]
 
 
 def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):

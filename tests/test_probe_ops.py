@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from meshdoctor.probe import worker
-from meshdoctor.probe.config import bus_factor
+from meshdoctor.probe.figures import bus_factor
 from tests.conftest import run_cli
 
 

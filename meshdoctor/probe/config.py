@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from ..hostfile import Host, Hostfile
+from .figures import bus_factor
 from .worker import BENCH_OPS, OP_SUPPORT
 
 BUS_FLOOR_BPS = 20e6
@@ -57,23 +58,12 @@ class ProbeConfig:
     remote_python: str = field(
         default_factory=lambda: os.environ.get("MESHDOCTOR_REMOTE_PYTHON", "python3")
     )
-    init_timeout: Optional[float] = None
     hb_interval: float = HB_INTERVAL_S
     hb_stale: float = HB_STALE_S
 
     @property
     def world_size(self) -> int:
         return self.hostfile.world_size
-
-
-def bus_factor(op: str, n: int) -> float:
-    """nccl-tests busbw factor (nccl-tests doc/PERFORMANCE.md): all-reduce (all_sum, all_max,
-    all_min) 2(n-1)/n, all-gather and reduce-scatter (sum_scatter) (n-1)/n, send/recv 1."""
-    if op in ("all_sum", "bare_all_sum", "all_max", "all_min"):
-        return 2 * (n - 1) / n
-    if op in ("all_gather", "sum_scatter"):  # reduce-scatter: (n-1)/n as nccl-tests
-        return (n - 1) / n
-    return 1.0
 
 
 def collective_deadline(cfg: ProbeConfig) -> float:
@@ -88,7 +78,7 @@ def collective_deadline(cfg: ProbeConfig) -> float:
 
 def init_deadline(cfg: ProbeConfig) -> float:
     """Deadline in seconds for start-up plus group formation."""
-    return cfg.init_timeout or max(INIT_DEADLINE_S, collective_deadline(cfg))
+    return max(INIT_DEADLINE_S, collective_deadline(cfg))
 
 
 def local_hostfile(n: int, backend: str = "ring") -> Hostfile:

@@ -1,8 +1,10 @@
 """The probe launcher: starts one worker per rank (locally or over ssh), watches the events under
-deadlines, names the rank at fault, gathers evidence and has every rank stopped.
+deadlines, gathers evidence and has every rank stopped.
 
 Not mlx.launch, whose exit status cannot be trusted (it can exit 0 when ranks fail). The
-launcher returns data (:class:`ProbeRun`); :mod:`meshdoctor.probe.report` turns it into a verdict.
+launcher returns data (:class:`ProbeRun`); :mod:`meshdoctor.probe.report` turns it into a verdict
+(which rank is at fault: :mod:`meshdoctor.probe.culprits`). Whether to relaunch after a hang
+under ``--soak``, and with which plan: :mod:`meshdoctor.probe.soak`.
 
 Deadlines: :mod:`meshdoctor.probe.config`. Ports and the address pre-flight:
 :mod:`meshdoctor.probe.ports`. Rank processes: :mod:`meshdoctor.probe.procs`. Stopping them
@@ -39,6 +41,7 @@ from ..hostfile import is_this_machine, local_names
 # always torn down and the verdict always printed.
 from ..ranks import send_signal
 from . import env as envmod
+from . import soak
 from .config import ProbeConfig, collective_deadline, init_deadline, plan_pairs, steps_per_rank
 from .events import RankState, Tracker
 from ..interrupts import Interrupts
@@ -53,7 +56,6 @@ STACK_WAIT_S = 1.0  # for the stack dumps of local ranks asked with SIGUSR1
 TEARDOWN_BUDGET_S = 2.0  # evidence + teardown + leftovers, all hosts, from the first failure
 MIN_STOP_S = 1.0  # a remote host always gets this long to stop its ranks
 POLL_S = 0.05
-MAX_SOAK_HANGS = 5
 
 EventHook = Callable[[int, Dict[str, Any], "Launch"], None]
 
@@ -466,8 +468,9 @@ def run_probe(
 
     ``interrupts``: the caller's :class:`~meshdoctor.interrupts.Interrupts` (the CLI
     routes SIGINT, SIGTERM and SIGHUP to it); an interrupted launch ends the probe. With
-    ``cfg.soak``, a hang in a soak repetition is counted, the ranks are torn down and
-    relaunched from the next repetition (at most :data:`MAX_SOAK_HANGS` hangs)."""
+    ``cfg.soak``, :mod:`meshdoctor.probe.soak` decides after each launch whether to relaunch
+    and with which plan (a hang in a soak repetition is counted and the ranks start again from
+    the next repetition)."""
     run_id = run_id or f"md-probe-{uuid.uuid4().hex[:12]}"
     run = ProbeRun(cfg, run_id)
     names = local_names()
@@ -488,24 +491,12 @@ def run_probe(
         marker = run_id if not run.launches else f"{run_id}.{len(run.launches)}"
         out = Launch(cfg, marker, plan, local, ports, on_event, interrupts).run()
         run.launches.append(out)
-        step = (out.hang or {}).get("step") or {}
         if out.kind == "interrupted" or interrupts.pending:
             return run
-        if not (
-            cfg.soak and out.kind == "hang" and step.get("phase") == "soak" and not out.unkillable
-        ):
+        step = soak.soak_hang(cfg, out)
+        if step is None:
             return run
         run.soak_hangs.append(dict(step, launch=len(run.launches) - 1))
-        if len(run.soak_hangs) >= MAX_SOAK_HANGS:
+        plan = soak.next_plan(cfg, plan, step, len(run.soak_hangs))
+        if plan is None:
             return run
-        ops = list(plan["ops"])
-        op = step.get("before") or step.get("op")
-        # repetition k hung (in its barrier or in the op): go on from k + 1
-        nxt = int(step.get("iter", 0)) + 1
-        ops = ops[ops.index(op) :] if op in ops else ops
-        start = {op: nxt}
-        if nxt >= cfg.soak:
-            ops, start = ops[1:], {}
-        if not ops:
-            return run
-        plan = dict(plan, ops=ops, start=start, pairs=[])

@@ -80,15 +80,6 @@ def format_size_exact(nbytes: int) -> str:
         return f"{int(nbytes)}B"
 
 
-def format_rate(gbs: float) -> str:
-    """A bandwidth given in GB/s (1e9 bytes/s, nccl-tests) in the unit that shows its digits:
-    ``12.345 GB/s``, ``2.750 MB/s``, ``512.000 KB/s`` (decimal units, as nccl-tests)."""
-    for unit, scale in (("GB/s", 1.0), ("MB/s", 1e-3), ("KB/s", 1e-6)):
-        if abs(gbs) >= scale:
-            return f"{gbs / scale:.3f} {unit}"
-    return f"{gbs * 1e9:.0f} B/s"
-
-
 # Per-rank buffers the worker holds at once for one op, in multiples of the message size:
 # input, output, expected value, and one temporary of the comparison (worker.py). Measured peak
 # RSS with mlx 0.32.4 (CPU, ring): 1.68 GiB per rank at 512 MiB for 2 and 4 ranks (~3.3x the
