@@ -532,7 +532,12 @@ def test_fix_and_fleet_run_the_same_interpreter_on_remote_hosts(monkeypatch):
 
     from meshdoctor import fanout
 
+    from meshdoctor.hostfile import from_list
+    from meshdoctor.probe.config import ProbeConfig
+
     monkeypatch.delenv("MESHDOCTOR_REMOTE_PYTHON", raising=False)
     assert fanout.remote_python() == sys.executable
+    assert ProbeConfig(hostfile=from_list("a,b")).remote_python == sys.executable
     monkeypatch.setenv("MESHDOCTOR_REMOTE_PYTHON", "/opt/py/bin/python3")
     assert fanout.remote_python() == "/opt/py/bin/python3"
+    assert ProbeConfig(hostfile=from_list("a,b")).remote_python == "/opt/py/bin/python3"

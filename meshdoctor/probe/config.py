@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
+from ..fanout import remote_python
 from ..hostfile import Host, Hostfile
 from .figures import bus_factor
 from .worker import BENCH_OPS, OP_SUPPORT
@@ -39,7 +40,8 @@ class ProbeConfig:
     with relaunch after a hang (0: off); ``pairs``: the N x N send/recv matrix; ``port``: first
     ring port / jaccl coordinator port (None: free ports / 32323); ``python``: interpreter for
     local ranks (``MESHDOCTOR_PYTHON``, else this one); ``remote_python``: for ssh ranks
-    (``MESHDOCTOR_REMOTE_PYTHON``, default python3)."""
+    (:func:`meshdoctor.fanout.remote_python`: ``MESHDOCTOR_REMOTE_PYTHON``, else this
+    interpreter's path, as mlx.launch's ``--python``)."""
 
     hostfile: Hostfile
     backend: str = "ring"
@@ -55,9 +57,7 @@ class ProbeConfig:
     python: str = field(
         default_factory=lambda: os.environ.get("MESHDOCTOR_PYTHON") or sys.executable
     )
-    remote_python: str = field(
-        default_factory=lambda: os.environ.get("MESHDOCTOR_REMOTE_PYTHON", "python3")
-    )
+    remote_python: str = field(default_factory=remote_python)
     hb_interval: float = HB_INTERVAL_S
     hb_stale: float = HB_STALE_S
 
