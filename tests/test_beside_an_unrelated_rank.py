@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from meshdoctor.ranks import find_ranks
-from tests.conftest import private_pids_prefix, run_cli
+from tests.helpers import private_pids_prefix, run_cli
 
 # the check tests, collected again beside the unrelated rank
 from tests.test_check_engine import (  # noqa: F401

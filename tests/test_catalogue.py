@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from meshdoctor import catalogue
 from meshdoctor.cli import cli
 from meshdoctor.model import Result
-from tests.conftest import run_cli, validate
+from tests.helpers import run_cli, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = re.compile(r"\bMD\d{3}\b")

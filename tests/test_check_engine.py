@@ -15,7 +15,7 @@ from meshdoctor.check import Check, Doc, ok
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Result, Verdict
 from meshdoctor.runner import run_checks
-from tests.conftest import run_cli, validate
+from tests.helpers import run_cli, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 

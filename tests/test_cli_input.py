@@ -11,7 +11,7 @@ import time
 import pytest
 
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 
 
 @pytest.mark.parametrize(

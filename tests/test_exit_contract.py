@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from meshdoctor.cli import cli
-from tests.conftest import VALIDATOR, run_cli
+from tests.helpers import VALIDATOR, run_cli
 
 HUNG_TOOL = """#!/bin/sh
 # a hung RDMA tool: its child sleeps, the tool waits for it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 
 NODE = ("--only", "MD101,MD302")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests import netns
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 from tests.stubs import FIXTURES, install
 
 why = netns.unavailable()

@@ -3,7 +3,7 @@ bridge0 down` takes the bridge down (the fixture set's ifconfig output changes),
 
 from __future__ import annotations
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 from tests.stubs import FIXTURES
 
 DOWN = {

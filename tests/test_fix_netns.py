@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from tests import netns
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 from tests.test_fix_stale_ranks import SLEEP, SPIN_IGNORING_TERM, ignores_term
 
 why = netns.unavailable()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 from tests.test_fix_stale_ranks import SLEEP, SPIN_IGNORING_TERM, Procs, alive
 
 

@@ -19,7 +19,7 @@ import uuid
 import psutil
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 SPIN_IGNORING_TERM = (
     "import signal, sys\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"

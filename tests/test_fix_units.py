@@ -9,7 +9,7 @@ from meshdoctor.facts.boottime import BootTimeError, parse_kern_boottime
 from meshdoctor.fix import RISKS, Action
 from meshdoctor.fixengine import all_fixes, fixes_for, lookup
 from meshdoctor.registry import all_checks
-from tests.conftest import validate
+from tests.helpers import validate
 
 
 def test_every_fix_is_declared_in_the_md7xx_range_and_resolves_real_checks():
@@ -107,7 +107,7 @@ def test_a_rank_in_uninterruptible_sleep_puts_its_host_in_needs_reboot(monkeypat
 
 
 def test_an_unknown_fix_name_is_a_usage_error_listing_the_fixes():
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
 
     r = run_cli("fix", "no-such-fix", "--json")
     assert r.rc == 2 and r.out == ""

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from tests import netns
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 from tests.fleet_bed import MacMesh, default_cables
 
 why = netns.unavailable()

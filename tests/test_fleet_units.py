@@ -11,7 +11,7 @@ import time
 from meshdoctor.fanout import run_meshdoctor
 from meshdoctor.fleetcheck import FleetView, HostView, all_fleet_checks, run_fleet_checks
 from meshdoctor.hostfile import parse
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 
 def _facts(i: int, **over) -> dict:

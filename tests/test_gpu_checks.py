@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 FAKE_DIR = Path(__file__).with_name("fake_nvml")
 GPU_CODES = "MD110,MD111,MD112,MD113,MD114"

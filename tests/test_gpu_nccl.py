@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 
 def _cuda_mlx() -> bool:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshdoctor import hostfile as H
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 
 
 def mesh(n=3, backend="jaccl"):

@@ -20,7 +20,7 @@ from meshdoctor.hostfile import (
     problems,
     ranks_phrase,
 )
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 
 
 def _probe_env(clean_env):

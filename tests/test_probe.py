@@ -1,6 +1,6 @@
 """meshdoctor probe with real MLX ranks over loopback (ring backend, mlx CPU build).
 
-Every JSON verdict is validated against the shipped schema (tests/conftest.py ``run_cli``).
+Every JSON verdict is validated against the shipped schema (tests/helpers.py ``run_cli``).
 After every test no process carrying a probe marker created during the test may remain.
 Sizes and iteration counts are modest: this runs on a loaded 2-core box.
 """
@@ -25,7 +25,7 @@ from meshdoctor.probe import report
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.launcher import run_probe
 from meshdoctor.ranks import find_ranks
-from tests.conftest import run_cli, validate
+from tests.helpers import run_cli, validate
 
 pytest.importorskip("mlx.core")
 

@@ -19,7 +19,7 @@ from meshdoctor.probe.launcher import LaunchOutcome
 from meshdoctor.probe.ports import PreflightError, nccl_port
 from meshdoctor.probe.setup import ProbeSetupError, default_backend
 from tests.test_probe_units import _cfg
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 TWO_BY_TWO = {
     "backend": "nccl",

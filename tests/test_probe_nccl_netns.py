@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests import netns
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 why = netns.unavailable()
 pytestmark = pytest.mark.skipif(why is not None, reason=why or "")

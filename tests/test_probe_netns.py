@@ -20,7 +20,7 @@ from meshdoctor.probe import report
 from meshdoctor.probe.config import ProbeConfig
 from meshdoctor.probe.launcher import run_probe
 from tests import netns
-from tests.conftest import run_cli, validate
+from tests.helpers import run_cli, validate
 
 why = netns.unavailable()
 pytestmark = pytest.mark.skipif(why is not None, reason=why or "")

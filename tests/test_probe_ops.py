@@ -8,7 +8,7 @@ import pytest
 
 from meshdoctor.probe import worker
 from meshdoctor.probe.figures import bus_factor
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 
 def env_of(clean_env):

@@ -10,7 +10,7 @@ import json
 from meshdoctor.checks.rdma_capacity import plan, resource_model
 from meshdoctor.hostfile import parse as parse_hostfile
 from tests import fakemlx
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 
 
 def hostfile(rows, backend):

@@ -12,7 +12,7 @@ import pytest
 from meshdoctor.checks.rdma_capacity import APPLE_MAX_MR, limits, plan
 from meshdoctor.hostfile import parse as parse_hostfile
 from meshdoctor.parsers.ibv import Device
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 
 RDMA = ("--only", "MD201,MD202,MD203,MD204,MD205")
 CODES = ("MD201", "MD202", "MD203", "MD204", "MD205")

@@ -286,7 +286,7 @@ def test_real_pyverbs_answer_goes_through_the_reader():
 def test_the_documented_venv_reads_the_os_pyverbs_through_the_system_interpreter(tmp_path):
     """The README's set-up is a venv, which cannot import the OS package: the check still reads
     verbs through pyverbs, in a child run by the system interpreter."""
-    from tests.conftest import run_cli
+    from tests.helpers import run_cli
 
     probe = subprocess.run([sys.executable, "-c", "import pyverbs"], capture_output=True)
     if probe.returncode == 0:

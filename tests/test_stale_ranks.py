@@ -11,7 +11,7 @@ import time
 import pytest
 
 from meshdoctor.ranks import find_ranks, protected_pids
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 
 def _spawn(env_extra, args=None):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 
 ONLY = ("--only", "MD201,MD205")
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from meshdoctor import catalogue, exits, signatures
 from meshdoctor.triage import logs
-from tests.conftest import run_cli, validate
+from tests.helpers import run_cli, validate
 
 FIX = Path(__file__).parent / "fixtures" / "triage"
 TBT_IPS = FIX / "python3.12-2026-01-05-100004.ips"

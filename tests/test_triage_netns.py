@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests import netns
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 why = netns.unavailable() or (None if shutil.which("nsenter") else "needs nsenter")
 pytestmark = pytest.mark.skipif(why is not None, reason=why or "")

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 MEMSIZE = 549755813888  # healthy fixture: hw.memsize (512 GiB)
 IDLE_LIMIT = int(0.20 * MEMSIZE)  # MD302's threshold for this RAM

@@ -1,0 +1,118 @@
+"""Test helpers: run the real CLI in a subprocess (:func:`run_cli`), validate every JSON verdict
+against the shipped schema, write small files. Imported by tests; fixtures are in conftest.py."""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+import jsonschema
+
+SCHEMA = json.loads(
+    resources.files("meshdoctor").joinpath("verdict.schema.json").read_text(encoding="utf-8")
+)
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+
+
+VERDICT_COMMANDS = ("check", "probe", "fix", "triage")
+JSON_LISTINGS = ("list-checks",)  # --json documents that are not verdicts (same schema)
+
+
+@dataclass
+class Run:
+    """One CLI run: exit code, stdout, stderr, wall seconds, and the parsed JSON (if --json)."""
+
+    rc: int
+    out: str
+    err: str
+    elapsed: float
+    doc: Optional[Dict[str, Any]] = None
+
+    def results(self, code: str):
+        return [r for r in self.doc["results"] if r["code"] == code]
+
+    def status(self, code: str) -> str:
+        """The worst status of ``code`` (fail > error > warn > ok > skip)."""
+        order = ["fail", "error", "warn", "ok", "skip"]
+        got = [r["status"] for r in self.results(code)]
+        assert got, f"no result for {code}: {self.out}"
+        return min(got, key=order.index)
+
+
+def validate(doc: Dict[str, Any]) -> None:
+    """Assert ``doc`` validates against the shipped verdict schema."""
+    VALIDATOR.validate(doc)
+
+
+_UNSHARE = (
+    ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"],
+    ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "--kill-child"],
+)
+
+
+@functools.lru_cache(maxsize=1)
+def private_pids_prefix() -> Tuple[str, ...]:
+    """The command prefix that runs a command in a private PID namespace with its own /proc
+    (util-linux ``unshare``; as root, else through a user namespace), or () where neither works.
+    In there meshdoctor sees only itself and what it starts: no rank of another program on the
+    machine can change its verdict."""
+    for prefix in _UNSHARE:
+        try:
+            ok = subprocess.run(prefix + ["true"], capture_output=True, timeout=30).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        if ok:
+            return tuple(prefix)
+    return ()
+
+
+def run_cli(
+    *args: str,
+    env: Optional[Dict[str, str]] = None,
+    timeout: float = 60,
+    cwd: Optional[str] = None,
+    input: Optional[str] = None,
+    private_pids: bool = False,
+) -> Run:
+    """Run ``python -m meshdoctor ARGS`` (``input``: text on its stdin); parse and
+    schema-validate stdout when ``--json``.
+
+    ``private_pids``: run it in a private PID namespace (:func:`private_pids_prefix`), for a
+    test whose verdict would otherwise depend on the MLX jobs running on the machine (MD301,
+    MD302); where no namespace can be made it runs as usual."""
+    t0 = time.monotonic()
+    prefix = list(private_pids_prefix()) if private_pids else []
+    p = subprocess.run(
+        prefix + [sys.executable, "-m", "meshdoctor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=cwd,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
+    run = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - t0)
+    if (
+        "--json" in args
+        and args[0] in VERDICT_COMMANDS + JSON_LISTINGS
+        and p.returncode in (0, 1, 3)
+    ):
+        run.doc = json.loads(p.stdout)
+        validate(run.doc)
+        if isinstance(run.doc, dict):  # a verdict (`fix --list` is a listing)
+            assert run.doc["exit_code"] == p.returncode, (run.doc, p.stderr)
+    return run
+
+
+def write(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path``; returns ``path``."""
+    path.write_text(text)
+    return path
