@@ -174,7 +174,7 @@ def test_verdict_model_exit_codes_and_schema():
 
 
 def test_json_output_is_strict_json_even_with_nan():
-    from meshdoctor.cli import to_json
+    from meshdoctor.output import to_json
 
     text = to_json({"x": float("nan"), "y": [float("-inf"), 2.0], "z": {"w": 1}})
     assert json.loads(text) == {"x": None, "y": [None, 2.0], "z": {"w": 1}}

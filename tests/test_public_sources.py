@@ -74,7 +74,7 @@ def test_no_file_users_see_or_read_names_an_internal_document_or_project_issue()
 def _commands():
     from meshdoctor.cli import cli
 
-    return [[]] + [[name] for name in cli.commands]
+    return [[]] + [[name] for name in cli.list_commands(None)]
 
 
 @pytest.mark.parametrize("cmd", _commands(), ids=lambda c: " ".join(c) or "top")

@@ -1,5 +1,5 @@
 """``meshdoctor triage`` from start to verdict: gather every input, relate the findings, build
-the verdict. The click command in :mod:`meshdoctor.cli` only parses options and calls
+the verdict. The click command in :mod:`meshdoctor.commands.triage` only parses options and calls
 :func:`run`."""
 
 from __future__ import annotations

@@ -1,0 +1,225 @@
+"""``meshdoctor check``: inspect this node, or every host of a hostfile over ssh (fleet mode), and
+give a go/no-go verdict for a launch."""
+
+from __future__ import annotations
+
+import socket
+from typing import List, Optional
+
+import click
+
+from ..cli import EXIT_CODES_HELP
+from ..model import HostInfo, Verdict
+from ..output import emit, report_to
+from .options import Seconds, load_checks, load_hostfile
+
+# Each external command a check runs gets this share of the check's deadline, so that two in a
+# row that both hang still end inside it as findings rather than as a check in error.
+COMMAND_SHARE = 0.45
+
+
+def _complete_codes(ctx, param, incomplete: str):
+    """Shell completion for check codes (``--only``, ``--skip``)."""
+    from ..registry import ExtraCheckError, all_checks
+
+    head, _, last = incomplete.rpartition(",")
+    prefix = head + "," if head else ""
+    try:
+        checks = all_checks()
+    except ExtraCheckError:
+        return []
+    return [prefix + c.code for c in checks if c.code.lower().startswith(last.lower())]
+
+
+def _split_codes(values: tuple) -> List[str]:
+    out: List[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def _hosts_list(hosts: str):
+    """The hosts of ``--hosts A,B,C`` as a hostfile; a bad list is a usage error (exit 2)."""
+    from ..hostfile import HostfileError, from_list
+
+    try:
+        return from_list(hosts)
+    except HostfileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--hosts") from None
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="CODE,...",
+    shell_complete=_complete_codes,
+    help="Run only these checks (codes or names, comma-separated).",
+)
+@click.option(
+    "--skip",
+    multiple=True,
+    metavar="CODE,...",
+    shell_complete=_complete_codes,
+    help="Do not run these checks (codes or names, comma-separated).",
+)
+@click.option(
+    "--timeout",
+    type=Seconds(0.1, 3600),
+    default=10.0,
+    show_default=True,
+    help="Deadline in seconds for each check; each external command gets 45% of it.",
+)
+@click.option(
+    "--hostfile",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="The mlx.launch hostfile (JSON): check every host of it (fleet mode; "
+    "'-': read it from standard input).",
+)
+@click.option(
+    "--hosts",
+    default=None,
+    metavar="A,B,C",
+    help="Hosts to check instead of a hostfile (fleet mode).",
+)
+@click.option(
+    "--local-only", is_flag=True, help="Check only this node (the hostfile says which rank it is)."
+)
+@click.option(
+    "--python",
+    "python",
+    default=None,
+    metavar="PATH",
+    help="Interpreter that runs meshdoctor on remote hosts (default: "
+    "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).",
+)
+@click.option(
+    "--facts",
+    is_flag=True,
+    hidden=True,
+    help="Add this node's facts for the cross-node checks (used by fleet mode).",
+)
+@click.option(
+    "--ranks",
+    "ranks_opt",
+    default=None,
+    hidden=True,
+    help="This node's ranks in the hostfile, comma-separated (used by fleet mode).",
+)
+def check(
+    as_json: bool,
+    quiet: bool,
+    strict: bool,
+    only: tuple,
+    skip: tuple,
+    timeout: float,
+    hostfile: Optional[str],
+    hosts: Optional[str] = None,
+    local_only: bool = False,
+    python: Optional[str] = None,
+    facts: bool = False,
+    ranks_opt: Optional[str] = None,
+) -> None:
+    """Inspect this node, or with --hostfile/--hosts every host of the mesh over ssh, and give
+    a go/no-go verdict for a launch."""
+    from ..context import NodeContext
+    from ..hostfile import local_ranks
+    from ..interrupts import Interrupts
+    from ..registry import select
+    from ..runner import Interrupted, run_checks
+
+    hf = load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
+    verdict = report_to(Verdict(command="check", strict=strict), as_json=as_json, quiet=quiet)
+    interrupts = Interrupts()  # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict
+    interrupts.install()
+    try:
+        interrupts.arm()
+        checks = load_checks()  # loading them can take a while: an interrupt here still reports
+        only_l, skip_l = _split_codes(only), _split_codes(skip)
+        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
+            from ..fleet import FleetOptions, FleetUsageError, check_fleet
+
+            try:
+                check_fleet(
+                    hf,
+                    verdict,
+                    FleetOptions(timeout=timeout, only=only_l, skip=skip_l, python=python),
+                )
+            except FleetUsageError as exc:
+                raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
+            interrupts.disarm()
+            emit(verdict, as_json=as_json, quiet=quiet)
+        known = {c.code.lower() for c in checks} | {c.name.lower() for c in checks}
+        unknown = [k for k in only_l + skip_l if k.lower() not in known]
+        if unknown:
+            raise click.BadParameter(
+                f"unknown check {', '.join(unknown)}; see `meshdoctor list-checks`",
+                param_hint="--only/--skip",
+            )
+        selected = select(checks, only_l, skip_l)
+        if not selected:
+            raise click.BadParameter(
+                "--only and --skip leave no check to run; a gate that runs nothing must not say go",
+                param_hint="--only/--skip",
+            )
+        ranks = local_ranks(hf) if hf is not None else []
+        if ranks_opt and hf is not None:
+            ranks = [
+                int(x)
+                for x in ranks_opt.split(",")
+                if x.strip().isdigit() and int(x) < hf.world_size
+            ]
+        host = (
+            (hf.hosts[ranks[0]].ssh if hf is not None and ranks else "")
+            or socket.gethostname().split(".")[0]
+            or "localhost"
+        )
+        ctx = NodeContext(
+            host=host, hostfile=hf, ranks=ranks, command_timeout=max(0.05, timeout * COMMAND_SHARE)
+        )
+        verdict.hosts.append(
+            HostInfo(host=host, rank=ranks[0] if ranks else None, platform={"os": ctx.platform})
+        )
+        if facts:
+            from ..fleet import node_facts_bounded
+
+            node_facts_bounded(
+                ctx,
+                verdict.hosts[0],
+                timeout,
+                lambda: verdict.results.extend(run_checks(selected, ctx, timeout=timeout)),
+            )
+        else:
+            verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
+        from ..fixengine import annotate
+
+        annotate(verdict.results)
+        interrupts.disarm()  # a signal from here on waits: the verdict is printed
+    except (Interrupted, KeyboardInterrupt) as exc:  # the verdict so far, never a lost one
+        _check_interrupted(verdict, exc)
+    finally:  # also before an internal error is reported (meshdoctor.output.internal_error)
+        interrupts.disarm()
+    emit(verdict, as_json=as_json, quiet=quiet)
+
+
+def _check_interrupted(verdict: Verdict, exc: BaseException) -> None:
+    """Stop every command ``check`` started, add the results of the checks that finished and
+    the interrupt result to ``verdict``."""
+    from .. import execute
+    from ..runner import Interrupted, interrupt_result
+
+    execute.stop_all(final=True)
+    host = (
+        verdict.hosts[0].host
+        if verdict.hosts
+        else (socket.gethostname().split(".")[0] or "localhost")
+    )
+    if isinstance(exc, Interrupted):
+        verdict.results.extend(exc.results)
+        verdict.results.append(interrupt_result(exc.signame, host, exc.unfinished, exc.total))
+    else:
+        verdict.results.append(interrupt_result(str(exc) or "SIGINT", host))

@@ -1,0 +1,109 @@
+"""``meshdoctor triage``: the first cause of a failed MLX job, from its logs, exit status and crash
+reports."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+from ..cli import EXIT_CODES_HELP
+from ..model import Verdict
+from ..output import emit, report_to
+from .options import load_hostfile
+
+
+class Duration(click.ParamType):
+    """A positive duration: ``90s``, ``30m``, ``2h``, ``1d`` (a bare number is seconds)."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        from ..triage.collect import parse_duration
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+@click.command(
+    epilog=EXIT_CODES_HELP + " triage: 1 when a failure was found, 0 when the inputs "
+    "show none, 3 when nothing could be read.",
+)
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--crash-reports",
+    "crash_reports",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="[DIR]",
+    type=click.Path(file_okay=False),
+    help="Also read macOS crash reports (.ips) of python/MLX processes from DIR, or "
+    "without DIR from ~/Library/Logs/DiagnosticReports and "
+    "/Library/Logs/DiagnosticReports (without DIR, put it after the FILEs: "
+    "a word right after it is taken as DIR).",
+)
+@click.option(
+    "--since",
+    type=Duration(),
+    default=None,
+    metavar="DURATION",
+    help="Only crash reports newer than this (90s, 30m, 2h, 1d; default 1d).",
+)
+@click.option(
+    "--hostfile",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Read FILEs and the recent crash reports on every host of this mlx.launch "
+    "hostfile over ssh (in parallel, each host under a deadline).",
+)
+@click.option(
+    "--exit-code",
+    "exit_code",
+    type=int,
+    default=None,
+    metavar="N",
+    help="The job's exit status as the wrapper saw it (mlx.launch's 0 proves "
+    "nothing; 255, 75, -15, 137 and the like are explained).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+def triage(
+    files: tuple,
+    crash_reports: Optional[str],
+    since: Optional[float],
+    hostfile: Optional[str],
+    exit_code: Optional[int],
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Find the first cause of a failed MLX job in its logs, exit status and crash reports.
+
+    Reads rank logs, mlx.launch output ('[WARN] Node with rank R exited with code C'), exo-style
+    runner logs, Python tracebacks and macOS crash reports from FILEs or standard input (-), in
+    bounded memory whatever their size. Every finding goes on one timeline; the earliest
+    failure that explains the others is the FIRST CAUSE, the rest are marked as its
+    consequences.
+    """
+    from ..triage.command import run as run_triage
+
+    hf = load_hostfile(hostfile)
+    if not files and crash_reports is None and hf is None and exit_code is None:
+        raise click.UsageError(
+            "nothing to triage: give log FILEs, - for standard input, "
+            "--crash-reports, --hostfile or --exit-code"
+        )
+    hosts = list(dict.fromkeys(h.ssh for h in hf.hosts if h.ssh)) if hf is not None else []
+    report_to(Verdict(command="triage"), as_json=as_json, quiet=quiet)  # for an internal error
+    verdict = run_triage(
+        list(files),
+        crash_reports=crash_reports,
+        since_s=since,
+        hosts=hosts,
+        exit_code=exit_code,
+    )
+    emit(verdict, as_json=as_json, quiet=quiet)

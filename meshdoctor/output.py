@@ -1,0 +1,120 @@
+"""How a command ends: its verdict printed (JSON or rich) and the exit code, and the one place an
+unexpected exception becomes the internal-error result MD100 and exit 3 (:func:`internal_error`).
+
+The ``--json`` path never imports rich: :mod:`meshdoctor.render` is imported only for human output.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import NoReturn, Optional
+
+import click
+
+from .model import EXIT_UNKNOWN, Result, Verdict
+
+# Key in click's ``Context.meta`` (shared by the group's and the command's contexts) under which a
+# command leaves the verdict it is building, with how to print it (:func:`report_to`).
+_REPORT = "meshdoctor.report"
+
+
+def _finite(obj):
+    """``obj`` with every NaN or infinity replaced by None (they are not JSON)."""
+    import math
+
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def to_json(doc: dict) -> str:
+    """Strict JSON text of a verdict document: no NaN/Infinity, unknown types as strings."""
+    try:
+        return json.dumps(doc, indent=2, default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(doc), indent=2, default=str, allow_nan=False)
+
+
+def silence_stdout() -> None:
+    """Point fd 1 at /dev/null, so that nothing more (not even the flush at exit) fails."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def report_to(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> Verdict:
+    """Make ``verdict`` the one the running command reports, printed as ``as_json``/``quiet``
+    say: from now until :func:`emit`, an unexpected exception becomes its internal-error result
+    (:func:`internal_error`) instead of a lost verdict. Returns ``verdict``. Outside a click
+    command (no current context) it only returns ``verdict``."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[_REPORT] = (verdict, as_json, quiet)
+    return verdict
+
+
+def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
+    """Print ``verdict`` (JSON or rich) and exit with its exit code. Results without a title
+    get their code's title from the catalogue first. A crash while printing is not added to the
+    verdict again: it ends as :func:`internal_error` does without a verdict."""
+    from .catalogue import stamp
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.pop(_REPORT, None)
+    verdict.finish()
+    stamp(verdict.results)
+    try:
+        if as_json:
+            sys.stdout.write(to_json(verdict.to_dict()) + "\n")
+            sys.stdout.flush()
+        else:
+            from . import render
+
+            render.verdict(verdict, quiet=quiet)
+    except BrokenPipeError:  # the reader went away (`| head`): the exit code still tells
+        silence_stdout()
+    sys.exit(verdict.exit_code)
+
+
+def internal_error_result(exc: BaseException) -> Result:
+    """The result an unexpected exception becomes: code MD100, status error."""
+    return Result(
+        code="MD100",
+        check="meshdoctor",
+        status="error",
+        summary=f"internal error: {type(exc).__name__}: {exc}",
+    )
+
+
+def internal_error(exc: Exception, ctx: Optional[click.Context] = None) -> NoReturn:
+    """End the command that raised ``exc`` (an exception no part of it handled), the one place
+    this happens for every command:
+
+    * while the command builds a verdict (:func:`report_to`, looked up in ``ctx``): the verdict
+      so far gets the internal-error result MD100 and is printed as usual (``--json`` stays one
+      document); exit 3, could not assess, or 1 when something had already failed;
+    * else a reader that went away (``| head``, EPIPE) ends it quietly with status 0: a closed
+      pipe is not a verdict;
+    * else one line ``meshdoctor: internal error: TYPE: MESSAGE`` on stderr, exit 3.
+    """
+    report = ctx.meta.pop(_REPORT, None) if ctx is not None else None
+    if report is not None:
+        verdict, as_json, quiet = report
+        verdict.results.append(internal_error_result(exc))
+        emit(verdict, as_json=as_json, quiet=quiet)
+    if isinstance(exc, BrokenPipeError):
+        silence_stdout()
+        sys.exit(0)
+    sys.stderr.write(f"meshdoctor: {internal_error_result(exc).summary}\n")
+    sys.exit(EXIT_UNKNOWN)
