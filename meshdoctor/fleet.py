@@ -424,7 +424,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     local_hosts = {here[0].ssh} if here else set()
     for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
         order.setdefault(here[0].ssh if h in here else h.ssh, []).append(h.rank)
-    text = json.dumps(hf.raw if hf.raw is not None else hf.to_dict())
+    text = hf.to_launch_json()
     replies = run_meshdoctor(
         list(order),
         lambda host: node_args(order[host], node_opts),
