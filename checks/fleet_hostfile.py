@@ -17,11 +17,12 @@ def run(ctx: NodeContext):
     hf = ctx.hostfile
     if hf is None:
         return skip("no --hostfile given")
+    source = hf.path or "the --hosts list"  # a hostfile built from --hosts has no file
     found = [
         fail(
             f"{path}: {msg}",
             evidence={"hostfile": hf.path, "path": path},
-            remediation=f"Edit {hf.path} at {path}, or regenerate it with mlx.distributed_config.",
+            remediation=f"Edit {source} at {path}, or regenerate it with mlx.distributed_config.",
         )
         for path, msg in hf.problems
     ]
@@ -44,7 +45,7 @@ def run(ctx: NodeContext):
     if not ctx.ranks and hf.world_size:
         found.append(
             warn(
-                f"this machine is none of the {hf.world_size} hosts in {hf.path} "
+                f"this machine is none of the {hf.world_size} hosts in {source} "
                 "(matched by ssh name, host name and local IPs)",
                 evidence=ev,
                 remediation="Run the check on a node of the mesh, or fix the ssh "

@@ -484,8 +484,9 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
             results = [r for r in results if r.code != HOSTFILE_CODE]
         seen_hostfile = seen_hostfile or any(r.code == HOSTFILE_CODE for r in results)
         for r in results:
-            if r.code == HOSTFILE_CODE and hf.path and r.remediation is not None:
-                r.remediation.text = r.remediation.text.replace("<stdin>", hf.path)
+            if r.code == HOSTFILE_CODE and r.remediation is not None:
+                source = hf.path or "the --hosts list"
+                r.remediation.text = r.remediation.text.replace("<stdin>", source)
         verdict.results.extend(results)
         verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
         views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])

@@ -133,7 +133,7 @@ def make_config(
             "probe; pass --backend ring, jaccl, jaccl-ring or nccl",
             "--backend",
         )
-    if chosen != hf.backend:  # the hostfile this run uses: checked for the backend it runs
+    if chosen != hf.effective_backend:  # another backend: a variant, checked for that backend
         hf = dataclasses.replace(hf, backend=chosen)
     bad = hf.problems
     if bad:
