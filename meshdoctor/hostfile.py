@@ -226,7 +226,7 @@ class Hostfile:
         if self.here is None:
             object.__setattr__(self, "here", frozenset(local_names()))
         doc = self._document
-        if doc is None or doc.hosts is not hosts or doc.envs != self.envs:
+        if doc is None or doc.hosts != hosts or doc.envs != self.envs:
             doc = _typed_document(self)  # built from values, or a variant with other entries
             object.__setattr__(self, "_document", doc)
         rules = _rules(self, self.here) if doc.rules else []
