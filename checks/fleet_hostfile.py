@@ -1,28 +1,30 @@
 """MD401 hostfile: the mlx.launch hostfile is consistent and names this machine.
 
-The rules are :func:`meshdoctor.hostfile.problems`, the same validation ``probe`` applies (mlx.launch's
-hostfile format, mlx 0.32.4); each inconsistency fails with the JSON path of the entry
-(``hosts[2].rdma[2]: must be null``).
+The rules are those of :func:`meshdoctor.hostfile.parse`, found once when the hostfile is loaded
+(``Hostfile.problems``), the same validation ``probe`` applies (mlx.launch's hostfile format, mlx
+0.32.4); each inconsistency fails with the JSON path of the entry (``hosts[2].rdma[2]: must be
+null``).
 """
 
 from __future__ import annotations
 
 from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.hostfile import JACCL_BACKENDS, n_ranks, problems
+from meshdoctor.hostfile import JACCL_BACKENDS, n_ranks
 
 
 def run(ctx: NodeContext):
     hf = ctx.hostfile
     if hf is None:
         return skip("no --hostfile given")
+    source = hf.path or "the --hosts list"  # a hostfile built from --hosts has no file
     found = [
         fail(
             f"{path}: {msg}",
             evidence={"hostfile": hf.path, "path": path},
-            remediation=f"Edit {hf.path} at {path}, or regenerate it with mlx.distributed_config.",
+            remediation=f"Edit {source} at {path}, or regenerate it with mlx.distributed_config.",
         )
-        for path, msg in problems(hf)
+        for path, msg in hf.problems
     ]
     ev = {
         "hostfile": hf.path,
@@ -43,7 +45,7 @@ def run(ctx: NodeContext):
     if not ctx.ranks and hf.world_size:
         found.append(
             warn(
-                f"this machine is none of the {hf.world_size} hosts in {hf.path} "
+                f"this machine is none of the {hf.world_size} hosts in {source} "
                 "(matched by ssh name, host name and local IPs)",
                 evidence=ev,
                 remediation="Run the check on a node of the mesh, or fix the ssh "

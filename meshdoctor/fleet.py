@@ -262,7 +262,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     local_hosts = {here[0].ssh} if here else set()
     for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
         order.setdefault(here[0].ssh if h in here else h.ssh, []).append(h.rank)
-    text = json.dumps(hf.raw if hf.raw is not None else hf.to_dict())
+    text = hf.to_launch_json()
     replies = run_meshdoctor(
         list(order),
         lambda host: node_args(order[host], node_opts),
@@ -322,8 +322,9 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
             results = [r for r in results if r.code != HOSTFILE_CODE]
         seen_hostfile = seen_hostfile or any(r.code == HOSTFILE_CODE for r in results)
         for r in results:
-            if r.code == HOSTFILE_CODE and hf.path and r.remediation is not None:
-                r.remediation.text = r.remediation.text.replace("<stdin>", hf.path)
+            if r.code == HOSTFILE_CODE and r.remediation is not None:
+                source = hf.path or "the --hosts list"
+                r.remediation.text = r.remediation.text.replace("<stdin>", source)
         verdict.results.extend(results)
         verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
         views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])

@@ -200,9 +200,9 @@ class HostExec:
             f"{timeout:g}",
         ]
         text = None
-        if hostfile is not None and hostfile.raw is not None:
+        if hostfile is not None:
             args += ["--hostfile", "/dev/stdin"]
-            text = json.dumps(hostfile.raw)
+            text = hostfile.to_launch_json()
         doc = self._meshdoctor(t.name, args, timeout + REMOTE_CHECK_TIMEOUT_S, input=text)
         return [dict(d, host=t.name) for d in doc["results"]]
 

@@ -1,13 +1,18 @@
-"""The mlx.launch hostfile: loading, consistency rules, and which rank this machine is.
+"""The mlx.launch hostfile as typed data: loading, consistency rules, and which rank this machine is.
 
 Format (mlx ``python/mlx/_distributed_utils/common.py`` ``Hostfile.from_file``, mlx 0.32.4):
 either a JSON list of hosts, or ``{"backend": ..., "envs": ["K=V", ...], "hosts": [...]}``; a host
 is ``{"ssh": name, "ips": [ip, ...], "rdma": [null | "dev" | ["dev", ...], ...]}``; rank = position.
 
-* :func:`load` raises :class:`HostfileError` (a usage error, exit 2) when the file cannot be read or
-  is not JSON, naming the file and the line/column.
-* :func:`problems` lists inconsistencies of a file that parses, each as a JSON path into the file
-  (``hosts[2].rdma[2]``) and a message; MD401 reports them.
+* The loader, :func:`load` (a path or ``-``) and :func:`parse` (text), is the only code that reads
+  the JSON. It returns a frozen :class:`Hostfile` (tuples, frozen :class:`Host` entries) whose
+  ``problems`` are found once, as it is built: each inconsistency as a :class:`Problem`, a JSON
+  path into the file (``hosts[2].rdma[2]``) and a message; MD401 reports them and ``probe``
+  refuses the file over them (exit 2). It raises :class:`HostfileError` (a usage error, exit 2)
+  when the file cannot be read or is not JSON, naming the file and the line/column.
+* :func:`from_list` (``--hosts a,b,c``) and the :class:`Hostfile` constructor build one from typed
+  values, checked by the same rules; :meth:`Hostfile.to_launch_json` is the JSON text another
+  meshdoctor reads.
 """
 
 from __future__ import annotations
@@ -18,7 +23,19 @@ import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    Any,
+    Dict,
+    FrozenSet,
+    Iterable,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 BACKENDS = ("ring", "jaccl", "jaccl-ring", "mpi", "nccl")
 JACCL_BACKENDS = ("jaccl", "jaccl-ring")
@@ -81,14 +98,67 @@ class HostfileError(ValueError):
     """The hostfile cannot be read or parsed; the message names the file and the position."""
 
 
-@dataclass
+class Problem(NamedTuple):
+    """One inconsistency of a hostfile: ``path``, a JSON path into the file
+    (``hosts[2].rdma[2]``), and ``message``, what is wrong there and what it needs."""
+
+    path: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BadCell:
+    """An ``rdma`` cell that is neither null, a device name nor a non-empty list of device names
+    (a number, an object, ``[]``, a list holding something else), kept as written so the rules
+    can name it: ``written`` is its JSON text, ``names`` the strings a list cell still holds."""
+
+    written: str
+    names: Tuple[str, ...] = ()
+
+    @property
+    def is_list(self) -> bool:
+        return self.written.startswith("[")
+
+    @property
+    def value(self) -> Any:
+        """The cell as JSON would give it (for messages, and to write it back)."""
+        return json.loads(self.written)
+
+
+#: One cell of a host's ``rdma`` row: None (no device towards that rank), a device name, a
+#: tuple of device names (one per cable), or a :class:`BadCell`.
+RdmaCell = Union[None, str, Tuple[str, ...], BadCell]
+
+
+def _cell(value: Any) -> RdmaCell:
+    """A written rdma cell (JSON value) as typed data."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(c, str) and c for c in value):
+        return tuple(value)
+    names = tuple(c for c in value if isinstance(c, str)) if isinstance(value, list) else ()
+    return BadCell(json.dumps(value), names)
+
+
+@dataclass(frozen=True)
 class Host:
-    """One rank's entry: ``rank`` (position), ``ssh`` name, ``ips`` and the ``rdma`` row."""
+    """One rank's entry: ``rank`` (its position), ``ssh`` name ('' when missing), ``ips`` (the
+    strings the entry lists) and the ``rdma`` row, one :data:`RdmaCell` per rank.
+
+    ``rdma_row``: the entry lists an ``rdma`` row, even an empty one (``"rdma": []``); a
+    non-empty ``rdma`` always counts as one. Lists given for ``ips``/``rdma`` become tuples."""
 
     rank: int
     ssh: str
-    ips: List[str] = field(default_factory=list)
-    rdma: List[Any] = field(default_factory=list)
+    ips: Tuple[str, ...] = ()
+    rdma: Tuple[RdmaCell, ...] = ()
+    rdma_row: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ips", tuple(self.ips))
+        rdma = tuple(tuple(c) if isinstance(c, list) else c for c in self.rdma)
+        object.__setattr__(self, "rdma", rdma)
+        object.__setattr__(self, "rdma_row", self.rdma_row or bool(rdma))
 
     def devices_to(self, peer: int) -> List[str]:
         """RDMA device names this host uses towards rank ``peer`` (empty if none listed)."""
@@ -97,8 +167,10 @@ class Host:
         cell = self.rdma[peer]
         if isinstance(cell, str):
             return [cell]
-        if isinstance(cell, list):
+        if isinstance(cell, tuple):
             return [c for c in cell if isinstance(c, str)]
+        if isinstance(cell, BadCell):
+            return list(cell.names)
         return []
 
     def devices(self) -> List[str]:
@@ -111,15 +183,54 @@ class Host:
         return seen
 
 
-@dataclass
-class Hostfile:
-    """A loaded hostfile. ``backend`` is as written ('' when absent); ``raw`` is the parsed JSON."""
+@dataclass(frozen=True)
+class _Document:
+    """The JSON document a :class:`Hostfile` stands for: its ``text``, the ``problems`` of how
+    it is written (found by the loader, or from the typed values), whether the entries are sound
+    enough for the rules (``rules``), and the ``hosts``/``envs`` it was read into."""
 
-    hosts: List[Host]
+    text: str
+    problems: Tuple[Problem, ...]
+    rules: bool
+    hosts: Tuple[Host, ...]
+    envs: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Hostfile:
+    """A hostfile, validated: ``hosts`` (rank order), ``backend`` as written ('' when absent),
+    ``envs`` (``"K=V"`` strings) and ``path`` (where it was read; None when built from values).
+
+    ``problems``: every inconsistency as :class:`Problem` tuples (empty when consistent), found
+    once when the hostfile is built (the rules: :func:`parse`); MD401 reports them and ``probe``
+    refuses the file over them. Frozen: a variant (``dataclasses.replace(hf, backend=...)``) is
+    a new hostfile, checked anew. Build one with :func:`load`, :func:`parse`, :func:`from_list`,
+    or from typed values: ``Hostfile((Host(0, "m1", ("10.0.0.1",)), ...), backend="ring")``.
+    ``here`` (default :func:`local_names`): the names and addresses that mean this machine, for
+    the locality rule."""
+
+    hosts: Tuple[Host, ...]
     backend: str = ""
-    envs: List[str] = field(default_factory=list)
+    envs: Tuple[str, ...] = ()
     path: Optional[str] = None
-    raw: Any = None
+    problems: Tuple[Problem, ...] = field(init=False, default=())
+    here: Optional[FrozenSet[str]] = field(default=None, repr=False, compare=False)
+    _document: Optional[_Document] = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hosts = tuple(self.hosts)
+        if any(h.rank != i for i, h in enumerate(hosts)):
+            raise ValueError("each Host's rank must be its position in hosts")
+        object.__setattr__(self, "hosts", hosts)
+        object.__setattr__(self, "envs", tuple(self.envs))
+        if self.here is None:
+            object.__setattr__(self, "here", frozenset(local_names()))
+        doc = self._document
+        if doc is None or doc.hosts != hosts or doc.envs != self.envs:
+            doc = _typed_document(self)  # built from values, or a variant with other entries
+            object.__setattr__(self, "_document", doc)
+        rules = _rules(self, self.here) if doc.rules else []
+        object.__setattr__(self, "problems", doc.problems + tuple(rules))
 
     def env_dict(self) -> Dict[str, str]:
         """``envs`` (``"K=V"`` strings) as a dict; an entry without ``=`` is skipped."""
@@ -138,32 +249,169 @@ class Hostfile:
             return "jaccl"
         return "ring"
 
-    def to_dict(self) -> dict:
-        return {
-            "backend": self.backend,
-            "envs": self.envs,
-            "hosts": [{"ssh": h.ssh, "ips": h.ips, "rdma": h.rdma} for h in self.hosts],
-        }
+    def to_launch_json(self) -> str:
+        """The hostfile as JSON text in mlx.launch's format, for another meshdoctor to read
+        (``check --hostfile`` sends it to every host on stdin): the document as read, so every
+        host validates what the user wrote, or for a hostfile built from values (``--hosts``),
+        those values (:func:`parse` of it gives the same hosts, backend, envs and problems). A
+        variant with another backend (``probe --backend``) keeps the document it came from."""
+        assert self._document is not None  # set by __post_init__
+        return self._document.text
 
 
-def _hosts_of(data: Any) -> Tuple[str, List[str], List[Any]]:
-    if isinstance(data, dict):
-        backend = data.get("backend", "")
-        envs = data.get("envs", [])
-        hosts = data.get("hosts", [])
-    elif isinstance(data, list):
-        backend, envs, hosts = "", [], data
-    else:
-        backend, envs, hosts = "", [], []
-    return (
-        backend if isinstance(backend, str) else "",
-        envs if isinstance(envs, list) else [],
-        hosts if isinstance(hosts, list) else [],
+def _launch_json(hosts: Sequence[Host], backend: str, envs: Sequence[str]) -> str:
+    """Typed values in mlx.launch's object form: ``backend`` and ``envs`` when set, per host
+    ``ssh``, ``ips`` and its ``rdma`` row when it has one."""
+
+    def cell(c: RdmaCell) -> Any:
+        if isinstance(c, BadCell):
+            return c.value
+        return list(c) if isinstance(c, tuple) else c
+
+    def entry(h: Host) -> Dict[str, Any]:
+        e: Dict[str, Any] = {"ssh": h.ssh, "ips": list(h.ips)}
+        if h.rdma_row:
+            e["rdma"] = [cell(c) for c in h.rdma]
+        return e
+
+    doc: Dict[str, Any] = {}
+    if backend:
+        doc["backend"] = backend
+    if envs:
+        doc["envs"] = list(envs)
+    doc["hosts"] = [entry(h) for h in hosts]
+    return json.dumps(doc)
+
+
+def _typed_document(hf: Hostfile) -> _Document:
+    """The document of a hostfile built from values: how its values would be written, with the
+    problems of how they are written (the same rules the loader applies to a file)."""
+    out = _backend_problems(hf.backend) + _env_problems(list(hf.envs))
+    if not hf.hosts:
+        out.append(Problem("hosts", "is empty: list one entry per rank"))
+    for h in hf.hosts:
+        out.extend(_entry_problems(h.rank, h.ssh, list(h.ips), True))
+    return _Document(
+        _launch_json(hf.hosts, hf.backend, hf.envs), tuple(out), bool(hf.hosts), hf.hosts, hf.envs
     )
 
 
-def parse(text: str, path: str = "<hostfile>") -> Hostfile:
-    """Parse hostfile text; raises :class:`HostfileError` if it is not JSON."""
+def _backend_problems(backend: Any) -> List[Problem]:
+    if not isinstance(backend, str) or (backend and backend not in BACKENDS):
+        return [
+            Problem(
+                "backend", f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
+            )
+        ]
+    return []
+
+
+def _env_problems(envs: Any) -> List[Problem]:
+    if not isinstance(envs, list):
+        return [Problem("envs", 'must be a list of "KEY=VALUE" strings')]
+    return [
+        Problem(f"envs[{i}]", f"{e!r} is not KEY=VALUE")
+        for i, e in enumerate(envs)
+        if not isinstance(e, str) or "=" not in e or not is_env_key(e.split("=")[0])
+    ]
+
+
+def _entry_problems(rank: int, ssh: Any, ips: Any, rdma_is_list: bool) -> List[Problem]:
+    """How one entry is written: its ssh name, its IPs, whether its rdma row is a list."""
+    where = f"hosts[{rank}]"
+    out = []
+    why = host_name_problem(ssh if isinstance(ssh, str) else "")
+    if why:
+        out.append(Problem(f"{where}.ssh", why))
+    if not isinstance(ips, list):
+        out.append(Problem(f"{where}.ips", "must be a list of IP addresses"))
+    else:
+        for j, ip in enumerate(ips):
+            try:
+                ipaddress.ip_address(ip)
+            except (ValueError, TypeError):
+                out.append(Problem(f"{where}.ips[{j}]", f"{ip!r} is not an IP address"))
+    if not rdma_is_list:
+        out.append(Problem(f"{where}.rdma", "must be a list with one entry per rank"))
+    return out
+
+
+def _written_problems(data: Any) -> Tuple[List[Problem], bool]:
+    """How a parsed document is written: ``(problems, rules)``, ``rules`` False when its shape
+    leaves nothing for the consistency rules to look at (not a list of objects, no hosts). An
+    entry that is not an object is reported once, and no other rule looks at it."""
+    out: List[Problem] = []
+    if not isinstance(data, (list, dict)):
+        return [Problem("$", 'must be a list of hosts or an object with "hosts"')], False
+    if isinstance(data, dict):
+        if "hosts" not in data:
+            return [Problem("hosts", 'missing: the object form needs a "hosts" list')], False
+        if not isinstance(data["hosts"], list):
+            return [Problem("hosts", "must be a list")], False
+        out += _backend_problems(data.get("backend", ""))
+        out += _env_problems(data.get("envs", []))
+    raw_hosts = data["hosts"] if isinstance(data, dict) else data
+    if not raw_hosts:
+        return out + [Problem("hosts", "is empty: list one entry per rank")], False
+    objects = True
+    for i, h in enumerate(raw_hosts):
+        if not isinstance(h, dict):
+            out.append(
+                Problem(f"hosts[{i}]", f'{_short(h)} must be an object with "ssh", "ips", "rdma"')
+            )
+            objects = False
+            continue
+        rdma_is_list = "rdma" not in h or isinstance(h["rdma"], list)
+        out += _entry_problems(i, h.get("ssh"), h.get("ips", []), rdma_is_list)
+    return out, objects
+
+
+def _typed(data: Any) -> Tuple[str, Tuple[str, ...], Tuple[Host, ...]]:
+    """``(backend, envs, hosts)`` of a parsed document; what is not of its type is left out
+    (``_written_problems`` names it)."""
+    if isinstance(data, dict):
+        backend, envs, raw_hosts = (
+            data.get("backend", ""),
+            data.get("envs", []),
+            data.get("hosts", []),
+        )
+    elif isinstance(data, list):
+        backend, envs, raw_hosts = "", [], data
+    else:
+        backend, envs, raw_hosts = "", [], []
+    hosts = []
+    for i, h in enumerate(raw_hosts if isinstance(raw_hosts, list) else []):
+        if not isinstance(h, dict):
+            h = {}
+        ips, rdma = h.get("ips"), h.get("rdma")
+        hosts.append(
+            Host(
+                i,
+                h["ssh"] if isinstance(h.get("ssh"), str) else "",
+                tuple(ip for ip in ips if isinstance(ip, str)) if isinstance(ips, list) else (),
+                tuple(_cell(c) for c in rdma) if isinstance(rdma, list) else (),
+                isinstance(rdma, list),
+            )
+        )
+    return (
+        backend if isinstance(backend, str) else "",
+        tuple(e for e in envs if isinstance(e, str)) if isinstance(envs, list) else (),
+        tuple(hosts),
+    )
+
+
+def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = None) -> Hostfile:
+    """The loader: hostfile ``text`` as a validated :class:`Hostfile` (``problems`` found here,
+    once). ``path`` names the file in messages; ``names``: what means this machine (default
+    :func:`local_names`). Raises :class:`HostfileError` when it is not JSON.
+
+    Rules (mlx.launch's hostfile format, mlx 0.32.4): hosts present, each with a non-empty
+    ``ssh``; ``ips`` valid addresses; ``envs`` are ``K=V``; no duplicate hosts; ring needs IPs
+    on every host; jaccl rows have N entries, null on the diagonal, every off-diagonal cell
+    filled (jaccl) or both ring neighbours (jaccl-ring); jaccl needs an IP on rank 0 for the
+    coordinator; a jaccl mesh has at most 8 ranks; an entry that is this machine lists only
+    addresses of this machine (:func:`locality_problems`). An entry that is not an object is
+    reported once, and no other rule looks at it."""
     try:
         data = json.loads(text)
     except RecursionError:
@@ -178,28 +426,24 @@ def parse(text: str, path: str = "<hostfile>") -> Hostfile:
             "Expected the mlx.launch hostfile format (a list of hosts, or an object with "
             '"backend", "envs" and "hosts").'
         ) from None
-    backend, envs, raw_hosts = _hosts_of(data)
-    hosts = []
-    for i, h in enumerate(raw_hosts):
-        if not isinstance(h, dict):
-            h = {}
-        ssh = h.get("ssh") if isinstance(h.get("ssh"), str) else ""
-        ips = (
-            [ip for ip in h.get("ips", []) if isinstance(ip, str)]
-            if isinstance(h.get("ips"), list)
-            else []
-        )
-        rdma = h.get("rdma") if isinstance(h.get("rdma"), list) else []
-        hosts.append(Host(i, ssh, ips, rdma))
-    return Hostfile(hosts, backend, [e for e in envs if isinstance(e, str)], path, data)
+    backend, envs, hosts = _typed(data)
+    written, rules = _written_problems(data)
+    return Hostfile(
+        hosts,
+        backend,
+        envs,
+        path,
+        here=frozenset(names) if names is not None else None,
+        _document=_Document(text, tuple(written), rules, hosts, envs),
+    )
 
 
 STDIN = "-"
 
 
-def load(path: Union[str, Path]) -> Hostfile:
-    """Read and parse the hostfile at ``path`` (``-``: standard input, named ``<stdin>`` in
-    messages); raises :class:`HostfileError`."""
+def load(path: Union[str, Path], names: Optional[Iterable[str]] = None) -> Hostfile:
+    """Read and parse (:func:`parse`) the hostfile at ``path`` (``-``: standard input, named
+    ``<stdin>`` in messages); raises :class:`HostfileError`."""
     if str(path) == STDIN:
         import sys
 
@@ -214,7 +458,7 @@ def load(path: Union[str, Path]) -> Hostfile:
                 f"<stdin>: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
                 f"at offset {exc.start}); send the hostfile as UTF-8 JSON"
             ) from None
-        return parse(text, "<stdin>")
+        return parse(text, "<stdin>", names)
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")  # a BOM is tolerated
@@ -229,11 +473,13 @@ def load(path: Union[str, Path]) -> Hostfile:
         ) from None
     except OSError as exc:
         raise HostfileError(f"{p}: cannot read: {exc}") from None
-    return parse(text, str(p))
+    return parse(text, str(p), names)
 
 
-def from_list(hostlist: str) -> Hostfile:
-    """A hostfile from ``--hosts a,b,c`` (as mlx.launch: an IP also serves as the ring address)."""
+def from_list(hostlist: str, names: Optional[Iterable[str]] = None) -> Hostfile:
+    """A hostfile from ``--hosts a,b,c`` (as mlx.launch: an IP also serves as the ring address),
+    validated like a file listing the same entries. Raises :class:`HostfileError` on an empty
+    entry."""
     hosts = []
     for i, name in enumerate(hostlist.split(",")):
         name = name.strip()
@@ -241,89 +487,31 @@ def from_list(hostlist: str) -> Hostfile:
             raise HostfileError(f"--hosts {hostlist!r}: entry {i} is empty")
         try:
             ipaddress.ip_address(name)
-            ips = [name]
+            ips: Tuple[str, ...] = (name,)
         except ValueError:
-            ips = []
-        hosts.append(Host(i, name, ips, []))
-    hf = Hostfile(hosts, "", [], None, None)
-    hf.raw = {"hosts": [{"ssh": h.ssh, "ips": h.ips} for h in hosts]}
-    return hf
+            ips = ()
+        hosts.append(Host(i, name, ips))
+    return Hostfile(tuple(hosts), here=frozenset(names) if names is not None else None)
 
 
-def problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[str, str]]:
-    """Every inconsistency of ``hf`` as ``(json_path, message)``; empty when consistent.
-
-    The one hostfile validation of ``check`` (MD401) and ``probe`` (a usage error there).
-    ``names``: what means this machine (default :func:`local_names`), for the locality rule.
-
-    Rules (mlx.launch's hostfile format, mlx 0.32.4): hosts present, each with a non-empty ``ssh``; ``ips`` valid addresses;
-    ``envs`` are ``K=V``; no duplicate hosts; ring needs IPs on every host; jaccl rows have N
-    entries, null on the diagonal, every off-diagonal cell filled (jaccl) or both ring neighbours
-    (jaccl-ring); jaccl needs an IP on rank 0 for the coordinator; a jaccl mesh has at most 8 ranks; an entry
-    that is this machine lists only addresses of this machine (:func:`locality_problems`). An
-    entry that is not an object is reported once, and no other rule looks at it.
-    """
-    out: List[Tuple[str, str]] = []
-    data = hf.raw
-    if not isinstance(data, (list, dict)):
-        return [("$", 'must be a list of hosts or an object with "hosts"')]
-    if isinstance(data, dict):
-        if "hosts" not in data:
-            return [("hosts", 'missing: the object form needs a "hosts" list')]
-        if not isinstance(data["hosts"], list):
-            return [("hosts", "must be a list")]
-        b = data.get("backend", "")
-        if not isinstance(b, str) or (b and b not in BACKENDS):
-            out.append(("backend", f"unknown backend {b!r}; expected one of {', '.join(BACKENDS)}"))
-        envs = data.get("envs", [])
-        if not isinstance(envs, list):
-            out.append(("envs", 'must be a list of "KEY=VALUE" strings'))
-        else:
-            for i, e in enumerate(envs):
-                if not isinstance(e, str) or "=" not in e or not is_env_key(e.split("=")[0]):
-                    out.append((f"envs[{i}]", f"{e!r} is not KEY=VALUE"))
-    raw_hosts = data["hosts"] if isinstance(data, dict) else data
-    n = len(raw_hosts)
-    if n == 0:
-        return out + [("hosts", "is empty: list one entry per rank")]
-    not_objects = set()
-    for i, h in enumerate(raw_hosts):
-        where = f"hosts[{i}]"
-        if not isinstance(h, dict):
-            out.append((where, f'{_short(h)} must be an object with "ssh", "ips", "rdma"'))
-            not_objects.add(i)
-            continue
-        why = host_name_problem(h.get("ssh") if isinstance(h.get("ssh"), str) else "")
-        if why:
-            out.append((f"{where}.ssh", why))
-        ips = h.get("ips", [])
-        if not isinstance(ips, list):
-            out.append((f"{where}.ips", "must be a list of IP addresses"))
-        else:
-            for j, ip in enumerate(ips):
-                try:
-                    ipaddress.ip_address(ip)
-                except (ValueError, TypeError):
-                    out.append((f"{where}.ips[{j}]", f"{ip!r} is not an IP address"))
-        if "rdma" in h and not isinstance(h["rdma"], list):
-            out.append((f"{where}.rdma", "must be a list with one entry per rank"))
-    if not_objects:  # the entry itself is wrong: no rule about its fields would add anything
-        return out
+def _rules(hf: Hostfile, names: Iterable[str]) -> List[Problem]:
+    """The consistency rules over the entries (see :func:`parse`), for the effective backend."""
+    out: List[Problem] = []
     backend = hf.effective_backend
     _duplicates(hf, backend, out)
     out.extend(locality_problems(hf, names))
-    if backend == "ring" and n > 1:
+    if backend == "ring" and hf.world_size > 1:
         for h in hf.hosts:
             if not h.ips:
                 out.append(
-                    (
+                    Problem(
                         f"hosts[{h.rank}].ips",
                         "the ring backend needs at least one IP "
                         "per host (it connects to IPs, not host names)",
                     )
                 )
     if backend in JACCL_BACKENDS:
-        _jaccl_rules(hf, backend, raw_hosts, out)
+        _jaccl_rules(hf, backend, out)
     return out
 
 
@@ -332,12 +520,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _duplicates(hf: Hostfile, backend: str, out: List[Tuple[str, str]]) -> None:
+def _duplicates(hf: Hostfile, backend: str, out: List[Problem]) -> None:
     seen: dict = {}
     for h in hf.hosts:
         if h.ssh and h.ssh in seen and backend in JACCL_BACKENDS:
             out.append(
-                (
+                Problem(
                     f"hosts[{h.rank}].ssh",
                     f"duplicate host {h.ssh!r} (also hosts"
                     f"[{seen[h.ssh]}]): JACCL runs one rank per Mac",
@@ -349,32 +537,34 @@ def _duplicates(hf: Hostfile, backend: str, out: List[Tuple[str, str]]) -> None:
         for j, ip in enumerate(h.ips):
             if ip in ipseen and ipseen[ip] != h.rank and backend in JACCL_BACKENDS:
                 out.append(
-                    (f"hosts[{h.rank}].ips[{j}]", f"duplicate IP {ip} (also hosts[{ipseen[ip]}])")
+                    Problem(
+                        f"hosts[{h.rank}].ips[{j}]", f"duplicate IP {ip} (also hosts[{ipseen[ip]}])"
+                    )
                 )
             ipseen.setdefault(ip, h.rank)
 
 
-def _jaccl_rules(
-    hf: Hostfile, backend: str, raw_hosts: Sequence[Any], out: List[Tuple[str, str]]
-) -> None:
+def _jaccl_rules(hf: Hostfile, backend: str, out: List[Problem]) -> None:
     n = hf.world_size
     if backend == "jaccl" and n > JACCL_MESH_MAX:
         out.append(
-            ("hosts", f"{n} ranks: a JACCL mesh supports at most {JACCL_MESH_MAX}; use jaccl-ring")
+            Problem(
+                "hosts",
+                f"{n} ranks: a JACCL mesh supports at most {JACCL_MESH_MAX}; use jaccl-ring",
+            )
         )
     if not hf.hosts[0].ips:
         out.append(
-            (
+            Problem(
                 "hosts[0].ips",
                 "JACCL needs an IP on rank 0: it is the coordinator (MLX_JACCL_COORDINATOR)",
             )
         )
     for h in hf.hosts:
         where = f"hosts[{h.rank}].rdma"
-        raw = raw_hosts[h.rank] if isinstance(raw_hosts[h.rank], dict) else {}
-        if not isinstance(raw.get("rdma"), list):
+        if not h.rdma_row:
             out.append(
-                (
+                Problem(
                     where,
                     f"missing: {backend} needs a row of {n} entries "
                     "(null for itself, a device name per peer)",
@@ -382,28 +572,35 @@ def _jaccl_rules(
             )
             continue
         if len(h.rdma) != n:
-            out.append((where, f"has {len(h.rdma)} entries, needs {n} (one per rank)"))
+            out.append(Problem(where, f"has {len(h.rdma)} entries, needs {n} (one per rank)"))
         for j, cell in enumerate(h.rdma):
             cw = f"{where}[{j}]"
             if j == h.rank:
                 if cell is not None:
-                    out.append((cw, "must be null (a rank has no device to itself)"))
+                    out.append(Problem(cw, "must be null (a rank has no device to itself)"))
                 continue
             needed = backend == "jaccl" or j in ((h.rank - 1) % n, (h.rank + 1) % n)
             if cell is None:
                 if needed:
                     peer = hf.hosts[j].ssh if j < n else j
                     out.append(
-                        (cw, f"no RDMA device towards rank {j} ({peer}); {backend} needs one")
+                        Problem(
+                            cw, f"no RDMA device towards rank {j} ({peer}); {backend} needs one"
+                        )
                     )
             elif isinstance(cell, str):
                 if not cell:
-                    out.append((cw, "empty device name"))
-            elif isinstance(cell, list):
-                if not cell or not all(isinstance(c, str) and c for c in cell):
-                    out.append((cw, "a list cell must hold one or more device names"))
+                    out.append(Problem(cw, "empty device name"))
+            elif isinstance(cell, tuple) or (isinstance(cell, BadCell) and cell.is_list):
+                if (
+                    isinstance(cell, BadCell)
+                    or not cell
+                    or not all(isinstance(c, str) and c for c in cell)
+                ):
+                    out.append(Problem(cw, "a list cell must hold one or more device names"))
             else:
-                out.append((cw, f"{cell!r} is not a device name, a list of names or null"))
+                value = cell.value if isinstance(cell, BadCell) else cell
+                out.append(Problem(cw, f"{value!r} is not a device name, a list of names or null"))
 
 
 def local_names() -> Set[str]:
@@ -454,7 +651,7 @@ def local_ranks(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[int
     return [h.rank for h in hf.hosts if is_this_machine(h, mine)]
 
 
-def locality_problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Tuple[str, str]]:
+def locality_problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> List[Problem]:
     """Addresses of entries that are this machine (:func:`is_this_machine`) but are not
     assigned here, as ``(json_path, message)``.
 
@@ -463,7 +660,7 @@ def locality_problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> Li
     machine but whose IP belongs elsewhere can never start here: ``check`` (MD401) fails on it
     and ``probe`` refuses the hostfile (exit 2), with the same message."""
     mine = set(names) if names is not None else local_names()
-    out: List[Tuple[str, str]] = []
+    out: List[Problem] = []
     for h in hf.hosts:
         if not is_this_machine(h, mine):
             continue
@@ -481,7 +678,7 @@ def locality_problems(hf: Hostfile, names: Optional[Iterable[str]] = None) -> Li
                 else "another of its addresses is this machine's"
             )
             out.append(
-                (
+                Problem(
                     f"hosts[{h.rank}].ips[{j}]",
                     f"{ip} is not an address of this machine, but rank {h.rank} runs here "
                     f"({why}): the rank "

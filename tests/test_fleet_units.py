@@ -51,14 +51,21 @@ def _facts(i: int, **over) -> dict:
     return f
 
 
-def _view(f0: dict, f1: dict, backend: str = "jaccl", envs=(), reachable=(True, True)):
+def _view(
+    f0: dict,
+    f1: dict,
+    backend: str = "jaccl",
+    envs=(),
+    reachable=(True, True),
+    device01: str = "rdma_en2",
+):
     hf = parse(
         json.dumps(
             {
                 "backend": backend,
                 "envs": list(envs),
                 "hosts": [
-                    {"ssh": "m0", "ips": ["10.0.0.1"], "rdma": [None, "rdma_en2"]},
+                    {"ssh": "m0", "ips": ["10.0.0.1"], "rdma": [None, device01]},
                     {"ssh": "m1", "ips": ["10.0.0.2"], "rdma": ["rdma_en2", None]},
                 ],
             }
@@ -205,8 +212,7 @@ def test_only_cross_node_checks_and_the_hostfile_rules_once(tmp_path, clean_env)
 
 
 def test_escape_sequences_from_a_hostfile_never_reach_the_terminal():
-    view = _view(_facts(0), _facts(1))
-    view.hostfile.hosts[0].rdma[1] = "rdma_en2\x1b[2J"
+    view = _view(_facts(0), _facts(1), device01="rdma_en2\x1b[2J")
     got = run_fleet_checks(all_fleet_checks(), view)
     assert all("\x1b" not in r.summary for _, r in got)
     assert any("rdma_en2\\x1b[2J" in r.summary for _, r in got)  # shown, not obeyed

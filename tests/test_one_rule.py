@@ -17,7 +17,6 @@ from meshdoctor.hostfile import (
     locality_problems,
     n_ranks,
     parse,
-    problems,
     ranks_phrase,
 )
 from tests.helpers import run_cli, write
@@ -308,8 +307,10 @@ def test_check_says_one_rank_and_both_ranks_in_words(tmp_path, clean_env):
 
 
 def test_a_non_object_host_entry_is_reported_once():
-    got = problems(
-        parse(json.dumps([5, {"ssh": "localhost", "ips": ["127.0.0.1"]}])), names={"localhost"}
+    got = list(
+        parse(
+            json.dumps([5, {"ssh": "localhost", "ips": ["127.0.0.1"]}]), names={"localhost"}
+        ).problems
     )
     assert got == [("hosts[0]", '5 must be an object with "ssh", "ips", "rdma"')]
 

@@ -84,10 +84,7 @@ def init_deadline(cfg: ProbeConfig) -> float:
 def local_hostfile(n: int, backend: str = "ring") -> Hostfile:
     """The embedded default: ``n`` ranks on this machine over loopback (ring; nccl on a host
     whose MLX is the CUDA build, one GPU per rank)."""
-    hosts = [Host(i, "localhost", ["127.0.0.1"], []) for i in range(n)]
-    hf = Hostfile(hosts, backend, [], None, None)
-    hf.raw = {"backend": backend, "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * n}
-    return hf
+    return Hostfile(tuple(Host(i, "localhost", ("127.0.0.1",)) for i in range(n)), backend)
 
 
 def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:

@@ -4,9 +4,10 @@ mesh, a size that parses, a hostfile the backend can use, and enough memory on t
 
 from __future__ import annotations
 
+import dataclasses
 from typing import List, Optional
 
-from ..hostfile import Hostfile, HostfileError, from_list, local_names, problems
+from ..hostfile import Hostfile, HostfileError, from_list, local_names
 from . import env as envmod
 from ..hostfile import is_this_machine
 from .config import ProbeConfig, local_hostfile
@@ -106,8 +107,8 @@ def make_config(
             "devices (--hostfile)",
             "--backend",
         )
-    if hf.raw is not None and hf.world_size == 0:
-        bad = problems(hf)
+    if hf.world_size == 0:
+        bad = hf.problems
         raise ProbeSetupError(
             (f"{hf.path}: " if hf.path else "")
             + ("; ".join(f"{p}: {m}" for p, m in bad[:4]) or "no hosts"),
@@ -132,8 +133,9 @@ def make_config(
             "probe; pass --backend ring, jaccl, jaccl-ring or nccl",
             "--backend",
         )
-    hf.backend = chosen
-    bad = problems(hf) if hf.raw is not None else []
+    if chosen != hf.effective_backend:  # another backend: a variant, checked for that backend
+        hf = dataclasses.replace(hf, backend=chosen)
+    bad = hf.problems
     if bad:
         listed = "; ".join(f"{p}: {m}" for p, m in bad[:4])
         raise ProbeSetupError(
