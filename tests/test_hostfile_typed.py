@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from meshdoctor import hostfile as H
 from meshdoctor.probe.setup import ProbeSetupError
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 from tests.test_probe_units import _cfg
 
 NAMES = {"here.example"}  # what means this machine below: none of the entries
