@@ -61,9 +61,8 @@ class FixLock:
             if self.run_id and holder[1:2] == [self.run_id]:
                 return self  # our own run holds it
             raise LockBusy(
-                f"another `meshdoctor fix` is applying changes (pid "
-                f"{holder[0] if holder else '?'}; lock {self.path}); wait for it "
-                "to finish"
+                f"another `meshdoctor fix` is applying changes ({_describe_holder(holder)}; "
+                f"lock {self.path}); wait for it to finish"
             ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()} {self.run_id}".encode())
@@ -76,6 +75,24 @@ class FixLock:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
+
+
+def _describe_holder(holder: List[str]) -> str:
+    """``pid N (its command line), run R`` from the lock file's ``<pid> <run_id>`` words; what
+    cannot be read is left out (an empty file: the holder is between taking the lock and
+    writing its pid)."""
+    if not holder:
+        return "pid unknown"
+    out = f"pid {holder[0]}"
+    try:
+        import psutil
+
+        out += f" ({' '.join(psutil.Process(int(holder[0])).cmdline())[:200]})"
+    except (ValueError, psutil.Error):
+        pass
+    if holder[1:]:
+        out += f", run {holder[1]}"
+    return out
 
 
 def _now() -> _dt.datetime:

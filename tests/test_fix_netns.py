@@ -110,7 +110,8 @@ def test_stale_ranks_on_every_host_at_once(bed):
         env=bed.env,
         timeout=180,
     )
-    assert again.rc == 0 and not any(a["changed"] for a in again.doc["actions"])
+    assert again.rc == 0, [(x["host"], x["code"], x["summary"]) for x in again.doc["results"]]
+    assert not any(a["changed"] for a in again.doc["actions"])
 
 
 def test_unreachable_host_is_could_not_assess(bed):

@@ -355,28 +355,41 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
                 for r in blame.silent_inside
             )
         )
+    too_short = bool(cfg.timeout and cfg.timeout < auto)
+    short_note = short_remedy = ""
+    if too_short:
+        short_note = (
+            f" (--timeout {cfg.timeout:g}); the deadline sized for "
+            f"{format_size(cfg.size)} would be {auto:.1f} s"
+        )
+        short_remedy = (
+            f"--timeout {cfg.timeout:g} s is shorter than this collective can take at "
+            f"{format_size(cfg.size)}: probe again without --timeout (the deadline is "
+            f"then {auto:.1f} s, sized for the message) or with a longer one. If it "
+            "still hangs, that is a real hang. " + RING_DEADLOCK
+        )
     if blame.all_inside:  # nobody to blame: every rank was inside the collective
         msg = (
             f"all {len(waiting)} ranks entered {describe_step(step)} and none left within "
             f"the {out.deadline_s:.1f} s deadline"
         )
-        if cfg.timeout and cfg.timeout < auto:
-            msg += (
-                f" (--timeout {cfg.timeout:g}); the deadline sized for "
-                f"{format_size(cfg.size)} would be {auto:.1f} s"
-            )
-            remedy = (
-                f"--timeout {cfg.timeout:g} s is shorter than this collective can take at "
-                f"{format_size(cfg.size)}: probe again without --timeout (the deadline is "
-                f"then {auto:.1f} s, sized for the message) or with a longer one. If it "
-                "still hangs with every rank inside, that is a real hang. " + RING_DEADLOCK
-            )
+        if too_short:
+            msg += short_note
+            remedy = short_remedy
         else:
             remedy = (
                 "No rank stopped or fell behind: the collective itself made no "
                 "progress. " + RING_DEADLOCK
             )
         host = MESH
+    elif too_short and not stalled:
+        # a rank still on its way to the step when a deadline far shorter than the one sized
+        # for the message passed is late, not faulty: every rank kept its heartbeat
+        msg = f"{describe_step(step)} {what}{short_note}: " + "; ".join(
+            p.replace("never arrived", "not yet arrived") for p in parts
+        )
+        host = MESH
+        remedy = short_remedy
     else:
         msg = f"{describe_step(step)} {what}" + (": " + "; ".join(parts) if parts else "")
         host = out.ranks[blame.suspect].host
