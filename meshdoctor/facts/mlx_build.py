@@ -58,26 +58,63 @@ try:
 except Exception as e:
     cu["error"] = type(e).__name__ + ": " + str(e)
 try:
-    import importlib.metadata as md
-    for d in md.distributions():
-        nm = (d.metadata["Name"] or "").lower().replace("_", "-")
-        if nm.startswith("mlx-cuda"):
-            cu["packages"].append(nm + "==" + d.version)
+    cu["packages"] = [nm + "==" + ver for nm, ver in mlx_cuda_dists()]
 except Exception:
     pass
 out["cuda"] = cu
 print(json.dumps(out))
-""".replace("BACKENDS_PLACEHOLDER", repr(BACKENDS))
-
-# Without importing mlx: the names of the installed MLX CUDA packages (mlx[cuda12] and
-# mlx[cuda13] install mlx-cuda-12 / mlx-cuda-13), one per line.
-_CUDA_PACKAGES = r"""
-import importlib.metadata as md
-for d in md.distributions():
-    nm = (d.metadata["Name"] or "").lower().replace("_", "-")
-    if nm.startswith("mlx-cuda"):
-        print(nm)
 """
+
+# The installed MLX CUDA packages (mlx[cuda12] and mlx[cuda13] install mlx-cuda-12 /
+# mlx-cuda-13) as ``(name, version)``, read the way importlib.metadata finds distributions (a
+# ``<name>-<version>.dist-info`` or ``.egg-info`` directory on sys.path, its METADATA or PKG-INFO
+# headers; PEP 376, PEP 503 name normalization) but without importing importlib.metadata and the
+# email package, which cost more than importing mlx itself.
+_SCAN_CUDA = r"""
+import os, sys
+def mlx_cuda_dists():
+    found = []
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for f in names:
+            low = f.lower()
+            if not low.startswith(("mlx_cuda", "mlx-cuda", "mlx.cuda")):
+                continue
+            if low.endswith(".dist-info"):
+                meta = os.path.join(entry or ".", f, "METADATA")
+            elif low.endswith(".egg-info"):
+                meta = os.path.join(entry or ".", f, "PKG-INFO")
+            else:
+                continue
+            head = {}
+            try:
+                with open(meta, encoding="utf-8", errors="replace") as fh:
+                    for line in fh:
+                        if not line.strip():
+                            break
+                        k, _, v = line.partition(":")
+                        head.setdefault(k.strip().lower(), v.strip())
+            except OSError:
+                continue
+            nm = head.get("name", "").lower().replace("_", "-").replace(".", "-")
+            if nm.startswith("mlx-cuda"):
+                found.append((nm, head.get("version", "")))
+    return found
+"""
+
+_PROBE = _SCAN_CUDA + _PROBE.replace("BACKENDS_PLACEHOLDER", repr(BACKENDS))
+
+# Without importing mlx: the names of the installed MLX CUDA packages, one per line.
+_CUDA_PACKAGES = (
+    _SCAN_CUDA
+    + r"""
+for nm, _ in mlx_cuda_dists():
+    print(nm)
+"""
+)
 
 
 def has_guard(paths: List[str]) -> Optional[bool]:
