@@ -7,6 +7,10 @@ native libraries shipped in ``mlx/lib``, and Metal's recommended working set whe
 The doctor then looks for the JACCL progress guard in those libraries itself: a build with the
 guard (the JACCL progress-timeout patch) contains the string ``JACCL_PROGRESS_TIMEOUT_MS``
 ; upstream MLX (0.32.4) has none.
+
+On Linux the answer for a CPU build is kept between runs by :mod:`.mlx_cache`, keyed by the
+interpreter, the environment and every file the import read (the child reports them under
+``_files``, which never reaches the evidence); any change to them runs the child again.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any, Dict, List, Optional
 from ..context import NodeContext
 from ..parsers.macos import version_tuple
 from ..ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
+from . import mlx_cache
 
 GUARD_STRING = b"JACCL_PROGRESS_TIMEOUT_MS"
 BACKENDS = ("ring", "jaccl", "mpi", "nccl")
@@ -26,6 +31,13 @@ BACKENDS = ("ring", "jaccl", "mpi", "nccl")
 _PROBE = r"""
 import json, os, sys
 out = {"python": sys.version.split()[0], "executable": sys.executable}
+def sig(p):
+    try:
+        st = os.stat(p)
+    except (OSError, ValueError):
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+files = {p: sig(p) for p in sys.path if p}  # before the import reads them
 try:
     import mlx.core as mx
 except Exception as e:
@@ -34,6 +46,20 @@ except Exception as e:
     print(json.dumps(out)); sys.exit(0)
 import mlx
 out["installed"] = True
+for d in list(getattr(mlx, "__path__", [])):
+    files[d] = sig(d)
+    for sub in (d, os.path.join(d, "lib")):
+        files[sub] = sig(sub)
+        try:
+            names = os.listdir(sub)
+        except OSError:
+            continue
+        for f in names:
+            if sub != d or (f.startswith("core") and (f.endswith(".so") or f.endswith(".dylib"))):
+                files[os.path.join(sub, f)] = sig(os.path.join(sub, f))
+if getattr(mx, "__file__", None):
+    files[mx.__file__] = sig(mx.__file__)
+out["_files"] = files
 out["version"] = getattr(mx, "__version__", "")
 pkg = os.path.dirname(mlx.__file__ or list(mlx.__path__)[0])
 out["path"] = pkg
@@ -146,6 +172,12 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
     # an inspection, not a rank: without the rank variables a shell may carry (MLX_RANK), so
     # MD301 never mistakes this child for a stale rank
     env = {k: v for k, v in os.environ.items() if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV,)}
+    cache_key = None
+    if mlx_cache.enabled(ctx.platform):  # computed before the child runs: what it will see
+        cache_key = mlx_cache.key(ctx.python, env, _PROBE)
+        cached = mlx_cache.load(cache_key)
+        if cached is not None:
+            return _finish(cached)
     res = ctx.command(ctx.python, "-c", _PROBE, env=env)
     if res.missing:
         return {"probe": "unrunnable", "detail": res.describe(), "python": ctx.python}
@@ -166,6 +198,15 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
             "stderr_tail": res.stderr[-1500:],
             "python": ctx.python,
         }
+    files = data.pop("_files", None)
+    if cache_key is not None and isinstance(files, dict):
+        mlx_cache.store(cache_key, data, files)
+    return _finish(data)
+
+
+def _finish(data: Dict[str, Any]) -> Dict[str, Any]:
+    """The child's answer (fresh or cached) with what the doctor derives from it."""
+    data = dict(data)
     data["probe"] = "ok"
     if data.get("installed"):
         data["version_tuple"] = list(version_tuple(data.get("version", "")))
