@@ -213,3 +213,22 @@ def test_gpu_builds_and_a_turned_off_cache_always_probe(cached_site, monkeypatch
     _gather()
     _gather()
     assert probes.n == 2
+
+
+def test_an_unusable_state_directory_still_inspects_mlx(cached_site, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("MESHDOCTOR_STATE_DIR", str(blocker / "state"))  # cannot be created
+    probes = ProbeCount(monkeypatch)
+    assert _gather()["probe"] == "ok" and _gather()["probe"] == "ok"
+    assert probes.n == 2
+
+
+def test_a_bare_interpreter_name_is_keyed_by_what_path_finds(tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python3").symlink_to(sys.executable)
+    env = {"PATH": str(bindir)}
+    k = mlx_cache.key("python3", env, "probe")
+    assert k["python_real"] == os.path.realpath(sys.executable)
+    assert k["python_stat"] == mlx_cache.stat_sig(sys.executable)

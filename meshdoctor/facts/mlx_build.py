@@ -174,8 +174,11 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV,)}
     cache_key = None
     if mlx_cache.enabled(ctx.platform):  # computed before the child runs: what it will see
-        cache_key = mlx_cache.key(ctx.python, env, _PROBE)
-        cached = mlx_cache.load(cache_key)
+        try:
+            cache_key = mlx_cache.key(ctx.python, env, _PROBE)
+            cached = mlx_cache.load(cache_key)
+        except Exception:  # a cache that cannot be used (state directory not writable...)
+            cache_key = cached = None  # is no reason to lose the inspection: run the child
         if cached is not None:
             return _finish(cached)
     res = ctx.command(ctx.python, "-c", _PROBE, env=env)
@@ -200,7 +203,10 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
         }
     files = data.pop("_files", None)
     if cache_key is not None and isinstance(files, dict):
-        mlx_cache.store(cache_key, data, files)
+        try:
+            mlx_cache.store(cache_key, data, files)
+        except Exception:  # not kept: the next run inspects again
+            pass
     return _finish(data)
 
 

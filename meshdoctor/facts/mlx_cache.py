@@ -90,10 +90,17 @@ def cacheable(answer: Dict[str, Any]) -> bool:
 def key(python: str, env: Dict[str, str], probe: str) -> Dict[str, Any]:
     """What the child's answer depends on besides the files it reports (module docstring)."""
     import hashlib
+    import shutil
 
-    real = os.path.realpath(python)
-    here = os.path.dirname(os.path.abspath(python))
-    cwd = os.getcwd()
+    exe = python
+    if os.sep not in python:  # a bare name runs what PATH finds first
+        exe = shutil.which(python, path=env.get("PATH", os.defpath)) or python
+    real = os.path.realpath(exe)
+    here = os.path.dirname(os.path.abspath(exe))
+    try:
+        cwd: Optional[str] = os.getcwd()
+    except OSError:  # removed under us: the child's sys.path[0] is then nothing we can stamp
+        cwd = None
     try:
         with open(BOOT_ID, encoding="ascii") as fh:
             boot = fh.read().strip()
@@ -110,7 +117,7 @@ def key(python: str, env: Dict[str, str], probe: str) -> Dict[str, Any]:
             stat_sig(os.path.join(d, "pyvenv.cfg")) for d in (here, os.path.dirname(here))
         ],
         "cwd": cwd,
-        "cwd_stat": stat_sig(cwd),
+        "cwd_stat": stat_sig(cwd) if cwd is not None else None,
         "env": hashlib.sha256(json.dumps(env_items).encode()).hexdigest(),
         "boot_id": boot,
         "ld_cache": stat_sig(LD_CACHE),
