@@ -346,7 +346,7 @@ def test_no_infiniband_class_in_sysfs_answers_without_the_child(
     assert ran == []
     assert inv.state == state and inv.listed == listed and inv.reader == verbs.SYSFS
     assert str(tmp_path / "sysfs" / "class" / "infiniband") in inv.detail
-    assert f"pyverbs through {sys.executable} not run" in inv.detail
+    assert f"pyverbs through {sys.executable} was not run" in inv.detail
     assert [a["reader"] for a in inv.attempts] == ["pyverbs", verbs.SYSFS]
     assert set(inv.evidence()) == {"reader", "inventory", "attempts", "detail"}
 

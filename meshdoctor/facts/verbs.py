@@ -305,7 +305,7 @@ def sysfs_shortcut(python: str) -> Optional[Inventory]:
         names = os.listdir(cls)
     except FileNotFoundError:
         state, listed = NO_RDMA, None
-        detail = f"{cls} does not exist (no RDMA driver loaded)"
+        detail = f"{cls} does not exist (no RDMA driver is loaded)"
     except OSError:
         return None
     else:
@@ -313,7 +313,7 @@ def sysfs_shortcut(python: str) -> Optional[Inventory]:
             return None
         state, listed = NO_DEVICES, []
         detail = f"{cls} lists no RDMA device"
-    detail += f"; pyverbs through {python} not run: it would list none"
+    detail += f", so pyverbs through {python} was not run: it could list no device"
     return Inventory(
         state,
         SYSFS,
