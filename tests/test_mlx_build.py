@@ -232,3 +232,18 @@ def test_a_bare_interpreter_name_is_keyed_by_what_path_finds(tmp_path, monkeypat
     k = mlx_cache.key("python3", env, "probe")
     assert k["python_real"] == os.path.realpath(sys.executable)
     assert k["python_stat"] == mlx_cache.stat_sig(sys.executable)
+
+
+def test_a_library_added_to_a_linker_directory_runs_the_probe_again(
+    cached_site, tmp_path, monkeypatch
+):
+    libdir = tmp_path / "usr-lib"
+    libdir.mkdir()
+    monkeypatch.setattr(mlx_cache, "LIB_DIRS", (str(libdir),))
+    probes = ProbeCount(monkeypatch)
+    _gather()
+    _gather()
+    assert probes.n == 1
+    (libdir / "libmpi.so").write_bytes(b"")  # what MLX's mpi backend dlopens
+    _gather()
+    assert probes.n == 2

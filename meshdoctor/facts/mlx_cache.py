@@ -10,7 +10,9 @@ a JSON file of mode 0600 written atomically. An entry is used only when all of t
   (mtime_ns, size, inode), any ``pyvenv.cfg`` beside it, the working directory (the child's
   ``sys.path[0]``) and its mtime, a digest of the child's environment (without per-session
   variables such as ``SSH_CLIENT``), the boot id (``/proc/sys/kernel/random/boot_id``: a reboot or
-  a new kernel) and ``/etc/ld.so.cache`` (rewritten by ``ldconfig`` on library installs);
+  a new kernel), ``/etc/ld.so.cache`` (rewritten by ``ldconfig`` on library installs) and the
+  dynamic linker's default directories (a ``libmpi.so`` copied there changes what
+  ``is_available(backend="mpi")`` answers);
 * the files the child reported, each by (mtime_ns, size, inode): every ``sys.path`` entry (a
   directory's mtime changes when a package or ``.pth`` file is added or removed in it), the mlx
   package directories, its core extension (``mlx/core*.so``) and the libraries in ``mlx/lib``.
@@ -50,6 +52,8 @@ SESSION_ENV = frozenset(
 )
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 LD_CACHE = "/etc/ld.so.cache"
+# the dynamic linker's default directories (ld.so(8)); MLX dlopens libmpi.so for its mpi backend
+LIB_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
 
 
 def stat_sig(path: str) -> Optional[List[int]]:
@@ -121,7 +125,13 @@ def key(python: str, env: Dict[str, str], probe: str) -> Dict[str, Any]:
         "env": hashlib.sha256(json.dumps(env_items).encode()).hexdigest(),
         "boot_id": boot,
         "ld_cache": stat_sig(LD_CACHE),
+        "lib_dirs": [stat_sig(d) for d in _lib_dirs()],
     }
+
+
+def _lib_dirs() -> List[str]:
+    arch = getattr(sys.implementation, "_multiarch", None)  # Debian's /usr/lib/x86_64-linux-gnu
+    return list(LIB_DIRS) + ([f"/lib/{arch}", f"/usr/lib/{arch}"] if arch else [])
 
 
 def _dir() -> str:
