@@ -38,7 +38,6 @@ from ..check import Finding, error, fail, skip
 from ..context import NodeContext
 from ..deadline import call as call_with_deadline
 from ..hostfile import JACCL_BACKENDS
-from .thunderbolt import gather_thunderbolt
 from ..parsers.ibv import (
     LIMIT_KEYS,
     LINK_LAYERS,
@@ -595,6 +594,8 @@ def _tb4_note(ctx: NodeContext) -> str:
     """``"; Thunderbolt 4 hardware ..."`` on a Mac with no Thunderbolt 5 port, else ``""``."""
     if not ctx.is_mac:
         return ""
+    from .thunderbolt import gather_thunderbolt  # macOS tools: loaded on a Mac only
+
     tb = ctx.fact(gather_thunderbolt)
     if tb.readable and tb.hardware()["generation"] == "tb4":
         return "; this Mac has Thunderbolt 4 hardware, which never does RDMA"
