@@ -22,7 +22,6 @@ from typing import Any, Dict
 from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.facts.thunderbolt import gather_thunderbolt
 
 ENABLE_REMEDY = (
     "Enable RDMA on this Mac from macOS Recovery: shut down, hold the power button "
@@ -97,6 +96,8 @@ def _mac(ctx: NodeContext, role: str):
     if inv.state == verbs.WEDGED:
         return verbs.wedged_finding(inv, "the RDMA devices")
     chain["ibv_devices"] = inv.listed if inv.listed is not None else inv.detail
+    from meshdoctor.facts.thunderbolt import gather_thunderbolt  # macOS tools: loaded when asked
+
     tb = ctx.fact(gather_thunderbolt)
     tb5 = tb.tb5_links()
     chain["thunderbolt5_links"] = [f"{ln.hardware_port} {ln.speed_text}" for ln in tb5]

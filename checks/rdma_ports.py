@@ -17,7 +17,6 @@ from typing import Any, Dict, List
 from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.facts.thunderbolt import gather_thunderbolt
 
 MISSING_REMEDY = (
     "RDMA device names follow the enX numbering and change after re-cabling or a "
@@ -45,6 +44,8 @@ def _down_advice(ctx: NodeContext):
     """``(summary suffix, remedy)`` for a port that is not active: on Thunderbolt 4 hardware
     no cable or peer brings it up (MD201 says why), elsewhere the usual causes apply."""
     if ctx.is_mac:
+        from meshdoctor.facts.thunderbolt import gather_thunderbolt  # macOS tools, when asked
+
         tb = ctx.fact(gather_thunderbolt)
         if tb.readable and tb.hardware()["generation"] == "tb4":
             return " (Thunderbolt 4 hardware: never usable for RDMA)", TB4_DOWN_REMEDY
@@ -141,6 +142,8 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
     }
     out = []
     if ctx.is_mac and down:
+        from meshdoctor.facts.thunderbolt import gather_thunderbolt  # macOS tools, when asked
+
         tb = ctx.fact(gather_thunderbolt)
         why, remedy = _down_advice(ctx)
         for dev, p in down:

@@ -16,17 +16,14 @@ link. Rules:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from meshdoctor.facts import verbs
 from meshdoctor.check import Check, Doc, fail, ok, skip, warn
 from meshdoctor.context import NodeContext
-from meshdoctor.facts.thunderbolt import (
-    SYSTEM_PROFILER,
-    Link,
-    TbInventory,
-    gather_thunderbolt,
-)
+
+if TYPE_CHECKING:  # the macOS tools' fact module is loaded when the check runs
+    from meshdoctor.facts.thunderbolt import Link, TbInventory
 
 BRIDGE_REMEDY = (
     "Turn Thunderbolt Bridge off: `sudo ifconfig {bridge} down` now, and in System "
@@ -131,6 +128,8 @@ def run(ctx: NodeContext):
     role = verbs.rdma_role(ctx)
     if role == verbs.UNUSED:
         return skip(verbs.unused_skip_reason(ctx))
+    from meshdoctor.facts.thunderbolt import SYSTEM_PROFILER, gather_thunderbolt
+
     tb = ctx.fact(gather_thunderbolt)
     if not tb.readable:
         return verbs.error_finding(

@@ -57,6 +57,9 @@ def fixes_for(codes: Iterable[str]) -> List[Fix]:
 
 def annotate(results: Iterable[Result]) -> None:
     """Name the fix in the remediation of each failed or warning result a fix resolves."""
+    results = list(results)
+    if not any(r.status in (FAIL, WARN) for r in results):
+        return  # nothing to name a fix for: the fix modules are not even loaded
     by_code: Dict[str, str] = {}
     for f in reversed(fixes_for({r.code for r in results})):
         for c in f.resolves:

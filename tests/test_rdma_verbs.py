@@ -298,13 +298,92 @@ def test_the_documented_venv_reads_the_os_pyverbs_through_the_system_interpreter
         for p in env.get("PATH", "").split(os.pathsep)
         if not os.path.exists(os.path.join(p, "ibv_devinfo"))
     )
+    if not _has_rdma_devices():
+        # a sysfs naming one device, so the child runs; libibverbs (told the same SYSFS_PATH)
+        # then finds no verbs class there and answers as on a node without RDMA
+        env[verbs.SYSFS_ENV] = str(_fake_sysfs(tmp_path, ["mlx5_0"]))
     r = run_cli("check", "--json", "--only", "MD201", env=env)
     ev = r.results("MD201")[0]["evidence"]
     assert ev["reader"] == f"pyverbs ({SYSTEM_PYTHON})", ev
     assert [a["reader"] for a in ev["attempts"]] == ["pyverbs", f"pyverbs ({SYSTEM_PYTHON})"]
-    if not Path("/sys/class/infiniband").is_dir():
-        assert ev["inventory"] == verbs.NO_RDMA
-        assert "Failed to get devices list" in r.results("MD201")[0]["summary"]
+    if not _has_rdma_devices():
+        assert ev["inventory"] in (verbs.NO_RDMA, verbs.NO_DEVICES), ev
+        assert r.results("MD201")[0]["status"] == "skip"
+
+
+def _has_rdma_devices() -> bool:
+    p = Path("/sys/class/infiniband")
+    return p.is_dir() and any(p.iterdir())
+
+
+def _fake_sysfs(root: Path, devices) -> Path:
+    """A sysfs tree with ``class/`` and, when ``devices`` is not None, ``class/infiniband/``
+    holding one directory per device name."""
+    (root / "sysfs" / "class").mkdir(parents=True, exist_ok=True)
+    if devices is not None:
+        (root / "sysfs" / "class" / "infiniband").mkdir(exist_ok=True)
+        for name in devices:
+            (root / "sysfs" / "class" / "infiniband" / name).mkdir()
+    return root / "sysfs"
+
+
+@pytest.mark.parametrize(
+    "devices, state, listed",
+    [(None, verbs.NO_RDMA, None), ([], verbs.NO_DEVICES, [])],
+)
+def test_no_infiniband_class_in_sysfs_answers_without_the_child(
+    tmp_path, monkeypatch, devices, state, listed
+):
+    """No ``class/infiniband`` (no RDMA driver loaded), or an empty one: pyverbs could list no
+    device, so the system interpreter is not started; the state is what pyverbs would give."""
+    monkeypatch.setenv(verbs.SYSFS_ENV, str(_fake_sysfs(tmp_path, devices)))
+    monkeypatch.setenv("MESHDOCTOR_SYSTEM_PYTHON", sys.executable)
+    monkeypatch.setattr(verbs, "_pyverbs_importable", lambda ctx: False)
+    monkeypatch.setattr(verbs, "_system_python", lambda ctx: sys.executable)
+    ran = []
+    monkeypatch.setattr(verbs.execute, "run", lambda *a, **k: ran.append(a))
+    inv = NodeContext(platform="linux").fact(verbs.gather_verbs)
+    assert ran == []
+    assert inv.state == state and inv.listed == listed and inv.reader == verbs.SYSFS
+    assert str(tmp_path / "sysfs" / "class" / "infiniband") in inv.detail
+    assert f"pyverbs through {sys.executable} was not run" in inv.detail
+    assert [a["reader"] for a in inv.attempts] == ["pyverbs", verbs.SYSFS]
+    assert set(inv.evidence()) == {"reader", "inventory", "attempts", "detail"}
+
+
+@pytest.mark.parametrize("tree", ["device", "no-sysfs", "unreadable"])
+def test_sysfs_with_a_device_or_without_sysfs_still_runs_the_child(tmp_path, monkeypatch, tree):
+    if tree == "device":
+        root = _fake_sysfs(tmp_path, ["mlx5_0"])
+    elif tree == "no-sysfs":
+        root = tmp_path / "nothing-mounted"
+        root.mkdir()
+    else:  # class/infiniband is a file: listing it fails with an error other than "absent"
+        root = _fake_sysfs(tmp_path, None)
+        (root / "class" / "infiniband").write_text("")
+    monkeypatch.setenv(verbs.SYSFS_ENV, str(root))
+    assert verbs.sysfs_shortcut(sys.executable) is None
+
+
+def test_a_real_node_without_rdma_gives_the_same_verdict_with_and_without_the_child(
+    tmp_path, monkeypatch
+):
+    """On this machine (no RDMA hardware) the shortcut and the real reader agree on the state
+    class: both say the node has no device to use."""
+    if _has_rdma_devices():
+        pytest.skip("this machine has RDMA devices")
+    if not _system_pyverbs():
+        pytest.skip(f"{SYSTEM_PYTHON} cannot import pyverbs")
+    monkeypatch.setattr(verbs, "_pyverbs_importable", lambda ctx: False)
+    monkeypatch.setattr(verbs, "_system_python", lambda ctx: SYSTEM_PYTHON)
+    monkeypatch.delenv(verbs.SYSFS_ENV, raising=False)
+    fast = NodeContext(platform="linux").fact(verbs.gather_verbs)
+    monkeypatch.setattr(verbs, "sysfs_shortcut", lambda python: None)
+    slow = NodeContext(platform="linux").fact(verbs.gather_verbs)
+    assert slow.reader == f"pyverbs ({SYSTEM_PYTHON})"
+    assert fast.reader == verbs.SYSFS
+    assert fast.state == slow.state, (fast, slow)
+    assert set(fast.evidence()) == set(slow.evidence())
 
 
 def test_a_hung_system_interpreter_is_wedged_within_the_deadline(tmp_path, monkeypatch):
@@ -312,6 +391,7 @@ def test_a_hung_system_interpreter_is_wedged_within_the_deadline(tmp_path, monke
     hung.write_text("#!/bin/sh\nexec sleep 30\n")
     hung.chmod(0o755)
     monkeypatch.setenv("MESHDOCTOR_SYSTEM_PYTHON", str(hung))
+    monkeypatch.setenv(verbs.SYSFS_ENV, str(_fake_sysfs(tmp_path, ["mlx5_0"])))  # a device
     monkeypatch.setattr(verbs, "_pyverbs_importable", lambda ctx: False)
     t0 = time.monotonic()
     inv = NodeContext(platform="linux", command_timeout=0.5).fact(verbs.gather_verbs)
@@ -321,6 +401,7 @@ def test_a_hung_system_interpreter_is_wedged_within_the_deadline(tmp_path, monke
 
 def test_a_system_interpreter_without_pyverbs_falls_back_to_the_ibv_tools(tmp_path, monkeypatch):
     monkeypatch.setenv("MESHDOCTOR_SYSTEM_PYTHON", sys.executable)  # a venv: no pyverbs
+    monkeypatch.setenv(verbs.SYSFS_ENV, str(_fake_sysfs(tmp_path, ["mlx5_0"])))  # a device
     monkeypatch.setattr(verbs, "_pyverbs_importable", lambda ctx: False)
     monkeypatch.setattr(verbs, "_system_python", lambda ctx: sys.executable)
     monkeypatch.setenv("PATH", "/nonexistent")

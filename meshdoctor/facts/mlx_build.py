@@ -7,6 +7,10 @@ native libraries shipped in ``mlx/lib``, and Metal's recommended working set whe
 The doctor then looks for the JACCL progress guard in those libraries itself: a build with the
 guard (the JACCL progress-timeout patch) contains the string ``JACCL_PROGRESS_TIMEOUT_MS``
 ; upstream MLX (0.32.4) has none.
+
+On Linux the answer for a CPU build is kept between runs by :mod:`.mlx_cache`, keyed by the
+interpreter, the environment and every file the import read (the child reports them under
+``_files``, which never reaches the evidence); any change to them runs the child again.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any, Dict, List, Optional
 from ..context import NodeContext
 from ..parsers.macos import version_tuple
 from ..ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
+from . import mlx_cache
 
 GUARD_STRING = b"JACCL_PROGRESS_TIMEOUT_MS"
 BACKENDS = ("ring", "jaccl", "mpi", "nccl")
@@ -26,6 +31,13 @@ BACKENDS = ("ring", "jaccl", "mpi", "nccl")
 _PROBE = r"""
 import json, os, sys
 out = {"python": sys.version.split()[0], "executable": sys.executable}
+def sig(p):
+    try:
+        st = os.stat(p)
+    except (OSError, ValueError):
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+files = {p: sig(p) for p in sys.path if p}  # before the import reads them
 try:
     import mlx.core as mx
 except Exception as e:
@@ -34,6 +46,20 @@ except Exception as e:
     print(json.dumps(out)); sys.exit(0)
 import mlx
 out["installed"] = True
+for d in list(getattr(mlx, "__path__", [])):
+    files[d] = sig(d)
+    for sub in (d, os.path.join(d, "lib")):
+        files[sub] = sig(sub)
+        try:
+            names = os.listdir(sub)
+        except OSError:
+            continue
+        for f in names:
+            if sub != d or (f.startswith("core") and (f.endswith(".so") or f.endswith(".dylib"))):
+                files[os.path.join(sub, f)] = sig(os.path.join(sub, f))
+if getattr(mx, "__file__", None):
+    files[mx.__file__] = sig(mx.__file__)
+out["_files"] = files
 out["version"] = getattr(mx, "__version__", "")
 pkg = os.path.dirname(mlx.__file__ or list(mlx.__path__)[0])
 out["path"] = pkg
@@ -58,26 +84,63 @@ try:
 except Exception as e:
     cu["error"] = type(e).__name__ + ": " + str(e)
 try:
-    import importlib.metadata as md
-    for d in md.distributions():
-        nm = (d.metadata["Name"] or "").lower().replace("_", "-")
-        if nm.startswith("mlx-cuda"):
-            cu["packages"].append(nm + "==" + d.version)
+    cu["packages"] = [nm + "==" + ver for nm, ver in mlx_cuda_dists()]
 except Exception:
     pass
 out["cuda"] = cu
 print(json.dumps(out))
-""".replace("BACKENDS_PLACEHOLDER", repr(BACKENDS))
-
-# Without importing mlx: the names of the installed MLX CUDA packages (mlx[cuda12] and
-# mlx[cuda13] install mlx-cuda-12 / mlx-cuda-13), one per line.
-_CUDA_PACKAGES = r"""
-import importlib.metadata as md
-for d in md.distributions():
-    nm = (d.metadata["Name"] or "").lower().replace("_", "-")
-    if nm.startswith("mlx-cuda"):
-        print(nm)
 """
+
+# The installed MLX CUDA packages (mlx[cuda12] and mlx[cuda13] install mlx-cuda-12 /
+# mlx-cuda-13) as ``(name, version)``, read the way importlib.metadata finds distributions (a
+# ``<name>-<version>.dist-info`` or ``.egg-info`` directory on sys.path, its METADATA or PKG-INFO
+# headers; PEP 376, PEP 503 name normalization) but without importing importlib.metadata and the
+# email package, which cost more than importing mlx itself.
+_SCAN_CUDA = r"""
+import os, sys
+def mlx_cuda_dists():
+    found = []
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for f in names:
+            low = f.lower()
+            if not low.startswith(("mlx_cuda", "mlx-cuda", "mlx.cuda")):
+                continue
+            if low.endswith(".dist-info"):
+                meta = os.path.join(entry or ".", f, "METADATA")
+            elif low.endswith(".egg-info"):
+                meta = os.path.join(entry or ".", f, "PKG-INFO")
+            else:
+                continue
+            head = {}
+            try:
+                with open(meta, encoding="utf-8", errors="replace") as fh:
+                    for line in fh:
+                        if not line.strip():
+                            break
+                        k, _, v = line.partition(":")
+                        head.setdefault(k.strip().lower(), v.strip())
+            except OSError:
+                continue
+            nm = head.get("name", "").lower().replace("_", "-").replace(".", "-")
+            if nm.startswith("mlx-cuda"):
+                found.append((nm, head.get("version", "")))
+    return found
+"""
+
+_PROBE = _SCAN_CUDA + _PROBE.replace("BACKENDS_PLACEHOLDER", repr(BACKENDS))
+
+# Without importing mlx: the names of the installed MLX CUDA packages, one per line.
+_CUDA_PACKAGES = (
+    _SCAN_CUDA
+    + r"""
+for nm, _ in mlx_cuda_dists():
+    print(nm)
+"""
+)
 
 
 def has_guard(paths: List[str]) -> Optional[bool]:
@@ -109,6 +172,15 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
     # an inspection, not a rank: without the rank variables a shell may carry (MLX_RANK), so
     # MD301 never mistakes this child for a stale rank
     env = {k: v for k, v in os.environ.items() if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV,)}
+    cache_key = None
+    if mlx_cache.enabled(ctx.platform):  # computed before the child runs: what it will see
+        try:
+            cache_key = mlx_cache.key(ctx.python, env, _PROBE)
+            cached = mlx_cache.load(cache_key)
+        except Exception:  # a cache that cannot be used (state directory not writable...)
+            cache_key = cached = None  # is no reason to lose the inspection: run the child
+        if cached is not None:
+            return _finish(cached)
     res = ctx.command(ctx.python, "-c", _PROBE, env=env)
     if res.missing:
         return {"probe": "unrunnable", "detail": res.describe(), "python": ctx.python}
@@ -129,6 +201,18 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
             "stderr_tail": res.stderr[-1500:],
             "python": ctx.python,
         }
+    files = data.pop("_files", None)
+    if cache_key is not None and isinstance(files, dict):
+        try:
+            mlx_cache.store(cache_key, data, files)
+        except Exception:  # not kept: the next run inspects again
+            pass
+    return _finish(data)
+
+
+def _finish(data: Dict[str, Any]) -> Dict[str, Any]:
+    """The child's answer (fresh or cached) with what the doctor derives from it."""
+    data = dict(data)
     data["probe"] = "ok"
     if data.get("installed"):
         data["version_tuple"] = list(version_tuple(data.get("version", "")))

@@ -38,7 +38,6 @@ from ..check import Finding, error, fail, skip
 from ..context import NodeContext
 from ..deadline import call as call_with_deadline
 from ..hostfile import JACCL_BACKENDS
-from .thunderbolt import gather_thunderbolt
 from ..parsers.ibv import (
     LIMIT_KEYS,
     LINK_LAYERS,
@@ -61,7 +60,7 @@ ABSENT = "absent"  # no reader available: no pyverbs and no ibv_devinfo on PATH
 WEDGED = "wedged"  # a reader did not answer within the deadline
 UNREADABLE = "unreadable"  # the tool answered, but nothing in its output could be read
 
-PYVERBS, IBV_DEVINFO = "pyverbs", "ibv_devinfo"
+PYVERBS, IBV_DEVINFO, SYSFS = "pyverbs", "ibv_devinfo", "sysfs"
 MAX_GIDS_SCANNED = 256  # pyverbs: GID indexes queried per port (RoCE tables have 255 or 256)
 
 WEDGED_SUMMARY = "RDMA stack wedged (known to follow JACCL errors)"
@@ -279,6 +278,50 @@ def _system_python(ctx: NodeContext) -> Optional[str]:
     return python
 
 
+SYSFS_ENV = "SYSFS_PATH"  # where libibverbs (rdma-core) looks for sysfs; default /sys
+
+
+def sysfs_shortcut(python: str) -> Optional[Inventory]:
+    """The inventory without running ``python`` when sysfs already says it can list no device.
+
+    The kernel registers every RDMA device in its ``infiniband`` device class
+    (``<sysfs>/class/infiniband/<name>``, Linux ``drivers/infiniband/core/device.c``), and
+    libibverbs, which pyverbs wraps, looks each device up there (rdma-core
+    ``libibverbs/init-sysfs.c``); ``<sysfs>`` is ``$SYSFS_PATH`` or ``/sys``, as for libibverbs.
+    That class absent means no RDMA driver is loaded (state ``no_rdma``, what pyverbs'
+    ``Failed to get devices list`` gives on such a node); present but empty, no device (state
+    ``no_devices``). Either way pyverbs would list nothing, so its child is not started. None
+    when devices are listed there, when sysfs is not mounted (no ``<sysfs>/class``) or the
+    class cannot be read: then the reader runs.
+    """
+    import os
+
+    root = (os.environ.get(SYSFS_ENV) or "/sys").rstrip("/") or "/"
+    if not os.path.isdir(os.path.join(root, "class")):
+        return None
+    cls = os.path.join(root, "class", "infiniband")
+    try:
+        names = os.listdir(cls)
+    except FileNotFoundError:
+        state, listed = NO_RDMA, None
+        detail = f"{cls} does not exist (no RDMA driver is loaded)"
+    except OSError:
+        return None
+    else:
+        if names:
+            return None
+        state, listed = NO_DEVICES, []
+        detail = f"{cls} lists no RDMA device"
+    detail += f", so pyverbs through {python} was not run: it could list no device"
+    return Inventory(
+        state,
+        SYSFS,
+        listed=listed,
+        attempts=[{"reader": SYSFS, "outcome": detail}],
+        detail=detail,
+    )
+
+
 def inventory_from_dict(d: Dict[str, Any]) -> Inventory:
     """An :class:`Inventory` from its ``dataclasses.asdict`` form (the child's answer)."""
     devices = [
@@ -460,7 +503,7 @@ def gather_verbs(ctx: NodeContext) -> Inventory:
         )
         python = _system_python(ctx)
         if python is not None:  # a venv: the OS package through the system interpreter
-            inv = read_pyverbs_child(ctx, python)
+            inv = sysfs_shortcut(python) or read_pyverbs_child(ctx, python)
             attempts += inv.attempts
             if inv.state in (OK, NO_DEVICES, NO_RDMA, WEDGED):
                 inv.attempts = attempts
@@ -551,6 +594,8 @@ def _tb4_note(ctx: NodeContext) -> str:
     """``"; Thunderbolt 4 hardware ..."`` on a Mac with no Thunderbolt 5 port, else ``""``."""
     if not ctx.is_mac:
         return ""
+    from .thunderbolt import gather_thunderbolt  # macOS tools: loaded on a Mac only
+
     tb = ctx.fact(gather_thunderbolt)
     if tb.readable and tb.hardware()["generation"] == "tb4":
         return "; this Mac has Thunderbolt 4 hardware, which never does RDMA"
