@@ -247,3 +247,19 @@ def test_a_library_added_to_a_linker_directory_runs_the_probe_again(
     (libdir / "libmpi.so").write_bytes(b"")  # what MLX's mpi backend dlopens
     _gather()
     assert probes.n == 2
+
+
+def test_the_installed_mlx_folder_and_its_libraries_are_found(tmp_path, monkeypatch):
+    """mlx ships as a namespace package (no ``__init__.py``): the fact names the ``mlx`` folder
+    itself and the libraries in it, which the JACCL progress-guard scan (MD203/MD204) reads."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlx")
+    assert spec is not None and spec.submodule_search_locations
+    want = os.path.realpath(list(spec.submodule_search_locations)[0])
+    monkeypatch.setenv("MESHDOCTOR_MLX_CACHE", "0")
+    data = mlx_build.gather_mlx(NodeContext(host="t", command_timeout=30.0))
+    assert data["probe"] == "ok" and data["installed"], data
+    assert os.path.realpath(data["path"]) == want
+    assert data["libs"] and all(os.path.realpath(p).startswith(want + os.sep) for p in data["libs"])
+    assert any(os.path.basename(p).startswith("core") for p in data["libs"])

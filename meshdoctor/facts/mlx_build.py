@@ -61,7 +61,8 @@ if getattr(mx, "__file__", None):
     files[mx.__file__] = sig(mx.__file__)
 out["_files"] = files
 out["version"] = getattr(mx, "__version__", "")
-pkg = os.path.dirname(mlx.__file__ or list(mlx.__path__)[0])
+# mlx is a namespace package (no __init__.py, mlx 0.32.x wheels): its folder is __path__[0]
+pkg = os.path.dirname(mlx.__file__) if getattr(mlx, "__file__", None) else list(mlx.__path__)[0]
 out["path"] = pkg
 libdir = os.path.join(pkg, "lib")
 out["libs"] = sorted(os.path.join(libdir, f) for f in os.listdir(libdir)) if os.path.isdir(libdir) else []
