@@ -76,9 +76,6 @@ def host_name_problem(name: str) -> Optional[str]:
     return None
 
 
-ssh_name_problem = host_name_problem  # the name older callers use
-
-
 def n_ranks(n: int) -> str:
     """``"1 rank"``, ``"3 ranks"``."""
     return f"{n} rank" + ("" if n == 1 else "s")
