@@ -116,3 +116,26 @@ def write(path: Path, text: str) -> Path:
     """Write ``text`` to ``path``; returns ``path``."""
     path.write_text(text)
     return path
+
+
+@functools.lru_cache(maxsize=1)
+def mlx_is_cuda_build() -> bool:
+    """Whether the MLX of this interpreter is a CUDA build (``mx.cuda.is_available()``, MLX
+    0.29+): tests that stage "a CPU build on a GPU host" need the CPU build."""
+    code = (
+        "import mlx.core as mx; print(bool(getattr(mx, 'cuda', None) and mx.cuda.is_available()))"
+    )
+    try:
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return p.stdout.strip() == "True"
+
+
+def require_cpu_mlx() -> None:
+    """Skip the calling test where this interpreter's MLX is the CUDA build: it stages "MLX's
+    CPU build" with the real MLX (CI has the CPU build; a GPU host has the CUDA one)."""
+    import pytest
+
+    if mlx_is_cuda_build():
+        pytest.skip("stages MLX's CPU build; this interpreter has the CUDA build")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import require_cpu_mlx, run_cli
 
 FAKE_DIR = Path(__file__).with_name("fake_nvml")
 GPU_CODES = "MD110,MD111,MD112,MD113,MD114"
@@ -127,7 +127,7 @@ def test_memory_held_by_a_gone_process_needs_a_reset(gpu_env):
     p = subprocess.Popen(["true"])
     p.wait()  # reaped: its pid no longer exists
     r = run_cli("check", "--only", "MD112", "--json", env=gpu_env(procs=f"1:{p.pid}:{1 << 30}"))
-    from checks.gpu_memory_held import in_init_pid_namespace
+    from meshdoctor.checks.gpu_memory_held import in_init_pid_namespace
 
     f = results(r, "MD112")[0]
     if in_init_pid_namespace():
@@ -139,6 +139,7 @@ def test_memory_held_by_a_gone_process_needs_a_reset(gpu_env):
 
 
 def test_mlx_cpu_build_on_a_gpu_host(gpu_env, tmp_path):
+    require_cpu_mlx()
     r = run_cli("check", "--only", "MD110", "--json", env=gpu_env())
     w = results(r, "MD110")[0]
     assert w["status"] == "warn" and "is not a CUDA build" in w["summary"], w
@@ -190,7 +191,9 @@ def test_no_driver_never_imports_nvml(tmp_path, clean_env):
     marker = tmp_path / "imported"
     (poison / "pynvml.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
     env = dict(
-        clean_env, MESHDOCTOR_NVIDIA_DRIVER_FILE=str(tmp_path / "absent"), PYTHONPATH=str(poison)
+        clean_env,
+        MESHDOCTOR_NVIDIA_DRIVER_FILE=str(tmp_path / "absent"),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(poison), clean_env.get("PYTHONPATH")])),
     )
     r = run_cli("check", "--only", GPU_CODES, "--json", env=env)
     assert r.rc == 0, (r.out, r.err)

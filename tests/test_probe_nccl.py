@@ -19,7 +19,7 @@ from meshdoctor.probe.launcher import LaunchOutcome
 from meshdoctor.probe.ports import PreflightError, nccl_port
 from meshdoctor.probe.setup import ProbeSetupError, default_backend
 from tests.test_probe_units import _cfg
-from tests.helpers import run_cli
+from tests.helpers import require_cpu_mlx, run_cli
 
 TWO_BY_TWO = {
     "backend": "nccl",
@@ -127,6 +127,7 @@ def test_default_backend_follows_the_cuda_build(tmp_path, monkeypatch):
     assert default_backend(str(cuda_py)) == "ring"  # no driver: never nccl
     monkeypatch.setenv("MESHDOCTOR_NVIDIA_DRIVER_FILE", str(drv))
     assert default_backend(str(cuda_py)) == "nccl"
+    require_cpu_mlx()
     assert default_backend() == "ring"  # this interpreter has the CPU build
     cfg = _cfg(python=str(cuda_py))
     assert cfg.backend == "nccl" and cfg.hostfile.backend == "nccl"
@@ -192,6 +193,7 @@ def test_remote_error_is_a_consequence_the_cause_is_named():
 
 
 def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):
+    require_cpu_mlx()
     r = run_cli(
         "probe",
         "--backend",
