@@ -257,10 +257,13 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     node_opts = FleetOptions(timeout=opts.timeout, only=node_only, skip=node_skip)
     order: Dict[str, List[int]] = {}
     mine = local_names()
-    here = [h for h in hf.hosts if is_this_machine(h, mine)]
-    local_hosts = {here[0].ssh} if here else set()
+    here = [h.rank for h in hf.hosts if is_this_machine(h, mine)]
+    local_hosts = {hf.hosts[here[0]].ssh} if here else set()
+    here_ranks = set(here)
     for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
-        order.setdefault(here[0].ssh if h in here else h.ssh, []).append(h.rank)
+        order.setdefault(hf.hosts[here[0]].ssh if h.rank in here_ranks else h.ssh, []).append(
+            h.rank
+        )
     text = hf.to_launch_json()
     replies = run_meshdoctor(
         list(order),

@@ -10,6 +10,7 @@ in ``evidence["hosts"]``), else ``mesh`` for a finding about the whole mesh.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import traceback
@@ -55,14 +56,19 @@ class FleetView:
     def backend(self) -> str:
         return self.hostfile.effective_backend
 
+    @functools.cached_property
+    def _rank_hosts(self) -> Tuple[str, ...]:
+        by_rank = {r: hv.host for hv in self.hosts.values() for r in hv.ranks}
+        return tuple(by_rank.get(h.rank, h.ssh) for h in self.hostfile.hosts)
+
     def names(self) -> List[str]:
         """The host (a key of ``hosts``) of each rank, in rank order (entries that are the same
-        machine share one host)."""
-        by_rank = {r: hv.host for hv in self.hosts.values() for r in hv.ranks}
-        return [by_rank.get(h.rank, h.ssh) for h in self.hostfile.hosts]
+        machine share one host). Worked out once per view: checks ask for it per rank."""
+        return list(self._rank_hosts)
 
     def of_rank(self, rank: int) -> HostView:
-        return self.hosts[self.names()[rank]]
+        """The host view of rank ``rank``."""
+        return self.hosts[self._rank_hosts[rank]]
 
     def entry(self, rank: int) -> Host:
         return self.hostfile.hosts[rank]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import platform as _platform
 import socket
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from .. import __version__
 from ..context import NodeContext
@@ -50,15 +50,23 @@ def ring_ports(hf, rank: int, start: int = STARTING_PORT) -> List[int]:
     return list(range(k, k + len(hf.hosts[rank].ips)))
 
 
-def needed_ports(hf, rank: int, start: int = STARTING_PORT) -> List[int]:
-    """TCP ports that must be free on rank ``rank``'s host before a launch: the coordinator port
-    on rank 0 for JACCL, the rank's ring ports for ring."""
+def needed_ports(hf, ranks: Iterable[int], start: int = STARTING_PORT) -> List[int]:
+    """TCP ports that must be free on the host of ``ranks`` before a launch, sorted: the
+    coordinator port on rank 0 for JACCL, the ranks' ring ports for ring. One pass over the
+    hostfile, however many ranks the host has."""
     backend = hf.effective_backend
+    want = set(ranks)
     if backend in JACCL_BACKENDS:
-        return [start] if rank == 0 else []
-    if backend == "ring":
-        return ring_ports(hf, rank, start)
-    return []
+        return [start] if 0 in want else []
+    if backend != "ring":
+        return []
+    out: List[int] = []
+    k = start
+    for h in hf.hosts:
+        if h.rank in want:
+            out.extend(range(k, k + len(h.ips)))
+        k += len(h.ips)
+    return sorted(set(out))
 
 
 def _platform_facts(ctx: NodeContext) -> Dict[str, Any]:
@@ -247,7 +255,7 @@ def node_facts(ctx: NodeContext) -> Dict[str, Any]:
         if got is not None:
             facts[name] = got
     if ctx.hostfile is not None and ctx.ranks:
-        wanted = sorted({p for r in ctx.ranks for p in needed_ports(ctx.hostfile, r)})
+        wanted = needed_ports(ctx.hostfile, ctx.ranks)
         try:
             facts["ports"] = {"needed": wanted, "busy": _busy_ports(wanted)}
         except Exception as exc:  # psutil may be denied the socket table
