@@ -316,6 +316,8 @@ def test_rank_counts_and_lists_read_as_english():
     assert n_ranks(1) == "1 rank" and n_ranks(3) == "3 ranks"
     assert ranks_phrase([0]) == "rank 0" and ranks_phrase([0, 1]) == "ranks 0 and 1"
     assert ranks_phrase([0, 1, 2]) == "ranks 0, 1 and 2"
+    assert ranks_phrase([0, 1, 2, 3, 4, 7, 9]) == "ranks 0-4, 7 and 9"
+    assert ranks_phrase(range(8000)) == "ranks 0-7999"
 
 
 def test_check_says_one_rank_and_both_ranks_in_words(tmp_path, clean_env):
