@@ -19,6 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set
 
+from ..hostfile import ranks_phrase
 from ..model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Result, Verdict
 from . import codes as C
 from . import figures, soak
@@ -42,10 +43,6 @@ MESH = "mesh"  # the host label of results about the whole group (figures, corre
 def _mesh(*args: Any, **kw: Any) -> Result:
     """A result about the whole group rather than one host."""
     return Result(*args, host=MESH, **kw)
-
-
-def _ranks_str(ranks: List[int]) -> str:
-    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
 
 
 # --- the probe section ------------------------------------------------------------------------
@@ -283,10 +280,10 @@ def _rank_died(lc: _Launch) -> Result:
         f"{how(first, out.early_exits.get(first.rank))} during {describe_step(first.last_step)}"
     )
     if len(sts) > 1:
-        msg += f"; also {_ranks_str([s.rank for s in sts[1:]])}"
+        msg += f"; also {ranks_phrase([s.rank for s in sts[1:]])}"
     others = peers_lost(out, sts)
     if others:
-        msg += f"; {_ranks_str(others)} then failed (peer lost)"
+        msg += f"; {ranks_phrase(others)} then failed (peer lost)"
     return Result(
         C.DEAD,
         "probe.rank",
@@ -338,7 +335,7 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
         parts.append(f"never arrived: {', '.join(desc)}")
     if waiting:
         w = max(x["waited_s"] for x in hang["waiting"])
-        parts.append(f"{_ranks_str(waiting)} waited {w:.1f} s inside it")
+        parts.append(f"{ranks_phrase(waiting)} waited {w:.1f} s inside it")
     what = (
         "the whole-run deadline passed"
         if out.kind == "deadline"
@@ -691,7 +688,7 @@ def _unreached_result(out: LaunchOutcome, host: str, why: str) -> Result:
         C.LEFTOVER,
         "probe.leftovers",
         FAIL,
-        f"could not reach {host} over ssh to stop {_ranks_str(ranks)} and "
+        f"could not reach {host} over ssh to stop {ranks_phrase(ranks)} and "
         f"check for leftovers: {why}",
         host=host,
         evidence={
