@@ -101,8 +101,16 @@ class TestBed:
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
             conf = d / f"sshd_{h}.conf"
             # one SetEnv line (sshd keeps the first of a repeated keyword); TESTBED_HOST tells a
-            # per-host wrapper which host it runs on (the namespaces share one file system)
-            setenv = {"TESTBED_HOST": h, **self.env_path, **self.host_env.get(h, {})}
+            # per-host wrapper which host it runs on (the namespaces share one file system);
+            # each host keeps meshdoctor's state (the fix lock, receipts) in a directory of its
+            # own, as separate machines do, never in the user's default one that other runs on
+            # this machine share
+            setenv = {
+                "TESTBED_HOST": h,
+                "MESHDOCTOR_STATE_DIR": str(d / f"state-{h}"),
+                **self.env_path,
+                **self.host_env.get(h, {}),
+            }
             env_lines = "SetEnv " + " ".join(f"{k}={v}" for k, v in setenv.items()) + "\n"
             conf.write_text(
                 f"ListenAddress {ip}\nPort 22\nHostKey {d / 'hostkey'}\n"
