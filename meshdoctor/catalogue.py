@@ -82,6 +82,7 @@ class Entry:
 
     @property
     def name(self) -> str:
+        """The entry's first name (what results carry as ``check``); '' when it has none."""
         return self.names[0] if self.names else ""
 
 

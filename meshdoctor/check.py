@@ -36,6 +36,8 @@ class Finding:
     severity: Optional[str] = None
 
     def remedy(self) -> Optional[Remediation]:
+        """The remediation as a :class:`~meshdoctor.model.Remediation` (a plain string becomes its
+        text); None without one."""
         if isinstance(self.remediation, str):
             return Remediation(self.remediation)
         return self.remediation

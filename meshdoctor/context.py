@@ -73,6 +73,8 @@ class NodeContext:
 
     @property
     def is_mac(self) -> bool:
+        """True when the node is macOS (``platform == "darwin"``, ``MESHDOCTOR_PLATFORM``
+        included)."""
         return self.platform == "darwin"
 
     def _once(self, key: Any, compute: Callable[[], Any]) -> Any:

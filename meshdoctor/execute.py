@@ -53,6 +53,7 @@ class CommandResult:
 
     @property
     def ok(self) -> bool:
+        """True when the command exited 0 within its deadline."""
         return self.returncode == 0 and not self.timed_out
 
     def describe(self) -> str:

@@ -86,6 +86,8 @@ class ExitMeaning:
     role: str
 
     def to_dict(self) -> Dict[str, object]:
+        """JSON form: ``code``, ``signal``, ``summary``, ``signature`` (the MD6xx code) and the rest
+        of the fields."""
         return {
             "code": self.code,
             "signal": self.signal,

@@ -55,9 +55,12 @@ class Action:
 
     @property
     def failed(self) -> bool:
+        """True when the step's outcome says it failed."""
         return self.outcome.startswith(FAILED)
 
     def to_dict(self) -> Dict[str, Any]:
+        """The typed action of the verdict's ``actions``: code, host, step, argv, planned/changed,
+        outcome and details."""
         d: Dict[str, Any] = {
             "code": self.code,
             "host": self.host,

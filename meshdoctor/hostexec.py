@@ -67,12 +67,15 @@ class HostExec:
 
     @property
     def unreachable(self) -> Dict[str, str]:
+        """host -> why it could not be reached over ssh (filled as calls fail)."""
         return self._ssh.unreachable
 
     def names(self) -> List[str]:
+        """The targets' names, in rank order."""
         return [t.name for t in self.targets]
 
     def target(self, name: str) -> Target:
+        """The target named ``name``; raises StopIteration for a name that is not one."""
         return next(t for t in self.targets if t.name == name)
 
     def each(

@@ -43,6 +43,7 @@ class Remediation:
     fix: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form: ``text``, and ``command``/``fix`` when set."""
         d: Dict[str, Any] = {"text": self.text}
         if self.command:
             d["command"] = self.command
@@ -97,6 +98,8 @@ class Result:
             raise ValueError(f"unknown severity {self.severity!r}; expected one of {SEVERITIES}")
 
     def to_dict(self) -> Dict[str, Any]:
+        """The result as the verdict's JSON (``verdict.schema.json``); ``duration_s`` rounded to 0.1
+        ms."""
         d: Dict[str, Any] = {
             "code": self.code,
             "check": self.check,
@@ -152,6 +155,7 @@ class HostInfo:
     node: Optional[Dict[str, Any]] = None
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form of the host entry; ``facts``/``node`` only in fleet mode."""
         d = {
             "host": self.host,
             "rank": self.rank,
@@ -192,11 +196,14 @@ class Verdict:
     duration_s: float = 0.0
 
     def finish(self) -> "Verdict":
+        """Stamp the wall time (seconds since the verdict was made) into ``duration_s``; returns
+        self."""
         self.duration_s = time.monotonic() - self._t0
         return self
 
     @property
     def needs_reboot(self) -> List[str]:
+        """The hosts a result (or a fleet host's own verdict) says need a reboot, sorted."""
         hosts = [r.host for r in self.results if r.needs_reboot] + list(self.extra_reboot)
         return sorted(set(hosts))
 
@@ -208,6 +215,8 @@ class Verdict:
 
     @property
     def verdict(self) -> str:
+        """``no-go`` if anything failed, else ``unknown`` for an error, an unreachable host or
+        nothing assessed, else ``go`` (warnings are failures with ``strict``)."""
         statuses = {r.status for r in self.results}
         if FAIL in statuses:
             return "no-go"
@@ -221,9 +230,12 @@ class Verdict:
 
     @property
     def exit_code(self) -> int:
+        """0 go, 1 no-go, 3 unknown (2, usage, never comes from a verdict)."""
         return {"go": EXIT_GO, "no-go": EXIT_NOGO, "unknown": EXIT_UNKNOWN}[self.verdict]
 
     def to_dict(self) -> Dict[str, Any]:
+        """The verdict as one JSON document (``verdict.schema.json``, ``schema_version``
+        :data:`SCHEMA_VERSION`)."""
         from . import __version__
 
         d: Dict[str, Any] = {

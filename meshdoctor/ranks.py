@@ -67,9 +67,12 @@ class RankProcess:
 
     @property
     def age_s(self) -> float:
+        """Seconds since the process started."""
         return max(0.0, time.time() - self.create_time)
 
     def to_dict(self) -> dict:
+        """JSON evidence: pid, name, command line (300 characters), status, age, rank, marker,
+        reason, CPU percent, parent pid and name, orphaned."""
         return {
             "pid": self.pid,
             "name": self.name,

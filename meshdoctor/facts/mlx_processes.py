@@ -39,6 +39,7 @@ class MlxProcess:
     how: str
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON evidence: pid, name, command line (first 300 characters), resident bytes, rank."""
         return {
             "pid": self.pid,
             "name": self.name,
@@ -50,6 +51,7 @@ class MlxProcess:
         }
 
     def label(self) -> str:
+        """One line for a summary: ``pid N name (rank R, resident X GiB)``."""
         who = f"rank {self.rank}" if self.rank is not None else "not a rank"
         return f"pid {self.pid} {self.name} ({who}, resident {self.rss_bytes / (1 << 30):.1f} GiB)"
 

@@ -51,6 +51,8 @@ class Link:
 
     @property
     def rdma_device(self) -> Optional[str]:
+        """The RDMA device Apple names after the interface (``en2`` -> ``rdma_en2``); None without
+        an interface."""
         return f"rdma_{self.interface}" if self.interface else None
 
     @property
@@ -59,6 +61,8 @@ class Link:
         return self.speed_gbps is not None and not is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON evidence of the link: receptacle, hardware port, interface, RDMA device, speed,
+        state."""
         return {
             "receptacle": self.receptacle,
             "hardware_port": self.hardware_port,
@@ -90,6 +94,8 @@ class TbInventory:
 
     @property
     def bridge(self) -> Optional[Interface]:
+        """The Thunderbolt Bridge interface (usually ``bridge0``) as ifconfig shows it; None when
+        absent."""
         return self.interfaces.get(self.bridge_name)
 
     @property
@@ -98,9 +104,12 @@ class TbInventory:
         return self.sources.get("system_profiler") == "ok"
 
     def link_for_device(self, rdma_device: str) -> Optional[Link]:
+        """The link whose interface is ``rdma_device``'s (``rdma_en2`` -> the ``en2`` link); None if
+        none."""
         return next((ln for ln in self.links if ln.rdma_device == rdma_device), None)
 
     def tb5_links(self) -> List[Link]:
+        """The links running above Thunderbolt 4's 40 Gb/s (Thunderbolt 5)."""
         return [ln for ln in self.links if is_tb5_speed(ln.speed_gbps)]
 
     def hardware(self) -> Dict[str, Any]:
@@ -141,6 +150,8 @@ class TbInventory:
         return {"generation": gen, "tb5_ports": tb5, "tb4_ports": tb4, "why": why}
 
     def evidence(self) -> Dict[str, Any]:
+        """JSON evidence: the links, the number of host ports, the tools read and what could not be
+        read."""
         return {
             "links": [ln.to_dict() for ln in self.links],
             "host_ports": len(self.ports),

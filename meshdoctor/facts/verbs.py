@@ -93,6 +93,7 @@ class Inventory:
     detail: str = ""
 
     def device(self, name: str) -> Optional[Device]:
+        """The device named ``name``; None if it is not listed."""
         return next((d for d in self.devices if d.name == name), None)
 
     @property
@@ -550,6 +551,8 @@ def named_devices(ctx: NodeContext) -> List[Dict[str, Any]]:
 
 
 def unused_skip_reason(ctx: NodeContext) -> str:
+    """Why an RDMA check skips when the hostfile's backend does not use RDMA (or there is no
+    hostfile)."""
     return (
         f"the hostfile's backend is {ctx.hostfile.effective_backend!r}, which does not use RDMA"
         if ctx.hostfile is not None

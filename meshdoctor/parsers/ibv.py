@@ -97,6 +97,7 @@ class Gid:
         return str(mapped) if mapped is not None else None
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form: index, gid, and its type and IPv4 address when known."""
         d: Dict[str, Any] = {"index": self.index, "gid": self.gid}
         if self.gid_type:
             d["type"] = self.gid_type
@@ -121,10 +122,12 @@ class Port:
 
     @property
     def active(self) -> bool:
+        """True for PORT_ACTIVE (state name, or state code 4 as ibv_devinfo -v prints it)."""
         return self.state == PORT_ACTIVE or self.state_code == 4
 
     @property
     def state_known(self) -> bool:
+        """True when the port state was read at all (by name or code)."""
         return bool(self.state) or self.state_code is not None
 
     def mapped_gids(self) -> List[Gid]:
@@ -132,6 +135,7 @@ class Port:
         return sorted((g for g in self.gids if g.ipv4), key=lambda g: g.index)
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form: port number, state (``unknown`` if not read), state code, MTUs, GIDs."""
         return {
             "port": self.num,
             "state": self.state or "unknown",
@@ -174,9 +178,13 @@ class Device:
         )
 
     def port(self, num: int) -> Optional[Port]:
+        """The port numbered ``num`` (1-based, as verbs counts); None if absent."""
         return next((p for p in self.ports if p.num == num), None)
 
     def to_dict(self, full: bool = True) -> Dict[str, Any]:
+        """JSON form of the device: name, transport, GUID, port count, the limits MLX's needs are
+        checked against (max_qp, max_mr, ...) and its ports; ``full`` adds the identity fields
+        (system image GUID, vendor and part ids, hardware and firmware versions)."""
         d: Dict[str, Any] = {
             "device": self.name,
             "transport": self.transport,
@@ -331,6 +339,7 @@ class DeviceList:
 
     @property
     def names(self) -> List[str]:
+        """The device names, in listed order."""
         return [n for n, _ in self.devices]
 
     @property

@@ -47,6 +47,7 @@ class TbPeer:
     via: str = ""
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form: the peer's domain UUID, name and, through a dock, ``via``."""
         d = {"domain_uuid": self.domain_uuid, "name": self.name}
         if self.via:
             d["via"] = self.via
@@ -75,17 +76,22 @@ class TbPort:
 
     @property
     def connected(self) -> bool:
+        """True when system_profiler says the receptacle is connected or lists a peer."""
         return self.status == "receptacle_connected" or bool(self.peers)
 
     @property
     def hardware_port(self) -> Optional[str]:
+        """The networksetup hardware port of this receptacle (``Thunderbolt N``); None if
+        unnumbered."""
         return f"Thunderbolt {self.receptacle}" if self.receptacle is not None else None
 
     @property
     def tb5_link(self) -> bool:
+        """True when the link runs above Thunderbolt 4's 40 Gb/s."""
         return is_tb5_speed(self.speed_gbps)
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form of the port: receptacle, hardware port, domain UUID, speed, status, peers."""
         return {
             "receptacle": self.receptacle,
             "hardware_port": self.hardware_port,
@@ -187,6 +193,7 @@ class HardwarePorts:
     unparsed: List[str] = field(default_factory=list)
 
     def device_of(self, hardware_port: str) -> Optional[str]:
+        """The ``enX`` of ``hardware_port`` (``Thunderbolt 1`` -> ``en2``); None if not listed."""
         return self.ports.get(hardware_port)
 
 
@@ -232,13 +239,16 @@ class Interface:
 
     @property
     def up(self) -> bool:
+        """True when ifconfig's flags include UP."""
         return "UP" in self.flags
 
     @property
     def active(self) -> bool:
+        """True when ifconfig says ``status: active`` (a live link)."""
         return self.status == "active"
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form: interface, flags, MTU, IPv4 addresses, status, bridge members."""
         return {
             "interface": self.name,
             "flags": self.flags,

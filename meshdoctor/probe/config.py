@@ -63,6 +63,7 @@ class ProbeConfig:
 
     @property
     def world_size(self) -> int:
+        """Number of ranks (the hostfile's entries)."""
         return self.hostfile.world_size
 
 

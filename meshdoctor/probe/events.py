@@ -63,9 +63,11 @@ class RankState:
 
     @property
     def alive(self) -> bool:
+        """True while the rank's process has not exited."""
         return self.returncode is None
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> List[str]:
+        """The last ``lines`` lines of the rank's stderr (each cut to 1000 characters)."""
         return list(self.stderr)[-lines:]
 
 
@@ -83,6 +85,8 @@ class Tracker:
             r.started_at = now
 
     def stdout_line(self, rank: int, line: str, now: float) -> Optional[Dict[str, Any]]:
+        """Feed one stdout line of ``rank`` read at ``now`` (monotonic seconds); returns the event
+        it held, or None for other output (kept as noise)."""
         ev = parse_line(line)
         if ev is None:
             if line.strip():
@@ -92,11 +96,14 @@ class Tracker:
         return ev
 
     def stderr_line(self, rank: int, line: str) -> None:
+        """Feed one stderr line of ``rank`` (kept in a bounded tail)."""
         st = self.ranks[rank]
         st.stderr.append(line.rstrip("\r\n")[:1000])
         st.stderr_lines += 1
 
     def event(self, rank: int, ev: Dict[str, Any], now: float) -> None:
+        """Apply one worker event (ready, enter, leave, result, heartbeat, error) of ``rank`` at
+        ``now``."""
         st = self.ranks[rank]
         st.last_event = now
         kind = ev.get("ev")
@@ -126,6 +133,8 @@ class Tracker:
         self.last_progress = now
 
     def exited(self, rank: int, returncode: int, now: float) -> None:
+        """Record that ``rank`` exited with ``returncode`` at ``now``; an exit before ``done`` or
+        non-zero is a failure."""
         st = self.ranks[rank]
         if st.returncode is None:
             st.returncode, st.exited_at = returncode, now
@@ -138,9 +147,11 @@ class Tracker:
 
     # --- questions --------------------------------------------------------------------------
     def all_done(self) -> bool:
+        """True when every rank finished its plan and exited 0."""
         return all(r.done and r.returncode == 0 for r in self.ranks)
 
     def failed(self) -> bool:
+        """True once any rank failed (the first failure is kept)."""
         return self.first_failure is not None
 
     def frontier(self) -> Optional[Dict[str, Any]]:

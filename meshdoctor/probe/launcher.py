@@ -229,6 +229,8 @@ class Launch:
                 self.tracker.exited(p.rank, rc, now)
 
     def step_deadline(self) -> float:
+        """Seconds the current step may take: the init deadline during group formation, the per-step
+        deadline times the iterations in a timed phase."""
         front = self.tracker.frontier()
         if front is None or front.get("op") == "init":
             return init_deadline(self.cfg)
@@ -237,6 +239,7 @@ class Launch:
         return self.deadline
 
     def run_budget(self) -> float:
+        """Seconds the whole launch may take: init, every step of every rank, and 10 s of slack."""
         return init_deadline(self.cfg) + steps_per_rank(self.cfg) * self.deadline + 10.0
 
     def watch(self) -> Tuple[str, Optional[float]]:

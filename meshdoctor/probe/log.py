@@ -41,6 +41,7 @@ class ProbeLog:
         self.thread: Optional[threading.Thread] = None
 
     def line(self) -> str:
+        """The progress line: current step, ranks ready, elapsed seconds, the step deadline."""
         return (
             f"probe: {self.step}, ranks ready {len(self.ready)}/{self.n}, "
             f"{self.clock() - self.t0:.1f} s elapsed, step deadline {self.deadline_s:.1f} s"
@@ -60,6 +61,8 @@ class ProbeLog:
                 self.stop.set()
 
     def on_event(self, rank: int, ev: Dict[str, Any], launch: Any) -> None:
+        """Launcher hook: follow ``rank``'s event ``ev`` (ready, entered step) for the progress
+        line."""
         kind = ev.get("ev")
         if kind == "ready":
             self.ready.add(rank)

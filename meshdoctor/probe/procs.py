@@ -30,6 +30,7 @@ class RankProc:
         return self.state.pid
 
     def poll(self) -> Optional[int]:
+        """The rank process's exit status, or None while it runs."""
         return self.popen.poll()
 
     def local_state(self) -> Optional[str]:

@@ -41,6 +41,7 @@ class ProbeProgress:
         self.progress.stop()
 
     def on_event(self, rank: int, ev: Dict[str, Any], launch: Any) -> None:
+        """Launcher hook: follow ``rank``'s event ``ev`` for the live progress display."""
         kind = ev.get("ev")
         if kind == "ready":
             self.ready.add(rank)

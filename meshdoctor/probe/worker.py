@@ -240,9 +240,12 @@ class Worker:
         return x
 
     def wrong(self, y, expected) -> int:
+        """Number of elements of ``y`` that differ from ``expected`` (exact comparison)."""
         return int(self.mx.sum(y != expected).item())
 
     def digest(self, a) -> str:
+        """A 128-bit BLAKE2b digest of the array's bytes, to compare all_gather results across
+        ranks."""
         raw = a.view(self.mx.uint8) if self.itemsize > 1 else a
         return hashlib.blake2b(bytes(memoryview(raw)), digest_size=16).hexdigest()
 
@@ -286,6 +289,8 @@ class Worker:
             self.mx.synchronize()
 
     def heartbeat(self, stop: threading.Event, interval: float) -> None:
+        """Emit a heartbeat every ``interval`` seconds until ``stop`` is set (runs in its own
+        thread, so a rank stuck inside a collective still beats)."""
         while not stop.wait(interval):
             cur = self.current
             self.emit(EV_HB, seq=self.seq, op=cur["op"] if cur else None)
@@ -372,6 +377,8 @@ class Worker:
         raise ValueError(f"unknown op {op!r}; expected one of {OPS + BENCH_OPS}")
 
     def run_op(self, op: str) -> None:
+        """Run one op of the plan: warm-up and timed iterations, each value checked; an op the
+        backend lacks is reported skipped."""
         if op == "send_recv" and self.n < 2:
             self.emit(EV_RESULT, op=op, skipped="send/recv needs at least 2 ranks")
             return
@@ -506,6 +513,8 @@ class Worker:
                 )
 
     def run(self) -> None:
+        """The rank's whole plan: form the group (under the init deadline), run every op, report,
+        exit."""
         mx = self.mx
         backend = self.plan.get("backend", "ring")
         mlx_backend = "jaccl" if backend == "jaccl-ring" else backend

@@ -45,10 +45,13 @@ class Collected:
         self._lock = threading.Lock()
 
     def seq_base(self) -> int:
+        """The first sequence number for the next input's findings (keeps inputs' findings in
+        order)."""
         with self._lock:
             return len(self.inputs) * SEQ_STRIDE
 
     def add(self, inp: Input, found: List[Finding]) -> None:
+        """Add one read input and its findings (thread-safe: inputs are read in parallel)."""
         with self._lock:
             self.inputs.append(inp)
             self.findings.extend(found)

@@ -38,6 +38,7 @@ class Finding:
 
     @property
     def code(self) -> str:
+        """The MD6xx code of the signature that matched."""
         return self.match.code
 
     def where(self) -> str:
@@ -45,6 +46,8 @@ class Finding:
         return f"{self.source}:{self.match.lineno}" if self.match.lineno else self.source
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form of the finding: id, code, name, source, line, text and its place on the
+        timeline."""
         sig = self.match.signature
         d: Dict[str, Any] = {
             "id": self.id,
@@ -95,6 +98,7 @@ class Input:
     error: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
+        """JSON form of one input: source, kind, host, rank, size and what could not be read."""
         d: Dict[str, Any] = {
             "source": self.source,
             "kind": self.kind,
