@@ -12,10 +12,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Deque, Dict, List, Optional
 
+from ..signatures import ANCHORS
 from .worker import EV_DONE, EV_ENTER, EV_ERROR, EV_HB, EV_LEAVE, EV_READY, EV_RESULT
 
 STDERR_KEEP_LINES = 400  # lines of stderr kept per rank (stack dumps included)
 STDERR_TAIL_LINES = 20  # lines reported as the tail
+STDERR_LINE_CHARS = 1000  # a longer stderr line keeps its first and last 500 characters
 
 
 def parse_line(line: str) -> Optional[Dict[str, Any]]:
@@ -92,9 +94,21 @@ class Tracker:
         return ev
 
     def stderr_line(self, rank: int, line: str) -> None:
+        """Keep one line of a rank's stderr. A lone ``\\r`` ends a line, as a terminal shows it
+        (a progress bar redrawn with ``\\r``, then the error on the same line: of the parts a
+        terminal overwrote, those holding a signature anchor are kept); a line longer
+        than :data:`STDERR_LINE_CHARS` keeps its head and its tail, where the error is."""
         st = self.ranks[rank]
-        st.stderr.append(line.rstrip("\r\n")[:1000])
-        st.stderr_lines += 1
+        parts = line.rstrip("\r\n").split("\r")
+        if len(parts) > 2:  # a redrawn progress bar: keep what may be an error, and the last
+            parts = [p for p in parts[:-1] if any(a in p for a in ANCHORS)] + parts[-1:]
+        for part in parts:
+            if len(part) > STDERR_LINE_CHARS:
+                half = STDERR_LINE_CHARS // 2
+                part = part[:half] + " ... " + part[-half:]
+            if part or "\r" not in line:
+                st.stderr.append(part)
+                st.stderr_lines += 1  # counts what the deque got (stacks() reads it back)
 
     def event(self, rank: int, ev: Dict[str, Any], now: float) -> None:
         st = self.ranks[rank]
