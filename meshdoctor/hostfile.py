@@ -406,7 +406,8 @@ def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = 
     ``ssh``; ``ips`` valid addresses; ``envs`` are ``K=V``; no duplicate hosts; ring needs IPs
     on every host; jaccl rows have N entries, null on the diagonal, every off-diagonal cell
     filled (jaccl) or both ring neighbours (jaccl-ring); jaccl needs an IP on rank 0 for the
-    coordinator; a jaccl mesh has at most 8 ranks; an entry that is this machine lists only
+    coordinator; no IPv6 address where MLX reads "ip:port" (ring IPs, the JACCL coordinator:
+    MLX splits it at the first colon); a jaccl mesh has at most 8 ranks; an entry that is this machine lists only
     addresses of this machine (:func:`locality_problems`). An entry that is not an object is
     reported once, and no other rule looks at it."""
     try:
@@ -509,7 +510,51 @@ def _rules(hf: Hostfile, names: Iterable[str]) -> List[Problem]:
                 )
     if backend in JACCL_BACKENDS:
         _jaccl_rules(hf, backend, out)
+    _ipv6_rules(hf, backend, out)
     return out
+
+
+def _is_ipv6(addr: str) -> bool:
+    try:
+        return ipaddress.ip_address(addr).version == 6
+    except ValueError:
+        return False
+
+
+# MLX reads a rank's address as "ip:port" and splits it at the FIRST colon (parse_address in
+# mlx/distributed/utils.cpp for the ring, mlx/distributed/jaccl/lib/jaccl/tcp.cpp for the JACCL
+# coordinator; mlx v0.30-v0.32.4), so no IPv6 form parses: "::1:50947" and "[::1]:50947" both end
+# in "Can't parse address" (mlx 0.32.4 ring: run with both forms).
+IPV6_WHY = (
+    '(MLX splits "ip:port" at the first colon, parse_address in mlx/distributed/utils.cpp, '
+    'mlx 0.32.4: "{ip}:PORT" and "[{ip}]:PORT" both fail with "Can\'t parse address"); use an '
+    "IPv4 address of the host"
+)
+
+
+def _ipv6_rules(hf: Hostfile, backend: str, out: List[Problem]) -> None:
+    """IPv6 addresses where MLX reads them as "ip:port": every IP of a ring entry (more than one
+    rank), rank 0's first IP for JACCL (mlx.launch makes it MLX_JACCL_COORDINATOR)."""
+    if backend == "ring" and hf.world_size > 1:
+        for h in hf.hosts:
+            for j, ip in enumerate(h.ips):
+                if _is_ipv6(ip):
+                    out.append(
+                        Problem(
+                            f"hosts[{h.rank}].ips[{j}]",
+                            f"{ip} is an IPv6 address: the ring backend connects to IPv4 "
+                            "ip:port only " + IPV6_WHY.format(ip=ip),
+                        )
+                    )
+    if backend in JACCL_BACKENDS and hf.hosts and hf.hosts[0].ips and _is_ipv6(hf.hosts[0].ips[0]):
+        ip = hf.hosts[0].ips[0]
+        out.append(
+            Problem(
+                "hosts[0].ips[0]",
+                f"{ip} is an IPv6 address: it is JACCL's coordinator (MLX_JACCL_COORDINATOR), "
+                "read as IPv4 ip:port only " + IPV6_WHY.format(ip=ip),
+            )
+        )
 
 
 def _short(value: Any) -> str:
