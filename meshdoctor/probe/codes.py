@@ -160,7 +160,7 @@ _NAMES: Dict[str, Tuple[str, ...]] = {
     INTERRUPTED: ("probe.interrupted",),
     COVERAGE: ("probe.coverage",),
     WRONG: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]),
-    BANDWIDTH: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]),
+    BANDWIDTH: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]) + ("probe.gpu_clocks",),
 }
 
 
