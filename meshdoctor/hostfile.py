@@ -317,7 +317,10 @@ def _entry_problems(rank: int, ssh: Any, ips: Any, rdma_is_list: bool) -> List[P
     """How one entry is written: its ssh name, its IPs, whether its rdma row is a list."""
     where = f"hosts[{rank}]"
     out = []
-    why = host_name_problem(ssh if isinstance(ssh, str) else "")
+    if ssh is not None and not isinstance(ssh, str):
+        why: Optional[str] = f"must be a string (the host name to ssh into), not {_short(ssh)}"
+    else:
+        why = host_name_problem(ssh or "")
     if why:
         out.append(Problem(f"{where}.ssh", why))
     if not isinstance(ips, list):
@@ -496,11 +499,15 @@ def _rules(hf: Hostfile, names: Iterable[str]) -> List[Problem]:
     """The consistency rules over the entries (see :func:`parse`), for the effective backend."""
     out: List[Problem] = []
     backend = hf.effective_backend
+    # an entry whose ssh or ips is written wrong is reported for that once, not again here
+    written = {p.path for p in hf._document.problems} if hf._document is not None else set()
     _duplicates(hf, backend, out)
-    out.extend(locality_problems(hf, names))
+    out.extend(
+        p for p in locality_problems(hf, names) if p.path.split(".")[0] + ".ssh" not in written
+    )
     if backend == "ring" and hf.world_size > 1:
         for h in hf.hosts:
-            if not h.ips:
+            if not h.ips and f"hosts[{h.rank}].ips" not in written:
                 out.append(
                     Problem(
                         f"hosts[{h.rank}].ips",

@@ -615,3 +615,18 @@ def test_ipv6_is_refused_only_where_mlx_reads_ip_port():
         json.dumps({"backend": "ring", "hosts": [{"ssh": "a", "ips": ["fe80::1"]}]}), names={"c"}
     )
     assert one.problems == ()
+
+
+def test_probe_names_the_hostfile_it_blames(tmp_path, clean_env):
+    """A backend written in the file is the file's fault (--backend was never passed); a
+    one-entry file is named with what else is wrong in it."""
+    one = {"backend": "carrier-pigeon", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}]}
+    hf = write(tmp_path / "one.json", json.dumps(one))
+    r = run_cli("probe", "--hostfile", str(hf), env=_probe_env(clean_env))
+    assert r.rc == 2 and f"{hf}: 1 rank: a probe needs at least 2" in r.err, r.err
+    assert "unknown backend 'carrier-pigeon'" in r.err
+    two = dict(one, hosts=one["hosts"] * 2)
+    hf = write(tmp_path / "two.json", json.dumps(two))
+    r = run_cli("probe", "--hostfile", str(hf), env=_probe_env(clean_env))
+    assert r.rc == 2 and "--hostfile" in r.err and "'--backend'" not in r.err, r.err
+    assert f"{hf}: \"backend\": 'carrier-pigeon' is an unknown backend" in r.err

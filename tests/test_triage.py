@@ -699,3 +699,14 @@ def test_crlf_stays_one_line_end():
         log_of("RuntimeError: [jaccl] Recv failed with errno=2").replace(b"\n", b"\r\n")
     )
     assert doc["triage"]["findings"][0]["line_number"] == 4
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "256", "-65"])
+def test_exit_code_is_bounded_to_what_an_exit_status_can_be(value):
+    r = run_cli("triage", "--exit-code", value)
+    assert r.rc == 2 and "-64<=x<=255" in r.err, (r.out, r.err)
+
+
+def test_exit_code_of_a_signal_is_accepted():
+    r = run_cli("triage", "--exit-code", "-15", "--json")
+    assert r.rc == 1 and r.doc["verdict"] == "no-go"
