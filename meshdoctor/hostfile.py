@@ -531,9 +531,11 @@ def _is_ipv6(addr: str) -> bool:
 # MLX reads a rank's address as "ip:port" and splits it at the FIRST colon (parse_address in
 # mlx/distributed/utils.cpp for the ring, mlx/distributed/jaccl/lib/jaccl/tcp.cpp for the JACCL
 # coordinator; mlx v0.30-v0.32.4), so no IPv6 form parses: "::1:50947" and "[::1]:50947" both end
-# in "Can't parse address" (mlx 0.32.4 ring: run with both forms).
+# in "Can't parse address" (the ring: run with both forms on mlx 0.32.4; the JACCL coordinator:
+# the same code, read in the sources of mlx v0.32.1 and main, mlx/distributed/jaccl/lib/jaccl/
+# rdma.cpp TCPAllGather -> parse_address(MLX_JACCL_COORDINATOR)).
 IPV6_WHY = (
-    '(MLX splits "ip:port" at the first colon, parse_address in mlx/distributed/utils.cpp, '
+    '(MLX splits "ip:port" at the first colon, parse_address in mlx/distributed/{src}, '
     'mlx 0.32.4: "{ip}:PORT" and "[{ip}]:PORT" both fail with "Can\'t parse address"); use an '
     "IPv4 address of the host"
 )
@@ -550,7 +552,7 @@ def _ipv6_rules(hf: Hostfile, backend: str, out: List[Problem]) -> None:
                         Problem(
                             f"hosts[{h.rank}].ips[{j}]",
                             f"{ip} is an IPv6 address: the ring backend connects to IPv4 "
-                            "ip:port only " + IPV6_WHY.format(ip=ip),
+                            "ip:port only " + IPV6_WHY.format(ip=ip, src="utils.cpp"),
                         )
                     )
     if backend in JACCL_BACKENDS and hf.hosts and hf.hosts[0].ips and _is_ipv6(hf.hosts[0].ips[0]):
@@ -559,7 +561,8 @@ def _ipv6_rules(hf: Hostfile, backend: str, out: List[Problem]) -> None:
             Problem(
                 "hosts[0].ips[0]",
                 f"{ip} is an IPv6 address: it is JACCL's coordinator (MLX_JACCL_COORDINATOR), "
-                "read as IPv4 ip:port only " + IPV6_WHY.format(ip=ip),
+                "read as IPv4 ip:port only "
+                + IPV6_WHY.format(ip=ip, src="jaccl/lib/jaccl/tcp.cpp"),
             )
         )
 
