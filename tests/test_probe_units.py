@@ -249,3 +249,9 @@ def test_rank_stderr_error_after_a_progress_bar_is_classified():
     for st in ranks:
         assert [m.code for m in rank_signatures(st)] == ["MD606"]
         assert len(st.stderr) <= 2 and st.stderr_lines == len(st.stderr)
+    # a stdout line that is not an event (NCCL prints there) is read the same way
+    out = RankState(2, "localhost")
+    tr = Tracker([RankState(0, "localhost"), RankState(1, "localhost"), out], now=0.0)
+    nccl = "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a"
+    tr.stdout_line(2, (bar * 40)[:150_000] + "\r" + nccl + " network error'\n", 1.0)
+    assert "MD650" in [m.code for m in rank_signatures(out)]
