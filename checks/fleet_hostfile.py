@@ -75,7 +75,8 @@ Fails on each inconsistency, naming the entry: unknown backend, malformed envs, 
 ssh name, invalid IPs, duplicate hosts (JACCL), a ring host without IPs, a JACCL row that does not
 have one entry per rank, a non-null diagonal (hosts[i].rdma[i] must be null), a missing device
 towards a peer (every peer for jaccl, both ring neighbours for jaccl-ring), no IP on rank 0 (the
-coordinator), more than 8 ranks in a JACCL mesh, an entry that is this machine (by its ssh name
+coordinator), an IPv6 address where MLX reads "ip:port" (any ring IP, JACCL's coordinator: rank 0's
+first IP; MLX splits it at the first colon), more than 8 ranks in a JACCL mesh, an entry that is this machine (by its ssh name
 or an address) but lists an address this machine does not have. Host names hold only letters,
 digits and . _ - @ : % (no shell metacharacters). Warns when this machine is not in the hostfile.
 """,
@@ -89,6 +90,8 @@ error (exit 2) naming the line and column.
         sources=(
             "mlx/_distributed_utils/launch.py (the hostfile format)",
             "mlx.distributed_config (MLX distributed documentation)",
+            "mlx/distributed/utils.cpp and jaccl/lib/jaccl/tcp.cpp parse_address (mlx 0.30-0.32.4:"
+            " 'ip:port' split at the first colon, IPv4 only)",
         ),
     ),
 )

@@ -209,9 +209,15 @@ def run(ctx: NodeContext):
         return found
     fast = merged.get("MLX_METAL_FAST_SYNCH")
     set_vars = sorted(k for k in merged if k.startswith(("MLX_", "JACCL_")))
-    summary = "no stray MLX_*/JACCL_* variables"
+    # what was checked: the variables known to override or break a launch (the module
+    # docstring); others are named as set, not judged
+    summary = "no MLX_*/JACCL_* variable known to override or break a launch"
     if fast is not None:
         summary += f"; MLX_METAL_FAST_SYNCH={fast}"
+    other = [k for k in set_vars if k != FAST_SYNCH]
+    if other:
+        more = f" and {len(other) - 5} more" if len(other) > 5 else ""
+        summary += f"; also set: {', '.join(other[:5])}{more}"
     return ok(summary, evidence={"set": {k: merged[k] for k in set_vars}})
 
 

@@ -163,7 +163,7 @@ def _fixes() -> List[Entry]:
             kind=FIX,
             title=f.title,
             doc=f.doc,
-            names=(f.name,),
+            names=(f.name, f"fix.{f.name}"),  # the command's word; its results' ``check``
             details=(
                 ("Resolves", ", ".join(f.resolves)),
                 ("Risk", f.risk),

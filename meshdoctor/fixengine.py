@@ -15,7 +15,7 @@ import importlib
 import pkgutil
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .fix import FLEET_SCOPE, HOST_SCOPE, Action, Fix, FixContext, Verification, pending
+from .fix import FLEET_SCOPE, HOST_SCOPE, PLANNED, Action, Fix, FixContext, Verification, pending
 from .model import FAIL, OK, WARN, Remediation, Result
 
 
@@ -71,6 +71,15 @@ def annotate(results: Iterable[Result]) -> None:
             r.remediation.fix = by_code[r.code]
 
 
+def _planned_summary(mine: List[Action], left: List[Action]) -> str:
+    """What a plan not applied says: the steps listed in the plan (every planned one), and how
+    many of them would change state when they differ."""
+    listed = sum(a.outcome == PLANNED for a in mine)
+    if listed == len(left):
+        return f"{listed} step(s) planned, not applied"
+    return f"{listed} step(s) planned ({len(left)} would change state), not applied"
+
+
 def fix_result(
     fx: Fix, host: str, actions: Sequence[Action], ver: Optional[Verification]
 ) -> List[Result]:
@@ -95,7 +104,7 @@ def fix_result(
                 title=fx.title,
                 status=FAIL,
                 host=host,
-                summary=f"{len(left)} step(s) planned, not applied",
+                summary=_planned_summary(mine, left),
                 evidence=dict(evidence, pending=[a.step for a in left]),
                 remediation=Remediation("Read the plan above; apply it with --yes.", cmd),
             )

@@ -329,7 +329,10 @@ def _entry_problems(rank: int, ssh: Any, ips: Any, rdma_is_list: bool) -> List[P
     """How one entry is written: its ssh name, its IPs, whether its rdma row is a list."""
     where = f"hosts[{rank}]"
     out = []
-    why = host_name_problem(ssh if isinstance(ssh, str) else "")
+    if ssh is not None and not isinstance(ssh, str):
+        why: Optional[str] = f"must be a string (the host name to ssh into), not {_short(ssh)}"
+    else:
+        why = host_name_problem(ssh or "")
     if why:
         out.append(Problem(f"{where}.ssh", why))
     if not isinstance(ips, list):
@@ -418,7 +421,8 @@ def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = 
     ``ssh``; ``ips`` valid addresses; ``envs`` are ``K=V``; no duplicate hosts; ring needs IPs
     on every host; jaccl rows have N entries, null on the diagonal, every off-diagonal cell
     filled (jaccl) or both ring neighbours (jaccl-ring); jaccl needs an IP on rank 0 for the
-    coordinator; a jaccl mesh has at most 8 ranks; an entry that is this machine lists only
+    coordinator; no IPv6 address where MLX reads "ip:port" (ring IPs, the JACCL coordinator:
+    MLX splits it at the first colon); a jaccl mesh has at most 8 ranks; an entry that is this machine lists only
     addresses of this machine (:func:`locality_problems`). An entry that is not an object is
     reported once, and no other rule looks at it."""
     try:
@@ -507,11 +511,15 @@ def _rules(hf: Hostfile, names: Iterable[str]) -> List[Problem]:
     """The consistency rules over the entries (see :func:`parse`), for the effective backend."""
     out: List[Problem] = []
     backend = hf.effective_backend
+    # an entry whose ssh or ips is written wrong is reported for that once, not again here
+    written = {p.path for p in hf._document.problems} if hf._document is not None else set()
     _duplicates(hf, backend, out)
-    out.extend(locality_problems(hf, names))
+    out.extend(
+        p for p in locality_problems(hf, names) if p.path.split(".")[0] + ".ssh" not in written
+    )
     if backend == "ring" and hf.world_size > 1:
         for h in hf.hosts:
-            if not h.ips:
+            if not h.ips and f"hosts[{h.rank}].ips" not in written:
                 out.append(
                     Problem(
                         f"hosts[{h.rank}].ips",
@@ -521,7 +529,54 @@ def _rules(hf: Hostfile, names: Iterable[str]) -> List[Problem]:
                 )
     if backend in JACCL_BACKENDS:
         _jaccl_rules(hf, backend, out)
+    _ipv6_rules(hf, backend, out)
     return out
+
+
+def _is_ipv6(addr: str) -> bool:
+    try:
+        return ipaddress.ip_address(addr).version == 6
+    except ValueError:
+        return False
+
+
+# MLX reads a rank's address as "ip:port" and splits it at the FIRST colon (parse_address in
+# mlx/distributed/utils.cpp for the ring, mlx/distributed/jaccl/lib/jaccl/tcp.cpp for the JACCL
+# coordinator; mlx v0.30-v0.32.4), so no IPv6 form parses: "::1:50947" and "[::1]:50947" both end
+# in "Can't parse address" (the ring: run with both forms on mlx 0.32.4; the JACCL coordinator:
+# the same code, read in the sources of mlx v0.32.1 and main, mlx/distributed/jaccl/lib/jaccl/
+# rdma.cpp TCPAllGather -> parse_address(MLX_JACCL_COORDINATOR)).
+IPV6_WHY = (
+    '(MLX splits "ip:port" at the first colon, parse_address in mlx/distributed/{src}, '
+    'mlx 0.32.4: "{ip}:PORT" and "[{ip}]:PORT" both fail with "Can\'t parse address"); use an '
+    "IPv4 address of the host"
+)
+
+
+def _ipv6_rules(hf: Hostfile, backend: str, out: List[Problem]) -> None:
+    """IPv6 addresses where MLX reads them as "ip:port": every IP of a ring entry (more than one
+    rank), rank 0's first IP for JACCL (mlx.launch makes it MLX_JACCL_COORDINATOR)."""
+    if backend == "ring" and hf.world_size > 1:
+        for h in hf.hosts:
+            for j, ip in enumerate(h.ips):
+                if _is_ipv6(ip):
+                    out.append(
+                        Problem(
+                            f"hosts[{h.rank}].ips[{j}]",
+                            f"{ip} is an IPv6 address: the ring backend connects to IPv4 "
+                            "ip:port only " + IPV6_WHY.format(ip=ip, src="utils.cpp"),
+                        )
+                    )
+    if backend in JACCL_BACKENDS and hf.hosts and hf.hosts[0].ips and _is_ipv6(hf.hosts[0].ips[0]):
+        ip = hf.hosts[0].ips[0]
+        out.append(
+            Problem(
+                "hosts[0].ips[0]",
+                f"{ip} is an IPv6 address: it is JACCL's coordinator (MLX_JACCL_COORDINATOR), "
+                "read as IPv4 ip:port only "
+                + IPV6_WHY.format(ip=ip, src="jaccl/lib/jaccl/tcp.cpp"),
+            )
+        )
 
 
 def _short(value: Any) -> str:

@@ -59,7 +59,7 @@ def interrupt_result(signame: str, host: str, unfinished: int = 0, total: int = 
     done = f"{unfinished} of {total} checks did not finish" if total else "before the checks ran"
     return Result(
         code=INTERRUPTED_CODE,
-        check="meshdoctor.interrupted",
+        check="check.interrupted",
         status=ERROR,
         summary=f"interrupted by {signame}: {done}; every command meshdoctor had "
         "started was stopped",

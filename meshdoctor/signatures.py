@@ -1078,6 +1078,8 @@ def _match(sig: Signature, line: str, m: "re.Match[str]", lineno: int = 0) -> Ma
             if key in msg:
                 meaning = f"{meaning} Here: {why}."
                 break
+    if m.start() > LINE_CHARS // 2:  # a long line (a progress bar, then the error): show the error
+        line = "..." + line[m.start() - 40 :]
     return Match(sig.code, sig.name, meaning, sig.remedy, _cut(line), groups, lineno)
 
 

@@ -230,3 +230,114 @@ def test_an_extra_check_without_its_parts_is_a_usage_error(clean_env, tmp_path, 
     for args in (("list-checks",), ("explain", "MD101")):
         r = run_cli(*args, env=env)
         assert r.rc == 2 and says in r.err and "site_checks.widgets" in r.err, (args, r.err)
+
+
+def _result_calls():
+    """``(path, line, code, check)`` of every ``Result(...)`` / ``_mesh(...)`` in the sources
+    whose code evaluates in its module and whose ``check`` is a string (an f-string gives its
+    text with ``{...}`` kept, e.g. ``probe.{op}``)."""
+    import ast
+    import importlib
+
+    out = []
+    for path in _source_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        rel = path.relative_to(ROOT).with_suffix("")
+        mod = None
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            fn = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if fn not in ("Result", "_mesh"):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            code = node.args[0] if node.args else kw.get("code")
+            check = node.args[1] if len(node.args) > 1 else kw.get("check")
+            if code is None or check is None:
+                continue
+            if isinstance(check, ast.Constant) and isinstance(check.value, str):
+                name = check.value
+            elif isinstance(check, ast.JoinedStr):
+                name = "".join(
+                    v.value if isinstance(v, ast.Constant) else "{...}" for v in check.values
+                )
+            else:
+                continue  # a name from data (a check's, a fleet check's, a remote verdict's)
+            if mod is None:
+                parts = rel.parts[:-1] + (() if rel.name == "__init__" else (rel.name,))
+                if parts[0] == "checks":
+                    continue  # check modules return Findings; the runner names them
+                mod = importlib.import_module(".".join(parts))
+            try:
+                value = eval(compile(ast.Expression(code), str(path), "eval"), vars(mod))
+            except Exception:
+                continue  # a code from data (a finding's, a fix's): covered below
+            out.append((str(rel), node.lineno, value, name))
+    return out
+
+
+def test_every_result_name_leads_explain_to_its_code():
+    """Every ``check`` name a result can carry resolves with ``explain`` to the entry of that
+    result's code: names written in the sources, the probe's per-op names, the fixes' and the
+    checks' names, and what triage names a signature finding."""
+    from meshdoctor.fixengine import all_fixes
+    from meshdoctor.probe.worker import OPS
+    from meshdoctor.signatures import CATALOGUE
+
+    pairs = _result_calls()
+    assert len(pairs) > 30, pairs  # the scan found the results
+    expanded = []
+    for where, line, code, name in pairs:
+        if name == "probe.{...}":
+            expanded += [(where, line, code, f"probe.{op}") for op in list(OPS) + ["bare_all_sum"]]
+        elif name == "fix.{...}":
+            continue  # below, per fix
+        else:
+            expanded.append((where, line, code, name))
+    expanded += [("fixengine", 0, f.code, f"fix.{f.name}") for f in all_fixes()]
+    expanded += [("triage/report", 0, s.code, s.name) for s in CATALOGUE]
+    expanded += [("runner", 0, e.code, e.names[0]) for e in ENTRIES if e.kind == catalogue.CHECK]
+    wrong = [
+        (where, line, code, name)
+        for where, line, code, name in expanded
+        if code not in [e.code for e in catalogue.resolve(name)]
+    ]
+    assert not wrong, f"result names that `explain` does not lead to their code: {wrong}"
+
+
+def test_explain_of_a_shared_name_shows_every_entry_it_belongs_to():
+    r = run_cli("explain", "probe.all_sum")
+    assert r.rc == 0 and "MD504: probe correctness" in r.out and "MD505: probe bandwidth" in r.out
+    for name, code in (
+        ("check.interrupted", "MD190"),
+        ("probe.gpu_clocks", "MD505"),
+        ("fix.stale-ranks", "MD701"),
+        ("probe.coverage", "MD511"),
+    ):
+        r = run_cli("explain", name)
+        assert r.rc == 0 and r.out.startswith(f"{code}: "), (name, r.out)
+
+
+def test_triage_findings_carry_their_signatures_name(tmp_path):
+    p = tmp_path / "rank1.log"
+    p.write_text("RuntimeError: [jaccl] Recv failed with errno=2\n")
+    r = run_cli("triage", str(p), "--json")
+    checks = {x["code"]: x["check"] for x in r.doc["results"]}
+    assert checks == {"MD606": "jaccl.recv-errno-2", "MD690": "triage"}
+    for code, name in checks.items():
+        assert [e.code for e in catalogue.resolve(name)] == [code]
+
+
+def test_plain_list_checks_lists_every_check_the_readme_tables_list():
+    """The README's check tables (node checks, fleet checks: MD402 fleet.reach among them) and
+    plain `list-checks` name the same checks."""
+    r = run_cli("list-checks", "--json")
+    listed = {x["code"]: x["name"] for x in json.loads(r.out)}
+    table = dict(
+        re.findall(r"^\| (MD[1-4]\d\d) \| ([a-z_.]+) \|", (ROOT / "README.md").read_text(), re.M)
+    )
+    assert "MD402" in table and table.items() <= listed.items(), set(table.items()) - set(
+        listed.items()
+    )
+    r = run_cli("list-checks")
+    assert "MD402  fleet.reach" in r.out

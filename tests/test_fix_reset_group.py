@@ -58,3 +58,13 @@ def test_group_that_cannot_form_names_the_host_to_reboot(procs, tmp_path):
     res = [x for x in r.results("MD702") if x.get("needs_reboot")]
     assert res and "the group did not re-form" in res[0]["summary"]
     assert _step(r.doc, "one-element all_sum")["outcome"].startswith("failed")
+
+
+def test_plan_summary_counts_the_steps_it_lists(clean_env):
+    """The plan lists every planned step; its summary counts those, and says how many would
+    change state when that differs."""
+    r = run_cli("fix", "reset-group", "--json", env=clean_env, timeout=120)
+    listed = [a for a in r.doc["actions"] if a["code"] == "MD702" and a["outcome"] == "planned"]
+    (res,) = [x for x in r.doc["results"] if x["code"] == "MD702"]
+    assert r.rc == 1 and len(listed) >= 2, r.out
+    assert res["summary"].startswith(f"{len(listed)} step(s) planned"), res["summary"]

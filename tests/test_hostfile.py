@@ -176,3 +176,13 @@ def test_cli_hostfile_without_this_machine_warns(tmp_path, clean_env):
         "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
     )
     assert r.rc == 0 and r.status("MD401") == "warn"
+
+
+def test_a_wrongly_written_entry_is_reported_once_in_words_that_fit():
+    """ "ssh": 123 is not a string (not "missing"); "ips": "1.2.3.4" is not a list, and the
+    ring rule does not add that the entry "needs at least one IP"."""
+    got = probs([{"ssh": 123, "ips": ["10.0.0.1"]}, {"ssh": "b", "ips": "1.2.3.4"}])
+    assert got == [
+        ("hosts[0].ssh", "must be a string (the host name to ssh into), not 123"),
+        ("hosts[1].ips", "must be a list of IP addresses"),
+    ]

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from meshdoctor.parsers import macos
 from meshdoctor.checks.node_environment import assess
 from meshdoctor.checks.mlx_runtime import known_bad
+from tests.helpers import run_cli
 
 
 def statuses(env, launch=None):
@@ -122,3 +123,14 @@ def test_metal_fast_synch_here_but_not_in_the_hostfile_envs():
     assert 'add "MLX_METAL_FAST_SYNCH=1" to the hostfile' in f.remediation
     assert assess(env, {"MLX_METAL_FAST_SYNCH": "1"}, hostfile_given=True)[0] == []
     assert assess(env, {})[0] == []  # no hostfile: nothing to compare with
+
+
+def test_environment_summary_says_what_was_checked_and_names_other_variables(clean_env):
+    """MLX_FOO / JACCL_X are not known to break a launch: the ok summary does not claim
+    there is nothing set, it names them."""
+    env = dict(clean_env, MLX_FOO="1", JACCL_X="2")
+    r = run_cli("check", "--only", "MD103", "--json", env=env)
+    (res,) = r.results("MD103")
+    assert res["status"] == "ok" and "no stray" not in res["summary"]
+    assert res["summary"].startswith("no MLX_*/JACCL_* variable known to override or break")
+    assert "also set: JACCL_X, MLX_FOO" in res["summary"]

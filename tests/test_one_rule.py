@@ -570,3 +570,65 @@ def test_fix_and_fleet_run_the_same_interpreter_on_remote_hosts(monkeypatch):
     monkeypatch.setenv("MESHDOCTOR_REMOTE_PYTHON", "/opt/py/bin/python3")
     assert fanout.remote_python() == "/opt/py/bin/python3"
     assert ProbeConfig(hostfile=from_list("a,b")).remote_python == "/opt/py/bin/python3"
+
+
+def test_an_ipv6_ring_hostfile_is_refused_by_check_and_probe(tmp_path, clean_env):
+    """MLX's ring parses "ip:port" at the first colon (mlx 0.32.4): "::1" cannot launch, so
+    check fails MD401 on it and probe refuses the file (exit 2) with the same words."""
+    hf = write(
+        tmp_path / "v6.json",
+        json.dumps(
+            {
+                "backend": "ring",
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["::1"]},
+                    {"ssh": "localhost", "ips": ["::1"]},
+                ],
+            }
+        ),
+    )
+    said = "hosts[0].ips[0]: ::1 is an IPv6 address: the ring backend connects to IPv4"
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    assert r.rc == 1, r.out
+    assert any(x["summary"].startswith(said) and x["status"] == "fail" for x in r.results("MD401"))
+    r = run_cli("probe", "--hostfile", str(hf), "--size", "4096", env=_probe_env(clean_env))
+    assert r.rc == 2 and said in r.err and "Can't parse address" in r.err, (r.out, r.err)
+
+
+def test_ipv6_is_refused_only_where_mlx_reads_ip_port():
+    """The JACCL coordinator (rank 0's first IP) is read the same way; an IPv6 address that MLX
+    never parses (a later JACCL IP, a one-rank ring) is left alone."""
+    rows = [[None, "rdma_en2"], ["rdma_en2", None]]
+    jaccl = parse(
+        json.dumps(
+            {
+                "backend": "jaccl",
+                "hosts": [
+                    {"ssh": "a", "ips": ["fe80::1"], "rdma": rows[0]},
+                    {"ssh": "b", "ips": ["10.0.0.2", "fe80::2"], "rdma": rows[1]},
+                ],
+            }
+        ),
+        names={"c"},
+    )
+    assert [p.path for p in jaccl.problems] == ["hosts[0].ips[0]"]
+    assert "JACCL's coordinator (MLX_JACCL_COORDINATOR)" in jaccl.problems[0].message
+    one = parse(
+        json.dumps({"backend": "ring", "hosts": [{"ssh": "a", "ips": ["fe80::1"]}]}), names={"c"}
+    )
+    assert one.problems == ()
+
+
+def test_probe_names_the_hostfile_it_blames(tmp_path, clean_env):
+    """A backend written in the file is the file's fault (--backend was never passed); a
+    one-entry file is named with what else is wrong in it."""
+    one = {"backend": "carrier-pigeon", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}]}
+    hf = write(tmp_path / "one.json", json.dumps(one))
+    r = run_cli("probe", "--hostfile", str(hf), env=_probe_env(clean_env))
+    assert r.rc == 2 and f"{hf}: 1 rank: a probe needs at least 2" in r.err, r.err
+    assert "unknown backend 'carrier-pigeon'" in r.err
+    two = dict(one, hosts=one["hosts"] * 2)
+    hf = write(tmp_path / "two.json", json.dumps(two))
+    r = run_cli("probe", "--hostfile", str(hf), env=_probe_env(clean_env))
+    assert r.rc == 2 and "--hostfile" in r.err and "'--backend'" not in r.err, r.err
+    assert f"{hf}: \"backend\": 'carrier-pigeon' is an unknown backend" in r.err

@@ -76,13 +76,27 @@ def test_sum_scatter_on_ring_is_a_skip_naming_the_versions_that_have_it(clean_en
         env=env_of(clean_env),
         timeout=120,
     )
-    assert r.rc == 0, (r.out, r.err)  # not a usage error, not a hang
+    assert r.rc == 3, (r.out, r.err)  # no collective ran: could not assess, not a usage error
     (s,) = r.doc["probe"]["skipped_ops"]
     assert s["op"] == "sum_scatter"
     assert s["reason"].startswith("the ring backend has no sum_scatter (MLX ")
     assert "jaccl has it from MLX 0.32.1, nccl has it" in s["reason"]
     (res,) = [x for x in r.doc["results"] if x["check"] == "probe.sum_scatter"]
     assert res["status"] == "skip" and "MLX 0.32.1" in res["summary"]
+    (none,) = [x for x in r.doc["results"] if x["code"] == "MD511"]
+    assert none["status"] == "error" and none["check"] == "probe.coverage"
+    assert none["summary"].startswith("no collective ran")
+    assert [o["op"] for o in none["evidence"]["skipped_ops"]] == ["sum_scatter"]
+
+
+def test_probe_of_only_unsupported_ops_is_not_a_pass(clean_env):
+    """`probe --op sum_scatter` on the ring backend ran no collective: a gate
+    `probe --op X || exit 1` must not pass, and the user reads why."""
+    r = run_cli("probe", "-n", "2", "--op", "sum_scatter", "--size", "4096", env=env_of(clean_env))
+    assert r.rc == 3, (r.out, r.err)
+    assert "UNKNOWN (exit 3)" in r.out and "GO (exit 0)" not in r.out
+    assert "no collective ran" in r.out
+    assert "the ring backend has no sum_scatter" in r.out and "MLX 0.32.1" in r.out
 
 
 def test_op_all_runs_every_ring_op_and_lists_the_skipped_one(clean_env):

@@ -234,3 +234,24 @@ def test_a_fault_can_name_its_step_and_fires_once():
         ("kill", 0, 7),
         ("corrupt", 2, None),
     ]
+
+
+def test_rank_stderr_error_after_a_progress_bar_is_classified():
+    """A rank's stderr line of ~150 KB of \\r progress, then the error on the same line (and a
+    200 KB line with the error at its end): the error is kept and classified."""
+    from meshdoctor.probe.culprits import rank_signatures
+
+    bar = "".join(f"\r{i:3d}%|{'#' * (i // 5):<20}| {i}/100" for i in range(100))
+    ranks = [RankState(0, "localhost"), RankState(1, "localhost")]
+    tr = Tracker(ranks, now=0.0)
+    tr.stderr_line(0, (bar * 40)[:150_000] + "\r[jaccl] Recv failed with errno=2\n")
+    tr.stderr_line(1, "x" * 200_000 + " RuntimeError: [jaccl] Recv failed with errno=2\n")
+    for st in ranks:
+        assert [m.code for m in rank_signatures(st)] == ["MD606"]
+        assert len(st.stderr) <= 2 and st.stderr_lines == len(st.stderr)
+    # a stdout line that is not an event (NCCL prints there) is read the same way
+    out = RankState(2, "localhost")
+    tr = Tracker([RankState(0, "localhost"), RankState(1, "localhost"), out], now=0.0)
+    nccl = "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a"
+    tr.stdout_line(2, (bar * 40)[:150_000] + "\r" + nccl + " network error'\n", 1.0)
+    assert "MD650" in [m.code for m in rank_signatures(out)]

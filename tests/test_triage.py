@@ -642,3 +642,71 @@ def test_control_characters_never_reach_the_terminal(tmp_path):
     assert r.rc == 1
     assert not any(c in r.out for c in "\x07\x08\x1b\r"), repr(r.out)
     assert "[bold red]markup[/]" in r.out and "\\x08" in r.out
+
+
+def _progress_bar(nbytes: int) -> str:
+    """tqdm-style progress redrawn with carriage returns, as mlx-lm prints it, ``nbytes`` long."""
+    one = "".join(
+        f"\r{i:3d}%|{'#' * (i // 5):<20}| {i * 15}/1500 [00:{i:02d}<00:00]" for i in range(100)
+    )
+    return (one * (nbytes // len(one) + 1))[:nbytes]
+
+
+def test_error_after_progress_bar_on_one_line_is_found(tmp_path):
+    """~150 KB of \\r progress and then the error on the same line: a terminal shows the error
+    as its own line; triage matches it there and says no-go."""
+    p = tmp_path / "rank1.log"
+    p.write_text(_progress_bar(150_000) + "\r[jaccl] Recv failed with errno=2\n")
+    r = run_cli("triage", str(p), "--json")
+    assert r.rc == 1, r.out
+    doc = json.loads(r.out)
+    assert doc["verdict"] == "no-go"
+    f = next(f for f in doc["triage"]["findings"] if f["code"] == "MD606")
+    assert f["line"] == "[jaccl] Recv failed with errno=2"
+    assert not any("cut" in w for i in doc["triage"]["inputs"] for w in i.get("warnings", []))
+    r = run_cli("triage", str(p))
+    assert r.rc == 1 and "NO-GO" in r.out and "jaccl.recv-errno-2" in r.out
+
+
+@pytest.mark.parametrize("chunk", [4 << 20, 48 << 10], ids=["one-block", "blocks-of-48KiB"])
+def test_error_at_the_end_of_a_200KB_line_is_found(monkeypatch, chunk):
+    """A 200 KB line without \\r, the error at its end: matched in overlapping windows, also
+    when the line spans several read blocks; the line shown starts near the error."""
+    monkeypatch.setattr(logs, "CHUNK", chunk)
+    data = b"x" * 200_000 + b" RuntimeError: [jaccl] Recv failed with errno=2\nnext line\n"
+    doc = triage_bytes(data)
+    assert doc["verdict"] == "no-go" and codes_of(doc) == ["MD606"]
+    f = doc["triage"]["findings"][0]
+    assert f["line_number"] == 1 and f["line"].endswith("[jaccl] Recv failed with errno=2")
+    assert len(f["line"]) <= signatures.LINE_CHARS
+    assert doc["triage"]["inputs"][0]["lines"] == 2
+
+
+@pytest.mark.parametrize("chunk", [4 << 20, 70 << 10], ids=["one-block", "blocks-of-70KiB"])
+def test_error_straddling_a_window_edge_is_found_once(monkeypatch, chunk):
+    """An error that sits across the edge of two windows of a long line is found once."""
+    monkeypatch.setattr(logs, "CHUNK", chunk)
+    err = b"RuntimeError: [jaccl] Recv failed with errno=2"
+    edge = logs.MAX_LINE - logs.OVERLAP // 2
+    data = b"y" * (edge - len(err) // 2) + err + b" " + b"z" * 100_000 + b"\n"
+    doc = triage_bytes(data)
+    assert codes_of(doc) == ["MD606"]
+    assert doc["triage"]["findings"][0]["count"] == 1
+
+
+def test_crlf_stays_one_line_end():
+    doc = triage_bytes(
+        log_of("RuntimeError: [jaccl] Recv failed with errno=2").replace(b"\n", b"\r\n")
+    )
+    assert doc["triage"]["findings"][0]["line_number"] == 4
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "256", "-65"])
+def test_exit_code_is_bounded_to_what_an_exit_status_can_be(value):
+    r = run_cli("triage", "--exit-code", value)
+    assert r.rc == 2 and "-64<=x<=255" in r.err, (r.out, r.err)
+
+
+def test_exit_code_of_a_signal_is_accepted():
+    r = run_cli("triage", "--exit-code", "-15", "--json")
+    assert r.rc == 1 and r.doc["verdict"] == "no-go"

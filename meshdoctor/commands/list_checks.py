@@ -20,6 +20,7 @@ from .options import load_checks
 )
 def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
+    from ..fleet import REACH_ENTRY
     from ..fleetcheck import all_fleet_checks
 
     rows = [
@@ -32,6 +33,16 @@ def list_checks(as_json: bool, everything: bool) -> None:
         }
         for c in [*load_checks(), *all_fleet_checks()]
     ]
+    # fleet mode's own check (every host answered), listed with the cross-node checks
+    rows.append(
+        {
+            "code": REACH_ENTRY.code,
+            "name": REACH_ENTRY.name,
+            "title": REACH_ENTRY.title,
+            "platforms": ["fleet"],
+            "kind": "check",
+        }
+    )
     rows.sort(key=lambda r: r["code"])
     if everything:  # every catalogued code, checks with their platforms
         from .. import catalogue

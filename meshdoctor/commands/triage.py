@@ -64,11 +64,13 @@ class Duration(click.ParamType):
 @click.option(
     "--exit-code",
     "exit_code",
-    type=int,
+    # what an exit status can be: 0-255 (exit(3)), or -1..-64 for a signal as Python's
+    # subprocess reports it (signal(7): at most SIGRTMAX, 64 on Linux)
+    type=click.IntRange(-64, 255),
     default=None,
     metavar="N",
-    help="The job's exit status as the wrapper saw it (mlx.launch's 0 proves "
-    "nothing; 255, 75, -15, 137 and the like are explained).",
+    help="The job's exit status as the wrapper saw it, 0-255 or -1..-64 for a signal "
+    "(mlx.launch's 0 proves nothing; 255, 75, -15, 137 and the like are explained).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")

@@ -12,6 +12,7 @@ from .worker import OPS
 
 GROUP, DEAD, HANG, WRONG, BANDWIDTH, LEFTOVER = "MD501", "MD502", "MD503", "MD504", "MD505", "MD506"
 SOAK, PAIRS, START, INTERRUPTED = "MD507", "MD508", "MD509", "MD510"
+COVERAGE = "MD511"
 
 TITLES = {
     GROUP: "probe group formation",
@@ -24,6 +25,7 @@ TITLES = {
     PAIRS: "probe pair matrix",
     START: "probe rank start-up",
     INTERRUPTED: "probe interrupted",
+    COVERAGE: "probe ran no collective",
 }
 
 NCCL_TESTS = "nccl-tests doc/PERFORMANCE.md (algbw, busbw, #wrong)"
@@ -128,6 +130,22 @@ DOCS: Dict[str, Doc] = {
         action="Probe again.",
         sources=("signal(7): SIGINT, SIGTERM, SIGHUP",),
     ),
+    COVERAGE: Doc(
+        meaning="The ranks formed a group but every collective asked for (--op) was skipped "
+        "because the backend lacks it in this MLX version (the ring backend has no "
+        "sum_scatter; jaccl adds it in MLX 0.32.1; nccl has no send/recv), so no "
+        "collective ran. The evidence names each op, the backend and the MLX version "
+        "that adds it.",
+        why="Nothing was measured: a gate such as `meshdoctor probe --op X || exit 1` must "
+        "not pass on a probe that did not probe (exit 3, could not assess).",
+        action="Probe an op the backend has (all_sum, all_gather, send_recv), pick a backend "
+        "that has the op, or upgrade MLX to the version named.",
+        sources=(
+            "MLX sources v0.30.1-v0.32.4 mlx/distributed/{ring,jaccl,nccl}: "
+            "'sum_scatter not supported.'",
+            "MLX #4285 (ring sum_scatter)",
+        ),
+    ),
 }
 
 # the ``check`` names the probe's results carry (``explain probe.leftovers``)
@@ -140,8 +158,9 @@ _NAMES: Dict[str, Tuple[str, ...]] = {
     PAIRS: ("probe.pairs",),
     START: ("probe.start",),
     INTERRUPTED: ("probe.interrupted",),
+    COVERAGE: ("probe.coverage",),
     WRONG: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]),
-    BANDWIDTH: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]),
+    BANDWIDTH: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]) + ("probe.gpu_clocks",),
 }
 
 

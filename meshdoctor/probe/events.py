@@ -12,10 +12,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Deque, Dict, List, Optional
 
+from ..signatures import ANCHORS
 from .worker import EV_DONE, EV_ENTER, EV_ERROR, EV_HB, EV_LEAVE, EV_READY, EV_RESULT
 
 STDERR_KEEP_LINES = 400  # lines of stderr kept per rank (stack dumps included)
 STDERR_TAIL_LINES = 20  # lines reported as the tail
+STDERR_LINE_CHARS = 1000  # a longer stderr line keeps its first and last 500 characters
+NOISE_LINE_CHARS = 300  # the same for a stdout line that is not an event
 
 
 def parse_line(line: str) -> Optional[Dict[str, Any]]:
@@ -71,6 +74,24 @@ class RankState:
         return list(self.stderr)[-lines:]
 
 
+def screen_lines(line: str, limit: int) -> List[str]:
+    """One line read from a rank as a terminal shows it: a lone ``\\r`` ends a line (a progress
+    bar redrawn with ``\\r``, then the error on the same line; of the parts a terminal
+    overwrote, those holding a signature anchor are kept, with the last part); a part longer
+    than ``limit`` characters keeps its head and its tail, where an error usually is."""
+    parts = line.rstrip("\r\n").split("\r")
+    if len(parts) > 2:
+        parts = [p for p in parts[:-1] if any(a in p for a in ANCHORS)] + parts[-1:]
+    out = []
+    for part in parts:
+        if len(part) > limit:
+            half = limit // 2
+            part = part[:half] + " ... " + part[-half:]
+        if part or len(parts) == 1:
+            out.append(part)
+    return out
+
+
 class Tracker:
     """Every rank's :class:`RankState`, fed by :meth:`line`, :meth:`event`, :meth:`exited`.
 
@@ -90,16 +111,19 @@ class Tracker:
         ev = parse_line(line)
         if ev is None:
             if line.strip():
-                self.ranks[rank].noise.append(line.rstrip()[:300])
+                for part in screen_lines(line, NOISE_LINE_CHARS):
+                    if part.strip():
+                        self.ranks[rank].noise.append(part.rstrip())
             return None
         self.event(rank, ev, now)
         return ev
 
     def stderr_line(self, rank: int, line: str) -> None:
-        """Feed one stderr line of ``rank`` (kept in a bounded tail)."""
+        """Keep one line of a rank's stderr, as :func:`screen_lines` cuts it."""
         st = self.ranks[rank]
-        st.stderr.append(line.rstrip("\r\n")[:1000])
-        st.stderr_lines += 1
+        for part in screen_lines(line, STDERR_LINE_CHARS):
+            st.stderr.append(part)
+            st.stderr_lines += 1  # counts what the deque got (stacks() reads it back)
 
     def event(self, rank: int, ev: Dict[str, Any], now: float) -> None:
         """Apply one worker event (ready, enter, leave, result, heartbeat, error) of ``rank`` at

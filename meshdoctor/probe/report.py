@@ -575,6 +575,30 @@ def _soak_result(sk: Dict[str, Any], complete: bool) -> Result:
     )
 
 
+def _nothing_ran(
+    cfg: ProbeConfig, out: LaunchOutcome, figs: List[Dict[str, Any]]
+) -> Optional[Result]:
+    """A launch that ended well but where every op asked for was skipped (the backend lacks
+    it, :data:`meshdoctor.probe.worker.OP_SUPPORT`) and no pair was measured ran no collective:
+    an ``error`` (exit 3, could not assess), so ``probe --op X || exit 1`` does not pass."""
+    if out.kind != "ok" or not figs or not all(f.get("skipped") for f in figs):
+        return None
+    if cfg.pairs and cfg.backend != "nccl":
+        return None  # the pair matrix ran send/recv
+    why = "; ".join(f"{f['op']}: {f['skipped']}" for f in figs)
+    return _mesh(
+        C.COVERAGE,
+        "probe.coverage",
+        ERROR,
+        f"no collective ran: every op asked for was skipped ({why})",
+        evidence={"skipped_ops": [{"op": f["op"], "reason": f["skipped"]} for f in figs]},
+        remediation=Remediation(
+            "Probe an op the backend has (all_sum, all_gather), choose a backend that has "
+            "the op, or upgrade MLX to the version named."
+        ),
+    )
+
+
 def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List[Result]) -> None:
     """Per-op figures, GPU clock slowdown, pairs and soak: into ``probe`` and ``res``."""
     cfg = run.cfg
@@ -585,6 +609,9 @@ def _figures(run: ProbeRun, out: LaunchOutcome, probe: Dict[str, Any], res: List
         {"op": f["op"], "reason": f["skipped"]} for f in figs if f.get("skipped")
     ]
     res.extend(_op_results(figs))
+    nothing = _nothing_ran(cfg, out, figs)
+    if nothing is not None:
+        res.append(nothing)
     if out.gpu_slowdown:
         probe["gpu_slowdown"] = out.gpu_slowdown
         res.append(_slowdown_result(out.gpu_slowdown))

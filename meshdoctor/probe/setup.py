@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import List, Optional
 
-from ..hostfile import Hostfile, HostfileError, from_list, local_names
+from ..hostfile import BACKENDS, Hostfile, HostfileError, from_list, local_names, n_ranks
 from . import env as envmod
 from ..hostfile import is_this_machine
 from .config import ProbeConfig, local_hostfile
@@ -115,7 +115,13 @@ def make_config(
             where,
         )
     if hf.world_size < 2:
-        raise ProbeSetupError(f"{hf.world_size} rank(s): a probe needs at least 2", where)
+        also = "; ".join(f"{p}: {m}" for p, m in hf.problems[:4])
+        raise ProbeSetupError(
+            (f"{hf.path}: " if hf.path else "")
+            + f"{n_ranks(hf.world_size)}: a probe needs at least 2"
+            + (f"; also {also}" if also else ""),
+            where,
+        )
     if hf.world_size > MAX_WORLD_SIZE:
         raise ProbeSetupError(
             f"{hf.world_size} ranks: the probe starts at most "
@@ -128,10 +134,20 @@ def make_config(
         or (hf.effective_backend if hf.effective_backend != "ring" else default_backend(python))
     )
     if chosen not in PROBE_BACKENDS:
+        if backend:  # the option named it
+            raise ProbeSetupError(
+                f"backend {chosen!r} is not supported by the probe; pass --backend ring, "
+                "jaccl, jaccl-ring or nccl",
+                "--backend",
+            )
+        what = (
+            "an unknown backend" if chosen not in BACKENDS else "a backend the probe does not run"
+        )
         raise ProbeSetupError(
-            f"the hostfile's backend {chosen!r} is not supported by the "
-            "probe; pass --backend ring, jaccl, jaccl-ring or nccl",
-            "--backend",
+            (f"{hf.path}: " if hf.path else "")
+            + f'"backend": {chosen!r} is {what}; write ring, jaccl, jaccl-ring or nccl there, '
+            "or pass --backend",
+            where,
         )
     if chosen != hf.effective_backend:  # another backend: a variant, checked for that backend
         hf = dataclasses.replace(hf, backend=chosen)

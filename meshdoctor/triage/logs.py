@@ -8,6 +8,12 @@ is one block, one carried partial line (at most :data:`MAX_LINE` bytes) and the 
 with at most :data:`meshdoctor.signatures.CONTEXT_LINES` lines of context; a signature that
 repeats (``[ring] Socket 4 was closed by the peer`` x10) is kept once per rank with its count.
 
+A lone carriage return ends a line, as a terminal shows it: tqdm / mlx-lm progress bars redraw
+one line with ``\r`` for hours, and the error that ends the job is printed after the last
+``\r`` on that same line (``\r\n`` stays one line end). A line still longer than
+:data:`MAX_LINE` is matched in windows of :data:`MAX_LINE` bytes that overlap by :data:`OVERLAP`
+bytes, so nothing past the first 64 KiB is dropped and memory stays bounded.
+
 Undecodable bytes are replaced (U+FFFD) and reported once as a warning; a file that looks binary
 (NUL bytes) is still scanned and says so.
 """
@@ -22,7 +28,8 @@ from .. import signatures
 from .findings import Finding, Input
 
 CHUNK = 4 << 20  # bytes read at a time
-MAX_LINE = 64 << 10  # a longer line is cut (its first MAX_LINE bytes are matched)
+MAX_LINE = 64 << 10  # a longer line is matched in windows of this many bytes
+OVERLAP = 4 << 10  # bytes shared by consecutive windows: longer than any record line matched
 MAX_FINDINGS = 200  # distinct findings kept per input
 LOOKBACK_LINES = 12  # lines searched backwards for a timestamp when a line has none
 
@@ -94,13 +101,10 @@ class LogScan:
         self._seen: Dict[Tuple[str, Optional[int]], Finding] = {}
         self._bad_utf8 = 0
         self._nul = 0
-        self.truncated_lines = 0
+        self._line_codes: Tuple[int, set] = (0, set())  # codes already found on one long line
 
     # -- per line -------------------------------------------------------------------------
     def _decode(self, raw: bytes) -> str:
-        if len(raw) > MAX_LINE:
-            raw = raw[:MAX_LINE]
-            self.truncated_lines += 1
         text = raw.decode("utf-8", "replace")
         if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
             self._bad_utf8 += 1
@@ -138,12 +142,38 @@ class LogScan:
             t = parse_time(text) if m.lineno == lineno else None
             self._add(m, t or time_of())
 
+    def _feed_line(
+        self, lineno: int, raw: bytes, time_of: Callable[[], Optional[_dt.datetime]]
+    ) -> None:
+        """Match one line; one longer than :data:`MAX_LINE` (or a piece of one still open at
+        the end of a block) in overlapping windows, each signature counted once per line."""
+        if len(raw) <= MAX_LINE and self._line_codes[0] != lineno:
+            self._feed(lineno, self._decode(raw), time_of)
+            return
+        if self._line_codes[0] != lineno:
+            self._line_codes = (lineno, set())
+        seen = self._line_codes[1]
+        step = MAX_LINE - OVERLAP
+        for w in range(0, max(len(raw) - OVERLAP, 1), step):
+            window = raw[w : w + MAX_LINE]
+            if not self.scanner.wants_every_line and not _has_anchor(window):
+                continue
+            text = self._decode(window)
+            for m in self.scanner.feed(lineno, text):
+                if m.lineno == lineno and m.code in seen:
+                    continue  # the same text again, in the overlap of two windows
+                if m.lineno == lineno:
+                    seen.add(m.code)
+                t = parse_time(text) if m.lineno == lineno and w == 0 else None
+                self._add(m, t or time_of())
+
     # -- per block ------------------------------------------------------------------------
     def run(self, stream: BinaryIO) -> List[Finding]:
         """Read ``stream`` to its end (binary, any size) and return the findings."""
         carry = b""
         lineno = 0  # lines completed before the current block
         first = True
+        held_cr = b""  # a \r ending a block: a line end of its own unless \n follows
         while True:
             block = stream.read(CHUNK)
             if not block:
@@ -152,18 +182,21 @@ class LogScan:
             if first:
                 self._sniff(block)
                 first = False
+            block = held_cr + block
+            held_cr = b""
+            if block.endswith(b"\r"):
+                block, held_cr = block[:-1], b"\r"
+            if b"\r" in block:
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
             buf = carry + block if carry else block
             cut = buf.rfind(b"\n") + 1
-            if cut == 0:
-                if len(buf) <= MAX_LINE:
-                    carry = buf
-                    continue
-                cut = len(buf)  # a line with no end in sight: scan what is there
             region, carry = buf[:cut], buf[cut:]
-            if len(carry) > MAX_LINE:
-                carry = carry[:MAX_LINE]
-            lineno = self._region(region, lineno)
-        if carry:
+            if region:
+                lineno = self._region(region, lineno)
+            if len(carry) > MAX_LINE:  # a line with no end in sight: match what is there,
+                self._feed_line(lineno + 1, carry, lambda: None)  # keep its last OVERLAP bytes
+                carry = carry[-OVERLAP:]
+        if carry or held_cr:
             lineno = self._region(carry + b"\n", lineno)
         for m in self.scanner.close():
             self._add(m, None)
@@ -185,10 +218,6 @@ class LogScan:
         if self._bad_utf8:
             self.input.warnings.append(
                 f"not valid UTF-8: invalid bytes replaced on {self._bad_utf8} matched line(s)"
-            )
-        if self.truncated_lines:
-            self.input.warnings.append(
-                f"{self.truncated_lines} line(s) longer than {MAX_LINE} bytes were cut"
             )
 
     def _region(self, region: bytes, lineno: int) -> int:
@@ -246,9 +275,15 @@ class LogScan:
             e = region.find(b"\n", s)
             e = end if e == -1 else e
             ln += 1
-            self._feed(ln, self._decode(region[s:e]), time_before(s))
+            self._feed_line(ln, region[s:e], time_before(s))
             pos = e + 1
         return ln
+
+
+def _has_anchor(raw: bytes) -> bool:
+    if _AUTOMATON is not None:
+        return bool(_AUTOMATON.find_matches_as_indexes(raw))
+    return any(a in raw for a in _ANCHORS)
 
 
 def scan(

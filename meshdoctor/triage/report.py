@@ -91,7 +91,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
         verdict.results.append(
             Result(
                 code=f.code,
-                check="triage",
+                check=f.match.name,  # the signature's name: `explain NAME` leads to its code
                 host=f.host or "localhost",
                 status=FAIL,
                 severity=None if f.first_cause or not f.consequence_of else WARNING,
