@@ -627,6 +627,10 @@ def test_commands_offered_to_copy_quote_every_word_from_outside():
         assert fanout.install_hint(bad, "python3") is None, bad
         assert remote.shown_command(bad, ["true"]) is None, bad
     assert text.shell_line(["kill", "-9", 12, "1;reboot"]) == "kill -9 12 '1;reboot'"
+    from meshdoctor import execute  # how a command that ran is described in a summary
+
+    got = execute.run(["/opt/no such/python3", "-c", "x;y"], timeout=5).describe()
+    assert got == "`'/opt/no such/python3' -c 'x;y'`: no such executable file"
 
 
 REFUSED_HOSTS = (
