@@ -66,8 +66,8 @@ def run(ctx: NodeContext):
                     f"{tag}: {ecc} volatile uncorrected ECC error(s) since the driver "
                     "loaded: data on this GPU was corrupted",
                     evidence={"gpu": i, "ecc_volatile_uncorrected": ecc},
-                    remediation=f"Drain the GPU and reset it (sudo nvidia-smi "
-                    f"--gpu-reset -i {i}); if errors return, have it serviced.",
+                    remediation=f"Drain the GPU and reset it ({reset}); if errors return, "
+                    "have it serviced.",
                 )
             )
         rp = g.get("retired_pages") or {}
