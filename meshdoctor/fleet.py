@@ -167,14 +167,20 @@ def _results(items: List[Any], host: str) -> List[Result]:
     return out
 
 
-def _unreached(host: str, rep: HostReply, python: str, deadline: float) -> Result:
+def _unreached(
+    host: str, rep: HostReply, python: str, deadline: float, source: Optional[str] = None
+) -> Result:
+    """MD402 for a host without a verdict; ``source``: the hostfile's path (None: --hosts)."""
     refused = host_name_problem(host)
     hint = install_hint(host, python)
     if refused:  # never reached: no command to offer, the hostfile is what to fix
-        summary = f"not checked: the hostfile's host name is refused: {refused}"
+        where = (
+            f'"ssh" entry in {source} (MD401 names it)' if source else "name in the --hosts list"
+        )
+        summary = f"not checked: the host name is refused: {refused}"
         text = (
-            'Fix this host\'s "ssh" entry in the hostfile (MD401 names the entry); nothing is '
-            "run on a host whose name a shell or ssh would misread."
+            f"Fix this host's {where}; nothing is run on a host whose name a shell or ssh "
+            "would misread."
         )
         hint = None
     elif rep.missing:
@@ -303,7 +309,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
                     },
                 )
             )
-            r = _unreached(host, rep, python, opts.deadline)
+            r = _unreached(host, rep, python, opts.deadline, hf.path)
             verdict.results.append(r)
             views[host] = HostView(host, ranks, False)
             continue

@@ -659,8 +659,8 @@ def test_a_refused_host_name_gets_no_command_and_forges_no_line(tmp_path, clean_
     r = run_cli(*args, "--json", env=env)
     (reach,) = r.results("MD402")
     assert reach["host"] == name and reach["status"] == "error" and r.rc == 1
-    assert reach["summary"].startswith("not checked: the hostfile's host name is refused: ")
-    assert 'Fix this host\'s "ssh" entry in the hostfile' in reach["remediation"]["text"]
+    assert reach["summary"].startswith("not checked: the host name is refused: ")
+    assert f'Fix this host\'s "ssh" entry in {hf} (MD401' in reach["remediation"]["text"]
     assert "command" not in reach["remediation"] or not reach["remediation"]["command"]
     (md103,) = r.results("MD103")
     assert 'add "MLX_METAL_FAST_SYNCH=1\\nFAKE' in md103["remediation"]["text"]  # JSON, escaped
