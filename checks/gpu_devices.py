@@ -15,6 +15,7 @@ from __future__ import annotations
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.facts.nvml import COMPUTE_MODES, gpus_or_finding
+from meshdoctor.text import shell_line
 
 
 def run(ctx: NodeContext):
@@ -45,20 +46,21 @@ def run(ctx: NodeContext):
                 fail(
                     f"GPU {g['index']} cannot be read through NVML: {g['unreadable']}",
                     evidence=g,
-                    remediation="`nvidia-smi -q -i "
-                    f"{g['index']}`; a GPU that is lost needs a reset or a reboot.",
+                    remediation=f"`{shell_line(['nvidia-smi', '-q', '-i', g['index']])}`; a GPU "
+                    "that is lost needs a reset or a reboot.",
                 )
             )
     for g in gpus:
         tag = f"GPU {g['index']} ({g.get('name')})"
         ev = {k: g.get(k) for k in ("index", "name", "uuid", "compute_mode", "mig", "persistence")}
         mode = g.get("compute_mode")
+        default_mode = shell_line(["sudo", "nvidia-smi", "-i", g["index"], "-c", "DEFAULT"])
         if mode == 2:
             out.append(
                 fail(
                     f"{tag} is in compute mode Prohibited: no process may use it",
                     evidence=ev,
-                    remediation=f"sudo nvidia-smi -i {g['index']} -c DEFAULT",
+                    remediation=default_mode,
                 )
             )
         elif mode in (1, 3):
@@ -68,8 +70,7 @@ def run(ctx: NodeContext):
                     "(a leftover rank, another job) on it is refused with 'all CUDA-"
                     "capable devices are busy or unavailable'",
                     evidence=ev,
-                    remediation=f"sudo nvidia-smi -i {g['index']} -c DEFAULT, or make "
-                    "sure nothing else runs on it",
+                    remediation=f"{default_mode}, or make sure nothing else runs on it",
                 )
             )
         mig = g.get("mig") or {}
@@ -79,7 +80,8 @@ def run(ctx: NodeContext):
                     f"{tag} has MIG mode {'on' if mig.get('current') else 'pending'}: "
                     "NCCL cannot communicate between MIG instances",
                     evidence=ev,
-                    remediation=f"sudo nvidia-smi -i {g['index']} -mig 0 (then reset "
+                    remediation=f"{shell_line(['sudo', 'nvidia-smi', '-i', g['index'], '-mig', 0])} "
+                    "(then reset "
                     "the GPU), or run the mesh on GPUs without MIG",
                 )
             )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.facts.nvml import gpus_or_finding, throttle_names
+from meshdoctor.text import shell_line
 
 
 def _links(snap):
@@ -56,6 +57,7 @@ def run(ctx: NodeContext):
         if "unreadable" in g:
             continue
         i = g["index"]
+        reset = shell_line(["sudo", "nvidia-smi", "--gpu-reset", "-i", i])
         tag = f"GPU {i} ({g.get('name')})"
         ecc = g.get("ecc_volatile_uncorrected")
         if ecc:
@@ -64,8 +66,8 @@ def run(ctx: NodeContext):
                     f"{tag}: {ecc} volatile uncorrected ECC error(s) since the driver "
                     "loaded: data on this GPU was corrupted",
                     evidence={"gpu": i, "ecc_volatile_uncorrected": ecc},
-                    remediation=f"Drain the GPU and reset it (sudo nvidia-smi "
-                    f"--gpu-reset -i {i}); if errors return, have it serviced.",
+                    remediation=f"Drain the GPU and reset it ({reset}); if errors return, "
+                    "have it serviced.",
                 )
             )
         rp = g.get("retired_pages") or {}
@@ -76,7 +78,7 @@ def run(ctx: NodeContext):
                     f"bit, {rp.get('single_bit')} single-bit pages retired): it takes "
                     "effect after a GPU reset",
                     evidence={"gpu": i, "retired_pages": rp},
-                    remediation=f"sudo nvidia-smi --gpu-reset -i {i} when idle",
+                    remediation=f"{reset} when idle",
                 )
             )
         rr = g.get("remapped_rows") or {}
@@ -96,7 +98,7 @@ def run(ctx: NodeContext):
                     f"{tag}: row remapping pending ({rr.get('uncorrectable')} "
                     "uncorrectable rows): it takes effect after a GPU reset",
                     evidence={"gpu": i, "remapped_rows": rr},
-                    remediation=f"sudo nvidia-smi --gpu-reset -i {i} when idle",
+                    remediation=f"{reset} when idle",
                 )
             )
         active, down, degraded, expected = links.get(i, ([], [], {}, 0))
@@ -107,7 +109,7 @@ def run(ctx: NodeContext):
                     f"({len(active)} of {expected} active)",
                     evidence={"gpu": i, "down": down, "active": active, "nvlink": g.get("nvlink")},
                     remediation="NCCL falls back to slower paths or fails: reset the "
-                    f"GPU (sudo nvidia-smi --gpu-reset -i {i}), then reboot; if the "
+                    f"GPU ({reset}), then reboot; if the "
                     "link stays down, service the baseboard.",
                 )
             )

@@ -21,6 +21,7 @@ from meshdoctor.context import NodeContext
 from meshdoctor.model import Remediation
 from meshdoctor.facts.nvml import gpus_or_finding
 from meshdoctor.ranks import find_ranks
+from meshdoctor.text import shell_line
 
 INIT_PID_NS = 0xEFFFFFFC  # PROC_PID_INIT_INO, Linux include/linux/proc_ns.h
 UNLISTED_BYTES = 1 << 30  # memory used with no process listed that is worth a warning
@@ -70,7 +71,7 @@ def run(ctx: NodeContext):
                             remediation=Remediation(
                                 "Reset the GPU once nothing else uses it (if the reset "
                                 "is refused, reboot the host).",
-                                f"sudo nvidia-smi --gpu-reset -i {gi}",
+                                shell_line(["sudo", "nvidia-smi", "--gpu-reset", "-i", gi]),
                             ),
                         )
                     )
@@ -114,7 +115,7 @@ def run(ctx: NodeContext):
                             f"Stop it if it is not meant to share GPU {gi} with the "
                             "ranks (it takes memory, and NVLink and SM time, from "
                             "them).",
-                            f"kill {pid}",
+                            shell_line(["kill", pid]),
                         ),
                     )
                 )
@@ -126,8 +127,8 @@ def run(ctx: NodeContext):
                     f"GPU {gi}: {_mib(used_total)} used but NVML lists no process "
                     "(a process of another container, or memory a gone process left)",
                     evidence={"gpu": gi, "memory": g.get("memory")},
-                    remediation=f"Check `nvidia-smi` on the host; if nothing runs, "
-                    f"reset the GPU (sudo nvidia-smi --gpu-reset -i {gi}).",
+                    remediation="Check `nvidia-smi` on the host; if nothing runs, reset the "
+                    f"GPU ({shell_line(['sudo', 'nvidia-smi', '--gpu-reset', '-i', gi])}).",
                 )
             )
     if not held:

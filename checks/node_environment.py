@@ -21,6 +21,7 @@ More (MLX sources, 0.29.3-0.32.x):
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Dict, Mapping
 
@@ -102,6 +103,8 @@ def _launch_facts(
                 )
             )
     if hostfile_given and FAST_SYNCH in env and FAST_SYNCH not in launch_envs:
+        # the entry to add, written as JSON (quotes and newlines escaped), as the hostfile holds it
+        entry = json.dumps(f"{FAST_SYNCH}={env[FAST_SYNCH]}", ensure_ascii=False)
         found.append(
             warn(
                 f"{FAST_SYNCH}={env[FAST_SYNCH]!r} is set on this node but not in the hostfile's "
@@ -112,8 +115,8 @@ def _launch_facts(
                     "value": env[FAST_SYNCH],
                     "hostfile_envs": sorted(launch_envs),
                 },
-                remediation=f'add "{FAST_SYNCH}={env[FAST_SYNCH]}" to the hostfile\'s envs (or pass '
-                f"--env to mlx.launch), or unset it here.",
+                remediation=f"add {entry} to the hostfile's envs (or pass --env to mlx.launch), "
+                "or unset it here.",
             )
         )
     return found
@@ -213,7 +216,7 @@ def run(ctx: NodeContext):
     # docstring); others are named as set, not judged
     summary = "no MLX_*/JACCL_* variable known to override or break a launch"
     if fast is not None:
-        summary += f"; MLX_METAL_FAST_SYNCH={fast}"
+        summary += f"; MLX_METAL_FAST_SYNCH={fast!r}"
     other = [k for k in set_vars if k != FAST_SYNCH]
     if other:
         more = f" and {len(other) - 5} more" if len(other) > 5 else ""

@@ -25,6 +25,7 @@ from meshdoctor.check import Check, Doc, fail, ok, warn
 from meshdoctor.context import NodeContext
 from meshdoctor.model import Remediation
 from meshdoctor.ranks import RankProcess, find_ranks
+from meshdoctor.text import shell_line
 
 CPU_SAMPLE_S = 0.1
 ZOMBIE_GRACE_S = 0.3
@@ -98,7 +99,7 @@ def run(ctx: NodeContext):
             detail += ", run by " + ", ".join(f"pid {w.pid} ({w.name})" for w in wrappers)
         ev = dict(r.to_dict(), wrappers=[w.to_dict() for w in wrappers])
         reboot = [m for m in members if m in stuck]
-        pids = " ".join(str(m.pid) for m in members)
+        pids = shell_line(m.pid for m in members)
         if reboot:
             findings.append(
                 fail(

@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from .text import shell_line
+
 DEFAULT_TIMEOUT_S = 5.0
 PARENT_MARKER_ENV = "MESHDOCTOR_PARENT_PID"  # pid of the meshdoctor that started the command
 PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"  # == meshdoctor.ranks.PROBE_MARKER_ENV
@@ -57,9 +59,11 @@ class CommandResult:
         return self.returncode == 0 and not self.timed_out
 
     def describe(self) -> str:
-        """A one-line account for evidence and error messages (an argument longer than 80
-        characters, such as an inline script, is shortened)."""
-        cmd = " ".join(a if len(a) <= 80 else a[:40].split("\n")[0] + "..." for a in self.argv)
+        """A one-line account for evidence and error messages: the command line with every
+        word quoted (:func:`meshdoctor.text.shell_line`: a path or a host from outside is shown
+        as one word); an argument longer than 80 characters, such as an inline script, is
+        shortened."""
+        cmd = shell_line(a if len(a) <= 80 else a[:40].split("\n")[0] + "..." for a in self.argv)
         if self.missing:
             if self.argv and "/" in str(self.argv[0]):  # a path: PATH was never searched
                 return f"`{cmd}`: no such executable file"

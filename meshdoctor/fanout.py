@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Union
@@ -35,10 +34,11 @@ def remote_python() -> str:
     return os.environ.get(REMOTE_PYTHON_ENV) or sys.executable
 
 
-def install_hint(host: str, python: str) -> str:
-    """The command that installs meshdoctor for ``python`` on ``host``."""
-    inner = f"{shlex.quote(python)} -m pip install meshdoctor"
-    return f"ssh {shlex.quote(host)} {shlex.quote(inner)}"
+def install_hint(host: str, python: str) -> Optional[str]:
+    """The command that installs meshdoctor for ``python`` on ``host`` (every word quoted,
+    :func:`meshdoctor.remote.shown_command`); None for a host name the one host-name rule
+    refuses: nothing is offered to run there."""
+    return remote.shown_command(host, [python, "-m", "pip", "install", "meshdoctor"])
 
 
 @dataclass

@@ -17,6 +17,7 @@ from .catalogue import FIX, Doc, Entry
 from .fix import Action, Fix, FixContext, pending
 from .hostexec import HostExec
 from .model import ERROR, FAIL, HostInfo, Result, Verdict
+from .text import one_line
 
 JACCL = ("jaccl", "jaccl-ring")
 
@@ -188,6 +189,7 @@ def run(
 
 
 def stderr_progress(line: str) -> None:
-    """Progress lines on stderr (terminal only)."""
-    sys.stderr.write(f"meshdoctor fix: {line}\n")
+    """Progress lines on stderr (terminal only), each one line (:func:`meshdoctor.text.one_line`:
+    host names and tools' words are text from outside)."""
+    sys.stderr.write(f"meshdoctor fix: {one_line(line)}\n")
     sys.stderr.flush()

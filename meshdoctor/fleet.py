@@ -20,7 +20,7 @@ from . import remote
 from .catalogue import CHECK, Doc, Entry
 from .deadline import start
 from .fanout import HostReply, install_hint, remote_python, run_meshdoctor
-from .hostfile import Hostfile, is_this_machine, local_names
+from .hostfile import Hostfile, host_name_problem, is_this_machine, local_names
 from .model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
@@ -53,11 +53,13 @@ REACH_ENTRY = Entry(
         "a connect timeout, the user's ssh config, as mlx.launch). A host that cannot "
         "be reached, that has no meshdoctor for the chosen interpreter, or that does "
         "not answer by the deadline is an error with ssh's own message and the "
-        "command to install meshdoctor there.",
+        "command to install meshdoctor there. A host whose name the hostfile's host-name "
+        "rule refuses (MD401) is never reached: its result says so and offers no command.",
         why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
         "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
         action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
-        "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON.",
+        "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON. For a refused name, "
+        'fix the host\'s "ssh" entry in the hostfile.',
         sources=(
             "OpenSSH ssh(1) BatchMode and ConnectTimeout",
             "MLX mlx.launch (ssh to each host, --python)",
@@ -165,8 +167,23 @@ def _results(items: List[Any], host: str) -> List[Result]:
     return out
 
 
-def _unreached(host: str, rep: HostReply, python: str, deadline: float) -> Result:
-    if rep.missing:
+def _unreached(
+    host: str, rep: HostReply, python: str, deadline: float, source: Optional[str] = None
+) -> Result:
+    """MD402 for a host without a verdict; ``source``: the hostfile's path (None: --hosts)."""
+    refused = host_name_problem(host)
+    hint = install_hint(host, python)
+    if refused:  # never reached: no command to offer, the hostfile is what to fix
+        where = (
+            f'"ssh" entry in {source} (MD401 names it)' if source else "name in the --hosts list"
+        )
+        summary = f"not checked: the host name is refused: {refused}"
+        text = (
+            f"Fix this host's {where}; nothing is run on a host whose name a shell or ssh "
+            "would misread."
+        )
+        hint = None
+    elif rep.missing:
         summary = f"meshdoctor does not run on {host} with {python}: {rep.error}"
         text = (
             f"Install meshdoctor on {host} for the interpreter the fleet check uses, or "
@@ -175,9 +192,9 @@ def _unreached(host: str, rep: HostReply, python: str, deadline: float) -> Resul
     elif not rep.reachable:
         summary = f"cannot reach {host} over ssh: {rep.error}"
         text = (
-            f"Check that `ssh {host} true` works without a prompt (BatchMode: a key, the "
-            "host in your ssh config) and that the host is up; mlx.launch needs the same. "
-            "If meshdoctor is missing there, install it."
+            f"Check that `{remote.shown_command(host, ['true'])}` works without a prompt "
+            "(BatchMode: a key, the host in your ssh config) and that the host is up; "
+            "mlx.launch needs the same. If meshdoctor is missing there, install it."
         )
     else:
         summary = f"{host} gave no verdict: {rep.error}"
@@ -191,7 +208,7 @@ def _unreached(host: str, rep: HostReply, python: str, deadline: float) -> Resul
         status=ERROR,
         host=host,
         summary=summary,
-        remediation=Remediation(text, install_hint(host, python)),
+        remediation=Remediation(text, hint),
         evidence={
             "hosts": [host],
             "error": rep.error,
@@ -295,7 +312,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
                     },
                 )
             )
-            r = _unreached(host, rep, python, opts.deadline)
+            r = _unreached(host, rep, python, opts.deadline, hf.path)
             verdict.results.append(r)
             views[host] = HostView(host, ranks, False)
             continue

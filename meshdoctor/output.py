@@ -13,6 +13,7 @@ from typing import NoReturn, Optional
 import click
 
 from .model import EXIT_UNKNOWN, Result, Verdict
+from .text import one_line
 
 # Key in click's ``Context.meta`` (shared by the group's and the command's contexts) under which a
 # command leaves the verdict it is building, with how to print it (:func:`report_to`).
@@ -116,5 +117,5 @@ def internal_error(exc: Exception, ctx: Optional[click.Context] = None) -> NoRet
     if isinstance(exc, BrokenPipeError):
         silence_stdout()
         sys.exit(0)
-    sys.stderr.write(f"meshdoctor: {internal_error_result(exc).summary}\n")
+    sys.stderr.write(f"meshdoctor: {one_line(internal_error_result(exc).summary)}\n")
     sys.exit(EXIT_UNKNOWN)

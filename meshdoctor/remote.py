@@ -18,6 +18,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 from . import execute
 from .hostfile import host_name_problem, is_env_key
+from .text import shell_line
 
 SSH = "ssh"
 CONNECT_TIMEOUT_S = 5
@@ -87,6 +88,20 @@ def ssh_argv(
         check_host(host),
         remote_command(argv, env),
     ]
+
+
+def shown_command(host: str, argv: Sequence[str]) -> Optional[str]:
+    """The ssh command line a user may copy to run ``argv`` on ``host`` (advice in a
+    remediation): ``ssh HOST 'CMD'``, the host and the remote command each one quoted word
+    (:func:`meshdoctor.text.shell_line`; the remote command as :func:`remote_command` quotes
+    it), ``--`` before a host ssh would read as an option. None when the one host-name rule
+    (:func:`meshdoctor.hostfile.host_name_problem`) refuses ``host``: no command is offered
+    for a name a shell or ssh would misread; the advice is to fix the hostfile."""
+    if host_name_problem(host):
+        return None
+    return shell_line(
+        ["ssh", *(["--"] if host.startswith("-") else []), host, remote_command(argv)]
+    )
 
 
 def run(

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 from rich.console import Console
 from rich.markup import escape
 
 from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
-from .text import printable
+from .text import one_line, printable, shell_line
 
 SYMBOLS = {
     OK: ("✔", "green"),
@@ -26,11 +26,13 @@ SYMBOLS = {
 # For a stream that cannot encode the symbols above (PYTHONIOENCODING=ascii, a latin-1 terminal).
 ASCII_SYMBOLS = {OK: "+", WARN: "!", FAIL: "x", SKIP: "-", ERROR: "?"}
 ARROW, ASCII_ARROW = "→", "->"
+BLANK, ASCII_BLANK = "·", "."  # a fleet table cell with nothing in it
 VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
 
 
 # C0 controls except tab and newline (ESC starts terminal escape sequences, CR overwrites a
-# line, NUL and BEL), DEL, and the C1 controls (U+0080-U+009F: CSI and friends)
+# line, NUL and BEL), DEL, the C1 controls (U+0080-U+009F: CSI and friends) and the bidi
+# formatting characters (meshdoctor.text)
 plain = printable  # output that does not go through rich (meshdoctor.text)
 
 
@@ -38,6 +40,13 @@ def clean(text: object) -> str:
     """:func:`plain`, and rich markup escaped (``[red]`` prints as ``[red]``): the one way any
     string that came from outside (tools, hostfiles, logs, rank stderr) reaches a rich console."""
     return escape(plain(text))
+
+
+def clean_line(text: object) -> str:
+    """:func:`clean` on one line (:func:`meshdoctor.text.one_line`: newlines shown as ``\\n``):
+    every field of a result, an action and a table cell is printed this way, so text from
+    outside cannot forge a line of meshdoctor's own."""
+    return escape(one_line(text))
 
 
 class _Console(Console):
@@ -59,6 +68,15 @@ def encodes(encoding: Optional[str], text: str = "✔✘→") -> bool:
         return False
 
 
+def symbols(out: Console) -> Dict[str, Tuple[str, str]]:
+    """status -> ``(symbol, style)`` for ``out``: :data:`SYMBOLS`, or the characters of
+    :data:`ASCII_SYMBOLS` where the stream cannot encode them (the one symbol table of the
+    result lines and the fleet table)."""
+    if encodes(out.encoding):
+        return SYMBOLS
+    return {s: (ASCII_SYMBOLS[s], style) for s, (_, style) in SYMBOLS.items()}
+
+
 def console(stderr: bool = False) -> Console:
     """The console all human output goes through (highlighting off: data stays as written)."""
     return _Console(stderr=stderr, highlight=False, soft_wrap=True)
@@ -71,31 +89,30 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
     out = out or console()
     multi_host = len({r.host for r in v.results}) > 1
     shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
-    plain = not encodes(out.encoding)
-    arrow = ASCII_ARROW if plain else ARROW
+    marks = symbols(out)
+    arrow = ARROW if marks is SYMBOLS else ASCII_ARROW
     if v.fleet is not None and not quiet:  # fleet mode: the table, then only what is wrong
         from .render_fleet import table
 
-        table(v, out, SYMBOLS)
+        table(v, out)
     for r in v.results:
         if quiet and r.status not in shown:
             continue
         if v.fleet is not None and r.status in (OK, SKIP):
             continue
-        sym, style = SYMBOLS[r.status]
-        if plain:
-            sym = ASCII_SYMBOLS[r.status]
+        sym, style = marks[r.status]
         title = r.title or r.check
         named = r.evidence.get("hosts") if v.fleet is not None else None
         label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
-        host = f"[cyan]{clean(label)}[/] " if multi_host else ""
+        host = f"[cyan]{clean_line(label)}[/] " if multi_host else ""
         out.print(
-            f"[{style}]{sym}[/] [bold]{clean(r.code)}[/] {host}{clean(title)}: {clean(r.summary)}"
+            f"[{style}]{sym}[/] [bold]{clean_line(r.code)}[/] {host}{clean_line(title)}: "
+            f"{clean_line(r.summary)}"
         )
         if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
-            out.print(f"    [dim]{arrow}[/] {clean(r.remediation.text)}")
+            out.print(f"    [dim]{arrow}[/] {clean_line(r.remediation.text)}")
             if r.remediation.command:
-                out.print(f"      [bold]$ {clean(r.remediation.command)}[/]")
+                out.print(f"      [bold]$ {clean_line(r.remediation.command)}[/]")
     if quiet and v.verdict == "go":
         return
     counts = {s: sum(1 for r in v.results if r.status == s) for s in (OK, WARN, FAIL, ERROR, SKIP)}
@@ -110,7 +127,7 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
             "node was not assessed"
         )
     if v.needs_reboot:
-        line += f"; [bold red]reboot needed: {clean(', '.join(v.needs_reboot))}[/]"
+        line += f"; [bold red]reboot needed: {clean_line(', '.join(v.needs_reboot))}[/]"
     out.print(line)
 
 
@@ -119,7 +136,7 @@ def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
     the command, and the outcome; steps not yet applied are marked ``planned``."""
     out = out or console()
     if heading:
-        out.print(f"[bold]{clean(heading)}[/]")
+        out.print(f"[bold]{clean_line(heading)}[/]")
     for a in items:
         outcome = str(a.get("outcome", ""))
         style = (
@@ -132,12 +149,10 @@ def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
             else "green"
         )
         mark = "*" if a.get("changed") else " "
-        host, code = clean(str(a.get("host", ""))), clean(str(a.get("code", "")))
+        host, code = clean_line(a.get("host", "")), clean_line(a.get("code", ""))
         out.print(
-            f" {mark} [cyan]{host}[/] [bold]{code}[/] {clean(str(a.get('step', '')))} "
-            f"[{style}]({clean(outcome)})[/]"
+            f" {mark} [cyan]{host}[/] [bold]{code}[/] {clean_line(a.get('step', ''))} "
+            f"[{style}]({clean_line(outcome)})[/]"
         )
         if a.get("argv"):
-            import shlex
-
-            out.print(f"      [dim]$ {clean(' '.join(shlex.quote(x) for x in a['argv']))}[/]")
+            out.print(f"      [dim]$ {clean_line(shell_line(a['argv']))}[/]")

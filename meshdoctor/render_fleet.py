@@ -10,17 +10,15 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from .model import OK, SKIP, Verdict
+from .model import FAIL, OK, SKIP, Verdict
 from .text import one_line
+from .render import ASCII_BLANK, BLANK, SYMBOLS, clean_line, symbols
 
-
-def safe(text: Any) -> str:
-    """``text`` on one line, control characters escaped (:func:`meshdoctor.text.one_line`) and
-    rich markup escaped: device names come from the hostfile, states from the hosts."""
-    return escape(one_line(text))
+# ``text`` on one line, control characters escaped (meshdoctor.text.one_line) and rich markup
+# escaped: host and device names come from the hostfile, states from the hosts
+safe = clean_line
 
 
 AREA_TITLES = {
@@ -37,17 +35,32 @@ AREA_TITLES = {
 }
 
 
-def _cell(cell: Dict[str, Any], symbols) -> str:
+def _cell(cell: Dict[str, Any], marks, blank: str) -> str:
     if not cell:
-        return "[dim]·[/]"
-    sym, style = symbols[cell["status"]]
+        return f"[dim]{blank}[/]"
+    sym, style = marks[cell["status"]]
     if cell["status"] in (OK, SKIP):
         return f"[{style}]{sym}[/]"
     return f"[{style}]{sym}[/]\n[{style}]{safe(cell['code'])}[/]"
 
 
-def table(v: Verdict, out: Console, symbols) -> None:
-    """Print the fleet table and, when the backend uses RDMA, the edge matrix."""
+def _print_wide(out: Console, renderable: Any, need: int) -> None:
+    """Print ``renderable`` at least ``need`` cells wide: rich caps ``print(width=)`` at the
+    console's width (80 on a pipe), which would squeeze a column to nothing."""
+    old = out.width
+    out.width = max(old, need)
+    try:
+        out.print(renderable)
+    finally:
+        out.width = old
+
+
+def table(v: Verdict, out: Console) -> None:
+    """Print the fleet table and, when the backend uses RDMA, the edge matrix, with the status
+    symbols of the result lines (:func:`meshdoctor.render.symbols`: ASCII where ``out``
+    cannot encode them)."""
+    marks = symbols(out)
+    blank = BLANK if marks is SYMBOLS else ASCII_BLANK
     fleet = v.fleet or {}
     hosts = fleet.get("hosts", [])
     areas = [
@@ -69,18 +82,20 @@ def table(v: Verdict, out: Console, symbols) -> None:
         t.add_row(
             safe(h),
             "" if ranks.get(h) is None else str(ranks[h]),
-            *[_cell(fleet["areas"][a].get(h), symbols) for a in areas],
+            *[_cell(fleet["areas"][a].get(h), marks, blank) for a in areas],
         )
+    # columns: text + 2 padding + 1 rule each, and the left rule; host names as printed
     need = (
-        max([len(h) for h in hosts] + [4])
-        + 9
+        max([len(one_line(h)) for h in hosts] + [4])
+        + 11
         + sum(max(len(AREA_TITLES.get(a, a)), 5) + 3 for a in areas)
     )
-    out.print(t, width=max(out.width, need))  # a narrow pipe must not squeeze the symbols
+    _print_wide(out, t, need)  # a narrow pipe must not squeeze the symbols
     edges = fleet.get("edges")
     if not edges:
         return
     names = edges["hosts"]
+    ok, bad = marks[OK], marks[FAIL]
     m = Table(title=f"edges: {safe(edges.get('summary', ''))}", title_justify="left")
     m.add_column("")
     for h in names:
@@ -97,8 +112,12 @@ def table(v: Verdict, out: Console, symbols) -> None:
                 good = s == "PORT_ACTIVE"
                 parts.append(
                     f"{safe(d)} "
-                    + ("[green]✔[/]" if good else f"[bold red]✘ {safe(str(s or '?'))}[/]")
+                    + (
+                        f"[{ok[1]}]{ok[0]}[/]"
+                        if good
+                        else f"[{bad[1]}]{bad[0]} {safe(s or '?')}[/]"
+                    )
                 )
-            row.append("\n".join(parts) or "[bold red]✘ none[/]")
+            row.append("\n".join(parts) or f"[{bad[1]}]{bad[0]} none[/]")
         m.add_row(safe(h), *row)
-    out.print(m, width=max(out.width, 12 + 22 * len(names)))
+    _print_wide(out, m, 12 + 22 * len(names))

@@ -3,28 +3,62 @@ verdicts) made safe for a terminal: the one rule every printer uses.
 
 A control character (C0 except tab and newline, DEL, C1) is written as a visible escape
 (``\\x1b``, ``\\x00``), so such text can neither move the cursor, recolour or clear the screen,
-nor set the window title, and what was there stays visible. rich markup is escaped separately
-by the renderers (:func:`meshdoctor.render.clean`); this module imports nothing heavy, so the
-``--json`` path can use it.
+nor set the window title, and what was there stays visible. The Unicode bidirectional
+formatting characters (Bidi_Control: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) are
+written as ``\\u202e``: they reorder what a terminal shows, so a line could read differently
+from what it holds ("Trojan Source", CVE-2021-42574); so are the line and paragraph separators
+U+2028 and U+2029. :func:`one_line` also escapes newlines and tabs, for a value shown inside a
+line: a result is rendered field by field, each on one line, so no text from outside can
+forge a line of its own. rich markup is escaped separately by the renderers
+(:func:`meshdoctor.render.clean`); this module imports nothing heavy, so the ``--json`` path
+can use it. :func:`shell_line` is the one way a command line a user may copy is built from
+words that came from outside.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
+from typing import Iterable
 
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI}\u2028\u2029]")
+
+
+def _escape(m: "re.Match[str]") -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 def printable(text: object) -> str:
-    """``str(text)`` with every control character but tab and newline written as ``\\xNN``.
+    """``str(text)`` with every control character but tab and newline written as ``\\xNN``
+    and every bidirectional formatting character (and U+2028, U+2029) as ``\\uNNNN``.
 
     >>> printable("a\\x1b[2Jb\\x00")
     'a\\\\x1b[2Jb\\\\x00'
+    >>> printable("ok\\u202etxt.exe")
+    'ok\\\\u202etxt.exe'
     """
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return CONTROL.sub(_escape, str(text))
 
 
 def one_line(text: object) -> str:
-    """:func:`printable` with tabs and newlines also escaped: for a value shown inside a line
-    (a device name from a hostfile, a state another host sent)."""
-    return printable(text).replace("\t", "\\x09").replace("\n", "\\x0a")
+    """:func:`printable` with newlines written as ``\\n`` and tabs as ``\\t``: for anything
+    shown as one line (a result's code, title, summary, remediation, a host name, a table
+    cell), so text from outside cannot start a line that looks like meshdoctor's own.
+
+    >>> one_line("host\\nFAKE ok")
+    'host\\\\nFAKE ok'
+    """
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def shell_line(words: Iterable[object]) -> str:
+    """A command line a user may copy into a shell: every word quoted with
+    :func:`shlex.quote` (Python docs, shlex), so a word from outside (a host name, a path, a
+    pid another host sent) stays one word and runs nothing.
+
+    >>> shell_line(["kill", 12, "a;b"])
+    "kill 12 'a;b'"
+    """
+    return " ".join(shlex.quote(str(w)) for w in words)

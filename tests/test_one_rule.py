@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from meshdoctor import render
+from meshdoctor import render, text
 from meshdoctor.hostfile import (
     host_name_problem,
     locality_problems,
@@ -551,7 +551,193 @@ def test_every_printer_escapes_control_characters_the_same_way():
         host="h1",
     )
     assert got.summary == got.check == got.remediation.text == got.remediation.command == want
-    assert render_fleet.safe(raw + "\n[red]") == want + "\\x0a\\[red]"
+    assert render_fleet.safe(raw + "\n[red]") == want + "\\n\\[red]"
+    assert render.clean_line(raw + "\n[red]") == want + "\\n\\[red]"
+    # the Trojan Source bidi controls (CVE-2021-42574) and the Unicode line separators: shown
+    # as \uNNNN by every printer, one_line or not
+    bidi = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
+    shown = "".join(f"\\u{ord(c):04x}" for c in bidi)
+    for printer in (render.plain, text.one_line, signatures.printable, render_fleet.safe):
+        assert printer(f"ok{bidi}.exe") == f"ok{shown}.exe", printer
+    assert (
+        Result.from_dict({"code": "MD201", "status": "fail", "summary": bidi}, host="h").summary
+        == shown
+    )
+    assert text.one_line("a\nb\tc") == "a\\nb\\tc" and text.printable("a\nb\tc") == "a\nb\tc"
+
+
+def _rendered(v, encoding: str = "utf-8") -> str:
+    import io
+
+    from rich.console import Console
+
+    buf = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors="replace")
+    render.verdict(v, out=Console(file=buf, width=100, highlight=False, soft_wrap=True))
+    buf.flush()
+    return buf.buffer.getvalue().decode(encoding)
+
+
+def test_no_field_of_a_result_or_an_action_can_forge_a_line():
+    """Code, host, title, summary, remediation text and command, and every field of a fix
+    action are each printed on one line: a newline from outside shows as \\n."""
+    from meshdoctor.model import Remediation, Result, Verdict
+
+    forged = "x\nFAKE \u2714 MD999 all fine\u202e"
+    v = Verdict(
+        command="check",
+        results=[
+            Result(
+                "MD201",
+                "rdma.x",
+                "fail",
+                forged,
+                host=forged,
+                title=forged,
+                remediation=Remediation(forged, forged),
+            ),
+            Result("MD101", "node.platform", "ok", "fine", host="localhost"),
+        ],
+        extra_reboot=[forged],
+    )
+    out = _rendered(v)
+    assert not [ln for ln in out.splitlines() if ln.lstrip().startswith("FAKE")], out
+    assert "\u202e" not in out and "x\\nFAKE \u2714 MD999 all fine\\u202e" in out
+    assert out.count("x\\nFAKE") == 6  # host, title, summary, remedy, command, reboot
+
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    action = {"host": forged, "code": "MD701", "step": forged, "outcome": forged}
+    render.actions([dict(action, argv=["kill", forged])], out=Console(file=buf, width=200))
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 2 and "kill 'x\\nFAKE" in lines[1], lines
+
+
+def test_commands_offered_to_copy_quote_every_word_from_outside():
+    """A command line shown to the user is built with shlex.quote; an ssh command is offered
+    only for a host name the one host-name rule accepts."""
+    import shlex
+
+    from meshdoctor import fanout, remote
+
+    hint = fanout.install_hint("m2", "/opt/my py/bin/python3")
+    assert shlex.split(hint) == ["ssh", "m2", "'/opt/my py/bin/python3' -m pip install meshdoctor"]
+    assert remote.shown_command("user@m2", ["true"]) == "ssh user@m2 true"
+    for bad in ("a;rm -rf /", "-oProxyCommand=touch /tmp/X", "host\nFAKE", "$(id)", ""):
+        assert fanout.install_hint(bad, "python3") is None, bad
+        assert remote.shown_command(bad, ["true"]) is None, bad
+    assert text.shell_line(["kill", "-9", 12, "1;reboot"]) == "kill -9 12 '1;reboot'"
+    from meshdoctor import execute  # how a command that ran is described in a summary
+
+    got = execute.run(["/opt/no such/python3", "-c", "x;y"], timeout=5).describe()
+    assert got == "`'/opt/no such/python3' -c 'x;y'`: no such executable file"
+
+
+REFUSED_HOSTS = (
+    "a;rm -rf /",
+    "-oProxyCommand=touch {mark}",
+    "host\nFAKE \u2714 MD999 all fine\u202e",
+)
+
+
+@pytest.mark.parametrize("name", REFUSED_HOSTS)
+def test_a_refused_host_name_gets_no_command_and_forges_no_line(tmp_path, clean_env, name):
+    """Fleet mode with a host the hostfile rule refuses: never reached (no ssh runs), its MD402
+    says the name is refused and to fix the hostfile's "ssh" entry, and offers no command;
+    nothing of the name forges a line or reorders one. The shell's MLX_METAL_FAST_SYNCH with a
+    newline (MD103) is shown on one line too."""
+    mark = tmp_path / "X"
+    name = name.format(mark=mark)
+    hf = write(
+        tmp_path / "h.json",
+        json.dumps(
+            [{"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": name, "ips": ["192.0.2.7"]}]
+        ),
+    )
+    env = dict(clean_env, MLX_METAL_FAST_SYNCH="1\nFAKE \u2714 MD998 fine\u202e")
+    args = ("check", "--hostfile", str(hf), "--skip", "MD406", "--timeout", "5")
+    r = run_cli(*args, "--json", env=env)
+    (reach,) = r.results("MD402")
+    assert reach["host"] == name and reach["status"] == "error" and r.rc == 1
+    assert reach["summary"].startswith("not checked: the host name is refused: ")
+    assert f'Fix this host\'s "ssh" entry in {hf} (MD401' in reach["remediation"]["text"]
+    assert "command" not in reach["remediation"] or not reach["remediation"]["command"]
+    (md103,) = r.results("MD103")
+    assert 'add "MLX_METAL_FAST_SYNCH=1\\nFAKE' in md103["remediation"]["text"]  # JSON, escaped
+    human = run_cli(*args, env=env)
+    assert human.rc == 1
+    lines = human.out.splitlines()
+    assert not [ln for ln in lines if ln.lstrip().startswith("FAKE")], human.out
+    assert "\u202e" not in human.out and "$ ssh" not in human.out and "pip install" not in human.out
+    assert not [ln for ln in lines if "ssh a;rm" in ln or "ssh -oProxy" in ln], human.out
+    (line,) = [ln for ln in lines if ln.startswith("? MD402")]
+    assert "host name is refused" in line
+    assert not mark.exists()
+    # the hostfile's envs value with a newline, on the node's own ok line
+    hf2 = write(
+        tmp_path / "e.json",
+        json.dumps({"envs": ["MLX_METAL_FAST_SYNCH=\nFAKE ok"], "hosts": [{"ssh": "localhost"}]}),
+    )
+    r = run_cli("check", "--local-only", "--hostfile", str(hf2), "--only", "MD103", env=clean_env)
+    assert "MLX_METAL_FAST_SYNCH='\\nFAKE ok'" in r.out
+    assert not [ln for ln in r.out.splitlines() if ln.startswith("FAKE")], r.out
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_the_fleet_table_uses_the_ascii_symbols_where_the_output_cannot_encode_them(
+    tmp_path, clean_env, encoding
+):
+    hf = write(
+        tmp_path / "lo2.json",
+        json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}] * 2),
+    )
+    env = dict(clean_env, PYTHONIOENCODING=encoding)
+    r = run_cli("check", "--hostfile", str(hf), "--only", "MD401", env=env)
+    assert r.rc == 0, (r.out, r.err)
+    (row,) = [ln for ln in r.out.splitlines() if "localhost" in ln]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:2] == ["localhost", "0"] and cells[2:] and set(cells[2:]) == {"+"}, row
+    assert (
+        "?" not in r.out
+        and "\u2714" not in r.out
+        and r.out.rstrip().splitlines()[-1].startswith("GO (exit 0)")
+    )
+    # an unencodable fleet table cell, a result line and the edge matrix share the table
+    from meshdoctor.model import Result, Verdict
+
+    v = Verdict(
+        command="check",
+        results=[Result("MD402", "fleet.reach", "error", "no answer", host="m2")],
+        fleet={
+            "hosts": ["m1", "m2"],
+            "backend": "jaccl",
+            "areas": {
+                "reach": {
+                    "m1": {"status": "ok", "code": "MD402"},
+                    "m2": {"status": "error", "code": "MD402"},
+                },
+                "node": {"m1": {"status": "warn", "code": "MD103"}},
+            },
+            "edges": {
+                "hosts": ["m1", "m2"],
+                "summary": "1 of 2 down",
+                "cells": [
+                    [None, {"devices": ["rdma_en3"], "states": ["PORT_ACTIVE"]}],
+                    [{"devices": ["rdma_en4"], "states": ["PORT_DOWN"]}, None],
+                ],
+            },
+        },
+    )
+    out = _rendered(v, encoding)
+    table, edges = out.split("edges:")
+    rows = {
+        ln.split("|")[1].strip(): ln.split("|")[3:5] for ln in table.splitlines() if "| m" in ln
+    }
+    assert rows["m1"] == ["   +   ", "   !   "] and rows["m2"] == ["   ?   ", "   .   "], out
+    assert "rdma_en3 +" in edges and "rdma_en4 x PORT_DOWN" in edges, out
+    assert out.splitlines()[-2].startswith("? MD402")  # ? means error, in the table and below
 
 
 def test_fix_and_fleet_run_the_same_interpreter_on_remote_hosts(monkeypatch):

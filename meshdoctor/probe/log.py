@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional, TextIO
 
+from ..text import one_line
 from .events import describe_step
 
 LOG_INTERVAL_S = 5.0
@@ -67,7 +68,7 @@ class ProbeLog:
         if kind == "ready":
             self.ready.add(rank)
         elif kind == "enter":
-            self.step = describe_step(ev)
+            self.step = one_line(describe_step(ev))  # the ranks' words: one line
         else:
             return
         self.tick()

@@ -50,7 +50,7 @@ class ProbeProgress:
         elif kind != "enter":
             return
         if kind == "enter":
-            self.step = render.clean(describe_step(ev))
+            self.step = render.clean_line(describe_step(ev))
         slowest = min(self.done_steps.get(r, 0) for r in range(self.n))
         desc = f"{self.step}  ranks ready {len(self.ready)}/{self.n}"
         self.progress.update(self.task, completed=min(slowest, self.total), description=desc)

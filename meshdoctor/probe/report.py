@@ -36,6 +36,7 @@ from .culprits import (
 from .events import RankState, describe_step
 from .launcher import LaunchOutcome, ProbeRun
 from .sizes import format_size
+from ..text import shell_line
 
 MESH = "mesh"  # the host label of results about the whole group (figures, correctness)
 
@@ -667,7 +668,7 @@ def _gpu_held(out: LaunchOutcome, gpu: Dict[str, Any]) -> Result:
         remediation=Remediation(
             "The driver did not free the memory of a rank that exited: reset the GPU "
             "once nothing else uses it (a reboot if that is refused).",
-            f"sudo nvidia-smi --gpu-reset -i {h['gpu']}",
+            shell_line(["sudo", "nvidia-smi", "--gpu-reset", "-i", h["gpu"]]),
         ),
     )
 
@@ -687,7 +688,7 @@ def _survivor_result(f: Dict[str, Any], unkillable: bool) -> Result:
             "Reboot this host: a rank that survives SIGKILL is stuck in the driver."
             if unkillable
             else "Killed now; if it keeps happening, report the evidence.",
-            None if unkillable else f"kill -9 {f['pid']}",
+            None if unkillable else shell_line(["kill", "-9", f["pid"]]),
         ),
     )
 
