@@ -264,6 +264,20 @@ def _table(
     return areas, edges
 
 
+def _hostfile_results(hf: Hostfile, only: List[str], skip: List[str]) -> List[Result]:
+    """MD401 on this machine when no host could check the hostfile (every host unreachable or
+    its name refused): the file's problems are the file's, whatever answers, so a hostfile that
+    names no usable host is still no-go, as one host's check would have said."""
+    from .context import NodeContext
+    from .registry import all_checks, select
+    from .runner import run_checks
+
+    checks = select(all_checks(), only or [HOSTFILE_CODE], skip)
+    checks = [c for c in checks if c.code == HOSTFILE_CODE]
+    results = run_checks(checks, NodeContext(host="mesh", hostfile=hf, ranks=[]), timeout=5.0)
+    return [r for r in results if r.code == HOSTFILE_CODE]
+
+
 def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
     cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix)."""
@@ -347,6 +361,8 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         verdict.results.extend(results)
         verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
         views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])
+    if keep_node and not seen_hostfile and hf.problems:
+        verdict.results.extend(_hostfile_results(hf, node_only, node_skip))
     view = FleetView(hf, views)
     fleet_results = run_fleet_checks(fleet_checks, view)
     for fc, r in fleet_results:

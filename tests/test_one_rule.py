@@ -818,3 +818,18 @@ def test_probe_names_the_hostfile_it_blames(tmp_path, clean_env):
     r = run_cli("probe", "--hostfile", str(hf), env=_probe_env(clean_env))
     assert r.rc == 2 and "--hostfile" in r.err and "'--backend'" not in r.err, r.err
     assert f"{hf}: \"backend\": 'carrier-pigeon' is an unknown backend" in r.err
+
+
+def test_a_hostfile_whose_every_host_is_refused_is_still_no_go(tmp_path, clean_env):
+    """No host can check the hostfile when every name is refused: the file's own problems still
+    make the fleet check no-go (MD401 fail), as one reachable host's check would say."""
+    hf = write(
+        tmp_path / "bad.json",
+        json.dumps([{"ssh": "a;b", "ips": ["10.0.0.1"]}, {"ssh": "-oX=y", "ips": ["10.0.0.2"]}]),
+    )
+    for args in (["--hostfile", str(hf)], ["--hosts", "a;b"]):
+        r = run_cli("check", *args, "--json", env=clean_env)
+        assert r.rc == 1, r.out
+        md401 = [x for x in r.results("MD401") if x["status"] == "fail"]
+        assert md401 and all(x["host"] == "mesh" for x in md401)
+        assert "'a;b' cannot be an ssh destination" in md401[0]["summary"]
