@@ -11,7 +11,7 @@ from ..cli import EXIT_CODES_HELP
 from ..model import Verdict
 from ..output import emit, report_to
 from ..probe.worker import DTYPES
-from .options import Seconds, load_hostfile
+from .options import Seconds, check_environment, load_hostfile, one_host_source
 
 
 @click.command(
@@ -146,6 +146,8 @@ def probe(
     """
     from ..probe.setup import ProbeSetupError, make_config
 
+    one_host_source(**{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks})
+    check_environment()
     try:
         cfg = make_config(
             hostfile=load_hostfile(hostfile),
