@@ -155,6 +155,47 @@ def _usable_streams() -> None:
                 stream.reconfigure(errors="replace")
             except (AttributeError, ValueError):
                 pass
+    sys.stderr = _Unbreakable(sys.stderr, 2)
+
+
+class _Unbreakable:
+    """A text stream (stderr) whose reader going away is not an error: the first write or flush
+    that fails with an OSError (EPIPE from ``2>&1 | head -1``, EIO from a closed terminal) points
+    the file descriptor at /dev/null and the text is dropped, so a message on stderr can never
+    change the exit code. Everything else is the wrapped stream's."""
+
+    def __init__(self, stream, fd: int) -> None:
+        self._stream, self._fd = stream, fd
+
+    def _gone(self) -> None:
+        import os
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._fd)
+            os.close(devnull)
+        except OSError:
+            pass
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._gone()
+            try:
+                self._stream.flush()  # what was buffered now goes to /dev/null
+            except OSError:
+                pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def _exit_3_on_termination() -> None:

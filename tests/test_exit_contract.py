@@ -305,3 +305,32 @@ def test_an_interrupt_before_any_check_ran_still_gives_the_verdict(clean_env):
     assert r.doc["results"][0]["summary"].startswith(
         "interrupted by SIGTERM: before the checks ran"
     )
+
+
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["explain", "nonsense"], 2),
+        (["check", "--only", "MD999"], 2),
+        (["check", "--only", ""], 2),
+        (["explain", "MD301"], 0),
+        (["check", "--json", "--only", "MD101"], 0),
+    ],
+)
+def test_a_stderr_reader_that_went_away_does_not_change_the_exit_code(clean_env, args, code):
+    # `meshdoctor ... 2>&1 | head -1`: stderr (and stdout) is a pipe nobody reads any more; the
+    # reading end is closed before the child starts, so every write fails, every run
+    for both in (False, True) * 3:
+        w = _closed_reader_pipe()
+        try:
+            p = subprocess.run(
+                [sys.executable, "-m", "meshdoctor", *args],
+                stdout=w if both else subprocess.DEVNULL,
+                stderr=w,
+                stdin=subprocess.DEVNULL,
+                env=clean_env,
+                timeout=60,
+            )
+        finally:
+            os.close(w)
+        assert p.returncode == code, (args, both, p.returncode)
