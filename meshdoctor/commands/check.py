@@ -14,6 +14,7 @@ from ..output import emit, report_to
 from .options import (
     Seconds,
     check_environment,
+    command_interrupts,
     load_checks,
     load_hostfile,
     one_host_source,
@@ -126,9 +127,11 @@ def check(
 ) -> None:
     """Inspect this node, or with --hostfile/--hosts every host of the mesh over ssh, and give
     a go/no-go verdict for a launch."""
+    # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict (one installed before
+    # anything was imported, meshdoctor.__main__, so a signal at any moment gives the verdict)
+    interrupts = command_interrupts("check")
     from ..context import NodeContext
     from ..hostfile import local_ranks
-    from ..interrupts import Interrupts
     from ..registry import select
     from ..runner import Interrupted, run_checks
 
@@ -138,8 +141,6 @@ def check(
     check_environment()
     hf = load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     verdict = report_to(Verdict(command="check", strict=strict), as_json=as_json, quiet=quiet)
-    interrupts = Interrupts()  # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict
-    interrupts.install()
     try:
         interrupts.arm()
         checks = load_checks()  # loading them can take a while: an interrupt here still reports

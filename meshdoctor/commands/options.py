@@ -90,3 +90,19 @@ def split_list(values: tuple, option: str, what: str) -> List[str]:
     if values and not out:
         raise click.BadParameter(f"{option} names no {what}", param_hint=option)
     return out
+
+
+def command_interrupts(command: str):
+    """The interrupt handling the running ``command`` answers for from now on
+    (:class:`meshdoctor.interrupts.Interrupts`): the one the entry point installed first thing
+    (click's context object), else a new one; installed, and not raising until armed."""
+    from ..interrupts import Interrupts
+
+    ctx = click.get_current_context(silent=True)
+    interrupts = ctx.find_object(Interrupts) if ctx is not None else None
+    if interrupts is None:
+        interrupts = Interrupts()
+    interrupts.disarm()
+    interrupts.install()
+    interrupts.handled_by = command
+    return interrupts

@@ -11,7 +11,13 @@ from ..cli import EXIT_CODES_HELP
 from ..model import Verdict
 from ..output import emit, report_to
 from ..probe.worker import DTYPES
-from .options import Seconds, check_environment, load_hostfile, one_host_source
+from .options import (
+    Seconds,
+    check_environment,
+    command_interrupts,
+    load_hostfile,
+    one_host_source,
+)
 
 
 @click.command(
@@ -178,10 +184,8 @@ def probe(
         # the fleet check runs with the interpreter the remote ranks will use
         if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
             emit(verdict, as_json=as_json, quiet=quiet)
-    from ..interrupts import Interrupts
-
-    interrupts = Interrupts()  # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
-    interrupts.install()
+    # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
+    interrupts = command_interrupts("probe")
     from ..probe.config import collective_deadline, steps_per_rank
     from ..probe.launcher import run_probe
     from ..probe.report import build
