@@ -89,6 +89,7 @@ def test_a_check_list_that_names_nothing_is_a_usage_error(args, message, clean_e
         ("MESHDOCTOR_PLATFORM", "windows", "darwin, macos, mac, linux"),
         ("MESHDOCTOR_ATTRIBUTE_PIDS", "abc", "pids separated by commas"),
         ("MESHDOCTOR_ATTRIBUTE_PIDS", ",", "pids separated by commas"),
+        ("MESHDOCTOR_MLX_CACHE", "banana", "0, no, off, false (off)"),
     ],
 )
 def test_an_environment_value_meshdoctor_cannot_mean_is_a_usage_error(
@@ -100,7 +101,12 @@ def test_an_environment_value_meshdoctor_cannot_mean_is_a_usage_error(
 
 
 def test_known_environment_values_still_work(clean_env):
-    env = dict(clean_env, MESHDOCTOR_PLATFORM="Linux", MESHDOCTOR_ATTRIBUTE_PIDS=f"{os.getpid()}")
+    env = dict(
+        clean_env,
+        MESHDOCTOR_PLATFORM="Linux",
+        MESHDOCTOR_ATTRIBUTE_PIDS=f"{os.getpid()}",
+        MESHDOCTOR_MLX_CACHE="Off",
+    )
     r = run_cli("check", "--json", "--only", "MD101", env=env)
     assert r.rc == 0, (r.out, r.err)
 

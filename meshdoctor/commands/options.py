@@ -69,13 +69,17 @@ def one_host_source(**given) -> None:
 
 def check_environment() -> None:
     """meshdoctor's own environment variables that a command reading them would otherwise
-    ignore without a word (``MESHDOCTOR_PLATFORM``, ``MESHDOCTOR_ATTRIBUTE_PIDS``): a value
+    ignore without a word (``MESHDOCTOR_PLATFORM``, ``MESHDOCTOR_ATTRIBUTE_PIDS``,
+    ``MESHDOCTOR_MLX_CACHE``): a value
     they cannot mean is a usage error (exit 2) naming the variable, its value and what it may
     be."""
     from ..context import platform_env_problem
+    from ..facts import mlx_cache
     from ..facts.mlx_processes import scope_env_problem
 
-    problems = [p for p in (platform_env_problem(), scope_env_problem()) if p]
+    problems = [
+        p for p in (platform_env_problem(), scope_env_problem(), mlx_cache.env_problem()) if p
+    ]
     if problems:
         raise click.UsageError("; ".join(problems))
 
