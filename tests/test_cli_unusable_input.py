@@ -111,8 +111,11 @@ def test_known_environment_values_still_work(clean_env):
     assert r.rc == 0, (r.out, r.err)
 
 
-def test_a_file_as_state_directory_ends_fix_as_md700_saying_what_to_do(tmp_path, clean_env):
+@pytest.mark.parametrize("under", ["", "sub"])  # the file itself, or a directory under it
+def test_a_file_as_state_directory_ends_fix_as_md700_saying_what_to_do(tmp_path, clean_env, under):
     not_a_dir = write(tmp_path / "state", "x")
+    if under:
+        not_a_dir = not_a_dir / under
     r = run_cli(
         "fix",
         "bridge0",
