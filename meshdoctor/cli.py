@@ -17,12 +17,19 @@ from typing import Dict, List, NamedTuple, Optional
 import click
 
 from . import __version__
+from .interrupts import Interrupts
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 go (nothing failed; warnings allowed unless --strict), 1 no-go (something "
     "failed), 2 usage error, 3 could not assess (a check in error, an unreachable host, every "
     "check skipped, an internal error)."
 )
+
+
+# Commands that answer for an interrupt with their own verdict (``check``: the verdict so far
+# and MD190, one JSON document with --json); the interrupt handling stays recording (not raising)
+# until they arm it. Every other command is stopped by a signal at once (exit 3).
+OWN_INTERRUPTS = frozenset({"check"})
 
 
 class CommandInfo(NamedTuple):
@@ -116,18 +123,26 @@ class _Group(click.Group):
             from .output import internal_error
 
             internal_error(exc, ctx)
+        finally:  # a signal from here on is recorded (the exit code is still set by main)
+            interrupts = ctx.find_object(Interrupts)
+            if interrupts is not None:
+                interrupts.disarm()
 
 
 @click.group(
     cls=_Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP
 )
 @click.version_option(__version__, prog_name="meshdoctor")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Doctor and repair tool for MLX distributed meshes (JACCL over Thunderbolt, TCP ring).
 
     Run `meshdoctor check` before a launch and gate on its exit code; `meshdoctor explain CODE`
     says what a finding means and what to do.
     """
+    interrupts = ctx.find_object(Interrupts)
+    if interrupts is not None and ctx.invoked_subcommand not in OWN_INTERRUPTS:
+        interrupts.arm()  # from here a signal stops the command (a pending one: now)
 
 
 def _usable_streams() -> None:
@@ -155,57 +170,107 @@ def _usable_streams() -> None:
                 stream.reconfigure(errors="replace")
             except (AttributeError, ValueError):
                 pass
+    sys.stderr = _Unbreakable(sys.stderr, 2)
 
 
-def _exit_3_on_termination() -> None:
-    """SIGTERM and SIGHUP end any command like Ctrl-C does (exit 3, could not assess), not with
-    the shell's 128 + signal; ``check`` and ``probe`` install their own handling on top
-    (:mod:`meshdoctor.interrupts`)."""
-    import signal
+class _Unbreakable:
+    """A text stream (stderr) whose reader going away is not an error: the first write or flush
+    that fails with an OSError (EPIPE from ``2>&1 | head -1``, EIO from a closed terminal) points
+    the file descriptor at /dev/null and the text is dropped, so a message on stderr can never
+    change the exit code. Everything else is the wrapped stream's."""
 
-    def handler(signum, frame):
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+    def __init__(self, stream, fd: int) -> None:
+        self._stream, self._fd = stream, fd
 
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), handler)
+    def _gone(self) -> None:
+        import os
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._fd)
+            os.close(devnull)
+        except OSError:
+            pass
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._gone()
+            try:
+                self._stream.flush()  # what was buffered now goes to /dev/null
+            except OSError:
+                pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
-def main() -> None:
-    """Console entry point. Usage errors exit 2 (click's); an interrupt (Ctrl-C, SIGTERM) outside
-    the probe's and check's own handling, or an unexpected crash, exits 3 "could not assess",
-    never 1. A closed or broken stdout is not a verdict: the command ends quietly with the exit
-    status it would have had (0 for the listings)."""
+def main(interrupts: Optional[Interrupts] = None) -> None:
+    """Run the command line. Usage errors exit 2 (click's); an interrupt (Ctrl-C, SIGTERM,
+    SIGHUP) outside the probe's and check's own handling, or an unexpected crash, exits 3
+    "could not assess", never 1 or 128 + signal. ``interrupts``: the handling
+    :func:`meshdoctor.__main__.main` installed first thing (None: installed here). A closed or
+    broken stdout or stderr is not a verdict: the command ends quietly with the exit status it
+    would have had (0 for the listings)."""
+    if interrupts is None:
+        interrupts = Interrupts()
+        interrupts.install()
     _usable_streams()
-    _exit_3_on_termination()
     try:
         rv = cli.main(
-            prog_name="meshdoctor", complete_var="_MESHDOCTOR_COMPLETE", standalone_mode=False
+            prog_name="meshdoctor",
+            complete_var="_MESHDOCTOR_COMPLETE",
+            standalone_mode=False,
+            obj=interrupts,
         )
     except click.ClickException as exc:
+        interrupts.disarm()
         exc.show()
-        _exit(exc.exit_code)
+        _exit(exc.exit_code, interrupts)
     except (click.Abort, KeyboardInterrupt):
-        from . import execute
-        from .model import EXIT_UNKNOWN
-
-        execute.stop_all(final=True)
-        sys.stderr.write("meshdoctor: interrupted; nothing was assessed\n")
-        _exit(EXIT_UNKNOWN)
+        interrupts.disarm()
+        _interrupted()
     except SystemExit as exc:
-        _exit(exc.code)
+        _exit(exc.code, interrupts)
     except Exception as exc:  # outside any command (completion, the group's options): last resort
         from .output import internal_error
 
         try:
             internal_error(exc)
         except SystemExit as end:
-            _exit(end.code)
-    _exit(rv if isinstance(rv, int) else 0)
+            _exit(end.code, interrupts)
+    _exit(rv if isinstance(rv, int) else 0, interrupts)
 
 
-def _exit(code) -> None:
-    """Flush stdout (a reader gone by now is not an error) and exit with ``code``."""
+def _interrupted() -> None:
+    """End an interrupted command that gave no verdict: stop what it started, exit 3."""
+    from . import execute
+    from .model import EXIT_UNKNOWN
+
+    execute.stop_all(final=True)
+    sys.stderr.write("meshdoctor: interrupted; nothing was assessed\n")
+    _exit(EXIT_UNKNOWN)
+
+
+def _exit(code, interrupts: Optional[Interrupts] = None) -> None:
+    """Flush stdout (a reader gone by now is not an error) and exit with ``code``; exit 3 instead
+    when ``interrupts`` holds a signal that no command answered for (it came before a command
+    started, during --help, or after a command that gives no verdict). From here on a signal
+    stays blocked (:func:`meshdoctor.interrupts.hold`): the exit status is decided."""
+    from .interrupts import hold
+
+    hold()
+    if interrupts is not None and interrupts.pending and interrupts.handled_by is None:
+        interrupts.pending = None
+        _interrupted()
     try:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError):

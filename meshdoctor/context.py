@@ -24,14 +24,28 @@ from .hostfile import Hostfile
 PLATFORM_ENV = "MESHDOCTOR_PLATFORM"
 
 
+# What MESHDOCTOR_PLATFORM may say (empty or unset: this machine's own platform).
+PLATFORM_NAMES = {"darwin": "darwin", "macos": "darwin", "mac": "darwin", "linux": "linux"}
+
+
 def current_platform() -> str:
     """``darwin`` or ``linux`` (or whatever ``sys.platform`` says elsewhere)."""
     forced = os.environ.get(PLATFORM_ENV, "").strip().lower()
-    if forced in ("darwin", "macos", "mac"):
-        return "darwin"
-    if forced == "linux":
-        return "linux"
+    if forced in PLATFORM_NAMES:
+        return PLATFORM_NAMES[forced]
     return "darwin" if sys.platform == "darwin" else sys.platform
+
+
+def platform_env_problem() -> Optional[str]:
+    """What is wrong with ``MESHDOCTOR_PLATFORM`` (a value other than :data:`PLATFORM_NAMES`,
+    which would otherwise be ignored without a word), or None."""
+    raw = os.environ.get(PLATFORM_ENV, "")
+    if raw.strip() and raw.strip().lower() not in PLATFORM_NAMES:
+        return (
+            f"{PLATFORM_ENV}={raw!r} is not a platform meshdoctor knows; set it to one of "
+            f"{', '.join(PLATFORM_NAMES)}, or unset it to use this machine's"
+        )
+    return None
 
 
 class _Once:

@@ -28,10 +28,12 @@ NOT_STARTED = Entry(
     names=("fix",),
     doc=Doc(
         meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
-        "meshdoctor's state directory (two runs must not interleave), or the hosts "
-        "could not be assessed.",
+        "meshdoctor's state directory (two runs must not interleave), the state directory "
+        "cannot be used (a file in its place, not writable), or the hosts could not be "
+        "assessed.",
         why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
-        action="Wait for the other run, or make the hosts reachable, then run the fix again.",
+        action="Wait for the other run, set MESHDOCTOR_STATE_DIR to a writable directory, or "
+        "make the hosts reachable, then run the fix again.",
         sources=("meshdoctor README, fix",),
     ),
 )
@@ -129,7 +131,7 @@ def run(
     import os
     import uuid
 
-    from .receipts import RUN_ENV, FixLock, LockBusy
+    from .receipts import RUN_ENV, FixLock, LockBusy, StateDirError
 
     run_id = os.environ.setdefault(RUN_ENV, f"md-fix-{uuid.uuid4().hex[:12]}")
     verdict = Verdict(command="fix")
@@ -162,7 +164,7 @@ def run(
             try:
                 with FixLock(run_id):
                     actions, results = fixengine.run_fixes(fixes, ctx(True))
-            except LockBusy as exc:
+            except (LockBusy, StateDirError) as exc:
                 results = [
                     Result(
                         code=NOT_STARTED.code,

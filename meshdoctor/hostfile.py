@@ -453,40 +453,63 @@ def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = 
 
 STDIN = "-"
 
+# The most bytes the loader reads of a hostfile. An mlx.launch hostfile is a few KB (one small
+# object per host; a JACCL mesh has at most 8); 4 MiB leaves room for any real one while a path
+# with no end (/dev/zero, an endless pipe on standard input) stops here instead of filling memory.
+MAX_BYTES = 4 * 1024 * 1024
+
+
+def _read_capped(stream: Any, name: str) -> bytes:
+    """At most :data:`MAX_BYTES` bytes of the binary ``stream`` (reads ``MAX_BYTES + 1`` to
+    tell); raises :class:`HostfileError` naming ``name`` and the cap when there is more."""
+    data = stream.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise HostfileError(
+            f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MiB, the most meshdoctor reads of "
+            "a hostfile (an mlx.launch hostfile is a few KB); pass the mlx.launch hostfile (JSON)"
+        )
+    return data
+
+
+def _decode(data: bytes, name: str, verb: str) -> str:
+    """``data`` as UTF-8 text (a BOM is tolerated); raises :class:`HostfileError`."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise HostfileError(
+            f"{name}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+            f"at offset {exc.start}); {verb} the hostfile as UTF-8 JSON"
+        ) from None
+
 
 def load(path: Union[str, Path], names: Optional[Iterable[str]] = None) -> Hostfile:
     """Read and parse (:func:`parse`) the hostfile at ``path`` (``-``: standard input, named
-    ``<stdin>`` in messages); raises :class:`HostfileError`."""
+    ``<stdin>`` in messages); files, devices and standard input alike are read up to
+    :data:`MAX_BYTES`. Raises :class:`HostfileError` (unreadable, larger than the cap, not UTF-8,
+    not JSON)."""
     if str(path) == STDIN:
         import sys
 
         try:
-            data = sys.stdin.buffer.read()
+            data = _read_capped(sys.stdin.buffer, "<stdin>")
+        except HostfileError:
+            raise
         except (OSError, ValueError, AttributeError) as exc:
             raise HostfileError(f"<stdin>: cannot read the hostfile: {exc}") from None
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise HostfileError(
-                f"<stdin>: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
-                f"at offset {exc.start}); send the hostfile as UTF-8 JSON"
-            ) from None
-        return parse(text, "<stdin>", names)
+        return parse(_decode(data, "<stdin>", "send"), "<stdin>", names)
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8-sig")  # a BOM is tolerated
-    except UnicodeDecodeError as exc:
-        raise HostfileError(
-            f"{p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-            f"offset {exc.start}); save the hostfile as UTF-8 JSON"
-        ) from None
+        with open(p, "rb") as fh:
+            data = _read_capped(fh, str(p))
     except FileNotFoundError:
         raise HostfileError(
             f"{p}: no such file. Pass the mlx.launch hostfile (JSON) with --hostfile."
         ) from None
+    except HostfileError:
+        raise
     except OSError as exc:
         raise HostfileError(f"{p}: cannot read: {exc}") from None
-    return parse(text, str(p), names)
+    return parse(_decode(data, str(p), "save"), str(p), names)
 
 
 def from_list(hostlist: str, names: Optional[Iterable[str]] = None) -> Hostfile:

@@ -26,6 +26,9 @@ class Interrupts:
     def __init__(self) -> None:
         self._armed = False
         self.pending: Optional[str] = None
+        # the command that answers for an interrupt with its own verdict (None: none yet, and
+        # a pending interrupt ends the process as exit 3, meshdoctor.cli.main)
+        self.handled_by: Optional[str] = None
 
     def interrupt(self, signame: str) -> None:
         """Ask the command to stop (a signal handler calls this): raises
@@ -36,9 +39,11 @@ class Interrupts:
         self.pending = self.pending or signame
 
     def arm(self) -> None:
-        """From now on an interrupt raises at once; a pending one is raised now."""
+        """From now on an interrupt raises at once; a pending one is raised now (and is no
+        longer pending)."""
         if self.pending:
-            raise KeyboardInterrupt(self.pending)
+            signame, self.pending = self.pending, None
+            raise KeyboardInterrupt(signame)
         self._armed = True
 
     def disarm(self) -> None:
@@ -72,3 +77,14 @@ class _Armed:
 
     def __exit__(self, *exc: Any) -> None:
         self.owner.disarm()
+
+
+def hold() -> None:
+    """Keep SIGINT, SIGTERM and SIGHUP blocked from now until the process ends, so that the exit
+    status already decided is the one it ends with: Python's finalization puts the default
+    handlers back, under which a late signal would end the process as 128 + signal number
+    instead. Main thread only; a no-op where :func:`signal.pthread_sigmask` does not exist."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(
+            signal.SIG_BLOCK, {getattr(signal, n) for n in SIGNALS if hasattr(signal, n)}
+        )

@@ -19,14 +19,21 @@ from typing import Any, Dict, List, Optional
 
 STATE_ENV = "MESHDOCTOR_STATE_DIR"
 RUN_ENV = "MESHDOCTOR_FIX_RUN"  # the id of the fix run a host's own fix work belongs to
+RECEIPT_MAX_BYTES = 1024 * 1024  # the most read of one receipt file; those written are a few KB
 
 
 class LockBusy(RuntimeError):
     """Another meshdoctor fix run holds the lock; the message names its pid."""
 
 
+class StateDirError(OSError):
+    """The state directory cannot be used (a file is in its place, it cannot be created, or it
+    is not writable); the message names it and what to do."""
+
+
 def state_dir() -> Path:
-    """The state directory (created with mode 0700 if missing)."""
+    """The state directory (created with mode 0700 if missing). Raises :class:`StateDirError`
+    when it cannot be created or written."""
     env = os.environ.get(STATE_ENV)
     if env:
         d = Path(env)
@@ -34,7 +41,21 @@ def state_dir() -> Path:
         import platformdirs
 
         d = Path(platformdirs.user_state_dir("meshdoctor"))
-    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    problem = None
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except FileExistsError:
+        problem = "a file, not a directory"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    else:
+        if not os.access(d, os.W_OK | os.X_OK):
+            problem = "not writable"
+    if problem:
+        raise StateDirError(
+            f"meshdoctor's state directory {d} cannot be used ({problem}); set {STATE_ENV} "
+            "to a writable directory"
+        )
     return d
 
 
@@ -115,12 +136,16 @@ def write(kind: str, doc: Dict[str, Any]) -> Path:
 
 def all_of(kind: str) -> List[Dict[str, Any]]:
     """Every readable receipt of ``kind``, oldest first (by ``started_epoch``); each dict gets
-    ``path``. Unreadable files are skipped."""
+    ``path``. Unreadable files, and files over :data:`RECEIPT_MAX_BYTES`, are skipped."""
     d = state_dir() / "receipts"
     out = []
     for p in sorted(d.glob(f"{kind}-*.json")) if d.is_dir() else []:
         try:
-            doc = json.loads(p.read_text(encoding="utf-8"))
+            with open(p, "rb") as fh:
+                raw = fh.read(RECEIPT_MAX_BYTES + 1)
+            if len(raw) > RECEIPT_MAX_BYTES:
+                continue  # not a receipt meshdoctor wrote (they are a few KB)
+            doc = json.loads(raw.decode("utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict):

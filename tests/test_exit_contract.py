@@ -305,3 +305,92 @@ def test_an_interrupt_before_any_check_ran_still_gives_the_verdict(clean_env):
     assert r.doc["results"][0]["summary"].startswith(
         "interrupted by SIGTERM: before the checks ran"
     )
+
+
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["explain", "nonsense"], 2),
+        (["check", "--only", "MD999"], 2),
+        (["check", "--only", ""], 2),
+        (["explain", "MD301"], 0),
+        (["check", "--json", "--only", "MD101"], 0),
+    ],
+)
+def test_a_stderr_reader_that_went_away_does_not_change_the_exit_code(clean_env, args, code):
+    # `meshdoctor ... 2>&1 | head -1`: stderr (and stdout) is a pipe nobody reads any more; the
+    # reading end is closed before the child starts, so every write fails, every run
+    for both in (False, True) * 3:
+        w = _closed_reader_pipe()
+        try:
+            p = subprocess.run(
+                [sys.executable, "-m", "meshdoctor", *args],
+                stdout=w if both else subprocess.DEVNULL,
+                stderr=w,
+                stdin=subprocess.DEVNULL,
+                env=clean_env,
+                timeout=60,
+            )
+        finally:
+            os.close(w)
+        assert p.returncode == code, (args, both, p.returncode)
+
+
+def _catches(pid: int, sig: int) -> bool:
+    """Whether process ``pid`` has a handler for ``sig`` (the SigCgt mask in /proc/PID/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (sig - 1) & 1)
+    except OSError:
+        pass
+    return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--json", "--only", "MD101"],
+        ["check", "--only", "MD101"],
+        ["list-checks"],
+        ["explain", "MD301"],
+        ["check", "--help"],
+    ],
+)
+def test_an_interrupt_from_the_first_moment_meshdoctor_runs_ends_as_exit_3(clean_env, args):
+    # The signal goes out the moment the process catches SIGTERM: meshdoctor's first act. Only
+    # the interpreter's own start comes before it (there a signal has Python's default effect).
+    # From there click, the command and its checks are still being imported (tens of ms).
+    sigs = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+    for i in range(12):
+        sig = sigs[i % 3]
+        p = subprocess.Popen(
+            [sys.executable, "-m", "meshdoctor", *args],
+            env=clean_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            t_end = time.monotonic() + 60
+            while not _catches(p.pid, signal.SIGTERM):  # the handler: tens of ms of imports follow
+                assert p.poll() is None and time.monotonic() < t_end, p.communicate()
+                time.sleep(0.0005)
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        assert p.returncode == 3, (args, sig.name, out, err)
+        assert "Traceback" not in err, err
+        if "--json" in args:
+            doc = json.loads(out)  # one verdict document, whenever the signal came
+            VALIDATOR.validate(doc)
+            assert doc["exit_code"] == 3 and doc["results"][-1]["code"] == "MD190", doc
+            assert f"interrupted by {sig.name}" in doc["results"][-1]["summary"]
+        else:
+            assert "interrupted" in out + err, (out, err)

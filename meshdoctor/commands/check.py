@@ -4,14 +4,22 @@ give a go/no-go verdict for a launch."""
 from __future__ import annotations
 
 import socket
-from typing import List, Optional
+from typing import Optional
 
 import click
 
 from ..cli import EXIT_CODES_HELP
 from ..model import HostInfo, Verdict
 from ..output import emit, report_to
-from .options import Seconds, load_checks, load_hostfile
+from .options import (
+    Seconds,
+    check_environment,
+    command_interrupts,
+    load_checks,
+    load_hostfile,
+    one_host_source,
+    split_list,
+)
 
 # Each external command a check runs gets this share of the check's deadline, so that two in a
 # row that both hang still end inside it as findings rather than as a check in error.
@@ -29,13 +37,6 @@ def _complete_codes(ctx, param, incomplete: str):
     except ExtraCheckError:
         return []
     return [prefix + c.code for c in checks if c.code.lower().startswith(last.lower())]
-
-
-def _split_codes(values: tuple) -> List[str]:
-    out: List[str] = []
-    for v in values:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
 
 
 def _hosts_list(hosts: str):
@@ -126,20 +127,23 @@ def check(
 ) -> None:
     """Inspect this node, or with --hostfile/--hosts every host of the mesh over ssh, and give
     a go/no-go verdict for a launch."""
+    # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict (one installed before
+    # anything was imported, meshdoctor.__main__, so a signal at any moment gives the verdict)
+    interrupts = command_interrupts("check")
     from ..context import NodeContext
     from ..hostfile import local_ranks
-    from ..interrupts import Interrupts
     from ..registry import select
     from ..runner import Interrupted, run_checks
 
+    one_host_source(**{"--hostfile": hostfile, "--hosts": hosts})
+    only_l = split_list(only, "--only", "check")
+    skip_l = split_list(skip, "--skip", "check")
+    check_environment()
     hf = load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     verdict = report_to(Verdict(command="check", strict=strict), as_json=as_json, quiet=quiet)
-    interrupts = Interrupts()  # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict
-    interrupts.install()
     try:
         interrupts.arm()
         checks = load_checks()  # loading them can take a while: an interrupt here still reports
-        only_l, skip_l = _split_codes(only), _split_codes(skip)
         if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
             from ..fleet import FleetOptions, FleetUsageError, check_fleet
 

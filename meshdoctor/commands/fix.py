@@ -11,7 +11,7 @@ import click
 from ..cli import EXIT_CODES_HELP
 from ..model import Verdict
 from ..output import emit, report_to
-from .options import Seconds, load_hostfile
+from .options import Seconds, check_environment, load_hostfile
 
 
 def _complete_fixes(ctx, param, incomplete: str):
@@ -88,6 +88,7 @@ def fix(
         fixcmd.resolve(names)
     except fixcmd.UnknownFix as exc:
         raise click.BadParameter(str(exc), param_hint="NAME") from None
+    check_environment()
     hf = load_hostfile(hostfile)
     tty = sys.stdin.isatty() and sys.stderr.isatty()
 

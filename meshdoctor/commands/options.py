@@ -3,8 +3,7 @@ and the check list that ``check`` and ``list-checks`` both read."""
 
 from __future__ import annotations
 
-import sys
-from typing import Optional
+from typing import List, Optional
 
 import click
 
@@ -50,9 +49,64 @@ def load_hostfile(path: Optional[str]):
     be used is a usage error (exit 2) on ``--hostfile``."""
     if path is None:
         return None
-    from ..hostfile import HostfileError, load, parse
+    from ..hostfile import HostfileError, load
 
     try:
-        return parse(sys.stdin.read(), "<stdin>") if path == "-" else load(path)
+        return load(path)  # "-" is standard input; read up to hostfile.MAX_BYTES
     except HostfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--hostfile") from None
+
+
+def one_host_source(**given) -> None:
+    """The one rule of ``check`` and ``probe`` for the options that name the hosts (``given``:
+    option -> value, None when not passed, e.g. ``{"--hostfile": ..., "--hosts": ...}``): at
+    most one may be passed; two are a usage error (exit 2) naming both, never one silently
+    dropped."""
+    passed = [name for name, value in given.items() if value is not None]
+    if len(passed) > 1:
+        raise click.UsageError(f"{' and '.join(passed)} both name the hosts; pass only one")
+
+
+def check_environment() -> None:
+    """meshdoctor's own environment variables that a command reading them would otherwise
+    ignore without a word (``MESHDOCTOR_PLATFORM``, ``MESHDOCTOR_ATTRIBUTE_PIDS``,
+    ``MESHDOCTOR_MLX_CACHE``): a value
+    they cannot mean is a usage error (exit 2) naming the variable, its value and what it may
+    be."""
+    from ..context import platform_env_problem
+    from ..facts import mlx_cache
+    from ..facts.mlx_processes import scope_env_problem
+
+    problems = [
+        p for p in (platform_env_problem(), scope_env_problem(), mlx_cache.env_problem()) if p
+    ]
+    if problems:
+        raise click.UsageError("; ".join(problems))
+
+
+def split_list(values: tuple, option: str, what: str) -> List[str]:
+    """The words of a repeatable comma-separated option (``--only A,B --only C``), blanks
+    dropped; an option that was passed but names nothing (``--only ''``, ``--only ,,``) is a
+    usage error (exit 2) rather than no filter at all: ``OPTION names no WHAT``."""
+    out: List[str] = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    if values and not out:
+        raise click.BadParameter(f"{option} names no {what}", param_hint=option)
+    return out
+
+
+def command_interrupts(command: str):
+    """The interrupt handling the running ``command`` answers for from now on
+    (:class:`meshdoctor.interrupts.Interrupts`): the one the entry point installed first thing
+    (click's context object), else a new one; installed, and not raising until armed."""
+    from ..interrupts import Interrupts
+
+    ctx = click.get_current_context(silent=True)
+    interrupts = ctx.find_object(Interrupts) if ctx is not None else None
+    if interrupts is None:
+        interrupts = Interrupts()
+    interrupts.disarm()
+    interrupts.install()
+    interrupts.handled_by = command
+    return interrupts

@@ -11,7 +11,13 @@ from ..cli import EXIT_CODES_HELP
 from ..model import Verdict
 from ..output import emit, report_to
 from ..probe.worker import DTYPES
-from .options import Seconds, load_hostfile
+from .options import (
+    Seconds,
+    check_environment,
+    command_interrupts,
+    load_hostfile,
+    one_host_source,
+)
 
 
 @click.command(
@@ -146,6 +152,8 @@ def probe(
     """
     from ..probe.setup import ProbeSetupError, make_config
 
+    one_host_source(**{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks})
+    check_environment()
     try:
         cfg = make_config(
             hostfile=load_hostfile(hostfile),
@@ -176,10 +184,8 @@ def probe(
         # the fleet check runs with the interpreter the remote ranks will use
         if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
             emit(verdict, as_json=as_json, quiet=quiet)
-    from ..interrupts import Interrupts
-
-    interrupts = Interrupts()  # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
-    interrupts.install()
+    # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
+    interrupts = command_interrupts("probe")
     from ..probe.config import collective_deadline, steps_per_rank
     from ..probe.launcher import run_probe
     from ..probe.report import build

@@ -66,12 +66,29 @@ def stat_sig(path: str) -> Optional[List[int]]:
     return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
+# What MESHDOCTOR_MLX_CACHE may say (empty or unset: on).
+CACHE_OFF = ("0", "no", "off", "false")
+CACHE_ON = ("1", "yes", "on", "true")
+
+
+def env_problem() -> Optional[str]:
+    """What is wrong with ``MESHDOCTOR_MLX_CACHE`` (a value neither in :data:`CACHE_OFF` nor
+    in :data:`CACHE_ON`, which would otherwise leave the cache on without a word), or None."""
+    raw = os.environ.get(DISABLE_ENV, "")
+    if raw.strip() and raw.strip().lower() not in CACHE_OFF + CACHE_ON:
+        return (
+            f"{DISABLE_ENV}={raw!r} is neither on nor off; set it to one of "
+            f"{', '.join(CACHE_OFF)} (off) or {', '.join(CACHE_ON)} (on)"
+        )
+    return None
+
+
 def enabled(platform: str) -> bool:
     """Whether answers may be cached here: Linux (really, not simulated) and not turned off."""
     return (
         platform == "linux"
         and sys.platform == "linux"
-        and os.environ.get(DISABLE_ENV, "1").strip() not in ("0", "no", "off", "false")
+        and os.environ.get(DISABLE_ENV, "1").strip().lower() not in CACHE_OFF
     )
 
 

@@ -71,6 +71,21 @@ def scope_pids(env: Optional[Dict[str, str]] = None) -> Optional[Set[int]]:
     return out
 
 
+def scope_env_problem(env: Optional[Dict[str, str]] = None) -> Optional[str]:
+    """What is wrong with ``MESHDOCTOR_ATTRIBUTE_PIDS`` (set, but not a comma-separated list of
+    at least one pid; :func:`scope_pids` would skip what is not a number), or None."""
+    raw = (env if env is not None else os.environ).get(SCOPE_ENV)
+    if raw is None:
+        return None
+    words = raw.replace(" ", "").split(",")
+    if not any(words) or not all(w.isdigit() for w in words if w):
+        return (
+            f"{SCOPE_ENV}={raw!r} is not a list of process ids; set it to pids separated by "
+            "commas (e.g. 4242,4243), or unset it to attribute every process"
+        )
+    return None
+
+
 def _maps_mlx(proc: psutil.Process, cmdline: str) -> Optional[bool]:
     """True/False whether MLX's library is mapped; None when the map cannot be read.
 
