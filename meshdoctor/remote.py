@@ -1,8 +1,8 @@
 """The one place that speaks ssh.
 
 Every remote command is an argument list; :func:`remote_command` quotes each word with
-:func:`shlex.quote` (and ``env`` assignments the same way), so nothing from a hostfile reaches a
-shell unquoted. ssh runs with ``-o BatchMode=yes`` (never prompts: a missing key fails at once
+:func:`meshdoctor.text.shell_line` (``env`` assignments the same way), so nothing from a
+hostfile reaches a shell unquoted. ssh runs with ``-o BatchMode=yes`` (never prompts: a missing key fails at once
 instead of hanging) and ``-o ConnectTimeout``; short commands go through
 :func:`meshdoctor.execute.run` and so have a deadline; long-running ones (probe ranks) are started
 with :func:`popen` in their own session and are the caller's to reap.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import shlex
 import subprocess
 from typing import Dict, List, Mapping, Optional, Sequence
 
@@ -54,9 +53,8 @@ def remote_command(argv: Sequence[str], env: Optional[Mapping[str, str]] = None)
                     f"environment key {k!r} is not a valid variable name "
                     "(letters, digits and '_', not starting with a digit)"
                 )
-            words.append(shlex.quote(f"{k}={v}"))
-    words.extend(shlex.quote(str(a)) for a in argv)
-    return " ".join(words)
+            words.append(f"{k}={v}")
+    return shell_line([*words, *argv])
 
 
 def ssh_argv(
@@ -94,14 +92,12 @@ def shown_command(host: str, argv: Sequence[str]) -> Optional[str]:
     """The ssh command line a user may copy to run ``argv`` on ``host`` (advice in a
     remediation): ``ssh HOST 'CMD'``, the host and the remote command each one quoted word
     (:func:`meshdoctor.text.shell_line`; the remote command as :func:`remote_command` quotes
-    it), ``--`` before a host ssh would read as an option. None when the one host-name rule
-    (:func:`meshdoctor.hostfile.host_name_problem`) refuses ``host``: no command is offered
-    for a name a shell or ssh would misread; the advice is to fix the hostfile."""
+    it). None when the one host-name rule (:func:`meshdoctor.hostfile.host_name_problem`)
+    refuses ``host`` (which includes every name ssh would read as an option): no command is
+    offered for a name a shell or ssh would misread; the advice is to fix the hostfile."""
     if host_name_problem(host):
         return None
-    return shell_line(
-        ["ssh", *(["--"] if host.startswith("-") else []), host, remote_command(argv)]
-    )
+    return shell_line(["ssh", host, remote_command(argv)])
 
 
 def run(
