@@ -19,7 +19,6 @@ from meshdoctor.fleetcheck import FleetCheck, FleetView, on
 from meshdoctor.launchenv import PER_RANK
 
 CRITICAL = ("MLX_METAL_FAST_SYNCH",)
-IGNORED_PREFIXES = ("MESHDOCTOR_",)
 
 
 def run(view: FleetView):
