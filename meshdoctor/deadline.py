@@ -4,8 +4,9 @@ Each function runs in a daemon thread; the caller waits until every one has fini
 deadline has passed, whichever comes first, and gets back what finished. A function still running
 at the deadline is abandoned (daemon threads do not hold the process at exit); whatever external
 command it started has its own, shorter deadline (:mod:`meshdoctor.execute`) and is killed there.
-Used by the check runner, the verbs reader, the Thunderbolt reader and the teardown of every
-host (:func:`start`: the caller works meanwhile).
+Used by the check runner, the verbs reader, the Thunderbolt reader, the NVML reader, the fan-out
+to other hosts, the fixes' per-host calls, the fleet reach test and the teardown of every host
+(:func:`start`: the caller works meanwhile).
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -28,6 +27,9 @@ from .hostfile import Hostfile, is_this_machine, local_names
 FORWARD_ENV = ("MESHDOCTOR_FIX_SCOPE", "MESHDOCTOR_FIX_RUN")
 REMOTE_FIX_TIMEOUT_S = 60.0
 REMOTE_CHECK_TIMEOUT_S = 30.0
+# the longest one host's share of a fix may take before it is abandoned (each call has its own,
+# shorter deadlines; this only guarantees the run ends)
+EACH_BACKSTOP_S = 2 * REMOTE_FIX_TIMEOUT_S
 
 
 def this_host_name() -> str:
@@ -81,27 +83,24 @@ class HostExec:
     def each(
         self, fn: Callable[[Target], Any], targets: Optional[Sequence[Target]] = None
     ) -> Dict[str, Any]:
-        """``fn(target)`` for every target at once (one thread each); returns host -> value, or
-        host -> the exception it raised. Each call must carry its own deadline (they all do:
-        every command goes through :mod:`meshdoctor.execute` or :mod:`meshdoctor.remote`)."""
+        """``fn(target)`` for every target at once (:func:`meshdoctor.deadline.outcomes`);
+        returns host -> value, or host -> the exception it raised. Each call carries its own
+        deadline (every command goes through :mod:`meshdoctor.execute` or
+        :mod:`meshdoctor.remote`); :data:`EACH_BACKSTOP_S` is the backstop, after which a call
+        still running is abandoned and its host gets a :class:`TimeoutError`."""
+        from .deadline import outcomes
+
         targets = list(self.targets if targets is None else targets)
+        got = outcomes(
+            {t.name: (lambda t=t: fn(t)) for t in targets}, EACH_BACKSTOP_S, name="hostexec"
+        )
         out: Dict[str, Any] = {}
-        lock = threading.Lock()
-
-        def work(t: Target) -> None:
-            try:
-                v = fn(t)
-            except Exception as exc:  # handed back, never lost
-                v = exc
-            with lock:
-                out[t.name] = v
-
-        threads = [threading.Thread(target=work, args=(t,), daemon=True) for t in targets]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-        return {t.name: out.get(t.name) for t in targets}
+        for name, o in got.items():
+            if not o.finished:
+                out[name] = TimeoutError(f"{name} did not answer within {EACH_BACKSTOP_S:g} s")
+            else:
+                out[name] = o.error if o.error is not None else o.value
+        return out
 
     def run(
         self,

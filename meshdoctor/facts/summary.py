@@ -207,29 +207,30 @@ def _connect(ip: str, port: int, timeout: float) -> str:
 
 
 def _reach_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
-    """For the ring backend: this rank tries its right neighbour's addresses (side by side)."""
-    import threading
+    """For the ring backend: this rank tries its right neighbour's addresses (side by side,
+    under one deadline: :func:`meshdoctor.deadline.outcomes`)."""
+    from ..deadline import outcomes
 
     hf = ctx.hostfile
     if hf is None or not ctx.ranks or hf.effective_backend != "ring" or hf.world_size < 2:
         return None
     right = (ctx.ranks[0] + 1) % hf.world_size
-    targets = [f"{ip}:{port}" for ip, port in zip(hf.hosts[right].ips, ring_ports(hf, right))]
-    out: Dict[str, str] = {}
-
-    def one(t: str) -> None:
-        ip, port = t.rsplit(":", 1)
-        out[t] = _connect(ip, int(port), min(REACH_TIMEOUT_S, ctx.command_timeout))
-
-    threads = [threading.Thread(target=one, args=(t,), daemon=True) for t in targets]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(REACH_TIMEOUT_S + 1)
+    targets = [(ip, port) for ip, port in zip(hf.hosts[right].ips, ring_ports(hf, right))]
+    each = min(REACH_TIMEOUT_S, ctx.command_timeout)
+    got = outcomes(
+        {
+            f"{ip}:{port}": (lambda ip=ip, port=port: _connect(ip, port, each))
+            for ip, port in targets
+        },
+        REACH_TIMEOUT_S + 1,
+        name="reach",
+    )
     return {
         "rank": right,
         "host": hf.hosts[right].ssh,
-        "targets": {t: out.get(t, "timeout") for t in targets},
+        "targets": {
+            t: o.value if o.finished and o.error is None else "timeout" for t, o in got.items()
+        },
     }
 
 
