@@ -103,6 +103,15 @@ def ranks_phrase(ranks: Sequence[int]) -> str:
     return f"ranks {', '.join(r[:-1])} and {r[-1]}"
 
 
+def host_sources_conflict(given: Sequence[str]) -> Optional[str]:
+    """The one rule for the options that name the hosts (``--hostfile``, ``--hosts``, and
+    ``-n`` for the probe; ``given``: those passed): at most one. Returns the message for two or
+    more, None otherwise; never one silently dropped."""
+    if len(given) > 1:
+        return f"{' and '.join(given)} both name the hosts; pass only one"
+    return None
+
+
 class HostfileError(ValueError):
     """The hostfile cannot be read or parsed; the message names the file and the position."""
 

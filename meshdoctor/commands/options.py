@@ -62,9 +62,11 @@ def one_host_source(**given) -> None:
     option -> value, None when not passed, e.g. ``{"--hostfile": ..., "--hosts": ...}``): at
     most one may be passed; two are a usage error (exit 2) naming both, never one silently
     dropped."""
-    passed = [name for name, value in given.items() if value is not None]
-    if len(passed) > 1:
-        raise click.UsageError(f"{' and '.join(passed)} both name the hosts; pass only one")
+    from ..hostfile import host_sources_conflict
+
+    why = host_sources_conflict([name for name, value in given.items() if value is not None])
+    if why:
+        raise click.UsageError(why)
 
 
 def check_environment() -> None:

@@ -9,7 +9,7 @@ from typing import List, Optional
 
 from ..hostfile import BACKENDS, Hostfile, HostfileError, from_list, local_names, n_ranks
 from . import env as envmod
-from ..hostfile import is_this_machine
+from ..hostfile import host_sources_conflict, is_this_machine
 from .config import ProbeConfig, local_hostfile
 from .sizes import SizeError, format_size, memory_needed, parse_size
 from .worker import DTYPE_BYTES, OPS
@@ -79,10 +79,9 @@ def make_config(
     ``given``: which of --hostfile/--hosts/-n were passed (at most one). ``available``: bytes
     of free memory (default: psutil's figure for this host). ``python``: the ranks'
     interpreter, asked for the default backend (:func:`default_backend`)."""
-    if len(given) > 1:
-        raise ProbeSetupError(
-            f"{' and '.join(given)} both name the ranks; pass only one", "/".join(given)
-        )
+    why = host_sources_conflict(given)
+    if why:
+        raise ProbeSetupError(why, "/".join(given))
     try:
         nbytes = parse_size(size)
     except SizeError as exc:
