@@ -17,6 +17,7 @@ from typing import Dict, List, NamedTuple, Optional
 import click
 
 from . import __version__
+from .streams import make_usable, to_devnull
 from .interrupts import Interrupts
 
 EXIT_CODES_HELP = (
@@ -145,74 +146,6 @@ def cli(ctx: click.Context) -> None:
         interrupts.arm()  # from here a signal stops the command (a pending one: now)
 
 
-def _usable_streams() -> None:
-    """A closed stdout or stderr (``>&-``) becomes /dev/null; a stream whose encoding cannot
-    carry every character (``PYTHONIOENCODING=ascii``, a latin-1 terminal) replaces what it
-    cannot encode instead of raising (the renderer also falls back to ASCII symbols)."""
-    import os
-
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        stream = getattr(sys, name)
-        if stream is None:
-            try:
-                os.fstat(fd)
-            except OSError:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                if devnull != fd:
-                    os.dup2(devnull, fd)
-                    os.close(devnull)
-            setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
-            continue
-        try:
-            "\u2714\u2192".encode(stream.encoding or "utf-8")
-        except (UnicodeEncodeError, LookupError):
-            try:
-                stream.reconfigure(errors="replace")
-            except (AttributeError, ValueError):
-                pass
-    sys.stderr = _Unbreakable(sys.stderr, 2)
-
-
-class _Unbreakable:
-    """A text stream (stderr) whose reader going away is not an error: the first write or flush
-    that fails with an OSError (EPIPE from ``2>&1 | head -1``, EIO from a closed terminal) points
-    the file descriptor at /dev/null and the text is dropped, so a message on stderr can never
-    change the exit code. Everything else is the wrapped stream's."""
-
-    def __init__(self, stream, fd: int) -> None:
-        self._stream, self._fd = stream, fd
-
-    def _gone(self) -> None:
-        import os
-
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._fd)
-            os.close(devnull)
-        except OSError:
-            pass
-
-    def write(self, text):
-        try:
-            return self._stream.write(text)
-        except OSError:
-            self._gone()
-            return len(text)
-
-    def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except OSError:
-            self._gone()
-            try:
-                self._stream.flush()  # what was buffered now goes to /dev/null
-            except OSError:
-                pass
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
 def main(interrupts: Optional[Interrupts] = None) -> None:
     """Run the command line. Usage errors exit 2 (click's); an interrupt (Ctrl-C, SIGTERM,
     SIGHUP) outside the probe's and check's own handling, or an unexpected crash, exits 3
@@ -223,7 +156,7 @@ def main(interrupts: Optional[Interrupts] = None) -> None:
     if interrupts is None:
         interrupts = Interrupts()
         interrupts.install()
-    _usable_streams()
+    make_usable()
     try:
         rv = cli.main(
             prog_name="meshdoctor",
@@ -274,9 +207,7 @@ def _exit(code, interrupts: Optional[Interrupts] = None) -> None:
     try:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError):
-        from .output import silence_stdout
-
-        silence_stdout()
+        to_devnull(1)
     except OSError:
         pass
     sys.exit(code)

@@ -13,6 +13,7 @@ from typing import NoReturn, Optional
 import click
 
 from .model import EXIT_UNKNOWN, Result, Verdict
+from .streams import to_devnull
 from .text import one_line
 
 # Key in click's ``Context.meta`` (shared by the group's and the command's contexts) under which a
@@ -39,18 +40,6 @@ def to_json(doc: dict) -> str:
         return json.dumps(doc, indent=2, default=str, allow_nan=False)
     except ValueError:
         return json.dumps(_finite(doc), indent=2, default=str, allow_nan=False)
-
-
-def silence_stdout() -> None:
-    """Point fd 1 at /dev/null, so that nothing more (not even the flush at exit) fails."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    except OSError:
-        pass
 
 
 def report_to(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> Verdict:
@@ -84,7 +73,7 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
 
             render.verdict(verdict, quiet=quiet)
     except BrokenPipeError:  # the reader went away (`| head`): the exit code still tells
-        silence_stdout()
+        to_devnull(1)
     sys.exit(verdict.exit_code)
 
 
@@ -115,7 +104,7 @@ def internal_error(exc: Exception, ctx: Optional[click.Context] = None) -> NoRet
         verdict.results.append(internal_error_result(exc))
         emit(verdict, as_json=as_json, quiet=quiet)
     if isinstance(exc, BrokenPipeError):
-        silence_stdout()
+        to_devnull(1)
         sys.exit(0)
     sys.stderr.write(f"meshdoctor: {one_line(internal_error_result(exc).summary)}\n")
     sys.exit(EXIT_UNKNOWN)

@@ -6,7 +6,6 @@ failure, warning and error, and a closing line with the verdict and exit code.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Dict, Optional, Tuple
 
@@ -14,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .model import ERROR, FAIL, OK, SKIP, WARN, Verdict
+from .streams import to_devnull
 from .text import one_line, printable, shell_line
 
 SYMBOLS = {
@@ -55,8 +55,7 @@ class _Console(Console):
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+        to_devnull((sys.stderr if self.stderr else sys.stdout).fileno())
 
 
 def encodes(encoding: Optional[str], text: str = "✔✘→") -> bool:

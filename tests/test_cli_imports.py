@@ -42,8 +42,13 @@ def _imported(clean_env, *args: str):
 def test_help_lists_every_command_without_importing_one(clean_env):
     rc, out, mods = _imported(clean_env, "--help")
     assert rc == 0
-    # the interrupt handling (stdlib only) is the entry point's, installed before anything else
-    assert mods == {"meshdoctor", "meshdoctor.cli", "meshdoctor.interrupts"}, mods
+    # the interrupt handling and the stream set-up (stdlib only) come before anything else
+    assert mods == {
+        "meshdoctor",
+        "meshdoctor.cli",
+        "meshdoctor.interrupts",
+        "meshdoctor.streams",
+    }, mods
     listed = " ".join(out.split("Commands:")[1].split())
     for name, info in COMMANDS.items():
         assert f"{name} {info.short_help}" in listed, (name, out)

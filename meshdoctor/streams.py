@@ -1,0 +1,80 @@
+"""The process's standard streams: a reader that went away is not an error.
+
+A closed stdout or stderr (``>&-``), a pipe whose reader left (``| head -1``: EPIPE) or a
+closed terminal (EIO) must never change the exit code, which is the verdict's: the descriptor
+is pointed at /dev/null (:func:`to_devnull`) and what was left to print is dropped. Standard
+library only, so the CLI can set this up before anything else is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def to_devnull(fd: int) -> None:
+    """Point file descriptor ``fd`` at /dev/null, so that nothing more written there (not even
+    the flush at exit) fails; never raises."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != fd:
+            os.dup2(devnull, fd)
+            os.close(devnull)
+    except OSError:
+        pass
+
+
+def make_usable() -> None:
+    """A closed stdout or stderr (``>&-``) becomes /dev/null; a stream whose encoding cannot
+    carry every character (``PYTHONIOENCODING=ascii``, a latin-1 terminal) replaces what it
+    cannot encode instead of raising (the renderer also falls back to ASCII symbols)."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        stream = getattr(sys, name)
+        if stream is None:
+            try:
+                os.fstat(fd)
+            except OSError:
+                to_devnull(fd)
+            setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
+            continue
+        try:
+            "\u2714\u2192".encode(stream.encoding or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            try:
+                stream.reconfigure(errors="replace")
+            except (AttributeError, ValueError):
+                pass
+    sys.stderr = Unbreakable(sys.stderr, 2)
+
+
+class Unbreakable:
+    """A text stream (stderr) whose reader going away is not an error: the first write or flush
+    that fails with an OSError (EPIPE from ``2>&1 | head -1``, EIO from a closed terminal) points
+    the file descriptor at /dev/null and the text is dropped, so a message on stderr can never
+    change the exit code. Everything else is the wrapped stream's."""
+
+    def __init__(self, stream, fd: int) -> None:
+        self._stream, self._fd = stream, fd
+
+    def _gone(self) -> None:
+        to_devnull(self._fd)
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._gone()
+            try:
+                self._stream.flush()  # what was buffered now goes to /dev/null
+            except OSError:
+                pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
