@@ -10,7 +10,7 @@ outside it.
 
 
 def _install():
-    from .interrupts import Interrupts  # stdlib only (signal, threading)
+    from meshdoctor.interrupts import Interrupts  # stdlib only (signal, threading)
 
     interrupts = Interrupts()
     interrupts.install()
@@ -24,7 +24,7 @@ def main() -> None:
     except KeyboardInterrupt:  # Ctrl-C while installing: Python's own handler raised it
         interrupts = _install()
         interrupts.pending = "SIGINT"
-    from .cli import main as run
+    from meshdoctor.cli import main as run
 
     run(interrupts)
 

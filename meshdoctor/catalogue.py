@@ -108,12 +108,12 @@ def _internal() -> List[Entry]:
 
 
 def _checks() -> List[Entry]:
-    from .fixengine import all_fixes
-    from .registry import all_checks
+    from meshdoctor.fixer.engine import all_fixes
+    from meshdoctor.checker.registry import all_checks
 
-    from .fleet import REACH_ENTRY
-    from .fleetcheck import all_fleet_checks
-    from .runner import INTERRUPTED_ENTRY
+    from meshdoctor.checker.fleet import REACH_ENTRY
+    from meshdoctor.checker.fleet_model import all_fleet_checks
+    from meshdoctor.checker.runner import INTERRUPTED_ENTRY
 
     fixes = all_fixes()
     return [
@@ -131,7 +131,7 @@ def _checks() -> List[Entry]:
 
 
 def _probe() -> List[Entry]:
-    from .probe.codes import entries as probe_entries
+    from meshdoctor.probe.codes import entries as probe_entries
 
     return probe_entries()
 
@@ -140,9 +140,9 @@ def _signatures() -> List[Entry]:
     """The signatures, each with the fixes of the check that looks at its likely cause."""
     from dataclasses import replace
 
-    from .fixengine import all_fixes
-    from .signatures import BY_CODE, entries
-    from .triage.report import ENTRY
+    from meshdoctor.fixer.engine import all_fixes
+    from meshdoctor.signatures import BY_CODE, entries
+    from meshdoctor.triage.report import ENTRY
 
     fixes = all_fixes()
     out = []
@@ -153,8 +153,8 @@ def _signatures() -> List[Entry]:
 
 
 def _fixes() -> List[Entry]:
-    from .fixcmd import NOT_STARTED
-    from .fixengine import all_fixes
+    from meshdoctor.fixer.plan import NOT_STARTED
+    from meshdoctor.fixer.engine import all_fixes
 
     scope = {"host": "on each host", "fleet": "once, across the hostfile"}
     return [NOT_STARTED] + [
@@ -195,7 +195,7 @@ def kind_of(code: str) -> Optional[str]:
 
 def entries(kinds: Iterable[str] = KINDS) -> List[Entry]:
     """Every entry of ``kinds``, sorted by code. Raises what discovery raises
-    (:class:`meshdoctor.registry.ExtraCheckError` for an unusable extra check module)."""
+    (:class:`meshdoctor.checker.registry.ExtraCheckError` for an unusable extra check module)."""
     out: List[Entry] = []
     for k in kinds:
         out += SOURCES[k]()
@@ -258,7 +258,7 @@ def text(e: Entry) -> str:
     parts.append("\n".join(short))
     parts += [f"{h}:\n{_indent(b)}" for h, b in e.details if "\n" in b]
     if e.fixes:
-        from .fixengine import lookup
+        from meshdoctor.fixer.engine import lookup
 
         lines = []
         for code in e.fixes:

@@ -16,9 +16,9 @@ from typing import Dict, List, NamedTuple, Optional
 
 import click
 
-from . import __version__
-from .streams import make_usable, to_devnull
-from .interrupts import Interrupts
+from meshdoctor import __version__
+from meshdoctor.streams import make_usable, to_devnull
+from meshdoctor.interrupts import Interrupts
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 go (nothing failed; warnings allowed unless --strict), 1 no-go (something "
@@ -121,7 +121,7 @@ class _Group(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:
-            from .output import internal_error
+            from meshdoctor.output import internal_error
 
             internal_error(exc, ctx)
         finally:  # a signal from here on is recorded (the exit code is still set by main)
@@ -174,7 +174,7 @@ def main(interrupts: Optional[Interrupts] = None) -> None:
     except SystemExit as exc:
         _exit(exc.code, interrupts)
     except Exception as exc:  # outside any command (completion, the group's options): last resort
-        from .output import internal_error
+        from meshdoctor.output import internal_error
 
         try:
             internal_error(exc)
@@ -185,8 +185,8 @@ def main(interrupts: Optional[Interrupts] = None) -> None:
 
 def _interrupted() -> None:
     """End an interrupted command that gave no verdict: stop what it started, exit 3."""
-    from . import execute
-    from .model import EXIT_UNKNOWN
+    from meshdoctor import execute
+    from meshdoctor.model import EXIT_UNKNOWN
 
     execute.stop_all(final=True)
     sys.stderr.write("meshdoctor: interrupted; nothing was assessed\n")
@@ -198,7 +198,7 @@ def _exit(code, interrupts: Optional[Interrupts] = None) -> None:
     when ``interrupts`` holds a signal that no command answered for (it came before a command
     started, during --help, or after a command that gives no verdict). From here on a signal
     stays blocked (:func:`meshdoctor.interrupts.hold`): the exit status is decided."""
-    from .interrupts import hold
+    from meshdoctor.interrupts import hold
 
     hold()
     if interrupts is not None and interrupts.pending and interrupts.handled_by is None:

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
-from .text import shell_line
+from meshdoctor.text import shell_line
 
 DEFAULT_TIMEOUT_S = 5.0
 PARENT_MARKER_ENV = "MESHDOCTOR_PARENT_PID"  # pid of the meshdoctor that started the command

@@ -21,9 +21,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
-from . import execute, remote
-from .deadline import outcomes
-from .text import printable
+from meshdoctor import execute, remote
+from meshdoctor.deadline import outcomes
+from meshdoctor.text import printable
 
 REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
 

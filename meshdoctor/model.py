@@ -56,7 +56,7 @@ class Remediation:
         """The inverse of :meth:`to_dict` for a remediation another host sent: its text made
         printable (:func:`meshdoctor.text.printable`). Raises AttributeError/KeyError for a
         document that is not a remediation."""
-        from .text import printable
+        from meshdoctor.text import printable
 
         return cls(
             printable(d.get("text", "")),
@@ -124,7 +124,7 @@ class Result:
         tagged with ``host`` (the name this run knows that host by); its text made printable,
         since it came over the network. Raises ValueError for an unknown status or severity,
         TypeError/AttributeError for a document of another shape."""
-        from .text import printable
+        from meshdoctor.text import printable
 
         rem = d.get("remediation")
         return cls(
@@ -236,7 +236,7 @@ class Verdict:
     def to_dict(self) -> Dict[str, Any]:
         """The verdict as one JSON document (``verdict.schema.json``, ``schema_version``
         :data:`SCHEMA_VERSION`)."""
-        from . import __version__
+        from meshdoctor import __version__
 
         d: Dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,

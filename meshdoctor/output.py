@@ -1,7 +1,7 @@
 """How a command ends: its verdict printed (JSON or rich) and the exit code, and the one place an
 unexpected exception becomes the internal-error result MD100 and exit 3 (:func:`internal_error`).
 
-The ``--json`` path never imports rich: :mod:`meshdoctor.render` is imported only for human output.
+The ``--json`` path never imports rich: :mod:`meshdoctor.render.verdict` is imported only for human output.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import NoReturn, Optional
 
 import click
 
-from .model import EXIT_UNKNOWN, Result, Verdict
-from .streams import to_devnull
-from .text import one_line
+from meshdoctor.model import EXIT_UNKNOWN, Result, Verdict
+from meshdoctor.streams import to_devnull
+from meshdoctor.text import one_line
 
 # Key in click's ``Context.meta`` (shared by the group's and the command's contexts) under which a
 # command leaves the verdict it is building, with how to print it (:func:`report_to`).
@@ -57,7 +57,7 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
     """Print ``verdict`` (JSON or rich) and exit with its exit code. Results without a title
     get their code's title from the catalogue first. A crash while printing is not added to the
     verdict again: it ends as :func:`internal_error` does without a verdict."""
-    from .catalogue import stamp
+    from meshdoctor.catalogue import stamp
 
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
@@ -69,7 +69,7 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
             sys.stdout.write(to_json(verdict.to_dict()) + "\n")
             sys.stdout.flush()
         else:
-            from . import render
+            from meshdoctor.render import verdict as render
 
             render.verdict(verdict, quiet=quiet)
     except BrokenPipeError:  # the reader went away (`| head`): the exit code still tells

@@ -28,7 +28,7 @@ from typing import List, Optional, Set
 
 import psutil
 
-from .execute import PARENT_MARKER_ENV
+from meshdoctor.execute import PARENT_MARKER_ENV
 
 PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"
 RANK_ENV_KEYS = ("MLX_RANK", "JACCL_RANK")

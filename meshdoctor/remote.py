@@ -15,9 +15,9 @@ import os
 import subprocess
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from . import execute
-from .hostfile import host_name_problem, is_env_key
-from .text import shell_line
+from meshdoctor import execute
+from meshdoctor.hostfile import host_name_problem, is_env_key
+from meshdoctor.text import shell_line
 
 SSH = "ssh"
 CONNECT_TIMEOUT_S = 5

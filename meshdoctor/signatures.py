@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
-from .catalogue import SIGNATURE, Doc, Entry
-from .text import printable as text_printable
+from meshdoctor.catalogue import SIGNATURE, Doc, Entry
+from meshdoctor.text import printable as text_printable
 
 
 CAUSE, EITHER, CONSEQUENCE = "cause", "either", "consequence"

@@ -33,9 +33,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import remote
-from .deadline import start as start_calls
-from .ranks import find_ranks, send_signal
+from meshdoctor import remote
+from meshdoctor.deadline import start as start_calls
+from meshdoctor.ranks import find_ranks, send_signal
 
 GRACE_S = 0.5  # SIGTERM -> SIGKILL
 KILL_WAIT_S = 1.0  # SIGKILL -> gone (longer: stuck in the kernel; the leftover check tells)

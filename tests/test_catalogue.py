@@ -30,7 +30,7 @@ BY_CODE = {e.code: e for e in ENTRIES}
 
 
 def _source_files():
-    for d in ("meshdoctor", "checks", "fixes"):
+    for d in ("meshdoctor",):
         yield from sorted((ROOT / d).rglob("*.py"))
 
 
@@ -196,7 +196,7 @@ def _site_check(
     pkg.mkdir(exist_ok=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "widgets.py").write_text(
-        "from meshdoctor.check import Check, Doc, warn\n"
+        "from meshdoctor.checker.model import Check, Doc, warn\n"
         "def run(ctx):\n"
         "    return warn('2 widgets, want 3')\n"
         f"CHECK = Check(code='{code}', name='site.widgets', title='Widgets', run=run,\n"
@@ -265,7 +265,7 @@ def _result_calls():
                 continue  # a name from data (a check's, a fleet check's, a remote verdict's)
             if mod is None:
                 parts = rel.parts[:-1] + (() if rel.name == "__init__" else (rel.name,))
-                if parts[0] == "checks":
+                if parts[:2] == ("meshdoctor", "checks"):
                     continue  # check modules return Findings; the runner names them
                 mod = importlib.import_module(".".join(parts))
             try:
@@ -280,7 +280,7 @@ def test_every_result_name_leads_explain_to_its_code():
     """Every ``check`` name a result can carry resolves with ``explain`` to the entry of that
     result's code: names written in the sources, the probe's per-op names, the fixes' and the
     checks' names, and what triage names a signature finding."""
-    from meshdoctor.fixengine import all_fixes
+    from meshdoctor.fixer.engine import all_fixes
     from meshdoctor.probe.worker import OPS
     from meshdoctor.signatures import CATALOGUE
 

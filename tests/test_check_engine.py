@@ -11,10 +11,10 @@ from pathlib import Path
 
 import jsonschema
 
-from meshdoctor.check import Check, Doc, ok
-from meshdoctor.context import NodeContext
+from meshdoctor.checker.model import Check, Doc, ok
+from meshdoctor.facts.context import NodeContext
 from meshdoctor.model import Result, Verdict
-from meshdoctor.runner import run_checks
+from meshdoctor.checker.runner import run_checks
 from tests.helpers import run_cli, validate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -67,8 +67,10 @@ def test_check_json_imports_neither_other_commands_nor_probe_triage_fleet_or_ric
         m
         for m in mods
         if m == "rich"
-        or m.startswith(("rich.", "meshdoctor.probe", "meshdoctor.triage", "meshdoctor.render"))
-        or m in ("meshdoctor.fleet", "meshdoctor.fixcmd")
+        or m.startswith(
+            ("rich.", "meshdoctor.probe", "meshdoctor.triage", "meshdoctor.render.verdict")
+        )
+        or m in ("meshdoctor.checker.fleet", "meshdoctor.fixer.plan")
         or (m.startswith("meshdoctor.commands.") and m not in CHECK_MODULES)
     )
     assert not unwanted, unwanted

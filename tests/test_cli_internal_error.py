@@ -41,9 +41,9 @@ def _md100(doc):
 @pytest.mark.parametrize(
     "module,attr,args,command",
     [
-        ("meshdoctor.fixengine", "annotate", ["check", "--only", "MD101"], "check"),
+        ("meshdoctor.fixer.engine", "annotate", ["check", "--only", "MD101"], "check"),
         ("meshdoctor.triage.command", "run", ["triage", "--exit-code", "0"], "triage"),
-        ("meshdoctor.fixcmd", "run", ["fix", "bridge0"], "fix"),
+        ("meshdoctor.fixer.plan", "run", ["fix", "bridge0"], "fix"),
     ],
 )
 def test_a_crash_in_a_command_is_its_verdict_with_the_internal_error(
@@ -61,13 +61,15 @@ def test_a_crash_in_a_command_is_its_verdict_with_the_internal_error(
 
 
 def test_the_internal_error_is_printed_for_a_person_too(clean_env):
-    p = _crash(clean_env, "meshdoctor.fixengine", "annotate", "check", "--only", "MD101")
+    p = _crash(clean_env, "meshdoctor.fixer.engine", "annotate", "check", "--only", "MD101")
     assert p.returncode == 3, p.stderr
     assert "MD100" in p.stdout and "internal error: RuntimeError: boom" in p.stdout
 
 
 def test_a_crash_in_a_command_without_a_verdict_is_one_line_on_stderr(clean_env):
-    p = _crash(clean_env, "meshdoctor.fleetcheck", "all_fleet_checks", "list-checks", "--json")
+    p = _crash(
+        clean_env, "meshdoctor.checker.fleet_model", "all_fleet_checks", "list-checks", "--json"
+    )
     assert p.returncode == 3
     assert p.stdout == ""
     assert p.stderr == "meshdoctor: internal error: RuntimeError: boom\n"

@@ -6,9 +6,9 @@ import jsonschema
 import pytest
 
 from meshdoctor.facts.boottime import BootTimeError, parse_kern_boottime
-from meshdoctor.fix import RISKS, Action
-from meshdoctor.fixengine import all_fixes, fixes_for, lookup
-from meshdoctor.registry import all_checks
+from meshdoctor.fixer.model import RISKS, Action
+from meshdoctor.fixer.engine import all_fixes, fixes_for, lookup
+from meshdoctor.checker.registry import all_checks
 from tests.helpers import validate
 
 
@@ -84,8 +84,8 @@ def test_schema_admits_typed_actions_and_md7xx_and_refuses_a_bad_one():
 def test_a_rank_in_uninterruptible_sleep_puts_its_host_in_needs_reboot(monkeypatch):
     import time as _time
 
-    from meshdoctor.fix import FixContext
-    from meshdoctor.fixengine import fix_result
+    from meshdoctor.fixer.model import FixContext
+    from meshdoctor.fixer.engine import fix_result
     from meshdoctor.ranks import RankProcess
     from meshdoctor.fixes import stale_ranks
 

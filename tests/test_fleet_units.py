@@ -9,7 +9,7 @@ import json
 import time
 
 from meshdoctor.fanout import run_meshdoctor
-from meshdoctor.fleetcheck import FleetView, HostView, all_fleet_checks, run_fleet_checks
+from meshdoctor.checker.fleet_model import FleetView, HostView, all_fleet_checks, run_fleet_checks
 from meshdoctor.hostfile import parse
 from tests.helpers import run_cli
 

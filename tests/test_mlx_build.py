@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from meshdoctor.context import NodeContext
+from meshdoctor.facts.context import NodeContext
 from meshdoctor.facts import mlx_build, mlx_cache
 
 

@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from meshdoctor import render, text
+from meshdoctor import text
+from meshdoctor.render import verdict as render
 from meshdoctor.hostfile import (
     host_name_problem,
     locality_problems,
@@ -213,7 +214,7 @@ def test_text_from_outside_is_escaped_before_it_reaches_the_terminal(clean_env, 
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "noisy.py").write_text(
-        "from meshdoctor.check import Check, Doc, warn\n"
+        "from meshdoctor.checker.model import Check, Doc, warn\n"
         "def run(ctx):\n"
         "    return warn('tool said \\x1b[2J\\x1b[31mred\\x00 [red]markup[/red] \\x9b done',\n"
         "                remediation='run [bold]this[/bold]\\x07')\n"
@@ -533,7 +534,8 @@ def test_requires_python_says_what_mlx_needs():
 def test_every_printer_escapes_control_characters_the_same_way():
     """One rule for text from outside: the plain printer, log lines, other hosts' verdicts and
     the fleet table all show a control character as ``\\xNN`` (never obey it, never hide it)."""
-    from meshdoctor import render_fleet, signatures
+    from meshdoctor import signatures
+    from meshdoctor.render import fleet as render_fleet
     from meshdoctor.model import Result
 
     raw = "dev\x1b]0;t\x07\x00"

@@ -38,8 +38,6 @@ def product_files():
     globs = [
         "meshdoctor/**/*.py",
         "meshdoctor/**/*.json",
-        "checks/**/*.py",
-        "fixes/**/*.py",
         "docs/**/*.md",
         "completions/*",
         "benchmarks/**/*.py",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from meshdoctor.facts import verbs
-from meshdoctor.context import NodeContext
+from meshdoctor.facts.context import NodeContext
 from tests import stubs
 
 REPO = Path(__file__).resolve().parent.parent

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from meshdoctor import catalogue, exits, signatures
+from meshdoctor import catalogue, signatures
+from meshdoctor.mlx import exits
 from meshdoctor.triage import logs
 from tests.helpers import run_cli, validate
 
@@ -246,7 +247,7 @@ def test_catalogue_is_covered_and_every_meaning_lists_causes():
         assert " ".join(s.meaning.split()) in " ".join(text.split()) and "What to do" in text
         for c in s.causes:  # each cause comes with the evidence that tells it apart
             assert c.what and c.evidence
-    from meshdoctor.registry import all_checks
+    from meshdoctor.checker.registry import all_checks
 
     real = {c.code for c in all_checks()}
     assert {s.check for s in signatures.CATALOGUE if s.check} <= real

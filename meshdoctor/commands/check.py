@@ -8,10 +8,10 @@ from typing import Optional
 
 import click
 
-from ..cli import EXIT_CODES_HELP
-from ..model import HostInfo, Verdict
-from ..output import emit, report_to
-from .options import (
+from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.model import HostInfo, Verdict
+from meshdoctor.output import emit, report_to
+from meshdoctor.commands.options import (
     Seconds,
     check_environment,
     command_interrupts,
@@ -28,7 +28,7 @@ COMMAND_SHARE = 0.45
 
 def _complete_codes(ctx, param, incomplete: str):
     """Shell completion for check codes (``--only``, ``--skip``)."""
-    from ..registry import ExtraCheckError, all_checks
+    from meshdoctor.checker.registry import ExtraCheckError, all_checks
 
     head, _, last = incomplete.rpartition(",")
     prefix = head + "," if head else ""
@@ -41,7 +41,7 @@ def _complete_codes(ctx, param, incomplete: str):
 
 def _hosts_list(hosts: str):
     """The hosts of ``--hosts A,B,C`` as a hostfile; a bad list is a usage error (exit 2)."""
-    from ..hostfile import HostfileError, from_list
+    from meshdoctor.hostfile import HostfileError, from_list
 
     try:
         return from_list(hosts)
@@ -130,10 +130,10 @@ def check(
     # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict (one installed before
     # anything was imported, meshdoctor.__main__, so a signal at any moment gives the verdict)
     interrupts = command_interrupts("check")
-    from ..context import NodeContext
-    from ..hostfile import local_ranks
-    from ..registry import select
-    from ..runner import Interrupted, run_checks
+    from meshdoctor.facts.context import NodeContext
+    from meshdoctor.hostfile import local_ranks
+    from meshdoctor.checker.registry import select
+    from meshdoctor.checker.runner import Interrupted, run_checks
 
     one_host_source(**{"--hostfile": hostfile, "--hosts": hosts})
     only_l = split_list(only, "--only", "check")
@@ -144,8 +144,8 @@ def check(
     try:
         interrupts.arm()
         checks = load_checks()  # loading them can take a while: an interrupt here still reports
-        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.fleet)
-            from ..fleet import FleetOptions, FleetUsageError, check_fleet
+        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.checker.fleet)
+            from meshdoctor.checker.fleet import FleetOptions, FleetUsageError, check_fleet
 
             try:
                 check_fleet(
@@ -189,7 +189,7 @@ def check(
             HostInfo(host=host, rank=ranks[0] if ranks else None, platform={"os": ctx.platform})
         )
         if facts:
-            from ..fleet import node_facts_bounded
+            from meshdoctor.checker.fleet import node_facts_bounded
 
             node_facts_bounded(
                 ctx,
@@ -199,7 +199,7 @@ def check(
             )
         else:
             verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
-        from ..fixengine import annotate
+        from meshdoctor.fixer.engine import annotate
 
         annotate(verdict.results)
         interrupts.disarm()  # a signal from here on waits: the verdict is printed
@@ -213,8 +213,8 @@ def check(
 def _check_interrupted(verdict: Verdict, exc: BaseException) -> None:
     """Stop every command ``check`` started, add the results of the checks that finished and
     the interrupt result to ``verdict``."""
-    from .. import execute
-    from ..runner import Interrupted, interrupt_result
+    from meshdoctor import execute
+    from meshdoctor.checker.runner import Interrupted, interrupt_result
 
     execute.stop_all(final=True)
     host = (

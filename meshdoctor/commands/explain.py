@@ -8,8 +8,8 @@ import click
 def _complete_explain(ctx, param, incomplete: str):
     """Shell completion for ``explain``: every code of the catalogue and every name it knows
     (checks, fixes, signatures, probe result names)."""
-    from .. import catalogue
-    from ..registry import ExtraCheckError
+    from meshdoctor import catalogue
+    from meshdoctor.checker.registry import ExtraCheckError
 
     try:
         found = catalogue.entries()
@@ -25,9 +25,9 @@ def explain(code: str) -> None:
     """Say what a finding code means and what to do (e.g. MD203, MD601, a check name such as
     rdma.gid, a signature name such as ring.connect-failed, or a probe result name such as
     probe.leftovers)."""
-    from .. import catalogue
-    from ..registry import ExtraCheckError
-    from ..render import plain  # a site's extra check is text from outside
+    from meshdoctor import catalogue
+    from meshdoctor.checker.registry import ExtraCheckError
+    from meshdoctor.render.verdict import plain  # a site's extra check is text from outside
 
     try:
         found = catalogue.resolve(code)

@@ -8,15 +8,15 @@ from typing import Optional
 
 import click
 
-from ..cli import EXIT_CODES_HELP
-from ..model import Verdict
-from ..output import emit, report_to
-from .options import Seconds, check_environment, load_hostfile
+from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.model import Verdict
+from meshdoctor.output import emit, report_to
+from meshdoctor.commands.options import Seconds, check_environment, load_hostfile
 
 
 def _complete_fixes(ctx, param, incomplete: str):
     """Shell completion for fix names."""
-    from ..fixengine import all_fixes
+    from meshdoctor.fixer.engine import all_fixes
 
     return [f.name for f in all_fixes() if f.name.startswith(incomplete.lower())]
 
@@ -71,7 +71,7 @@ def fix(
     reported as an action (host, step, command, changed, outcome); the verdict is go when
     every fix verified.
     """
-    from .. import fixcmd
+    from meshdoctor.fixer import plan as fixcmd
 
     if list_:
         rows = fixcmd.list_rows()
@@ -93,7 +93,7 @@ def fix(
     tty = sys.stdin.isatty() and sys.stderr.isatty()
 
     def ask(actions) -> bool:
-        from .. import render
+        from meshdoctor.render import verdict as render
 
         render.actions(
             [a.to_dict() for a in actions], out=render.console(stderr=True), heading="Plan:"
@@ -118,7 +118,7 @@ def fix(
         if not quiet or str(a.get("outcome", "")).startswith("failed")
     ]
     if not as_json and shown:
-        from .. import render
+        from meshdoctor.render import verdict as render
 
         planned = any(a.get("outcome") == "planned" for a in shown)
         render.actions(

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import load_checks
+from meshdoctor.commands.options import load_checks
 
 
 @click.command("list-checks")
@@ -20,8 +20,8 @@ from .options import load_checks
 )
 def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
-    from ..fleet import REACH_ENTRY
-    from ..fleetcheck import all_fleet_checks
+    from meshdoctor.checker.fleet import REACH_ENTRY
+    from meshdoctor.checker.fleet_model import all_fleet_checks
 
     rows = [
         {
@@ -45,7 +45,7 @@ def list_checks(as_json: bool, everything: bool) -> None:
     )
     rows.sort(key=lambda r: r["code"])
     if everything:  # every catalogued code, checks with their platforms
-        from .. import catalogue
+        from meshdoctor import catalogue
 
         have = {r["code"] for r in rows}
         rows += [
@@ -57,7 +57,7 @@ def list_checks(as_json: bool, everything: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    from ..render import plain  # a site's extra check is text from outside
+    from meshdoctor.render.verdict import plain  # a site's extra check is text from outside
 
     width = max([18] + [len(r["name"]) for r in rows])
     for r in rows:

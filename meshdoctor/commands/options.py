@@ -36,7 +36,7 @@ class Seconds(click.ParamType):
 def load_checks():
     """Every check; a module in MESHDOCTOR_EXTRA_CHECKS that cannot be used is a usage error
     (exit 2) naming the module and why."""
-    from ..registry import ExtraCheckError, all_checks
+    from meshdoctor.checker.registry import ExtraCheckError, all_checks
 
     try:
         return all_checks()
@@ -49,7 +49,7 @@ def load_hostfile(path: Optional[str]):
     be used is a usage error (exit 2) on ``--hostfile``."""
     if path is None:
         return None
-    from ..hostfile import HostfileError, load
+    from meshdoctor.hostfile import HostfileError, load
 
     try:
         return load(path)  # "-" is standard input; read up to hostfile.MAX_BYTES
@@ -62,7 +62,7 @@ def one_host_source(**given) -> None:
     option -> value, None when not passed, e.g. ``{"--hostfile": ..., "--hosts": ...}``): at
     most one may be passed; two are a usage error (exit 2) naming both, never one silently
     dropped."""
-    from ..hostfile import host_sources_conflict
+    from meshdoctor.hostfile import host_sources_conflict
 
     why = host_sources_conflict([name for name, value in given.items() if value is not None])
     if why:
@@ -75,9 +75,9 @@ def check_environment() -> None:
     ``MESHDOCTOR_MLX_CACHE``): a value
     they cannot mean is a usage error (exit 2) naming the variable, its value and what it may
     be."""
-    from ..context import platform_env_problem
-    from ..facts import mlx_cache
-    from ..facts.mlx_processes import scope_env_problem
+    from meshdoctor.facts.context import platform_env_problem
+    from meshdoctor.facts import mlx_cache
+    from meshdoctor.facts.mlx_processes import scope_env_problem
 
     problems = [
         p for p in (platform_env_problem(), scope_env_problem(), mlx_cache.env_problem()) if p
@@ -102,7 +102,7 @@ def command_interrupts(command: str):
     """The interrupt handling the running ``command`` answers for from now on
     (:class:`meshdoctor.interrupts.Interrupts`): the one the entry point installed first thing
     (click's context object), else a new one; installed, and not raising until armed."""
-    from ..interrupts import Interrupts
+    from meshdoctor.interrupts import Interrupts
 
     ctx = click.get_current_context(silent=True)
     interrupts = ctx.find_object(Interrupts) if ctx is not None else None

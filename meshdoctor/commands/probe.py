@@ -7,11 +7,11 @@ from typing import Optional
 
 import click
 
-from ..cli import EXIT_CODES_HELP
-from ..model import Verdict
-from ..output import emit, report_to
-from ..probe.worker import DTYPES
-from .options import (
+from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.model import Verdict
+from meshdoctor.output import emit, report_to
+from meshdoctor.probe.worker import DTYPES
+from meshdoctor.commands.options import (
     Seconds,
     check_environment,
     command_interrupts,
@@ -150,7 +150,7 @@ def probe(
     ranks that never arrived, captures stacks and tears every rank down. Figures follow
     nccl-tests (algbw, busbw; the JSON in GB/s = 1e9 bytes/s).
     """
-    from ..probe.setup import ProbeSetupError, make_config
+    from meshdoctor.probe.setup import ProbeSetupError, make_config
 
     one_host_source(**{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks})
     check_environment()
@@ -179,24 +179,24 @@ def probe(
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
     verdict = report_to(Verdict(command="probe", strict=strict), as_json=as_json, quiet=quiet)
     if cfg.hostfile is not None and (hostfile or hosts) and not no_check:
-        from ..fleet import FleetOptions, gate_probe
+        from meshdoctor.checker.fleet import FleetOptions, gate_probe
 
         # the fleet check runs with the interpreter the remote ranks will use
         if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
             emit(verdict, as_json=as_json, quiet=quiet)
     # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
     interrupts = command_interrupts("probe")
-    from ..probe.config import collective_deadline, steps_per_rank
-    from ..probe.launcher import run_probe
-    from ..probe.report import build
+    from meshdoctor.probe.config import collective_deadline, steps_per_rank
+    from meshdoctor.probe.launcher import run_probe
+    from meshdoctor.probe.report import build
 
     if not as_json and sys.stderr.isatty():
-        from ..probe.progress import ProbeProgress
+        from meshdoctor.probe.progress import ProbeProgress
 
         with ProbeProgress(steps_per_rank(cfg), cfg.world_size) as bar:
             run = run_probe(cfg, on_event=bar.on_event, interrupts=interrupts)
     elif not quiet and not sys.stderr.isatty():  # a log: a line at a bounded rate
-        from ..probe.log import ProbeLog
+        from meshdoctor.probe.log import ProbeLog
 
         with ProbeLog(cfg.world_size, collective_deadline(cfg), sys.stderr) as log:
             run = run_probe(cfg, on_event=log.on_event, interrupts=interrupts)

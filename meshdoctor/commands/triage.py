@@ -7,10 +7,10 @@ from typing import Optional
 
 import click
 
-from ..cli import EXIT_CODES_HELP
-from ..model import Verdict
-from ..output import emit, report_to
-from .options import load_hostfile
+from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.model import Verdict
+from meshdoctor.output import emit, report_to
+from meshdoctor.commands.options import load_hostfile
 
 
 class Duration(click.ParamType):
@@ -19,7 +19,7 @@ class Duration(click.ParamType):
     name = "duration"
 
     def convert(self, value, param, ctx):
-        from ..triage.collect import parse_duration
+        from meshdoctor.triage.collect import parse_duration
 
         if isinstance(value, float):
             return value
@@ -91,7 +91,7 @@ def triage(
     failure that explains the others is the FIRST CAUSE, the rest are marked as its
     consequences.
     """
-    from ..triage.command import run as run_triage
+    from meshdoctor.triage.command import run as run_triage
 
     hf = load_hostfile(hostfile)
     if not files and crash_reports is None and hf is None and exit_code is None:

@@ -12,8 +12,8 @@ import json
 import re
 from typing import Optional
 
-from .. import execute
-from ..context import current_platform
+from meshdoctor import execute
+from meshdoctor.facts.context import current_platform
 
 KERN_BOOTTIME = ["sysctl", "-n", "kern.boottime"]
 _SEC = re.compile(r"sec\s*=\s*(\d+)\s*,\s*usec\s*=\s*(\d+)")

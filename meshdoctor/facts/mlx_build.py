@@ -20,10 +20,10 @@ import mmap
 import os
 from typing import Any, Dict, List, Optional
 
-from ..context import NodeContext
-from ..parsers.macos import version_tuple
-from ..ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
-from . import mlx_cache
+from meshdoctor.facts.context import NodeContext
+from meshdoctor.parsers.macos import version_tuple
+from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
+from meshdoctor.facts import mlx_cache
 
 GUARD_STRING = b"JACCL_PROGRESS_TIMEOUT_MS"
 BACKENDS = ("ring", "jaccl", "mpi", "nccl")
@@ -226,7 +226,7 @@ def cuda_packages(python: str, timeout: float = 10.0) -> List[str]:
     """Names of the MLX CUDA packages (``mlx-cuda-12``, ``mlx-cuda-13``) installed for
     ``python``, read from package metadata without importing mlx (fast, no GPU touched); ``[]``
     when none, or when the interpreter cannot be run within ``timeout`` seconds."""
-    from .. import execute
+    from meshdoctor import execute
 
     res = execute.run([python, "-c", _CUDA_PACKAGES], timeout=timeout)
     if res.returncode != 0:

@@ -152,7 +152,7 @@ def _lib_dirs() -> List[str]:
 
 
 def _dir() -> str:
-    from ..receipts import state_dir
+    from meshdoctor.receipts import state_dir
 
     return os.path.join(str(state_dir()), "cache", "mlx_build")
 

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Set
 
 import psutil
 
-from ..ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS, own_descendants, protected_pids
+from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS, own_descendants, protected_pids
 
 SCOPE_ENV = "MESHDOCTOR_ATTRIBUTE_PIDS"
 LIB_MARKS = ("libmlx.so", "libmlx.dylib")

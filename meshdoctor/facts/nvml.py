@@ -17,7 +17,7 @@ import os
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..deadline import call
+from meshdoctor.deadline import call
 
 DRIVER_FILE = "/proc/driver/nvidia/version"
 # Test and packaging hook: a file that stands in for DRIVER_FILE ("" or a missing path: no driver).
@@ -278,7 +278,7 @@ def gpus_or_finding(ctx, remediation: Optional[str] = None) -> Tuple[Dict[str, A
     """``(snapshot, None)`` when NVML answered on this node, else ``({}, finding)``: a ``skip``
     without an NVIDIA driver, an ``error`` (``remediation`` attached) when NVML is unusable or
     did not answer in time. The shared first step of every GPU check."""
-    from ..check import error, skip
+    from meshdoctor.checker.model import error, skip
 
     snap = ctx.fact(gather_gpus)
     if not snap.get("driver"):

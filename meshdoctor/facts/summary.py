@@ -33,10 +33,10 @@ import platform as _platform
 import socket
 from typing import Any, Dict, Iterable, List, Optional
 
-from .. import __version__
-from ..context import NodeContext
-from ..hostfile import JACCL_BACKENDS
-from ..parsers.macos import parse_sw_vers
+from meshdoctor import __version__
+from meshdoctor.facts.context import NodeContext
+from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.parsers.macos import parse_sw_vers
 
 STARTING_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
 REACH_TIMEOUT_S = 1.0
@@ -88,7 +88,7 @@ def _platform_facts(ctx: NodeContext) -> Dict[str, Any]:
 
 
 def _mlx_facts(ctx: NodeContext) -> Dict[str, Any]:
-    from .mlx_build import gather_mlx
+    from meshdoctor.facts.mlx_build import gather_mlx
 
     info = ctx.fact(gather_mlx)
     keys = (
@@ -106,7 +106,7 @@ def _mlx_facts(ctx: NodeContext) -> Dict[str, Any]:
 
 
 def _rdma_facts(ctx: NodeContext) -> Dict[str, Any]:
-    from .verbs import gather_verbs
+    from meshdoctor.facts.verbs import gather_verbs
 
     inv = ctx.fact(gather_verbs)
     devices: Dict[str, Any] = {}
@@ -122,7 +122,7 @@ def _rdma_facts(ctx: NodeContext) -> Dict[str, Any]:
 
 
 def _thunderbolt_facts(ctx: NodeContext) -> Dict[str, Any]:
-    from .thunderbolt import gather_thunderbolt
+    from meshdoctor.facts.thunderbolt import gather_thunderbolt
 
     inv = ctx.fact(gather_thunderbolt)
     ports = []
@@ -209,7 +209,7 @@ def _connect(ip: str, port: int, timeout: float) -> str:
 def _reach_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
     """For the ring backend: this rank tries its right neighbour's addresses (side by side,
     under one deadline: :func:`meshdoctor.deadline.outcomes`)."""
-    from ..deadline import outcomes
+    from meshdoctor.deadline import outcomes
 
     hf = ctx.hostfile
     if hf is None or not ctx.ranks or hf.effective_backend != "ring" or hf.world_size < 2:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from .. import execute
-from ..context import NodeContext
-from ..deadline import call_all
-from ..parsers.macos_links import (
+from meshdoctor import execute
+from meshdoctor.facts.context import NodeContext
+from meshdoctor.deadline import call_all
+from meshdoctor.parsers.macos_links import (
     HardwarePorts,
     IfconfigReport,
     Interface,

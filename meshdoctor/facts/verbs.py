@@ -33,12 +33,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import execute
-from ..check import Finding, error, fail, skip
-from ..context import NodeContext
-from ..deadline import call as call_with_deadline
-from ..hostfile import JACCL_BACKENDS
-from ..parsers.ibv import (
+from meshdoctor import execute
+from meshdoctor.checker.model import Finding, error, fail, skip
+from meshdoctor.facts.context import NodeContext
+from meshdoctor.deadline import call as call_with_deadline
+from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.parsers.ibv import (
     LIMIT_KEYS,
     LINK_LAYERS,
     MTU_BYTES,
@@ -347,7 +347,7 @@ def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
     import os
     import tempfile
 
-    from ..ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
+    from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
 
     pkg = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory(prefix="meshdoctor-verbs-") as tmp:
@@ -597,7 +597,7 @@ def _tb4_note(ctx: NodeContext) -> str:
     """``"; Thunderbolt 4 hardware ..."`` on a Mac with no Thunderbolt 5 port, else ``""``."""
     if not ctx.is_mac:
         return ""
-    from .thunderbolt import gather_thunderbolt  # macOS tools: loaded on a Mac only
+    from meshdoctor.facts.thunderbolt import gather_thunderbolt  # macOS tools: loaded on a Mac only
 
     tb = ctx.fact(gather_thunderbolt)
     if tb.readable and tb.hardware()["generation"] == "tb4":

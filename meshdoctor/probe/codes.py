@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-from ..catalogue import PROBE, Doc, Entry
-from .worker import OPS
+from meshdoctor.catalogue import PROBE, Doc, Entry
+from meshdoctor.probe.worker import OPS
 
 GROUP, DEAD, HANG, WRONG, BANDWIDTH, LEFTOVER = "MD501", "MD502", "MD503", "MD504", "MD505", "MD506"
 SOAK, PAIRS, START, INTERRUPTED = "MD507", "MD508", "MD509", "MD510"

@@ -18,10 +18,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
-from ..fanout import remote_python
-from ..hostfile import Host, Hostfile
-from .figures import bus_factor
-from .worker import BENCH_OPS, OP_SUPPORT
+from meshdoctor.fanout import remote_python
+from meshdoctor.hostfile import Host, Hostfile
+from meshdoctor.probe.figures import bus_factor
+from meshdoctor.probe.worker import BENCH_OPS, OP_SUPPORT
 
 BUS_FLOOR_BPS = 20e6
 DEADLINE_SLACK_S = 10.0

@@ -35,11 +35,11 @@ import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from .. import signatures
-from .events import RankState
+from meshdoctor import signatures
+from meshdoctor.probe.events import RankState
 
 if TYPE_CHECKING:  # data only; the launcher module is not needed to read it
-    from .launcher import LaunchOutcome
+    from meshdoctor.probe.launcher import LaunchOutcome
 
 # Signatures that only say a peer went away: another rank failed first, never a cause by
 # themselves (each is marked "consequence" in the signature catalogue, signatures.py).

@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional, Sequence
 
-from ..hostfile import JACCL_BACKENDS, Hostfile, is_this_machine, local_names
-from .worker import FILES_ENV, MARKER_ENV, PLAN_ENV
+from meshdoctor.hostfile import JACCL_BACKENDS, Hostfile, is_this_machine, local_names
+from meshdoctor.probe.worker import FILES_ENV, MARKER_ENV, PLAN_ENV
 
 JACCL_COORDINATOR_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
 NCCL_PORT = 12345  # mlx.launch --nccl-port default (launch.py, mlx 0.32.4)

@@ -12,8 +12,16 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Deque, Dict, List, Optional
 
-from ..signatures import ANCHORS
-from .worker import EV_DONE, EV_ENTER, EV_ERROR, EV_HB, EV_LEAVE, EV_READY, EV_RESULT
+from meshdoctor.signatures import ANCHORS
+from meshdoctor.probe.worker import (
+    EV_DONE,
+    EV_ENTER,
+    EV_ERROR,
+    EV_HB,
+    EV_LEAVE,
+    EV_READY,
+    EV_RESULT,
+)
 
 STDERR_KEEP_LINES = 400  # lines of stderr kept per rank (stack dumps included)
 STDERR_TAIL_LINES = 20  # lines reported as the tail

@@ -22,7 +22,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from .sizes import format_size_exact
+from meshdoctor.probe.sizes import format_size_exact
 
 PAIR = "pair"  # the op name of a --pairs result event
 

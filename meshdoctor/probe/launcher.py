@@ -32,22 +32,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import execute, remote, teardown
-from ..facts import nvml
-from ..hostfile import is_this_machine, local_names
+from meshdoctor import execute, remote, teardown
+from meshdoctor.facts import nvml
+from meshdoctor.hostfile import is_this_machine, local_names
 
 # Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
 # one that arrives during teardown, the leftover check or the report waits, so the ranks are
 # always torn down and the verdict always printed.
-from ..ranks import send_signal
-from . import env as envmod
-from . import soak
-from .config import ProbeConfig, collective_deadline, init_deadline, plan_pairs, steps_per_rank
-from .events import RankState, Tracker
-from ..interrupts import Interrupts
-from .ports import PreflightError, choose_ports, nccl_port
-from .procs import RankProc
-from .worker import FILE_PREFIX, STACK_SIGNAL
+from meshdoctor.ranks import send_signal
+from meshdoctor.probe import env as envmod
+from meshdoctor.probe import soak
+from meshdoctor.probe.config import (
+    ProbeConfig,
+    collective_deadline,
+    init_deadline,
+    plan_pairs,
+    steps_per_rank,
+)
+from meshdoctor.probe.events import RankState, Tracker
+from meshdoctor.interrupts import Interrupts
+from meshdoctor.probe.ports import PreflightError, choose_ports, nccl_port
+from meshdoctor.probe.procs import RankProc
+from meshdoctor.probe.worker import FILE_PREFIX, STACK_SIGNAL
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 

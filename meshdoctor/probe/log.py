@@ -10,8 +10,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional, TextIO
 
-from ..text import one_line
-from .events import describe_step
+from meshdoctor.text import one_line
+from meshdoctor.probe.events import describe_step
 
 LOG_INTERVAL_S = 5.0
 

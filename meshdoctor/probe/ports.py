@@ -7,8 +7,8 @@ import random
 import socket
 from typing import List, Optional, Sequence
 
-from ..hostfile import Hostfile
-from . import env as envmod
+from meshdoctor.hostfile import Hostfile
+from meshdoctor.probe import env as envmod
 
 # Ports for remote ranks, below the kernels' ephemeral ranges (Linux ip_local_port_range default
 # 32768-60999; macOS and IANA dynamic ports 49152-65535), so an outgoing connection on a host

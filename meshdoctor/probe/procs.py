@@ -10,8 +10,8 @@ from __future__ import annotations
 import subprocess
 from typing import Optional
 
-from ..teardown import Target
-from .events import RankState
+from meshdoctor.teardown import Target
+from meshdoctor.probe.events import RankState
 
 
 class RankProc:

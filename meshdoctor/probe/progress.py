@@ -8,8 +8,8 @@ from typing import Any, Dict
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .. import render
-from .events import describe_step
+from meshdoctor.render import verdict as render
+from meshdoctor.probe.events import describe_step
 
 
 class ProbeProgress:

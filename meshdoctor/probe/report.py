@@ -19,12 +19,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set
 
-from ..hostfile import ranks_phrase
-from ..model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Result, Verdict
-from . import codes as C
-from . import figures, soak
-from .config import ProbeConfig, collective_deadline, init_deadline, plan_pairs
-from .culprits import (
+from meshdoctor.hostfile import ranks_phrase
+from meshdoctor.model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Result, Verdict
+from meshdoctor.probe import codes as C
+from meshdoctor.probe import figures, soak
+from meshdoctor.probe.config import ProbeConfig, collective_deadline, init_deadline, plan_pairs
+from meshdoctor.probe.culprits import (
     blame_hang,
     cause_remedy,
     culprits,
@@ -33,10 +33,10 @@ from .culprits import (
     rank_signatures,
     signal_name,
 )
-from .events import RankState, describe_step
-from .launcher import LaunchOutcome, ProbeRun
-from .sizes import format_size
-from ..text import shell_line
+from meshdoctor.probe.events import RankState, describe_step
+from meshdoctor.probe.launcher import LaunchOutcome, ProbeRun
+from meshdoctor.probe.sizes import format_size
+from meshdoctor.text import shell_line
 
 MESH = "mesh"  # the host label of results about the whole group (figures, correctness)
 

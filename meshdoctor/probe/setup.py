@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 from typing import List, Optional
 
-from ..hostfile import BACKENDS, Hostfile, HostfileError, from_list, local_names, n_ranks
-from . import env as envmod
-from ..hostfile import host_sources_conflict, is_this_machine
-from .config import ProbeConfig, local_hostfile
-from .sizes import SizeError, format_size, memory_needed, parse_size
-from .worker import DTYPE_BYTES, OPS
+from meshdoctor.hostfile import BACKENDS, Hostfile, HostfileError, from_list, local_names, n_ranks
+from meshdoctor.probe import env as envmod
+from meshdoctor.hostfile import host_sources_conflict, is_this_machine
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
+from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
+from meshdoctor.probe.worker import DTYPE_BYTES, OPS
 
 DEFAULT_RANKS = 2
 # Ranks one probe starts at most: a JACCL mesh stops at 8 (MESH_MAX_PEERS in mlx jaccl ``rdma.cpp``); rings of a few
@@ -46,8 +46,8 @@ def default_backend(python: Optional[str] = None) -> str:
     import os
     import sys
 
-    from ..facts.mlx_build import cuda_packages
-    from ..facts.nvml import driver_present
+    from meshdoctor.facts.mlx_build import cuda_packages
+    from meshdoctor.facts.nvml import driver_present
 
     if not driver_present():  # MLX's CUDA build reports no CUDA without an NVIDIA driver
         return "ring"

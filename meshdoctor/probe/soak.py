@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
-from .config import ProbeConfig
+from meshdoctor.probe.config import ProbeConfig
 
 if TYPE_CHECKING:  # data only
-    from .launcher import LaunchOutcome
+    from meshdoctor.probe.launcher import LaunchOutcome
 
 MAX_SOAK_HANGS = 5  # hangs after which the soak stops relaunching: the rate is clear by then
 SOAK_PHASE = "soak"

@@ -17,9 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import BinaryIO, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import exits, remote
-from . import ips, logs
-from .findings import Finding, Input
+from meshdoctor import remote
+from meshdoctor.mlx import exits
+from meshdoctor.triage import ips, logs
+from meshdoctor.triage.findings import Finding, Input
 
 # macOS keeps user crash reports in ~/Library/Logs/DiagnosticReports and system ones in
 # /Library/Logs/DiagnosticReports (Apple, "Acquiring crash reports and diagnostic logs").
@@ -177,7 +178,7 @@ def read_exit_code(code: int, col: Collected) -> Tuple[Input, Optional[Finding]]
     """``--exit-code N``: the job's exit status as the wrapper saw it (mlx.launch's own, most
     often). Returns the input and its finding (None for 0: whether 0 hides a failed rank is
     decided once every input is read, :func:`launcher_zero`)."""
-    from .. import signatures
+    from meshdoctor import signatures
 
     e = exits.explain(code, launcher=True)
     inp = Input(source=f"exit status {code}", kind="exit-code")
@@ -193,7 +194,7 @@ def read_exit_code(code: int, col: Collected) -> Tuple[Input, Optional[Finding]]
 
 def launcher_zero(col: Collected) -> None:
     """After ``--exit-code 0``: if any rank failed, say that the 0 hid it (MD660)."""
-    from .. import signatures
+    from meshdoctor import signatures
 
     if not col.findings:
         return

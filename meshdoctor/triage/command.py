@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, Optional, Sequence
 
-from ..model import HostInfo, Verdict
-from . import collect
-from .collect import Collected
-from .findings import Input
-from .report import build
+from meshdoctor.model import HostInfo, Verdict
+from meshdoctor.triage import collect
+from meshdoctor.triage.collect import Collected
+from meshdoctor.triage.findings import Input
+from meshdoctor.triage.report import build
 
 DEFAULT = ""  # --crash-reports given without a folder: the default DiagnosticReports folders
 

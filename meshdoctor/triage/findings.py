@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from .. import signatures
+from meshdoctor import signatures
 
 
 @dataclass

@@ -20,8 +20,8 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from .. import signatures
-from .logs import parse_time
+from meshdoctor import signatures
+from meshdoctor.triage.logs import parse_time
 
 MAX_BYTES = 16 << 20  # a crash report is read up to this size
 TOP_FRAMES = 8  # frames of the faulting thread kept in the summary

@@ -24,8 +24,8 @@ import datetime as _dt
 import re
 from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
-from .. import signatures
-from .findings import Finding, Input
+from meshdoctor import signatures
+from meshdoctor.triage.findings import Finding, Input
 
 CHUNK = 4 << 20  # bytes read at a time
 MAX_LINE = 64 << 10  # a longer line is matched in windows of this many bytes

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from .. import signatures
-from ..catalogue import SIGNATURE, Doc, Entry
-from ..model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
-from .collect import Collected
-from .findings import Finding
-from .timeline import order, relate
+from meshdoctor import signatures
+from meshdoctor.catalogue import SIGNATURE, Doc, Entry
+from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
+from meshdoctor.triage.collect import Collected
+from meshdoctor.triage.findings import Finding
+from meshdoctor.triage.timeline import order, relate
 
 INPUT = "MD690"
 ENTRY = Entry(

@@ -19,8 +19,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import List, Optional, Tuple
 
-from .. import signatures
-from .findings import Finding
+from meshdoctor import signatures
+from meshdoctor.triage.findings import Finding
 
 INDEPENDENT_AFTER_S = 300.0
 _STRENGTH = {signatures.CAUSE: 0, signatures.EITHER: 1, signatures.CONSEQUENCE: 2}

@@ -1,6 +1,6 @@
 """A test double: a check that raises (MD198)."""
 
-from meshdoctor.check import Check, Doc
+from meshdoctor.checker.model import Check, Doc
 
 
 def run(ctx):

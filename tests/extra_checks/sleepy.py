@@ -2,7 +2,7 @@
 
 import time
 
-from meshdoctor.check import Check, Doc, ok
+from meshdoctor.checker.model import Check, Doc, ok
 
 
 def run(ctx):

@@ -1,1 +1,0 @@
-"""Checks: one module per check, each defining ``CHECK`` (see :mod:`meshdoctor.check`)."""

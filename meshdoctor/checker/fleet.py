@@ -1,0 +1,418 @@
+"""Fleet mode: run meshdoctor on every host of a hostfile at once and merge the answers.
+
+Entry points:
+
+* :func:`check_fleet` is ``meshdoctor check --hostfile``: the node check on every host
+  (``check --local-only --json --facts``, the hostfile on stdin, through the fan-out of
+  :mod:`meshdoctor.fanout`), merged into one verdict (a section per host, every result tagged
+  with its host), then the cross-node checks of :mod:`meshdoctor.checker.fleet_model` on the merged facts.
+* :func:`gate_probe` runs that check before ``meshdoctor probe --hostfile`` launches, and
+  :func:`node_facts_bounded` is the node side of ``check --facts``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from meshdoctor import remote
+from meshdoctor.catalogue import CHECK, Doc, Entry
+from meshdoctor.deadline import start
+from meshdoctor.fanout import HostReply, install_hint, remote_python, run_meshdoctor
+from meshdoctor.hostfile import Hostfile, host_name_problem, is_this_machine, local_names
+from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
+
+STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
+REACH_CODE = "MD402"
+HOSTFILE_CODE = "MD401"
+ORDER = [FAIL, ERROR, WARN, OK, SKIP]
+# fleet table columns: node result codes by hundred, then the cross-node checks' areas
+NODE_AREAS = {"1": "node", "2": "rdma", "3": "procs", "4": "node"}
+AREAS = [
+    "reach",
+    "node",
+    "rdma",
+    "procs",
+    "versions",
+    "edges",
+    "cabling",
+    "addressing",
+    "env",
+    "ports",
+]
+
+
+REACH_ENTRY = Entry(
+    code=REACH_CODE,
+    kind=CHECK,
+    title="Host reachable and running meshdoctor",
+    names=("fleet.reach",),
+    doc=Doc(
+        meaning="Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, "
+        "a connect timeout, the user's ssh config, as mlx.launch). A host that cannot "
+        "be reached, that has no meshdoctor for the chosen interpreter, or that does "
+        "not answer by the deadline is an error with ssh's own message and the "
+        "command to install meshdoctor there. A host whose name the hostfile's host-name "
+        "rule refuses (MD401) is never reached: its result says so and offers no command.",
+        why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
+        "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
+        action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
+        "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON. For a refused name, "
+        'fix the host\'s "ssh" entry in the hostfile.',
+        sources=(
+            "OpenSSH ssh(1) BatchMode and ConnectTimeout",
+            "MLX mlx.launch (ssh to each host, --python)",
+        ),
+    ),
+    details=(("Applies to", "fleet"),),
+)
+
+
+# --- check --hostfile -------------------------------------------------------------------------
+
+
+@dataclass
+class FleetOptions:
+    """What ``meshdoctor check`` passes to every node: the per-check ``timeout`` (s), ``only``
+    and ``skip`` codes, ``python`` for remote hosts (None: :func:`meshdoctor.fanout.remote_python`)."""
+
+    timeout: float = 10.0
+    only: List[str] = field(default_factory=list)
+    skip: List[str] = field(default_factory=list)
+    python: Optional[str] = None
+
+    @property
+    def deadline(self) -> float:
+        """Seconds each host gets: its checks' deadline, ssh's connect timeout, start-up."""
+        return self.timeout + remote.CONNECT_TIMEOUT_S + STARTUP_S
+
+
+class FleetUsageError(ValueError):
+    """``--only``/``--skip`` name an unknown check or leave nothing to run (a usage error)."""
+
+
+def select_checks(opts: FleetOptions):
+    """``(node only, node skip, fleet checks)`` from ``opts``: each code or name goes to the
+    node checks (run on every host) or the cross-node checks it belongs to. Raises
+    :class:`FleetUsageError` for an unknown name or a selection that runs nothing."""
+    from meshdoctor.checker.fleet_model import all_fleet_checks
+    from meshdoctor.checker.registry import all_checks, select
+
+    node, fleet = all_checks(), all_fleet_checks()
+
+    def keys(c) -> set:
+        return {c.code.lower(), c.name.lower()}
+
+    node_keys = set().union(*(keys(c) for c in node))
+    fleet_keys = set().union(*(keys(c) for c in fleet))
+    unknown = [k for k in opts.only + opts.skip if k.lower() not in node_keys | fleet_keys]
+    if unknown:
+        raise FleetUsageError(f"unknown check {', '.join(unknown)}; see `meshdoctor list-checks`")
+    only = [k.lower() for k in opts.only]
+    skip = [k.lower() for k in opts.skip]
+    node_only = [k for k in only if k in node_keys]
+    node_skip = [k for k in skip if k in node_keys]
+    fleet_sel = [c for c in fleet if (not only or keys(c) & set(only)) and not keys(c) & set(skip)]
+    node_sel = [] if only and not node_only else select(node, node_only, node_skip)
+    if not node_sel and not fleet_sel:
+        raise FleetUsageError(
+            "--only and --skip leave no check to run; a gate that runs nothing must not say go"
+        )
+    if not node_sel:  # only cross-node checks: each host still reports its facts
+        return ["MD103"], [], fleet_sel, False
+    return node_only, node_skip, fleet_sel, True
+
+
+def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
+    """The arguments of the node check one host runs (hostfile on stdin)."""
+    argv = [
+        "check",
+        "--local-only",
+        "--json",
+        "--facts",
+        "--hostfile",
+        "-",
+        "--ranks",
+        ",".join(map(str, ranks)),
+        "--timeout",
+        f"{opts.timeout:g}",
+    ]
+    for c in opts.only:
+        argv += ["--only", c]
+    for c in opts.skip:
+        argv += ["--skip", c]
+    return argv
+
+
+def _results(items: List[Any], host: str) -> List[Result]:
+    """A host's results; one it sent in a shape this version cannot read becomes an error."""
+    out = []
+    for d in items:
+        try:
+            out.append(Result.from_dict(d, host=host))
+        except (ValueError, TypeError, AttributeError) as exc:
+            out.append(
+                Result(
+                    code=REACH_CODE,
+                    check="fleet.reach",
+                    status=ERROR,
+                    host=host,
+                    summary=f"{host} sent a result this meshdoctor cannot read "
+                    f"({type(exc).__name__}: {exc}); are the versions far "
+                    "apart?",
+                    evidence={"hosts": [host]},
+                )
+            )
+    return out
+
+
+def _unreached(
+    host: str, rep: HostReply, python: str, deadline: float, source: Optional[str] = None
+) -> Result:
+    """MD402 for a host without a verdict; ``source``: the hostfile's path (None: --hosts)."""
+    refused = host_name_problem(host)
+    hint = install_hint(host, python)
+    if refused:  # never reached: no command to offer, the hostfile is what to fix
+        where = (
+            f'"ssh" entry in {source} (MD401 names it)' if source else "name in the --hosts list"
+        )
+        summary = f"not checked: the host name is refused: {refused}"
+        text = (
+            f"Fix this host's {where}; nothing is run on a host whose name a shell or ssh "
+            "would misread."
+        )
+        hint = None
+    elif rep.missing:
+        summary = f"meshdoctor does not run on {host} with {python}: {rep.error}"
+        text = (
+            f"Install meshdoctor on {host} for the interpreter the fleet check uses, or "
+            "name the right one with --python (or MESHDOCTOR_REMOTE_PYTHON)."
+        )
+    elif not rep.reachable:
+        summary = f"cannot reach {host} over ssh: {rep.error}"
+        text = (
+            f"Check that `{remote.shown_command(host, ['true'])}` works without a prompt "
+            "(BatchMode: a key, the host in your ssh config) and that the host is up; "
+            "mlx.launch needs the same. If meshdoctor is missing there, install it."
+        )
+    else:
+        summary = f"{host} gave no verdict: {rep.error}"
+        text = (
+            "Run the node check there by hand (`meshdoctor check --local-only`) and look "
+            "at its error; the remote meshdoctor may be too old for fleet mode."
+        )
+    return Result(
+        code=REACH_CODE,
+        check="fleet.reach",
+        status=ERROR,
+        host=host,
+        summary=summary,
+        remediation=Remediation(text, hint),
+        evidence={
+            "hosts": [host],
+            "error": rep.error,
+            "stderr": rep.stderr,
+            "returncode": rep.returncode,
+            "via": rep.via,
+            "deadline_s": deadline,
+            "duration_s": round(rep.duration_s, 3),
+            "python": python,
+        },
+    )
+
+
+def _area(code: str) -> str:
+    return "reach" if code == REACH_CODE else NODE_AREAS.get(code[2:3], "node")
+
+
+def _table(
+    results: List[Result],
+    area_of: Dict[int, str],
+    fleet_results,
+    names: List[str],
+    reached: List[str],
+):
+    """The fleet table (area -> host -> worst ``{status, code, summary}``) and the edge matrix
+    (from the edges check's evidence, None without one). A result about the whole mesh counts
+    for every host that answered; a host no finding of a cross-node check names is ok there."""
+    from meshdoctor.checker.fleet_model import cell_hosts
+
+    areas: Dict[str, Dict[str, Any]] = {a: {} for a in AREAS}
+    edges = None
+    for r in results:
+        a = area_of.get(id(r)) or _area(r.code)
+        if "edge_matrix" in r.evidence:
+            edges = r.evidence["edge_matrix"]
+        for h in cell_hosts(r.to_dict(), names, reached):
+            cell = areas.setdefault(a, {}).get(h)
+            if cell is None or ORDER.index(r.status) < ORDER.index(cell["status"]):
+                areas[a][h] = {"status": r.status, "code": r.code, "summary": r.summary}
+    if areas["reach"]:  # only worth a column when a host did not answer
+        for h in reached:
+            areas["reach"].setdefault(h, {"status": OK, "code": REACH_CODE, "summary": "answered"})
+    for fc in {fc.code: fc for fc, _ in fleet_results}.values():
+        cells = areas.setdefault(fc.area, {})
+        if (
+            fc.area in NODE_AREAS.values()
+            or not cells
+            or all(c["status"] == SKIP for c in cells.values())
+        ):
+            continue
+        for h in reached:
+            cells.setdefault(h, {"status": OK, "code": fc.code, "summary": "nothing found"})
+    return areas, edges
+
+
+def _hostfile_results(hf: Hostfile, only: List[str], skip: List[str]) -> List[Result]:
+    """MD401 on this machine when no host could check the hostfile (every host unreachable or
+    its name refused): the file's problems are the file's, whatever answers, so a hostfile that
+    names no usable host is still no-go, as one host's check would have said."""
+    from meshdoctor.facts.context import NodeContext
+    from meshdoctor.checker.registry import all_checks, select
+    from meshdoctor.checker.runner import run_checks
+
+    checks = select(all_checks(), only or [HOSTFILE_CODE], skip)
+    checks = [c for c in checks if c.code == HOSTFILE_CODE]
+    results = run_checks(checks, NodeContext(host="mesh", hostfile=hf, ranks=[]), timeout=5.0)
+    return [r for r in results if r.code == HOSTFILE_CODE]
+
+
+def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
+    """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
+    cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix)."""
+    from meshdoctor.checker.fleet_model import HostView, FleetView, run_fleet_checks
+
+    node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
+    python = opts.python or remote_python()
+    node_opts = FleetOptions(timeout=opts.timeout, only=node_only, skip=node_skip)
+    order: Dict[str, List[int]] = {}
+    mine = local_names()
+    here = [h.rank for h in hf.hosts if is_this_machine(h, mine)]
+    local_hosts = {hf.hosts[here[0]].ssh} if here else set()
+    here_ranks = set(here)
+    for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
+        order.setdefault(hf.hosts[here[0]].ssh if h.rank in here_ranks else h.ssh, []).append(
+            h.rank
+        )
+    text = hf.to_launch_json()
+    replies = run_meshdoctor(
+        list(order),
+        lambda host: node_args(order[host], node_opts),
+        timeout=opts.deadline,
+        python=python,
+        stdin=text,
+        local=lambda host: host in local_hosts,
+    )
+    views: Dict[str, HostView] = {}
+    seen_hostfile = False
+    area_of: Dict[int, str] = {}
+    for host, rep in replies.items():
+        ranks = order[host]
+        doc = rep.doc
+        node_hosts = doc.get("hosts") if doc else None
+        if doc is None or not isinstance(doc.get("results"), list):
+            verdict.hosts.append(
+                HostInfo(
+                    host=host,
+                    rank=ranks[0],
+                    reachable=rep.reachable,
+                    node={
+                        "verdict": "unknown",
+                        "exit_code": 3,
+                        "via": rep.via,
+                        "error": rep.error or "",
+                        "duration_s": round(rep.duration_s, 3),
+                    },
+                )
+            )
+            r = _unreached(host, rep, python, opts.deadline, hf.path)
+            verdict.results.append(r)
+            views[host] = HostView(host, ranks, False)
+            continue
+        first = node_hosts[0] if node_hosts else {}
+        facts = first.get("facts") or {}
+        verdict.hosts.append(
+            HostInfo(
+                host=host,
+                rank=ranks[0],
+                reachable=True,
+                platform=first.get("platform") or {},
+                facts=facts,
+                node={
+                    "verdict": doc.get("verdict", "unknown"),
+                    "exit_code": doc.get("exit_code", 3),
+                    "via": rep.via,
+                    "duration_s": round(rep.duration_s, 3),
+                    "tool_version": str((doc.get("tool") or {}).get("version", "")),
+                },
+            )
+        )
+        results = _results(doc["results"], host)
+        if not keep_node:  # --only named cross-node checks alone
+            results = []
+        elif seen_hostfile:  # the hostfile's own rules (MD401) once, not once per host
+            results = [r for r in results if r.code != HOSTFILE_CODE]
+        seen_hostfile = seen_hostfile or any(r.code == HOSTFILE_CODE for r in results)
+        for r in results:
+            if r.code == HOSTFILE_CODE and r.remediation is not None:
+                source = hf.path or "the --hosts list"
+                r.remediation.text = r.remediation.text.replace("<stdin>", source)
+        verdict.results.extend(results)
+        verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
+        views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])
+    if keep_node and not seen_hostfile and hf.problems:
+        verdict.results.extend(_hostfile_results(hf, node_only, node_skip))
+    view = FleetView(hf, views)
+    fleet_results = run_fleet_checks(fleet_checks, view)
+    for fc, r in fleet_results:
+        area_of[id(r)] = fc.area
+        verdict.results.append(r)
+    names = list(order)
+    areas, edges = _table(
+        verdict.results, area_of, fleet_results, names, [h for h in names if views[h].reachable]
+    )
+    verdict.fleet = {
+        "hosts": names,
+        "backend": hf.effective_backend,
+        "deadline_s": opts.deadline,
+        "areas": areas,
+        **({"edges": edges} if edges is not None else {}),
+    }
+
+
+def node_facts_bounded(
+    ctx, host_info: HostInfo, timeout: float, run_checks: Callable[[], None]
+) -> None:
+    """``check --facts``: gather :func:`meshdoctor.facts.summary.node_facts` side by side with
+    ``run_checks()`` (they share the context's cached facts) and put them on ``host_info``;
+    facts not ready ``timeout`` seconds after the start are named in ``facts["errors"]``."""
+    from meshdoctor.facts.summary import node_facts
+
+    t0 = time.monotonic()
+    running = start({"facts": lambda: node_facts(ctx)}, name="node-facts")
+    run_checks()
+    got = running.wait(max(0.0, t0 + timeout - time.monotonic()))["facts"]
+    if got.error is not None:  # node_facts catches its own; this is the last guard
+        host_info.facts = {"errors": {"facts": f"{type(got.error).__name__}: {got.error}"}}
+    else:
+        host_info.facts = (
+            got.value
+            if got.finished
+            else {"errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
+        )
+
+
+def gate_probe(hf: Hostfile, verdict: Verdict, opts: Optional[FleetOptions] = None) -> bool:
+    """``meshdoctor probe --hostfile``: run the fleet check first. On a no-go, put the check's
+    hosts, its failed results and the ``fleet`` section into the probe's ``verdict`` and return
+    False (do not launch); otherwise attach only the ``fleet`` section and return True (a host
+    that could not be assessed is left to the probe, which names it in its own terms)."""
+    check = Verdict(command="check")
+    check_fleet(hf, check, opts or FleetOptions())
+    verdict.fleet = check.fleet
+    if check.verdict != "no-go":
+        return True
+    verdict.hosts.extend(check.hosts)
+    verdict.results.extend(r for r in check.results if r.status in (FAIL, ERROR, WARN))
+    return False

@@ -1,0 +1,168 @@
+"""MD406 fleet addressing: IPv4 on both ends of each Thunderbolt edge, on one subnet; ring
+addresses reachable from the left neighbour.
+
+JACCL needs an IPv4 address on each Thunderbolt interface (without one the port publishes only
+fe80:: GIDs: RTR errno 22 up to mlx 0.32.0, ``No IPv4-mapped GID`` from 0.32.1);
+``mlx.distributed_config --auto-setup`` gives each cable its own /30 (netmask
+255.255.255.252), so both ends of a cable sit on one subnet. The ring backend connects each rank
+to its right neighbour's ``ip:port`` (mlx ``launch.py``), so every rank's addresses must be
+reachable from its left neighbour: the neighbour tries a TCP connection (a refusal means the
+host answered).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import List
+
+from meshdoctor.catalogue import Doc
+from meshdoctor.checker.model import fail, ok, skip
+from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
+from meshdoctor.hostfile import JACCL_BACKENDS
+
+IP_REMEDY = (
+    "Give every Thunderbolt interface an IPv4 address, one /30 per cable: run "
+    "`mlx.distributed_config --auto-setup` once after the whole fleet is up (the "
+    "settings do not survive a reboot)."
+)
+
+
+def _addrs(view: FleetView, host: str, dev: str) -> List[ipaddress.IPv4Interface]:
+    iface = dev[len("rdma_") :] if dev.startswith("rdma_") else dev
+    tb = view.hosts[host].facts.get("thunderbolt") or {}
+    out = []
+    for a in (tb.get("interfaces") or {}).get(iface, []):
+        try:
+            out.append(ipaddress.IPv4Interface(f"{a['ip']}/{a.get('prefixlen') or 32}"))
+        except ValueError:
+            continue
+    return out
+
+
+def _jaccl(view: FleetView):
+    names = view.names()
+    found, checked = [], 0
+    for i, j, a, b in view.edges():
+        hi, hj = names[i], names[j]
+        if not (view.hosts[hi].reachable and view.hosts[hj].reachable):
+            continue
+        if "thunderbolt" not in view.hosts[hi].facts or "thunderbolt" not in view.hosts[hj].facts:
+            continue
+        for k in range(min(len(a), len(b))):
+            checked += 1
+            x, y = _addrs(view, hi, a[k]), _addrs(view, hj, b[k])
+            ev = {
+                "edge": [hi, hj],
+                "devices": [a[k], b[k]],
+                "addresses": {hi: [str(v) for v in x], hj: [str(v) for v in y]},
+            }
+            missing = [
+                f"{h} {d[5:] if d.startswith('rdma_') else d}"
+                for h, d, v in ((hi, a[k], x), (hj, b[k], y))
+                if not v
+            ]
+            if missing:
+                found.append(
+                    on(
+                        [hi, hj],
+                        fail(
+                            f"edge {hi}-{hj}: no IPv4 address on {' and '.join(missing)}; JACCL then "
+                            "finds no IPv4-mapped GID on that port",
+                            evidence=ev,
+                            remediation=IP_REMEDY,
+                        ),
+                    )
+                )
+                continue
+            if not any(p.ip in q.network or q.ip in p.network for p in x for q in y):
+                found.append(
+                    on(
+                        [hi, hj],
+                        fail(
+                            f"edge {hi}-{hj}: {hi} {a[k][5:]} {', '.join(map(str, x))} and {hj} "
+                            f"{b[k][5:]} {', '.join(map(str, y))} are not on one subnet",
+                            evidence=ev,
+                            remediation=IP_REMEDY,
+                        ),
+                    )
+                )
+    return found, checked
+
+
+def _ring(view: FleetView):
+    found, checked = [], 0
+    n = view.hostfile.world_size
+    for r in range(n):
+        left = view.of_rank((r - 1) % n)
+        if not left.reachable:
+            continue
+        reach = left.facts.get("reach") or {}
+        if reach.get("rank") != r:
+            continue
+        me = view.names()[r]
+        for target, how in (reach.get("targets") or {}).items():
+            checked += 1
+            if how in ("refused", "open"):
+                continue
+            found.append(
+                on(
+                    [me, left.host],
+                    fail(
+                        f"{me}'s ring address {target} is not reachable from its left neighbour "
+                        f"{left.host}: {how}",
+                        evidence={"rank": r, "target": target, "from": left.host, "outcome": how},
+                        remediation=f"Use an address of {me} that {left.host} can reach (a route or an "
+                        'interface on the same network) in the hostfile\'s "ips"; check '
+                        "firewalls between the two hosts.",
+                    ),
+                )
+            )
+    return found, checked
+
+
+def run(view: FleetView):
+    if view.backend in JACCL_BACKENDS:
+        found, checked = _jaccl(view)
+        what = "Thunderbolt cable(s) have IPv4 on one subnet at both ends"
+    elif view.backend == "ring":
+        found, checked = _ring(view)
+        what = "ring address(es) reachable from the left neighbour"
+    else:
+        return skip(f"nothing to check for the {view.backend} backend")
+    if found:
+        return found
+    if not checked:
+        return skip("no addresses to check (hosts not reached, or not macOS)")
+    return ok(f"{checked} {what}")
+
+
+FLEET_CHECK = FleetCheck(
+    code="MD406",
+    name="fleet.addressing",
+    title="Addresses",
+    area="addressing",
+    run=run,
+    doc=Doc(
+        meaning="""
+jaccl/jaccl-ring: both ends of each Thunderbolt cable need an IPv4 address, on one subnet
+(mlx.distributed_config --auto-setup gives each cable its own /30). ring: each rank's addresses
+must be reachable from its left neighbour, which connects to them; the neighbour tries a TCP
+connection (refused = reachable).
+""",
+        why="""
+A missing address means no IPv4-mapped GID (RTR errno 22, or "No IPv4-mapped GID" from
+mlx 0.32.1). The ring backend connects each rank to its right neighbour's ip:port, so an
+address its left neighbour cannot reach fails the launch.
+""",
+        action="""
+Run `mlx.distributed_config --auto-setup` once after every full-fleet boot; fix the hostfile's
+"ips" or the routes between neighbours.
+""",
+        sources=(
+            'MLX v0.32.1 ("No IPv4-mapped GID"; RTR errno 22 up to 0.32.0)',
+            "MLX mlx.distributed_config --auto-setup (a /30 per cable)",
+            "MLX mlx.launch (mlx/_distributed_utils/launch.py: ring connects to the right "
+            "neighbour's ip:port)",
+        ),
+    ),
+)

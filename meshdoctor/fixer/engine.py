@@ -1,0 +1,260 @@
+"""The fix engine: discovers the fixes, runs plan -> apply -> verify, and turns what happened into
+typed actions and results of the verdict.
+
+Discovery is explicit: every module of ``meshdoctor.fixes`` that defines ``FIX = Fix(...)``
+(:func:`all_fixes`). A host-scope fix runs on each host by itself (this machine in-process, others
+by meshdoctor over ssh, through :class:`meshdoctor.fixer.hosts.HostExec`); a fleet-scope fix runs
+once, from here. Each fix gives one result per host (code MD7xx): ``ok`` when it verified,
+``fail`` when steps are still pending (plan only) or verification failed, with the host in
+``needs_reboot`` when only a reboot can clear it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from meshdoctor.fixer.model import (
+    FLEET_SCOPE,
+    HOST_SCOPE,
+    PLANNED,
+    Action,
+    Fix,
+    FixContext,
+    Verification,
+    pending,
+)
+from meshdoctor.model import FAIL, OK, WARN, Remediation, Result
+
+
+def all_fixes() -> List[Fix]:
+    """Every fix, sorted by code. Raises ValueError for a code or name defined twice."""
+    import meshdoctor.fixes as pkg
+
+    found: Dict[str, Fix] = {}
+    names: Dict[str, str] = {}
+    for m in pkgutil.iter_modules(pkg.__path__):
+        if m.name.startswith("_"):
+            continue
+        fx = getattr(importlib.import_module(f"{pkg.__name__}.{m.name}"), "FIX", None)
+        if not isinstance(fx, Fix):
+            continue
+        if fx.code in found or fx.name in names:
+            raise ValueError(f"fix {fx.code} {fx.name} is defined twice")
+        found[fx.code], names[fx.name] = fx, fx.code
+    return sorted(found.values(), key=lambda f: f.code)
+
+
+def lookup(key: str) -> Optional[Fix]:
+    """The fix whose code (``MD701``) or name (``stale-ranks``) is ``key``, else None."""
+    k = key.strip()
+    return next((f for f in all_fixes() if f.code == k.upper() or f.name == k.lower()), None)
+
+
+def fixes_for(codes: Iterable[str]) -> List[Fix]:
+    """The fixes that resolve any of the check ``codes``, in code order. A fleet-scope fix is
+    chosen only when no host-scope fix resolves the same code (``reset-group`` is named by the
+    operator; a leftover rank is ``stale-ranks``'s)."""
+    codes = set(codes)
+    fixes = all_fixes()
+    chosen = [f for f in fixes if f.scope == HOST_SCOPE and codes & set(f.resolves)]
+    covered = {c for f in chosen for c in f.resolves}
+    chosen += [f for f in fixes if f.scope == FLEET_SCOPE and (codes - covered) & set(f.resolves)]
+    return sorted(chosen, key=lambda f: f.code)
+
+
+def annotate(results: Iterable[Result]) -> None:
+    """Name the fix in the remediation of each failed or warning result a fix resolves."""
+    results = list(results)
+    if not any(r.status in (FAIL, WARN) for r in results):
+        return  # nothing to name a fix for: the fix modules are not even loaded
+    by_code: Dict[str, str] = {}
+    for f in reversed(fixes_for({r.code for r in results})):
+        for c in f.resolves:
+            by_code[c] = f.code
+    for r in results:
+        if r.status in (FAIL, WARN) and r.code in by_code:
+            if r.remediation is None:
+                r.remediation = Remediation(f"Run `meshdoctor fix {lookup(by_code[r.code]).name}`.")
+            r.remediation.fix = by_code[r.code]
+
+
+def _planned_summary(mine: List[Action], left: List[Action]) -> str:
+    """What a plan not applied says: the steps listed in the plan (every planned one), and how
+    many of them would change state when they differ."""
+    listed = sum(a.outcome == PLANNED for a in mine)
+    if listed == len(left):
+        return f"{listed} step(s) planned, not applied"
+    return f"{listed} step(s) planned ({len(left)} would change state), not applied"
+
+
+def fix_result(
+    fx: Fix, host: str, actions: Sequence[Action], ver: Optional[Verification]
+) -> List[Result]:
+    """The results of one fix on ``host``: one for the host itself, plus one per host of
+    ``ver.needs_reboot`` (a fleet fix names each host a reboot must clear)."""
+    mine = [a for a in actions if a.code == fx.code]
+    changed = any(a.changed for a in mine)
+    evidence: Dict[str, Any] = {
+        "fix": fx.name,
+        "risk": fx.risk,
+        "changed": changed,
+        "steps": len(mine),
+        "failed_steps": sum(a.failed for a in mine),
+    }
+    left = pending(mine)
+    cmd = f"meshdoctor fix {fx.name} --yes"
+    if left:
+        return [
+            Result(
+                code=fx.code,
+                check=f"fix.{fx.name}",
+                title=fx.title,
+                status=FAIL,
+                host=host,
+                summary=_planned_summary(mine, left),
+                evidence=dict(evidence, pending=[a.step for a in left]),
+                remediation=Remediation("Read the plan above; apply it with --yes.", cmd),
+            )
+        ]
+    assert ver is not None
+    evidence["verification"] = ver.evidence
+    if ver.refused:
+        status, summary = FAIL, ver.summary
+    elif ver.ok and not ver.needs_reboot:
+        status = OK
+        summary = ("verified: " if changed else "nothing to change: ") + ver.summary
+    else:
+        status, summary = FAIL, ver.summary
+    out = [
+        Result(
+            code=fx.code,
+            check=f"fix.{fx.name}",
+            title=fx.title,
+            status=status,
+            host=host,
+            summary=summary,
+            evidence=evidence,
+            needs_reboot=host in ver.needs_reboot,
+            remediation=None
+            if status == OK
+            else Remediation(
+                "Reboot the hosts listed in needs_reboot, then run the fix again."
+                if ver.needs_reboot
+                else "See the summary and the actions above."
+            ),
+        )
+    ]
+    for h, why in ver.needs_reboot.items():
+        if h != host:
+            out.append(
+                Result(
+                    code=fx.code,
+                    check=f"fix.{fx.name}",
+                    title=fx.title,
+                    status=FAIL,
+                    host=h,
+                    summary=f"needs a reboot: {why}",
+                    needs_reboot=True,
+                    evidence={"fix": fx.name, "reason": why},
+                    remediation=Remediation("Reboot this host, then run the fix again."),
+                )
+            )
+    return out
+
+
+def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Result]]:
+    """plan -> apply (when ``ctx.apply``) -> verify (when nothing is left pending) for one fix;
+    a fix that raises gives a result in error naming the exception."""
+    actions: List[Action] = []
+    try:
+        actions = fx.plan(ctx)
+        if ctx.apply and pending(actions):
+            fx.apply(ctx, actions)
+        ver = None if pending(actions) else fx.verify(ctx)
+        return actions, fix_result(fx, host, actions, ver)
+    except Exception as exc:  # never lose the verdict
+        return actions, [
+            Result(
+                code=fx.code,
+                check=f"fix.{fx.name}",
+                title=fx.title,
+                status="error",
+                host=host,
+                summary=f"fix {fx.name} raised {type(exc).__name__}: {exc}",
+                evidence={"exception": type(exc).__name__},
+            )
+        ]
+
+
+def run_here(
+    names: Sequence[str],
+    *,
+    host: str,
+    apply: bool,
+    include_running: bool,
+    options: Optional[Dict[str, Any]] = None,
+) -> Tuple[List[Action], List[Result]]:
+    """Run the host-scope fixes ``names`` on this machine only (the work each host does)."""
+    from meshdoctor.fixer.hosts import HostExec
+
+    ctx = FixContext(
+        hosts=HostExec(None),
+        apply=apply,
+        include_running=include_running,
+        options=dict(options or {}, host=host),
+    )
+    actions: List[Action] = []
+    results: List[Result] = []
+    for name in names:
+        fx = lookup(name)
+        if fx is None or fx.scope != HOST_SCOPE:
+            raise ValueError(f"{name!r} is not a fix that runs on one host")
+        a, r = run_one(fx, ctx, host)
+        for x in a:
+            x.host = host
+        actions += a
+        results += r
+    return actions, results
+
+
+def run_fixes(fixes: Sequence[Fix], ctx: FixContext) -> Tuple[List[Action], List[Result]]:
+    """Run ``fixes`` in code order: host-scope ones on every host at once (one call per host),
+    then each fleet-scope one from here. Returns every action and result."""
+    actions: List[Action] = []
+    results: List[Result] = []
+    host_fixes = [f.name for f in fixes if f.scope == HOST_SCOPE]
+    if host_fixes:
+        got = ctx.hosts.each(
+            lambda t: ctx.hosts.fix(
+                t,
+                host_fixes,
+                apply=ctx.apply,
+                include_running=ctx.include_running,
+                options=ctx.options,
+            )
+        )
+        for host, value in got.items():
+            if isinstance(value, Exception):
+                for f in fixes:
+                    if f.scope == HOST_SCOPE:
+                        results.append(
+                            Result(
+                                code=f.code,
+                                check=f"fix.{f.name}",
+                                title=f.title,
+                                status="error",
+                                host=host,
+                                summary=f"could not run on {host}: {value}",
+                            )
+                        )
+                continue
+            actions += value[0]
+            results += value[1]
+    for f in fixes:
+        if f.scope == FLEET_SCOPE:
+            a, r = run_one(f, ctx, "mesh")
+            actions += a
+            results += r
+    return actions, results

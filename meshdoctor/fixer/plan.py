@@ -1,0 +1,197 @@
+"""``meshdoctor fix``: choose the fixes, plan, confirm, apply, verify, and build the verdict.
+
+Without names it runs every check on every host first and chooses the fixes that resolve the
+failures found (:func:`meshdoctor.fixer.engine.fixes_for`). Without ``--yes`` it plans only; on a
+terminal it shows the plan and asks once. Applying holds the fix lock
+(:class:`meshdoctor.receipts.FixLock`), so two fix runs never interleave. The CLI module only
+parses options and calls :func:`run`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from meshdoctor.fixer import engine as fixengine
+from meshdoctor.catalogue import FIX, Doc, Entry
+from meshdoctor.fixer.model import Action, Fix, FixContext, pending
+from meshdoctor.fixer.hosts import HostExec
+from meshdoctor.model import ERROR, FAIL, HostInfo, Result, Verdict
+from meshdoctor.text import one_line
+
+JACCL = ("jaccl", "jaccl-ring")
+
+NOT_STARTED = Entry(
+    code="MD700",
+    kind=FIX,
+    title="fix run could not start",
+    names=("fix",),
+    doc=Doc(
+        meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
+        "meshdoctor's state directory (two runs must not interleave), the state directory "
+        "cannot be used (a file in its place, not writable), or the hosts could not be "
+        "assessed.",
+        why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
+        action="Wait for the other run, set MESHDOCTOR_STATE_DIR to a writable directory, or "
+        "make the hosts reachable, then run the fix again.",
+        sources=("meshdoctor README, fix",),
+    ),
+)
+
+
+class UnknownFix(ValueError):
+    """A fix name that does not exist; the message lists the ones that do."""
+
+
+def resolve(names: Sequence[str]) -> List[Fix]:
+    """The fixes named (codes or names), in code order; raises :class:`UnknownFix`."""
+    out: List[Fix] = []
+    for n in names:
+        fx = fixengine.lookup(n)
+        if fx is None:
+            raise UnknownFix(
+                f"no fix {n!r}; fixes: " + ", ".join(f.name for f in fixengine.all_fixes())
+            )
+        if fx not in out:
+            out.append(fx)
+    return sorted(out, key=lambda f: f.code)
+
+
+def list_rows() -> List[Dict[str, object]]:
+    """One row per fix: code, name, kind, risk, the codes it resolves, title, platforms
+    (empty: the shape of ``list-checks --json`` rows, one schema for both)."""
+    return [
+        {
+            "code": f.code,
+            "name": f.name,
+            "kind": "fix",
+            "risk": f.risk,
+            "resolves": list(f.resolves),
+            "title": f.title,
+            "platforms": [],
+        }
+        for f in fixengine.all_fixes()
+    ]
+
+
+def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], List[Result]]:
+    """Run every check on every host; the fixes for the failures, and the failed or errored
+    results no chosen fix resolves (they stay in the verdict)."""
+    from meshdoctor.checker.registry import all_checks
+
+    codes = [c.code for c in all_checks()]
+    got = hx.each(lambda t: hx.check(t, codes, hostfile=hostfile, timeout=timeout))
+    bad: List[Result] = []
+    for host, v in got.items():
+        if isinstance(v, Exception):
+            bad.append(
+                Result(
+                    code=NOT_STARTED.code,
+                    check="fix",
+                    status=ERROR,
+                    host=host,
+                    summary=f"could not run the checks on {host}: {v}",
+                )
+            )
+            continue
+        for d in v:
+            if d["status"] in (FAIL, ERROR):
+                bad.append(
+                    Result(
+                        code=d["code"],
+                        check=d["check"],
+                        status=d["status"],
+                        host=host,
+                        summary=d["summary"],
+                        evidence=d.get("evidence") or {},
+                        needs_reboot=bool(d.get("needs_reboot")),
+                    )
+                )
+    fixes = fixengine.fixes_for({r.code for r in bad if r.status == FAIL})
+    if hostfile is not None and hostfile.effective_backend not in JACCL:
+        fixes = [f for f in fixes if f.name not in ("bridge0", "auto-setup")]
+    covered = {c for f in fixes for c in f.resolves}
+    return fixes, [r for r in bad if r.code not in covered]
+
+
+def run(
+    names: Sequence[str],
+    *,
+    hostfile,
+    yes: bool,
+    include_running: bool,
+    output_hostfile: Optional[str],
+    timeout: float,
+    ask: Optional[Callable[[List[Action]], bool]],
+    progress: Callable[[str], None],
+) -> Verdict:
+    """Run the fix command; returns the verdict. ``ask``:
+    called once with the planned actions when there is something to apply and no ``yes``
+    (None: no terminal, plan only)."""
+    import os
+    import uuid
+
+    from meshdoctor.receipts import RUN_ENV, FixLock, LockBusy, StateDirError
+
+    run_id = os.environ.setdefault(RUN_ENV, f"md-fix-{uuid.uuid4().hex[:12]}")
+    verdict = Verdict(command="fix")
+    hx = HostExec(hostfile)
+    extra: List[Result] = []
+    if names:
+        fixes = resolve(names)
+    else:
+        fixes, extra = _from_failures(hx, hostfile, timeout)
+
+    def ctx(apply: bool) -> FixContext:
+        return FixContext(
+            hosts=hx,
+            hostfile=hostfile,
+            apply=apply,
+            include_running=include_running,
+            output_hostfile=output_hostfile,
+            progress=progress,
+        )
+
+    actions: List[Action] = []
+    results: List[Result] = []
+    if fixes:
+        apply_now = yes
+        if not yes:
+            actions, results = fixengine.run_fixes(fixes, ctx(False))
+            if pending(actions) and ask is not None and ask(actions):
+                apply_now = True
+        if apply_now:
+            try:
+                with FixLock(run_id):
+                    actions, results = fixengine.run_fixes(fixes, ctx(True))
+            except (LockBusy, StateDirError) as exc:
+                results = [
+                    Result(
+                        code=NOT_STARTED.code,
+                        check="fix",
+                        status=ERROR,
+                        host="mesh",
+                        summary=str(exc),
+                    )
+                ]
+    verdict.results = results + extra
+    verdict.actions = [a.to_dict() for a in actions]
+    from meshdoctor.facts.context import current_platform
+
+    verdict.hosts = [
+        HostInfo(
+            t.name,
+            t.rank,
+            reachable=t.name not in hx.unreachable,
+            platform={"os": current_platform()} if t.local else {},
+        )
+        for t in hx.targets
+    ]
+    return verdict
+
+
+def stderr_progress(line: str) -> None:
+    """Progress lines on stderr (terminal only), each one line (:func:`meshdoctor.text.one_line`:
+    host names and tools' words are text from outside)."""
+    sys.stderr.write(f"meshdoctor fix: {one_line(line)}\n")
+    sys.stderr.flush()

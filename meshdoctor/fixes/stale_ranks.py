@@ -1,0 +1,236 @@
+"""MD701 stale-ranks: stop the leftover MLX ranks on this host (resolves MD301).
+
+mlx.launch stops the ranks of a failed job with SIGTERM only, so ranks stuck in native code (a
+JACCL rank spinning in ``MeshImpl::recv`` after a peer died, MLX #3910, #4278) survive, keep
+their queue pairs, ports and wired memory, and make the next launch fail. This fix escalates
+SIGTERM -> grace -> SIGKILL on exactly the processes :mod:`meshdoctor.ranks` identifies as ranks.
+
+Never: a process that is not positively a rank, pid 1, meshdoctor itself, its parents or its
+own children, another user's process (unless meshdoctor runs as root; then identified ranks of
+any user), and a rank of a job that is still running (its launcher is alive) unless the
+operator says ``--include-running``. A pid whose start time changed since the plan is a new
+process and is left alone. A rank that survives SIGKILL, or sits in uninterruptible sleep, can
+only be cleared by a reboot: the host goes to ``needs_reboot``.
+
+``MESHDOCTOR_FIX_SCOPE=TOKEN`` limits the fix to ranks whose environment carries the same
+``MESHDOCTOR_FIX_SCOPE=TOKEN`` (a shared machine, or a test that must touch only its own ranks).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Dict, List
+
+import psutil
+
+from meshdoctor.fixer.model import (
+    DISRUPTIVE,
+    DONE,
+    FAILED,
+    SKIPPED,
+    Action,
+    Doc,
+    Fix,
+    FixContext,
+    Verification,
+)
+from meshdoctor.ranks import RankProcess, find_ranks, send_signal
+
+CODE = "MD701"
+SCOPE_ENV = "MESHDOCTOR_FIX_SCOPE"
+GRACE_S = 3.0  # SIGTERM -> SIGKILL
+KILL_WAIT_S = 3.0  # SIGKILL -> "survived"
+POLL_S = 0.05
+UNINTERRUPTIBLE = "disk-sleep"
+
+
+def _in_scope(r: RankProcess) -> bool:
+    token = os.environ.get(SCOPE_ENV)
+    if not token:
+        return True
+    try:
+        return psutil.Process(r.pid).environ().get(SCOPE_ENV) == token
+    except psutil.Error:
+        return False
+
+
+def _ranks() -> List[RankProcess]:
+    return [
+        r for r in find_ranks(skip_descendants=True, any_user=os.geteuid() == 0) if _in_scope(r)
+    ]
+
+
+def _what(r: RankProcess) -> str:
+    rank = r.rank if r.rank is not None else "?"
+    owner = f", user {r.username}" if r.username and os.geteuid() == 0 else ""
+    return f"pid {r.pid} ({r.name}, rank {rank}{owner}, state {r.status})"
+
+
+def _targets(ctx: FixContext):
+    ranks = _ranks()
+    stale = [r for r in ranks if r.orphaned or ctx.include_running]
+    running = [r for r in ranks if r not in stale]
+    return stale, running
+
+
+def plan(ctx: FixContext) -> List[Action]:
+    """The steps this fix would take now (reads state only; changes nothing)."""
+    host = ctx.options.get("host", "localhost")
+    stale, running = _targets(ctx)
+    out = []
+    for r in stale:
+        kind = "orphaned rank" if r.orphaned else f"rank of a running job (parent {r.ppid})"
+        out.append(
+            Action(
+                CODE,
+                host,
+                f"stop {kind} {_what(r)}: SIGTERM, SIGKILL after {GRACE_S:g} s",
+                ["kill", "-TERM", str(r.pid)],
+                detail={
+                    "pid": r.pid,
+                    "create_time": r.create_time,
+                    "rank": r.rank,
+                    "reason": r.reason,
+                    "ppid": r.ppid,
+                },
+            )
+        )
+    for r in running:
+        out.append(
+            Action(
+                CODE,
+                host,
+                f"leave {_what(r)} alone: its job is still running "
+                f"(parent pid {r.ppid} {r.parent or '?'})",
+                [],
+                outcome=f"{SKIPPED}: rank of a running job; --include-running stops it",
+                mutates=False,
+                detail={"pid": r.pid, "ppid": r.ppid},
+            )
+        )
+    return out
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _wait_gone(procs: Dict[int, psutil.Process], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while any(_alive(p) for p in procs.values()) and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+
+
+def apply(ctx: FixContext, actions: List[Action]) -> None:
+    """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
+    mine = [a for a in actions if a.mutates and a.detail.get("pid")]
+    procs: Dict[int, psutil.Process] = {}
+    by_pid = {}
+    for a in mine:
+        pid = a.detail["pid"]
+        try:
+            p = psutil.Process(pid)
+            if abs(p.create_time() - a.detail["create_time"]) > 0.01:
+                a.outcome = f"{SKIPPED}: pid {pid} is now another process"
+                continue
+        except psutil.NoSuchProcess:
+            a.outcome = f"{DONE}: already gone"
+            a.changed = False
+            continue
+        first = signal.SIGKILL if p.status() == psutil.STATUS_STOPPED else signal.SIGTERM
+        sent = send_signal(pid, first)
+        if sent.startswith(("refused", "failed")):
+            a.outcome = f"{FAILED}: {first.name} {sent}"
+            continue
+        a.argv = ["kill", f"-{first.name[3:]}", str(pid)]
+        procs[pid], by_pid[pid] = p, a
+    ctx.progress(f"sent SIGTERM to {len(procs)} rank(s); waiting up to {GRACE_S:g} s")
+    _wait_gone(procs, GRACE_S)
+    killed = []
+    for pid, p in procs.items():
+        if _alive(p):
+            send_signal(pid, signal.SIGKILL)
+            killed.append(pid)
+    if killed:
+        ctx.progress(f"SIGKILL to {len(killed)} rank(s) that ignored SIGTERM")
+        _wait_gone({pid: procs[pid] for pid in killed}, KILL_WAIT_S)
+    for pid, p in procs.items():
+        a = by_pid[pid]
+        if _alive(p):
+            try:
+                state = p.status()
+            except psutil.Error:
+                state = "?"
+            a.outcome = f"{FAILED}: survived SIGKILL (state {state}); reboot this host"
+            a.detail["survivor_state"] = state
+        else:
+            a.changed = True
+            a.outcome = f"{DONE}: " + (
+                "killed by SIGKILL" if pid in killed else "exited after SIGTERM"
+            )
+            if pid in killed:
+                a.argv = ["kill", "-KILL", str(pid)]
+
+
+def verify(ctx: FixContext) -> Verification:
+    """Look again, as the checks this fix resolves do, and say whether it is resolved."""
+    host = ctx.options.get("host", "localhost")
+    stale, running = _targets(ctx)
+    ev = {"remaining": [r.to_dict() for r in stale], "running_jobs": [r.pid for r in running]}
+    kept = (
+        f"; {len(running)} rank(s) of running jobs left alone (--include-running stops them)"
+        if running
+        else ""
+    )
+    if not stale:
+        return Verification(True, "no stale ranks on this host" + kept, evidence=ev)
+    stuck = [r for r in stale if r.status == UNINTERRUPTIBLE]
+    why = ", ".join(_what(r) for r in stale)
+    return Verification(
+        False,
+        f"{len(stale)} rank(s) still alive: {why}",
+        needs_reboot={host: f"rank(s) survive SIGKILL: {why}"} if (ctx.apply or stuck) else {},
+        evidence=ev,
+    )
+
+
+FIX = Fix(
+    code=CODE,
+    name="stale-ranks",
+    title="Stop leftover MLX ranks",
+    resolves=("MD301",),
+    risk=DISRUPTIVE,
+    plan=plan,
+    apply=apply,
+    verify=verify,
+    doc=Doc(
+        meaning="""
+Stops the MLX rank processes left behind by a crashed or interrupted job on each host (with
+--hostfile, on every host at once): SIGTERM, a grace period of 3 s, SIGKILL to those still
+alive, then it looks again. A rank is a process whose environment has MLX_RANK, JACCL_RANK or
+the meshdoctor probe marker, or whose command line is an mlx.launch rank script (the same
+identification as MD301).
+
+It never signals a process that is not a rank, pid 1, meshdoctor itself or its parents, another
+user's process (unless run as root), or a rank whose launcher is still alive (a job in progress)
+unless you pass --include-running.
+""",
+        why="""
+Leftover ranks hold queue pairs and wired memory and make the next launch fail. A rank that
+survives SIGKILL or sits in uninterruptible sleep (macOS state U) needs a reboot of its host
+(needs_reboot).
+""",
+        action="""
+Plan first: `meshdoctor fix stale-ranks` lists what it would stop; add --yes to do it.
+""",
+        sources=(
+            "MLX #3910, #4278 (ranks that survive SIGTERM)",
+            "mlx/_distributed_utils/launch.py (SIGTERM on shutdown)",
+        ),
+    ),
+)

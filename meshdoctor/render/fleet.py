@@ -1,0 +1,123 @@
+"""Human rendering of a fleet verdict: the hosts x areas table and the RDMA edge matrix.
+
+Reached only from :mod:`meshdoctor.render.verdict`. Each table cell is one status symbol with the code of
+the worst finding of that host in that area under it; the edge matrix shows, for each pair of
+hosts, the device each end uses and whether it is PORT_ACTIVE. All text from hosts is escaped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from rich.console import Console
+from rich.table import Table
+
+from meshdoctor.model import FAIL, OK, SKIP, Verdict
+from meshdoctor.text import one_line
+from meshdoctor.render.verdict import ASCII_BLANK, BLANK, SYMBOLS, clean_line, symbols
+
+# ``text`` on one line, control characters escaped (meshdoctor.text.one_line) and rich markup
+# escaped: host and device names come from the hostfile, states from the hosts
+safe = clean_line
+
+
+AREA_TITLES = {
+    "reach": "reach",
+    "node": "node",
+    "rdma": "rdma/tb",
+    "procs": "procs/mem",
+    "versions": "versions",
+    "edges": "edges",
+    "cabling": "cabling",
+    "addressing": "addresses",
+    "env": "env",
+    "ports": "ports",
+}
+
+
+def _cell(cell: Dict[str, Any], marks, blank: str) -> str:
+    if not cell:
+        return f"[dim]{blank}[/]"
+    sym, style = marks[cell["status"]]
+    if cell["status"] in (OK, SKIP):
+        return f"[{style}]{sym}[/]"
+    return f"[{style}]{sym}[/]\n[{style}]{safe(cell['code'])}[/]"
+
+
+def _print_wide(out: Console, renderable: Any, need: int) -> None:
+    """Print ``renderable`` at least ``need`` cells wide: rich caps ``print(width=)`` at the
+    console's width (80 on a pipe), which would squeeze a column to nothing."""
+    old = out.width
+    out.width = max(old, need)
+    try:
+        out.print(renderable)
+    finally:
+        out.width = old
+
+
+def table(v: Verdict, out: Console) -> None:
+    """Print the fleet table and, when the backend uses RDMA, the edge matrix, with the status
+    symbols of the result lines (:func:`meshdoctor.render.verdict.symbols`: ASCII where ``out``
+    cannot encode them)."""
+    marks = symbols(out)
+    blank = BLANK if marks is SYMBOLS else ASCII_BLANK
+    fleet = v.fleet or {}
+    hosts = fleet.get("hosts", [])
+    areas = [
+        a
+        for a, cells in fleet.get("areas", {}).items()
+        if any(c["status"] != SKIP for c in cells.values())
+    ]
+    ranks = {h.host: h.rank for h in v.hosts}
+    t = Table(
+        title=f"fleet: {len(hosts)} host(s), backend {safe(fleet.get('backend', '?'))}",
+        show_lines=False,
+        title_justify="left",
+    )
+    t.add_column("host", no_wrap=True)
+    t.add_column("rank", justify="right")
+    for a in areas:
+        t.add_column(AREA_TITLES.get(a, a), justify="center", no_wrap=True)
+    for h in hosts:
+        t.add_row(
+            safe(h),
+            "" if ranks.get(h) is None else str(ranks[h]),
+            *[_cell(fleet["areas"][a].get(h), marks, blank) for a in areas],
+        )
+    # columns: text + 2 padding + 1 rule each, and the left rule; host names as printed
+    need = (
+        max([len(one_line(h)) for h in hosts] + [4])
+        + 11
+        + sum(max(len(AREA_TITLES.get(a, a)), 5) + 3 for a in areas)
+    )
+    _print_wide(out, t, need)  # a narrow pipe must not squeeze the symbols
+    edges = fleet.get("edges")
+    if not edges:
+        return
+    names = edges["hosts"]
+    ok, bad = marks[OK], marks[FAIL]
+    m = Table(title=f"edges: {safe(edges.get('summary', ''))}", title_justify="left")
+    m.add_column("")
+    for h in names:
+        m.add_column(safe(h))
+    for i, h in enumerate(names):
+        row = []
+        for j in range(len(names)):
+            c = edges["cells"][i][j]
+            if c is None:
+                row.append("[dim]-[/]" if i != j else "")
+                continue
+            parts = []
+            for d, s in zip(c["devices"], c["states"]):
+                good = s == "PORT_ACTIVE"
+                parts.append(
+                    f"{safe(d)} "
+                    + (
+                        f"[{ok[1]}]{ok[0]}[/]"
+                        if good
+                        else f"[{bad[1]}]{bad[0]} {safe(s or '?')}[/]"
+                    )
+                )
+            row.append("\n".join(parts) or f"[{bad[1]}]{bad[0]} none[/]")
+        m.add_row(safe(h), *row)
+    _print_wide(out, m, 12 + 22 * len(names))

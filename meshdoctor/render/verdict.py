@@ -1,0 +1,157 @@
+"""Human rendering of a verdict with rich. Reached only from the CLI; holds no data of its own.
+
+One line per result (status symbol, code, title, host, summary), the remediation under each
+failure, warning and error, and a closing line with the verdict and exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Dict, Optional, Tuple
+
+from rich.console import Console
+from rich.markup import escape
+
+from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Verdict
+from meshdoctor.streams import to_devnull
+from meshdoctor.text import one_line, printable, shell_line
+
+SYMBOLS = {
+    OK: ("✔", "green"),
+    WARN: ("!", "yellow"),
+    FAIL: ("✘", "bold red"),
+    SKIP: ("-", "dim"),
+    ERROR: ("?", "bold magenta"),
+}
+# For a stream that cannot encode the symbols above (PYTHONIOENCODING=ascii, a latin-1 terminal).
+ASCII_SYMBOLS = {OK: "+", WARN: "!", FAIL: "x", SKIP: "-", ERROR: "?"}
+ARROW, ASCII_ARROW = "→", "->"
+BLANK, ASCII_BLANK = "·", "."  # a fleet table cell with nothing in it
+VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
+
+
+# C0 controls except tab and newline (ESC starts terminal escape sequences, CR overwrites a
+# line, NUL and BEL), DEL, the C1 controls (U+0080-U+009F: CSI and friends) and the bidi
+# formatting characters (meshdoctor.text)
+plain = printable  # output that does not go through rich (meshdoctor.text)
+
+
+def clean(text: object) -> str:
+    """:func:`plain`, and rich markup escaped (``[red]`` prints as ``[red]``): the one way any
+    string that came from outside (tools, hostfiles, logs, rank stderr) reaches a rich console."""
+    return escape(plain(text))
+
+
+def clean_line(text: object) -> str:
+    """:func:`clean` on one line (:func:`meshdoctor.text.one_line`: newlines shown as ``\\n``):
+    every field of a result, an action and a table cell is printed this way, so text from
+    outside cannot forge a line of meshdoctor's own."""
+    return escape(one_line(text))
+
+
+class _Console(Console):
+    """rich's Console, except that a reader going away (``| head``) silences the output instead
+    of exiting with status 1: the exit status is the verdict's, whoever reads."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        to_devnull((sys.stderr if self.stderr else sys.stdout).fileno())
+
+
+def encodes(encoding: Optional[str], text: str = "✔✘→") -> bool:
+    """Whether a stream in ``encoding`` can carry ``text`` (the symbols this module prints)."""
+    try:
+        text.encode(encoding or "utf-8")
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+def symbols(out: Console) -> Dict[str, Tuple[str, str]]:
+    """status -> ``(symbol, style)`` for ``out``: :data:`SYMBOLS`, or the characters of
+    :data:`ASCII_SYMBOLS` where the stream cannot encode them (the one symbol table of the
+    result lines and the fleet table)."""
+    if encodes(out.encoding):
+        return SYMBOLS
+    return {s: (ASCII_SYMBOLS[s], style) for s, (_, style) in SYMBOLS.items()}
+
+
+def console(stderr: bool = False) -> Console:
+    """The console all human output goes through (highlighting off: data stays as written)."""
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -> None:
+    """Print ``v``, each result under its own title (the check name when it has none).
+    ``quiet`` prints only failures and errors (with ``--strict`` warnings too, since they
+    fail), and the verdict line when it is not go."""
+    out = out or console()
+    multi_host = len({r.host for r in v.results}) > 1
+    shown = (FAIL, ERROR, WARN) if v.strict else (FAIL, ERROR)  # --strict: warnings fail
+    marks = symbols(out)
+    arrow = ARROW if marks is SYMBOLS else ASCII_ARROW
+    if v.fleet is not None and not quiet:  # fleet mode: the table, then only what is wrong
+        from meshdoctor.render.fleet import table
+
+        table(v, out)
+    for r in v.results:
+        if quiet and r.status not in shown:
+            continue
+        if v.fleet is not None and r.status in (OK, SKIP):
+            continue
+        sym, style = marks[r.status]
+        title = r.title or r.check
+        named = r.evidence.get("hosts") if v.fleet is not None else None
+        label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
+        host = f"[cyan]{clean_line(label)}[/] " if multi_host else ""
+        out.print(
+            f"[{style}]{sym}[/] [bold]{clean_line(r.code)}[/] {host}{clean_line(title)}: "
+            f"{clean_line(r.summary)}"
+        )
+        if r.status in (FAIL, WARN, ERROR) and r.remediation is not None:
+            out.print(f"    [dim]{arrow}[/] {clean_line(r.remediation.text)}")
+            if r.remediation.command:
+                out.print(f"      [bold]$ {clean_line(r.remediation.command)}[/]")
+    if quiet and v.verdict == "go":
+        return
+    counts = {s: sum(1 for r in v.results if r.status == s) for s in (OK, WARN, FAIL, ERROR, SKIP)}
+    tally = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    line = (
+        f"[{VERDICT_STYLE[v.verdict]}]{v.verdict.upper()}[/] (exit {v.exit_code}) "
+        f"{v.command}: {tally or 'no results'} in {v.duration_s:.2f} s"
+    )
+    if v.nothing_assessed:
+        line += (
+            "; nothing applied here: every check skipped (the reasons are above), so this "
+            "node was not assessed"
+        )
+    if v.needs_reboot:
+        line += f"; [bold red]reboot needed: {clean_line(', '.join(v.needs_reboot))}[/]"
+    out.print(line)
+
+
+def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
+    """Print the typed actions of a fix run (dicts as in the verdict's ``actions``): host, what,
+    the command, and the outcome; steps not yet applied are marked ``planned``."""
+    out = out or console()
+    if heading:
+        out.print(f"[bold]{clean_line(heading)}[/]")
+    for a in items:
+        outcome = str(a.get("outcome", ""))
+        style = (
+            "yellow"
+            if outcome == "planned"
+            else "red"
+            if outcome.startswith("failed")
+            else "dim"
+            if outcome.startswith("skipped")
+            else "green"
+        )
+        mark = "*" if a.get("changed") else " "
+        host, code = clean_line(a.get("host", "")), clean_line(a.get("code", ""))
+        out.print(
+            f" {mark} [cyan]{host}[/] [bold]{code}[/] {clean_line(a.get('step', ''))} "
+            f"[{style}]({clean_line(outcome)})[/]"
+        )
+        if a.get("argv"):
+            out.print(f"      [dim]$ {clean_line(shell_line(a['argv']))}[/]")
