@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
-from meshdoctor.catalogue import SIGNATURE, Doc, Entry
+from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.text import printable as text_printable
 
 

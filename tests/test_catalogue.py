@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from meshdoctor import catalogue
+from meshdoctor.codes import model as codes
 from meshdoctor.cli import cli
 from meshdoctor.model import Result
 from tests.helpers import run_cli, validate
@@ -50,7 +51,7 @@ def test_each_code_is_in_its_kinds_range():
         for e in ENTRIES
         if e.kind not in catalogue.KINDS or catalogue.kind_of(e.code) != e.kind
     ]
-    assert not wrong, f"codes outside their kind's range {catalogue.RANGES}: {wrong}"
+    assert not wrong, f"codes outside their kind's range {codes.RANGES}: {wrong}"
     assert {e.kind for e in ENTRIES} == set(catalogue.KINDS)
 
 
@@ -68,11 +69,11 @@ def test_every_entry_is_documented_in_every_part():
 
 
 def test_a_doc_refuses_an_empty_part():
-    catalogue.Doc(meaning="m", why="w", action="a", sources=("s",))
+    codes.Doc(meaning="m", why="w", action="a", sources=("s",))
     for bad in (dict(meaning=" "), dict(why=""), dict(action=""), dict(sources=())):
         kw = dict(dict(meaning="m", why="w", action="a", sources=("s",)), **bad)
         with pytest.raises(ValueError):
-            catalogue.Doc(**kw)
+            codes.Doc(**kw)
 
 
 def test_every_code_any_module_emits_is_catalogued():

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
 from meshdoctor import remote
-from meshdoctor.catalogue import CHECK, Doc, Entry
+from meshdoctor.codes.model import CHECK, Doc, Entry
 from meshdoctor.deadline import start
 from meshdoctor.fanout import HostReply, install_hint, remote_python, run_meshdoctor
 from meshdoctor.hostfile import Hostfile, host_name_problem, is_this_machine, local_names

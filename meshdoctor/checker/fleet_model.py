@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import Finding
 from meshdoctor.hostfile import Host, Hostfile
 from meshdoctor.model import ERROR, OK, Remediation, Result
@@ -105,7 +105,7 @@ def on(hosts: Any, finding: Finding) -> Finding:
 class FleetCheck:
     """A registered cross-node check: ``code`` (MD4xx), dotted ``name``, one-line ``title``,
     ``area`` (fleet table column), ``run`` (FleetView -> Finding | iterable | None) and
-    ``doc`` (its catalogue entry's fixed parts, :class:`meshdoctor.catalogue.Doc`)."""
+    ``doc`` (its catalogue entry's fixed parts, :class:`meshdoctor.codes.model.Doc`)."""
 
     code: str
     name: str

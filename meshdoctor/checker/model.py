@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
-from meshdoctor.catalogue import Doc  # re-exported: check modules import Check and Doc from here
+from meshdoctor.codes.model import Doc  # re-exported: check modules import Check and Doc from here
 from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Remediation
 
 PLATFORMS = ("darwin", "linux")
@@ -79,7 +79,7 @@ class Check:
     ``code`` is stable (``MD1xx`` node and runtime, ``MD2xx`` RDMA and Thunderbolt, ``MD3xx``
     memory and processes, ``MD4xx`` hostfile and fleet); ``name`` is dotted (``rdma.gid``);
     ``title`` is one line; ``platforms`` lists where it applies (others get ``skip``);
-    ``doc`` is its entry in the catalogue (:class:`meshdoctor.catalogue.Doc`: what it means,
+    ``doc`` is its entry in the catalogue (:class:`meshdoctor.codes.model.Doc`: what it means,
     why it matters, what to do, public sources), which ``meshdoctor explain CODE`` prints.
     """
 

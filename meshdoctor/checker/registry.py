@@ -21,7 +21,7 @@ EXTRA_ENV = "MESHDOCTOR_EXTRA_CHECKS"
 
 class ExtraCheckError(ValueError):
     """A module named in ``MESHDOCTOR_EXTRA_CHECKS`` cannot be used (it does not import, its
-    ``Check`` lacks a complete :class:`meshdoctor.catalogue.Doc`, it defines no ``CHECK``, its
+    ``Check`` lacks a complete :class:`meshdoctor.codes.model.Doc`, it defines no ``CHECK``, its
     code is outside the checks' range MD101-MD499, or it reuses a code); the message names the
     module and why. The CLI reports it as a usage error (exit 2)."""
 
@@ -78,7 +78,7 @@ def all_checks() -> List[Check]:
 
 
 def _in_range(code: str) -> bool:
-    from meshdoctor.catalogue import CHECK, kind_of
+    from meshdoctor.codes.model import CHECK, kind_of
 
     return kind_of(code) == CHECK
 

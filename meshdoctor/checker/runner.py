@@ -12,7 +12,7 @@ import time
 import traceback
 from typing import Iterable, List, Optional
 
-from meshdoctor.catalogue import CHECK, Doc, Entry
+from meshdoctor.codes.model import CHECK, Doc, Entry
 from meshdoctor.checker.model import Check, Finding
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.deadline import start

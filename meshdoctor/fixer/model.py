@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 
 SAFE, DISRUPTIVE, NEEDS_REBOOT = "safe", "disruptive", "needs-reboot"
 RISKS = (SAFE, DISRUPTIVE, NEEDS_REBOOT)
@@ -137,7 +137,7 @@ class Fix:
     one line; ``resolves``: the check codes whose failures it clears; ``risk``: one of
     :data:`RISKS`; ``scope``: ``host`` (runs on each host by itself, fanned out by the engine)
     or ``fleet`` (runs once, from here, across the hostfile); ``doc``: its catalogue entry
-    (:class:`meshdoctor.catalogue.Doc`: what it does, step by step, and what it never does; why
+    (:class:`meshdoctor.codes.model.Doc`: what it does, step by step, and what it never does; why
     it matters; how to run it; public sources), which ``meshdoctor explain`` prints.
     """
 

@@ -13,7 +13,7 @@ import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor.fixer import engine as fixengine
-from meshdoctor.catalogue import FIX, Doc, Entry
+from meshdoctor.codes.model import FIX, Doc, Entry
 from meshdoctor.fixer.model import Action, Fix, FixContext, pending
 from meshdoctor.fixer.hosts import HostExec
 from meshdoctor.model import ERROR, FAIL, HostInfo, Result, Verdict

@@ -1,5 +1,5 @@
 """The probe's finding codes (MD5xx) and their catalogue entries: each code has a title
-(:data:`TITLES`), a :class:`meshdoctor.catalogue.Doc` (:data:`DOCS`) and the ``check`` names of
+(:data:`TITLES`), a :class:`meshdoctor.codes.model.Doc` (:data:`DOCS`) and the ``check`` names of
 the results that carry it; :func:`entries` gives them to :mod:`meshdoctor.catalogue`. Codes are
 stable: never renumber, only add."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-from meshdoctor.catalogue import PROBE, Doc, Entry
+from meshdoctor.codes.model import PROBE, Doc, Entry
 from meshdoctor.probe.worker import OPS
 
 GROUP, DEAD, HANG, WRONG, BANDWIDTH, LEFTOVER = "MD501", "MD502", "MD503", "MD504", "MD505", "MD506"

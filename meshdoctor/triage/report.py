@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from meshdoctor import signatures
-from meshdoctor.catalogue import SIGNATURE, Doc, Entry
+from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Finding

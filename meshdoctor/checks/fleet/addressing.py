@@ -15,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 from typing import List
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, skip
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
 from meshdoctor.hostfile import JACCL_BACKENDS

@@ -7,7 +7,7 @@ for the next (runbook: no leftover ranks on any node before each launch).
 
 from __future__ import annotations
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
 

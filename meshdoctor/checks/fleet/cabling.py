@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, skip, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
 from meshdoctor.hostfile import JACCL_BACKENDS

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import Finding, error, fail, ok, skip
 from meshdoctor.checker.fleet_model import FleetView, FleetCheck, on
 from meshdoctor.hostfile import JACCL_BACKENDS

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, Optional
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
 from meshdoctor.mlx.env import PER_RANK

@@ -8,7 +8,7 @@ with ``Couldn't bind socket`` or connect the ranks to the wrong process.
 
 from __future__ import annotations
 
-from meshdoctor.catalogue import Doc
+from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, skip, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
 
