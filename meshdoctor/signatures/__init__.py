@@ -1,0 +1,128 @@
+"""The failure-signature catalogue: known error text -> code (MD6xx), meaning, causes, what helps.
+
+Strings are matched on their stable part, numbers and names as placeholders, in the wording of
+each MLX version that printed them (MLX v0.30.1-v0.32.4 ``mlx/distributed/{jaccl,ring,nccl}``,
+``mlx/_distributed_utils/launch.py``; the Thunderbolt RDMA crash of mlx #4192/#4319; the JACCL
+progress guard of the community guard PR; NCCL's and CUDA's own error texts).
+
+One module per family, each signature where its text comes from:
+
+* :mod:`~meshdoctor.signatures.jaccl`: the JACCL backend (``[jaccl]`` lines, the librdma
+  dlopen, its ``MeshImpl`` frames);
+* :mod:`~meshdoctor.signatures.ring`: the ring backend (``[ring]`` lines, its hostfile);
+* :mod:`~meshdoctor.signatures.nccl`: the NCCL backend, NCCL's own texts and CUDA errors;
+* :mod:`~meshdoctor.signatures.native`: what lies under MLX (the Thunderbolt RDMA driver, Metal,
+  crash signals, Python exceptions);
+* :mod:`~meshdoctor.signatures.launch`: mlx.launch and MLX's distributed init (the backend
+  chosen, ranks that ended, the exit statuses ranks end with).
+
+:mod:`~meshdoctor.signatures.model` holds the vocabulary (roles, :class:`Signature` with its
+Doc and examples, :class:`Match`), :mod:`~meshdoctor.signatures.errnos` the socket errnos,
+:mod:`~meshdoctor.signatures.scanner` the matching (it names no code). Parsers run nothing:
+this package only reads text. Codes are stable: never renumber, only add. :func:`entries` gives
+the catalogue (:mod:`meshdoctor.catalogue`) every signature's entry for ``meshdoctor explain``.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+from meshdoctor.codes.model import SIGNATURE, Entry
+from meshdoctor.signatures import jaccl, launch, native, nccl, ring
+from meshdoctor.signatures.model import (
+    CAUSE,
+    CONSEQUENCE,
+    EITHER,
+    ROLES,
+    Cause,
+    Match,
+    Signature,
+    causes_text,
+)
+from meshdoctor.signatures.scanner import (
+    ANCHORS,
+    CONTEXT_LINES,
+    LINE_CHARS,
+    RECORD_WINDOW,
+    Scanner,
+    classify,
+    classify_exit,
+    make_match,
+    match_line,
+    printable,
+    strip_ansi,
+)
+
+__all__ = [
+    "ANCHORS",
+    "BY_CODE",
+    "CATALOGUE",
+    "CAUSE",
+    "CONSEQUENCE",
+    "CONTEXT_LINES",
+    "EITHER",
+    "FAMILIES",
+    "FRAME_SIGNATURES",
+    "LINE_CHARS",
+    "RECORD_WINDOW",
+    "ROLES",
+    "Cause",
+    "Match",
+    "Scanner",
+    "Signature",
+    "classify",
+    "classify_exit",
+    "codes",
+    "entries",
+    "make_match",
+    "match_line",
+    "printable",
+    "strip_ansi",
+]
+
+# The families; a crash record's line that holds the frames of two signatures is read as the
+# first family's (the Thunderbolt driver's tbt_post_recv before JACCL's ibv_reg_mr).
+FAMILIES = (native, jaccl, ring, nccl, launch)
+
+
+def _merge(families: Sequence[Sequence[Signature]]) -> List[Signature]:
+    """The families' signatures as one list: each family keeps its own order, and the next
+    signature is always the family head with the lowest code (so a family may list a
+    signature before a lower code it explains: NCCL's warning before the NCCL error)."""
+    heads = [list(f) for f in families]
+    out: List[Signature] = []
+    while any(heads):
+        first = min((h for h in heads if h), key=lambda h: h[0].code)
+        out.append(first.pop(0))
+    return out
+
+
+CATALOGUE: List[Signature] = _merge([f.SIGNATURES for f in FAMILIES])
+BY_CODE: Dict[str, Signature] = {s.code: s for s in CATALOGUE}
+FRAME_SIGNATURES: Tuple[Signature, ...] = tuple(
+    s for f in FAMILIES for s in f.SIGNATURES if s.frame is not None
+)
+
+
+def codes() -> Iterable[str]:
+    """Every signature code, in catalogue order."""
+    return [s.code for s in CATALOGUE]
+
+
+def entries() -> List[Entry]:
+    """The catalogue entries of every signature, in catalogue order (title ``signature NAME``,
+    the signature's Doc, the known causes as a detail)."""
+    out = []
+    for s in CATALOGUE:
+        details = (("Known causes, most common first", causes_text(s)),) if s.causes else ()
+        out.append(
+            Entry(
+                code=s.code,
+                kind=SIGNATURE,
+                title=f"signature {s.name}",
+                doc=s.doc,
+                names=(s.name,),
+                details=details,
+            )
+        )
+    return out

@@ -1,0 +1,25 @@
+"""What a socket errno means, in macOS and Linux numbering (``<sys/errno.h>`` of each), for the
+backends that print one: the ring backend's transfers and connects, and JACCL's side channel
+(which connects like the ring)."""
+
+from __future__ import annotations
+
+from typing import Dict
+
+# errno of a failed send/recv on a ring socket
+TRANSFER: Dict[str, str] = {
+    "54": "connection reset by peer (macOS ECONNRESET)",
+    "104": "connection reset by peer (Linux ECONNRESET)",
+    "14": "bad buffer address (EFAULT)",
+    "32": "broken pipe (EPIPE)",
+}
+
+# errno of a failed connect()
+CONNECT: Dict[str, str] = {
+    "60": "timed out (macOS ETIMEDOUT)",
+    "110": "timed out (Linux ETIMEDOUT)",
+    "61": "refused: nobody listening (macOS ECONNREFUSED)",
+    "111": "refused: nobody listening (Linux ECONNREFUSED)",
+    "65": "no route to host (macOS EHOSTUNREACH)",
+    "113": "no route to host (Linux EHOSTUNREACH)",
+}

@@ -1,0 +1,188 @@
+"""What ``mlx.launch`` (``mlx/_distributed_utils/launch.py``) and MLX's distributed init say
+about the ranks as a whole: the backend chosen or unavailable (``mlx/distributed``,
+``mlx.core.distributed.init``), a collective no backend has, a rank that ended
+(``Node with rank R exited with code C``), and the exit statuses a rank ends with (POSIX wait
+status, ssh(1), the JACCL progress guard's 75), as :mod:`meshdoctor.mlx.exits` explains them.
+Codes are stable: never renumber, only add."""
+
+from __future__ import annotations
+
+from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+
+SIGNATURES = (
+    signature(
+        "MD618",
+        "rank.exit-255-silent",
+        None,
+        "A rank exited with status 255 and printed no [jaccl] line: usually a native crash "
+        "over ssh.",
+        "Look for a crash report (~/Library/Logs/DiagnosticReports/*.ips) on that node "
+        "(`meshdoctor triage --crash-reports`).",
+        "ssh(1) exit status",
+        causes=[
+            (
+                "a native crash of a remote rank (SIGSEGV in the Thunderbolt RDMA driver)",
+                "a .ips crash report on that host",
+            ),
+            ("ssh itself failed (host down, auth)", "ssh's own message on stderr"),
+            ("the rank called exit(255) / os._exit(-1)", "a Python error before it"),
+        ],
+        role=EITHER,
+        examples=("[WARN] Node with rank 2 exited with code 255",),
+        exit_status=255,
+        exit_unless="[jaccl]",
+    ),
+    signature(
+        "MD622",
+        "jaccl.exit-75",
+        None,
+        "A rank exited with status 75: the JACCL progress guard tore the group down after a "
+        "peer stopped answering.",
+        "Find the dead or stalled peer; re-form the group.",
+        "JACCL progress guard PR",
+        causes=[("a peer died or stalled", "the peer's log or crash report")],
+        role=CONSEQUENCE,
+        examples=("[WARN] Node with rank 1 exited with code 75",),
+        exit_status=75,
+    ),
+    signature(
+        "MD623",
+        "backend.unavailable",
+        r"Cannot initialize (?P<backend>[\w-]+) distributed backend",
+        "This MLX build cannot start that backend: JACCL needs macOS 26.2 or later on Apple "
+        "silicon with RDMA enabled and mlx 0.30.1 or later; mpi and nccl need their libraries.",
+        "Run `meshdoctor check` on that host (MD102 lists the backends its MLX has), or probe "
+        "with --backend ring.",
+        "MLX distributed init (observed with 0.32.4)",
+        causes=[
+            ("backend not compiled into this MLX build (mlx[cpu] has no nccl)", "MD102"),
+            ("librdma cannot load (macOS < 26.2, RDMA disabled)", "MD201"),
+        ],
+        check="MD102",
+        examples=(
+            "RuntimeError: Cannot initialize jaccl distributed backend.",
+            "RuntimeError: Cannot initialize mpi distributed backend.",
+        ),
+    ),
+    signature(
+        "MD640",
+        "backend.sum-scatter-unsupported",
+        r"sum_scatter not supported",
+        "This backend has no sum_scatter (ring, mpi; JACCL before 0.32.1).",
+        "Upgrade MLX (JACCL 0.32.1+), use nccl, or all_sum then slice.",
+        "MLX v0.32.1 jaccl sum_scatter",
+        fixed_in="0.32.1",
+        examples=(
+            "RuntimeError: [jaccl] sum_scatter not supported.",
+            "RuntimeError: [ring] sum_scatter not supported.",
+        ),
+    ),
+    signature(
+        "MD655",
+        "backend.none",
+        r"\[distributed\] Couldn't initialize any backend",
+        "No distributed backend could start (strict init).",
+        "`meshdoctor check` lists the backends this MLX has (MD102).",
+        "MLX distributed init",
+        check="MD102",
+        causes=[
+            ("no backend compiled in and strict init", "MD102"),
+            ("every backend's environment missing (started outside mlx.launch)", "MD103"),
+        ],
+        examples=("RuntimeError: [distributed] Couldn't initialize any backend",),
+    ),
+    signature(
+        "MD656",
+        "mlx.too-old-for-backend",
+        r"valid values for backend are 'any', 'mpi' and 'ring' but '(?P<backend>[^']+)' was "
+        r"provided",
+        "This MLX is older than 0.30.1 and has no JACCL.",
+        "Upgrade mlx to 0.30.1 or later (0.32.1+ recommended).",
+        "MLX 0.30.1 release",
+        check="MD102",
+        fixed_in="0.30.1",
+        examples=(
+            "ValueError: The valid values for backend are 'any', 'mpi' and 'ring' but "
+            "'jaccl' was provided",
+        ),
+    ),
+    signature(
+        "MD657",
+        "launch.rank-exited",
+        r"(?:Node with rank|\b[Rr]ank) (?P<rank>\d+) (exited with code (?P<code>-?\d+)|"
+        r"(?P<killed>was killed))",
+        "mlx.launch saw a rank end. mlx.launch itself still exits 0: wrappers must not trust "
+        "its exit status.",
+        "Read the rank's own log; the exit code is explained in the finding.",
+        "mlx/_distributed_utils/launch.py",
+        role=EITHER,
+        causes=[
+            ("the rank's own failure (its log names it)", "the rank's log"),
+            (
+                "mlx.launch stopping survivors after another rank failed (-15)",
+                "another rank exited first",
+            ),
+        ],
+        examples=(
+            "[WARN] Node with rank 2 exited with code 255",
+            "\x1b[33m[WARN] Node with rank 3 was killed\x1b[0m",
+            "2026-01-05 10:00:06,000 ERROR supervisor: rank 2 exited with code 255.",
+        ),
+    ),
+    signature(
+        "MD658",
+        "rank.killed-by-signal",
+        None,
+        "A rank was killed by a signal (negative code from mlx.launch or subprocess; 128+N "
+        "from a shell).",
+        "See the signal named: SIGKILL from outside is often the OOM killer; "
+        "SIGTERM from mlx.launch is its teardown of the survivors.",
+        "POSIX wait status",
+        causes=[
+            ("mlx.launch's own SIGTERM of survivors (-15)", "another rank failed first"),
+            ("out-of-memory killer (SIGKILL, -9/137)", "dmesg | grep -i oom / jetsam"),
+            ("native crash (SIGSEGV -11/139, SIGBUS, SIGABRT -6/134)", "a crash report"),
+        ],
+        role=EITHER,
+        examples=(
+            "[WARN] Node with rank 3 exited with code -9",
+            "[WARN] Node with rank 0 exited with code 137",
+        ),
+    ),
+    signature(
+        "MD659",
+        "rank.exit-1",
+        None,
+        "A rank exited with status 1: an uncaught Python exception, or NCCL's exit(1) after "
+        "'NCCL error'/'CUDA error'.",
+        "Read the rank's log for the traceback or NCCL line.",
+        "Python; MLX nccl backend",
+        role=EITHER,
+        causes=[
+            ("an uncaught Python exception", "a traceback in the rank's log"),
+            ("NCCL's or CUDA's exit(1)", "'NCCL error' or 'CUDA error' before it"),
+        ],
+        examples=("[WARN] Node with rank 1 exited with code 1",),
+    ),
+    signature(
+        "MD660",
+        "launch.exit-0-hides-failure",
+        None,
+        "mlx.launch exited 0 although a rank failed: its exit status cannot be trusted.",
+        "Gate on the ranks' own status (grep '[WARN] Node with rank' or use meshdoctor "
+        "triage), not on mlx.launch's exit code.",
+        "mlx/_distributed_utils/launch.py",
+        role=CONSEQUENCE,
+        examples=("\x1b[33m[WARN] Node with rank 1 exited with code 255\x1b[0m",),
+    ),
+    signature(
+        "MD664",
+        "rank.exit-nonzero",
+        None,
+        "A rank exited with a non-zero status that has no specific meaning.",
+        "Read the rank's log.",
+        "POSIX exit status",
+        role=EITHER,
+        examples=("[WARN] Node with rank 1 exited with code 3",),
+    ),
+)

@@ -1,0 +1,214 @@
+"""The vocabulary of the failure signatures: the roles, :class:`Cause`, :class:`Signature` (one
+known failure, with its catalogue :class:`~meshdoctor.codes.model.Doc` and its example lines)
+and :class:`Match` (a signature found in a text).
+
+A signature's *role* says what it is when several ranks fail together: a :data:`CAUSE`
+(something went wrong here), :data:`EITHER` (a cause when alone, often the echo of another
+rank's failure, e.g. RTR errno 22 on survivors), or a :data:`CONSEQUENCE` (another rank failed
+first, e.g. ``[jaccl] Recv failed with errno=2``). The role is also what its Doc says under
+"Why it matters" (:data:`ROLE_WHY`).
+
+How the scanner (:mod:`meshdoctor.signatures.scanner`) recognises a signature is declared on
+the signature itself: a line ``pattern``; a ``frame`` (the faulting frame of a native crash,
+lines after the crash signal); a ``fallback`` record (:data:`CRASH`: a crash signal whose frame
+never came; :data:`TRACEBACK`: a Python traceback whose exception line matched nothing); an
+``exit_status``. A meaning that depends on a matched group (which errno, which NCCL message)
+comes from the signature's ``refine`` hook. This module imports nothing of meshdoctor but the
+code vocabulary (:mod:`meshdoctor.codes.model`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
+
+from meshdoctor.codes.model import Doc
+
+CAUSE, EITHER, CONSEQUENCE = "cause", "either", "consequence"
+ROLES = (CAUSE, EITHER, CONSEQUENCE)
+
+# what each role means for a job: the "Why it matters" part of every signature's Doc
+ROLE_WHY: Dict[str, str] = {
+    CAUSE: "A first cause: the rank that printed it could not go on, and the job with it; the "
+    "other ranks' errors that follow are its consequences.",
+    EITHER: "A first cause when it is the only failure; when another rank failed earlier (often "
+    "in the same second) it is that failure's echo: deal with the earliest failure "
+    "first.",
+    CONSEQUENCE: "Usually a consequence of another rank's failure: look for the first cause.",
+}
+
+# the multi-line records a signature may name when no other signature claims them
+CRASH, TRACEBACK = "crash", "traceback"
+
+# refine hook: the regex groups of a match -> what this match says in particular, or None
+Refine = Callable[[Mapping[str, str]], Optional[str]]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One known cause of a signature and the ``evidence`` that tells it from the others."""
+
+    what: str
+    evidence: str
+
+    def to_dict(self) -> Dict[str, str]:
+        return {"cause": self.what, "evidence": self.evidence}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One known failure, as :func:`signature` declares it.
+
+    ``code`` (MD6xx) and ``name`` (``family.what``); ``pattern`` (a compiled regex searched line
+    by line, or None for a signature recognised by other means); ``doc`` (its catalogue
+    explanation, built at declaration); ``remedy`` (what helps, as a match shows it: the Doc's
+    action without the check); ``causes`` (most common first); ``role`` (one of
+    :data:`ROLES`); ``check`` (the meshdoctor check code that looks at the likely cause, or
+    None); ``fixed_in`` (the MLX version whose upgrade removes or clarifies the failure, or
+    None); ``examples`` (real lines, or multi-line records, it must match: see
+    tests/test_signatures.py); ``refine`` (see :data:`Refine`); ``frame`` (the faulting frame
+    that names a native crash, searched after a crash signal); ``fallback`` (:data:`CRASH` or
+    :data:`TRACEBACK`: the record it names when no other signature does); ``exit_status`` (the
+    rank exit status that means it) and ``exit_unless`` (text whose presence in the rank's
+    output means the exit status is explained otherwise)."""
+
+    code: str
+    name: str
+    pattern: Optional[Pattern[str]]
+    doc: Doc
+    remedy: str
+    causes: Tuple[Cause, ...] = ()
+    role: str = CAUSE
+    check: Optional[str] = None
+    fixed_in: Optional[str] = None
+    examples: Tuple[str, ...] = ()
+    refine: Optional[Refine] = None
+    frame: Optional[Pattern[str]] = None
+    fallback: Optional[str] = None
+    exit_status: Optional[int] = None
+    exit_unless: Optional[str] = None
+
+    @property
+    def meaning(self) -> str:
+        """What the signature says was found (its Doc's meaning)."""
+        return self.doc.meaning
+
+    @property
+    def source(self) -> str:
+        """The public source of the fact (its Doc's source)."""
+        return self.doc.sources[0]
+
+    def meaning_for(self, groups: Mapping[str, str]) -> str:
+        """The meaning of one match with regex ``groups``: :attr:`meaning`, followed by
+        ``Here: ...`` when :attr:`refine` knows what these groups say."""
+        detail = self.refine(groups) if self.refine is not None else None
+        return f"{self.meaning} Here: {detail}." if detail else self.meaning
+
+
+def signature(
+    code: str,
+    name: str,
+    regex: Optional[str],
+    meaning: str,
+    remedy: str,
+    source: str,
+    *,
+    examples: Sequence[str],
+    causes: Sequence[Tuple[str, str]] = (),
+    role: str = CAUSE,
+    check: Optional[str] = None,
+    fixed_in: Optional[str] = None,
+    refine: Optional[Refine] = None,
+    frame: Optional[str] = None,
+    fallback: Optional[str] = None,
+    exit_status: Optional[int] = None,
+    exit_unless: Optional[str] = None,
+) -> Signature:
+    """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
+    ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
+    (:data:`ROLE_WHY`, plus the MLX version of ``fixed_in``), ``remedy`` (plus the ``check``
+    to run) and ``source``. Raises ValueError (naming the signature) for an empty part."""
+    if role not in ROLES:
+        raise ValueError(f"signature {code} {name}: role {role!r} is not one of {ROLES}")
+    if fallback not in (None, CRASH, TRACEBACK):
+        raise ValueError(f"signature {code} {name}: fallback {fallback!r} is not a record")
+    why = ROLE_WHY[role]
+    if fixed_in:
+        why += f" Fixed or made clear in: MLX {fixed_in}."
+    action = remedy
+    if check:
+        action += f" Check: meshdoctor check --only {check}"
+    try:
+        doc = Doc(meaning=meaning, why=why, action=action, sources=(source,))
+    except ValueError as exc:
+        raise ValueError(f"signature {code} {name}: {exc}") from None
+    return Signature(
+        code=code,
+        name=name,
+        pattern=re.compile(regex) if regex else None,
+        doc=doc,
+        remedy=remedy,
+        causes=tuple(Cause(w, e) for w, e in causes),
+        role=role,
+        check=check,
+        fixed_in=fixed_in,
+        examples=tuple(examples),
+        refine=refine,
+        frame=re.compile(frame) if frame else None,
+        fallback=fallback,
+        exit_status=exit_status,
+        exit_unless=exit_unless,
+    )
+
+
+def by_group(group: str, table: Mapping[str, str]) -> Refine:
+    """A :data:`Refine` hook: what ``table`` says of the value of regex group ``group``."""
+
+    def refine(groups: Mapping[str, str]) -> Optional[str]:
+        return table.get(groups.get(group, ""))
+
+    return refine
+
+
+def causes_text(s: Signature) -> str:
+    """The known causes of ``s``, most common first, each with the evidence that tells it
+    apart (one numbered line each); empty when none are known."""
+    return "\n".join(f"{i}. {c.what} (tell: {c.evidence})" for i, c in enumerate(s.causes, 1))
+
+
+@dataclass
+class Match:
+    """A signature found in a text: the signature's fields plus the ``line`` that matched
+    (stripped, at most :data:`meshdoctor.signatures.scanner.LINE_CHARS` characters), the regex
+    ``groups``, the 1-based ``lineno`` where the record starts and up to
+    :data:`meshdoctor.signatures.scanner.CONTEXT_LINES` ``context`` lines (the other lines of a
+    multi-line record)."""
+
+    code: str
+    name: str
+    meaning: str
+    remedy: str
+    line: str
+    groups: Dict[str, str] = field(default_factory=dict)
+    lineno: int = 0
+    context: List[str] = field(default_factory=list)
+
+    @property
+    def signature(self) -> Signature:
+        """The catalogued :class:`Signature` of this match's code."""
+        from meshdoctor.signatures import BY_CODE
+
+        return BY_CODE[self.code]
+
+    def to_dict(self) -> Dict[str, object]:
+        d: Dict[str, object] = {
+            "code": self.code,
+            "name": self.name,
+            "meaning": self.meaning,
+            "remedy": self.remedy,
+            "line": self.line,
+        }
+        if self.groups:
+            d["groups"] = self.groups
+        return d

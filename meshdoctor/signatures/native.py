@@ -1,0 +1,115 @@
+"""Failures of what lies under MLX: Apple's Thunderbolt RDMA driver (its crash in
+``tbt_post_recv``/``tbt_post_send``, mlx #4192/#4319; a wedged fabric), Metal command buffers,
+native crash signals (POSIX signals, macOS exception types) and Python's uncaught exceptions.
+Codes are stable: never renumber, only add."""
+
+from __future__ import annotations
+
+from meshdoctor.signatures.model import CRASH, EITHER, TRACEBACK, signature
+
+SIGNATURES = (
+    signature(
+        "MD612",
+        "tbt.post-recv-sigsegv",
+        r"(libthunderboltrdma.*tbt_post_(recv|send)|tbt_post_(recv|send).*libthunderboltrdma)",
+        "Apple Thunderbolt RDMA driver crash in tbt_post_recv/tbt_post_send.",
+        "Reboot the crashed node; check port state; no known prevention.",
+        "mlx #4192, #4319; Apple FB24371487",
+        causes=[
+            ("a Thunderbolt cable was unplugged mid-collective", "both ends die; mlx #4192"),
+            ("a link dropped on its own after hours", "port PORT_DOWN until reboot; mlx #4319"),
+        ],
+        examples=(
+            "0 libthunderboltrdma.dylib tbt_post_recv + 44",
+            "0   libthunderboltrdma.dylib   0x0000000104c0d52c tbt_post_recv + 44",
+            "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
+            "  frame #0: libthunderboltrdma.dylib`tbt_post_recv + 44",
+        ),
+        frame=r"tbt_post_(recv|send)",
+    ),
+    signature(
+        "MD616",
+        "metal.gpu-timeout",
+        r"kIOGPUCommandBufferCallbackErrorTimeout",
+        "A collective inside a GPU command buffer waited more than ~5 s on a slow peer and the "
+        "Metal watchdog killed it.",
+        "Run collectives on stream=mx.cpu and evaluate them separately.",
+        "Apple Metal",
+        causes=[("a slow or dead peer during a GPU-stream collective", "the peer's log")],
+        examples=(
+            "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
+            "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
+        ),
+    ),
+    signature(
+        "MD619",
+        "fabric.wedged",
+        r"(`ibv_devinfo[^`]*` did not finish within|ibv_devinfo.*(hung|timed out))",
+        "The RDMA fabric or driver is wedged: ibv_devinfo hangs, ports drop to PORT_DOWN, "
+        "processes sit in uninterruptible sleep.",
+        "Full-fleet reboot, then one mlx.distributed_config --auto-setup, then confirm edges.",
+        "mlx #4530",
+        causes=[
+            (
+                "the Thunderbolt RDMA driver is wedged after JACCL errors or a link drop",
+                "ports PORT_DOWN, processes in U state; only a reboot clears it",
+            ),
+            ("a rank still holds the device in the kernel", "MD301 lists it"),
+        ],
+        examples=("`ibv_devinfo -v` did not finish within 3.0 s (killed)",),
+    ),
+    signature(
+        "MD661",
+        "metal.command-buffer-failed",
+        r"Command buffer execution failed(?!.*kIOGPUCommandBufferCallbackErrorTimeout)",
+        "A Metal command buffer failed (GPU timeout has its own code, MD616).",
+        "Read the error name: out of memory -> smaller working set; page fault -> MLX bug.",
+        "Apple Metal MTLCommandBufferError",
+        causes=[
+            (
+                "GPU out of memory (kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+                "the error name in the message",
+            ),
+            ("GPU page fault or hang", "kIOGPUCommandBufferCallbackErrorPageFault/Hang"),
+        ],
+        examples=(
+            "[METAL] Command buffer execution failed: Insufficient Memory "
+            "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+        ),
+    ),
+    signature(
+        "MD662",
+        "native.crash",
+        None,
+        "A process died of a native crash signal with no known faulting frame.",
+        "Find the crash report (~/Library/Logs/DiagnosticReports/*.ips) and triage it.",
+        "POSIX signals",
+        causes=[
+            ("Thunderbolt RDMA driver crash seen without its frame", "the .ips report"),
+            ("a bug in a native library", "the faulting frame in the .ips report"),
+        ],
+        examples=(
+            "Segmentation fault: 11",
+            "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)",
+        ),
+        fallback=CRASH,
+    ),
+    signature(
+        "MD663",
+        "python.exception",
+        None,
+        "An uncaught Python exception ended the process (no known signature in it).",
+        "Read the exception; it is the cause unless another rank failed first.",
+        "Python",
+        role=EITHER,
+        examples=(
+            "Traceback (most recent call last):\n"
+            '  File "/srv/serve.py", line 40, in <module>\n'
+            "    main()\n"
+            '  File "/srv/serve.py", line 31, in main\n'
+            "    cfg = json.load(fh)\n"
+            "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+        ),
+        fallback=TRACEBACK,
+    ),
+)

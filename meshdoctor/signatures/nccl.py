@@ -1,0 +1,210 @@
+"""The GPU side's failures: the NCCL backend (``mlx/distributed/nccl``: its environment and
+bootstrap, ``NCCL error`` lines), NCCL's own texts (``NCCL WARN``, the ncclGetErrorString result
+strings) and CUDA runtime errors. Codes are stable: never renumber, only add."""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+
+# NCCL result strings (ncclGetErrorString) inside an ``NCCL error`` line -> what they mean here
+_NCCL_MSG = {
+    "unhandled system error": "a system call failed inside NCCL (socket, shared memory, "
+    "/dev/shm too small in a container, or a peer's network went away)",
+    "unhandled cuda error": "a CUDA call failed inside NCCL (GPU fault, out of memory, or a "
+    "driver/runtime mismatch)",
+    "remote process exited or there was a network error": "a peer rank died or the network "
+    "between them failed: look at the "
+    "other ranks first",
+}
+
+
+def nccl_message(groups: Mapping[str, str]) -> Optional[str]:
+    """What the NCCL result string in group ``msg`` of an ``NCCL error`` line means (the first
+    known string it holds, case-insensitive), or None."""
+    msg = groups.get("msg", "").lower()
+    return next((why for key, why in _NCCL_MSG.items() if key in msg), None)
+
+
+SIGNATURES = (
+    signature(
+        "MD647",
+        "nccl.env-missing",
+        r"Required environment variable '(?P<var>[^']+)' is not set",
+        "The NCCL backend needs MLX_RANK, MLX_WORLD_SIZE, NCCL_HOST_IP and NCCL_PORT.",
+        "Start ranks with mlx.launch --backend nccl, or export the variable named.",
+        "MLX nccl init",
+        check="MD103",
+        causes=[
+            ("ranks started outside mlx.launch", "no MLX_WORLD_SIZE in the environment"),
+            ("a wrapper dropped the environment over ssh", "variables set locally only"),
+        ],
+        examples=("RuntimeError: [nccl] Required environment variable 'NCCL_HOST_IP' is not set.",),
+    ),
+    signature(
+        "MD648",
+        "nccl.bootstrap-connect",
+        r"connect\(\) failed after (?P<ms>\d+) milliseconds and (?P<tries>\d+) retries",
+        "The NCCL bootstrap could not reach rank 0's NCCL_HOST_IP:NCCL_PORT within "
+        "MLX_NCCL_TIMEOUT (default 300000 ms).",
+        "Check rank 0 started and NCCL_HOST_IP/NCCL_PORT are reachable.",
+        "MLX 0.29.3 nccl bootstrap",
+        causes=[
+            ("rank 0 not started or died first", "rank 0's log"),
+            ("NCCL_HOST_IP unreachable or firewalled", "nc -z HOST PORT"),
+        ],
+        role=EITHER,
+        examples=(
+            "RuntimeError: [Rank 1] connect() failed after 300000 milliseconds and 1500 "
+            "retries: Connection refused",
+        ),
+    ),
+    signature(
+        "MD649",
+        "nccl.bootstrap-socket",
+        r"((bind|listen|accept)\(\) failed|lookup failed for host: (?P<host>\S+))",
+        "Rank 0 could not open the NCCL bootstrap socket, or a host name did not resolve.",
+        "Free NCCL_PORT (leftover rank) or pick another (--nccl-port); fix the host name.",
+        "MLX nccl bootstrap",
+        check="MD301",
+        causes=[
+            ("NCCL_PORT held by a leftover rank", "MD301"),
+            ("a host name that does not resolve on this node", "getent hosts NAME"),
+        ],
+        examples=(
+            "RuntimeError: [nccl] bind() failed: Address already in use",
+            "RuntimeError: [nccl] lookup failed for host: gpu-node-7",
+        ),
+    ),
+    signature(
+        "MD653",
+        "nccl.warn",
+        r"NCCL WARN (?P<msg>.*)",
+        "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
+        "NCCL error that follows.",
+        "Read it with the NCCL error it explains.",
+        "NCCL NCCL_DEBUG",
+        role=EITHER,
+        examples=(
+            "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
+            "10.0.0.8<40123>",
+        ),
+    ),
+    signature(
+        "MD650",
+        "nccl.error",
+        r"NCCL error (?P<file>[^\s:]+):(?P<line>\d+) '(?P<msg>[^']*)'",
+        "An NCCL call failed; MLX printed it and exited with status 1 (no Python exception).",
+        "See the message: 'remote process exited' means another rank failed first.",
+        "MLX nccl backend; NCCL ncclGetErrorString",
+        causes=[
+            (
+                "a peer died or the network failed (remote process exited or there was a "
+                "network error)",
+                "another rank's log",
+            ),
+            (
+                "system error: shared memory, sockets, /dev/shm too small",
+                "'unhandled system error'; NCCL_DEBUG=WARN shows the call",
+            ),
+            ("CUDA error inside NCCL", "'unhandled cuda error'"),
+        ],
+        role=EITHER,
+        examples=(
+            "NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run "
+            "with NCCL_DEBUG=INFO for details)'",
+            "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there "
+            "was a network error'",
+            "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
+            "NCCL_DEBUG=INFO for details)'",
+        ),
+        refine=nccl_message,
+    ),
+    signature(
+        "MD651",
+        "cuda.out-of-memory",
+        r"CUDA error.*out of memory",
+        "The GPU ran out of memory.",
+        "Use a smaller batch or model shard; check no other process holds the GPU (nvidia-smi).",
+        "CUDA runtime cudaErrorMemoryAllocation",
+        causes=[
+            ("model or batch too large for the GPU", "nvidia-smi memory at the limit"),
+            ("another process holds GPU memory", "nvidia-smi lists it"),
+        ],
+        examples=("CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88",),
+    ),
+    signature(
+        "MD652",
+        "cuda.error",
+        r"CUDA error(?!.*out of memory)",
+        "A CUDA call failed; MLX exits with status 1 after printing it.",
+        "Read the CUDA error text; check the driver and GPU health (nvidia-smi, dmesg Xid).",
+        "CUDA runtime error strings",
+        causes=[
+            ("GPU fault (illegal address, Xid)", "dmesg | grep -i xid"),
+            ("driver and CUDA runtime do not match", "nvidia-smi vs the wheel's CUDA"),
+        ],
+        examples=(
+            "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
+        ),
+    ),
+    signature(
+        "MD654",
+        "nccl.unsupported-dtype",
+        r"Unknown or unsupported dtype",
+        "The NCCL backend does not support this dtype (bool, int16, uint16, complex64).",
+        "Cast to a supported dtype before the collective.",
+        "MLX nccl backend",
+        examples=("RuntimeError: [nccl] Unknown or unsupported dtype",),
+    ),
+    # NCCL's own result strings (ncclGetErrorString) inside an `NCCL error` line, named apart
+    # so that a rank whose only complaint is a lost peer (MD683) is read as a consequence.
+    signature(
+        "MD681",
+        "nccl.system-error",
+        r"unhandled system error",
+        "A system call inside NCCL failed (socket, shared memory, /dev/shm too small in a "
+        "container, a limit on open files or locked memory).",
+        "Rerun with NCCL_DEBUG=WARN to see the call; in containers give /dev/shm room "
+        "(docker --shm-size, or --ipc=host); check ulimit -n and -l.",
+        "NCCL ncclSystemError",
+        examples=(
+            "NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run "
+            "with NCCL_DEBUG=INFO for details)'",
+        ),
+    ),
+    signature(
+        "MD682",
+        "nccl.cuda-error",
+        r"unhandled cuda error",
+        "A CUDA call inside NCCL failed (GPU out of memory, a GPU in an exclusive compute mode "
+        "already used by another process, peer access refused).",
+        "Run `meshdoctor check` on that host (GPU compute mode, memory held, health); rerun "
+        "with NCCL_DEBUG=WARN to see the CUDA error.",
+        "NCCL ncclUnhandledCudaError",
+        examples=(
+            "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
+            "NCCL_DEBUG=INFO for details)'",
+        ),
+    ),
+    signature(
+        "MD683",
+        "nccl.remote-error",
+        r"remote process exited or there was a network error",
+        "A peer rank exited or the network between the ranks failed: usually the consequence "
+        "of another rank's failure.",
+        "Find the rank that died first (its exit status and stderr), and check the link "
+        "between the hosts.",
+        "NCCL ncclRemoteError",
+        role=CONSEQUENCE,
+        causes=[
+            ("another rank died or was killed first", "its exit status (-9, 1) and stderr"),
+            ("the network between the hosts failed", "no rank died; the link or switch"),
+        ],
+        examples=(
+            "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there "
+            "was a network error'",
+        ),
+    ),
+)

@@ -1,0 +1,167 @@
+"""The ring backend's failures (``mlx/distributed/ring``, MLX v0.30.1-v0.32.x): its environment
+and hostfile, binding and connecting its sockets, and peers lost mid-collective. Codes are
+stable: never renumber, only add."""
+
+from __future__ import annotations
+
+from meshdoctor.signatures import errnos
+from meshdoctor.signatures.model import CONSEQUENCE, EITHER, by_group, signature
+
+SIGNATURES = (
+    signature(
+        "MD613",
+        "ring.peer-lost",
+        r"(\[ring\] Socket \d+ was closed by the peer|\[ring\] Too many send/recv errors\. "
+        r"Failing pending tasks|\[ring\] connection to a peer was lost)",
+        "A ring peer died or closed its sockets.",
+        "Look at the other ranks: the first one to fail is the cause.",
+        "mlx #4060 (0.32.1)",
+        causes=[
+            ("a peer rank died", "its log or exit status"),
+            ("a link between two hosts went down", "no rank has an error of its own"),
+        ],
+        role=CONSEQUENCE,
+        examples=(
+            "[ring] Socket 4 was closed by the peer",
+            "[ring] Too many send/recv errors. Failing pending tasks...",
+            "RuntimeError: [ring] connection to a peer was lost",
+            "[ring] Socket 7 was closed by the peer",
+        ),
+    ),
+    signature(
+        "MD614",
+        "ring.abort-hang",
+        r"\[ring\] Too many send/recv errors\. Aborting",
+        "A ring peer died, and with MLX <= 0.32.0 the survivors then hang forever.",
+        "Upgrade mlx to >= 0.32.1; kill the surviving ranks.",
+        "mlx #4060",
+        causes=[("a peer rank died", "its log")],
+        role=CONSEQUENCE,
+        fixed_in="0.32.1",
+        examples=("[ring] Too many send/recv errors. Aborting...",),
+    ),
+    signature(
+        "MD615",
+        "ring.socket-errno",
+        r"\[ring\] (Receiving from|Sending to) socket \d+ failed with errno (?P<errno>\d+)",
+        "A ring socket transfer failed: errno 54/104 connection reset, 14 bad buffer, "
+        "32 broken pipe.",
+        "Usually a peer died (see the other ranks); errno 14 points at a local memory problem.",
+        "MLX ring backend",
+        causes=[
+            ("a peer died (54/104/32)", "the peer's log"),
+            ("bad local buffer (14)", "errno 14 on this rank only"),
+        ],
+        role=CONSEQUENCE,
+        examples=(
+            "[ring] Receiving from socket 4 failed with errno 104",
+            "[ring] Receiving from socket 7 failed with errno 54",
+        ),
+        refine=by_group("errno", errnos.TRANSFER),
+    ),
+    signature(
+        "MD620",
+        "ring.bind-failed",
+        r"\[ring\] Couldn't bind socket \(error: (?P<errno>\d+)\)",
+        "The ring backend could not listen on this rank's address: the IP is not assigned on "
+        "this host (errno 99/49) or the port is in use (errno 98/48).",
+        "Check the rank's IP in the hostfile is this host's address; free the port or pick "
+        "another (meshdoctor probe --port).",
+        "MLX ring backend (observed with 0.32.4)",
+        causes=[
+            ("port in use (98/48): a leftover rank", "`meshdoctor check --only MD301`"),
+            ("address not on this host (99/49)", "hostfile IP vs `ip addr`/`ifconfig`"),
+        ],
+        examples=(
+            "RuntimeError: [ring] Couldn't bind socket (error: 98)",
+            "RuntimeError: [ring] Couldn't bind socket (error: 48)",
+        ),
+    ),
+    signature(
+        "MD621",
+        "ring.connect-failed",
+        r"\[ring\] Couldn't connect \(error: (?P<errno>\d+)\)",
+        "The ring backend could not connect to its right-hand neighbour after 5 attempts "
+        "(about 31 s; 15 s before 0.30.1).",
+        "Check the neighbour rank started and its IP is reachable from this host.",
+        "MLX ring backend (observed with 0.32.4)",
+        causes=[
+            ("the neighbour never started or died first (111/61 refused)", "the neighbour's log"),
+            ("unreachable address (110/60 timeout, 113/65 no route)", "ping the IP"),
+        ],
+        role=EITHER,
+        examples=(
+            "RuntimeError: [ring] Couldn't connect (error: 111)",
+            "RuntimeError: [ring] Couldn't connect (error: 61)",
+        ),
+        refine=by_group("errno", errnos.CONNECT),
+    ),
+    signature(
+        "MD642",
+        "ring.env-missing",
+        r"You need to provide via environment variables both a rank \(MLX_RANK\) and a "
+        r"hostfile",
+        "The ring backend found no MLX_RANK or MLX_HOSTFILE.",
+        "Start ranks with mlx.launch (or set MLX_RANK and MLX_HOSTFILE).",
+        "MLX ring init",
+        check="MD103",
+        examples=(
+            "RuntimeError: [ring] You need to provide via environment variables both a "
+            "rank (MLX_RANK) and a hostfile (MLX_HOSTFILE)",
+        ),
+    ),
+    signature(
+        "MD643",
+        "ring.bad-hostfile",
+        r"\[ring\].*(Rank cannot be larger than the size of the group|Rank \d+ has no sockets "
+        r"to the (right|left)|as many connections to the left as to the right|only supported "
+        r"(with|between|for) .*neighbo)",
+        "The ring hostfile does not fit this rank (rank beyond the group, no address for a "
+        "neighbour, unequal connections) or send/recv went to a non-neighbour.",
+        "Regenerate the hostfile; in the ring backend send/recv only between neighbours.",
+        "MLX ring init",
+        check="MD401",
+        causes=[
+            ("hostfile lists fewer entries than ranks launched", "MLX_RANK >= entries"),
+            ("a rank's entry has no address for a neighbour", "empty or missing ips"),
+            (
+                "the program calls send/recv between non-neighbours",
+                "ring only connects rank r to r-1 and r+1",
+            ),
+        ],
+        examples=(
+            "RuntimeError: [ring] Rank cannot be larger than the size of the group",
+            "RuntimeError: [ring] Rank 2 has no sockets to the right.",
+            "RuntimeError: [ring] It is required to have as many connections to the left "
+            "as to the right but rank 1 has 2 to the left and 1 to the right",
+            "RuntimeError: [ring] Send only supported between direct neighbors.",
+        ),
+    ),
+    signature(
+        "MD644",
+        "ring.empty-hostfile",
+        r"parse_error\.101.*unexpected end of input",
+        "MLX_HOSTFILE is empty: mlx.launch started a single host for the ring backend.",
+        "Give mlx.launch two or more hosts, or run without a backend.",
+        "mlx.launch",
+        examples=(
+            "RuntimeError: [json.exception.parse_error.101] parse error at line 1, column "
+            "1: syntax error while parsing value - unexpected end of input; expected '[', "
+            "'{', or a literal",
+        ),
+    ),
+    signature(
+        "MD645",
+        "ring.no-progress",
+        r"\[ring\] Sending to socket \d+ made no progress",
+        "A ring send made no progress (MLX 0.32.1+): the peer stopped reading.",
+        "Look at the peer rank.",
+        "MLX 0.32.1 ring",
+        role=CONSEQUENCE,
+        causes=[
+            ("the peer stopped reading (died, stopped, or blocked)", "the peer's log"),
+            ("the link is down", "no error on the peer"),
+        ],
+        examples=("[ring] Sending to socket 9 made no progress",),
+    ),
+)

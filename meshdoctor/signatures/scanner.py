@@ -1,0 +1,276 @@
+"""Finding the catalogued signatures in text: :func:`match_line` (one line), :class:`Scanner`
+(records across lines, bounded memory), :func:`classify` (a whole text), :func:`classify_exit`
+(a rank's exit status) and :func:`make_match` (a match found by other means).
+
+A record may span lines: a native crash prints the signal on one line and the faulting frame
+(a signature's ``frame``: ``ibv_reg_mr``, ``tbt_post_recv``) lines later; a Python traceback
+ends with its exception line. :class:`Scanner` matches records in bounded memory (a window of
+:data:`RECORD_WINDOW` lines, at most :data:`CONTEXT_LINES` lines of context per match).
+``meshdoctor triage`` feeds it lines from files of any size. This module only reads text and
+names no code: what each signature is recognised by is declared on it
+(:class:`meshdoctor.signatures.model.Signature`), the catalogue order is
+:data:`meshdoctor.signatures.CATALOGUE`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from meshdoctor.signatures.model import CRASH, TRACEBACK, Match, Signature
+from meshdoctor.text import printable as text_printable
+
+LINE_CHARS = 300  # a matched line is kept stripped and cut to this many characters
+CONTEXT_LINES = 8  # at most this many lines of context per match
+RECORD_WINDOW = 64  # a crash signal waits this many lines for its faulting frame
+TRACEBACK_LINES = 400  # a Python traceback longer than this is closed where it stands
+
+# Literal strings at least one of which is in every line a line signature can match; a reader
+# that scans gigabytes looks for these first (bytes.find) and runs the regexes only on the lines
+# that hold one. tests/test_signatures.py checks every example line contains one.
+ANCHORS: Tuple[str, ...] = (
+    "jaccl",
+    "[ring]",
+    "rror",
+    "ailed",
+    "SIG",
+    "Traceback",
+    "Node with rank",
+    "Segmentation",
+    "NCCL",
+    "rdma",
+    "ibv_",
+    "environment variable",
+    "exited with code",
+    "was killed",
+)
+
+# Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
+CRASH_SIGNAL = re.compile(
+    r"\b(SIGSEGV|SIGBUS|SIGILL|SIGABRT|SIGFPE|SIGTRAP|EXC_BAD_ACCESS|"
+    r"EXC_CRASH|Segmentation fault|Bus error)\b"
+)
+TRACEBACK_START = "Traceback (most recent call last):"
+_EXC_LINE = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)?)"
+    r"(: (?P<msg>.*))?$"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The catalogue as the scanner reads it: ``lines`` (the signatures with a pattern, in
+    catalogue order), ``frames`` (the frame signatures, in the order tried on one line),
+    ``exits`` (the exit-status signatures), ``fallback`` (record kind -> its signature),
+    ``order`` (code -> catalogue position), ``by_code``."""
+
+    lines: Tuple[Signature, ...]
+    frames: Tuple[Signature, ...]
+    exits: Tuple[Signature, ...]
+    fallback: Dict[str, Signature]
+    order: Dict[str, int]
+    by_code: Dict[str, Signature]
+
+
+_INDEX: Optional[_Index] = None
+
+
+def _index() -> _Index:
+    """The index of :data:`meshdoctor.signatures.CATALOGUE`, built on first use (the catalogue
+    imports this module)."""
+    global _INDEX
+    if _INDEX is None:
+        from meshdoctor.signatures import BY_CODE, CATALOGUE, FRAME_SIGNATURES
+
+        _INDEX = _Index(
+            lines=tuple(s for s in CATALOGUE if s.pattern is not None),
+            frames=tuple(FRAME_SIGNATURES),
+            exits=tuple(s for s in CATALOGUE if s.exit_status is not None),
+            fallback={s.fallback: s for s in CATALOGUE if s.fallback is not None},
+            order={s.code: i for i, s in enumerate(CATALOGUE)},
+            by_code=BY_CODE,
+        )
+    return _INDEX
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without ANSI escape sequences (mlx.launch colours its [WARN] lines)."""
+    return _ANSI.sub("", text)
+
+
+def printable(text: str) -> str:
+    """A log line safe to print: its ANSI colour sequences removed (logs are often coloured),
+    then every other control character shown as ``\\xNN`` (:func:`meshdoctor.text.printable`)."""
+    if "\x1b" in text:
+        text = strip_ansi(text)
+    return text_printable(text)
+
+
+def _cut(line: str) -> str:
+    return printable(line.strip()[:LINE_CHARS])
+
+
+def _match(sig: Signature, line: str, m: "re.Match[str]", lineno: int = 0) -> Match:
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    meaning = sig.meaning_for(groups)
+    if m.start() > LINE_CHARS // 2:  # a long line (a progress bar, then the error): show the error
+        line = "..." + line[m.start() - 40 :]
+    return Match(sig.code, sig.name, meaning, sig.remedy, _cut(line), groups, lineno)
+
+
+def make_match(
+    code: str,
+    line: str,
+    lineno: int = 0,
+    meaning: Optional[str] = None,
+    groups: Optional[Dict[str, str]] = None,
+) -> Match:
+    """A :class:`Match` for a signature recognised by other means than its regex (exit status,
+    crash report), with ``meaning`` replacing the catalogue's when given."""
+    s = _index().by_code[code]
+    return Match(s.code, s.name, meaning or s.meaning, s.remedy, _cut(line), groups or {}, lineno)
+
+
+def _match_line(lines: Sequence[Signature], line: str, lineno: int) -> List[Match]:
+    out = []
+    for sig in lines:
+        m = sig.pattern.search(line)  # type: ignore[union-attr]
+        if m:
+            out.append(_match(sig, line, m, lineno))
+    return out
+
+
+def match_line(line: str, lineno: int = 0) -> List[Match]:
+    """Every line signature that matches ``line`` (ANSI colour codes removed first)."""
+    if "\x1b" in line:
+        line = strip_ansi(line)
+    return _match_line(_index().lines, line, lineno)
+
+
+class Scanner:
+    """Matches records across lines in bounded memory.
+
+    Feed lines in order with :meth:`feed` (1-based ``lineno``; lines may be skipped as long as
+    every line holding an :data:`ANCHORS` string is fed, and every line is fed while
+    :attr:`wants_every_line` is true); call :meth:`close` at the end. Both return the matches
+    completed so far. ``generic`` adds the catalogue's fallback signatures: native.crash for a
+    crash signal whose frame never came and python.exception for a traceback whose exception
+    line matched no signature (off for the probe, whose own codes say that)."""
+
+    def __init__(self, generic: bool = False) -> None:
+        self.generic = generic
+        self._ix = _index()
+        self._crash: Optional[Tuple[int, str]] = None  # (lineno, line) of an open crash signal
+        self._tb: Optional[Tuple[int, List[str]]] = None  # (lineno, last frames) of a traceback
+
+    @property
+    def wants_every_line(self) -> bool:
+        return self._tb is not None
+
+    def _expire_crash(self, lineno: int) -> List[Match]:
+        if self._crash is None or lineno - self._crash[0] <= RECORD_WINDOW:
+            return []
+        start, line = self._crash
+        self._crash = None
+        return [self._generic_crash(start, line)] if self.generic else []
+
+    def _generic_crash(self, start: int, line: str) -> Match:
+        m = CRASH_SIGNAL.search(line)
+        code = self._ix.fallback[CRASH].code
+        return make_match(code, line, start, groups={"signal": m.group(1)} if m else {})
+
+    def _close_tb(self, exc_line: Optional[str], lineno: int) -> List[Match]:
+        assert self._tb is not None
+        start, frames = self._tb
+        self._tb = None
+        if exc_line is None:
+            return []
+        found = match_line(exc_line, lineno)
+        for m in found:
+            m.context = frames[-CONTEXT_LINES:]
+        if found or not self.generic:
+            return found
+        em = _EXC_LINE.match(exc_line.strip())
+        code = self._ix.fallback[TRACEBACK].code
+        m = make_match(code, exc_line, lineno, groups={"type": em.group("type")} if em else {})
+        m.context = frames[-CONTEXT_LINES:]
+        return [m]
+
+    def feed(self, lineno: int, line: str) -> List[Match]:
+        """Matches completed by ``line`` (the line itself, or a record it closes)."""
+        out = self._expire_crash(lineno)
+        if "\x1b" in line:
+            line = strip_ansi(line)
+        if self._tb is not None:
+            start, frames = self._tb
+            s = line.rstrip("\r\n")
+            if (
+                s.startswith((" ", "\t"))
+                or not s.strip()
+                or s.startswith(("During handling", "The above exception", TRACEBACK_START))
+            ):
+                if s.strip():
+                    frames.append(_cut(s))
+                    del frames[:-CONTEXT_LINES]
+                if lineno - start > TRACEBACK_LINES:
+                    out += self._close_tb(None, lineno)
+                return out
+            return out + self._close_tb(s, lineno)
+        if TRACEBACK_START in line:
+            self._tb = (lineno, [])
+            return out
+        found = _match_line(self._ix.lines, line, lineno)
+        if self._crash is not None:
+            for sig in self._ix.frames:
+                if sig.frame.search(line):  # type: ignore[union-attr]
+                    start, sig_line = self._crash
+                    self._crash = None
+                    same = [m for m in found if m.code == sig.code]
+                    m = same[0] if same else make_match(sig.code, line, start)
+                    m.lineno, m.context = start, [_cut(sig_line), _cut(line)]
+                    if not same:
+                        found.append(m)
+                    break
+        elif not found and CRASH_SIGNAL.search(line):
+            self._crash = (lineno, line)
+        return out + found
+
+    def close(self) -> List[Match]:
+        """Matches of records still open at the end of the input."""
+        out: List[Match] = []
+        if self._crash is not None and self.generic:
+            out.append(self._generic_crash(*self._crash))
+        self._crash = None
+        if self._tb is not None:
+            self._tb = None  # a traceback cut off before its exception line names nothing
+        return out
+
+
+def classify(text: str, *, generic: bool = False) -> List[Match]:
+    """Every catalogue signature found in ``text`` (one match per signature: its first matching
+    record), in catalogue order. ``text`` is any log text (a rank's stderr tail, a log file);
+    ``generic`` as in :class:`Scanner`."""
+    sc = Scanner(generic=generic)
+    found: List[Match] = []
+    for i, line in enumerate(text.splitlines(), 1):
+        found += sc.feed(i, line)
+    found += sc.close()
+    first: Dict[str, Match] = {}
+    for m in found:
+        first.setdefault(m.code, m)
+    order = _index().order
+    return sorted(first.values(), key=lambda m: order[m.code])
+
+
+def classify_exit(returncode: Optional[int], text: str = "") -> List[Match]:
+    """Signatures recognised from a rank's exit status (``returncode`` as :mod:`subprocess`
+    gives it; negative = killed by a signal) together with its ``text``: each signature whose
+    ``exit_status`` it is, unless ``text`` holds that signature's ``exit_unless`` (255 without
+    a ``[jaccl]`` line: rank.exit-255-silent; 75: jaccl.exit-75), in catalogue order."""
+    return [
+        make_match(s.code, f"exit status {returncode}")
+        for s in _index().exits
+        if s.exit_status == returncode and not (s.exit_unless and s.exit_unless in text)
+    ]
