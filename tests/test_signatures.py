@@ -3,6 +3,7 @@ its code; unrelated text maps to nothing; every code is explainable."""
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -10,51 +11,50 @@ from click.testing import CliRunner
 
 from meshdoctor import catalogue, signatures
 from meshdoctor.cli import cli
+from meshdoctor.triage.collect import Collected, launcher_zero, read_stream
+from meshdoctor.triage.findings import Input
 
-# (text as the field reports show it, expected code): strings from the MLX sources and public
-# bug reports
-CASES = [
-    ("ValueError: [jaccl] Changing queue pair to RTR failed with errno 22", "MD601"),
-    ("[jaccl] Changing queue pair to RTR failed with errno 60", "MD602"),
-    ("[jaccl] Creating the queue pair failed with 'Resource busy (16)'", "MD603"),
-    ("[jaccl] Changing queue pair to RTR failed with errno 16", "MD603"),
-    ("RuntimeError: [jaccl] Couldn't allocate protection domain", "MD604"),
-    ("[jaccl] Register memory region failed", "MD605"),
-    ("RuntimeError: [jaccl] Recv failed with errno=2", "MD606"),
-    ("RuntimeError: [jaccl] Recv failed with errno=60", "MD607"),
-    ("[jaccl] Recv failed with error code -12", "MD608"),
-    ("[jaccl] Send failed with error code -12", "MD608"),
-    ("[jaccl] Could not find device rdma_en5 (3 available)", "MD609"),
-    ("[jaccl] peer 2: no completion for 30000 ms", "MD610"),
-    ("  frame #3: jaccl::MeshImpl::all_reduce<float>", "MD611"),
-    ("0 libthunderboltrdma.dylib tbt_post_recv + 44", "MD612"),
-    ("[ring] Socket 4 was closed by the peer", "MD613"),
-    ("[ring] Too many send/recv errors. Failing pending tasks...", "MD613"),
-    ("RuntimeError: [ring] connection to a peer was lost", "MD613"),
-    ("[ring] Too many send/recv errors. Aborting...", "MD614"),
-    ("[ring] Receiving from socket 4 failed with errno 104", "MD615"),
-    (
-        "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
-        "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
-        "MD616",
-    ),
-    (
-        "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
-        "[jaccl] Recv failed with error code -12",
-        "MD617",
-    ),
-    ("`ibv_devinfo -v` did not finish within 3.0 s (killed)", "MD619"),
-    ("RuntimeError: [ring] Couldn't bind socket (error: 98)", "MD620"),
-    ("RuntimeError: [ring] Couldn't connect (error: 111)", "MD621"),
-]
+# Every signature declares its example lines (``examples=``: lines from the MLX sources and
+# public bug reports, or a multi-line record); an example must give its own signature and only
+# signatures of the same family (a compatible code: the inner [jaccl] message of an abort, the
+# NCCL result string inside an ``NCCL error`` line, the exit status an mlx.launch line reports).
+FAMILY = {s.code: f.__name__ for f in signatures.FAMILIES for s in f.SIGNATURES}
+EXAMPLES = [(s, text) for s in signatures.CATALOGUE for text in s.examples]
 
 
-@pytest.mark.parametrize("text,code", CASES)
-def test_signature_found(text, code):
-    found = [m.code for m in signatures.classify("some noise\n" + text + "\nmore noise")]
-    assert code in found, (text, found)
-    m = next(m for m in signatures.classify(text) if m.code == code)
-    assert m.line == text.strip()[:300] and m.meaning and m.remedy
+def recognised(text):
+    """The codes triage gives a log holding ``text``: its findings' codes, the signature of the
+    exit status each mlx.launch ``exited with code C`` line reports and, after such a line, of
+    mlx.launch's own exit 0 (it exits 0 whatever its ranks did: mlx/_distributed_utils/launch.py)."""
+    col = Collected()
+    read_stream(io.BytesIO(text.encode()), Input(source="rank1.log"), col)
+    if any(f.exit for f in col.findings):
+        launcher_zero(col)
+    exited = {f.exit["signature"] for f in col.findings if f.exit}
+    return ({f.code for f in col.findings} | exited) - {None}
+
+
+def test_every_signature_declares_examples():
+    assert [s.code for s in signatures.CATALOGUE if not s.examples] == []
+
+
+@pytest.mark.parametrize(
+    "sig,text", EXAMPLES, ids=[f"{s.code}-{i}" for i, (s, _) in enumerate(EXAMPLES)]
+)
+def test_example_matches_its_signature_and_only_compatible_ones(sig, text):
+    noisy = "some noise\n" + text + "\nmore noise"
+    got = recognised(noisy)
+    assert sig.code in got, (text, got)
+    if sig.pattern is not None:  # the probe's reading (no generic records) finds it too
+        assert sig.code in [m.code for m in signatures.classify(noisy)], text
+    assert {FAMILY[c] for c in got} == {FAMILY[sig.code]}, (text, got)
+    lines = text.splitlines()
+    # the lines a reader must see hold an anchor (a traceback's body is read line by line)
+    for line in lines[:1] if lines[0].startswith("Traceback") else lines:
+        assert any(a in line for a in signatures.ANCHORS), line
+    if sig.pattern is not None and len(lines) == 1:
+        m = next(m for m in signatures.classify(text) if m.code == sig.code)
+        assert m.line == signatures.strip_ansi(text).strip()[:300] and m.meaning and m.remedy
 
 
 def test_inner_message_of_an_abort_is_classified_too():
@@ -108,3 +108,12 @@ def test_backend_unavailable_message_of_mlx_0_32_4():
 
     got = classify("RuntimeError: Cannot initialize jaccl distributed backend.")
     assert [m.code for m in got] == ["MD623"] and got[0].groups == {"backend": "jaccl"}
+
+
+def test_the_scanner_names_no_code():
+    """What a signature is recognised by is declared on it; the scanner only reads text."""
+    import inspect
+
+    from meshdoctor.signatures import scanner
+
+    assert not re.search(r"MD\d{3}", inspect.getsource(scanner))
