@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # data only; the launcher module is not needed to read it
     from meshdoctor.probe.launcher import LaunchOutcome
 
 # Signatures that only say a peer went away: another rank failed first, never a cause by
-# themselves (each is marked "consequence" in the signature catalogue, signatures.py).
+# themselves (each is marked "consequence" in the signature catalogue, meshdoctor.signatures).
 LOST_PEER = frozenset({"MD606", "MD613", "MD614", "MD615", "MD683"})
 
 OUTSIDE_SIGKILL = (
