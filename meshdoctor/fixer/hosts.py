@@ -147,9 +147,14 @@ class HostExec:
         from meshdoctor.fixer.model import Action
         from meshdoctor.model import Result
 
-        if t.local:
+        if t.local:  # this machine alone: the fixes it runs ask a HostExec of no hostfile
             return fixengine.run_here(
-                names, host=t.name, apply=apply, include_running=include_running, options=options
+                names,
+                hosts=HostExec(None),
+                host=t.name,
+                apply=apply,
+                include_running=include_running,
+                options=options,
             )
         args = (
             ["fix", *names, "--json"]
