@@ -35,7 +35,7 @@ def _internal() -> List[Entry]:
 
 
 def _checks() -> List[Entry]:
-    from meshdoctor.fixer.engine import all_fixes
+    from meshdoctor.fixer.registry import all_fixes
     from meshdoctor.checker.registry import all_checks
 
     from meshdoctor.checker.fleet import REACH_ENTRY
@@ -67,7 +67,7 @@ def _signatures() -> List[Entry]:
     """The signatures, each with the fixes of the check that looks at its likely cause."""
     from dataclasses import replace
 
-    from meshdoctor.fixer.engine import all_fixes
+    from meshdoctor.fixer.registry import all_fixes
     from meshdoctor.signatures import BY_CODE, entries
     from meshdoctor.triage.report import ENTRY
 
@@ -81,7 +81,7 @@ def _signatures() -> List[Entry]:
 
 def _fixes() -> List[Entry]:
     from meshdoctor.fixer.plan import NOT_STARTED
-    from meshdoctor.fixer.engine import all_fixes
+    from meshdoctor.fixer.registry import all_fixes
 
     scope = {"host": "on each host", "fleet": "once, across the hostfile"}
     return [NOT_STARTED] + [
@@ -176,7 +176,7 @@ def text(e: Entry) -> str:
     parts.append("\n".join(short))
     parts += [f"{h}:\n{_indent(b)}" for h, b in e.details if "\n" in b]
     if e.fixes:
-        from meshdoctor.fixer.engine import lookup
+        from meshdoctor.fixer.registry import lookup
 
         lines = []
         for code in e.fixes:

@@ -10,7 +10,7 @@ from what it holds ("Trojan Source", CVE-2021-42574); so are the line and paragr
 U+2028 and U+2029. :func:`one_line` also escapes newlines and tabs, for a value shown inside a
 line: a result is rendered field by field, each on one line, so no text from outside can
 forge a line of its own. rich markup is escaped separately by the renderers
-(:func:`meshdoctor.render.verdict.clean`); this module imports nothing heavy, so the ``--json`` path
+(:func:`meshdoctor.render.style.clean`); this module imports nothing heavy, so the ``--json`` path
 can use it. :func:`shell_line` is the one way a command line a user may copy is built from
 words that came from outside.
 """

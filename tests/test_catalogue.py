@@ -281,7 +281,7 @@ def test_every_result_name_leads_explain_to_its_code():
     """Every ``check`` name a result can carry resolves with ``explain`` to the entry of that
     result's code: names written in the sources, the probe's per-op names, the fixes' and the
     checks' names, and what triage names a signature finding."""
-    from meshdoctor.fixer.engine import all_fixes
+    from meshdoctor.fixer.registry import all_fixes
     from meshdoctor.probe.worker import OPS
     from meshdoctor.signatures import CATALOGUE
 

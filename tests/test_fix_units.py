@@ -7,7 +7,7 @@ import pytest
 
 from meshdoctor.facts.boottime import BootTimeError, parse_kern_boottime
 from meshdoctor.fixer.model import RISKS, Action
-from meshdoctor.fixer.engine import all_fixes, fixes_for, lookup
+from meshdoctor.fixer.registry import all_fixes, fixes_for, lookup
 from meshdoctor.checker.registry import all_checks
 from tests.helpers import validate
 

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from meshdoctor import text
+from meshdoctor.render import style
 from meshdoctor.render import verdict as render
 from meshdoctor.hostfile import (
     host_name_problem,
@@ -233,8 +234,8 @@ def test_text_from_outside_is_escaped_before_it_reaches_the_terminal(clean_env, 
 
 
 def test_the_escape_helper():
-    assert render.plain("a\x1b[0mb\x00c\td\ne") == "a\\x1b[0mb\\x00c\td\ne"
-    assert render.clean("[red]x[/]") == "\\[red]x\\[/]"
+    assert style.plain("a\x1b[0mb\x00c\td\ne") == "a\\x1b[0mb\\x00c\td\ne"
+    assert style.clean("[red]x[/]") == "\\[red]x\\[/]"
 
 
 def test_a_deadline_shorter_than_the_collective_blames_no_rank():
@@ -540,7 +541,7 @@ def test_every_printer_escapes_control_characters_the_same_way():
 
     raw = "dev\x1b]0;t\x07\x00"
     want = "dev\\x1b]0;t\\x07\\x00"
-    assert render.plain(raw) == want
+    assert style.plain(raw) == want
     assert signatures.printable("dev\x07\x00") == "dev\\x07\\x00"  # ANSI colour is removed
     got = Result.from_dict(
         {
@@ -559,7 +560,7 @@ def test_every_printer_escapes_control_characters_the_same_way():
     # as \uNNNN by every printer, one_line or not
     bidi = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
     shown = "".join(f"\\u{ord(c):04x}" for c in bidi)
-    for printer in (render.plain, text.one_line, signatures.printable, render_fleet.safe):
+    for printer in (style.plain, text.one_line, signatures.printable, render_fleet.safe):
         assert printer(f"ok{bidi}.exe") == f"ok{shown}.exe", printer
     assert (
         Result.from_dict({"code": "MD201", "status": "fail", "summary": bidi}, host="h").summary

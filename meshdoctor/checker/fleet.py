@@ -6,24 +6,24 @@ Entry points:
   (``check --local-only --json --facts``, the hostfile on stdin, through the fan-out of
   :mod:`meshdoctor.fanout`), merged into one verdict (a section per host, every result tagged
   with its host), then the cross-node checks of :mod:`meshdoctor.checker.fleet_model` on the merged facts.
-* :func:`gate_probe` runs that check before ``meshdoctor probe --hostfile`` launches, and
-  :func:`node_facts_bounded` is the node side of ``check --facts``.
+* :func:`gate_probe` runs that check before ``meshdoctor probe --hostfile`` launches.
+
+The node side (``check --local-only --facts``) is :func:`meshdoctor.checker.here.run_here`.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from meshdoctor import remote
 from meshdoctor.codes.model import CHECK, Doc, Entry
-from meshdoctor.deadline import start
 from meshdoctor.fanout import HostReply, install_hint, remote_python, run_meshdoctor
 from meshdoctor.hostfile import Hostfile, host_name_problem, is_this_machine, local_names
 from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
+HOSTFILE_CHECK_S = 5.0  # deadline of the hostfile check (MD401) run here when no host ran it
 REACH_CODE = "MD402"
 HOSTFILE_CODE = "MD401"
 ORDER = [FAIL, ERROR, WARN, OK, SKIP]
@@ -88,61 +88,51 @@ class FleetOptions:
         return self.timeout + remote.CONNECT_TIMEOUT_S + STARTUP_S
 
 
-class FleetUsageError(ValueError):
-    """``--only``/``--skip`` name an unknown check or leave nothing to run (a usage error)."""
-
-
 def select_checks(opts: FleetOptions):
-    """``(node only, node skip, fleet checks)`` from ``opts``: each code or name goes to the
-    node checks (run on every host) or the cross-node checks it belongs to. Raises
-    :class:`FleetUsageError` for an unknown name or a selection that runs nothing."""
+    """``(node only, node skip, fleet checks, keep node results)`` from ``opts``: each code or
+    name goes to the node checks (run on every host) or the cross-node checks it belongs to.
+    Raises :class:`meshdoctor.checker.selection.SelectionError` for an unknown name or a
+    selection that runs nothing."""
     from meshdoctor.checker.fleet_model import all_fleet_checks
-    from meshdoctor.checker.registry import all_checks, select
+    from meshdoctor.checker.registry import all_checks
+    from meshdoctor.checker.selection import (
+        NOTHING_TO_RUN,
+        SelectionError,
+        keys,
+        refuse_unknown,
+        select,
+    )
 
     node, fleet = all_checks(), all_fleet_checks()
-
-    def keys(c) -> set:
-        return {c.code.lower(), c.name.lower()}
-
     node_keys = set().union(*(keys(c) for c in node))
-    fleet_keys = set().union(*(keys(c) for c in fleet))
-    unknown = [k for k in opts.only + opts.skip if k.lower() not in node_keys | fleet_keys]
-    if unknown:
-        raise FleetUsageError(f"unknown check {', '.join(unknown)}; see `meshdoctor list-checks`")
+    refuse_unknown(opts.only + opts.skip, node + fleet)
     only = [k.lower() for k in opts.only]
     skip = [k.lower() for k in opts.skip]
     node_only = [k for k in only if k in node_keys]
     node_skip = [k for k in skip if k in node_keys]
-    fleet_sel = [c for c in fleet if (not only or keys(c) & set(only)) and not keys(c) & set(skip)]
+    fleet_sel = select(fleet, only, skip)
     node_sel = [] if only and not node_only else select(node, node_only, node_skip)
     if not node_sel and not fleet_sel:
-        raise FleetUsageError(
-            "--only and --skip leave no check to run; a gate that runs nothing must not say go"
-        )
+        raise SelectionError(NOTHING_TO_RUN)
     if not node_sel:  # only cross-node checks: each host still reports its facts
         return ["MD103"], [], fleet_sel, False
     return node_only, node_skip, fleet_sel, True
 
 
 def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
-    """The arguments of the node check one host runs (hostfile on stdin)."""
-    argv = [
-        "check",
-        "--local-only",
-        "--json",
-        "--facts",
-        "--hostfile",
-        "-",
-        "--ranks",
-        ",".join(map(str, ranks)),
-        "--timeout",
-        f"{opts.timeout:g}",
-    ]
-    for c in opts.only:
-        argv += ["--only", c]
-    for c in opts.skip:
-        argv += ["--skip", c]
-    return argv
+    """The arguments of the node check one host runs, the hostfile on its standard input
+    (:func:`meshdoctor.checker.here.check_args`) and its node facts added."""
+    from meshdoctor.checker.here import check_args
+    from meshdoctor.hostfile import STDIN
+
+    return check_args(
+        timeout=opts.timeout,
+        only=opts.only,
+        skip=opts.skip,
+        hostfile=STDIN,
+        ranks=ranks,
+        facts=True,
+    )
 
 
 def _results(items: List[Any], host: str) -> List[Result]:
@@ -267,14 +257,15 @@ def _table(
 def _hostfile_results(hf: Hostfile, only: List[str], skip: List[str]) -> List[Result]:
     """MD401 on this machine when no host could check the hostfile (every host unreachable or
     its name refused): the file's problems are the file's, whatever answers, so a hostfile that
-    names no usable host is still no-go, as one host's check would have said."""
-    from meshdoctor.facts.context import NodeContext
-    from meshdoctor.checker.registry import all_checks, select
-    from meshdoctor.checker.runner import run_checks
+    names no usable host is still no-go, as one host's check would have said. The results are
+    about the whole mesh (host ``mesh``, no rank)."""
+    from meshdoctor.checker.fleet_model import MESH
+    from meshdoctor.checker.here import context, run_here
+    from meshdoctor.checker.registry import all_checks
 
-    checks = select(all_checks(), only or [HOSTFILE_CODE], skip)
-    checks = [c for c in checks if c.code == HOSTFILE_CODE]
-    results = run_checks(checks, NodeContext(host="mesh", hostfile=hf, ranks=[]), timeout=5.0)
+    checks = [c for c in all_checks() if c.code == HOSTFILE_CODE]
+    ctx = context(hostfile=hf, ranks=[], host=MESH, timeout=HOSTFILE_CHECK_S)
+    results = run_here(ctx, checks, only or [HOSTFILE_CODE], skip, timeout=HOSTFILE_CHECK_S)
     return [r for r in results if r.code == HOSTFILE_CODE]
 
 
@@ -379,28 +370,6 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         "areas": areas,
         **({"edges": edges} if edges is not None else {}),
     }
-
-
-def node_facts_bounded(
-    ctx, host_info: HostInfo, timeout: float, run_checks: Callable[[], None]
-) -> None:
-    """``check --facts``: gather :func:`meshdoctor.facts.summary.node_facts` side by side with
-    ``run_checks()`` (they share the context's cached facts) and put them on ``host_info``;
-    facts not ready ``timeout`` seconds after the start are named in ``facts["errors"]``."""
-    from meshdoctor.facts.summary import node_facts
-
-    t0 = time.monotonic()
-    running = start({"facts": lambda: node_facts(ctx)}, name="node-facts")
-    run_checks()
-    got = running.wait(max(0.0, t0 + timeout - time.monotonic()))["facts"]
-    if got.error is not None:  # node_facts catches its own; this is the last guard
-        host_info.facts = {"errors": {"facts": f"{type(got.error).__name__}: {got.error}"}}
-    else:
-        host_info.facts = (
-            got.value
-            if got.finished
-            else {"errors": {"facts": f"not gathered within the {timeout:g} s deadline"}}
-        )
 
 
 def gate_probe(hf: Hostfile, verdict: Verdict, opts: Optional[FleetOptions] = None) -> bool:

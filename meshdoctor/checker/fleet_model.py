@@ -11,14 +11,13 @@ in ``evidence["hosts"]``), else ``mesh`` for a finding about the whole mesh.
 from __future__ import annotations
 
 import functools
-import importlib
-import pkgutil
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import Finding
+from meshdoctor.discover import declared
 from meshdoctor.hostfile import Host, Hostfile
 from meshdoctor.model import ERROR, OK, Remediation, Result
 from meshdoctor.text import printable
@@ -117,16 +116,11 @@ class FleetCheck:
 
 
 def all_fleet_checks() -> List[FleetCheck]:
-    """Every ``FLEET_CHECK`` in ``meshdoctor.checks.fleet``, sorted by code."""
-    import meshdoctor.checks.fleet as pkg
-
+    """Every ``FLEET_CHECK`` in ``meshdoctor.checks.fleet`` (:func:`meshdoctor.discover.declared`),
+    sorted by code."""
     found: Dict[str, FleetCheck] = {}
-    for m in pkgutil.iter_modules(pkg.__path__):
-        if m.name.startswith("_"):
-            continue
-        fc = getattr(importlib.import_module(f"{pkg.__name__}.{m.name}"), "FLEET_CHECK", None)
-        if isinstance(fc, FleetCheck):
-            found[fc.code] = fc
+    for _, fc in declared("meshdoctor.checks.fleet", "FLEET_CHECK", FleetCheck):
+        found[fc.code] = fc
     return sorted(found.values(), key=lambda c: c.code)
 
 

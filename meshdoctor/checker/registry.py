@@ -1,7 +1,9 @@
 """Discovery of checks: every module of ``meshdoctor.checks`` with a ``CHECK``, plus extras.
 
-The engine never imports checks one by one. Extra check modules (site-specific checks, test
-doubles) are named, comma-separated, in ``MESHDOCTOR_EXTRA_CHECKS`` as importable module names.
+The engine never imports checks one by one (:func:`meshdoctor.discover.declared` walks the
+package); choosing among them (``--only``/``--skip``) is :mod:`meshdoctor.checker.selection`.
+Extra check modules (site-specific checks, test doubles) are named, comma-separated, in
+``MESHDOCTOR_EXTRA_CHECKS`` as importable module names.
 An extra module declares what a built-in one does: ``CHECK = Check(code, name, title, run,
 doc=Doc(meaning, why, action, sources))`` with a code in MD101-MD499 that no other check uses;
 it then appears in ``list-checks``, ``explain`` and the verdict like any other.
@@ -9,12 +11,11 @@ it then appears in ``list-checks``, ``explain`` and the verdict like any other.
 
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
 from typing import Dict, List
 
 from meshdoctor.checker.model import Check
+from meshdoctor.discover import declared
 
 EXTRA_ENV = "MESHDOCTOR_EXTRA_CHECKS"
 
@@ -26,19 +27,12 @@ class ExtraCheckError(ValueError):
     module and why. The CLI reports it as a usage error (exit 2)."""
 
 
-def _module_names() -> List[str]:
-    import meshdoctor.checks as checks_pkg
-
-    names = [
-        f"{checks_pkg.__name__}.{m.name}"
-        for m in pkgutil.iter_modules(checks_pkg.__path__)
-        if not m.name.startswith("_")
-    ]
-    return names + _extra_names()
-
-
 def _extra_names() -> List[str]:
     return [m.strip() for m in os.environ.get(EXTRA_ENV, "").split(",") if m.strip()]
+
+
+def _refuse(name: str, why: str) -> ExtraCheckError:
+    return ExtraCheckError(f"{EXTRA_ENV} names {name!r}, {why}")
 
 
 def all_checks() -> List[Check]:
@@ -46,34 +40,19 @@ def all_checks() -> List[Check]:
     does not import, one without a ``CHECK``, or a code defined twice."""
     found: Dict[str, Check] = {}
     extras = set(_extra_names())
-    for name in _module_names():
-        try:
-            mod = importlib.import_module(name)
-        except Exception as exc:
-            if name not in extras:
-                raise
-            raise ExtraCheckError(
-                f"{EXTRA_ENV} names {name!r}, which could not be imported: "
-                f"{type(exc).__name__}: {exc}"
-            ) from None
-        check = getattr(mod, "CHECK", None)
-        if name in extras and not isinstance(check, Check):
-            raise ExtraCheckError(
-                f"{EXTRA_ENV} names {name!r}, which defines no CHECK = Check(...)"
-            )
+    for name, check in declared("meshdoctor.checks", "CHECK", Check, _extra_names(), _refuse):
         if name in extras and not _in_range(check.code):
             raise ExtraCheckError(
                 f"{EXTRA_ENV} names {name!r}, whose check code "
                 f"{check.code!r} is not a check code (MD101-MD499)"
             )
-        if isinstance(check, Check):
-            if check.code in found and found[check.code] is not check:
-                raise ExtraCheckError(
-                    f"check code {check.code} is defined twice "
-                    f"({found[check.code].name} and {check.name}); "
-                    f"check the modules in {EXTRA_ENV}"
-                )
-            found[check.code] = check
+        if check.code in found and found[check.code] is not check:
+            raise ExtraCheckError(
+                f"check code {check.code} is defined twice "
+                f"({found[check.code].name} and {check.name}); "
+                f"check the modules in {EXTRA_ENV}"
+            )
+        found[check.code] = check
     return sorted(found.values(), key=lambda c: c.code)
 
 
@@ -81,14 +60,3 @@ def _in_range(code: str) -> bool:
     from meshdoctor.codes.model import CHECK, kind_of
 
     return kind_of(code) == CHECK
-
-
-def select(checks: List[Check], only: List[str], skip: List[str]) -> List[Check]:
-    """Filter by codes or names (``--only``/``--skip``); matching is case-insensitive."""
-
-    def hit(c: Check, keys: List[str]) -> bool:
-        return c.code.lower() in keys or c.name.lower() in keys
-
-    only_l = [k.lower() for k in only]
-    skip_l = [k.lower() for k in skip]
-    return [c for c in checks if (not only_l or hit(c, only_l)) and not hit(c, skip_l)]

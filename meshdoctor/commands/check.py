@@ -3,7 +3,6 @@ give a go/no-go verdict for a launch."""
 
 from __future__ import annotations
 
-import socket
 from typing import Optional
 
 import click
@@ -20,10 +19,6 @@ from meshdoctor.commands.options import (
     one_host_source,
     split_list,
 )
-
-# Each external command a check runs gets this share of the check's deadline, so that two in a
-# row that both hang still end inside it as findings rather than as a check in error.
-COMMAND_SHARE = 0.45
 
 
 def _complete_codes(ctx, param, incomplete: str):
@@ -130,10 +125,9 @@ def check(
     # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict (one installed before
     # anything was imported, meshdoctor.__main__, so a signal at any moment gives the verdict)
     interrupts = command_interrupts("check")
-    from meshdoctor.facts.context import NodeContext
-    from meshdoctor.hostfile import local_ranks
-    from meshdoctor.checker.registry import select
-    from meshdoctor.checker.runner import Interrupted, run_checks
+    from meshdoctor.checker import here
+    from meshdoctor.checker.runner import Interrupted
+    from meshdoctor.checker.selection import SelectionError, chosen
 
     one_host_source(**{"--hostfile": hostfile, "--hosts": hosts})
     only_l = split_list(only, "--only", "check")
@@ -145,7 +139,7 @@ def check(
         interrupts.arm()
         checks = load_checks()  # loading them can take a while: an interrupt here still reports
         if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.checker.fleet)
-            from meshdoctor.checker.fleet import FleetOptions, FleetUsageError, check_fleet
+            from meshdoctor.checker.fleet import FleetOptions, check_fleet
 
             try:
                 check_fleet(
@@ -153,52 +147,39 @@ def check(
                     verdict,
                     FleetOptions(timeout=timeout, only=only_l, skip=skip_l, python=python),
                 )
-            except FleetUsageError as exc:
+            except SelectionError as exc:
                 raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
             interrupts.disarm()
             emit(verdict, as_json=as_json, quiet=quiet)
-        known = {c.code.lower() for c in checks} | {c.name.lower() for c in checks}
-        unknown = [k for k in only_l + skip_l if k.lower() not in known]
-        if unknown:
-            raise click.BadParameter(
-                f"unknown check {', '.join(unknown)}; see `meshdoctor list-checks`",
-                param_hint="--only/--skip",
-            )
-        selected = select(checks, only_l, skip_l)
-        if not selected:
-            raise click.BadParameter(
-                "--only and --skip leave no check to run; a gate that runs nothing must not say go",
-                param_hint="--only/--skip",
-            )
-        ranks = local_ranks(hf) if hf is not None else []
+        try:
+            chosen(checks, only_l, skip_l)
+        except SelectionError as exc:
+            raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
+        ranks = None  # the entries that are this machine (meshdoctor.checker.here.context)
         if ranks_opt and hf is not None:
             ranks = [
                 int(x)
                 for x in ranks_opt.split(",")
                 if x.strip().isdigit() and int(x) < hf.world_size
             ]
-        host = (
-            (hf.hosts[ranks[0]].ssh if hf is not None and ranks else "")
-            or socket.gethostname().split(".")[0]
-            or "localhost"
-        )
-        ctx = NodeContext(
-            host=host, hostfile=hf, ranks=ranks, command_timeout=max(0.05, timeout * COMMAND_SHARE)
-        )
+        ctx = here.context(hostfile=hf, ranks=ranks, timeout=timeout)
         verdict.hosts.append(
-            HostInfo(host=host, rank=ranks[0] if ranks else None, platform={"os": ctx.platform})
-        )
-        if facts:
-            from meshdoctor.checker.fleet import node_facts_bounded
-
-            node_facts_bounded(
-                ctx,
-                verdict.hosts[0],
-                timeout,
-                lambda: verdict.results.extend(run_checks(selected, ctx, timeout=timeout)),
+            HostInfo(
+                host=ctx.host,
+                rank=ctx.ranks[0] if ctx.ranks else None,
+                platform={"os": ctx.platform},
             )
-        else:
-            verdict.results.extend(run_checks(selected, ctx, timeout=timeout))
+        )
+        verdict.results.extend(
+            here.run_here(
+                ctx,
+                checks,
+                only_l,
+                skip_l,
+                timeout=timeout,
+                facts=verdict.hosts[0] if facts else None,
+            )
+        )
         from meshdoctor.fixer.engine import annotate
 
         annotate(verdict.results)
@@ -214,14 +195,11 @@ def _check_interrupted(verdict: Verdict, exc: BaseException) -> None:
     """Stop every command ``check`` started, add the results of the checks that finished and
     the interrupt result to ``verdict``."""
     from meshdoctor import execute
+    from meshdoctor.checker.here import this_host_name
     from meshdoctor.checker.runner import Interrupted, interrupt_result
 
     execute.stop_all(final=True)
-    host = (
-        verdict.hosts[0].host
-        if verdict.hosts
-        else (socket.gethostname().split(".")[0] or "localhost")
-    )
+    host = verdict.hosts[0].host if verdict.hosts else this_host_name()
     if isinstance(exc, Interrupted):
         verdict.results.extend(exc.results)
         verdict.results.append(interrupt_result(exc.signame, host, exc.unfinished, exc.total))

@@ -27,7 +27,7 @@ def explain(code: str) -> None:
     probe.leftovers)."""
     from meshdoctor import catalogue
     from meshdoctor.checker.registry import ExtraCheckError
-    from meshdoctor.render.verdict import plain  # a site's extra check is text from outside
+    from meshdoctor.render.style import plain  # a site's extra check is text from outside
 
     try:
         found = catalogue.resolve(code)

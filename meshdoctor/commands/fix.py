@@ -16,12 +16,28 @@ from meshdoctor.commands.options import Seconds, check_environment, load_hostfil
 
 def _complete_fixes(ctx, param, incomplete: str):
     """Shell completion for fix names."""
-    from meshdoctor.fixer.engine import all_fixes
+    from meshdoctor.fixer.registry import all_fixes
 
     return [f.name for f in all_fixes() if f.name.startswith(incomplete.lower())]
 
 
+FIXES_MARK = "{fixes}"  # in the command's help: the names of the fixes there are
+
+
+class _FixCommand(click.Command):
+    """The ``fix`` command; its help names the fixes (:func:`meshdoctor.fixer.registry.all_fixes`,
+    in code order), found only when the help is shown: a new fix is listed without an edit."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        if self.help and FIXES_MARK in self.help:
+            from meshdoctor.fixer.registry import all_fixes
+
+            self.help = self.help.replace(FIXES_MARK, ", ".join(f.name for f in all_fixes()))
+        super().format_help_text(ctx, formatter)
+
+
 @click.command(
+    cls=_FixCommand,
     epilog=EXIT_CODES_HELP + " Plan only (no --yes, no terminal): exit 1 while steps are pending.",
 )
 @click.argument("names", nargs=-1, metavar="[NAME]...", shell_complete=_complete_fixes)
@@ -64,7 +80,7 @@ def fix(
     as_json: bool,
     quiet: bool,
 ) -> None:
-    """Plan, apply and verify fixes: stale-ranks, reset-group, auto-setup, bridge0.
+    """Plan, apply and verify fixes: {fixes}.
 
     Without NAME it runs the checks and plans the fixes for the failures found. It changes
     nothing without --yes (on a terminal it shows the plan and asks once). Every step is

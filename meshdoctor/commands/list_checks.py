@@ -57,7 +57,7 @@ def list_checks(as_json: bool, everything: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    from meshdoctor.render.verdict import plain  # a site's extra check is text from outside
+    from meshdoctor.render.style import plain  # a site's extra check is text from outside
 
     width = max([18] + [len(r["name"]) for r in rows])
     for r in rows:

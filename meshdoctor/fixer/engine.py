@@ -1,18 +1,16 @@
-"""The fix engine: discovers the fixes, runs plan -> apply -> verify, and turns what happened into
-typed actions and results of the verdict.
+"""The fix engine: runs plan -> apply -> verify, and turns what happened into typed actions and
+results of the verdict.
 
-Discovery is explicit: every module of ``meshdoctor.fixes`` that defines ``FIX = Fix(...)``
-(:func:`all_fixes`). A host-scope fix runs on each host by itself (this machine in-process, others
-by meshdoctor over ssh, through :class:`meshdoctor.fixer.hosts.HostExec`); a fleet-scope fix runs
-once, from here. Each fix gives one result per host (code MD7xx): ``ok`` when it verified,
-``fail`` when steps are still pending (plan only) or verification failed, with the host in
-``needs_reboot`` when only a reboot can clear it.
+The fixes are found by :mod:`meshdoctor.fixer.registry`. A host-scope fix runs on each host by
+itself (this machine in-process, others by meshdoctor over ssh, through the
+:class:`meshdoctor.fixer.hosts.HostExec` of :attr:`FixContext.hosts`), and only on the platforms
+its ``Fix`` lists; a fleet-scope fix runs once, from here. Each fix gives one result per host
+(code MD7xx): ``ok`` when it verified, ``fail`` when steps are still pending (plan only) or
+verification failed, with the host in ``needs_reboot`` when only a reboot can clear it.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from meshdoctor.fixer.model import (
@@ -25,43 +23,8 @@ from meshdoctor.fixer.model import (
     Verification,
     pending,
 )
+from meshdoctor.fixer.registry import fixes_for, lookup
 from meshdoctor.model import FAIL, OK, WARN, Remediation, Result
-
-
-def all_fixes() -> List[Fix]:
-    """Every fix, sorted by code. Raises ValueError for a code or name defined twice."""
-    import meshdoctor.fixes as pkg
-
-    found: Dict[str, Fix] = {}
-    names: Dict[str, str] = {}
-    for m in pkgutil.iter_modules(pkg.__path__):
-        if m.name.startswith("_"):
-            continue
-        fx = getattr(importlib.import_module(f"{pkg.__name__}.{m.name}"), "FIX", None)
-        if not isinstance(fx, Fix):
-            continue
-        if fx.code in found or fx.name in names:
-            raise ValueError(f"fix {fx.code} {fx.name} is defined twice")
-        found[fx.code], names[fx.name] = fx, fx.code
-    return sorted(found.values(), key=lambda f: f.code)
-
-
-def lookup(key: str) -> Optional[Fix]:
-    """The fix whose code (``MD701``) or name (``stale-ranks``) is ``key``, else None."""
-    k = key.strip()
-    return next((f for f in all_fixes() if f.code == k.upper() or f.name == k.lower()), None)
-
-
-def fixes_for(codes: Iterable[str]) -> List[Fix]:
-    """The fixes that resolve any of the check ``codes``, in code order. A fleet-scope fix is
-    chosen only when no host-scope fix resolves the same code (``reset-group`` is named by the
-    operator; a leftover rank is ``stale-ranks``'s)."""
-    codes = set(codes)
-    fixes = all_fixes()
-    chosen = [f for f in fixes if f.scope == HOST_SCOPE and codes & set(f.resolves)]
-    covered = {c for f in chosen for c in f.resolves}
-    chosen += [f for f in fixes if f.scope == FLEET_SCOPE and (codes - covered) & set(f.resolves)]
-    return sorted(chosen, key=lambda f: f.code)
 
 
 def annotate(results: Iterable[Result]) -> None:
@@ -188,19 +151,33 @@ def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Res
         ]
 
 
+def not_applicable(fx: Fix, platform: str) -> Optional[Verification]:
+    """Why ``fx`` does nothing on a host of ``platform`` (a host-scope fix whose ``platforms``
+    do not list it), as the verification of an empty plan; None where it applies."""
+    if fx.scope != HOST_SCOPE or platform in fx.platforms:
+        return None
+    return Verification(
+        True, f"not applicable on {platform} (applies to {', '.join(fx.platforms)})"
+    )
+
+
 def run_here(
     names: Sequence[str],
     *,
+    hosts: Any,
     host: str,
     apply: bool,
     include_running: bool,
     options: Optional[Dict[str, Any]] = None,
 ) -> Tuple[List[Action], List[Result]]:
-    """Run the host-scope fixes ``names`` on this machine only (the work each host does)."""
-    from meshdoctor.fixer.hosts import HostExec
+    """Run the host-scope fixes ``names`` on this machine only (the work each host does);
+    ``hosts``: the :class:`meshdoctor.fixer.hosts.HostExec` of this machine alone that the fixes
+    ask. A fix whose ``platforms`` do not list this machine's plans nothing and verifies as not
+    applicable (:func:`not_applicable`)."""
+    from meshdoctor.facts.context import current_platform
 
     ctx = FixContext(
-        hosts=HostExec(None),
+        hosts=hosts,
         apply=apply,
         include_running=include_running,
         options=dict(options or {}, host=host),
@@ -211,6 +188,10 @@ def run_here(
         fx = lookup(name)
         if fx is None or fx.scope != HOST_SCOPE:
             raise ValueError(f"{name!r} is not a fix that runs on one host")
+        elsewhere = not_applicable(fx, current_platform())
+        if elsewhere is not None:
+            results += fix_result(fx, host, [], elsewhere)
+            continue
         a, r = run_one(fx, ctx, host)
         for x in a:
             x.host = host

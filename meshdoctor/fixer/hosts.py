@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import execute, remote
+from meshdoctor.checker.here import check_args, this_host_name
 from meshdoctor.fanout import remote_python, run_meshdoctor
 from meshdoctor.hostfile import Hostfile, is_this_machine, local_names
 
@@ -30,11 +30,8 @@ REMOTE_CHECK_TIMEOUT_S = 30.0
 # the longest one host's share of a fix may take before it is abandoned (each call has its own,
 # shorter deadlines; this only guarantees the run ends)
 EACH_BACKSTOP_S = 2 * REMOTE_FIX_TIMEOUT_S
-
-
-def this_host_name() -> str:
-    """The short host name results about this machine carry (as ``meshdoctor check``)."""
-    return socket.gethostname().split(".")[0] or "localhost"
+# the ``--hostfile`` argument a remote check reads the hostfile from (sent on its standard input)
+REMOTE_HOSTFILE = "/dev/stdin"
 
 
 @dataclass
@@ -150,9 +147,14 @@ class HostExec:
         from meshdoctor.fixer.model import Action
         from meshdoctor.model import Result
 
-        if t.local:
+        if t.local:  # this machine alone: the fixes it runs ask a HostExec of no hostfile
             return fixengine.run_here(
-                names, host=t.name, apply=apply, include_running=include_running, options=options
+                names,
+                hosts=HostExec(None),
+                host=t.name,
+                apply=apply,
+                include_running=include_running,
+                options=options,
             )
         args = (
             ["fix", *names, "--json"]
@@ -176,35 +178,16 @@ class HostExec:
         ``results``), each with ``host`` set to ``t.name``. ``hostfile``: the hostfile the
         checks read (sent on stdin to a remote host). Raises :class:`RemoteRunError`."""
         if t.local:
-            from meshdoctor.facts.context import NodeContext
-            from meshdoctor.hostfile import local_ranks
-            from meshdoctor.checker.registry import all_checks, select
-            from meshdoctor.checker.runner import run_checks
+            from meshdoctor.checker.here import context, run_here
 
-            ranks = local_ranks(hostfile) if hostfile is not None else []
-            ctx = NodeContext(
-                host=t.name,
-                hostfile=hostfile,
-                ranks=ranks,
-                command_timeout=max(0.05, timeout * 0.45),
-            )
-            return [
-                r.to_dict()
-                for r in run_checks(select(all_checks(), list(codes), []), ctx, timeout=timeout)
-            ]
-        args = [
-            "check",
-            "--json",
-            "--local-only",
-            "--only",
-            ",".join(codes),
-            "--timeout",
-            f"{timeout:g}",
-        ]
-        text = None
-        if hostfile is not None:
-            args += ["--hostfile", "/dev/stdin"]
-            text = hostfile.to_launch_json()
+            ctx = context(hostfile=hostfile, host=t.name, timeout=timeout)
+            return [r.to_dict() for r in run_here(ctx, only=list(codes), timeout=timeout)]
+        text = hostfile.to_launch_json() if hostfile is not None else None
+        args = check_args(
+            timeout=timeout,
+            only=list(codes),
+            hostfile=REMOTE_HOSTFILE if hostfile is not None else None,
+        )
         doc = self._meshdoctor(t.name, args, timeout + REMOTE_CHECK_TIMEOUT_S, input=text)
         return [dict(d, host=t.name) for d in doc["results"]]
 

@@ -12,7 +12,8 @@ A fix module in ``fixes/`` defines one module-level ``FIX = Fix(...)``:
 Running a fix twice changes nothing the second time: the second plan finds nothing to do and every
 action reports ``changed: false``. Fixes know the engine's model, never each other: a fix that
 needs another (``reset-group`` kills stale ranks first) asks :attr:`FixContext.hosts`, the one
-per-host execution interface (:mod:`meshdoctor.fixer.hosts`).
+per-host execution interface (:mod:`meshdoctor.fixer.hosts`). What a fix applies to (platforms,
+backends) is declared on its ``Fix``; adding a fix is its module and its test.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from meshdoctor.checker.model import PLATFORMS
 from meshdoctor.codes.model import Doc
+from meshdoctor.hostfile import BACKENDS
 
 SAFE, DISRUPTIVE, NEEDS_REBOOT = "safe", "disruptive", "needs-reboot"
 RISKS = (SAFE, DISRUPTIVE, NEEDS_REBOOT)
@@ -139,6 +142,14 @@ class Fix:
     or ``fleet`` (runs once, from here, across the hostfile); ``doc``: its catalogue entry
     (:class:`meshdoctor.codes.model.Doc`: what it does, step by step, and what it never does; why
     it matters; how to run it; public sources), which ``meshdoctor explain`` prints.
+
+    What it applies to, which the engine reads so that no other module names a fix:
+    ``platforms``: where a host-scope fix acts (:func:`meshdoctor.facts.context.current_platform`
+    of the host; elsewhere the engine plans nothing and reports it not applicable; a
+    fleet-scope fix runs from here, so its platforms are not checked); ``backends``: the
+    hostfile backends (:data:`meshdoctor.hostfile.BACKENDS`) whose failures it is chosen for
+    when ``meshdoctor fix`` picks the fixes itself (:func:`meshdoctor.fixer.registry.fixes_for`;
+    a fix named by the operator runs whatever the backend). Both default to every one.
     """
 
     code: str
@@ -151,6 +162,8 @@ class Fix:
     verify: VerifyFn
     doc: Doc
     scope: str = HOST_SCOPE
+    platforms: Tuple[str, ...] = PLATFORMS
+    backends: Tuple[str, ...] = BACKENDS
 
     def __post_init__(self) -> None:
         if self.risk not in RISKS:

@@ -1,8 +1,8 @@
 """``meshdoctor fix``: choose the fixes, plan, confirm, apply, verify, and build the verdict.
 
 Without names it runs every check on every host first and chooses the fixes that resolve the
-failures found (:func:`meshdoctor.fixer.engine.fixes_for`). Without ``--yes`` it plans only; on a
-terminal it shows the plan and asks once. Applying holds the fix lock
+failures found (:func:`meshdoctor.fixer.registry.fixes_for`, for the hostfile's backend).
+Without ``--yes`` it plans only; on a terminal it shows the plan and asks once. Applying holds the fix lock
 (:class:`meshdoctor.receipts.FixLock`), so two fix runs never interleave. The CLI module only
 parses options and calls :func:`run`.
 """
@@ -12,14 +12,13 @@ from __future__ import annotations
 import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from meshdoctor.fixer import engine as fixengine
 from meshdoctor.codes.model import FIX, Doc, Entry
-from meshdoctor.fixer.model import Action, Fix, FixContext, pending
+from meshdoctor.fixer.engine import run_fixes
 from meshdoctor.fixer.hosts import HostExec
+from meshdoctor.fixer.model import Action, Fix, FixContext, pending
+from meshdoctor.fixer.registry import all_fixes, fixes_for, lookup
 from meshdoctor.model import ERROR, FAIL, HostInfo, Result, Verdict
 from meshdoctor.text import one_line
-
-JACCL = ("jaccl", "jaccl-ring")
 
 NOT_STARTED = Entry(
     code="MD700",
@@ -47,11 +46,9 @@ def resolve(names: Sequence[str]) -> List[Fix]:
     """The fixes named (codes or names), in code order; raises :class:`UnknownFix`."""
     out: List[Fix] = []
     for n in names:
-        fx = fixengine.lookup(n)
+        fx = lookup(n)
         if fx is None:
-            raise UnknownFix(
-                f"no fix {n!r}; fixes: " + ", ".join(f.name for f in fixengine.all_fixes())
-            )
+            raise UnknownFix(f"no fix {n!r}; fixes: " + ", ".join(f.name for f in all_fixes()))
         if fx not in out:
             out.append(fx)
     return sorted(out, key=lambda f: f.code)
@@ -70,13 +67,14 @@ def list_rows() -> List[Dict[str, object]]:
             "title": f.title,
             "platforms": [],
         }
-        for f in fixengine.all_fixes()
+        for f in all_fixes()
     ]
 
 
 def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], List[Result]]:
-    """Run every check on every host; the fixes for the failures, and the failed or errored
-    results no chosen fix resolves (they stay in the verdict)."""
+    """Run every check on every host; the fixes for the failures (those for the hostfile's
+    backend), and the failed or errored results no chosen fix resolves (they stay in the
+    verdict)."""
     from meshdoctor.checker.registry import all_checks
 
     codes = [c.code for c in all_checks()]
@@ -107,9 +105,10 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
                         needs_reboot=bool(d.get("needs_reboot")),
                     )
                 )
-    fixes = fixengine.fixes_for({r.code for r in bad if r.status == FAIL})
-    if hostfile is not None and hostfile.effective_backend not in JACCL:
-        fixes = [f for f in fixes if f.name not in ("bridge0", "auto-setup")]
+    fixes = fixes_for(
+        {r.code for r in bad if r.status == FAIL},
+        backend=hostfile.effective_backend if hostfile is not None else None,
+    )
     covered = {c for f in fixes for c in f.resolves}
     return fixes, [r for r in bad if r.code not in covered]
 
@@ -157,13 +156,13 @@ def run(
     if fixes:
         apply_now = yes
         if not yes:
-            actions, results = fixengine.run_fixes(fixes, ctx(False))
+            actions, results = run_fixes(fixes, ctx(False))
             if pending(actions) and ask is not None and ask(actions):
                 apply_now = True
         if apply_now:
             try:
                 with FixLock(run_id):
-                    actions, results = fixengine.run_fixes(fixes, ctx(True))
+                    actions, results = run_fixes(fixes, ctx(True))
             except (LockBusy, StateDirError) as exc:
                 results = [
                     Result(

@@ -24,6 +24,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from meshdoctor import execute, receipts
+from meshdoctor.hostfile import JACCL_BACKENDS
 from meshdoctor.fixer.model import (
     DISRUPTIVE,
     DONE,
@@ -362,6 +363,7 @@ FIX = Fix(
     resolves=("MD203",),
     risk=DISRUPTIVE,
     scope=FLEET_SCOPE,
+    backends=JACCL_BACKENDS,  # it configures Thunderbolt RDMA (--over thunderbolt) for JACCL
     plan=plan,
     apply=apply,
     verify=verify,

@@ -4,7 +4,9 @@ macOS puts every Thunderbolt interface into ``bridge0`` (Thunderbolt Bridge) by 
 it is active JACCL's queue pairs fail to reach RTR (errno 22), which is why
 ``mlx.distributed_config --auto-setup`` (MLX ``python/mlx/_distributed_utils/config.py``) starts
 with ``sudo ifconfig bridge0 down`` on every host. This fix takes the same one step, with
-``sudo -n`` so it never waits for a password, and verifies by re-running MD205.
+``sudo -n`` so it never waits for a password, and verifies by re-running MD205. It declares
+itself macOS-only and JACCL-only (``platforms``, ``backends``): on another platform the engine
+plans nothing.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 from typing import List
 
 from meshdoctor import execute
-from meshdoctor.facts.context import NodeContext, current_platform
+from meshdoctor.facts.context import NodeContext
 from meshdoctor.fixer.model import DONE, FAILED, SAFE, Action, Doc, Fix, FixContext, Verification
+from meshdoctor.hostfile import JACCL_BACKENDS
 
 CODE = "MD704"
 TIMEOUT_S = 10.0
@@ -30,8 +33,6 @@ def _bridge():
 
 def plan(ctx: FixContext) -> List[Action]:
     """The steps this fix would take now (reads state only; changes nothing)."""
-    if current_platform() != "darwin":
-        return []
     b = _bridge()
     if b is None:
         return []
@@ -58,8 +59,6 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
 
 def verify(ctx: FixContext) -> Verification:
     """Look again, as the checks this fix resolves do, and say whether it is resolved."""
-    if current_platform() != "darwin":
-        return Verification(True, "not a Mac: no Thunderbolt Bridge")
     from meshdoctor.fixer.hosts import HostExec
 
     hx = HostExec(None)
@@ -81,6 +80,8 @@ FIX = Fix(
     title="Take Thunderbolt Bridge down",
     resolves=("MD205",),
     risk=SAFE,
+    platforms=("darwin",),  # Thunderbolt Bridge is macOS's
+    backends=JACCL_BACKENDS,  # the bridge holds the interfaces JACCL's RDMA uses
     plan=plan,
     apply=apply,
     verify=verify,

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from meshdoctor.model import FAIL, OK, SKIP, Verdict
 from meshdoctor.text import one_line
-from meshdoctor.render.verdict import ASCII_BLANK, BLANK, SYMBOLS, clean_line, symbols
+from meshdoctor.render.style import ASCII_BLANK, BLANK, SYMBOLS, clean_line, symbols
 
 # ``text`` on one line, control characters escaped (meshdoctor.text.one_line) and rich markup
 # escaped: host and device names come from the hostfile, states from the hosts
@@ -57,7 +57,7 @@ def _print_wide(out: Console, renderable: Any, need: int) -> None:
 
 def table(v: Verdict, out: Console) -> None:
     """Print the fleet table and, when the backend uses RDMA, the edge matrix, with the status
-    symbols of the result lines (:func:`meshdoctor.render.verdict.symbols`: ASCII where ``out``
+    symbols of the result lines (:func:`meshdoctor.render.style.symbols`: ASCII where ``out``
     cannot encode them)."""
     marks = symbols(out)
     blank = BLANK if marks is SYMBOLS else ASCII_BLANK

@@ -1,4 +1,6 @@
-"""Human rendering of a verdict with rich. Reached only from the CLI; holds no data of its own.
+"""Human rendering of a verdict with rich. Reached only from the CLI; holds no data of its own
+(the symbols, styles and text cleaning it shares with the fleet table are
+:mod:`meshdoctor.render.style`).
 
 One line per result (status symbol, code, title, host, summary), the remediation under each
 failure, warning and error, and a closing line with the verdict and exit code.
@@ -7,46 +9,21 @@ failure, warning and error, and a closing line with the verdict and exit code.
 from __future__ import annotations
 
 import sys
-from typing import Dict, Optional, Tuple
+from typing import Optional
 
 from rich.console import Console
-from rich.markup import escape
 
 from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Verdict
+from meshdoctor.render.style import (
+    ARROW,
+    ASCII_ARROW,
+    SYMBOLS,
+    VERDICT_STYLE,
+    clean_line,
+    symbols,
+)
 from meshdoctor.streams import to_devnull
-from meshdoctor.text import one_line, printable, shell_line
-
-SYMBOLS = {
-    OK: ("✔", "green"),
-    WARN: ("!", "yellow"),
-    FAIL: ("✘", "bold red"),
-    SKIP: ("-", "dim"),
-    ERROR: ("?", "bold magenta"),
-}
-# For a stream that cannot encode the symbols above (PYTHONIOENCODING=ascii, a latin-1 terminal).
-ASCII_SYMBOLS = {OK: "+", WARN: "!", FAIL: "x", SKIP: "-", ERROR: "?"}
-ARROW, ASCII_ARROW = "→", "->"
-BLANK, ASCII_BLANK = "·", "."  # a fleet table cell with nothing in it
-VERDICT_STYLE = {"go": "bold green", "no-go": "bold red", "unknown": "bold magenta"}
-
-
-# C0 controls except tab and newline (ESC starts terminal escape sequences, CR overwrites a
-# line, NUL and BEL), DEL, the C1 controls (U+0080-U+009F: CSI and friends) and the bidi
-# formatting characters (meshdoctor.text)
-plain = printable  # output that does not go through rich (meshdoctor.text)
-
-
-def clean(text: object) -> str:
-    """:func:`plain`, and rich markup escaped (``[red]`` prints as ``[red]``): the one way any
-    string that came from outside (tools, hostfiles, logs, rank stderr) reaches a rich console."""
-    return escape(plain(text))
-
-
-def clean_line(text: object) -> str:
-    """:func:`clean` on one line (:func:`meshdoctor.text.one_line`: newlines shown as ``\\n``):
-    every field of a result, an action and a table cell is printed this way, so text from
-    outside cannot forge a line of meshdoctor's own."""
-    return escape(one_line(text))
+from meshdoctor.text import shell_line
 
 
 class _Console(Console):
@@ -56,24 +33,6 @@ class _Console(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         to_devnull((sys.stderr if self.stderr else sys.stdout).fileno())
-
-
-def encodes(encoding: Optional[str], text: str = "✔✘→") -> bool:
-    """Whether a stream in ``encoding`` can carry ``text`` (the symbols this module prints)."""
-    try:
-        text.encode(encoding or "utf-8")
-        return True
-    except (UnicodeEncodeError, LookupError):
-        return False
-
-
-def symbols(out: Console) -> Dict[str, Tuple[str, str]]:
-    """status -> ``(symbol, style)`` for ``out``: :data:`SYMBOLS`, or the characters of
-    :data:`ASCII_SYMBOLS` where the stream cannot encode them (the one symbol table of the
-    result lines and the fleet table)."""
-    if encodes(out.encoding):
-        return SYMBOLS
-    return {s: (ASCII_SYMBOLS[s], style) for s, (_, style) in SYMBOLS.items()}
 
 
 def console(stderr: bool = False) -> Console:
