@@ -1,4 +1,4 @@
-"""From command-line options to a :class:`~meshdoctor.probe.launcher.ProbeConfig`, with every
+"""From command-line options to a :class:`~meshdoctor.probe.config.ProbeConfig`, with every
 usage check the probe needs before it starts anything: one source of the
 mesh, a size that parses, a hostfile the backend can use, and enough memory on this host."""
 
