@@ -13,7 +13,7 @@ from meshdoctor.probe import codes as C
 from meshdoctor.probe import figures, soak
 from meshdoctor.probe.config import ProbeConfig, plan_pairs
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
-from meshdoctor.probe.report.view import mesh_result
+from meshdoctor.probe.report.view import MESH
 
 
 WRONG_REMEDY = (
@@ -39,34 +39,37 @@ def _correctness_result(f: Dict[str, Any]) -> Optional[Result]:
                 f"sent (first: rank {mm[0]['slice_of_rank']}'s slice at rank "
                 f"{mm[0]['received_at_rank']})"
             )
-        return mesh_result(
+        return Result(
             C.WRONG,
             f"probe.{op}",
             FAIL,
             txt,
             evidence={k: f.get(k) for k in ("wrong", "checked", "digest_mismatches")},
             remediation=Remediation(WRONG_REMEDY),
+            host=MESH,
         )
     if f.get("iters") or op == "bare_all_sum":
-        return mesh_result(
+        return Result(
             C.WRONG,
             f"probe.{op}",
             OK,
             f"{op}: #wrong 0 of {f['checked']} elements checked (all ranks, "
             "all iterations)" + (", digests match" if op == "all_gather" else ""),
             evidence={"checked": f["checked"]},
+            host=MESH,
         )
     return None
 
 
 def _bandwidth_result(f: Dict[str, Any]) -> Result:
     """One timed op's algbw, busbw and times (:func:`figures.bandwidth_line`)."""
-    return mesh_result(
+    return Result(
         C.BANDWIDTH,
         f"probe.{f['op']}",
         OK,
         figures.bandwidth_line(f),
         evidence={k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs", "busbw_gbs", "iters")},
+        host=MESH,
     )
 
 
@@ -75,7 +78,7 @@ def _op_results(figs: List[Dict[str, Any]]) -> List[Result]:
     for f in figs:
         if f.get("skipped"):
             res.append(
-                mesh_result(C.WRONG, f"probe.{f['op']}", "skip", f"{f['op']}: {f['skipped']}")
+                Result(C.WRONG, f"probe.{f['op']}", "skip", f"{f['op']}: {f['skipped']}", host=MESH)
             )
             continue
         r = _correctness_result(f)
@@ -89,7 +92,7 @@ def _op_results(figs: List[Dict[str, Any]]) -> List[Result]:
 def _slowdown_result(slow: List[Dict[str, Any]]) -> Result:
     """GPU clocks held back for power or heat while the probe ran (NVML violation time)."""
     what = ", ".join(f"GPU {s['gpu']} {s['reason']} {s['ms']:.1f} ms" for s in slow)
-    return mesh_result(
+    return Result(
         C.BANDWIDTH,
         "probe.gpu_clocks",
         WARN,
@@ -100,6 +103,7 @@ def _slowdown_result(slow: List[Dict[str, Any]]) -> Result:
             "Check cooling and power limits (nvidia-smi -q -d PERFORMANCE,POWER, "
             "`meshdoctor check` MD113), then probe again."
         ),
+        host=MESH,
     )
 
 
@@ -110,7 +114,7 @@ def _pairs_result(pf: Dict[str, Any]) -> Optional[Result]:
         what = [f"{c['src']}->{c['dst']} #wrong {c['wrong']}" for c in bad] + [
             f"{s}->{d} not measured" for s, d in pf["missing"]
         ]
-        return mesh_result(
+        return Result(
             C.PAIRS,
             "probe.pairs",
             FAIL,
@@ -119,16 +123,18 @@ def _pairs_result(pf: Dict[str, Any]) -> Optional[Result]:
             remediation=Remediation(
                 "Check the link between the ranks named (cable, port state, hostfile order)."
             ),
+            host=MESH,
         )
     if pf["slowest"]:
         s = pf["slowest"]
-        return mesh_result(
+        return Result(
             C.PAIRS,
             "probe.pairs",
             OK,
             f"{len(pf['cells'])} pairs measured; slowest {s['src']}->"
             f"{s['dst']} at {figures.format_rate(s['busbw_gbs'])}",
             evidence={"slowest": s, "unsupported": pf["unsupported"]},
+            host=MESH,
         )
     return None
 
@@ -144,7 +150,7 @@ def _soak_result(sk: Dict[str, Any], complete: bool) -> Result:
     )
     if status == WARN:
         summary += "; the soak did not complete (see the other findings)"
-    return mesh_result(
+    return Result(
         C.SOAK,
         "probe.soak",
         status,
@@ -158,6 +164,7 @@ def _soak_result(sk: Dict[str, Any], complete: bool) -> Result:
         )
         if hangs
         else None,
+        host=MESH,
     )
 
 
@@ -172,7 +179,7 @@ def _nothing_ran(
     if cfg.pairs and cfg.backend != "nccl":
         return None  # the pair matrix ran send/recv
     why = "; ".join(f"{f['op']}: {f['skipped']}" for f in figs)
-    return mesh_result(
+    return Result(
         C.COVERAGE,
         "probe.coverage",
         ERROR,
@@ -182,6 +189,7 @@ def _nothing_ran(
             "Probe an op the backend has (all_sum, all_gather), choose a backend that has "
             "the op, or upgrade MLX to the version named."
         ),
+        host=MESH,
     )
 
 
@@ -205,11 +213,12 @@ def add_measures(
         res.append(_slowdown_result(out.gpu_slowdown))
     if cfg.pairs and cfg.backend == "nccl":
         res.append(
-            mesh_result(
+            Result(
                 C.PAIRS,
                 "probe.pairs",
                 "skip",
                 "pairs: the nccl backend has no send/recv (mlx 0.32.x)",
+                host=MESH,
             )
         )
     elif cfg.pairs and out.kind == "ok":

@@ -14,7 +14,7 @@ from meshdoctor.probe.config import ProbeConfig, collective_deadline, init_deadl
 from meshdoctor.probe.culprits import blame_hang, cause_remedy, how, peers_lost, signal_name
 from meshdoctor.probe.events import RankState, describe_step
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
-from meshdoctor.probe.report.view import MESH, LaunchView, mesh_result
+from meshdoctor.probe.report.view import MESH, LaunchView
 from meshdoctor.probe.sizes import format_size
 
 
@@ -151,13 +151,14 @@ def _group_formed(lc: LaunchView) -> Result:
 
 def _interrupted(lc: LaunchView) -> Result:
     """``interrupted``: SIGINT, SIGTERM or SIGHUP before the probe finished (not assessed)."""
-    return mesh_result(
+    return Result(
         C.INTERRUPTED,
         "probe.interrupted",
         ERROR,
         f"{lc.out.message}; every rank was torn down",
         evidence={"formed": lc.formed},
         remediation=Remediation("Probe again; the mesh was not assessed."),
+        host=MESH,
     )
 
 

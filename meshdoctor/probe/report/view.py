@@ -1,22 +1,16 @@
 """What the parts of the probe report read of the last launch (:class:`LaunchView`), and the
-host label of results about the whole group (:data:`MESH`, :func:`mesh_result`)."""
+host label of results about the whole group (:data:`MESH`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Set
+from typing import List, Optional, Set
 
-from meshdoctor.model import Result
 from meshdoctor.probe.config import ProbeConfig
 from meshdoctor.probe.events import RankState
 from meshdoctor.probe.outcome import LaunchOutcome
 
 MESH = "mesh"  # the host label of results about the whole group (figures, correctness)
-
-
-def mesh_result(*args: Any, **kw: Any) -> Result:
-    """A result about the whole group rather than one host (``host`` is :data:`MESH`)."""
-    return Result(*args, host=MESH, **kw)
 
 
 @dataclass
