@@ -242,7 +242,7 @@ def test_snapshot_shapes_from_the_nvml_calls(monkeypatch):
 
 def test_clocks_held_back_during_a_run_are_measured(monkeypatch, tmp_path):
     from meshdoctor.facts import nvml
-    from meshdoctor.probe import report
+    from meshdoctor.probe.report import measures
 
     drv = tmp_path / "version"
     drv.write_text("NVRM\n")
@@ -254,5 +254,5 @@ def test_clocks_held_back_during_a_run_are_measured(monkeypatch, tmp_path):
     assert set(before) == {0, 1} and set(before[0]) == {"power", "thermal"}
     assert nvml.slowdown(before, after) == [{"gpu": 0, "reason": "thermal", "ms": 5.0}]
     assert nvml.slowdown(None, after) == []
-    res = report._slowdown_result(nvml.slowdown(before, after))
+    res = measures._slowdown_result(nvml.slowdown(before, after))
     assert res.status == "warn" and "GPU 0 thermal 5.0 ms" in res.summary

@@ -241,8 +241,8 @@ def test_the_escape_helper():
 def test_a_deadline_shorter_than_the_collective_blames_no_rank():
     from meshdoctor.probe.config import ProbeConfig, local_hostfile
     from meshdoctor.probe.events import RankState
-    from meshdoctor.probe.launcher import LaunchOutcome
-    from meshdoctor.probe.report import _hang_result
+    from meshdoctor.probe.outcome import LaunchOutcome
+    from meshdoctor.probe.report.outcomes import _hang_result
 
     cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=256 << 20, timeout=0.1)
     step = {"op": "all_sum", "phase": "warmup", "iter": 0, "seq": 3}
@@ -268,8 +268,8 @@ def test_a_short_deadline_blames_no_rank_that_was_still_on_its_way():
     late, not faulty (its heartbeat is fresh), so no rank is blamed."""
     from meshdoctor.probe.config import ProbeConfig, local_hostfile
     from meshdoctor.probe.events import RankState
-    from meshdoctor.probe.launcher import LaunchOutcome
-    from meshdoctor.probe.report import _hang_result
+    from meshdoctor.probe.outcome import LaunchOutcome
+    from meshdoctor.probe.report.outcomes import _hang_result
 
     cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=256 << 20, timeout=0.1)
     step = {"op": "all_sum", "phase": "warmup", "iter": 0, "seq": 3}

@@ -8,7 +8,7 @@ from collections import deque
 
 from meshdoctor.probe import culprits as K
 from meshdoctor.probe.events import RankState
-from meshdoctor.probe.launcher import LaunchOutcome
+from meshdoctor.probe.outcome import LaunchOutcome
 
 PEER_LOST = "[ring] connection to a peer was lost"  # MLX ring backend, a consequence (MD613)
 

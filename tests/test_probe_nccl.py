@@ -15,7 +15,7 @@ from meshdoctor import signatures
 from meshdoctor.hostfile import parse
 from meshdoctor.probe import config, culprits, env as envmod, worker
 from meshdoctor.probe.events import RankState
-from meshdoctor.probe.launcher import LaunchOutcome
+from meshdoctor.probe.outcome import LaunchOutcome
 from meshdoctor.probe.ports import PreflightError, nccl_port
 from meshdoctor.probe.setup import ProbeSetupError, default_backend
 from tests.test_probe_units import _cfg

@@ -15,7 +15,7 @@ from meshdoctor.model import Verdict
 from meshdoctor.probe import report
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.events import RankState
-from meshdoctor.probe.launcher import LaunchOutcome, ProbeRun
+from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
 from tests.helpers import VALIDATOR, validate
 
 STEP = {"op": "all_sum", "phase": "timed", "iter": 1, "seq": 7}

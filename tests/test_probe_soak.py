@@ -7,7 +7,8 @@ from __future__ import annotations
 from meshdoctor.probe import soak
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.events import RankState
-from meshdoctor.probe.launcher import LaunchOutcome, base_plan
+from meshdoctor.probe.launcher import base_plan
+from meshdoctor.probe.outcome import LaunchOutcome
 
 
 def _cfg(soak_n=8, ops=("all_sum", "all_gather")):

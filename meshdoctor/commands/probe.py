@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import click
 
 from meshdoctor.cli import EXIT_CODES_HELP
-from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
+from meshdoctor.probe import api
 from meshdoctor.probe.worker import DTYPES
 from meshdoctor.commands.options import (
     Seconds,
     check_environment,
     command_interrupts,
-    load_hostfile,
     one_host_source,
 )
 
@@ -57,14 +55,14 @@ from meshdoctor.commands.options import (
     type=click.Choice(
         ["all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter", "all"]
     ),
-    default="all",
+    default=api.ProbeRequest.op,
     show_default=True,
     help="Collective(s) to probe; all: every op the backend has in the installed MLX "
     "(the others are listed as skipped, with the MLX version that adds them).",
 )
 @click.option(
     "--size",
-    default="256MiB",
+    default=api.ProbeRequest.size,
     show_default=True,
     help="Message size per rank: 4096, 64KB, 256MiB, 1GiB (all_gather: the gathered "
     "output, sum_scatter: the whole input, as nccl-tests).",
@@ -72,21 +70,21 @@ from meshdoctor.commands.options import (
 @click.option(
     "--iters",
     type=click.IntRange(1, 100000),
-    default=5,
+    default=api.ProbeRequest.iters,
     show_default=True,
     help="Timed iterations per op.",
 )
 @click.option(
     "--warmup",
     type=click.IntRange(0, 1000),
-    default=1,
+    default=api.ProbeRequest.warmup,
     show_default=True,
     help="Untimed iterations per op first.",
 )
 @click.option(
     "--dtype",
     type=click.Choice(list(DTYPES)),
-    default="float32",
+    default=api.ProbeRequest.dtype,
     show_default=True,
     help="Element type.",
 )
@@ -99,7 +97,7 @@ from meshdoctor.commands.options import (
 @click.option(
     "--soak",
     type=click.IntRange(0, 1000000),
-    default=0,
+    default=api.ProbeRequest.soak,
     help="Run each op N times with a per-call deadline, relaunching after a hang; "
     "report the hang rate.",
 )
@@ -150,57 +148,33 @@ def probe(
     ranks that never arrived, captures stacks and tears every rank down. Figures follow
     nccl-tests (algbw, busbw; the JSON in GB/s = 1e9 bytes/s).
     """
-    from meshdoctor.probe.setup import ProbeSetupError, make_config
-
     one_host_source(**{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks})
     check_environment()
+    request = api.ProbeRequest(
+        hostfile=hostfile,
+        hosts=hosts,
+        nranks=nranks,
+        backend=backend,
+        op=op,
+        size=size,
+        iters=iters,
+        warmup=warmup,
+        dtype=dtype,
+        timeout=timeout,
+        soak=soak,
+        pairs=pairs,
+        port=port,
+        strict=strict,
+    )
     try:
-        cfg = make_config(
-            hostfile=load_hostfile(hostfile),
-            hosts=hosts,
-            nranks=nranks,
-            backend=backend,
-            op=op,
-            size=size,
-            iters=iters,
-            warmup=warmup,
-            dtype=dtype,
-            timeout=timeout,
-            soak=soak,
-            pairs=pairs,
-            port=port,
-            given=[
-                x
-                for x, v in (("--hostfile", hostfile), ("--hosts", hosts), ("-n", nranks))
-                if v is not None
-            ],
+        verdict = api.probe(
+            request,
+            gate=not no_check,
+            # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
+            interrupts=lambda: command_interrupts("probe"),
+            progress=api.progress_for(as_json=as_json, quiet=quiet),
+            on_checked=lambda v: report_to(v, as_json=as_json, quiet=quiet),
         )
-    except ProbeSetupError as exc:
+    except api.ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
-    verdict = report_to(Verdict(command="probe", strict=strict), as_json=as_json, quiet=quiet)
-    if cfg.hostfile is not None and (hostfile or hosts) and not no_check:
-        from meshdoctor.checker.fleet import FleetOptions, gate_probe
-
-        # the fleet check runs with the interpreter the remote ranks will use
-        if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
-            emit(verdict, as_json=as_json, quiet=quiet)
-    # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
-    interrupts = command_interrupts("probe")
-    from meshdoctor.probe.config import collective_deadline, steps_per_rank
-    from meshdoctor.probe.launcher import run_probe
-    from meshdoctor.probe.report import build
-
-    if not as_json and sys.stderr.isatty():
-        from meshdoctor.probe.progress import ProbeProgress
-
-        with ProbeProgress(steps_per_rank(cfg), cfg.world_size) as bar:
-            run = run_probe(cfg, on_event=bar.on_event, interrupts=interrupts)
-    elif not quiet and not sys.stderr.isatty():  # a log: a line at a bounded rate
-        from meshdoctor.probe.log import ProbeLog
-
-        with ProbeLog(cfg.world_size, collective_deadline(cfg), sys.stderr) as log:
-            run = run_probe(cfg, on_event=log.on_event, interrupts=interrupts)
-    else:
-        run = run_probe(cfg, interrupts=interrupts)
-    build(run, verdict)
     emit(verdict, as_json=as_json, quiet=quiet)

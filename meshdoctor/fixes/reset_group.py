@@ -155,36 +155,31 @@ def _checks(ctx: FixContext, act: Action, reboot: Dict[str, str]) -> None:
 
 
 def _probe(ctx: FixContext, act: Action, reboot: Dict[str, str]) -> None:
-    from meshdoctor.model import Verdict
-    from meshdoctor.probe.launcher import run_probe
-    from meshdoctor.probe.report import build
-    from meshdoctor.probe.setup import ProbeSetupError, make_config
+    from meshdoctor.probe import api
 
     hf = ctx.hostfile
     n = hf.world_size if hf is not None else 2
+    request = api.ProbeRequest(
+        hostfile=hf,
+        nranks=None if hf is not None else 2,
+        op="all_sum",
+        size=str(4 * n),
+        iters=1,
+        warmup=0,
+        timeout=PROBE_DEADLINE_S,
+    )
     try:
-        cfg = make_config(
-            hostfile=hf,
-            hosts=None,
-            nranks=None if hf is not None else 2,
-            backend=None,
-            op="all_sum",
-            size=str(4 * n),
-            iters=1,
-            warmup=0,
-            dtype="float32",
-            timeout=PROBE_DEADLINE_S,
-            soak=0,
-            pairs=False,
-            port=None,
-            given=["--hostfile" if hf is not None else "-n"],
+        v = api.probe(
+            request,
+            gate=False,
+            on_checked=lambda _: ctx.progress(
+                f"re-forming the group: one-element all_sum across {n} rank(s)"
+            ),
         )
-    except ProbeSetupError as exc:
+    except api.ProbeSetupError as exc:
         act.outcome = f"{FAILED}: cannot probe: {exc}"
         reboot.setdefault("mesh", f"cannot probe: {exc}")
         return
-    ctx.progress(f"re-forming the group: one-element all_sum across {n} rank(s)")
-    v = build(run_probe(cfg), Verdict(command="probe"))
     act.argv = [
         "meshdoctor",
         "probe",

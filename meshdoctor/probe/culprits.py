@@ -4,7 +4,7 @@ The data (no processes are touched here): each rank's :class:`~meshdoctor.probe.
 (``returncode`` as :mod:`subprocess` gives it, negative = killed by that signal; ``errors``: the
 worker's error events; ``stderr`` and ``noise``: its stderr and the stdout lines that were not
 events; ``exited_at``: launcher monotonic seconds) and the launch's
-:class:`~meshdoctor.probe.launcher.LaunchOutcome` (``early_exits``: rank -> returncode of the
+:class:`~meshdoctor.probe.outcome.LaunchOutcome` (``early_exits``: rank -> returncode of the
 ranks that exited before teardown; ``failure``: the first failure the tracker saw; ``hang``:
 :meth:`~meshdoctor.probe.events.Tracker.hang_report`).
 
@@ -33,13 +33,11 @@ from __future__ import annotations
 
 import signal
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from meshdoctor import signatures
 from meshdoctor.probe.events import RankState
-
-if TYPE_CHECKING:  # data only; the launcher module is not needed to read it
-    from meshdoctor.probe.launcher import LaunchOutcome
+from meshdoctor.probe.outcome import LaunchOutcome
 
 # Signatures that only say a peer went away: another rank failed first, never a cause by
 # themselves (each is marked "consequence" in the signature catalogue, meshdoctor.signatures).
@@ -81,7 +79,7 @@ def is_cause(st: RankState, returncode: Optional[int]) -> bool:
     return not ({m.code for m in rank_signatures(st)} & LOST_PEER)
 
 
-def culprits(out: "LaunchOutcome") -> List[RankState]:
+def culprits(out: LaunchOutcome) -> List[RankState]:
     """The ranks that failed first (module doc), the first to exit first: died by a signal,
     exited early without reporting an error, or reported an error that is not a lost peer;
     else the rank the tracker saw fail first; [] when nothing failed."""
@@ -97,7 +95,7 @@ def culprits(out: "LaunchOutcome") -> List[RankState]:
     return sorted(primary, key=lambda s: s.exited_at or float("inf"))
 
 
-def peers_lost(out: "LaunchOutcome", causes: List[RankState]) -> List[int]:
+def peers_lost(out: LaunchOutcome, causes: List[RankState]) -> List[int]:
     """The ranks, other than ``causes``, that exited early with a failure status: the
     consequences of a dead rank."""
     return [

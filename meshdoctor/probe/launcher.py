@@ -2,8 +2,9 @@
 deadlines, gathers evidence and has every rank stopped.
 
 Not mlx.launch, whose exit status cannot be trusted (it can exit 0 when ranks fail). The
-launcher returns data (:class:`ProbeRun`); :mod:`meshdoctor.probe.report` turns it into a verdict
-(which rank is at fault: :mod:`meshdoctor.probe.culprits`). Whether to relaunch after a hang
+launcher returns data (:class:`~meshdoctor.probe.outcome.ProbeRun`, whose types live in
+:mod:`meshdoctor.probe.outcome`); :mod:`meshdoctor.probe.report` turns it into a verdict (which
+rank is at fault: :mod:`meshdoctor.probe.culprits`). Whether to relaunch after a hang
 under ``--soak``, and with which plan: :mod:`meshdoctor.probe.soak`.
 
 Deadlines: :mod:`meshdoctor.probe.config`. Ports and the address pre-flight:
@@ -24,11 +25,11 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import subprocess
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -50,6 +51,7 @@ from meshdoctor.probe.config import (
     steps_per_rank,
 )
 from meshdoctor.probe.events import RankState, Tracker
+from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
 from meshdoctor.interrupts import Interrupts
 from meshdoctor.probe.ports import PreflightError, choose_ports, nccl_port
 from meshdoctor.probe.procs import RankProc
@@ -64,37 +66,6 @@ MIN_STOP_S = 1.0  # a remote host always gets this long to stop its ranks
 POLL_S = 0.05
 
 EventHook = Callable[[int, Dict[str, Any], "Launch"], None]
-
-
-@dataclass
-class LaunchOutcome:
-    """One launch of all ranks. ``kind``: ok, dead (a rank exited early), init (group formation
-    failed), start (a rank could not start), hang (a step passed its deadline), deadline (the
-    whole-run deadline). Times are launcher monotonic seconds; ``detect_s`` is from the first
-    sign of failure (exit seen, or deadline passed) to the end of teardown and the leftover
-    check."""
-
-    kind: str
-    run_id: str
-    ranks: List[RankState]
-    plan: Dict[str, Any]
-    deadline_s: float
-    ring_hostfile: Optional[List[List[str]]] = None
-    failure: Optional[Dict[str, Any]] = None
-    hang: Optional[Dict[str, Any]] = None
-    stacks: Dict[int, str] = field(default_factory=dict)
-    native_stacks: Dict[int, str] = field(default_factory=dict)
-    actions: List[Dict[str, Any]] = field(default_factory=list)
-    survivors: List[Dict[str, Any]] = field(default_factory=list)
-    unkillable: List[Dict[str, Any]] = field(default_factory=list)
-    unreachable: Dict[str, str] = field(default_factory=dict)
-    message: str = ""
-    early_exits: Dict[int, int] = field(default_factory=dict)
-    started_at: float = 0.0
-    detected_at: Optional[float] = None
-    gpu_after: Optional[Dict[str, Any]] = None
-    gpu_slowdown: List[Dict[str, Any]] = field(default_factory=list)
-    finished_at: float = 0.0
 
 
 class Launch:
@@ -433,19 +404,17 @@ class Launch:
             out.gpu_slowdown = nvml.slowdown(slow_before, nvml.violation_ns())
         out.unreachable = dict(self.hosts.unreachable)
         out.finished_at = time.monotonic()
+        if out.kind == "start":  # the report tells a missing interpreter apart (MD102's words)
+            out.python_missing = interpreter_missing(self.cfg.python)
         return out
 
 
-@dataclass
-class ProbeRun:
-    """The whole probe: its config, run id, per-launch outcomes (several only for ``--soak``
-    relaunches after hangs), and ``preflight`` when it never launched (PreflightError data)."""
-
-    cfg: ProbeConfig
-    run_id: str
-    launches: List[LaunchOutcome] = field(default_factory=list)
-    preflight: Optional[Dict[str, str]] = None
-    soak_hangs: List[Dict[str, Any]] = field(default_factory=list)
+def interpreter_missing(python: str) -> bool:
+    """Whether ``python`` (a path, or a name looked up on ``PATH``) is not an executable file on
+    this host: the local ranks' interpreter (``MESHDOCTOR_PYTHON``) cannot run."""
+    if os.sep in python:
+        return not os.access(python, os.X_OK)
+    return shutil.which(python) is None
 
 
 def base_plan(cfg: ProbeConfig) -> Dict[str, Any]:

@@ -1,4 +1,4 @@
-"""From command-line options to a :class:`~meshdoctor.probe.launcher.ProbeConfig`, with every
+"""From command-line options to a :class:`~meshdoctor.probe.config.ProbeConfig`, with every
 usage check the probe needs before it starts anything: one source of the
 mesh, a size that parses, a hostfile the backend can use, and enough memory on this host."""
 
@@ -11,6 +11,7 @@ from meshdoctor.hostfile import BACKENDS, Hostfile, HostfileError, from_list, lo
 from meshdoctor.probe import env as envmod
 from meshdoctor.hostfile import host_sources_conflict, is_this_machine
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
+from meshdoctor.probe.errors import ProbeSetupError
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
 from meshdoctor.probe.worker import DTYPE_BYTES, OPS
 
@@ -18,14 +19,6 @@ DEFAULT_RANKS = 2
 # Ranks one probe starts at most: a JACCL mesh stops at 8 (MESH_MAX_PEERS in mlx jaccl ``rdma.cpp``); rings of a few
 # dozen Macs exist; thousands of entries are a broken hostfile, not a mesh.
 MAX_WORLD_SIZE = 256
-
-
-class ProbeSetupError(ValueError):
-    """A usage error (exit 2); ``param`` names the option at fault."""
-
-    def __init__(self, message: str, param: str) -> None:
-        super().__init__(message)
-        self.param = param
 
 
 def available_memory() -> int:

@@ -18,18 +18,16 @@ repetition 3 of all_sum), not here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from meshdoctor.probe.config import ProbeConfig
-
-if TYPE_CHECKING:  # data only
-    from meshdoctor.probe.launcher import LaunchOutcome
+from meshdoctor.probe.outcome import LaunchOutcome
 
 MAX_SOAK_HANGS = 5  # hangs after which the soak stops relaunching: the rate is clear by then
 SOAK_PHASE = "soak"
 
 
-def soak_hang(cfg: ProbeConfig, out: "LaunchOutcome") -> Optional[Dict[str, Any]]:
+def soak_hang(cfg: ProbeConfig, out: LaunchOutcome) -> Optional[Dict[str, Any]]:
     """The step (op, phase, iter, seq, before) of ``out``'s hang when it counts as a soak hang
     (the soak is on, the launch hung in a soak repetition, and every rank was killed); else
     None."""
@@ -61,7 +59,7 @@ def next_plan(
 
 
 def figures(
-    cfg: ProbeConfig, launches: Sequence["LaunchOutcome"], hang_steps: List[Dict[str, Any]]
+    cfg: ProbeConfig, launches: Sequence[LaunchOutcome], hang_steps: List[Dict[str, Any]]
 ) -> Dict[str, Any]:
     """The soak's figures over every launch: ``repetitions`` (N), ``calls`` (attempted:
     completed + hangs), ``completed`` (repetitions every rank left, summed over ops and
