@@ -193,13 +193,15 @@ class Match:
     groups: Dict[str, str] = field(default_factory=dict)
     lineno: int = 0
     context: List[str] = field(default_factory=list)
+    # the Signature it is a match of (set by the scanner; not part of its value)
+    sig: Optional["Signature"] = field(default=None, compare=False, repr=False)
 
     @property
     def signature(self) -> Signature:
         """The catalogued :class:`Signature` of this match's code."""
-        from meshdoctor.signatures import BY_CODE
-
-        return BY_CODE[self.code]
+        if self.sig is None:
+            raise LookupError(f"match of {self.code} made outside the scanner")
+        return self.sig
 
     def to_dict(self) -> Dict[str, object]:
         d: Dict[str, object] = {

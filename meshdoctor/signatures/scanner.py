@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from meshdoctor.signatures.families import BY_CODE, CATALOGUE, FRAME_SIGNATURES
 from meshdoctor.signatures.model import CRASH, TRACEBACK, Match, Signature
 from meshdoctor.text import printable as text_printable
 
@@ -78,12 +79,9 @@ _INDEX: Optional[_Index] = None
 
 
 def _index() -> _Index:
-    """The index of :data:`meshdoctor.signatures.CATALOGUE`, built on first use (the catalogue
-    imports this module)."""
+    """The index of :data:`meshdoctor.signatures.families.CATALOGUE`, built on first use."""
     global _INDEX
     if _INDEX is None:
-        from meshdoctor.signatures import BY_CODE, CATALOGUE, FRAME_SIGNATURES
-
         _INDEX = _Index(
             lines=tuple(s for s in CATALOGUE if s.pattern is not None),
             frames=tuple(FRAME_SIGNATURES),
@@ -117,7 +115,7 @@ def _match(sig: Signature, line: str, m: "re.Match[str]", lineno: int = 0) -> Ma
     meaning = sig.meaning_for(groups)
     if m.start() > LINE_CHARS // 2:  # a long line (a progress bar, then the error): show the error
         line = "..." + line[m.start() - 40 :]
-    return Match(sig.code, sig.name, meaning, sig.remedy, _cut(line), groups, lineno)
+    return Match(sig.code, sig.name, meaning, sig.remedy, _cut(line), groups, lineno, sig=sig)
 
 
 def make_match(
@@ -130,7 +128,9 @@ def make_match(
     """A :class:`Match` for a signature recognised by other means than its regex (exit status,
     crash report), with ``meaning`` replacing the catalogue's when given."""
     s = _index().by_code[code]
-    return Match(s.code, s.name, meaning or s.meaning, s.remedy, _cut(line), groups or {}, lineno)
+    return Match(
+        s.code, s.name, meaning or s.meaning, s.remedy, _cut(line), groups or {}, lineno, sig=s
+    )
 
 
 def _match_line(lines: Sequence[Signature], line: str, lineno: int) -> List[Match]:
