@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Pattern, Sequence, Tuple
 
 from meshdoctor.codes.model import SIGNATURE, Doc, Entry
+from meshdoctor.mlx.ports import STARTING_PORT
 from meshdoctor.text import printable as text_printable
 
 
@@ -651,8 +652,8 @@ CATALOGUE: List[Signature] = [
         "jaccl.side-channel-connect",
         r"\[jaccl\] Couldn't connect \(error: (?P<errno>\d+)\)",
         "JACCL's TCP side channel could not reach the coordinator (4 attempts, about 15 s).",
-        "Check MLX_JACCL_COORDINATOR (rank 0's first IP and port 32323) is reachable from this "
-        "rank and rank 0 started.",
+        f"Check MLX_JACCL_COORDINATOR (rank 0's first IP and port {STARTING_PORT}) is reachable "
+        "from this rank and rank 0 started.",
         "MLX jaccl side channel",
         causes=[
             ("rank 0 not started or died first (refused)", "rank 0's log"),

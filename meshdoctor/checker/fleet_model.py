@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import Finding
-from meshdoctor.hostfile import Host, Hostfile
+from meshdoctor.hostfile.types import Host, Hostfile
 from meshdoctor.model import ERROR, OK, Remediation, Result
 from meshdoctor.text import printable
 

@@ -41,7 +41,7 @@ def _complete_codes(ctx, param, incomplete: str):
 
 def _hosts_list(hosts: str):
     """The hosts of ``--hosts A,B,C`` as a hostfile; a bad list is a usage error (exit 2)."""
-    from meshdoctor.hostfile import HostfileError, from_list
+    from meshdoctor.hostfile.load import HostfileError, from_list
 
     try:
         return from_list(hosts)
@@ -131,7 +131,7 @@ def check(
     # anything was imported, meshdoctor.__main__, so a signal at any moment gives the verdict)
     interrupts = command_interrupts("check")
     from meshdoctor.facts.context import NodeContext
-    from meshdoctor.hostfile import local_ranks
+    from meshdoctor.hostfile.locality import local_ranks
     from meshdoctor.checker.registry import select
     from meshdoctor.checker.runner import Interrupted, run_checks
 

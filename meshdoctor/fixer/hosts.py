@@ -22,7 +22,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import execute, remote
 from meshdoctor.fanout import remote_python, run_meshdoctor
-from meshdoctor.hostfile import Hostfile, is_this_machine, local_names
+from meshdoctor.hostfile.types import Hostfile
+from meshdoctor.hostfile.locality import is_this_machine
 
 FORWARD_ENV = ("MESHDOCTOR_FIX_SCOPE", "MESHDOCTOR_FIX_RUN")
 REMOTE_FIX_TIMEOUT_S = 60.0
@@ -61,9 +62,8 @@ class HostExec:
         if hostfile is None:
             self.targets = [Target(this_host_name(), None, True)]
         else:
-            names = local_names()
             self.targets = [
-                Target(h.ssh or this_host_name(), h.rank, is_this_machine(h, names))
+                Target(h.ssh or this_host_name(), h.rank, is_this_machine(h))
                 for h in hostfile.hosts
             ]
 
@@ -177,7 +177,7 @@ class HostExec:
         checks read (sent on stdin to a remote host). Raises :class:`RemoteRunError`."""
         if t.local:
             from meshdoctor.facts.context import NodeContext
-            from meshdoctor.hostfile import local_ranks
+            from meshdoctor.hostfile.locality import local_ranks
             from meshdoctor.checker.registry import all_checks, select
             from meshdoctor.checker.runner import run_checks
 

@@ -16,10 +16,9 @@ from meshdoctor.fixer import engine as fixengine
 from meshdoctor.codes.model import FIX, Doc, Entry
 from meshdoctor.fixer.model import Action, Fix, FixContext, pending
 from meshdoctor.fixer.hosts import HostExec
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.model import ERROR, FAIL, HostInfo, Result, Verdict
 from meshdoctor.text import one_line
-
-JACCL = ("jaccl", "jaccl-ring")
 
 NOT_STARTED = Entry(
     code="MD700",
@@ -108,7 +107,7 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
                     )
                 )
     fixes = fixengine.fixes_for({r.code for r in bad if r.status == FAIL})
-    if hostfile is not None and hostfile.effective_backend not in JACCL:
+    if hostfile is not None and hostfile.effective_backend not in JACCL_BACKENDS:
         fixes = [f for f in fixes if f.name not in ("bridge0", "auto-setup")]
     covered = {c for f in fixes for c in f.resolves}
     return fixes, [r for r in bad if r.code not in covered]

@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set
 
-from meshdoctor.hostfile import ranks_phrase
+from meshdoctor.hostfile.phrases import ranks_phrase
 from meshdoctor.model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Result, Verdict
 from meshdoctor.probe import codes as C
 from meshdoctor.probe import figures, soak
