@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshdoctor.hostfile.load import HostfileError, from_list, parse
-from meshdoctor.hostfile.locality import local_ranks
+from meshdoctor.hostfile.locality import local_names, local_ranks, machines
 from tests.helpers import run_cli, write
 
 
@@ -187,3 +187,29 @@ def test_a_wrongly_written_entry_is_reported_once_in_words_that_fit():
         ("hosts[0].ssh", "must be a string (the host name to ssh into), not 123"),
         ("hosts[1].ips", "must be a list of IP addresses"),
     ]
+
+
+def test_machines_groups_the_entries_that_are_this_machine_under_one_host():
+    data = [
+        {"ssh": "m1", "ips": ["10.0.0.1"]},
+        {"ssh": "localhost", "ips": ["127.0.0.1"]},
+        {"ssh": "m2", "ips": ["10.0.0.2"]},
+        {"ssh": "m1", "ips": ["10.0.0.1"]},
+    ]
+    hf = parse(json.dumps(data), names={"m1"})
+    assert machines(hf, {"m1"}) == {"m1": [0, 1, 3], "m2": [2]}
+    assert machines(hf, {"elsewhere"}) == {"m1": [0, 3], "localhost": [1], "m2": [2]}
+
+
+def test_this_machine_s_names_are_read_once_per_process(monkeypatch):
+    import socket
+
+    calls = []
+    real = socket.getfqdn
+    monkeypatch.setattr(socket, "getfqdn", lambda *a: calls.append(a) or real(*a))
+    local_names.cache_clear()
+    for _ in range(3):
+        parse(json.dumps([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b", "ips": ["10.0.0.2"]}]))
+        from_list("a,b")
+    assert local_ranks(from_list("localhost,b")) == [0]
+    assert len(calls) == 1
