@@ -16,7 +16,7 @@ import subprocess
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from meshdoctor import execute
-from meshdoctor.hostfile import host_name_problem, is_env_key
+from meshdoctor.hostfile.rules import host_name_problem, is_env_key
 from meshdoctor.text import shell_line
 
 SSH = "ssh"
@@ -33,7 +33,7 @@ def check_host(host: str) -> str:
     """``host`` if it is a usable ssh destination; raises :class:`RemoteError` for an empty
     name, one starting with ``-`` (it would be read as an ssh option) or holding shell
     metacharacters, whitespace or control characters
-    (:func:`meshdoctor.hostfile.host_name_problem`, the one host-name rule)."""
+    (:func:`meshdoctor.hostfile.rules.host_name_problem`, the one host-name rule)."""
     why = host_name_problem(host)
     if why:
         raise RemoteError(f'host {host!r}: {why}; fix the hostfile\'s "ssh" entry')
@@ -92,7 +92,7 @@ def shown_command(host: str, argv: Sequence[str]) -> Optional[str]:
     """The ssh command line a user may copy to run ``argv`` on ``host`` (advice in a
     remediation): ``ssh HOST 'CMD'``, the host and the remote command each one quoted word
     (:func:`meshdoctor.text.shell_line`; the remote command as :func:`remote_command` quotes
-    it). None when the one host-name rule (:func:`meshdoctor.hostfile.host_name_problem`)
+    it). None when the one host-name rule (:func:`meshdoctor.hostfile.rules.host_name_problem`)
     refuses ``host`` (which includes every name ssh would read as an option): no command is
     offered for a name a shell or ssh would misread; the advice is to fix the hostfile."""
     if host_name_problem(host):

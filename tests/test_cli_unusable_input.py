@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from meshdoctor.hostfile import MAX_BYTES
+from meshdoctor.hostfile.load import MAX_BYTES
 from tests.helpers import run_cli, write
 
 CAP = f"larger than {MAX_BYTES // (1024 * 1024)} MiB"

@@ -10,7 +10,7 @@ import time
 
 from meshdoctor.fanout import run_meshdoctor
 from meshdoctor.checker.fleet_model import FleetView, HostView, all_fleet_checks, run_fleet_checks
-from meshdoctor.hostfile import parse
+from meshdoctor.hostfile.load import parse
 from tests.helpers import run_cli
 
 
@@ -236,7 +236,7 @@ def test_needed_ports_are_mlx_launch_ring_ports_of_every_rank_of_the_host():
     """mlx.launch (launch.py, mlx 0.32.4) counts ring ports up from --starting-port over every IP
     of every rank in order; a host with several ranks needs all of theirs, found in one pass."""
     from meshdoctor.facts.summary import needed_ports, ring_ports
-    from meshdoctor.hostfile import parse
+    from meshdoctor.hostfile.load import parse
 
     hf = parse(
         json.dumps(

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meshdoctor import hostfile as H
+from meshdoctor.hostfile.load import HostfileError, from_list, parse
+from meshdoctor.hostfile.locality import local_names, local_ranks, machines
 from tests.helpers import run_cli, write
 
 
@@ -21,7 +22,7 @@ def mesh(n=3, backend="jaccl"):
 
 
 def probs(data):
-    return list(H.parse(json.dumps(data)).problems)
+    return list(parse(json.dumps(data)).problems)
 
 
 def test_consistent_mesh_and_ring_have_no_problems():
@@ -82,20 +83,20 @@ def test_duplicates_backend_envs_coordinator_and_mesh_size():
 
 
 def test_effective_backend_and_devices():
-    hf = H.parse(json.dumps({"hosts": mesh(3)["hosts"]}))
+    hf = parse(json.dumps({"hosts": mesh(3)["hosts"]}))
     assert hf.effective_backend == "jaccl"
     assert hf.hosts[0].devices() == ["rdma_en3", "rdma_en4"]
     assert hf.hosts[0].devices_to(1) == ["rdma_en3"]
-    assert H.from_list("127.0.0.1,127.0.0.1").hosts[1].ips == ("127.0.0.1",)
-    with pytest.raises(H.HostfileError):
-        H.from_list("a,,b")
+    assert from_list("127.0.0.1,127.0.0.1").hosts[1].ips == ("127.0.0.1",)
+    with pytest.raises(HostfileError):
+        from_list("a,,b")
 
 
 def test_local_ranks_by_name_and_ip():
-    hf = H.parse(json.dumps(mesh(3)))
-    assert H.local_ranks(hf, {"m2"}) == [1]
-    assert H.local_ranks(hf, {"10.0.0.3"}) == [2]
-    assert H.local_ranks(hf, {"elsewhere"}) == []
+    hf = parse(json.dumps(mesh(3)))
+    assert local_ranks(hf, {"m2"}) == [1]
+    assert local_ranks(hf, {"10.0.0.3"}) == [2]
+    assert local_ranks(hf, {"elsewhere"}) == []
 
 
 @settings(max_examples=200, deadline=None)
@@ -114,9 +115,9 @@ def test_local_ranks_by_name_and_ip():
     )
 )
 def test_problems_never_raise_on_any_json(data):
-    hf = H.parse(json.dumps(data))
+    hf = parse(json.dumps(data))
     assert isinstance(hf.problems, tuple)
-    H.local_ranks(hf, {"x"})
+    local_ranks(hf, {"x"})
 
 
 def test_cli_unparsable_hostfile_is_usage_error_naming_file_and_position(tmp_path):
@@ -186,3 +187,29 @@ def test_a_wrongly_written_entry_is_reported_once_in_words_that_fit():
         ("hosts[0].ssh", "must be a string (the host name to ssh into), not 123"),
         ("hosts[1].ips", "must be a list of IP addresses"),
     ]
+
+
+def test_machines_groups_the_entries_that_are_this_machine_under_one_host():
+    data = [
+        {"ssh": "m1", "ips": ["10.0.0.1"]},
+        {"ssh": "localhost", "ips": ["127.0.0.1"]},
+        {"ssh": "m2", "ips": ["10.0.0.2"]},
+        {"ssh": "m1", "ips": ["10.0.0.1"]},
+    ]
+    hf = parse(json.dumps(data), names={"m1"})
+    assert machines(hf, {"m1"}) == {"m1": [0, 1, 3], "m2": [2]}
+    assert machines(hf, {"elsewhere"}) == {"m1": [0, 3], "localhost": [1], "m2": [2]}
+
+
+def test_this_machine_s_names_are_read_once_per_process(monkeypatch):
+    import socket
+
+    calls = []
+    real = socket.getfqdn
+    monkeypatch.setattr(socket, "getfqdn", lambda *a: calls.append(a) or real(*a))
+    local_names.cache_clear()
+    for _ in range(3):
+        parse(json.dumps([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b", "ips": ["10.0.0.2"]}]))
+        from_list("a,b")
+    assert local_ranks(from_list("localhost,b")) == [0]
+    assert len(calls) == 1

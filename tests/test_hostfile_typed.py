@@ -13,7 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meshdoctor import hostfile as H
+from meshdoctor.hostfile.load import from_list, load, parse
+from meshdoctor.hostfile.types import BadCell, Host
+from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.probe.setup import ProbeSetupError
 from tests.helpers import run_cli, write
 from tests.test_probe_units import _cfg
@@ -33,18 +35,18 @@ BROKEN = {
 }
 
 
-def typed(hf: H.Hostfile):
+def typed(hf: Hostfile):
     """What a hostfile is, apart from where it came from."""
     return hf.hosts, hf.backend, hf.envs, hf.problems
 
 
 def test_a_loaded_hostfile_is_frozen_typed_data(tmp_path):
-    hf = H.load(write(tmp_path / "hosts.json", json.dumps(BROKEN)), names=NAMES)
+    hf = load(write(tmp_path / "hosts.json", json.dumps(BROKEN)), names=NAMES)
     assert isinstance(hf.hosts, tuple) and hf.envs == ("NOEQUALS",)
     m1 = hf.hosts[0]
     assert m1.ips == ("10.0.0.1",) and m1.rdma == (None, "rdma_en3", ("rdma_en4", "rdma_en5"))
     assert m1.devices() == ["rdma_en3", "rdma_en4", "rdma_en5"]
-    assert hf.hosts[2].rdma[0] == H.BadCell("5")
+    assert hf.hosts[2].rdma[0] == BadCell("5")
     assert isinstance(hf.problems, tuple) and len(hf.problems) >= 6
     assert hf.problems[0] == ("envs[0]", "'NOEQUALS' is not KEY=VALUE")
     for obj, attr, value in (
@@ -61,9 +63,7 @@ def test_a_loaded_hostfile_is_frozen_typed_data(tmp_path):
     with pytest.raises(TypeError):
         hf.hosts[2].rdma[2] = None  # type: ignore[index]
     # built from values, lists become tuples and the same rules run
-    built = H.Hostfile(
-        [H.Host(0, "a;b", ["10.0.0.1"], [None, ["rdma_en2"]])], here=frozenset(NAMES)
-    )
+    built = Hostfile([Host(0, "a;b", ["10.0.0.1"], [None, ["rdma_en2"]])], here=frozenset(NAMES))
     assert built.hosts[0].ips == ("10.0.0.1",) and built.hosts[0].rdma == (None, ("rdma_en2",))
     assert "cannot be an ssh destination" in dict(built.problems)["hosts[0].ssh"]
 
@@ -72,7 +72,7 @@ def test_the_probe_runs_a_variant_and_leaves_the_callers_hostfile_alone(tmp_path
     text = json.dumps(
         [{"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": "localhost", "ips": ["127.0.0.2"]}]
     )
-    hf = H.load(write(tmp_path / "hosts.json", text))
+    hf = load(write(tmp_path / "hosts.json", text))
     assert hf.backend == "" and hf.problems == ()
     cfg = _cfg(hostfile=hf, backend="nccl", given=["--hostfile"])
     assert cfg.hostfile.backend == "nccl" and cfg.hostfile is not hf
@@ -90,8 +90,8 @@ def test_the_probe_runs_a_variant_and_leaves_the_callers_hostfile_alone(tmp_path
 # counts, in the real command, how often the rules run: once per load, whoever reads them
 COUNTING = r"""
 import atexit, sys, threading
-from meshdoctor import hostfile
-runs = {hostfile._written_problems.__code__: 0, hostfile._rules.__code__: 0}
+from meshdoctor.hostfile import rules
+runs = {rules.written_problems.__code__: 0, rules.consistency_problems.__code__: 0}
 def count(frame, event, arg):
     if event == "call" and frame.f_code in runs:
         runs[frame.f_code] += 1
@@ -117,7 +117,7 @@ def _counted(*args: str, env) -> subprocess.CompletedProcess:
 
 def test_check_and_probe_check_a_hostfile_once_per_load(tmp_path, clean_env):
     path = write(tmp_path / "hosts.json", json.dumps(BROKEN))
-    expected = {f"{p}: {m}" for p, m in H.load(path).problems}
+    expected = {f"{p}: {m}" for p, m in load(path).problems}
     assert len(expected) >= 6
     r = _counted(
         "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(path), env=clean_env
@@ -136,17 +136,17 @@ def test_check_and_probe_check_a_hostfile_once_per_load(tmp_path, clean_env):
 
 def test_the_launch_json_reads_back_as_the_same_hostfile(tmp_path):
     path = write(tmp_path / "hosts.json", json.dumps(BROKEN, indent=1))
-    hf = H.load(path, names=NAMES)
+    hf = load(path, names=NAMES)
     assert hf.to_launch_json() == path.read_text()  # what other hosts read: the file as written
-    built = H.Hostfile(hf.hosts, hf.backend, hf.envs, here=frozenset(NAMES))
+    built = Hostfile(hf.hosts, hf.backend, hf.envs, here=frozenset(NAMES))
     assert typed(built) == typed(hf)
     assert json.loads(built.to_launch_json()) == BROKEN
-    assert typed(H.parse(built.to_launch_json(), names=NAMES)) == typed(built)
-    listed = H.from_list("m1,10.0.0.2", names=NAMES)
+    assert typed(parse(built.to_launch_json(), names=NAMES)) == typed(built)
+    listed = from_list("m1,10.0.0.2", names=NAMES)
     assert json.loads(listed.to_launch_json()) == {
         "hosts": [{"ssh": "m1", "ips": []}, {"ssh": "10.0.0.2", "ips": ["10.0.0.2"]}]
     }
-    assert typed(H.parse(listed.to_launch_json(), names=NAMES)) == typed(listed)
+    assert typed(parse(listed.to_launch_json(), names=NAMES)) == typed(listed)
 
 
 @settings(max_examples=100, deadline=None)
@@ -165,9 +165,9 @@ def test_the_launch_json_reads_back_as_the_same_hostfile(tmp_path):
     )
 )
 def test_the_typed_values_of_any_document_round_trip(data):
-    hf = H.parse(json.dumps(data), names=NAMES)
-    built = H.Hostfile(hf.hosts, hf.backend, hf.envs, here=frozenset(NAMES))
-    assert typed(H.parse(built.to_launch_json(), names=NAMES)) == typed(built)
+    hf = parse(json.dumps(data), names=NAMES)
+    built = Hostfile(hf.hosts, hf.backend, hf.envs, here=frozenset(NAMES))
+    assert typed(parse(built.to_launch_json(), names=NAMES)) == typed(built)
 
 
 def test_hosts_option_gives_the_hostfile_the_equivalent_file_gives(tmp_path, clean_env):
@@ -182,7 +182,7 @@ def test_hosts_option_gives_the_hostfile_the_equivalent_file_gives(tmp_path, cle
             ]
         ),
     )
-    from_hosts, from_file = H.from_list(listed, names=NAMES), H.load(path, names=NAMES)
+    from_hosts, from_file = from_list(listed, names=NAMES), load(path, names=NAMES)
     assert typed(from_hosts) == typed(from_file)
     assert {"hosts[0].ips", "hosts[2].ssh", "hosts[2].ips"} <= set(dict(from_hosts.problems))
     said = []

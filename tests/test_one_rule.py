@@ -14,13 +14,10 @@ import pytest
 from meshdoctor import text
 from meshdoctor.render import style
 from meshdoctor.render import verdict as render
-from meshdoctor.hostfile import (
-    host_name_problem,
-    locality_problems,
-    n_ranks,
-    parse,
-    ranks_phrase,
-)
+from meshdoctor.hostfile.rules import host_name_problem
+from meshdoctor.hostfile.locality import locality_problems
+from meshdoctor.hostfile.phrases import n_ranks, ranks_phrase
+from meshdoctor.hostfile.load import parse
 from tests.helpers import run_cli, write
 
 
@@ -750,7 +747,7 @@ def test_fix_and_fleet_run_the_same_interpreter_on_remote_hosts(monkeypatch):
 
     from meshdoctor import fanout
 
-    from meshdoctor.hostfile import from_list
+    from meshdoctor.hostfile.load import from_list
     from meshdoctor.probe.config import ProbeConfig
 
     monkeypatch.delenv("MESHDOCTOR_REMOTE_PYTHON", raising=False)

@@ -12,7 +12,7 @@ from collections import deque
 import pytest
 
 from meshdoctor import signatures
-from meshdoctor.hostfile import parse
+from meshdoctor.hostfile.load import parse
 from meshdoctor.probe import config, culprits, env as envmod, worker
 from meshdoctor.probe.events import RankState
 from meshdoctor.probe.outcome import LaunchOutcome

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from meshdoctor.hostfile import load
+from meshdoctor.hostfile.load import load
 from meshdoctor.model import Verdict
 from meshdoctor.probe import report
 from meshdoctor.probe.config import ProbeConfig

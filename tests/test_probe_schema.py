@@ -16,7 +16,8 @@ from meshdoctor.probe import report
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.events import RankState
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
-from tests.helpers import VALIDATOR, validate
+from meshdoctor.mlx.backends import PROBE_BACKENDS
+from tests.helpers import SCHEMA, VALIDATOR, validate
 
 STEP = {"op": "all_sum", "phase": "timed", "iter": 1, "seq": 7}
 
@@ -151,3 +152,11 @@ def test_a_malformed_probe_section_is_rejected(change):
     validate(doc)
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(_broken(doc, change))
+
+
+def test_the_schema_and_the_option_list_the_backends_the_probe_runs():
+    from meshdoctor.commands.probe import probe
+
+    assert SCHEMA["$defs"]["probe"]["properties"]["backend"]["enum"] == list(PROBE_BACKENDS)
+    choice = next(o for o in probe.params if o.name == "backend").type
+    assert list(choice.choices) == list(PROBE_BACKENDS)

@@ -9,7 +9,7 @@ import shlex
 import pytest
 
 from meshdoctor import remote
-from meshdoctor.hostfile import parse
+from meshdoctor.hostfile.load import parse
 from meshdoctor.probe import env as envmod
 from meshdoctor.probe import config, worker
 from meshdoctor.probe.events import RankState, Tracker, parse_line

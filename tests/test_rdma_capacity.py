@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from meshdoctor.checks.rdma_capacity import plan, resource_model
-from meshdoctor.hostfile import parse as parse_hostfile
+from meshdoctor.hostfile.load import parse as parse_hostfile
 from tests import fakemlx
 from tests.helpers import run_cli, write
 

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from meshdoctor.checks.rdma_capacity import APPLE_MAX_MR, limits, plan
-from meshdoctor.hostfile import parse as parse_hostfile
+from meshdoctor.hostfile.load import parse as parse_hostfile
 from meshdoctor.parsers.ibv import Device
 from tests.helpers import run_cli, write
 

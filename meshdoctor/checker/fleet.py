@@ -19,7 +19,9 @@ from typing import Any, Dict, List, Optional
 from meshdoctor import remote
 from meshdoctor.codes.model import CHECK, Doc, Entry
 from meshdoctor.fanout import HostReply, install_hint, remote_python, run_meshdoctor
-from meshdoctor.hostfile import Hostfile, host_name_problem, is_this_machine, local_names
+from meshdoctor.hostfile.model import Hostfile
+from meshdoctor.hostfile.rules import host_name_problem
+from meshdoctor.hostfile.locality import local_ranks, machines
 from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
@@ -123,7 +125,7 @@ def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
     """The arguments of the node check one host runs, the hostfile on its standard input
     (:func:`meshdoctor.checker.here.check_args`) and its node facts added."""
     from meshdoctor.checker.here import check_args
-    from meshdoctor.hostfile import STDIN
+    from meshdoctor.hostfile.load import STDIN
 
     return check_args(
         timeout=opts.timeout,
@@ -277,15 +279,9 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
     python = opts.python or remote_python()
     node_opts = FleetOptions(timeout=opts.timeout, only=node_only, skip=node_skip)
-    order: Dict[str, List[int]] = {}
-    mine = local_names()
-    here = [h.rank for h in hf.hosts if is_this_machine(h, mine)]
+    order: Dict[str, List[int]] = machines(hf)  # the entries that are this machine: one host
+    here = local_ranks(hf)
     local_hosts = {hf.hosts[here[0]].ssh} if here else set()
-    here_ranks = set(here)
-    for h in hf.hosts:  # every entry that is this machine is one host: the first one's name
-        order.setdefault(hf.hosts[here[0]].ssh if h.rank in here_ranks else h.ssh, []).append(
-            h.rank
-        )
     text = hf.to_launch_json()
     replies = run_meshdoctor(
         list(order),

@@ -18,7 +18,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import Finding
 from meshdoctor.discover import declared
-from meshdoctor.hostfile import Host, Hostfile
+from meshdoctor.hostfile.types import Host
+from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.model import ERROR, OK, Remediation, Result
 from meshdoctor.text import printable
 

@@ -17,7 +17,7 @@ from typing import List, Optional, Sequence
 from meshdoctor.checker.model import Check
 from meshdoctor.checker.runner import DEFAULT_CHECK_TIMEOUT_S, run_checks
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.hostfile import Hostfile
+from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.model import HostInfo, Result
 
 # Each external command a check runs gets this share of the check's deadline (``--timeout``), so
@@ -42,13 +42,13 @@ def context(
     timeout: float = DEFAULT_CHECK_TIMEOUT_S,
 ) -> NodeContext:
     """The context the node checks read on this machine. ``ranks``: this machine's ranks in
-    ``hostfile`` (None: the entries that are this machine, :func:`meshdoctor.hostfile.local_ranks`;
+    ``hostfile`` (None: the entries that are this machine, :func:`meshdoctor.hostfile.locality.local_ranks`;
     none without a hostfile); ``host``: the name its results carry (None: the ssh name of its
     first rank, else :func:`this_host_name`); ``timeout``: each check's deadline in seconds, of
     which every external command gets :data:`COMMAND_SHARE` (at least
     :data:`MIN_COMMAND_TIMEOUT_S`)."""
     if ranks is None:
-        from meshdoctor.hostfile import local_ranks
+        from meshdoctor.hostfile.locality import local_ranks
 
         ranks = local_ranks(hostfile) if hostfile is not None else []
     ranks = list(ranks)

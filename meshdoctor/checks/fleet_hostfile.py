@@ -1,6 +1,6 @@
 """MD401 hostfile: the mlx.launch hostfile is consistent and names this machine.
 
-The rules are those of :func:`meshdoctor.hostfile.parse`, found once when the hostfile is loaded
+The rules are those of :mod:`meshdoctor.hostfile.rules`, found once when the hostfile is loaded
 (``Hostfile.problems``), the same validation ``probe`` applies (mlx.launch's hostfile format, mlx
 0.32.4); each inconsistency fails with the JSON path of the entry (``hosts[2].rdma[2]: must be
 null``).
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.hostfile import JACCL_BACKENDS, n_ranks
+from meshdoctor.mlx.backends import JACCL_BACKENDS
+from meshdoctor.hostfile.phrases import n_ranks
 
 
 def run(ctx: NodeContext):

@@ -11,25 +11,25 @@ from typing import List, Tuple
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS, core_backend
 from meshdoctor.facts.mlx_build import BACKENDS as MLX_BACKENDS, gather_mlx
 from meshdoctor.parsers.macos import version_tuple
 
 # (first bad, fixed in, backends concerned, reason): versions as tuples; bad is lo <= v < fixed.
 KNOWN_BAD: List[Tuple[tuple, tuple, Tuple[str, ...], str]] = [
-    ((0,), (0, 30, 1), ("jaccl", "jaccl-ring"), "has no JACCL backend"),
+    ((0,), (0, 30, 1), JACCL_BACKENDS, "has no JACCL backend"),
     (
         (0, 30, 3),
         (0, 30, 4),
-        ("jaccl", "jaccl-ring"),
+        JACCL_BACKENDS,
         "reads MLX_JACCL_DEVICES only, so it ignores the MLX_IBV_DEVICES that mlx.launch exports",
     ),
     ((0,), (0, 30, 6), ("jaccl-ring",), "has no jaccl-ring and no large buffers"),
-    ((0,), (0, 32, 0), ("jaccl", "jaccl-ring"), "has the local staging race"),
+    ((0,), (0, 32, 0), JACCL_BACKENDS, "has the local staging race"),
     (
         (0, 31, 2),
         (0, 32, 1),
-        ("jaccl", "jaccl-ring"),
+        JACCL_BACKENDS,
         "uses an uninitialised GID when a port has no IPv4-mapped GID (peer RTR then fails with "
         "errno 22, with no hint why)",
     ),
@@ -43,7 +43,7 @@ KNOWN_BAD: List[Tuple[tuple, tuple, Tuple[str, ...], str]] = [
     (
         (0,),
         (0, 32, 1),
-        ("jaccl", "jaccl-ring"),
+        JACCL_BACKENDS,
         "a data-path error aborts the process (libc++abi: terminating ... std::invalid_argument)",
     ),
 ]
@@ -84,7 +84,7 @@ def known_bad(version: tuple, backend: str) -> List[dict]:
 def run(ctx: NodeContext):
     info = ctx.fact(gather_mlx)
     backend = ctx.hostfile.effective_backend if ctx.hostfile is not None else ""
-    needs = "jaccl" if backend in JACCL_BACKENDS else backend
+    needs = core_backend(backend)
     if info["probe"] == "timeout":
         yield fail(
             f"importing MLX in {ctx.python} did not finish in time: {info['detail']}",

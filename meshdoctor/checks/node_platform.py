@@ -12,7 +12,7 @@ import sys
 
 from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.parsers.macos import parse_sw_vers, version_tuple
 
 JACCL_MIN_MACOS = (26, 2)

@@ -38,7 +38,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from meshdoctor.facts import verbs
 from meshdoctor.checker.model import Check, Doc, Finding, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.hostfile import JACCL_MESH_MAX, Hostfile
+from meshdoctor.hostfile.rules import JACCL_MESH_MAX
+from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.facts.mlx_build import gather_mlx
 from meshdoctor.parsers.ibv import Device
 

@@ -36,7 +36,7 @@ def _complete_codes(ctx, param, incomplete: str):
 
 def _hosts_list(hosts: str):
     """The hosts of ``--hosts A,B,C`` as a hostfile; a bad list is a usage error (exit 2)."""
-    from meshdoctor.hostfile import HostfileError, from_list
+    from meshdoctor.hostfile.load import HostfileError, from_list
 
     try:
         return from_list(hosts)

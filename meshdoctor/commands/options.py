@@ -49,10 +49,10 @@ def load_hostfile(path: Optional[str]):
     be used is a usage error (exit 2) on ``--hostfile``."""
     if path is None:
         return None
-    from meshdoctor.hostfile import HostfileError, load
+    from meshdoctor.hostfile.load import HostfileError, load
 
     try:
-        return load(path)  # "-" is standard input; read up to hostfile.MAX_BYTES
+        return load(path)  # "-" is standard input; read up to hostfile.load.MAX_BYTES
     except HostfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--hostfile") from None
 
@@ -62,7 +62,7 @@ def one_host_source(**given) -> None:
     option -> value, None when not passed, e.g. ``{"--hostfile": ..., "--hosts": ...}``): at
     most one may be passed; two are a usage error (exit 2) naming both, never one silently
     dropped."""
-    from meshdoctor.hostfile import host_sources_conflict
+    from meshdoctor.hostfile.rules import host_sources_conflict
 
     why = host_sources_conflict([name for name, value in given.items() if value is not None])
     if why:

@@ -7,6 +7,8 @@ from typing import Optional
 import click
 
 from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.mlx.backends import PROBE_BACKENDS
+from meshdoctor.mlx.ports import STARTING_PORT
 from meshdoctor.output import emit, report_to
 from meshdoctor.probe import api
 from meshdoctor.probe.worker import DTYPES
@@ -45,7 +47,7 @@ from meshdoctor.commands.options import (
 )
 @click.option(
     "--backend",
-    type=click.Choice(["ring", "jaccl", "jaccl-ring", "nccl"]),
+    type=click.Choice(list(PROBE_BACKENDS)),
     default=None,
     help="Backend (default: the hostfile's, else nccl when MLX is the "
     "CUDA build, else ring, as mlx.launch).",
@@ -111,7 +113,8 @@ from meshdoctor.commands.options import (
     "--port",
     type=click.IntRange(1, 65535),
     default=None,
-    help="ring: first TCP port (rank ports follow); jaccl: coordinator port (32323); "
+    help="ring: first TCP port (rank ports follow); jaccl: coordinator port "
+    f"({STARTING_PORT}); "
     "nccl: NCCL_PORT on rank 0 (default: a free port).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")

@@ -19,7 +19,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import execute
-from meshdoctor.hostfile import Hostfile
+from meshdoctor.hostfile.model import Hostfile
 
 PLATFORM_ENV = "MESHDOCTOR_PLATFORM"
 
@@ -126,7 +126,7 @@ class NodeContext:
     @property
     def rank_label(self) -> str:
         """This machine's ranks in words: ``"rank 0"``, ``"ranks 0 and 1"``, ``"no rank"``."""
-        from meshdoctor.hostfile import ranks_phrase
+        from meshdoctor.hostfile.phrases import ranks_phrase
 
         return ranks_phrase(self.ranks)
 

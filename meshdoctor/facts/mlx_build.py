@@ -24,9 +24,10 @@ from meshdoctor.facts.context import NodeContext
 from meshdoctor.parsers.macos import version_tuple
 from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
 from meshdoctor.facts import mlx_cache
+from meshdoctor.mlx.backends import CORE_BACKENDS
 
 GUARD_STRING = b"JACCL_PROGRESS_TIMEOUT_MS"
-BACKENDS = ("ring", "jaccl", "mpi", "nccl")
+BACKENDS = CORE_BACKENDS  # mx.distributed.is_available(backend=...) names
 
 _PROBE = r"""
 import json, os, sys

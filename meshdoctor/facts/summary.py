@@ -16,12 +16,13 @@ Shape (every key optional; a piece that could not be read is named in ``errors``
                      "peers": ["<peer port domain UUID>", ...]}]},
      "interfaces": {"en2": [{"ip": "192.168.7.1", "prefixlen": 30}]},
      "env": {"MLX_METAL_FAST_SYNCH": "1"},
-     "ports": {"needed": [32323], "busy": {"32323": "python3 (pid 4242)"}},
+     "ports": {"needed": [PORT], "busy": {"PORT": "python3 (pid 4242)"}},
      "reach": {"rank": 2, "targets": {"10.0.0.3:32325": "refused"}}}
 
-Ports: mlx.launch (``launch.py``, mlx 0.32.4) listens on ``--starting-port`` (default 32323) as
-the JACCL coordinator on rank 0, and for the ring backend gives every IP of every rank its own
-port, counting up from the same starting port. A ring rank connects to its right neighbour, so
+Ports (:mod:`meshdoctor.mlx.ports`): mlx.launch (``launch.py``, mlx 0.32.4) listens on
+``--starting-port`` (``PORT`` above, default :data:`~meshdoctor.mlx.ports.STARTING_PORT`) as the
+JACCL coordinator on rank 0, and for the ring backend gives every IP of every rank its own port,
+counting up from the same starting port. A ring rank connects to its right neighbour, so
 each rank's addresses must be reachable from its left neighbour: the left neighbour tries a TCP
 connection to each of them (refused = the host answered, so it is reachable).
 """
@@ -35,19 +36,19 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from meshdoctor import __version__
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
+from meshdoctor.mlx.ports import STARTING_PORT
+from meshdoctor.mlx.ports import ring_ports as launch_ring_ports
 from meshdoctor.parsers.macos import parse_sw_vers
 
-STARTING_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
 REACH_TIMEOUT_S = 1.0
 ENV_PREFIXES = ("MLX_", "JACCL_")
 
 
 def ring_ports(hf, rank: int, start: int = STARTING_PORT) -> List[int]:
     """The ring ports mlx.launch gives rank ``rank``: one per IP, counting up from ``start`` over
-    the IPs of every rank in order (``launch_ring`` in mlx launch.py)."""
-    k = start + sum(len(h.ips) for h in hf.hosts[:rank])
-    return list(range(k, k + len(hf.hosts[rank].ips)))
+    the IPs of every rank in order (:func:`meshdoctor.mlx.ports.ring_ports`)."""
+    return launch_ring_ports(hf.hosts, start)[rank]
 
 
 def needed_ports(hf, ranks: Iterable[int], start: int = STARTING_PORT) -> List[int]:
@@ -60,13 +61,8 @@ def needed_ports(hf, ranks: Iterable[int], start: int = STARTING_PORT) -> List[i
         return [start] if 0 in want else []
     if backend != "ring":
         return []
-    out: List[int] = []
-    k = start
-    for h in hf.hosts:
-        if h.rank in want:
-            out.extend(range(k, k + len(h.ips)))
-        k += len(h.ips)
-    return sorted(set(out))
+    layout = launch_ring_ports(hf.hosts, start)
+    return sorted({p for h, mine in zip(hf.hosts, layout) if h.rank in want for p in mine})
 
 
 def _platform_facts(ctx: NodeContext) -> Dict[str, Any]:

@@ -37,7 +37,7 @@ from meshdoctor import execute
 from meshdoctor.checker.model import Finding, error, fail, skip
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.deadline import call as call_with_deadline
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.parsers.ibv import (
     LIMIT_KEYS,
     LINK_LAYERS,

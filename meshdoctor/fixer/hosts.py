@@ -22,7 +22,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from meshdoctor import execute, remote
 from meshdoctor.checker.here import check_args, this_host_name
 from meshdoctor.fanout import remote_python, run_meshdoctor
-from meshdoctor.hostfile import Hostfile, is_this_machine, local_names
+from meshdoctor.hostfile.model import Hostfile
+from meshdoctor.hostfile.locality import is_this_machine
 
 FORWARD_ENV = ("MESHDOCTOR_FIX_SCOPE", "MESHDOCTOR_FIX_RUN")
 REMOTE_FIX_TIMEOUT_S = 60.0
@@ -58,9 +59,8 @@ class HostExec:
         if hostfile is None:
             self.targets = [Target(this_host_name(), None, True)]
         else:
-            names = local_names()
             self.targets = [
-                Target(h.ssh or this_host_name(), h.rank, is_this_machine(h, names))
+                Target(h.ssh or this_host_name(), h.rank, is_this_machine(h))
                 for h in hostfile.hosts
             ]
 

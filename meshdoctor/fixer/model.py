@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor.checker.model import PLATFORMS
 from meshdoctor.codes.model import Doc
-from meshdoctor.hostfile import BACKENDS
+from meshdoctor.mlx.backends import BACKENDS
 
 SAFE, DISRUPTIVE, NEEDS_REBOOT = "safe", "disruptive", "needs-reboot"
 RISKS = (SAFE, DISRUPTIVE, NEEDS_REBOOT)

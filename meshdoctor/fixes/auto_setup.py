@@ -24,7 +24,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from meshdoctor import execute, receipts
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.fixer.model import (
     DISRUPTIVE,
     DONE,
@@ -260,7 +260,7 @@ def _verify_hosts(ctx: FixContext, hostfile) -> Dict[str, List[str]]:
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
     """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
-    from meshdoctor.hostfile import HostfileError, load
+    from meshdoctor.hostfile.load import HostfileError, load
 
     st = _state(ctx)
     run = next(a for a in actions if a.argv[:1] == [TOOL] and a.outcome == PLANNED)

@@ -16,7 +16,7 @@ from typing import List
 from meshdoctor import execute
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.fixer.model import DONE, FAILED, SAFE, Action, Doc, Fix, FixContext, Verification
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 
 CODE = "MD704"
 TIMEOUT_S = 10.0

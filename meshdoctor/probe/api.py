@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, List, Optional, TextIO, Union
 from meshdoctor.probe.errors import ProbeSetupError
 
 if TYPE_CHECKING:
-    from meshdoctor.hostfile import Hostfile
+    from meshdoctor.hostfile.model import Hostfile
     from meshdoctor.interrupts import Interrupts
     from meshdoctor.model import Verdict
     from meshdoctor.probe.config import ProbeConfig
@@ -37,7 +37,7 @@ class ProbeRequest:
     """What a caller chooses of a probe; the defaults are ``meshdoctor probe``'s.
 
     The mesh, at most one of: ``hostfile`` (an mlx.launch hostfile: a path, ``-`` for standard
-    input, or a loaded :class:`~meshdoctor.hostfile.Hostfile`; one rank per entry), ``hosts``
+    input, or a loaded :class:`~meshdoctor.hostfile.model.Hostfile`; one rank per entry), ``hosts``
     (``"A,B,C"``, one rank each) or ``nranks`` (ranks on this machine over loopback); none:
     2 local ranks. ``backend``: ring, jaccl, jaccl-ring or nccl (None: the hostfile's, else nccl
     when MLX is the CUDA build, else ring, as mlx.launch). ``op``: one collective or ``all``.
@@ -46,7 +46,7 @@ class ProbeRequest:
     per-collective deadline in seconds (None: 10 s + bus bytes / 20 MB/s). ``soak``: N
     repetitions per op with relaunch after a hang (0: off). ``pairs``: the N x N send/recv
     matrix. ``port``: ring first port, jaccl coordinator port, nccl NCCL_PORT (None: free
-    ports / 32323). ``strict``: warnings count as failures (no-go)."""
+    ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go)."""
 
     hostfile: Union[str, "Hostfile", None] = None
     hosts: Optional[str] = None
@@ -74,7 +74,7 @@ def config(request: ProbeRequest) -> "ProbeConfig":
     """The checked :class:`~meshdoctor.probe.config.ProbeConfig` of ``request`` (a hostfile
     path is read here); raises :class:`ProbeSetupError` naming the option and the fix (a
     hostfile that cannot be read or parsed: ``--hostfile``)."""
-    from meshdoctor.hostfile import HostfileError, load
+    from meshdoctor.hostfile.load import HostfileError, load
     from meshdoctor.probe.setup import make_config
 
     hf = request.hostfile

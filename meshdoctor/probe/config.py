@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Tuple
 
 from meshdoctor.fanout import remote_python
-from meshdoctor.hostfile import Host, Hostfile
+from meshdoctor.hostfile.types import Host
+from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.probe.figures import bus_factor
 from meshdoctor.probe.worker import BENCH_OPS, OP_SUPPORT
 
@@ -38,7 +39,8 @@ class ProbeConfig:
     output, as nccl-tests); ``iters``/``warmup``: timed/untimed iterations per op; ``dtype``;
     ``timeout``: per-step deadline in seconds (None: from the size); ``soak``: repetitions per op
     with relaunch after a hang (0: off); ``pairs``: the N x N send/recv matrix; ``port``: first
-    ring port / jaccl coordinator port (None: free ports / 32323); ``python``: interpreter for
+    ring port / jaccl coordinator port (None: free ports /
+    :data:`meshdoctor.mlx.ports.STARTING_PORT`); ``python``: interpreter for
     local ranks (``MESHDOCTOR_PYTHON``, else this one); ``remote_python``: for ssh ranks
     (:func:`meshdoctor.fanout.remote_python`: ``MESHDOCTOR_REMOTE_PYTHON``, else this
     interpreter's path, as mlx.launch's ``--python``)."""

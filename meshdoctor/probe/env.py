@@ -5,15 +5,17 @@ Source: mlx ``_distributed_utils/launch.py`` (mlx 0.32.4):
 * every rank: ``MLX_RANK``, the hostfile's ``envs`` (``K=V``), and meshdoctor's own
   ``MESHDOCTOR_PROBE_ID`` (the marker that identifies leftovers), ``MESHDOCTOR_PROBE_PLAN``;
 * ring: ``MLX_HOSTFILE`` = a JSON list per rank of ``"ip:port"``, one entry per IP of the host,
-  ports consecutive from the first as mlx.launch ``--starting-port`` does;
+  ports laid out as mlx.launch does (:func:`meshdoctor.mlx.ports.ring_ports`);
 * jaccl / jaccl-ring: ``MLX_JACCL_COORDINATOR`` = rank 0's first IP and the coordinator port
-  (default 32323), ``MLX_IBV_DEVICES`` = the hostfile's N x N ``rdma`` matrix as JSON,
-  ``MLX_JACCL_RING=1`` for jaccl-ring, and the guard PR's ``JACCL_PROGRESS_TIMEOUT_MS`` set below
-  the launcher's own per-collective deadline with ``JACCL_TIMEOUT_ACTION=throw`` (a build with the
-  guard then fails cleanly; one without is caught by the launcher's deadline);
+  (default :data:`meshdoctor.mlx.ports.STARTING_PORT`), ``MLX_IBV_DEVICES`` = the hostfile's
+  N x N ``rdma`` matrix as JSON, ``MLX_JACCL_RING=1`` for jaccl-ring, and the guard PR's
+  ``JACCL_PROGRESS_TIMEOUT_MS`` set below the launcher's own per-collective deadline with
+  ``JACCL_TIMEOUT_ACTION=throw`` (a build with the guard then fails cleanly; one without is
+  caught by the launcher's deadline);
 * nccl (``launch_nccl``): ``NCCL_HOST_IP`` = rank 0's first IP (rank 0 serves the NCCL unique id
-  there), ``NCCL_PORT`` (launcher default 12345), ``MLX_WORLD_SIZE``, and per rank
-  ``CUDA_VISIBLE_DEVICES`` = its index among the ranks of its host (one GPU each).
+  there), ``NCCL_PORT`` (launcher default :data:`meshdoctor.mlx.ports.NCCL_PORT`),
+  ``MLX_WORLD_SIZE``, and per rank ``CUDA_VISIBLE_DEVICES`` = its index among the ranks of its
+  host (one GPU each).
 
 Files (``MLX_HOSTFILE``, ``MLX_IBV_DEVICES``) travel as content in ``MESHDOCTOR_PROBE_FILES``;
 the worker writes them to temp files on the rank's own host, so remote ranks need no copy step.
@@ -24,11 +26,12 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional, Sequence
 
-from meshdoctor.hostfile import JACCL_BACKENDS, Hostfile, is_this_machine, local_names
+from meshdoctor.hostfile.locality import is_this_machine
+from meshdoctor.hostfile.model import Hostfile
+from meshdoctor.mlx.backends import JACCL_BACKENDS, PROBE_BACKENDS, one_of
+from meshdoctor.mlx.ports import NCCL_PORT, STARTING_PORT, ring_ports
 from meshdoctor.probe.worker import FILES_ENV, MARKER_ENV, PLAN_ENV
 
-JACCL_COORDINATOR_PORT = 32323  # mlx.launch --starting-port default (launch.py, mlx 0.32.4)
-NCCL_PORT = 12345  # mlx.launch --nccl-port default (launch.py, mlx 0.32.4)
 GUARD_FRACTION = 0.75  # JACCL progress guard fires at 75 % of our own deadline
 
 
@@ -40,30 +43,19 @@ def ring_entries(hf: Hostfile, ports: Sequence[int]) -> List[List[str]]:
     """The ring backend's hostfile: for rank r, ``["ip:port", ...]`` for each of its IPs, taking
     ports from ``ports`` in order (one per IP over all ranks). Raises :class:`EnvError` when a
     host has no IP or ``ports`` is too short."""
-    out, k = [], 0
-    for h in hf.hosts:
+    out = []
+    for h, mine in zip(hf.hosts, ring_ports(hf.hosts, ports=ports)):
         if not h.ips:
             raise EnvError(
                 f'hosts[{h.rank}] ({h.ssh or "?"}) has no "ips": the ring backend '
                 "connects to IP addresses; add the rank's IP to the hostfile"
             )
-        row = []
-        for ip in h.ips:
-            if k >= len(ports):
-                raise EnvError(
-                    f"{len(ports)} ports given for more addresses; pass one port per "
-                    "IP of every host"
-                )
-            host = f"[{ip}]" if ":" in ip else ip
-            row.append(f"{host}:{ports[k]}")
-            k += 1
-        out.append(row)
+        if len(mine) < len(h.ips):
+            raise EnvError(
+                f"{len(ports)} ports given for more addresses; pass one port per IP of every host"
+            )
+        out.append([f"{f'[{ip}]' if ':' in ip else ip}:{p}" for ip, p in zip(h.ips, mine)])
     return out
-
-
-def port_count(hf: Hostfile) -> int:
-    """How many ring ports ``hf`` needs (one per IP of every host)."""
-    return sum(len(h.ips) for h in hf.hosts)
 
 
 def guard_timeout_ms(deadline_s: float) -> int:
@@ -83,7 +75,9 @@ def backend_env(
     """``(env, files)`` shared by every rank for ``backend`` (ring, jaccl, jaccl-ring, nccl).
 
     ``ports`` are the ring ports (see :func:`ring_entries`); ``port`` is the jaccl coordinator
-    port (default 32323) or the NCCL port (default 12345); ``deadline_s`` is the launcher's per-collective deadline in seconds.
+    port (default :data:`~meshdoctor.mlx.ports.STARTING_PORT`) or the NCCL port (default
+    :data:`~meshdoctor.mlx.ports.NCCL_PORT`); ``deadline_s`` is the launcher's per-collective
+    deadline in seconds.
     Raises :class:`EnvError` for a hostfile the backend cannot use."""
     env: Dict[str, str] = {}
     files: Dict[str, str] = {}
@@ -105,7 +99,7 @@ def backend_env(
             )
         ip = hf.hosts[0].ips[0]
         env["MLX_JACCL_COORDINATOR"] = (
-            f"{'[' + ip + ']' if ':' in ip else ip}:{port or JACCL_COORDINATOR_PORT}"
+            f"{'[' + ip + ']' if ':' in ip else ip}:{port or STARTING_PORT}"
         )
         if backend == "jaccl-ring":
             env["MLX_JACCL_RING"] = "1"
@@ -123,8 +117,7 @@ def backend_env(
         env["MLX_WORLD_SIZE"] = str(hf.world_size)
     else:
         raise EnvError(
-            f"backend {backend!r} is not supported by the probe; use ring, jaccl, "
-            "jaccl-ring or nccl"
+            f"backend {backend!r} is not supported by the probe; use {one_of(PROBE_BACKENDS)}"
         )
     return env, files
 
@@ -134,10 +127,9 @@ def local_rank(hf: Hostfile, rank: int) -> int:
     the ranks of its host. Entries that are this machine (:func:`is_this_machine`: localhost,
     its names and addresses) count as one host; others are told apart by ssh name, else first
     IP."""
-    names = local_names()
 
     def key(h):
-        return "" if is_this_machine(h, names) else (h.ssh or (h.ips[0] if h.ips else "?"))
+        return "" if is_this_machine(h) else (h.ssh or (h.ips[0] if h.ips else "?"))
 
     me = key(hf.hosts[rank])
     return sum(1 for h in hf.hosts[:rank] if key(h) == me)

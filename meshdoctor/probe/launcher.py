@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import execute, remote, teardown
 from meshdoctor.facts import nvml
-from meshdoctor.hostfile import is_this_machine, local_names
+from meshdoctor.hostfile.locality import is_this_machine
 
 # Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
 # one that arrives during teardown, the leftover check or the report waits, so the ranks are
@@ -451,8 +451,7 @@ def run_probe(
     the next repetition)."""
     run_id = run_id or f"md-probe-{uuid.uuid4().hex[:12]}"
     run = ProbeRun(cfg, run_id)
-    names = local_names()
-    local = [is_this_machine(h, names) for h in cfg.hostfile.hosts]
+    local = [is_this_machine(h) for h in cfg.hostfile.hosts]
     plan = base_plan(cfg)
     interrupts = interrupts or Interrupts()
     while True:

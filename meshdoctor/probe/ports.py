@@ -7,8 +7,8 @@ import random
 import socket
 from typing import List, Optional, Sequence
 
-from meshdoctor.hostfile import Hostfile
-from meshdoctor.probe import env as envmod
+from meshdoctor.hostfile.model import Hostfile
+from meshdoctor.mlx.ports import port_count
 
 # Ports for remote ranks, below the kernels' ephemeral ranges (Linux ip_local_port_range default
 # 32768-60999; macOS and IANA dynamic ports 49152-65535), so an outgoing connection on a host
@@ -55,7 +55,7 @@ def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> Li
     finally:
         for s in held:
             s.close()
-    count = envmod.port_count(hf)
+    count = port_count(hf.hosts)
     if port is not None:
         return list(range(port, port + count))
     if all(local):

@@ -7,9 +7,14 @@ from __future__ import annotations
 import dataclasses
 from typing import List, Optional
 
-from meshdoctor.hostfile import BACKENDS, Hostfile, HostfileError, from_list, local_names, n_ranks
+from meshdoctor.hostfile.load import HostfileError, from_list
+from meshdoctor.hostfile.locality import local_ranks
+from meshdoctor.hostfile.phrases import n_ranks
+from meshdoctor.hostfile.rules import host_sources_conflict
+from meshdoctor.hostfile.model import Hostfile
+from meshdoctor.mlx.backends import BACKENDS, PROBE_BACKENDS, one_of
+from meshdoctor.mlx.ports import port_count
 from meshdoctor.probe import env as envmod
-from meshdoctor.hostfile import host_sources_conflict, is_this_machine
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.errors import ProbeSetupError
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
@@ -26,9 +31,6 @@ def available_memory() -> int:
     import psutil
 
     return int(psutil.virtual_memory().available)
-
-
-PROBE_BACKENDS = ("ring", "jaccl", "jaccl-ring", "nccl")
 
 
 def default_backend(python: Optional[str] = None) -> str:
@@ -128,8 +130,8 @@ def make_config(
     if chosen not in PROBE_BACKENDS:
         if backend:  # the option named it
             raise ProbeSetupError(
-                f"backend {chosen!r} is not supported by the probe; pass --backend ring, "
-                "jaccl, jaccl-ring or nccl",
+                f"backend {chosen!r} is not supported by the probe; pass --backend "
+                f"{one_of(PROBE_BACKENDS)}",
                 "--backend",
             )
         what = (
@@ -137,7 +139,7 @@ def make_config(
         )
         raise ProbeSetupError(
             (f"{hf.path}: " if hf.path else "")
-            + f'"backend": {chosen!r} is {what}; write ring, jaccl, jaccl-ring or nccl there, '
+            + f'"backend": {chosen!r} is {what}; write {one_of(PROBE_BACKENDS)} there, '
             "or pass --backend",
             where,
         )
@@ -159,7 +161,7 @@ def make_config(
             f"at least one per rank ({item * hf.world_size} bytes for {hf.world_size} ranks)",
             "--size",
         )
-    count = envmod.port_count(hf) if chosen == "ring" else 1
+    count = port_count(hf.hosts) if chosen == "ring" else 1
     if port is not None and port + count - 1 > 65535:
         raise ProbeSetupError(
             f"--port {port}: {count} consecutive port(s) from it would pass "
@@ -167,11 +169,10 @@ def make_config(
             "--port",
         )
     try:
-        envmod.backend_env(hf, chosen, ports=list(range(envmod.port_count(hf))))
+        envmod.backend_env(hf, chosen, ports=list(range(port_count(hf.hosts))))
     except envmod.EnvError as exc:
         raise ProbeSetupError(str(exc), where) from None
-    names = local_names()
-    local_count = sum(1 for h in hf.hosts if is_this_machine(h, names))
+    local_count = len(local_ranks(hf))
     need = memory_needed(nbytes, local_count)
     have = available if available is not None else available_memory()
     if local_count and need > have:

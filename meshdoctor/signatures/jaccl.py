@@ -6,6 +6,7 @@ community guard PR). Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+from meshdoctor.mlx.ports import STARTING_PORT
 from meshdoctor.signatures import errnos
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, by_group, signature
 
@@ -403,8 +404,8 @@ SIGNATURES = (
         "jaccl.side-channel-connect",
         r"\[jaccl\] Couldn't connect \(error: (?P<errno>\d+)\)",
         "JACCL's TCP side channel could not reach the coordinator (4 attempts, about 15 s).",
-        "Check MLX_JACCL_COORDINATOR (rank 0's first IP and port 32323) is reachable from this "
-        "rank and rank 0 started.",
+        f"Check MLX_JACCL_COORDINATOR (rank 0's first IP and port {STARTING_PORT}) is reachable "
+        "from this rank and rank 0 started.",
         "MLX jaccl side channel",
         causes=[
             ("rank 0 not started or died first (refused)", "rank 0's log"),

@@ -18,7 +18,7 @@ from typing import List
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, skip
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 
 IP_REMEDY = (
     "Give every Thunderbolt interface an IPv4 address, one /30 per cable: run "

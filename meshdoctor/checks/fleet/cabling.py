@@ -16,7 +16,7 @@ from typing import Dict, Tuple
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, skip, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 
 REMEDY = (
     "Re-cable so each port goes where the hostfile says, or regenerate the hostfile from "

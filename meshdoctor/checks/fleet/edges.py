@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import Finding, error, fail, ok, skip
 from meshdoctor.checker.fleet_model import FleetView, FleetCheck, on
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 
 REMEDY = (
     "Check the Thunderbolt 5 cable of that edge on both Macs and that RDMA is enabled on "

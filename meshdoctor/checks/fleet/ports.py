@@ -1,9 +1,10 @@
 """MD408 fleet ports: the JACCL coordinator port on rank 0 and the ring ports are free.
 
-mlx.launch (``launch.py``, mlx 0.32.4) has rank 0 listen on ``--starting-port`` (default 32323)
-as the JACCL coordinator, and for ring gives each IP of each rank its own port counting up from
-the same start. A port already taken (often by a stale rank of the last run) makes init fail
-with ``Couldn't bind socket`` or connect the ranks to the wrong process.
+mlx.launch (``launch.py``, mlx 0.32.4) has rank 0 listen on ``--starting-port`` (default
+:data:`meshdoctor.mlx.ports.STARTING_PORT`) as the JACCL coordinator, and for ring gives each IP
+of each rank its own port counting up from the same start (:func:`meshdoctor.mlx.ports.ring_ports`).
+A port already taken (often by a stale rank of the last run) makes init fail with ``Couldn't bind
+socket`` or connect the ranks to the wrong process.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, skip, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
+from meshdoctor.mlx.ports import STARTING_PORT
 
 
 def run(view: FleetView):
@@ -60,8 +62,8 @@ FLEET_CHECK = FleetCheck(
     area="ports",
     run=run,
     doc=Doc(
-        meaning="""
-The JACCL coordinator port (32323, mlx.launch --starting-port) must be free on rank 0, and for
+        meaning=f"""
+The JACCL coordinator port ({STARTING_PORT}, mlx.launch --starting-port) must be free on rank 0, and for
 ring each rank's ports (one per IP, counting up from the same start) on its host. Fails naming
 the host, the port and the process holding it.
 """,
@@ -74,7 +76,7 @@ Stop the process (often a stale rank), or launch with another --starting-port.
 """,
         sources=(
             "MLX v0.32.4 mlx.launch (mlx/_distributed_utils/launch.py: --starting-port, "
-            "default 32323)",
+            f"default {STARTING_PORT})",
         ),
     ),
 )

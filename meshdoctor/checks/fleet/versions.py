@@ -19,7 +19,7 @@ from typing import Dict, List, Optional
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
-from meshdoctor.hostfile import JACCL_BACKENDS
+from meshdoctor.mlx.backends import JACCL_BACKENDS
 
 
 def _mlx(f: dict) -> Optional[str]:

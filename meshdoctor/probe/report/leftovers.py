@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from meshdoctor.hostfile import ranks_phrase
+from meshdoctor.hostfile.phrases import ranks_phrase
 from meshdoctor.model import FAIL, OK, SKIP, Remediation, Result
 from meshdoctor.probe import codes as C
 from meshdoctor.probe.outcome import LaunchOutcome

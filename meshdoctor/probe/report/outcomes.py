@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import List, Optional
 
-from meshdoctor.hostfile import ranks_phrase
+from meshdoctor.hostfile.phrases import ranks_phrase
 from meshdoctor.model import ERROR, FAIL, OK, Remediation, Result
 from meshdoctor.probe import codes as C
 from meshdoctor.probe.config import ProbeConfig, collective_deadline, init_deadline
