@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set
 
 from meshdoctor.hostfile import ranks_phrase
-from meshdoctor.model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Result, Verdict
+from meshdoctor.model import FAIL, OK, SKIP, WARN, ERROR, HostInfo, Remediation, Verdict
 from meshdoctor.probe import codes as C
+from meshdoctor.probe.codes import result as Result  # a Result titled with its probe code's entry
 from meshdoctor.probe import figures, soak
 from meshdoctor.probe.config import ProbeConfig, collective_deadline, init_deadline, plan_pairs
 from meshdoctor.probe.culprits import (
