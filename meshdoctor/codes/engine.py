@@ -86,5 +86,3 @@ FIX_NOT_STARTED = Entry(
         sources=("meshdoctor README, fix",),
     ),
 )
-
-ENTRIES = (INTERNAL_ERROR, CHECK_INTERRUPTED, FLEET_REACH, FIX_NOT_STARTED)
