@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
-from meshdoctor.codes.model import CHECK, Entry
-from meshdoctor.codes.model import Doc  # re-exported: check modules import Check and Doc from here
+from meshdoctor.codes.model import CHECK, Doc, Entry  # Doc re-exported: checks import it here
 from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Remediation
 
 PLATFORMS = ("darwin", "linux")
