@@ -1,23 +1,35 @@
-"""The one catalogue of every code meshdoctor can emit, and what ``meshdoctor explain`` says.
+"""The one catalogue of every code meshdoctor can emit, and what ``meshdoctor explain`` says: a
+collector, nothing more.
 
-Each code is documented next to its definition, under fixed headings (a :class:`Doc`): a check in
-its ``CHECK`` (``checks/*.py``), a fix in its ``FIX`` (``fixes/*.py``), the probe's results in
-:func:`meshdoctor.probe.codes.entries`, the failure signatures in :mod:`meshdoctor.signatures`
-(and triage's inputs code in :mod:`meshdoctor.triage.report`), the internal error here. Discovery
-is explicit: :data:`SOURCES` maps each kind to the function that collects its entries; nothing
-registers itself on import. Codes are stable: never renumber, only add.
+Each code is declared once, by its producer, as a :class:`meshdoctor.codes.model.Entry` with its
+:class:`meshdoctor.codes.model.Doc` (under fixed headings): a check's ``CHECK.entry``
+(``checks/*.py``, :attr:`meshdoctor.checker.model.Check.entry`), a cross-node check's
+``FLEET_CHECK.entry``, a fix's ``FIX.entry`` (``fixes/*.py``), the probe's
+:data:`meshdoctor.probe.codes.ENTRIES`, the failure signatures in :mod:`meshdoctor.signatures`
+(and triage's inputs code in :mod:`meshdoctor.triage.report`), the engine's own codes in
+:mod:`meshdoctor.codes.engine`. Each producer also titles its own results with its entry's
+title. Discovery is explicit: :data:`SOURCES` maps each kind to the function that collects its
+entries; nothing registers itself on import. Here the entries only gain what no producer knows
+alone: the fixes that resolve each code. Only the commands that show the catalogue
+(``explain``, ``list-checks --all``) and the tests import this module.
 
-Kinds and their ranges (:data:`RANGES`): ``internal`` MD100; ``check`` MD101-MD499 (MD1xx node
-and runtime, MD2xx RDMA and Thunderbolt, MD3xx memory and processes, MD4xx hostfile and fleet);
-``probe`` MD5xx; ``signature`` MD6xx; ``fix`` MD7xx.
+Kinds and their ranges (:data:`meshdoctor.codes.model.RANGES`): ``internal`` MD100; ``check``
+MD101-MD499 (MD1xx node and runtime, MD2xx RDMA and Thunderbolt, MD3xx memory and processes,
+MD4xx hostfile and fleet); ``probe`` MD5xx; ``signature`` MD6xx; ``fix`` MD7xx.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Dict, Iterable, List, Optional
 
-from meshdoctor.codes.engine import INTERNAL_ERROR
-from meshdoctor.codes.model import (
+from meshdoctor.codes.engine import (
+    CHECK_INTERRUPTED,
+    FIX_NOT_STARTED,
+    FLEET_REACH,
+    INTERNAL_ERROR,
+)
+from meshdoctor.codes.model import (  # re-exported: the vocabulary explain and the tests use
     CHECK,
     FIX,
     HEADINGS,
@@ -35,32 +47,24 @@ def _internal() -> List[Entry]:
 
 
 def _checks() -> List[Entry]:
-    from meshdoctor.fixer.registry import all_fixes
-    from meshdoctor.checker.registry import all_checks
-
-    from meshdoctor.checker.fleet import REACH_ENTRY
+    """Every check's entry (node and cross-node checks, fleet mode's reach, the interrupted
+    check run), each with the codes of the fixes that resolve it."""
     from meshdoctor.checker.fleet_model import all_fleet_checks
-    from meshdoctor.checker.runner import INTERRUPTED_ENTRY
+    from meshdoctor.checker.registry import all_checks
+    from meshdoctor.fixer.registry import all_fixes
 
     fixes = all_fixes()
+    found = [c.entry for c in [*all_checks(), *all_fleet_checks()]]
     return [
-        Entry(
-            code=c.code,
-            kind=CHECK,
-            title=c.title,
-            doc=c.doc,
-            names=(c.name,),
-            fixes=tuple(f.code for f in fixes if c.code in f.resolves),
-            details=(("Applies to", ", ".join(c.platforms)),),
-        )
-        for c in [*all_checks(), *all_fleet_checks()]
-    ] + [REACH_ENTRY, INTERRUPTED_ENTRY]
+        replace(e, fixes=tuple(f.code for f in fixes if e.code in f.resolves))
+        for e in found + [FLEET_REACH, CHECK_INTERRUPTED]
+    ]
 
 
 def _probe() -> List[Entry]:
-    from meshdoctor.probe.codes import entries as probe_entries
+    from meshdoctor.probe.codes import ENTRIES
 
-    return probe_entries()
+    return list(ENTRIES)
 
 
 def _signatures() -> List[Entry]:
@@ -80,25 +84,9 @@ def _signatures() -> List[Entry]:
 
 
 def _fixes() -> List[Entry]:
-    from meshdoctor.fixer.plan import NOT_STARTED
     from meshdoctor.fixer.registry import all_fixes
 
-    scope = {"host": "on each host", "fleet": "once, across the hostfile"}
-    return [NOT_STARTED] + [
-        Entry(
-            code=f.code,
-            kind=FIX,
-            title=f.title,
-            doc=f.doc,
-            names=(f.name, f"fix.{f.name}"),  # the command's word; its results' ``check``
-            details=(
-                ("Resolves", ", ".join(f.resolves)),
-                ("Risk", f.risk),
-                ("Runs", scope.get(f.scope, f.scope)),
-            ),
-        )
-        for f in all_fixes()
-    ]
+    return [FIX_NOT_STARTED] + [f.entry for f in all_fixes()]
 
 
 # kind -> the function that collects its entries (explicit discovery)
@@ -147,10 +135,11 @@ def title(code: str) -> Optional[str]:
 
 
 def stamp(results: Iterable) -> None:
-    """Give each :class:`meshdoctor.model.Result` without a ``title`` its code's title (the
-    runner and the fix engine stamp their own; this covers the rest). Collects only the kinds
-    of the codes present. Never raises: a kind whose discovery fails leaves its results
-    untitled (the renderer then shows the result's ``check`` name), the verdict stays whole."""
+    """Give each :class:`meshdoctor.model.Result` without a ``title`` its code's title. Every
+    producer titles its own results, so no command needs this (the verdict is printed as made);
+    it is kept for tests that build results by hand. Collects only the kinds of the codes
+    present. Never raises: a kind whose discovery fails leaves its results untitled (the
+    renderer then shows the result's ``check`` name)."""
     todo = [r for r in results if not r.title]
     titles: Dict[str, Optional[str]] = {}
     for r in todo:

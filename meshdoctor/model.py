@@ -73,8 +73,9 @@ class Result:
     are critical, warn is a warning, the rest info). ``evidence`` holds JSON-serialisable data
     (device names, GID tables, pids). ``needs_reboot`` marks the host for the verdict's
     ``needs_reboot`` list. ``duration_s`` is wall time in seconds, filled in by the runner.
-    ``title`` is the code's one-line title from the catalogue (:mod:`meshdoctor.catalogue`),
-    stamped by the engine that made the result or, at the latest, before the verdict is printed.
+    ``title`` is the one-line title of the code's entry (:class:`meshdoctor.codes.model.Entry`),
+    given by whatever made the result (the runner, a fleet check, the fix engine, the probe,
+    triage, the engine's own codes in :mod:`meshdoctor.codes.engine`).
     """
 
     code: str

@@ -12,6 +12,7 @@ from typing import NoReturn, Optional
 
 import click
 
+from meshdoctor.codes.engine import INTERNAL_ERROR
 from meshdoctor.model import EXIT_UNKNOWN, Result, Verdict
 from meshdoctor.streams import to_devnull
 from meshdoctor.text import one_line
@@ -54,16 +55,13 @@ def report_to(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> Verdic
 
 
 def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
-    """Print ``verdict`` (JSON or rich) and exit with its exit code. Results without a title
-    get their code's title from the catalogue first. A crash while printing is not added to the
-    verdict again: it ends as :func:`internal_error` does without a verdict."""
-    from meshdoctor.catalogue import stamp
-
+    """Print ``verdict`` (JSON or rich) and exit with its exit code. Each result carries the
+    title its producer gave it (its code's entry's title). A crash while printing is not added
+    to the verdict again: it ends as :func:`internal_error` does without a verdict."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta.pop(_REPORT, None)
     verdict.finish()
-    stamp(verdict.results)
     try:
         if as_json:
             sys.stdout.write(to_json(verdict.to_dict()) + "\n")
@@ -78,10 +76,12 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
 
 
 def internal_error_result(exc: BaseException) -> Result:
-    """The result an unexpected exception becomes: code MD100, status error."""
+    """The result an unexpected exception becomes: code MD100
+    (:data:`meshdoctor.codes.engine.INTERNAL_ERROR`), status error."""
     return Result(
-        code="MD100",
+        code=INTERNAL_ERROR.code,
         check="meshdoctor",
+        title=INTERNAL_ERROR.title,
         status="error",
         summary=f"internal error: {type(exc).__name__}: {exc}",
     )

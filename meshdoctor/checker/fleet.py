@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from meshdoctor import remote
-from meshdoctor.codes.model import CHECK, Doc, Entry
+from meshdoctor.codes.engine import FLEET_REACH
 from meshdoctor.fanout import HostReply, install_hint, remote_python, run_meshdoctor
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.rules import host_name_problem
@@ -26,7 +26,7 @@ from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation,
 
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
 HOSTFILE_CHECK_S = 5.0  # deadline of the hostfile check (MD401) run here when no host ran it
-REACH_CODE = "MD402"
+REACH_CODE = FLEET_REACH.code  # MD402
 HOSTFILE_CODE = "MD401"
 ORDER = [FAIL, ERROR, WARN, OK, SKIP]
 # fleet table columns: node result codes by hundred, then the cross-node checks' areas
@@ -43,32 +43,6 @@ AREAS = [
     "env",
     "ports",
 ]
-
-
-REACH_ENTRY = Entry(
-    code=REACH_CODE,
-    kind=CHECK,
-    title="Host reachable and running meshdoctor",
-    names=("fleet.reach",),
-    doc=Doc(
-        meaning="Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, "
-        "a connect timeout, the user's ssh config, as mlx.launch). A host that cannot "
-        "be reached, that has no meshdoctor for the chosen interpreter, or that does "
-        "not answer by the deadline is an error with ssh's own message and the "
-        "command to install meshdoctor there. A host whose name the hostfile's host-name "
-        "rule refuses (MD401) is never reached: its result says so and offers no command.",
-        why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
-        "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
-        action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
-        "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON. For a refused name, "
-        'fix the host\'s "ssh" entry in the hostfile.',
-        sources=(
-            "OpenSSH ssh(1) BatchMode and ConnectTimeout",
-            "MLX mlx.launch (ssh to each host, --python)",
-        ),
-    ),
-    details=(("Applies to", "fleet"),),
-)
 
 
 # --- check --hostfile -------------------------------------------------------------------------
@@ -148,6 +122,7 @@ def _results(items: List[Any], host: str) -> List[Result]:
                 Result(
                     code=REACH_CODE,
                     check="fleet.reach",
+                    title=FLEET_REACH.title,
                     status=ERROR,
                     host=host,
                     summary=f"{host} sent a result this meshdoctor cannot read "
@@ -197,6 +172,7 @@ def _unreached(
     return Result(
         code=REACH_CODE,
         check="fleet.reach",
+        title=FLEET_REACH.title,
         status=ERROR,
         host=host,
         summary=summary,

@@ -15,8 +15,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from meshdoctor.codes.model import Doc
-from meshdoctor.checker.model import Finding
+from meshdoctor.codes.model import Doc, Entry
+from meshdoctor.checker.model import Finding, check_entry
 from meshdoctor.discover import declared
 from meshdoctor.hostfile.types import Host
 from meshdoctor.hostfile.model import Hostfile
@@ -105,7 +105,8 @@ def on(hosts: Any, finding: Finding) -> Finding:
 class FleetCheck:
     """A registered cross-node check: ``code`` (MD4xx), dotted ``name``, one-line ``title``,
     ``area`` (fleet table column), ``run`` (FleetView -> Finding | iterable | None) and
-    ``doc`` (its catalogue entry's fixed parts, :class:`meshdoctor.codes.model.Doc`)."""
+    ``doc`` (its catalogue entry's fixed parts, :class:`meshdoctor.codes.model.Doc`); its
+    :attr:`entry` is what the catalogue collects."""
 
     code: str
     name: str
@@ -114,6 +115,11 @@ class FleetCheck:
     run: Callable[[FleetView], Any]
     doc: Doc
     platforms: Tuple[str, ...] = ("fleet",)  # runs on the merged facts, not on a node
+
+    @property
+    def entry(self) -> Entry:
+        """This check's catalogue entry (:func:`meshdoctor.checker.model.check_entry`)."""
+        return check_entry(self.code, self.name, self.title, self.doc, self.platforms)
 
 
 def all_fleet_checks() -> List[FleetCheck]:
@@ -125,15 +131,16 @@ def all_fleet_checks() -> List[FleetCheck]:
     return sorted(found.values(), key=lambda c: c.code)
 
 
-def _tagged(code: str, name: str, f: Finding) -> Result:
+def _tagged(fc: FleetCheck, f: Finding) -> Result:
     hosts = f.evidence.get("hosts") or []
     host = hosts[0] if len(hosts) == 1 else MESH
     rem = f.remedy()
     if rem is not None:
         rem = Remediation(printable(rem.text), printable(rem.command) if rem.command else None)
     return Result(
-        code=code,
-        check=name,
+        code=fc.code,
+        check=fc.name,
+        title=fc.title,
         status=f.status,
         summary=printable(f.summary),
         host=host,
@@ -158,7 +165,7 @@ def run_fleet_checks(
             )
             if not findings:
                 findings = [Finding(OK, "nothing to report")]
-            out.extend((fc, _tagged(fc.code, fc.name, f)) for f in findings)
+            out.extend((fc, _tagged(fc, f)) for f in findings)
         except Exception as exc:
             tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
             out.append(
@@ -167,6 +174,7 @@ def run_fleet_checks(
                     Result(
                         code=fc.code,
                         check=fc.name,
+                        title=fc.title,
                         status=ERROR,
                         host=MESH,
                         summary=f"fleet check {fc.name} raised {type(exc).__name__}: {exc}",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
-from meshdoctor.codes.model import Doc  # re-exported: check modules import Check and Doc from here
+from meshdoctor.codes.model import CHECK, Doc, Entry  # Doc re-exported: checks import it here
 from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Remediation
 
 PLATFORMS = ("darwin", "linux")
@@ -80,7 +80,8 @@ class Check:
     memory and processes, ``MD4xx`` hostfile and fleet); ``name`` is dotted (``rdma.gid``);
     ``title`` is one line; ``platforms`` lists where it applies (others get ``skip``);
     ``doc`` is its entry in the catalogue (:class:`meshdoctor.codes.model.Doc`: what it means,
-    why it matters, what to do, public sources), which ``meshdoctor explain CODE`` prints.
+    why it matters, what to do, public sources), which ``meshdoctor explain CODE`` prints;
+    :attr:`entry` is the whole entry, which the catalogue collects.
     """
 
     code: str
@@ -89,3 +90,23 @@ class Check:
     run: CheckFn
     doc: Doc
     platforms: Tuple[str, ...] = PLATFORMS
+
+    @property
+    def entry(self) -> Entry:
+        """This check's catalogue entry (:func:`check_entry`)."""
+        return check_entry(self.code, self.name, self.title, self.doc, self.platforms)
+
+
+def check_entry(code: str, name: str, title: str, doc: Doc, platforms: Tuple[str, ...]) -> Entry:
+    """The catalogue entry of a node or cross-node check: kind ``check``, its ``name`` (what
+    its results carry as ``check``) and, as a detail, the ``platforms`` it applies to
+    ("Applies to: darwin, linux"). The fixes that resolve it are the catalogue's to add
+    (:mod:`meshdoctor.catalogue`)."""
+    return Entry(
+        code=code,
+        kind=CHECK,
+        title=title,
+        doc=doc,
+        names=(name,),
+        details=(("Applies to", ", ".join(platforms)),),
+    )

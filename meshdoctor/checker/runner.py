@@ -12,31 +12,14 @@ import time
 import traceback
 from typing import Iterable, List, Optional
 
-from meshdoctor.codes.model import CHECK, Doc, Entry
+from meshdoctor.codes.engine import CHECK_INTERRUPTED
 from meshdoctor.checker.model import Check, Finding
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.deadline import start
 from meshdoctor.model import ERROR, OK, SKIP, Remediation, Result
 
 DEFAULT_CHECK_TIMEOUT_S = 10.0
-INTERRUPTED_CODE = "MD190"
-INTERRUPTED_ENTRY = Entry(
-    code=INTERRUPTED_CODE,
-    kind=CHECK,
-    title="check interrupted",
-    names=("check.interrupted",),
-    doc=Doc(
-        meaning="meshdoctor check was interrupted (Ctrl-C, SIGTERM from a supervisor, SIGHUP "
-        "from a closed terminal) before every check finished. Every command it had "
-        "started was killed with its process group; the checks that had finished "
-        "keep their results, the others are in error.",
-        why="The node was not fully assessed: the verdict is 'unknown' (exit 3), or 'no-go' "
-        "(exit 1) if a finished check had already failed.",
-        action="Run the check again; give it a longer supervisor timeout if one sent SIGTERM.",
-        sources=("POSIX signals (SIGINT, SIGTERM, SIGHUP)", "meshdoctor README, exit codes"),
-    ),
-    details=(("Applies to", "darwin, linux"),),
-)
+INTERRUPTED_CODE = CHECK_INTERRUPTED.code  # MD190
 
 
 class Interrupted(Exception):
@@ -60,6 +43,7 @@ def interrupt_result(signame: str, host: str, unfinished: int = 0, total: int = 
     return Result(
         code=INTERRUPTED_CODE,
         check="check.interrupted",
+        title=CHECK_INTERRUPTED.title,
         status=ERROR,
         summary=f"interrupted by {signame}: {done}; every command meshdoctor had "
         "started was stopped",

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.facts.nvml import COMPUTE_MODES, gpus_or_finding
+from meshdoctor.checks._gpu import gpus_or_finding
+from meshdoctor.facts.nvml import COMPUTE_MODES
 from meshdoctor.text import shell_line
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.facts.nvml import gpus_or_finding, throttle_names
+from meshdoctor.checks._gpu import gpus_or_finding
+from meshdoctor.facts.nvml import throttle_names
 from meshdoctor.text import shell_line
 
 

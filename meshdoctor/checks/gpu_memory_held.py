@@ -19,7 +19,7 @@ import psutil
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.model import Remediation
-from meshdoctor.facts.nvml import gpus_or_finding
+from meshdoctor.checks._gpu import gpus_or_finding
 from meshdoctor.ranks import find_ranks
 from meshdoctor.text import shell_line
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from meshdoctor.checks import _rdma
 from meshdoctor.facts import verbs
 from meshdoctor.checker.model import Check, Doc, Finding, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
@@ -399,7 +400,7 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
 
 
 def run(ctx: NodeContext):
-    inv, finding = verbs.inventory_or_finding(ctx, "the device limits")
+    inv, finding = _rdma.inventory_or_finding(ctx, "the device limits")
     if finding is not None:
         return finding
     out = []

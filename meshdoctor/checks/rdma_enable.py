@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
+from meshdoctor.checks import _rdma
 from meshdoctor.facts import verbs
 from meshdoctor.checker.model import Check, Doc, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
@@ -94,7 +95,7 @@ def _mac(ctx: NodeContext, role: str):
     chain["librdma"] = verbs.find_librdma()
     inv: verbs.Inventory = ctx.fact(verbs.gather_verbs)
     if inv.state == verbs.WEDGED:
-        return verbs.wedged_finding(inv, "the RDMA devices")
+        return _rdma.wedged_finding(inv, "the RDMA devices")
     chain["ibv_devices"] = inv.listed if inv.listed is not None else inv.detail
     from meshdoctor.facts.thunderbolt import gather_thunderbolt  # macOS tools: loaded when asked
 
@@ -124,7 +125,7 @@ def _mac(ctx: NodeContext, role: str):
             remediation=(UNSURE_PREFIX + ENABLE_REMEDY) if unsure else ENABLE_REMEDY,
         )
     if inv.state == verbs.UNREADABLE:
-        return verbs.error_finding(f"could not read the RDMA devices: {inv.detail}", ev)
+        return _rdma.error_finding(f"could not read the RDMA devices: {inv.detail}", ev)
     if inv.state == verbs.ABSENT:
         return bad(
             "no RDMA tools on this Mac (ibv_devinfo not found on PATH): Apple ships them "
@@ -191,7 +192,7 @@ def run(ctx: NodeContext):
         return skip(verbs.unused_skip_reason(ctx))
     if ctx.is_mac:
         return _mac(ctx, role)
-    inv, finding = verbs.inventory_or_finding(ctx, "the RDMA devices")
+    inv, finding = _rdma.inventory_or_finding(ctx, "the RDMA devices")
     return finding if finding is not None else _linux(ctx, inv)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from meshdoctor.checks import _rdma
 from meshdoctor.facts import verbs
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
@@ -73,7 +74,7 @@ def _guard(ctx: NodeContext) -> Tuple[Optional[bool], Dict[str, Any]]:
 
 
 def run(ctx: NodeContext):
-    inv, finding = verbs.inventory_or_finding(ctx, "the GID tables")
+    inv, finding = _rdma.inventory_or_finding(ctx, "the GID tables")
     if finding is not None:
         return finding
     role = verbs.rdma_role(ctx)

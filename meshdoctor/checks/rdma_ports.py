@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+from meshdoctor.checks import _rdma
 from meshdoctor.facts import verbs
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
@@ -86,7 +87,7 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
             )
         elif dev is None or not any(p.state_known for p in dev.ports):
             problems.append(
-                verbs.error_finding(
+                _rdma.error_finding(
                     f"cannot confirm {name} (towards {towards}) is PORT_ACTIVE: listed by "
                     f"ibv_devices but its port state could not be read",
                     ev,
@@ -193,7 +194,7 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
 
 
 def run(ctx: NodeContext):
-    inv, finding = verbs.inventory_or_finding(ctx, "the RDMA ports")
+    inv, finding = _rdma.inventory_or_finding(ctx, "the RDMA ports")
     if finding is not None:
         return finding
     named = verbs.named_devices(ctx)

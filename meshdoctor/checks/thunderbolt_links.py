@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
+from meshdoctor.checks import _rdma
 from meshdoctor.facts import verbs
 from meshdoctor.checker.model import Check, Doc, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
@@ -132,7 +133,7 @@ def run(ctx: NodeContext):
 
     tb = ctx.fact(gather_thunderbolt)
     if not tb.readable:
-        return verbs.error_finding(
+        return _rdma.error_finding(
             f"could not read the Thunderbolt links: {tb.sources.get('system_profiler')}",
             tb.evidence(),
             tools="`" + " ".join(SYSTEM_PROFILER) + "`",

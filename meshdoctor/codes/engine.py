@@ -1,8 +1,15 @@
-"""The engine's own codes: those no check, fix, signature or probe outcome declares."""
+"""The engine's own codes: those no check, fix, signature or probe outcome declares.
+
+Each is one :class:`meshdoctor.codes.model.Entry`, declared here once and used by the part of
+the engine that emits it: :data:`INTERNAL_ERROR` (MD100, :func:`meshdoctor.output.internal_error`),
+:data:`CHECK_INTERRUPTED` (MD190, :func:`meshdoctor.checker.runner.interrupt_result`),
+:data:`FLEET_REACH` (MD402, :mod:`meshdoctor.checker.fleet`) and :data:`FIX_NOT_STARTED`
+(MD700, :mod:`meshdoctor.fixer.plan`). :mod:`meshdoctor.catalogue` collects them.
+"""
 
 from __future__ import annotations
 
-from meshdoctor.codes.model import INTERNAL, Doc, Entry
+from meshdoctor.codes.model import CHECK, FIX, INTERNAL, Doc, Entry
 
 INTERNAL_ERROR = Entry(
     code="MD100",
@@ -17,5 +24,65 @@ INTERNAL_ERROR = Entry(
         action="Re-run with --json and report the evidence; reinstall meshdoctor if the "
         "install is broken.",
         sources=("meshdoctor README, exit codes",),
+    ),
+)
+
+CHECK_INTERRUPTED = Entry(
+    code="MD190",
+    kind=CHECK,
+    title="check interrupted",
+    names=("check.interrupted",),
+    doc=Doc(
+        meaning="meshdoctor check was interrupted (Ctrl-C, SIGTERM from a supervisor, SIGHUP "
+        "from a closed terminal) before every check finished. Every command it had "
+        "started was killed with its process group; the checks that had finished "
+        "keep their results, the others are in error.",
+        why="The node was not fully assessed: the verdict is 'unknown' (exit 3), or 'no-go' "
+        "(exit 1) if a finished check had already failed.",
+        action="Run the check again; give it a longer supervisor timeout if one sent SIGTERM.",
+        sources=("POSIX signals (SIGINT, SIGTERM, SIGHUP)", "meshdoctor README, exit codes"),
+    ),
+    details=(("Applies to", "darwin, linux"),),
+)
+
+FLEET_REACH = Entry(
+    code="MD402",
+    kind=CHECK,
+    title="Host reachable and running meshdoctor",
+    names=("fleet.reach",),
+    doc=Doc(
+        meaning="Fleet mode runs meshdoctor on every host of the hostfile over ssh (BatchMode, "
+        "a connect timeout, the user's ssh config, as mlx.launch). A host that cannot "
+        "be reached, that has no meshdoctor for the chosen interpreter, or that does "
+        "not answer by the deadline is an error with ssh's own message and the "
+        "command to install meshdoctor there. A host whose name the hostfile's host-name "
+        "rule refuses (MD401) is never reached: its result says so and offers no command.",
+        why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
+        "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
+        action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
+        "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON. For a refused name, "
+        'fix the host\'s "ssh" entry in the hostfile.',
+        sources=(
+            "OpenSSH ssh(1) BatchMode and ConnectTimeout",
+            "MLX mlx.launch (ssh to each host, --python)",
+        ),
+    ),
+    details=(("Applies to", "fleet"),),
+)
+
+FIX_NOT_STARTED = Entry(
+    code="MD700",
+    kind=FIX,
+    title="fix run could not start",
+    names=("fix",),
+    doc=Doc(
+        meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
+        "meshdoctor's state directory (two runs must not interleave), the state directory "
+        "cannot be used (a file in its place, not writable), or the hosts could not be "
+        "assessed.",
+        why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
+        action="Wait for the other run, set MESHDOCTOR_STATE_DIR to a writable directory, or "
+        "make the hosts reachable, then run the fix again.",
+        sources=("meshdoctor README, fix",),
     ),
 )

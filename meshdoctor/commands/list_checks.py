@@ -20,7 +20,7 @@ from meshdoctor.commands.options import load_checks
 )
 def list_checks(as_json: bool, everything: bool) -> None:
     """List every check with its code, name, platforms and title."""
-    from meshdoctor.checker.fleet import REACH_ENTRY
+    from meshdoctor.codes.engine import FLEET_REACH
     from meshdoctor.checker.fleet_model import all_fleet_checks
 
     rows = [
@@ -36,9 +36,9 @@ def list_checks(as_json: bool, everything: bool) -> None:
     # fleet mode's own check (every host answered), listed with the cross-node checks
     rows.append(
         {
-            "code": REACH_ENTRY.code,
-            "name": REACH_ENTRY.name,
-            "title": REACH_ENTRY.title,
+            "code": FLEET_REACH.code,
+            "name": FLEET_REACH.name,
+            "title": FLEET_REACH.title,
             "platforms": ["fleet"],
             "kind": "check",
         }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from meshdoctor.deadline import call
 
@@ -272,22 +272,6 @@ def read_all(timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
 def gather_gpus(ctx) -> Dict[str, Any]:
     """The node context's fact: :func:`read_all` under twice the command deadline."""
     return read_all(timeout=max(1.0, 2 * ctx.command_timeout))
-
-
-def gpus_or_finding(ctx, remediation: Optional[str] = None) -> Tuple[Dict[str, Any], Any]:
-    """``(snapshot, None)`` when NVML answered on this node, else ``({}, finding)``: a ``skip``
-    without an NVIDIA driver, an ``error`` (``remediation`` attached) when NVML is unusable or
-    did not answer in time. The shared first step of every GPU check."""
-    from meshdoctor.checker.model import error, skip
-
-    snap = ctx.fact(gather_gpus)
-    if not snap.get("driver"):
-        return {}, skip(snap.get("reason", "no NVIDIA driver"))
-    if not snap.get("nvml"):
-        return {}, error(
-            f"cannot read the GPUs: {snap.get('reason')}", evidence=snap, remediation=remediation
-        )
-    return snap, None
 
 
 def throttle_names(mask: Optional[int]) -> List[str]:

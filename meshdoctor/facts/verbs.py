@@ -18,7 +18,8 @@ The result is an :class:`Inventory` whose ``state`` the RDMA checks (MD201-MD204
 findings. A reader that overruns the deadline gives ``state == "wedged"``: ``ibv_devinfo`` is
 known to hang after JACCL errors (MLX #3910, #4278), and only a
 reboot recovers; every RDMA check reports it as a critical failure with ``needs_reboot``
-(:func:`wedged_finding`).
+(:func:`meshdoctor.checks._rdma.wedged_finding`: the findings the checks share live with the
+checks; this module only reads facts).
 
 Also here, shared by the checks: whether the hostfile needs RDMA on this node
 (:func:`rdma_role`), the devices it names for this node (:func:`named_devices`), and the
@@ -31,10 +32,9 @@ import importlib
 import importlib.util
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from meshdoctor import execute
-from meshdoctor.checker.model import Finding, error, fail, skip
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.deadline import call as call_with_deadline
 from meshdoctor.mlx.backends import JACCL_BACKENDS
@@ -62,14 +62,6 @@ UNREADABLE = "unreadable"  # the tool answered, but nothing in its output could 
 
 PYVERBS, IBV_DEVINFO, SYSFS = "pyverbs", "ibv_devinfo", "sysfs"
 MAX_GIDS_SCANNED = 256  # pyverbs: GID indexes queried per port (RoCE tables have 255 or 256)
-
-WEDGED_SUMMARY = "RDMA stack wedged (known to follow JACCL errors)"
-WEDGED_REMEDY = (
-    "Reboot this node; after a JACCL failure usually the whole fleet needs it. After "
-    "the full-fleet reboot run `mlx.distributed_config --auto-setup` once and confirm "
-    "every node sees its PORT_ACTIVE devices (mlx.distributed_config docs). Kill leftover ranks "
-    "first (see MD301: `meshdoctor check --only MD301` lists them)."
-)
 
 
 @dataclass
@@ -558,94 +550,6 @@ def unused_skip_reason(ctx: NodeContext) -> str:
         if ctx.hostfile is not None
         else "no hostfile"
     )
-
-
-def wedged_finding(inv: Inventory, what: str) -> Finding:
-    """The critical finding every RDMA check gives for a wedged stack; ``what`` says what the
-    check could not read (``"ports"``)."""
-    return fail(
-        f"{WEDGED_SUMMARY}: {inv.detail or 'the verbs reader hung'}; cannot read {what}",
-        evidence=inv.evidence(),
-        needs_reboot=True,
-        remediation=WEDGED_REMEDY,
-    )
-
-
-def error_finding(
-    summary: str, evidence: Dict[str, Any], tools: str = "`ibv_devinfo -v`, `ibv_devices`"
-) -> Finding:
-    """A result in ``error``: the check could not assess this node (exit 3, verdict unknown);
-    ``tools`` names the commands whose output could not be read."""
-    return error(
-        summary,
-        evidence=evidence,
-        remediation=(
-            f"Run the tool by hand ({tools}) and look at its output; if it hangs, is cut short or "
-            "garbled, the system may be unhealthy: reboot this node."
-        ),
-    )
-
-
-TB4_NO_RDMA_REMEDY = (
-    "This Mac has Thunderbolt 4 hardware and can never do RDMA (MD201 says "
-    "why): run the job with the ring backend over the Thunderbolt network, or "
-    "use a Mac with Thunderbolt 5 ports."
-)
-
-
-def _tb4_note(ctx: NodeContext) -> str:
-    """``"; Thunderbolt 4 hardware ..."`` on a Mac with no Thunderbolt 5 port, else ``""``."""
-    if not ctx.is_mac:
-        return ""
-    from meshdoctor.facts.thunderbolt import gather_thunderbolt  # macOS tools: loaded on a Mac only
-
-    tb = ctx.fact(gather_thunderbolt)
-    if tb.readable and tb.hardware()["generation"] == "tb4":
-        return "; this Mac has Thunderbolt 4 hardware, which never does RDMA"
-    return ""
-
-
-def inventory_or_finding(
-    ctx: NodeContext, what: str
-) -> Tuple[Optional[Inventory], Optional[Finding]]:
-    """The inventory for a check that reads ``what`` (``"ports"``), or the finding to give instead.
-
-    Order: a hostfile whose backend does not use RDMA -> skip (nothing is run); a wedged stack ->
-    :func:`wedged_finding`; unreadable output -> ``error``; no devices / no subsystem / no reader
-    -> ``fail`` when the hostfile needs RDMA (naming the devices it asks for), else ``skip``.
-    """
-    role = rdma_role(ctx)
-    if role == UNUSED:
-        return None, skip(unused_skip_reason(ctx))
-    inv: Inventory = ctx.fact(gather_verbs)
-    if inv.state == WEDGED:
-        return inv, wedged_finding(inv, what)
-    if inv.state == UNREADABLE:
-        return inv, error_finding(f"could not assess {what}: {inv.detail}", inv.evidence())
-    if inv.state in (NO_DEVICES, NO_RDMA, ABSENT):
-        reason = {
-            NO_DEVICES: "no RDMA devices",
-            NO_RDMA: "no RDMA subsystem",
-            ABSENT: "no RDMA tooling",
-        }[inv.state]
-        if role == REQUIRED and ctx.hostfile is not None:
-            wanted = sorted({d["device"] for d in named_devices(ctx)})
-            return inv, fail(
-                f"the hostfile's {ctx.hostfile.effective_backend} backend needs RDMA"
-                + (f" ({', '.join(wanted)})" if wanted else "")
-                + f" but this node has {reason}"
-                f" ({inv.detail})" + _tb4_note(ctx),
-                evidence={**inv.evidence(), "named": named_devices(ctx)},
-                remediation=(
-                    TB4_NO_RDMA_REMEDY
-                    if _tb4_note(ctx)
-                    else "See `meshdoctor explain MD201` for the enablement chain: RDMA "
-                    "enabled (from Recovery on macOS), Thunderbolt 5 cabling, devices "
-                    "listed by `ibv_devices`."
-                ),
-            )
-        return inv, skip(f"{reason}: {inv.detail}", evidence=inv.evidence())
-    return inv, None
 
 
 def interface_of(device: str) -> Optional[str]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor.checker.model import PLATFORMS
-from meshdoctor.codes.model import Doc
+from meshdoctor.codes.model import FIX, Doc, Entry
 from meshdoctor.mlx.backends import BACKENDS
 
 SAFE, DISRUPTIVE, NEEDS_REBOOT = "safe", "disruptive", "needs-reboot"
@@ -32,6 +32,8 @@ RISKS = (SAFE, DISRUPTIVE, NEEDS_REBOOT)
 PLANNED, DONE, FAILED, SKIPPED, OK = "planned", "done", "failed", "skipped", "ok"
 
 HOST_SCOPE, FLEET_SCOPE = "host", "fleet"
+# scope -> how ``explain`` says where a fix runs
+SCOPE_WORDS = {HOST_SCOPE: "on each host", FLEET_SCOPE: "once, across the hostfile"}
 
 
 @dataclass
@@ -141,7 +143,8 @@ class Fix:
     :data:`RISKS`; ``scope``: ``host`` (runs on each host by itself, fanned out by the engine)
     or ``fleet`` (runs once, from here, across the hostfile); ``doc``: its catalogue entry
     (:class:`meshdoctor.codes.model.Doc`: what it does, step by step, and what it never does; why
-    it matters; how to run it; public sources), which ``meshdoctor explain`` prints.
+    it matters; how to run it; public sources), which ``meshdoctor explain`` prints;
+    :attr:`entry` is the whole entry, which the catalogue collects.
 
     What it applies to, which the engine reads so that no other module names a fix:
     ``platforms``: where a host-scope fix acts (:func:`meshdoctor.facts.context.current_platform`
@@ -168,6 +171,24 @@ class Fix:
     def __post_init__(self) -> None:
         if self.risk not in RISKS:
             raise ValueError(f"fix {self.name}: unknown risk {self.risk!r}; expected {RISKS}")
+
+    @property
+    def entry(self) -> Entry:
+        """This fix's catalogue entry: kind ``fix``, its names (the word the operator types,
+        and ``fix.NAME``, what its results carry as ``check``), and as details the codes it
+        resolves, its risk and where it runs (:data:`SCOPE_WORDS`)."""
+        return Entry(
+            code=self.code,
+            kind=FIX,
+            title=self.title,
+            doc=self.doc,
+            names=(self.name, f"fix.{self.name}"),
+            details=(
+                ("Resolves", ", ".join(self.resolves)),
+                ("Risk", self.risk),
+                ("Runs", SCOPE_WORDS.get(self.scope, self.scope)),
+            ),
+        )
 
 
 def pending(actions: Sequence[Action]) -> List[Action]:

@@ -12,30 +12,13 @@ from __future__ import annotations
 import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from meshdoctor.codes.model import FIX, Doc, Entry
+from meshdoctor.codes.engine import FIX_NOT_STARTED
 from meshdoctor.fixer.engine import run_fixes
 from meshdoctor.fixer.hosts import HostExec
 from meshdoctor.fixer.model import Action, Fix, FixContext, pending
 from meshdoctor.fixer.registry import all_fixes, fixes_for, lookup
 from meshdoctor.model import ERROR, FAIL, HostInfo, Result, Verdict
 from meshdoctor.text import one_line
-
-NOT_STARTED = Entry(
-    code="MD700",
-    kind=FIX,
-    title="fix run could not start",
-    names=("fix",),
-    doc=Doc(
-        meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
-        "meshdoctor's state directory (two runs must not interleave), the state directory "
-        "cannot be used (a file in its place, not writable), or the hosts could not be "
-        "assessed.",
-        why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
-        action="Wait for the other run, set MESHDOCTOR_STATE_DIR to a writable directory, or "
-        "make the hosts reachable, then run the fix again.",
-        sources=("meshdoctor README, fix",),
-    ),
-)
 
 
 class UnknownFix(ValueError):
@@ -84,8 +67,9 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
         if isinstance(v, Exception):
             bad.append(
                 Result(
-                    code=NOT_STARTED.code,
+                    code=FIX_NOT_STARTED.code,
                     check="fix",
+                    title=FIX_NOT_STARTED.title,
                     status=ERROR,
                     host=host,
                     summary=f"could not run the checks on {host}: {v}",
@@ -98,6 +82,7 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
                     Result(
                         code=d["code"],
                         check=d["check"],
+                        title=d.get("title"),
                         status=d["status"],
                         host=host,
                         summary=d["summary"],
@@ -166,8 +151,9 @@ def run(
             except (LockBusy, StateDirError) as exc:
                 results = [
                     Result(
-                        code=NOT_STARTED.code,
+                        code=FIX_NOT_STARTED.code,
                         check="fix",
+                        title=FIX_NOT_STARTED.title,
                         status=ERROR,
                         host="mesh",
                         summary=str(exc),

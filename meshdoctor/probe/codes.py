@@ -1,38 +1,28 @@
-"""The probe's finding codes (MD5xx) and their catalogue entries: each code has a title
-(:data:`TITLES`), a :class:`meshdoctor.codes.model.Doc` (:data:`DOCS`) and the ``check`` names of
-the results that carry it; :func:`entries` gives them to :mod:`meshdoctor.catalogue`. Codes are
-stable: never renumber, only add."""
+"""The probe's finding codes (MD5xx): one :class:`meshdoctor.codes.model.Entry` per code (its
+title, its :class:`meshdoctor.codes.model.Doc` and the ``check`` names of the results that carry
+it), the code itself (``GROUP`` is ``GROUP_ENTRY.code``) and :data:`ENTRIES`, which
+:mod:`meshdoctor.catalogue` collects. :func:`result` makes a probe result that carries its code's
+title. Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Any, Dict, Tuple
 
 from meshdoctor.codes.model import PROBE, Doc, Entry
+from meshdoctor.model import Result
 from meshdoctor.probe.worker import OPS
-
-GROUP, DEAD, HANG, WRONG, BANDWIDTH, LEFTOVER = "MD501", "MD502", "MD503", "MD504", "MD505", "MD506"
-SOAK, PAIRS, START, INTERRUPTED = "MD507", "MD508", "MD509", "MD510"
-COVERAGE = "MD511"
-
-TITLES = {
-    GROUP: "probe group formation",
-    DEAD: "probe dead rank",
-    HANG: "probe hang",
-    WRONG: "probe correctness",
-    BANDWIDTH: "probe bandwidth",
-    LEFTOVER: "probe leftovers",
-    SOAK: "probe soak hang rate",
-    PAIRS: "probe pair matrix",
-    START: "probe rank start-up",
-    INTERRUPTED: "probe interrupted",
-    COVERAGE: "probe ran no collective",
-}
 
 NCCL_TESTS = "nccl-tests doc/PERFORMANCE.md (algbw, busbw, #wrong)"
 MLX_DIST = "MLX mlx.distributed API (init, all_sum, all_gather, send, recv)"
+# the ``check`` names of the per-op results (``probe.all_sum``, ...: ``explain probe.all_sum``)
+_OP_NAMES = tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"])
 
-DOCS: Dict[str, Doc] = {
-    GROUP: Doc(
+GROUP_ENTRY = Entry(
+    code="MD501",
+    kind=PROBE,
+    title="probe group formation",
+    names=("probe.group",),
+    doc=Doc(
         meaning="The ranks could not form a group with the real backend (mlx.distributed.init). "
         "The evidence holds the backend's own message from the first rank that failed, "
         "matched against the failure signatures (MD6xx). Also raised before launch when "
@@ -42,7 +32,15 @@ DOCS: Dict[str, Doc] = {
         "signature code in the evidence), then probe again.",
         sources=(MLX_DIST,),
     ),
-    DEAD: Doc(
+)
+GROUP = GROUP_ENTRY.code
+
+DEAD_ENTRY = Entry(
+    code="MD502",
+    kind=PROBE,
+    title="probe dead rank",
+    names=("probe.rank",),
+    doc=Doc(
         meaning="A rank exited before the probe finished: its exit status or signal, the step "
         "it was in, and its stderr tail are in the evidence. The other ranks usually "
         "fail right after it ('[ring] connection to a peer was lost'); the first rank to "
@@ -53,7 +51,15 @@ DOCS: Dict[str, Doc] = {
         "that host, then probe again.",
         sources=("mlx/_distributed_utils/launch.py (mlx 0.32.4: exit 0 when a rank fails)",),
     ),
-    HANG: Doc(
+)
+DEAD = DEAD_ENTRY.code
+
+HANG_ENTRY = Entry(
+    code="MD503",
+    kind=PROBE,
+    title="probe hang",
+    names=("probe.hang",),
+    doc=Doc(
         meaning="A collective made no progress within the per-step deadline (--timeout, else "
         "size / 20 MB/s + 10 s). The evidence names the step (op and iteration), which "
         "ranks waited inside it, which never arrived, which stopped heartbeating "
@@ -65,7 +71,15 @@ DOCS: Dict[str, Doc] = {
         "hosts (`meshdoctor check`), then probe again.",
         sources=("MLX #3910, #4278 (survivors spin with no timeout)",),
     ),
-    WRONG: Doc(
+)
+HANG = HANG_ENTRY.code
+
+WRONG_ENTRY = Entry(
+    code="MD504",
+    kind=PROBE,
+    title="probe correctness",
+    names=_OP_NAMES,
+    doc=Doc(
         meaning="A collective returned values that differ from the exact expected result "
         "(#wrong elements, as in nccl-tests), or a rank's all_gather slice arrived with "
         "a different digest than the one it sent.",
@@ -75,7 +89,15 @@ DOCS: Dict[str, Doc] = {
         action="Do not run jobs on this mesh; re-seat cables, reboot the nodes named, probe again.",
         sources=(NCCL_TESTS, "MLX mlx/distributed/jaccl (completion status unchecked, mlx 0.32.4)"),
     ),
-    BANDWIDTH: Doc(
+)
+WRONG = WRONG_ENTRY.code
+
+BANDWIDTH_ENTRY = Entry(
+    code="MD505",
+    kind=PROBE,
+    title="probe bandwidth",
+    names=_OP_NAMES + ("probe.gpu_clocks",),
+    doc=Doc(
         meaning="Bandwidth figures of one op in nccl-tests convention: time min/median/max over "
         "the timed iterations (slowest rank per iteration), algbw = bytes / 1e9 / "
         "seconds, busbw = algbw x 2(n-1)/n for all_sum, x (n-1)/n for all_gather, x 1 "
@@ -86,7 +108,15 @@ DOCS: Dict[str, Doc] = {
         "its link (`meshdoctor check --only MD205`).",
         sources=(NCCL_TESTS,),
     ),
-    LEFTOVER: Doc(
+)
+BANDWIDTH = BANDWIDTH_ENTRY.code
+
+LEFTOVER_ENTRY = Entry(
+    code="MD506",
+    kind=PROBE,
+    title="probe leftovers",
+    names=("probe.leftovers",),
+    doc=Doc(
         meaning="After teardown a process carrying this probe run's marker "
         "(MESHDOCTOR_PROBE_ID) was still there. It was sent SIGKILL.",
         why="A leftover rank holds ports, queue pairs and memory; one that survives SIGKILL "
@@ -94,7 +124,15 @@ DOCS: Dict[str, Doc] = {
         action="Reboot the hosts listed in needs_reboot; otherwise nothing is left to do.",
         sources=("MLX #3910, #4278 (ranks stuck in native code)",),
     ),
-    SOAK: Doc(
+)
+LEFTOVER = LEFTOVER_ENTRY.code
+
+SOAK_ENTRY = Entry(
+    code="MD507",
+    kind=PROBE,
+    title="probe soak hang rate",
+    names=("probe.soak",),
+    doc=Doc(
         meaning="--soak N ran each op N times with a per-call deadline, relaunching the ranks "
         "after each hang; the hang rate is reported.",
         why="Any hang fails: a ring that deadlocks a few percent of calls (reported with "
@@ -103,7 +141,15 @@ DOCS: Dict[str, Doc] = {
         "the evidence.",
         sources=("MLX ring backend hang reports (mlx 0.32.2, CPU-stream all_sum, 3+ ranks)",),
     ),
-    PAIRS: Doc(
+)
+SOAK = SOAK_ENTRY.code
+
+PAIRS_ENTRY = Entry(
+    code="MD508",
+    kind=PROBE,
+    title="probe pair matrix",
+    names=("probe.pairs",),
+    doc=Doc(
         meaning="--pairs measured send/recv between every ordered pair of ranks the backend "
         "connects (the ring backend only connects ring neighbours) and names the "
         "slowest pair; a pair with wrong values or a failure fails.",
@@ -112,7 +158,15 @@ DOCS: Dict[str, Doc] = {
         "then probe again.",
         sources=(NCCL_TESTS, MLX_DIST),
     ),
-    START: Doc(
+)
+PAIRS = PAIRS_ENTRY.code
+
+START_ENTRY = Entry(
+    code="MD509",
+    kind=PROBE,
+    title="probe rank start-up",
+    names=("probe.start",),
+    doc=Doc(
         meaning="A rank could not be started or died before reporting ready: ssh refused or "
         "unreachable, Python or mlx missing on that host. The evidence has the rank's "
         "stderr.",
@@ -123,14 +177,30 @@ DOCS: Dict[str, Doc] = {
         "MESHDOCTOR_PYTHON at the ranks' interpreter.",
         sources=("ssh(1) BatchMode", "MLX installation documentation"),
     ),
-    INTERRUPTED: Doc(
+)
+START = START_ENTRY.code
+
+INTERRUPTED_ENTRY = Entry(
+    code="MD510",
+    kind=PROBE,
+    title="probe interrupted",
+    names=("probe.interrupted",),
+    doc=Doc(
         meaning="meshdoctor was interrupted (Ctrl-C, or SIGTERM from a supervisor) before the "
         "probe finished. Every rank was still torn down and checked for leftovers.",
         why="The mesh was not assessed (exit 3).",
         action="Probe again.",
         sources=("signal(7): SIGINT, SIGTERM, SIGHUP",),
     ),
-    COVERAGE: Doc(
+)
+INTERRUPTED = INTERRUPTED_ENTRY.code
+
+COVERAGE_ENTRY = Entry(
+    code="MD511",
+    kind=PROBE,
+    title="probe ran no collective",
+    names=("probe.coverage",),
+    doc=Doc(
         meaning="The ranks formed a group but every collective asked for (--op) was skipped "
         "because the backend lacks it in this MLX version (the ring backend has no "
         "sum_scatter; jaccl adds it in MLX 0.32.1; nccl has no send/recv), so no "
@@ -146,30 +216,27 @@ DOCS: Dict[str, Doc] = {
             "MLX #4285 (ring sum_scatter)",
         ),
     ),
-}
+)
+COVERAGE = COVERAGE_ENTRY.code
 
-# the ``check`` names the probe's results carry (``explain probe.leftovers``)
-_NAMES: Dict[str, Tuple[str, ...]] = {
-    GROUP: ("probe.group",),
-    DEAD: ("probe.rank",),
-    HANG: ("probe.hang",),
-    LEFTOVER: ("probe.leftovers",),
-    SOAK: ("probe.soak",),
-    PAIRS: ("probe.pairs",),
-    START: ("probe.start",),
-    INTERRUPTED: ("probe.interrupted",),
-    COVERAGE: ("probe.coverage",),
-    WRONG: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]),
-    BANDWIDTH: tuple(f"probe.{op}" for op in list(OPS) + ["bare_all_sum"]) + ("probe.gpu_clocks",),
-}
+ENTRIES: Tuple[Entry, ...] = (
+    GROUP_ENTRY,
+    DEAD_ENTRY,
+    HANG_ENTRY,
+    WRONG_ENTRY,
+    BANDWIDTH_ENTRY,
+    LEFTOVER_ENTRY,
+    SOAK_ENTRY,
+    PAIRS_ENTRY,
+    START_ENTRY,
+    INTERRUPTED_ENTRY,
+    COVERAGE_ENTRY,
+)
+BY_CODE: Dict[str, Entry] = {e.code: e for e in ENTRIES}
 
 
-def entries() -> List[Entry]:
-    """The catalogue entry of every probe code (collected by :mod:`meshdoctor.catalogue`).
-    Raises ValueError naming a code that has a title but no ``DOCS`` or no result name."""
-    missing = [c for c in TITLES if c not in DOCS or c not in _NAMES]
-    if missing:
-        raise ValueError(f"probe codes without a Doc in DOCS or a name in _NAMES: {missing}")
-    return [
-        Entry(code=c, kind=PROBE, title=t, doc=DOCS[c], names=_NAMES[c]) for c, t in TITLES.items()
-    ]
+def result(code: str, check: str, status: str, summary: str, **kw: Any) -> Result:
+    """A :class:`meshdoctor.model.Result` of the probe code ``code`` (a key of :data:`BY_CODE`),
+    titled with its entry's title; ``check``, ``status``, ``summary`` and ``kw`` as for
+    ``Result``. Raises KeyError for a code that is not the probe's."""
+    return Result(code, check, status, summary, title=BY_CODE[code].title, **kw)

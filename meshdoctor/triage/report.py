@@ -84,6 +84,7 @@ def _remediation(f: Finding) -> Remediation:
 
 def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
+    titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
     firsts = relate(col.findings)
     by_id = {f.id: f for f in col.findings}
     timeline = order(col.findings)
@@ -92,6 +93,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
             Result(
                 code=f.code,
                 check=f.match.name,  # the signature's name: `explain NAME` leads to its code
+                title=titles.get(f.code),
                 host=f.host or "localhost",
                 status=FAIL,
                 severity=None if f.first_cause or not f.consequence_of else WARNING,
@@ -108,6 +110,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 Result(
                     code=INPUT,
                     check="triage",
+                    title=ENTRY.title,
                     host=inp.host or "localhost",
                     status=ERROR,
                     summary=signatures.printable(f"{inp.source}: {inp.error}"),
@@ -119,6 +122,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 Result(
                     code=INPUT,
                     check="triage",
+                    title=ENTRY.title,
                     host=inp.host or "localhost",
                     status=WARN,
                     summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
@@ -133,6 +137,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
             Result(
                 code=INPUT,
                 check="triage",
+                title=ENTRY.title,
                 host=host,
                 status=ERROR,
                 summary=signatures.printable(f"{host} unreachable: {why}"),
@@ -144,6 +149,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
             Result(
                 code=INPUT,
                 check="triage",
+                title=ENTRY.title,
                 status=OK,
                 summary=f"read {len(read)} input(s), {total} bytes, {sum(i.lines for i in read)} "
                 f"lines: {len(col.findings)} finding(s)"
@@ -156,13 +162,20 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
             Result(
                 code=INPUT,
                 check="triage",
+                title=ENTRY.title,
                 status=ERROR,
                 summary="nothing to read (no crash report found)",
             )
         )
     elif not any(r.status == ERROR for r in verdict.results):
         verdict.results.append(
-            Result(code=INPUT, check="triage", status=ERROR, summary="nothing could be read")
+            Result(
+                code=INPUT,
+                check="triage",
+                title=ENTRY.title,
+                status=ERROR,
+                summary="nothing could be read",
+            )
         )
     section: Dict[str, Any] = {
         "inputs": [i.to_dict() for i in col.inputs],

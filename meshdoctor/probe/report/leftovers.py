@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from meshdoctor.hostfile.phrases import ranks_phrase
-from meshdoctor.model import FAIL, OK, SKIP, Remediation, Result
+from meshdoctor.model import FAIL, OK, SKIP, Remediation
+from meshdoctor.probe.codes import result as Result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe.outcome import LaunchOutcome
 from meshdoctor.probe.report.view import MESH, LaunchView

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from meshdoctor.model import ERROR, FAIL, OK, WARN, Remediation, Result
+from meshdoctor.model import ERROR, FAIL, OK, WARN, Remediation
+from meshdoctor.probe.codes import result as Result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe import figures, soak
 from meshdoctor.probe.config import ProbeConfig, plan_pairs

@@ -8,7 +8,8 @@ import dataclasses
 from typing import List, Optional
 
 from meshdoctor.hostfile.phrases import ranks_phrase
-from meshdoctor.model import ERROR, FAIL, OK, Remediation, Result
+from meshdoctor.model import ERROR, FAIL, OK, Remediation
+from meshdoctor.probe.codes import result as Result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe.config import ProbeConfig, collective_deadline, init_deadline
 from meshdoctor.probe.culprits import blame_hang, cause_remedy, how, peers_lost, signal_name
