@@ -19,26 +19,29 @@ from meshdoctor.ranks import find_ranks
 from tests.helpers import private_pids_prefix, run_cli
 
 # the check tests, collected again beside the unrelated rank
+from tests.checks.test_node_checks import (  # noqa: F401
+    test_healthy_mac_node,
+    test_mac_without_its_tools_is_not_assessed_rather_than_failed,
+)
+from tests.checks.test_node_memory import (  # noqa: F401
+    test_leftover_wired_memory_with_no_rank_needs_reboot,
+    test_wired_limit_leaving_macos_no_room_warns,
+)
+from tests.checks.test_proc_stale_ranks import (  # noqa: F401
+    test_orphaned_rank_and_rank_of_a_running_job_are_told_apart,
+    test_rank_of_a_running_job_warns_and_suggests_no_kill,
+)
 from tests.cli.test_check import (  # noqa: F401
     test_check_on_this_machine_is_go,
     test_human_output_has_a_line_per_check_and_a_verdict,
     test_quiet_go_prints_nothing,
 )
 from tests.cli.test_input import (  # noqa: F401
-    test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage,
     test_extra_check_module_without_a_check_is_not_silently_ignored,
-    test_mac_without_its_tools_is_not_assessed_rather_than_failed,
 )
-from tests.checks.test_node_checks import (  # noqa: F401
-    test_healthy_mac_node,
-    test_leftover_wired_memory_with_no_rank_needs_reboot,
-    test_wired_limit_leaving_macos_no_room_warns,
-)
-from tests.checks.test_proc_stale_ranks import (  # noqa: F401
-    stray,
+from tests.unit.ranks.test_find_ranks import (  # noqa: F401
+    test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage,
     test_jaccl_rank_and_probe_marker_and_launch_script_are_identified,
-    test_orphaned_rank_and_rank_of_a_running_job_are_told_apart,
-    test_rank_of_a_running_job_warns_and_suggests_no_kill,
 )
 
 pytest.importorskip("mlx.core")

@@ -1,13 +1,11 @@
-"""Unit tests of the node checks' decision tables (environment, known-bad MLX versions)."""
+"""MD103 (node.environment): the decision table on environments, and the check through the
+CLI."""
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+import json
 
-from meshdoctor.parsers import macos
 from meshdoctor.checks.node_environment import assess
-from meshdoctor.checks.mlx_runtime import known_bad
 from tests.helpers import run_cli
 
 
@@ -44,52 +42,6 @@ def test_timeout_action_and_obsolete_variable():
     assert statuses({"JACCL_TIMEOUT_ACTION": "throw"}) == []
     assert statuses({"JACCL_TIMEOUT_ACTION": "explode"}) == [("warn", "JACCL_TIMEOUT_ACTION")]
     assert statuses({"MLX_JACCL_DEVICES": "x"}) == [("warn", "MLX_JACCL_DEVICES")]
-
-
-def test_known_bad_versions():
-    assert known_bad((0, 32, 4), "ring") == []
-    assert known_bad((0, 32, 4), "jaccl") == []
-    ring = known_bad((0, 32, 0), "ring")
-    assert [b["fixed_in"] for b in ring] == ["0.32.1"] and "hang forever" in ring[0]["reason"]
-    j = {b["fixed_in"] for b in known_bad((0, 30, 3), "jaccl")}
-    assert {"0.30.4", "0.32.0", "0.32.1"} <= j
-    assert [b["fixed_in"] for b in known_bad((0, 29, 0), "jaccl")][0] == "0.30.1"
-    assert known_bad((), "jaccl") == []
-
-
-def test_macos_parsers_on_documented_formats():
-    vm = macos.parse_vm_stat(
-        "Mach Virtual Memory Statistics: (page size of 16384 bytes)\n"
-        "Pages free:      10.\nPages wired down:    412345.\n"
-    )
-    assert macos.wired_bytes(vm) == 412345 * 16384
-    assert macos.parse_sysctl("iogpu.wired_limit_mb: 0\nhw.memsize: 8\n") == {
-        "iogpu.wired_limit_mb": "0",
-        "hw.memsize": "8",
-    }
-    assert macos.parse_sw_vers("ProductVersion:\t\t26.3.1\n")["ProductVersion"] == "26.3.1"
-    assert macos.version_tuple("26.3.1") == (26, 3, 1)
-    assert macos.version_tuple("0.32.1.dev20260101+abc") == (0, 32, 1)
-    assert macos.wired_bytes(macos.parse_vm_stat("garbage")) is None
-
-
-@given(st.text())
-def test_macos_parsers_never_raise(text):
-    macos.wired_bytes(macos.parse_vm_stat(text))
-    macos.parse_sysctl(text)
-    macos.parse_sw_vers(text)
-    macos.version_tuple(text)
-    macos.to_int(text)
-
-
-@given(st.text(alphabet=st.characters(), max_size=400), st.integers(0, 400))
-def test_macos_parsers_on_truncated_fixture(noise, cut):
-    text = (
-        "Mach Virtual Memory Statistics: (page size of 16384 bytes)\n"
-        "Pages wired down:    412345.\n" + noise
-    )[:cut]
-    v = macos.wired_bytes(macos.parse_vm_stat(text))
-    assert v is None or v >= 0
 
 
 def test_jaccl_ring_switch_counts_by_presence():
@@ -134,3 +86,28 @@ def test_environment_summary_says_what_was_checked_and_names_other_variables(cle
     assert res["status"] == "ok" and "no stray" not in res["summary"]
     assert res["summary"].startswith("no MLX_*/JACCL_* variable known to override or break")
     assert "also set: JACCL_X, MLX_FOO" in res["summary"]
+
+
+def test_environment_fast_synch_missing_from_the_hostfile_through_the_cli(clean_env, tmp_path):
+    hf = tmp_path / "hosts.json"
+    hf.write_text(
+        json.dumps(
+            {
+                "backend": "ring",
+                "envs": ["MLX_RING_VERBOSE=1"],
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["127.0.0.1"]},
+                    {"ssh": "m2", "ips": ["198.51.100.2"]},
+                ],
+            }
+        )
+    )
+    env = dict(clean_env, MLX_METAL_FAST_SYNCH="1")
+    r = run_cli(
+        "check", "--json", "--local-only", "--only", "MD103", "--hostfile", str(hf), env=env
+    )
+    assert r.rc == 0 and r.status("MD103") == "warn", r.out
+    assert (
+        "MLX_METAL_FAST_SYNCH='1' is set on this node but not in the hostfile's envs"
+        in r.results("MD103")[0]["summary"]
+    )

@@ -1,7 +1,9 @@
 """MD302 attributes wired memory to live MLX processes before blaming a dead one: real
 processes (a Python that imports MLX and holds an array, with and without MLX_RANK) on a fake
 Mac whose vm_stat reports the wired pages. Each run pins the attribution to the processes this
-test started (MESHDOCTOR_ATTRIBUTE_PIDS), so unrelated MLX jobs on the machine do not matter."""
+test started (MESHDOCTOR_ATTRIBUTE_PIDS), so unrelated MLX jobs on the machine do not matter.
+And MD302 on the fake Mac's fixture sets: leftover wired memory, a wired limit that leaves macOS
+no room, a hung vm_stat."""
 
 from __future__ import annotations
 
@@ -99,3 +101,39 @@ def test_no_live_mlx_process_means_a_dead_one_holds_it(fake_mac, started):
         "GiB): a dead process holds it"
     )
     assert f["evidence"]["mlx_processes"] == [] and "reboot" in f["remediation"]["text"]
+
+
+def test_leftover_wired_memory_with_no_rank_needs_reboot(fake_mac):
+    env = fake_mac("healthy", "wired-leftover")
+    # "no rank running" is a fact about this machine: pinned by a private PID namespace
+    r = run_cli("check", "--json", "--only", "MD302", env=env, private_pids=True)
+    assert r.rc == 1
+    mem = r.results("MD302")[0]
+    assert mem["status"] == "fail" and mem["severity"] == "critical"
+    # unrelated MLX jobs on this machine explain a few GiB at most, never 139.7 GiB
+    assert mem["summary"].startswith("139.7 GiB wired and ")
+    assert mem["summary"].endswith("a dead process holds it")
+    assert mem["evidence"]["wired_bytes"] == 9155000 * 16384
+    assert r.doc["needs_reboot"] == [mem["host"]]
+
+
+def test_wired_limit_leaving_macos_no_room_warns(fake_mac):
+    env = fake_mac(
+        "healthy",
+        extra={
+            "sysctl__hw.memsize_iogpu.wired_limit_mb.txt": "hw.memsize: 137438953472\niogpu.wired_limit_mb: 131072\n"
+        },
+    )
+    r = run_cli("check", "--json", "--only", "MD302", env=env)
+    assert r.rc == 0 and r.status("MD302") == "warn"
+    assert "iogpu.wired_limit_mb=131072" in r.results("MD302")[0]["summary"]
+
+
+def test_hung_vm_stat_is_a_finding_within_the_deadline(fake_mac):
+    env = fake_mac("healthy", "vm-stat-hang")
+    r = run_cli("check", "--json", "--only", "MD302", "--timeout", "2", env=env)
+    assert r.rc == 1, r.out
+    mem = r.results("MD302")[0]
+    assert mem["status"] == "fail" and "did not finish" in mem["summary"]
+    assert mem["needs_reboot"] is True
+    assert r.elapsed < 2 + 1 + 0.5

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 
-from meshdoctor.checks.rdma_capacity import plan, resource_model
+from meshdoctor.checks.rdma_capacity import APPLE_MAX_MR, limits, plan, resource_model
 from meshdoctor.hostfile import parse as parse_hostfile
+from meshdoctor.parsers.ibv import Device
 from tests import fakemlx
+from tests.checks.test_rdma_checks import mesh
 from tests.helpers import run_cli, write
 
 
@@ -127,50 +129,6 @@ def test_resource_model_by_version():
     assert resource_model("jaccl-ring", 2, (0, 32, 1))["qps"] == 2
 
 
-def test_mapped_gid_at_index_2_fails_when_the_hostfile_uses_it_and_mlx_lacks_the_fix(
-    fake_mac, tmp_path
-):
-    # rank 0 reaches rank 1 over rdma_en2, whose IPv4-mapped GID sits at GID[2]
-    doc = hostfile(
-        [
-            [None, "rdma_en2", "rdma_en3"],
-            ["rdma_en2", None, "rdma_en3"],
-            ["rdma_en2", "rdma_en3", None],
-        ],
-        "jaccl",
-    )
-    hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    env = fake_mac("healthy", "mapped-gid-2")
-    env.update(fakemlx.install(tmp_path / "old", "0.32.0", guard=False))
-    r = run_cli(
-        "check", "--json", "--local-only", "--only", "MD203", "--hostfile", str(hf), env=env
-    )
-    assert r.rc == 1 and r.doc["verdict"] == "no-go", r.out
-    (f,) = [x for x in r.results("MD203") if x["status"] == "fail"]
-    assert f["summary"].startswith(
-        "rdma_en2 port 1: IPv4-mapped GID ::ffff:169.254.37.21 is at "
-        "GID[2], but JACCL sends from GID[1]"
-    )
-    assert "MLX PR #3389" in f["summary"] and "will fail at RTR (errno 22)" in f["summary"]
-    assert f["evidence"]["certain"] is True and f["evidence"]["mlx_version"] == "0.32.0"
-    # a build with the fix: go
-    env.update(fakemlx.install(tmp_path / "guard", "0.32.1", guard=True))
-    r = run_cli(
-        "check", "--json", "--local-only", "--only", "MD203", "--hostfile", str(hf), env=env
-    )
-    assert r.rc == 0 and r.status("MD203") == "ok", r.out
-    # the build could not be inspected: may fail, so a warning
-    env.update(fakemlx.install(tmp_path / "unknown", "0.32.0", guard=None))
-    r = run_cli(
-        "check", "--json", "--local-only", "--only", "MD203", "--hostfile", str(hf), env=env
-    )
-    assert r.rc == 0 and r.status("MD203") == "warn", r.out
-    # no hostfile: nothing says this device will be used; a warning
-    env.update(fakemlx.install(tmp_path / "old2", "0.32.0", guard=False))
-    r = run_cli("check", "--json", "--only", "MD203", env=env)
-    assert r.rc == 0 and r.status("MD203") == "warn", r.out
-
-
 def test_version_facts_that_decide_the_launch(fake_mac, tmp_path):
     ring = hostfile([[None, "rdma_en2"], ["rdma_en2", None]], "jaccl-ring")
     r, fs = md204(fake_mac, tmp_path, ring, "0.30.5")
@@ -208,3 +166,96 @@ def test_two_local_ranks_on_one_device_say_sharing_is_unknown(fake_mac, tmp_path
     )
     (row,) = [d for d in w["evidence"]["devices"] if d["device"] == "rdma_en4"]
     assert (row["qps"], row["mrs"], row["local_ranks"]) == (2, 64, [0, 1])
+
+
+def test_capacity_with_the_mesh_hostfile(fake_mac, tmp_path):
+    hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
+    r = run_cli(
+        "check",
+        "--json",
+        "--only",
+        "MD204",
+        "--local-only",
+        "--hostfile",
+        str(hf),
+        env=fake_mac("healthy"),
+    )
+    (f,) = r.results("MD204")
+    assert f["status"] == "ok"
+    assert f["summary"].startswith("jaccl, 4 ranks, MLX ")
+    assert f["summary"].endswith(
+        ": 3 QPs and 192 MRs per rank over 3 device(s): rdma_en2 "
+        "1/10 QPs 64/100 MRs, rdma_en3 1/10 QPs 64/100 MRs, rdma_en4 "
+        "1/10 QPs 64/100 MRs; the limit that binds per device: memory "
+        "regions on rdma_en2, rdma_en3, rdma_en4"
+    )
+    dev = f["evidence"]["devices"][0]
+    assert dev["max_qp_source"].startswith(
+        "Apple's measured limit 10 on Thunderbolt (reported 256): "
+    )
+
+
+def test_capacity_fails_when_peers_share_a_device_and_past_8_ranks(fake_mac, tmp_path):
+    shared = mesh()
+    shared["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en2", "rdma_en2"]
+    hf = write(tmp_path / "shared.json", json.dumps(shared))
+    r = run_cli(
+        "check",
+        "--json",
+        "--only",
+        "MD204",
+        "--local-only",
+        "--hostfile",
+        str(hf),
+        env=fake_mac("healthy"),
+    )
+    (f,) = r.results("MD204")
+    assert f["status"] == "fail" and "rdma_en2 needs 192 memory regions" in f["summary"]
+    assert "allows 100" in f["summary"]
+    rows = [[None if j == i else "rdma_en2" for j in range(9)] for i in range(9)]
+    hf9 = write(tmp_path / "nine.json", json.dumps(mesh(rows, n=9)))
+    r = run_cli(
+        "check",
+        "--json",
+        "--only",
+        "MD204",
+        "--local-only",
+        "--hostfile",
+        str(hf9),
+        env=fake_mac("healthy"),
+    )
+    assert any(
+        x["summary"] == "9 ranks: a JACCL mesh supports at most 8" for x in r.results("MD204")
+    )
+
+
+def test_plan_mesh_ring_and_limits():
+    hf = parse_hostfile(json.dumps(mesh()))
+    use, notes = plan(hf, [0])
+    assert {d: (u["qps"], u["mrs"], u["peers"]) for d, u in use.items()} == {
+        "rdma_en2": (1, 64, [1]),
+        "rdma_en3": (1, 64, [2]),
+        "rdma_en4": (1, 64, [3]),
+    }
+    two = mesh()
+    two["hosts"][0]["rdma"][1] = ["rdma_en2", "rdma_en5"]
+    use, notes = plan(parse_hostfile(json.dumps(two)), [0])
+    assert "rdma_en5" not in use and "rdma_en5 unused" in notes[0]
+    ring = mesh(backend="jaccl-ring")
+    ring["hosts"][0]["rdma"] = [
+        None,
+        ["rdma_en2", "rdma_en5"],
+        None,
+        ["rdma_en4", "rdma_en6", "rdma_en7", "rdma_en3", "rdma_en8"],
+    ]
+    use, notes = plan(parse_hostfile(json.dumps(ring)), [0])
+    assert sorted(use) == ["rdma_en2", "rdma_en3", "rdma_en4", "rdma_en5", "rdma_en6", "rdma_en7"]
+    assert "rdma_en8 unused" in notes[0]
+    # Apple: min(reported, measured); elsewhere the reported value.
+    tb = Device("rdma_en2", transport="Thunderbolt", limits={"max_qp": 256, "max_mr": 50})
+    lim = limits(tb, is_mac=True)
+    assert (lim["max_qp"], lim["max_mr"]) == (10, 50)
+    assert limits(None, is_mac=True)["max_mr"] == APPLE_MAX_MR
+    nic = Device("mlx5_0", transport="InfiniBand", limits={"max_qp": 2})
+    assert limits(nic, is_mac=False)["max_qp"] == 2
+    assert limits(Device("x"), is_mac=False)["max_qp"] is None

@@ -1,6 +1,9 @@
-"""MD201-MD205 through the real CLI on fake Macs: each fixture set gives the verdict and codes an
-operator would expect, with evidence naming device, port and GID index; a hung ibv_devinfo is a
-critical finding within the deadline; on Linux without RDMA the checks skip cleanly."""
+"""The RDMA checks together (MD201-MD205) through the real CLI on fake Macs: each fixture set
+gives the verdict and codes an operator would expect, with evidence naming device, port and GID
+index; a hung ibv_devinfo is a critical finding within the deadline; on Linux without RDMA the
+checks skip cleanly; Thunderbolt 4 hardware is never told to enable RDMA in Recovery, its advice
+is the ring backend. Each check's own tests: tests/checks/test_rdma_<check>.py and
+test_thunderbolt_links.py."""
 
 from __future__ import annotations
 
@@ -9,9 +12,6 @@ import os
 
 import pytest
 
-from meshdoctor.checks.rdma_capacity import APPLE_MAX_MR, limits, plan
-from meshdoctor.hostfile import parse as parse_hostfile
-from meshdoctor.parsers.ibv import Device
 from tests.helpers import run_cli, write
 
 RDMA = ("--only", "MD201,MD202,MD203,MD204,MD205")
@@ -139,31 +139,6 @@ def test_healthy_evidence_names_devices_ports_and_gid_indexes(fake_mac):
     ]
 
 
-def test_fe80_only_gid_fails_with_the_table_and_the_remedy(fake_mac):
-    r = run_cli("check", "--json", *RDMA, env=fake_mac("healthy", "fe80-only"))
-    (f,) = r.results("MD203")
-    assert f["status"] == "fail" and f["severity"] == "critical"
-    assert f["summary"].startswith("rdma_en3 port 1 has no IPv4-mapped GID (GID[0] fe80::")
-    assert "errno 22" in f["summary"]
-    ev = f["evidence"]
-    assert (ev["device"], ev["port"]) == ("rdma_en3", 1)
-    assert ev["gids"] == [{"index": 0, "gid": "fe80::33a1:c2ff:fe03:1a03"}]
-    assert "en3" in f["remediation"]["text"] and "--auto-setup" in f["remediation"]["text"]
-    (tb,) = r.results("MD205")
-    assert "Thunderbolt 2 (en3, rdma_en3) has no IPv4 address" in tb["summary"]
-
-
-def test_mapped_gid_at_index_2_warns_naming_the_index(fake_mac):
-    r = run_cli("check", "--json", *RDMA, env=fake_mac("healthy", "mapped-gid-2"))
-    (w,) = [x for x in r.results("MD203") if x["status"] == "warn"]
-    assert "rdma_en2 port 1" in w["summary"] and "GID[2]" in w["summary"]
-    assert "GID[1]" in w["summary"]
-    ev = w["evidence"]
-    assert ev["mapped_gid_index"] == 2 and ev["device"] == "rdma_en2" and ev["port"] == 1
-    assert [g["index"] for g in ev["gids"]] == [0, 1, 2]
-    assert "jaccl_guard" in ev  # the MLX build fact was consulted (None = unknown here)
-
-
 def test_hung_ibv_devinfo_is_critical_within_the_deadline(fake_mac):
     r = run_cli(
         "check", "--json", *RDMA, "--timeout", "2", env=fake_mac("healthy", "ibv_devinfo-hang")
@@ -177,131 +152,6 @@ def test_hung_ibv_devinfo_is_critical_within_the_deadline(fake_mac):
         assert "RDMA stack wedged (known to follow JACCL errors)" in f["summary"]
         assert "reboot" in f["remediation"]["text"].lower()
     assert r.doc["needs_reboot"] == [r.results("MD201")[0]["host"]]
-
-
-def test_named_device_that_does_not_exist_lists_the_ones_that_do(fake_mac, tmp_path):
-    doc = mesh()
-    doc["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en9", "rdma_en4"]
-    hf = write(tmp_path / "hosts.json", json.dumps(doc))
-    r = run_cli(
-        "check", "--json", *RDMA, "--local-only", "--hostfile", str(hf), env=fake_mac("healthy")
-    )
-    assert r.rc == 1
-    (f,) = r.results("MD202")
-    assert f["summary"].startswith("rdma_en9 (towards rank 2 (m3)) does not exist on this node")
-    assert f["evidence"]["existing"] == [f"rdma_en{i}" for i in range(2, 8)]
-    assert "regenerate the hostfile" in f["remediation"]["text"].lower()
-
-
-def test_named_port_down_fails_naming_device_port_and_peer(fake_mac, tmp_path):
-    hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli(
-        "check",
-        "--json",
-        *RDMA,
-        "--local-only",
-        "--hostfile",
-        str(hf),
-        env=fake_mac("healthy", "one-port-down"),
-    )
-    (f,) = r.results("MD202")
-    assert f["summary"] == "rdma_en4 (towards rank 3 (m4)) is not active: port 1 PORT_DOWN"
-    assert f["evidence"]["ports"] == [
-        {"device": "rdma_en4", "port": 1, "state": "PORT_DOWN", "state_code": 1}
-    ]
-
-
-def test_capacity_with_the_mesh_hostfile(fake_mac, tmp_path):
-    hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
-    r = run_cli(
-        "check",
-        "--json",
-        "--only",
-        "MD204",
-        "--local-only",
-        "--hostfile",
-        str(hf),
-        env=fake_mac("healthy"),
-    )
-    (f,) = r.results("MD204")
-    assert f["status"] == "ok"
-    assert f["summary"].startswith("jaccl, 4 ranks, MLX ")
-    assert f["summary"].endswith(
-        ": 3 QPs and 192 MRs per rank over 3 device(s): rdma_en2 "
-        "1/10 QPs 64/100 MRs, rdma_en3 1/10 QPs 64/100 MRs, rdma_en4 "
-        "1/10 QPs 64/100 MRs; the limit that binds per device: memory "
-        "regions on rdma_en2, rdma_en3, rdma_en4"
-    )
-    dev = f["evidence"]["devices"][0]
-    assert dev["max_qp_source"].startswith(
-        "Apple's measured limit 10 on Thunderbolt (reported 256): "
-    )
-
-
-def test_capacity_fails_when_peers_share_a_device_and_past_8_ranks(fake_mac, tmp_path):
-    shared = mesh()
-    shared["hosts"][0]["rdma"] = [None, "rdma_en2", "rdma_en2", "rdma_en2"]
-    hf = write(tmp_path / "shared.json", json.dumps(shared))
-    r = run_cli(
-        "check",
-        "--json",
-        "--only",
-        "MD204",
-        "--local-only",
-        "--hostfile",
-        str(hf),
-        env=fake_mac("healthy"),
-    )
-    (f,) = r.results("MD204")
-    assert f["status"] == "fail" and "rdma_en2 needs 192 memory regions" in f["summary"]
-    assert "allows 100" in f["summary"]
-    rows = [[None if j == i else "rdma_en2" for j in range(9)] for i in range(9)]
-    hf9 = write(tmp_path / "nine.json", json.dumps(mesh(rows, n=9)))
-    r = run_cli(
-        "check",
-        "--json",
-        "--only",
-        "MD204",
-        "--local-only",
-        "--hostfile",
-        str(hf9),
-        env=fake_mac("healthy"),
-    )
-    assert any(
-        x["summary"] == "9 ranks: a JACCL mesh supports at most 8" for x in r.results("MD204")
-    )
-
-
-def test_plan_mesh_ring_and_limits():
-    hf = parse_hostfile(json.dumps(mesh()))
-    use, notes = plan(hf, [0])
-    assert {d: (u["qps"], u["mrs"], u["peers"]) for d, u in use.items()} == {
-        "rdma_en2": (1, 64, [1]),
-        "rdma_en3": (1, 64, [2]),
-        "rdma_en4": (1, 64, [3]),
-    }
-    two = mesh()
-    two["hosts"][0]["rdma"][1] = ["rdma_en2", "rdma_en5"]
-    use, notes = plan(parse_hostfile(json.dumps(two)), [0])
-    assert "rdma_en5" not in use and "rdma_en5 unused" in notes[0]
-    ring = mesh(backend="jaccl-ring")
-    ring["hosts"][0]["rdma"] = [
-        None,
-        ["rdma_en2", "rdma_en5"],
-        None,
-        ["rdma_en4", "rdma_en6", "rdma_en7", "rdma_en3", "rdma_en8"],
-    ]
-    use, notes = plan(parse_hostfile(json.dumps(ring)), [0])
-    assert sorted(use) == ["rdma_en2", "rdma_en3", "rdma_en4", "rdma_en5", "rdma_en6", "rdma_en7"]
-    assert "rdma_en8 unused" in notes[0]
-    # Apple: min(reported, measured); elsewhere the reported value.
-    tb = Device("rdma_en2", transport="Thunderbolt", limits={"max_qp": 256, "max_mr": 50})
-    lim = limits(tb, is_mac=True)
-    assert (lim["max_qp"], lim["max_mr"]) == (10, 50)
-    assert limits(None, is_mac=True)["max_mr"] == APPLE_MAX_MR
-    nic = Device("mlx5_0", transport="InfiniBand", limits={"max_qp": 2})
-    assert limits(nic, is_mac=False)["max_qp"] == 2
-    assert limits(Device("x"), is_mac=False)["max_qp"] is None
 
 
 def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs_it(tmp_path):
@@ -323,21 +173,6 @@ def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs
     assert "needs RDMA (rdma_en2, rdma_en3, rdma_en4)" in r.results("MD202")[0]["summary"]
 
 
-@pytest.mark.parametrize(
-    "code, words",
-    [
-        ("MD201", "rdma_ctl enable"),
-        ("MD202", "PORT_ACTIVE"),
-        ("MD203", "IPv4-mapped"),
-        ("MD204", "10 QPs"),
-        ("MD205", "bridge0"),
-    ],
-)
-def test_explain(code, words):
-    r = run_cli("explain", code)
-    assert r.rc == 0 and words in r.out and "What to do" in r.out
-
-
 def test_unreadable_details_with_a_device_list_warn_without_guessing(fake_mac):
     env = fake_mac("healthy", extra={"ibv_devinfo__v.txt": "??\n"})
     r = run_cli("check", "--json", "--only", "MD202,MD203", env=env)
@@ -345,3 +180,170 @@ def test_unreadable_details_with_a_device_list_warn_without_guessing(fake_mac):
     (w,) = r.results("MD202")
     assert w["status"] == "warn" and w["summary"].startswith("port state of rdma_en2, rdma_en3")
     assert "could not be read" in r.results("MD203")[0]["summary"]
+
+
+ONLY = ("--only", "MD201,MD205")
+
+
+def ring_over_tb(env_result):
+    text = env_result["remediation"]["text"]
+    return "ring backend over the Thunderbolt network" in text
+
+
+def jaccl_hostfile(tmp_path):
+    doc = {
+        "backend": "jaccl",
+        "hosts": [
+            {"ssh": "localhost", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en2"]},
+            {"ssh": "m2", "ips": ["198.51.100.2"], "rdma": ["rdma_en2", None]},
+        ],
+    }
+    return str(write(tmp_path / "hosts.json", json.dumps(doc)))
+
+
+def test_tb4_mac_with_rdma_disabled_is_not_sent_to_recovery(fake_mac, tmp_path):
+    env = fake_mac("healthy", "rdma-disabled", "tb4-mac")
+    r = run_cli("check", "--json", *ONLY, env=env)
+    assert r.doc is not None
+    (f,) = r.results("MD201")
+    assert f["status"] == "warn" and r.rc == 0, r.out
+    assert f["summary"].startswith(
+        "this Mac has Thunderbolt 4 hardware (no Thunderbolt 5 "
+        "receptacle; the ports top out at 40 Gb/s: Thunderbolt 2 "
+        "(Up to 40 Gb/s), Thunderbolt 3 (Up to 40 Gb/s)): it can "
+        "never do RDMA"
+    )
+    assert "enabling it from Recovery would not help" in f["summary"]
+    assert "rdma_ctl enable` in Recovery changes" in f["remediation"]["text"]
+    assert "shut down, hold the power button" not in f["remediation"]["text"]
+    assert ring_over_tb(f)
+    assert f["evidence"]["chain"]["thunderbolt_hardware"]["generation"] == "tb4"
+    # under a jaccl hostfile the launch cannot work: fail, still no Recovery advice
+    r = run_cli(
+        "check",
+        "--json",
+        "--local-only",
+        "--only",
+        "MD201,MD202,MD203,MD204,MD205",
+        "--hostfile",
+        jaccl_hostfile(tmp_path),
+        env=env,
+    )
+    (f,) = r.results("MD201")
+    assert f["status"] == "fail" and r.rc == 1 and ring_over_tb(f)
+    # no other RDMA check sends this Mac to Recovery either
+    for code in ("MD202", "MD203", "MD204"):
+        (x,) = r.results(code)
+        assert x["summary"].endswith(
+            "this Mac has Thunderbolt 4 hardware, which never does RDMA"
+        ), x
+        assert "Recovery" not in x["remediation"]["text"]
+        assert "ring backend over the Thunderbolt network" in x["remediation"]["text"]
+
+
+def test_tb4_mac_lists_rdma_devices_that_are_never_usable(fake_mac, tmp_path):
+    env = fake_mac("healthy", "tb4-devices-listed")
+    r = run_cli(
+        "check",
+        "--json",
+        "--local-only",
+        "--only",
+        "MD201,MD202,MD205",
+        "--hostfile",
+        jaccl_hostfile(tmp_path),
+        env=env,
+    )
+    assert r.rc == 1, r.out
+    (f,) = r.results("MD201")
+    assert f["status"] == "fail"
+    assert (
+        "`ibv_devices` lists rdma_en2, rdma_en3, rdma_en4, but they are never usable on "
+        "Thunderbolt 4 (ports PORT_DOWN)"
+    ) in f["summary"]
+    assert ring_over_tb(f)
+    # the 40 Gb/s link on this Mac is the hardware, not the cable
+    (link,) = [x for x in r.results("MD205") if "links at 40 Gb/s" in x["summary"]]
+    assert link["status"] == "fail" and link["evidence"]["cause"] == "hardware"
+    assert link["summary"].startswith(
+        "Thunderbolt 1 (en2, rdma_en2) links at 40 Gb/s: this "
+        "Mac's ports top out at 40 Gb/s (Thunderbolt 4 hardware"
+    )
+    assert "no cable or dock changes that" in link["summary"]
+    assert "ring backend" in link["remediation"]["text"]
+    # the port is down because of the hardware: no advice to reseat cables or enable the peer
+    (port,) = r.results("MD202")
+    assert port["summary"] == (
+        "rdma_en2 (towards rank 1 (m2)) is not active: port 1 PORT_DOWN "
+        "(Thunderbolt 4 hardware: never usable for RDMA)"
+    )
+    assert "ring backend" in port["remediation"]["text"]
+    assert "peer also has RDMA enabled" not in port["remediation"]["text"]
+    r = run_cli("check", "--json", "--only", "MD202", env=env)
+    ws = r.results("MD202")
+    assert ws and all(
+        "Thunderbolt 4 hardware" in w["summary"] and "ring backend" in w["remediation"]["text"]
+        for w in ws
+    ), ws
+
+
+def test_every_port_cabled_at_40_gbps_leaves_the_hardware_open(fake_mac):
+    """No port shows its capability (all cabled at 40 Gb/s): neither Recovery nor a macOS bug is
+    asserted; the first step is to learn whether the ports are Thunderbolt 5."""
+    sp = {
+        "SPThunderboltDataType": [
+            {
+                "_name": "thunderboltusb4_bus_0",
+                "domain_uuid_key": "5B1C2D3E-0A1B-4C2D-8E3F-0123456789C1",
+                "receptacle_1_tag": {
+                    "receptacle_id_key": "1",
+                    "current_speed_key": "40 Gb/s",
+                    "receptacle_status_key": "receptacle_connected",
+                },
+                "_items": [
+                    {"_name": "Mac mini", "domain_uuid_key": "7C2A0F11-3D4E-4F50-9A6B-1C2D3E4F5C02"}
+                ],
+            }
+        ]
+    }
+    extra = {"system_profiler__SPThunderboltDataType_json.txt": json.dumps(sp)}
+    r = run_cli("check", "--json", *ONLY, env=fake_mac("healthy", "rdma-disabled", extra=extra))
+    (f,) = r.results("MD201")
+    assert "whether its ports are Thunderbolt 5 is not visible" in f["summary"]
+    assert f["remediation"]["text"].startswith("First make sure this Mac has Thunderbolt 5 ports")
+    assert f["evidence"]["chain"]["thunderbolt_hardware"]["generation"] == "unknown"
+    r = run_cli(
+        "check", "--json", *ONLY, env=fake_mac("healthy", "enabled-no-devices", extra=extra)
+    )
+    (f,) = r.results("MD201")
+    assert "a Thunderbolt 4 Mac never lists RDMA devices" in f["summary"]
+    (link,) = [x for x in r.results("MD205") if "40 Gb/s" in x["summary"]]
+    assert link["evidence"]["cause"] == "unknown"
+
+
+def test_no_thunderbolt_link(fake_mac, tmp_path):
+    env = fake_mac(
+        "healthy",
+        extra={"system_profiler__SPThunderboltDataType_json.txt": '{"SPThunderboltDataType": []}'},
+    )
+    r = run_cli("check", "--json", "--only", "MD201,MD205", env=env)
+    assert r.status("MD205") == "skip"
+    assert (
+        r.status("MD201") == "warn"
+        and "no Thunderbolt link is connected" in r.results("MD201")[0]["summary"]
+    )
+    hf = write(tmp_path / "hosts.json", json.dumps(mesh()))
+    r = run_cli(
+        "check", "--json", "--only", "MD201,MD205", "--local-only", "--hostfile", str(hf), env=env
+    )
+    assert r.status("MD201") == "fail" and r.status("MD205") == "fail"
+
+
+def test_hung_system_profiler_is_could_not_assess_within_the_deadline(fake_mac):
+    env = fake_mac("healthy", extra={"system_profiler.hang": ""})
+    r = run_cli("check", "--json", "--only", "MD201,MD205", "--timeout", "2", env=env)
+    assert r.rc == 3 and r.elapsed < 2 + 1 + 1.5, (r.rc, r.elapsed)
+    (e,) = r.results("MD205")
+    assert e["status"] == "error" and "did not finish within" in e["summary"]
+    assert "system_profiler SPThunderboltDataType -json" in e["remediation"]["text"]
+    (m,) = r.results("MD201")
+    assert m["status"] == "ok" and "Thunderbolt links not read" in m["summary"]

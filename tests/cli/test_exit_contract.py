@@ -394,3 +394,32 @@ def test_an_interrupt_from_the_first_moment_meshdoctor_runs_ends_as_exit_3(clean
             assert f"interrupted by {sig.name}" in doc["results"][-1]["summary"]
         else:
             assert "interrupted" in out + err, (out, err)
+
+
+def test_closed_stdout_keeps_the_verdict_exit_code(clean_env):
+    import subprocess
+
+    p = subprocess.run(
+        f"{sys.executable} -m meshdoctor check --json --only MD101 | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=60,
+        executable="/bin/bash",
+    )
+    assert p.stdout == "{"
+    p = subprocess.run(
+        [
+            "bash",
+            "-o",
+            "pipefail",
+            "-c",
+            f"{sys.executable} -m meshdoctor check --only MD101 | true",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=60,
+    )
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr

@@ -1,14 +1,13 @@
 """all_max, all_min and sum_scatter through real MLX ranks over loopback (ring backend): exact
 values, nccl-tests bus factors, and an op the backend lacks is a skip naming the MLX version that
-adds it, never a usage error."""
+adds it, never a usage error; all_gather over three ranks is labelled by the bytes it checked."""
 
 from __future__ import annotations
 
 import pytest
 
-from meshdoctor.probe import worker
-from meshdoctor.probe.figures import bus_factor
 from tests.helpers import run_cli
+from tests.cli.test_one_rule import _probe_env
 
 
 def env_of(clean_env):
@@ -119,63 +118,24 @@ def test_op_all_runs_every_ring_op_and_lists_the_skipped_one(clean_env):
     assert [s["op"] for s in r.doc["probe"]["skipped_ops"]] == ["sum_scatter"]
 
 
-def test_sum_scatter_expected_values_match_mlx_documented_semantics():
-    """No backend on this machine has sum_scatter (ring lacks it), so the worker's expected
-    values are checked against MLX's documented definition, all_sum(x)[rank*c:(rank+1)*c], with
-    real MLX arrays: three ranks' workers in one process, the collective computed from their
-    real inputs."""
-    import types
-
-    import mlx.core as mx
-
-    n, size = 3, 4096 * 3 + 8  # not a multiple of n elements: the share is rounded down
-    inputs = {}
-
-    class Dist:
-        def __init__(self, rank):
-            self.rank = rank
-
-        def sum_scatter(self, x, group=None, stream=None):
-            inputs[self.rank] = x
-            total = sum(worker_of[k].mine(x.size) for k in range(n))  # every rank's real input
-            c = x.size // n
-            return total[self.rank * c : (self.rank + 1) * c]
-
-    worker_of = {}
-    for r in range(n):
-        fake = types.SimpleNamespace(
-            **{k: getattr(mx, k) for k in dir(mx) if not k.startswith("__")}
-        )
-        fake.distributed = Dist(r)
-        worker_of[r] = worker.Worker(
-            fake, {"world_size": n, "size": size, "dtype": "float32"}, r, lambda *a, **k: None, []
-        )
-    for r in range(n):
-        call, check, nbytes, _ = worker_of[r].case("sum_scatter")
-        y = call()
-        c = (size // 4) // n
-        assert y.size == c and check(y) == 0
-        assert nbytes == n * c * 4  # nccl-tests reduce_scatter: the whole input
-        assert inputs[r].size == n * c
-    # a wrong share is counted element by element
-    call, check, _, _ = worker_of[1].case("sum_scatter")
-    assert check(call() + 1) == (size // 4) // n
-
-
-def test_support_table_and_bus_factors():
-    assert worker.unsupported("sum_scatter", "ring", "0.32.4").startswith(
-        "the ring backend has no sum_scatter (MLX 0.32.4)"
+def test_a_three_rank_probe_labels_all_gather_by_the_bytes_it_checked(clean_env):
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "4096",
+        "--iters",
+        "1",
+        "--op",
+        "all_gather",
+        "--json",
+        env=_probe_env(clean_env),
+        timeout=120,
     )
-    assert worker.unsupported("sum_scatter", "jaccl", "0.32.0") == (
-        "the jaccl backend adds sum_scatter in MLX 0.32.1; this is MLX 0.32.0 (jaccl has it "
-        "from MLX 0.32.1, nccl has it; ring and mpi do not)"
-    )
-    assert worker.unsupported("sum_scatter", "jaccl", "0.32.1") is None
-    assert worker.unsupported("sum_scatter", "jaccl-ring", "0.32.4") is None
-    assert worker.unsupported("sum_scatter", "nccl", "0.32.4") is None
-    assert worker.unsupported("send_recv", "nccl", "0.32.4").startswith(
-        "the nccl backend has no send_recv"
-    )
-    assert worker.unsupported("all_max", "ring", "0.30.1") is None
-    assert bus_factor("sum_scatter", 4) == pytest.approx(0.75)
-    assert bus_factor("all_min", 4) == pytest.approx(1.5)
+    assert r.rc == 0, (r.out, r.err)
+    bw = [x for x in r.doc["results"] if x["code"] == "MD505"][0]["summary"]
+    fig = r.doc["probe"]["ops"][0]
+    assert fig["size_bytes"] == 4092 and bw.startswith("all_gather 4092B: busbw ")
+    assert fig["checked"] == 3 * 2 * (4092 // 4)  # ranks x (warmup + iters) x elements
+    assert "0.000 GB/s" not in bw

@@ -1,4 +1,5 @@
-"""`meshdoctor fix stale-ranks` with real processes.
+"""`meshdoctor fix stale-ranks` with real processes (and its verify step on a rank stuck in
+uninterruptible sleep, without one).
 
 Every process a test starts carries MESHDOCTOR_FIX_SCOPE=<a token of its own>, and meshdoctor
 runs with the same token, so the fix touches only this test's processes even while other MLX
@@ -272,3 +273,28 @@ def test_on_a_terminal_it_shows_the_plan_and_asks_once(procs):
     rc, out, asked = _on_terminal(procs.env, "y")
     assert asked and rc == 0, out
     assert not alive(pid)
+
+
+def test_a_rank_in_uninterruptible_sleep_puts_its_host_in_needs_reboot(monkeypatch):
+    import time as _time
+
+    from meshdoctor.fixer.model import FixContext
+    from meshdoctor.fixer.engine import fix_result
+    from meshdoctor.ranks import RankProcess
+    from meshdoctor.fixes import stale_ranks
+
+    stuck = RankProcess(
+        pid=4242,
+        name="python",
+        cmdline=["python"],
+        status="disk-sleep",
+        create_time=_time.time(),
+        rank="1",
+        ppid=1,
+    )
+    monkeypatch.setattr(stale_ranks, "_targets", lambda ctx: ([stuck], []))
+    ctx = FixContext(hosts=None, apply=True, options={"host": "m2"})
+    ver = stale_ranks.verify(ctx)
+    assert not ver.ok and "m2" in ver.needs_reboot and "pid 4242" in ver.needs_reboot["m2"]
+    [res] = fix_result(stale_ranks.FIX, "m2", [], ver)
+    assert res.status == "fail" and res.needs_reboot

@@ -1,4 +1,5 @@
-"""The mlx.launch hostfile: parsing, the consistency rules, MD401 and usage errors."""
+"""The mlx.launch hostfile: parsing and the consistency rules (MD401 through the CLI:
+tests/checks/test_fleet_hostfile.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from meshdoctor import hostfile as H
-from tests.helpers import run_cli, write
 
 
 def mesh(n=3, backend="jaccl"):
@@ -117,65 +117,6 @@ def test_problems_never_raise_on_any_json(data):
     hf = H.parse(json.dumps(data))
     assert isinstance(hf.problems, tuple)
     H.local_ranks(hf, {"x"})
-
-
-def test_cli_unparsable_hostfile_is_usage_error_naming_file_and_position(tmp_path):
-    bad = write(tmp_path / "hosts.json", '{"hosts": [\n  {"ssh": "a",}\n]}')
-    r = run_cli("check", "--local-only", "--hostfile", str(bad))
-    assert r.rc == 2
-    assert "hosts.json" in r.err and "line 2" in r.err
-    r = run_cli("check", "--local-only", "--hostfile", str(tmp_path / "missing.json"))
-    assert r.rc == 2 and "missing.json" in r.err
-
-
-def test_cli_inconsistent_hostfile_fails_md401_naming_the_entry(tmp_path, clean_env):
-    d = mesh(3)
-    d["hosts"][0]["ssh"] = "localhost"
-    d["hosts"][2]["rdma"][2] = "rdma_en4"
-    hf = write(tmp_path / "hosts.json", json.dumps(d))
-    r = run_cli(
-        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
-    )
-    assert r.rc == 1
-    res = r.results("MD401")
-    assert any(x["summary"].startswith("hosts[2].rdma[2]: must be null") for x in res)
-    assert r.doc["hosts"][0]["rank"] == 0
-
-
-def test_cli_consistent_ring_hostfile_names_this_rank(tmp_path, clean_env):
-    hf = write(
-        tmp_path / "hosts.json",
-        json.dumps(
-            [
-                {"ssh": "elsewhere", "ips": ["198.51.100.10"]},
-                {"ssh": "localhost", "ips": ["127.0.0.1"]},
-            ]
-        ),
-    )
-    r = run_cli(
-        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
-    )
-    assert r.rc == 0
-    assert "this machine is rank 1" in r.results("MD401")[0]["summary"]
-    assert r.doc["hosts"][0] == {
-        "host": "localhost",
-        "rank": 1,
-        "reachable": True,
-        "platform": r.doc["hosts"][0]["platform"],
-    }
-
-
-def test_cli_hostfile_without_this_machine_warns(tmp_path, clean_env):
-    hf = write(
-        tmp_path / "hosts.json",
-        json.dumps(
-            [{"ssh": "x1", "ips": ["198.51.100.10"]}, {"ssh": "x2", "ips": ["198.51.100.11"]}]
-        ),
-    )
-    r = run_cli(
-        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
-    )
-    assert r.rc == 0 and r.status("MD401") == "warn"
 
 
 def test_a_wrongly_written_entry_is_reported_once_in_words_that_fit():

@@ -126,3 +126,12 @@ def test_rates_and_the_bandwidth_line():
         "all_sum 64MiB: busbw 1.500 GB/s, algbw 750.000 MB/s, time median 72.5 ms "
         "(min 70.1, max 80.0)"
     )
+
+
+def test_small_bandwidths_keep_their_digits_and_sizes_match_the_elements():
+    from meshdoctor.probe.figures import format_rate
+    from meshdoctor.probe.sizes import format_size_exact
+
+    assert format_rate(12.3456) == "12.346 GB/s" and format_rate(0.00275) == "2.750 MB/s"
+    assert format_rate(2e-7) == "200 B/s" and format_rate(3e-6) == "3.000 KB/s"
+    assert format_size_exact(4096) == "4KiB" and format_size_exact(4092) == "4092B"

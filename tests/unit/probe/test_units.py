@@ -1,17 +1,16 @@
 """Probe parts that need no MLX ranks: sizes, the environment contract (jaccl included, it
-cannot run here), the event tracker's hang analysis, ssh quoting, usage checks."""
+cannot run here), the event tracker's hang analysis, usage checks."""
 
 from __future__ import annotations
 
 import json
-import shlex
 
 import pytest
 
-from meshdoctor import remote
 from meshdoctor.hostfile import parse
 from meshdoctor.probe import env as envmod
 from meshdoctor.probe import config, worker
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.events import RankState, Tracker, parse_line
 from meshdoctor.probe.setup import ProbeSetupError, make_config
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
@@ -165,33 +164,6 @@ def test_parse_line_ignores_noise():
     assert parse_line('{"not": "an event"}') is None and parse_line("{broken") is None
 
 
-def test_remote_command_quotes_everything():
-    env = {"MLX_RANK": "1", "PLAN": json.dumps({"a": "b c'd"})}
-    cmd = remote.remote_command(["python3", "-u", "-", "id; rm -rf /"], env)
-    words = shlex.split(cmd)
-    assert words == [
-        "env",
-        "MLX_RANK=1",
-        f"PLAN={env['PLAN']}",
-        "python3",
-        "-u",
-        "-",
-        "id; rm -rf /",
-    ]
-    argv = remote.ssh_argv("node-1", ["true"])
-    assert argv[:3] == ["ssh", "-o", "BatchMode=yes"] and "--" in argv
-    assert any(a.startswith("ConnectTimeout=") for a in argv)
-    assert argv[argv.index("--") + 1] == "node-1"
-
-
-@pytest.mark.parametrize("host", ["-oProxyCommand=x", "a b", "", "x\ny"])
-def test_remote_refuses_unsafe_hosts(host):
-    with pytest.raises(remote.RemoteError):
-        remote.ssh_argv(host, ["true"])
-    with pytest.raises(remote.RemoteError):
-        remote.remote_command(["true"], {"BAD KEY": "1"})
-
-
 def _cfg(**kw):
     base = dict(
         hostfile=None,
@@ -255,3 +227,21 @@ def test_rank_stderr_error_after_a_progress_bar_is_classified():
     nccl = "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there was a"
     tr.stdout_line(2, (bar * 40)[:150_000] + "\r" + nccl + " network error'\n", 1.0)
     assert "MD650" in [m.code for m in rank_signatures(out)]
+
+
+def test_probe_ranks_use_meshdoctor_python(monkeypatch):
+    monkeypatch.setenv("MESHDOCTOR_PYTHON", "/opt/ranks/bin/python3")
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(2),
+        backend="ring",
+        ops=["all_sum"],
+        size=4096,
+        iters=1,
+        warmup=0,
+        dtype="float32",
+        timeout=None,
+        soak=0,
+        pairs=False,
+        port=None,
+    )
+    assert cfg.python == "/opt/ranks/bin/python3"

@@ -1,5 +1,5 @@
 """meshdoctor.teardown (stopping processes: SIGTERM -> grace -> SIGKILL, leftovers by marker,
-every host at once under one deadline) and meshdoctor.deadline, on real processes.
+every host at once under one deadline), on real processes.
 
 The remote side is a POSIX ``sh`` script fed to ``sh -s`` over ssh; here the same script runs
 through ``sh -s`` on this machine (``ShellHosts``: the ssh transport replaced by a local call, the
@@ -18,7 +18,7 @@ import uuid
 import psutil
 import pytest
 
-from meshdoctor import deadline, execute, remote, teardown
+from meshdoctor import execute, remote, teardown
 
 IGNORE_TERM = (
     "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
@@ -222,15 +222,3 @@ def test_a_host_that_does_not_answer_is_unreachable_within_the_budget(started):
     assert "h9" in rep.unreachable and "h1" not in rep.unreachable
     assert [a["outcome"] for a in rep.actions if "rank 2" in a["action"]][0].startswith("failed")
     assert loc.poll() == -signal.SIGTERM and rem.wait(timeout=5) == -signal.SIGTERM
-
-
-def test_deadline_call_returns_at_the_deadline_and_reraises():
-    done, value = deadline.call(lambda: 42, 5)
-    assert (done, value) == (True, 42)
-    t0 = time.monotonic()
-    done, value = deadline.call(lambda: time.sleep(30), 0.2)
-    assert not done and time.monotonic() - t0 < 5
-    with pytest.raises(ZeroDivisionError):
-        deadline.call(lambda: 1 / 0, 5)
-    got = deadline.outcomes({"a": lambda: 1, "b": lambda: 1 / 0}, 5)
-    assert got["a"].value == 1 and isinstance(got["b"].error, ZeroDivisionError)
