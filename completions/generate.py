@@ -2,7 +2,7 @@
 
 The scripts are click's own (``_MESHDOCTOR_COMPLETE=<shell>_source meshdoctor``); they call back
 into meshdoctor for the words, so commands, options and check codes stay current. The test
-``tests/test_completions.py`` fails when the committed files differ from what this prints.
+``tests/cli/test_completions.py`` fails when the committed files differ from what this prints.
 """
 
 from __future__ import annotations

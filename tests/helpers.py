@@ -139,3 +139,7 @@ def require_cpu_mlx() -> None:
 
     if mlx_is_cuda_build():
         pytest.skip("stages MLX's CPU build; this interpreter has the CUDA build")
+
+
+# the fake ``pynvml`` (tests/fake_nvml/pynvml.py) a GPU test puts first on PYTHONPATH
+FAKE_DIR = Path(__file__).with_name("fake_nvml")

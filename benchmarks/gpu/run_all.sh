@@ -75,7 +75,7 @@ echo "rc=$?" >>"$OUT/nccl_speed.txt"
 
 log "gpu tests"
 rm -rf /tmp/t && mkdir -p /tmp/t && cp -r "$repo/tests" /tmp/t/
-(cd /tmp/t && timeout 200 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu_nccl.py) \
+(cd /tmp/t && timeout 200 python3 -m pytest -q -x -p no:cacheprovider tests/gpu/test_gpu_nccl.py) \
   >"$OUT/pytest-gpu.txt" 2>&1
 echo "rc=$?" >>"$OUT/pytest-gpu.txt"
 nvidia-smi --query-gpu=index,memory.used,utilization.gpu --format=csv >"$OUT/gpu-end.txt" 2>&1

@@ -17,4 +17,4 @@ timeout 120 python3 -m meshdoctor probe -n 2 --op sum_scatter --size 16MiB --jso
 timeout 150 python3 "$repo/benchmarks/gpu/nccl_faults.py" --timeout 5 --json $OUT/faults.json > $OUT/faults.txt 2>&1; echo "faults rc=$?"; tail -8 $OUT/faults.txt
 nvidia-smi --query-gpu=index,memory.used --format=csv
 rm -rf /tmp/t && mkdir -p /tmp/t && cp -r "$repo/tests" /tmp/t/
-(cd /tmp/t && timeout 300 python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_nccl.py tests/test_gpu_checks.py tests/test_probe_nccl.py tests/test_probe_schema.py tests/test_probe_figures.py tests/test_probe_culprits.py) > $OUT/pytest-gpu.txt 2>&1; echo "pytest rc=$?"; tail -4 $OUT/pytest-gpu.txt
+(cd /tmp/t && timeout 300 python3 -m pytest -q -p no:cacheprovider -rs tests/gpu tests/checks/test_gpu_*.py tests/checks/test_nccl_environment.py tests/unit/facts/test_nvml.py tests/unit/probe/test_nccl.py tests/cli/test_probe_nccl.py tests/unit/probe/test_schema.py tests/unit/probe/test_figures.py tests/unit/probe/test_culprits.py) > $OUT/pytest-gpu.txt 2>&1; echo "pytest rc=$?"; tail -4 $OUT/pytest-gpu.txt

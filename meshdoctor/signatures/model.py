@@ -67,7 +67,7 @@ class Signature:
     :data:`ROLES`); ``check`` (the meshdoctor check code that looks at the likely cause, or
     None); ``fixed_in`` (the MLX version whose upgrade removes or clarifies the failure, or
     None); ``examples`` (real lines, or multi-line records, it must match: see
-    tests/test_signatures.py); ``refine`` (see :data:`Refine`); ``frame`` (the faulting frame
+    tests/unit/signatures/test_signatures.py); ``refine`` (see :data:`Refine`); ``frame`` (the faulting frame
     that names a native crash, searched after a crash signal); ``fallback`` (:data:`CRASH` or
     :data:`TRACEBACK`: the record it names when no other signature does); ``exit_status`` (the
     rank exit status that means it) and ``exit_unless`` (text whose presence in the rank's

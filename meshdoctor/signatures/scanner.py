@@ -29,7 +29,7 @@ TRACEBACK_LINES = 400  # a Python traceback longer than this is closed where it 
 
 # Literal strings at least one of which is in every line a line signature can match; a reader
 # that scans gigabytes looks for these first (bytes.find) and runs the regexes only on the lines
-# that hold one. tests/test_signatures.py checks every example line contains one.
+# that hold one. tests/unit/signatures/test_signatures.py checks every example line contains one.
 ANCHORS: Tuple[str, ...] = (
     "jaccl",
     "[ring]",

@@ -1,0 +1,462 @@
+"""meshdoctor probe with real MLX ranks over loopback (ring backend, mlx CPU build).
+
+Every JSON verdict is validated against the shipped schema (tests/helpers.py ``run_cli``).
+After every test no process carrying a probe marker created during the test may remain.
+Sizes and iteration counts are modest: this runs on a loaded 2-core box.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+import uuid
+
+import psutil
+import pytest
+
+from meshdoctor.model import Verdict
+from meshdoctor.probe import report
+from meshdoctor.probe.config import ProbeConfig, local_hostfile
+from meshdoctor.probe.launcher import run_probe
+from meshdoctor.ranks import find_ranks
+from tests.helpers import run_cli, validate
+
+pytest.importorskip("mlx.core")
+
+
+TAG_ENV = "MESHDOCTOR_TEST_TAG"  # inherited by every rank a test starts, and only by those
+
+
+def _tag_of(pid: int):
+    try:
+        return psutil.Process(pid).environ().get(TAG_ENV)
+    except psutil.Error:
+        return None
+
+
+@pytest.fixture(autouse=True)
+def no_rank_left_behind(clean_env, monkeypatch, tmp_path):
+    """Nothing this test started survives it, and no temp file it made: its ranks carry a tag
+    of this test in their environment and write their temp files into a directory of this test,
+    so probes that other programs run on the machine are neither counted nor touched."""
+    tag = f"md-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    for k, v in ((TAG_ENV, tag), ("TMPDIR", str(tmp))):
+        monkeypatch.setenv(k, v)
+        clean_env[k] = v
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    yield
+    left = [r for r in find_ranks() if r.marker and _tag_of(r.pid) == tag]
+    for r in left:  # do not leak into the next test, but fail this one
+        try:
+            os.kill(r.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, [r.to_dict() for r in left]
+    files = glob.glob(os.path.join(str(tmp), "meshdoctor-probe-*"))
+    assert not files, files  # MLX_HOSTFILE copies are removed even when a rank was killed
+
+
+def env_with(clean_env, **kw):
+    env = dict(clean_env)
+    env.pop("MESHDOCTOR_PROBE_FAULT", None)
+    env.update(kw)
+    return env
+
+
+def codes_of(doc, code):
+    return [r for r in doc["results"] if r["code"] == code]
+
+
+def test_three_ranks_64mib_all_ops(clean_env):
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "64MiB",
+        "--iters",
+        "3",
+        "--json",
+        env=env_with(clean_env),
+        timeout=150,
+    )
+    assert r.rc == 0, (r.out, r.err)
+    p = r.doc["probe"]
+    assert p["backend"] == "ring" and p["world_size"] == 3 and p["outcome"] == "ok"
+    ops = {o["op"]: o for o in p["ops"]}
+    assert set(ops) == {"all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter"}
+    assert ops.pop("sum_scatter")["unsupported"] is True  # the ring has none: skipped
+    for o in ops.values():
+        assert o["wrong"] == 0 and o["checked"] > 0
+        assert o["busbw_gbs"] > 0 and o["algbw_gbs"] > 0
+        assert o["time_s"]["min"] <= o["time_s"]["median"] <= o["time_s"]["max"]
+        assert o["iters"] == 3
+    assert ops["all_sum"]["size_bytes"] == 64 << 20
+    assert ops["all_sum"]["busbw_gbs"] == pytest.approx(
+        ops["all_sum"]["algbw_gbs"] * 4 / 3, rel=1e-3
+    )
+    assert ops["all_gather"]["digests_ok"] is True and len(ops["all_gather"]["digests"]) == 3
+    assert [x["exit_code"] for x in p["ranks"]] == [0, 0, 0]
+    assert all(x["mlx"] for x in p["ranks"])
+    assert {x["code"] for x in r.doc["results"]} >= {"MD501", "MD504", "MD505", "MD506"}
+    assert all(x["status"] == "ok" for x in r.doc["results"] if x["check"] != "probe.sum_scatter")
+
+
+def test_kill_one_rank_mid_probe_api():
+    """kill -9 rank 2 from outside while the probe runs: verdict within 2 s, rank and signal
+    named, nothing left."""
+    killed = {}
+
+    def hook(rank, ev, launch):
+        if (
+            rank == 0
+            and ev["ev"] == "leave"
+            and ev.get("op") == "all_sum"
+            and ev.get("phase") == "timed"
+            and ev.get("iter") == 5
+            and not killed
+        ):
+            os.kill(launch.procs[2].pid, signal.SIGKILL)
+            killed["t"] = time.monotonic()
+
+    cfg = ProbeConfig(hostfile=local_hostfile(3), ops=["all_sum"], size=1 << 20, iters=500)
+    run = run_probe(cfg, on_event=hook)
+    v = report.build(run, Verdict(command="probe")).finish()
+    latency = time.monotonic() - killed["t"]
+    doc = v.to_dict()
+    validate(doc)
+    assert v.exit_code == 1 and latency < 2.0, latency
+    dead = codes_of(doc, "MD502")
+    assert dead and dead[0]["status"] == "fail"
+    assert "rank 2" in dead[0]["summary"] and "SIGKILL" in dead[0]["summary"]
+    assert dead[0]["evidence"]["signal"] == "SIGKILL"
+    rank2 = doc["probe"]["ranks"][2]
+    assert rank2["signal"] == "SIGKILL" and rank2["exit_code"] is None
+    # the survivors' own errors went through the signature catalogue
+    sigs = {m["code"] for x in doc["probe"]["ranks"][:2] for m in x["signatures"]}
+    assert "MD613" in sigs
+    assert codes_of(doc, "MD506")[0]["status"] == "ok"
+    assert (
+        not psutil.pid_exists(run.launches[0].ranks[2].pid)
+        or psutil.Process(run.launches[0].ranks[2].pid).status() == psutil.STATUS_ZOMBIE
+    )
+
+
+def test_kill_one_rank_cli(clean_env):
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "1MiB",
+        "--op",
+        "all_gather",
+        "--iters",
+        "50",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="kill:1:6"),
+        timeout=60,
+    )
+    assert r.rc == 1, (r.out, r.err)
+    dead = codes_of(r.doc, "MD502")[0]
+    assert dead["summary"].startswith("rank 1 ") and "SIGKILL" in dead["summary"]
+    assert r.doc["probe"]["detect_s"] < 1.0
+
+
+def test_sigstop_one_rank_hang_detected_at_deadline(clean_env):
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "64KB",
+        "--op",
+        "all_sum",
+        "--iters",
+        "50",
+        "--timeout",
+        "3",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:6"),
+        timeout=90,
+    )
+    assert r.rc == 1, (r.out, r.err)
+    hang = codes_of(r.doc, "MD503")[0]
+    assert hang["status"] == "fail"
+    assert "never arrived: rank 1 (process stopped" in hang["summary"], hang["summary"]
+    ev = hang["evidence"]["hang"]
+    assert [a["rank"] for a in ev["not_arrived"]] == [1]
+    assert sorted(w["rank"] for w in ev["waiting"]) == [0, 2]
+    assert ev["no_progress_s"] >= 3.0 or max(w["waited_s"] for w in ev["waiting"]) >= 3.0
+    # stacks of the waiting ranks, via faulthandler
+    assert set(r.doc["probe"]["stacks"]) == {"0", "2"}
+    assert "most recent call first" in r.doc["probe"]["stacks"]["0"]
+    # everything torn down, the stopped rank included (SIGKILL)
+    ranks = r.doc["probe"]["ranks"]
+    assert ranks[1]["signal"] == "SIGKILL"
+    assert all(x["exit_code"] is None or x["exit_code"] != 0 for x in ranks)
+    assert codes_of(r.doc, "MD506")[0]["status"] == "ok"
+
+
+def test_corrupted_value_is_caught(clean_env):
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="corrupt:1"),
+        timeout=60,
+    )
+    assert r.rc == 1, (r.out, r.err)
+    wrong = {x["check"]: x for x in codes_of(r.doc, "MD504")}
+    assert wrong["probe.all_sum"]["status"] == "fail"
+    assert wrong["probe.all_sum"]["evidence"]["wrong"] > 0
+    ops = {o["op"]: o for o in r.doc["probe"]["ops"]}
+    assert ops["all_gather"]["wrong"] > 0 and ops["send_recv"]["wrong"] > 0
+
+
+def _held_port() -> socket.socket:
+    """A loopback port that is bound (so nobody can listen there) but not listening."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    return s
+
+
+def test_init_failure_unusable_ring_address(clean_env):
+    held = _held_port()
+    try:
+        port = held.getsockname()[1]
+        # rank 1 is given the held port: it cannot listen, rank 0 cannot connect to it
+        r = run_cli(
+            "probe",
+            "-n",
+            "2",
+            "--port",
+            str(port - 1),
+            "--size",
+            "64KB",
+            "--json",
+            env=env_with(clean_env),
+            timeout=60,
+        )
+    finally:
+        held.close()
+    assert r.rc == 1, (r.out, r.err)
+    grp = codes_of(r.doc, "MD501")[0]
+    assert grp["status"] == "fail"
+    assert "rank 1" in grp["summary"] and "Couldn't bind socket" in grp["summary"]
+    assert "MD620" in grp["remediation"]["text"]
+    assert r.doc["probe"]["outcome"] == "init"
+    assert r.elapsed < 30
+
+
+def test_init_failure_address_not_on_this_machine(clean_env, tmp_path):
+    # 192.0.2.1 (TEST-NET-1) is never contacted: the launcher only tries to bind to it locally
+    hf = tmp_path / "hosts.json"
+    hf.write_text(
+        json.dumps(
+            [{"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": "localhost", "ips": ["192.0.2.1"]}]
+        )
+    )
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        str(hf),
+        "--size",
+        "64KB",
+        "--json",
+        env=env_with(clean_env),
+        timeout=30,
+    )
+    # the hostfile contradicts itself for this machine: a usage error (exit 2), as MD401 says
+    assert r.rc == 2 and r.out == "", (r.out, r.err)
+    assert "hosts[1].ips[0]: 192.0.2.1 is not an address of this machine" in r.err
+
+
+def test_pairs_matrix(clean_env):
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--pairs",
+        "--op",
+        "send_recv",
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--json",
+        env=env_with(clean_env),
+        timeout=90,
+    )
+    assert r.rc == 0, (r.out, r.err)
+    pf = r.doc["probe"]["pairs"]
+    m = pf["busbw_gbs"]
+    assert len(m) == 3 and all(m[i][i] is None for i in range(3))
+    assert all(m[i][j] > 0 for i in range(3) for j in range(3) if i != j)
+    s = pf["slowest"]
+    assert m[s["src"]][s["dst"]] == min(m[i][j] for i in range(3) for j in range(3) if i != j)
+    pr = codes_of(r.doc, "MD508")[0]
+    assert pr["status"] == "ok" and f"{s['src']}->{s['dst']}" in pr["summary"]
+
+
+def test_soak_counts_a_hang_and_goes_on(monkeypatch):
+    # rank 1 stops itself on entering repetition 3 (its barrier): the step is named, not raced
+    monkeypatch.setenv("MESHDOCTOR_PROBE_FAULT", "stop:1:soak.all_sum.3")
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(2), ops=["all_sum"], size=64 << 10, soak=8, timeout=2.0
+    )
+    run = run_probe(cfg)
+    doc = report.build(run, Verdict(command="probe")).finish().to_dict()
+    validate(doc)
+    soak = doc["probe"]["soak"]
+    assert soak["hangs"] == 1 and soak["relaunches"] == 1, (soak, doc["results"])
+    assert soak["hang_steps"][0]["iter"] == 3
+    assert soak["completed"] == 7 and soak["calls"] == 8
+    assert soak["hang_rate"] == pytest.approx(1 / 8)
+    assert codes_of(doc, "MD507")[0]["status"] == "fail" and doc["exit_code"] == 1
+
+
+# Remote ranks over real ssh: tests/netns/test_probe.py (sshd in network namespaces).
+
+
+def test_json_path_does_not_import_rich(clean_env):
+    code = (
+        "import sys\nfrom meshdoctor.cli import cli\n"
+        "try:\n    cli(['probe', '-n', '2', '--size', '64KB', '--iters', '1', '--op', "
+        "'all_sum', '--json'])\nexcept SystemExit as e:\n"
+        "    sys.stderr.write(f'RC={e.code} RICH={\"rich\" in sys.modules}')\n"
+    )
+    import subprocess
+
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env_with(clean_env),
+        timeout=60,
+    )
+    assert "RC=0 RICH=False" in p.stderr, p.stderr
+    validate(json.loads(p.stdout))
+
+
+def test_usage_errors_exit_2(clean_env):
+    for args in (
+        ["--size", "lots"],
+        ["--size", "64MiB", "-n", "3", "--hosts", "a,b"],
+        ["-n", "1"],
+        ["--size", "900GiB", "-n", "3"],
+    ):
+        r = run_cli("probe", *args, env=env_with(clean_env), timeout=30)
+        assert r.rc == 2, (args, r.out, r.err)
+        assert "Error" in r.err
+
+
+def _start_probe(clean_env, *args):
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "probe", "-n", "3", "--json", *args],
+        env=env_with(clean_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for_ranks(n, launcher, timeout=30.0):
+    """The probe ranks ``launcher`` (a Popen of meshdoctor) started, once ``n`` are up."""
+    t_end = time.monotonic() + timeout
+    while time.monotonic() < t_end:
+        kids = {c.pid for c in psutil.Process(launcher.pid).children(recursive=True)}
+        ranks = [
+            r for r in find_ranks() if (r.marker or "").startswith("md-probe-") and r.pid in kids
+        ]
+        if len(ranks) >= n:
+            return ranks
+        time.sleep(0.1)
+    raise AssertionError("ranks did not start")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_probe_tears_down_and_still_prints_its_verdict(clean_env, sig):
+    p = _start_probe(clean_env, "--size", "16MiB", "--iters", "400", "--op", "all_sum")
+    _wait_for_ranks(3, p)
+    time.sleep(2.5)  # group formed, collectives running
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 3, (
+        err[-2000:],
+        [
+            (x["code"], x["status"], x["summary"])
+            for x in json.loads(out or "{}").get("results", [])
+        ],
+    )
+    doc = json.loads(out)
+    validate(doc)
+    assert [r["status"] for r in codes_of(doc, "MD510")] == ["error"]
+    assert codes_of(doc, "MD506")[0]["status"] == "ok"
+
+
+def test_ranks_do_not_outlive_a_killed_launcher(clean_env):
+    p = _start_probe(clean_env, "--size", "16MiB", "--iters", "400", "--op", "all_sum")
+    ranks = _wait_for_ranks(3, p)
+    time.sleep(2.5)
+    os.kill(p.pid, signal.SIGKILL)  # no teardown possible: the ranks must notice by themselves
+    p.communicate(timeout=30)
+    t_end = time.monotonic() + 5.0
+    alive = ranks
+    while alive and time.monotonic() < t_end:
+        alive = [
+            r
+            for r in ranks
+            if psutil.pid_exists(r.pid) and psutil.Process(r.pid).status() != psutil.STATUS_ZOMBIE
+        ]
+        time.sleep(0.1)
+    assert not alive, [r.to_dict() for r in alive]
+
+
+def test_ring_hostfile_is_in_the_verdict(clean_env):
+    r = run_cli(
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "64KiB",
+        "--iters",
+        "1",
+        "--op",
+        "all_sum",
+        "--json",
+        env=env_with(clean_env),
+        timeout=90,
+    )
+    assert r.rc == 0, r.err
+    rh = r.doc["probe"]["ring_hostfile"]
+    assert len(rh) == 2 and all(e[0].startswith("127.0.0.1:") for e in rh)
+
+
+def test_a_bug_in_the_launcher_still_tears_every_rank_down():
+    """An exception inside the watch loop (here: from the event hook) propagates, but only after
+    teardown: the autouse fixture asserts no rank is left."""
+
+    def hook(rank, ev, launch):
+        if ev["ev"] == "leave" and ev.get("op") == "init":
+            raise RuntimeError("bug in a progress display")
+
+    cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=64 << 10, iters=50)
+    with pytest.raises(RuntimeError, match="bug in a progress display"):
+        run_probe(cfg, on_event=hook)

@@ -1,0 +1,276 @@
+"""``meshdoctor triage`` through the CLI: exit statuses, multi-rank logs, crash reports, bad input,
+what reaches the terminal. (Recognition from a log without the CLI: tests/unit/triage/.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from meshdoctor.mlx import exits
+from tests.helpers import run_cli, validate
+from tests.unit.triage.test_triage import METAL_IPS, REG_MR_IPS, TBT_IPS, _progress_bar
+
+
+@pytest.mark.parametrize(
+    "code,sig,role,words",
+    [
+        (-15, "MD658", "consequence", "SIGTERM"),
+        (-12, "MD658", "either", "SIGUSR2 on Linux"),
+        (-9, "MD658", "cause", "out-of-memory"),
+        (137, "MD658", "cause", "128 + 9"),
+        (139, "MD658", "cause", "SIGSEGV"),
+        (255, "MD618", "either", "ssh"),
+        (75, "MD622", "consequence", "progress guard"),
+        (1, "MD659", "either", "NCCL"),
+        (3, "MD664", "either", "no specific meaning"),
+    ],
+)
+def test_exit_status_explained(code, sig, role, words):
+    e = exits.explain(code)
+    assert (e.code_md, e.role) == (sig, role) and words in e.summary
+    r = run_cli("triage", "--exit-code", str(code), "--json")
+    assert r.rc == 1
+    (f,) = r.doc["triage"]["findings"]
+    assert f["code"] == sig and words in f["meaning"] and f["first_cause"]
+
+
+def test_launcher_zero_hides_a_failed_rank(tmp_path):
+    log = tmp_path / "launch.log"
+    log.write_text("\x1b[33m[WARN] Node with rank 1 exited with code 255\x1b[0m\n")
+    r = run_cli("triage", str(log), "--exit-code", "0", "--json")
+    assert r.rc == 1
+    codes = {f["code"]: f for f in r.doc["triage"]["findings"]}
+    assert codes["MD657"]["first_cause"] and codes["MD657"]["rank"] == 1
+    assert codes["MD657"]["exit"]["signature"] == "MD618"
+    assert "must not trust" in codes["MD660"]["meaning"]
+    assert codes["MD660"]["consequence_of"] == codes["MD657"]["id"]
+    clean = tmp_path / "ok.log"
+    clean.write_text("[INFO] rank 0 step 10 loss 1.9\n")
+    r = run_cli("triage", str(clean), "--exit-code", "0", "--json")
+    assert r.rc == 0 and r.doc["verdict"] == "go" and r.doc["triage"]["findings"] == []
+
+
+def _three_ranks(d: Path, stamps: bool = True) -> None:
+    ts = (
+        (lambda s: f"2026-01-05 10:00:{s:02d},{(s * 37) % 1000:03d} ") if stamps else (lambda s: "")
+    )
+    (d / "rank0.log").write_text(
+        f"{ts(1)}INFO runner: init jaccl, world size 3\n"
+        f"{ts(5)}ERROR runner: group failed\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/run.py", line 12, in <module>\n'
+        "    group = mx.distributed.init(backend='jaccl')\n"
+        "RuntimeError: [jaccl] Recv failed with errno=2\n"
+    )
+    (d / "rank1.log").write_text(
+        f"{ts(1)}INFO runner: init jaccl, world size 3\n"
+        f"{ts(4)}ERROR runner: RuntimeError: [jaccl] Couldn't allocate protection domain\n"
+    )
+    (d / "rank2.log").write_text(
+        f"{ts(1)}INFO runner: init jaccl, world size 3\n"
+        f"{ts(4)}ERROR runner: ValueError: [jaccl] Changing queue pair to RTR failed with "
+        "errno 22\n"
+    )
+    (d / "launch.log").write_text(
+        "\x1b[33m[WARN] Node with rank 1 exited with code 1\x1b[0m\n"
+        "\x1b[33m[WARN] Node with rank 0 exited with code -15\x1b[0m\n"
+        "[WARN] Node with rank 2 exited with code -15\n"
+    )
+
+
+@pytest.mark.parametrize("stamps", [True, False], ids=["timestamps", "file-order"])
+def test_three_rank_logs_single_out_the_first_cause(tmp_path, stamps):
+    _three_ranks(tmp_path, stamps)
+    files = [str(tmp_path / n) for n in ("rank0.log", "rank2.log", "rank1.log", "launch.log")]
+    r = run_cli("triage", *files, "--json")
+    assert r.rc == 1, r.err
+    fs = {f["id"]: f for f in r.doc["triage"]["findings"]}
+    (first,) = r.doc["triage"]["first_cause"]
+    assert fs[first]["code"] == "MD604" and fs[first]["rank"] == 1
+    others = [f for f in fs.values() if f["id"] != first]
+    assert {f["code"] for f in others} >= {"MD606", "MD601", "MD657"}
+    assert all(f["consequence_of"] == first for f in others), others
+    assert r.doc["results"][0]["code"] == "MD604"
+    assert "FIRST CAUSE" in r.doc["results"][0]["summary"]
+    human = run_cli("triage", *files)
+    assert human.rc == 1 and "FIRST CAUSE" in human.out and "consequence of" in human.out
+
+
+def test_two_equally_early_causes_are_both_named(tmp_path):
+    (tmp_path / "rank0.log").write_text(
+        "2026-01-05 10:00:04 RuntimeError: [jaccl] Couldn't allocate protection domain\n"
+    )
+    (tmp_path / "rank1.log").write_text(
+        "2026-01-05 10:00:04 RuntimeError: [jaccl] Register memory region failed\n"
+    )
+    (tmp_path / "rank2.log").write_text("2026-01-05 10:00:06 [jaccl] Recv failed with errno=2\n")
+    r = run_cli("triage", *sorted(str(p) for p in tmp_path.iterdir()), "--json")
+    fs = {f["id"]: f for f in r.doc["triage"]["findings"]}
+    firsts = r.doc["triage"]["first_cause"]
+    assert sorted(fs[i]["code"] for i in firsts) == ["MD604", "MD605"]
+    recv = next(f for f in fs.values() if f["code"] == "MD606")
+    assert recv["consequence_of"] in firsts
+
+
+def test_crash_report_with_the_thunderbolt_rdma_frame():
+    r = run_cli("triage", str(TBT_IPS), "--json")
+    assert r.rc == 1, r.err
+    (f,) = r.doc["triage"]["findings"]
+    c = f["crash_report"]
+    assert f["code"] == "MD612" and f["first_cause"]
+    assert (c["process"], c["pid"], c["exception_type"], c["signal"]) == (
+        "python3.12",
+        48213,
+        "EXC_BAD_ACCESS",
+        "SIGSEGV",
+    )
+    assert c["faulting_frame"] == {"image": "libthunderboltrdma.dylib", "symbol": "tbt_post_recv"}
+    assert c["os"] == "macOS 26.2 (25C56)" and c["mlx_version"] == "0.32.1"
+    assert f["time"].startswith("2026-01-05T09:00:04")  # +0100 in the report, UTC here
+    assert any("MeshImpl::all_reduce" in x for x in c["top_frames"])
+    assert r.doc["needs_reboot"] == ["localhost"]
+    human = run_cli("triage", str(TBT_IPS))
+    assert "tbt_post_recv" in human.out and "python3.12[48213]" in human.out
+
+
+def test_crash_reports_ibv_reg_mr_and_metal_abort():
+    r = run_cli("triage", str(REG_MR_IPS), str(METAL_IPS), "--json")
+    got = {f["code"]: f for f in r.doc["triage"]["findings"]}
+    assert got["MD609"]["crash_report"]["faulting_frame"]["symbol"] == "ibv_reg_mr"
+    assert "MD661" in got and got["MD661"]["crash_report"]["signal"] == "SIGABRT"
+
+
+def test_truncated_crash_report_gives_what_it_can_with_a_warning(tmp_path):
+    data = TBT_IPS.read_bytes()
+    cut = tmp_path / "python3.12-cut.ips"
+    cut.write_bytes(data[: data.index(b'"ibv_post_recv"') + 5])
+    r = run_cli("triage", str(cut), "--json")
+    assert r.rc == 1 and "Traceback" not in r.err
+    (f,) = r.doc["triage"]["findings"]
+    assert f["code"] == "MD612" and f["crash_report"]["salvaged"] is True
+    assert f["crash_report"]["pid"] == 48213 and f["crash_report"]["signal"] == "SIGSEGV"
+    warn = [x for x in r.doc["results"] if x["code"] == "MD690" and x["status"] == "warn"]
+    assert warn and "truncated or corrupted" in warn[0]["summary"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\x00\x01\x02garbage\xff" * 50,
+        b'{"bug_type":"309"}\n{not json at all',
+        b"[1,2,3]\n[4]",
+    ],
+    ids=["empty", "binary", "bad-body", "json-not-object"],
+)
+def test_corrupted_crash_report_never_a_traceback(tmp_path, content):
+    p = tmp_path / "python-2026-01-05-100000.ips"
+    p.write_bytes(content)
+    r = run_cli("triage", str(p), "--json")
+    assert r.rc in (1, 3) and "Traceback" not in r.err, r.err
+    assert r.doc["triage"]["inputs"][0]["kind"] == "crash-report"
+
+
+def test_crash_report_folder_filtered_by_process_and_since(tmp_path):
+    d = tmp_path / "DiagnosticReports"
+    d.mkdir()
+    shutil.copy(TBT_IPS, d / TBT_IPS.name)
+    old = d / "python3.12-2025-12-01-100000.ips"
+    shutil.copy(REG_MR_IPS, old)
+    os.utime(old, (time.time() - 3 * 86400,) * 2)
+    shutil.copy(METAL_IPS, d / "Safari-2026-01-05-120000.ips")
+    r = run_cli("triage", "--crash-reports", str(d), "--since", "2d", "--json")
+    assert r.rc == 1
+    assert [i["source"] for i in r.doc["triage"]["inputs"]] == [str(d / TBT_IPS.name)]
+    r = run_cli("triage", "--crash-reports", str(d), "--since", "4d", "--json")
+    assert len(r.doc["triage"]["inputs"]) == 2
+    r = run_cli("triage", "--crash-reports", str(tmp_path / "nope"), "--json")
+    assert r.rc == 3
+
+
+def test_stdin_clean_input_is_go():
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [sys.executable, "-m", "meshdoctor", "triage", "-", "--json"],
+        input=b"[INFO] rank 0 step 1 loss 2.0\n" * 100,
+        capture_output=True,
+        timeout=60,
+    )
+    doc = json.loads(p.stdout)
+    validate(doc)
+    assert p.returncode == 0 and doc["verdict"] == "go"
+    assert doc["triage"]["inputs"][0] == {
+        **doc["triage"]["inputs"][0],
+        "source": "<stdin>",
+        "lines": 100,
+    }
+
+
+def test_usage_and_unreadable_inputs(tmp_path):
+    r = run_cli("triage")
+    assert r.rc == 2 and "nothing to triage" in r.err
+    r = run_cli("triage", "--since", "soon", "-")
+    assert r.rc == 2
+    r = run_cli("triage", str(tmp_path / "missing.log"), "--json")
+    assert r.rc == 3 and r.doc["verdict"] == "unknown"
+    assert "cannot read" in r.doc["results"][0]["summary"]
+
+
+def test_binary_input_has_a_clear_message_and_a_verdict(tmp_path):
+    p = tmp_path / "core.bin"
+    p.write_bytes(
+        bytes(range(256)) * 64 + b"\nRuntimeError: [ring] Couldn't connect "
+        b"(error: 111)\n" + b"\xff\xfe\x00" * 100
+    )
+    r = run_cli("triage", str(p), "--json")
+    assert r.rc == 1 and "Traceback" not in r.err
+    warn = next(x for x in r.doc["results"] if x["code"] == "MD690" and x["status"] == "warn")
+    assert "looks binary" in warn["summary"]
+    human = run_cli("triage", str(p))
+    assert human.rc == 1 and "\x00" not in human.out
+
+
+def test_control_characters_never_reach_the_terminal(tmp_path):
+    p = tmp_path / "rank0.log"
+    p.write_bytes(
+        b"\x1b]0;owned\x07RuntimeError: [ring] Couldn't connect (error: 111)\x08\x08"
+        b"\x1b[2J [bold red]markup[/]\r\n"
+    )
+    r = run_cli("triage", str(p))
+    assert r.rc == 1
+    assert not any(c in r.out for c in "\x07\x08\x1b\r"), repr(r.out)
+    assert "[bold red]markup[/]" in r.out and "\\x08" in r.out
+
+
+def test_error_after_progress_bar_on_one_line_is_found(tmp_path):
+    """~150 KB of \\r progress and then the error on the same line: a terminal shows the error
+    as its own line; triage matches it there and says no-go."""
+    p = tmp_path / "rank1.log"
+    p.write_text(_progress_bar(150_000) + "\r[jaccl] Recv failed with errno=2\n")
+    r = run_cli("triage", str(p), "--json")
+    assert r.rc == 1, r.out
+    doc = json.loads(r.out)
+    assert doc["verdict"] == "no-go"
+    f = next(f for f in doc["triage"]["findings"] if f["code"] == "MD606")
+    assert f["line"] == "[jaccl] Recv failed with errno=2"
+    assert not any("cut" in w for i in doc["triage"]["inputs"] for w in i.get("warnings", []))
+    r = run_cli("triage", str(p))
+    assert r.rc == 1 and "NO-GO" in r.out and "jaccl.recv-errno-2" in r.out
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "256", "-65"])
+def test_exit_code_is_bounded_to_what_an_exit_status_can_be(value):
+    r = run_cli("triage", "--exit-code", value)
+    assert r.rc == 2 and "-64<=x<=255" in r.err, (r.out, r.err)
+
+
+def test_exit_code_of_a_signal_is_accepted():
+    r = run_cli("triage", "--exit-code", "-15", "--json")
+    assert r.rc == 1 and r.doc["verdict"] == "no-go"

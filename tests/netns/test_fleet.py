@@ -1,0 +1,214 @@
+"""Fleet mode across real hosts: network namespaces, each with its own sshd and its own fake Mac.
+
+One 4-host bed serves every test of the module (bed set-up is the slow part); each test rewrites
+the hosts' Macs (tests/netns/fleet_bed.py) and runs the real CLI, which reaches the hosts over
+`ssh -o BatchMode=yes` with the bed's ssh config (MESHDOCTOR_SSH_CONFIG) and runs meshdoctor
+there through the per-host interpreter (--python).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+import pytest
+
+from tests import netns
+from tests.helpers import run_cli
+from tests.netns.fleet_bed import MacMesh, default_cables
+
+why = netns.unavailable()
+pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
+
+TIMEOUT = "20"  # per-check deadline on each host: generous, this machine has 2 busy cores
+
+
+@pytest.fixture(scope="module")
+def bed():
+    with netns.TestBed(4) as tb:
+        tb.mesh = MacMesh(tb)
+        tb.hostfile = tb.mesh.hostfile(tb.dir / "hosts.json")
+        tb.env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
+        tb.env["MESHDOCTOR_SSH_CONFIG"] = str(tb.ssh_config)
+        yield tb
+
+
+def fleet(bed, *extra, hostfile=None):
+    return run_cli(
+        "check",
+        "--hostfile",
+        str(hostfile or bed.hostfile),
+        "--python",
+        bed.mesh.python,
+        "--timeout",
+        TIMEOUT,
+        *extra,
+        env=bed.env,
+        timeout=180,
+    )
+
+
+def summaries(r, code):
+    return " | ".join(x["summary"] for x in r.results(code))
+
+
+def test_healthy_four_mac_mesh_is_go_with_every_edge_active(bed):
+    bed.mesh.write()
+    r = fleet(bed, "--json")
+    assert r.rc == 0, json.dumps([x for x in r.doc["results"] if x["status"] != "ok"])[:3000]
+    assert r.doc["fleet"]["hosts"] == ["h0", "h1", "h2", "h3"]
+    assert [h["host"] for h in r.doc["hosts"]] == ["h0", "h1", "h2", "h3"]
+    assert all(
+        h["node"]["via"] == "ssh" and h["facts"]["platform"]["os"] == "darwin"
+        for h in r.doc["hosts"]
+    )
+    assert "6/6 edges active" in summaries(r, "MD404")
+    assert r.doc["fleet"]["edges"]["active"] == 6
+    for code in ("MD403", "MD405", "MD406", "MD407", "MD409"):
+        assert r.status(code) == "ok", summaries(r, code)
+    assert {x["host"] for x in r.doc["results"]} >= {"h0", "h1", "h2", "h3"}
+    human = fleet(bed)
+    assert human.rc == 0 and "6/6 edges active" in human.out and "GO" in human.out
+    assert "rdma_en2" in human.out  # the edge matrix
+
+
+def test_port_down_on_one_host_names_host_device_and_edge(bed):
+    bed.mesh.write(down={"h2": ["rdma_en4"]})  # h2's port towards h3
+    r = fleet(bed, "--json")
+    assert r.rc == 1
+    s = summaries(r, "MD404")
+    assert "5/6 edges active" in s and "edge h2-h3" in s
+    assert "rdma_en4 on h2 is PORT_DOWN" in s and "h3 rdma_en4" in s
+    assert any(x["host"] == "h2" and x["status"] == "fail" for x in r.results("MD202"))
+    q = fleet(bed, "--quiet")
+    assert q.rc == 1 and "edge h2-h3" in q.out and "✔" not in q.out
+
+
+def test_crossed_rails_on_the_two_cable_pair(bed):
+    cables = [c for c in default_cables(4) if c != ((0, 1), (1, 1)) and c != ((0, 6), (1, 6))]
+    bed.mesh.write(cables=cables + [((0, 1), (1, 6)), ((0, 6), (1, 1))])
+    r = fleet(bed, "--json")
+    assert r.rc == 1
+    assert "crossed rails between h0 and h1" in summaries(r, "MD405")
+
+
+def test_cable_plugged_into_another_host_than_the_hostfile_says(bed):
+    # h0's cables towards h2 (receptacle 2) and h3 (receptacle 3) swapped at h0
+    cables = [c for c in default_cables(4) if c[0] not in ((0, 2), (0, 3))]
+    bed.mesh.write(cables=cables + [((0, 2), (3, 1)), ((0, 3), (2, 1))])
+    r = fleet(bed, "--json")
+    assert r.rc == 1
+    s = summaries(r, "MD405")
+    assert "h0 rdma_en3 is cabled to h3" in s and "the hostfile says h2" in s
+
+
+def test_fast_synch_on_three_hosts_of_four_fails_naming_the_fourth(bed):
+    bed.mesh.write(env={h: {"MLX_METAL_FAST_SYNCH": "1"} for h in ("h0", "h1", "h2")})
+    r = fleet(bed, "--json")
+    assert r.rc == 1
+    bad = [x for x in r.results("MD407") if x["status"] == "fail"]
+    assert bad and bad[0]["host"] == "h3" and "MLX_METAL_FAST_SYNCH" in bad[0]["summary"]
+    assert "h3: unset" in bad[0]["summary"]
+
+
+def test_mixed_mlx_versions_fail_for_jaccl_naming_the_odd_host(bed):
+    bed.mesh.write(mlx={"h1": ("0.32.0", True)})
+    r = fleet(bed, "--json")
+    assert r.rc == 1
+    bad = [x for x in r.results("MD403") if x["status"] == "fail"]
+    assert bad and bad[0]["host"] == "h1" and "0.32.0" in bad[0]["summary"]
+
+
+def test_leftover_wired_memory_on_one_host_blocks_the_launch_named_by_host(bed):
+    bed.mesh.write(sets={"h1": ["wired-leftover"]})
+    r = fleet(bed, "--json")
+    assert r.rc == 1
+    bad = [x for x in r.results("MD409") if x["status"] == "fail"]
+    assert bad and bad[0]["host"] == "h1" and "h1" in bad[0]["summary"]
+    assert r.doc["needs_reboot"] == ["h1"]
+
+
+def test_stopped_sshd_is_could_not_assess_within_the_deadline(bed):
+    bed.mesh.write()
+    pid = bed.sshd_pid("h3")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        r = fleet(bed, "--json")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert r.rc == 3, r.out[-2000:]
+    assert r.elapsed <= r.doc["fleet"]["deadline_s"] + 1.0
+    err = [x for x in r.results("MD402") if x["host"] == "h3"]
+    assert err and err[0]["status"] == "error"
+    assert "timed out" in err[0]["summary"].lower()  # ssh's own message
+    assert [h["reachable"] for h in r.doc["hosts"]] == [True, True, True, False]
+
+
+def test_host_without_meshdoctor_is_an_error_with_the_install_command(bed):
+    bed.mesh.write(no_meshdoctor=["h2"])
+    r = fleet(bed, "--json")
+    assert r.rc == 3
+    err = [x for x in r.results("MD402") if x["host"] == "h2"]
+    assert err and "No module named meshdoctor" in err[0]["summary"]
+    assert "pip install meshdoctor" in err[0]["remediation"]["command"]
+    assert "h2" in err[0]["remediation"]["command"]
+    human = fleet(bed)
+    assert "h2" in human.out and "pip install meshdoctor" in human.out
+
+
+def test_ring_probe_across_three_hosts_runs_the_fleet_check_first(bed):
+    hf = bed.dir / "ring.json"
+    hf.write_text(json.dumps([{"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts[:3]]))
+    env = dict(bed.env, MESHDOCTOR_REMOTE_PYTHON=sys.executable)
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        str(hf),
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--op",
+        "all_sum",
+        "--json",
+        env=env,
+        timeout=240,
+    )
+    assert r.rc == 0, r.out[-3000:]
+    assert r.doc["fleet"]["hosts"] == ["h0", "h1", "h2"]
+    assert r.doc["probe"]["world_size"] == 3
+    # the gate checked each rank's ring address from its left neighbour and the ring ports
+    areas = r.doc["fleet"]["areas"]
+    assert [areas["addressing"][h]["status"] for h in ("h0", "h1", "h2")] == ["ok"] * 3
+    assert [areas["ports"][h]["status"] for h in ("h0", "h1", "h2")] == ["ok"] * 3
+    # a no-go fleet check refuses the launch: h1 listens on h1's ring port 32324 first
+    holder = bed.ssh(
+        "h1",
+        f"{sys.executable} -c 'import socket,time; s=socket.socket(); "
+        's.bind(("0.0.0.0", 32324)); s.listen(); time.sleep(120)\' '
+        ">/dev/null 2>&1 & echo $!",
+        timeout=30,
+    )
+    pid = int(holder.stdout.split()[-1])
+    try:
+        r = run_cli(
+            "probe",
+            "--hostfile",
+            str(hf),
+            "--size",
+            "1MiB",
+            "--iters",
+            "2",
+            "--op",
+            "all_sum",
+            "--json",
+            env=env,
+            timeout=240,
+        )
+        assert r.rc == 1, r.out[-3000:]
+        assert "probe" not in r.doc
+        assert any(x["status"] == "fail" and x["host"] == "h1" for x in r.results("MD408"))
+    finally:
+        bed.ssh("h1", f"kill {pid}")

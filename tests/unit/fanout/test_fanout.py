@@ -1,0 +1,42 @@
+"""meshdoctor.fanout: reaching every host, and the interpreter run on remote hosts."""
+
+from __future__ import annotations
+
+import time
+
+from meshdoctor.fanout import run_meshdoctor
+
+
+def test_fan_out_reports_each_host_and_never_raises():
+    t0 = time.monotonic()
+    got = run_meshdoctor(
+        ["here", "-oProxyCommand=x", "nosuch.invalid"],
+        ["check", "--local-only", "--json", "--only", "MD103"],
+        timeout=20,
+        local=lambda h: h == "here",
+    )
+    assert time.monotonic() - t0 < 22
+    assert got["here"].doc and got["here"].doc["command"] == "check"
+    assert got["here"].via == "local"
+    assert (
+        got["-oProxyCommand=x"].doc is None and "ssh destination" in got["-oProxyCommand=x"].error
+    )
+    assert not got["nosuch.invalid"].reachable and got["nosuch.invalid"].error
+
+
+def test_fix_and_fleet_run_the_same_interpreter_on_remote_hosts(monkeypatch):
+    """Fleet mode, the fixes and the probe reach other hosts with one interpreter rule, like
+    mlx.launch's --python: MESHDOCTOR_REMOTE_PYTHON, else this interpreter."""
+    import sys
+
+    from meshdoctor import fanout
+
+    from meshdoctor.hostfile.load import from_list
+    from meshdoctor.probe.config import ProbeConfig
+
+    monkeypatch.delenv("MESHDOCTOR_REMOTE_PYTHON", raising=False)
+    assert fanout.remote_python() == sys.executable
+    assert ProbeConfig(hostfile=from_list("a,b")).remote_python == sys.executable
+    monkeypatch.setenv("MESHDOCTOR_REMOTE_PYTHON", "/opt/py/bin/python3")
+    assert fanout.remote_python() == "/opt/py/bin/python3"
+    assert ProbeConfig(hostfile=from_list("a,b")).remote_python == "/opt/py/bin/python3"

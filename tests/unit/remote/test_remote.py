@@ -1,0 +1,64 @@
+"""meshdoctor.remote: ssh argv and quoting, the host-name rule, commands offered to copy."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from meshdoctor import remote, text
+
+
+def test_remote_uses_the_same_host_name_rule():
+    from meshdoctor.remote import RemoteError, check_host
+
+    with pytest.raises(RemoteError, match="cannot be an ssh destination"):
+        check_host("a;touch${IFS}x")
+
+
+def test_commands_offered_to_copy_quote_every_word_from_outside():
+    """A command line shown to the user is built with shlex.quote; an ssh command is offered
+    only for a host name the one host-name rule accepts."""
+    import shlex
+
+    from meshdoctor import fanout, remote
+
+    hint = fanout.install_hint("m2", "/opt/my py/bin/python3")
+    assert shlex.split(hint) == ["ssh", "m2", "'/opt/my py/bin/python3' -m pip install meshdoctor"]
+    assert remote.shown_command("user@m2", ["true"]) == "ssh user@m2 true"
+    for bad in ("a;rm -rf /", "-oProxyCommand=touch /tmp/X", "host\nFAKE", "$(id)", ""):
+        assert fanout.install_hint(bad, "python3") is None, bad
+        assert remote.shown_command(bad, ["true"]) is None, bad
+    assert text.shell_line(["kill", "-9", 12, "1;reboot"]) == "kill -9 12 '1;reboot'"
+    from meshdoctor import execute  # how a command that ran is described in a summary
+
+    got = execute.run(["/opt/no such/python3", "-c", "x;y"], timeout=5).describe()
+    assert got == "`'/opt/no such/python3' -c 'x;y'`: no such executable file"
+
+
+def test_remote_command_quotes_everything():
+    env = {"MLX_RANK": "1", "PLAN": json.dumps({"a": "b c'd"})}
+    cmd = remote.remote_command(["python3", "-u", "-", "id; rm -rf /"], env)
+    words = shlex.split(cmd)
+    assert words == [
+        "env",
+        "MLX_RANK=1",
+        f"PLAN={env['PLAN']}",
+        "python3",
+        "-u",
+        "-",
+        "id; rm -rf /",
+    ]
+    argv = remote.ssh_argv("node-1", ["true"])
+    assert argv[:3] == ["ssh", "-o", "BatchMode=yes"] and "--" in argv
+    assert any(a.startswith("ConnectTimeout=") for a in argv)
+    assert argv[argv.index("--") + 1] == "node-1"
+
+
+@pytest.mark.parametrize("host", ["-oProxyCommand=x", "a b", "", "x\ny"])
+def test_remote_refuses_unsafe_hosts(host):
+    with pytest.raises(remote.RemoteError):
+        remote.ssh_argv(host, ["true"])
+    with pytest.raises(remote.RemoteError):
+        remote.remote_command(["true"], {"BAD KEY": "1"})
