@@ -1,7 +1,7 @@
 """Fleet check speed: `meshdoctor check --hostfile` over 4 and 8 hosts against 1 host.
 
 Run as root: python benchmarks/fleet_speed.py [--runs 3]. Builds the network-namespace test bed
-(tests/netns.py) with 8 hosts, each its own fake Mac (tests/fleet_bed.py), and times the fleet
+(tests/netns/) with 8 hosts, each its own fake Mac (tests/netns/fleet_bed.py), and times the fleet
 check of a 1-host, a 4-host and an 8-host hostfile over the same ssh path (one interpreter start
 and one node check per host, all hosts in parallel), interleaved so that load affects all alike.
 The fake Macs' tools are shell stubs that print their fixture (``MacMesh(fast_stubs=True)``): on
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests import netns  # noqa: E402
 from meshdoctor.fanout import run_meshdoctor  # noqa: E402
-from tests.fleet_bed import MacMesh  # noqa: E402
+from tests.netns.fleet_bed import MacMesh  # noqa: E402
 
 TARGETS = {4: 1.5, 8: 2.0}
 

@@ -1,6 +1,6 @@
 """Teardown latency of a hung multi-host probe: seconds from the hang deadline to the verdict.
 
-Three hosts in network namespaces, each with its own sshd (tests/netns.py; needs root). A ring
+Three hosts in network namespaces, each with its own sshd (tests/netns/; needs root). A ring
 probe runs 4 MiB all_sums over ssh; when rank 0 leaves timed all_sum #5 the launcher's event hook
 takes h2's link down (a cable pulled), so every rank hangs and h2 stops answering ssh. Printed per
 run and as medians:
