@@ -27,6 +27,13 @@ RANGES: Dict[str, Tuple[int, int]] = {
     FIX: (700, 799),
 }
 
+# The role a finding plays when several ranks fail together: a ``cause`` (something went wrong
+# here), ``either`` (a cause when alone, often the echo of another rank's failure), or a
+# ``consequence`` (another rank failed first). Failure signatures, exit statuses and the probe's
+# culprits speak of roles.
+CAUSE, EITHER, CONSEQUENCE = "cause", "either", "consequence"
+ROLES = (CAUSE, EITHER, CONSEQUENCE)
+
 HEADINGS = ("What it means", "Why it matters", "What to do")
 
 

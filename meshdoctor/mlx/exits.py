@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from meshdoctor import signatures
+from meshdoctor.codes import model as roles
 
 _COMMON = {
     1: "SIGHUP",
@@ -77,7 +77,7 @@ def signal_name(n: int) -> str:
 class ExitMeaning:
     """One exit status explained: ``code`` as seen, ``signal`` (number or None), ``summary``
     (one line), ``code_md`` (the signature code that classifies it, None for a clean 0) and
-    ``role`` (signatures.CAUSE/EITHER/CONSEQUENCE)."""
+    ``role`` (:data:`meshdoctor.codes.model.ROLES`)."""
 
     code: int
     signal: Optional[int]
@@ -99,7 +99,7 @@ class ExitMeaning:
 def explain(code: int, *, launcher: bool = False) -> ExitMeaning:
     """Explain exit status ``code``. ``launcher`` says it is mlx.launch's own status (so 0
     proves nothing). Raises nothing for any int."""
-    S = signatures
+    S = roles
     if code < 0:
         n = -code
         why = f"; {_SIGNAL_MEANING[n]}" if n in _SIGNAL_MEANING else ""

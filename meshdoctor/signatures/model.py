@@ -23,10 +23,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
 
-from meshdoctor.codes.model import Doc
+from meshdoctor.codes.model import CAUSE, CONSEQUENCE, EITHER, ROLES, Doc
 
-CAUSE, EITHER, CONSEQUENCE = "cause", "either", "consequence"
-ROLES = (CAUSE, EITHER, CONSEQUENCE)
 
 # what each role means for a job: the "Why it matters" part of every signature's Doc
 ROLE_WHY: Dict[str, str] = {
