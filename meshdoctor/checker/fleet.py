@@ -16,12 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from meshdoctor import remote
+from meshdoctor import deadline, remote
 from meshdoctor.codes.engine import FLEET_REACH
 from meshdoctor.fanout import HostReply, install_hint, remote_python, run_meshdoctor
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.rules import host_name_problem
-from meshdoctor.hostfile.locality import local_ranks, machines
+from meshdoctor.hostfile.locality import local_ranks, machines, ssh_to_self
+from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
 
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
@@ -190,6 +191,46 @@ def _unreached(
     )
 
 
+def _self_reach(hf: Hostfile, host: str, name: str, res) -> Optional[Result]:
+    """MD402 (fail) when ``ssh -o BatchMode=yes NAME true`` did not succeed for ``name``, an
+    ssh name of this machine that mlx.launch reaches with ssh (it runs a rank without ssh only
+    for ``127.0.0.1``: MLX 0.32.4 ``mlx/_distributed_utils/launch.py``); None when it did.
+    ``res``: the :class:`meshdoctor.execute.CommandResult`, None when it did not finish."""
+    if res is not None and res.returncode == 0:
+        return None
+    if res is None or res.timed_out:
+        why = f"no answer within {remote.CONNECT_TIMEOUT_S + STARTUP_S:g} s"
+    else:
+        lines = [ln.strip() for ln in res.stderr.strip().splitlines() if ln.strip()]
+        why = lines[-1][:300] if lines else res.describe()
+    ranks = [h.rank for h in hf.hosts if h.ssh == name]
+    label = ", ".join(map(str, ranks))
+    return Result(
+        code=REACH_CODE,
+        check="fleet.reach",
+        title=FLEET_REACH.title,
+        status=FAIL,
+        host=host,
+        summary=f"mlx.launch reaches rank(s) {label} ({name}, this machine) with ssh, and "
+        f"`ssh {name}` fails: {why}",
+        remediation=Remediation(
+            f"mlx.launch runs a rank without ssh only when its ssh name is exactly "
+            f'{LOCAL_SSH_NAME} (MLX launch.py): write "ssh": "{LOCAL_SSH_NAME}" for the ranks '
+            f"on this machine, or make `ssh -o BatchMode=yes {name} true` work here (an sshd "
+            "on this machine, a key, the host in your ssh config).",
+            remote.shown_command(name, ["true"]),
+        ),
+        evidence={
+            "hosts": [host],
+            "ssh": name,
+            "ranks": ranks,
+            "error": why,
+            "returncode": None if res is None else res.returncode,
+            "via": "ssh",
+        },
+    )
+
+
 def _area(code: str) -> str:
     return "reach" if code == REACH_CODE else NODE_AREAS.get(code[2:3], "node")
 
@@ -259,6 +300,12 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     here = local_ranks(hf)
     local_hosts = {hf.hosts[here[0]].ssh} if here else set()
     text = hf.to_launch_json()
+    self_names = [n for n in ssh_to_self(hf) if not host_name_problem(n)]
+    reach_s = remote.CONNECT_TIMEOUT_S + STARTUP_S
+    self_ssh = deadline.start(
+        {n: (lambda n=n: remote.run(n, ["true"], reach_s)) for n in self_names},
+        name="fleet-self-ssh",
+    )
     replies = run_meshdoctor(
         list(order),
         lambda host: node_args(order[host], node_opts),
@@ -324,6 +371,10 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         verdict.results.extend(results)
         verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
         views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])
+    for name, o in self_ssh.wait(reach_s + 1.0).items():
+        r = _self_reach(hf, next(iter(local_hosts)), name, o.value if o.finished else None)
+        if r is not None:
+            verdict.results.append(r)
     if keep_node and not seen_hostfile and hf.problems:
         verdict.results.extend(_hostfile_results(hf, node_only, node_skip))
     view = FleetView(hf, views)

@@ -78,7 +78,9 @@ have one entry per rank, a non-null diagonal (hosts[i].rdma[i] must be null), a 
 towards a peer (every peer for jaccl, both ring neighbours for jaccl-ring), no IP on rank 0 (the
 coordinator), an IPv6 address where MLX reads "ip:port" (any ring IP, JACCL's coordinator: rank 0's
 first IP; MLX splits it at the first colon), more than 8 ranks in a JACCL mesh, an entry that is this machine (by its ssh name
-or an address) but lists an address this machine does not have. Host names hold only letters,
+or an address) but lists an address this machine does not have, an entry whose ssh name is
+another host but that lists a loopback address beside ranks on other hosts (mlx.launch runs a
+rank without ssh only for the ssh name 127.0.0.1; peers cannot reach another host's loopback). Host names hold only letters,
 digits and . _ - @ : % (no shell metacharacters). Warns when this machine is not in the hostfile.
 """,
         why="""

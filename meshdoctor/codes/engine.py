@@ -56,15 +56,21 @@ FLEET_REACH = Entry(
         "be reached, that has no meshdoctor for the chosen interpreter, or that does "
         "not answer by the deadline is an error with ssh's own message and the "
         "command to install meshdoctor there. A host whose name the hostfile's host-name "
-        "rule refuses (MD401) is never reached: its result says so and offers no command.",
+        "rule refuses (MD401) is never reached: its result says so and offers no command. "
+        "mlx.launch runs a rank without ssh only when its ssh name is exactly 127.0.0.1 "
+        "(localhost and this machine's own name go through ssh): for an entry on this "
+        "machine under another name the fleet check runs `ssh -o BatchMode=yes NAME true`; a "
+        "failure is a fail (no-go) naming ssh's message.",
         why="A host that was not assessed cannot be vouched for: the fleet verdict is then "
         "'unknown' (exit 3), and mlx.launch would fail to reach it the same way.",
         action="Make `ssh HOST true` work without a prompt; install meshdoctor there; pick "
         "the interpreter with --python or MESHDOCTOR_REMOTE_PYTHON. For a refused name, "
-        'fix the host\'s "ssh" entry in the hostfile.',
+        'fix the host\'s "ssh" entry in the hostfile. For ranks on this machine, write '
+        '"ssh": "127.0.0.1" or run an sshd here that answers the name.',
         sources=(
             "OpenSSH ssh(1) BatchMode and ConnectTimeout",
             "MLX mlx.launch (ssh to each host, --python)",
+            'MLX 0.32.4 mlx/_distributed_utils/launch.py (is_local = host == "127.0.0.1")',
         ),
     ),
     details=(("Applies to", "fleet"),),

@@ -17,14 +17,19 @@ Shape (every key optional; a piece that could not be read is named in ``errors``
      "interfaces": {"en2": [{"ip": "192.168.7.1", "prefixlen": 30}]},
      "env": {"MLX_METAL_FAST_SYNCH": "1"},
      "ports": {"needed": [PORT], "busy": {"PORT": "python3 (pid 4242)"}},
-     "reach": {"rank": 2, "targets": {"10.0.0.3:32325": "refused"}}}
+     "reach": {"rank": 2, "targets": {"10.0.0.3:32325": "refused"}},
+     "coordinator": {"rank": 0, "host": "m1", "from_rank": 1, "target": "10.0.0.1:32323",
+                     "outcome": "refused"}}
 
 Ports (:mod:`meshdoctor.mlx.ports`): mlx.launch (``launch.py``, mlx 0.32.4) listens on
 ``--starting-port`` (``PORT`` above, default :data:`~meshdoctor.mlx.ports.STARTING_PORT`) as the
 JACCL coordinator on rank 0, and for the ring backend gives every IP of every rank its own port,
 counting up from the same starting port. A ring rank connects to its right neighbour, so
 each rank's addresses must be reachable from its left neighbour: the left neighbour tries a TCP
-connection to each of them (refused = the host answered, so it is reachable).
+connection to each of them (refused = the host answered, so it is reachable). For JACCL every
+rank connects to the coordinator, rank 0's first IP at the starting port
+(``MLX_JACCL_COORDINATOR``, mlx 0.32.4 ``launch.py``): each host of a rank other than 0 tries a
+TCP connection to it the same way (``coordinator``).
 """
 
 from __future__ import annotations
@@ -230,6 +235,28 @@ def _reach_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
     }
 
 
+def _coordinator_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
+    """For JACCL: this host's first rank other than 0 tries the coordinator, rank 0's first IP
+    at :data:`~meshdoctor.mlx.ports.STARTING_PORT` (mlx 0.32.4 ``launch.py``:
+    ``MLX_JACCL_COORDINATOR={hosts[0].ips[0]}:{starting_port}``). None for another backend,
+    without a hostfile, on rank 0's host alone or when rank 0 lists no IP."""
+    hf = ctx.hostfile
+    if hf is None or hf.effective_backend not in JACCL_BACKENDS or hf.world_size < 2:
+        return None
+    others = [r for r in ctx.ranks if r != 0]
+    if not others or not hf.hosts[0].ips:
+        return None
+    ip = hf.hosts[0].ips[0]
+    each = min(REACH_TIMEOUT_S, ctx.command_timeout)
+    return {
+        "rank": 0,
+        "host": hf.hosts[0].ssh,
+        "from_rank": others[0],
+        "target": f"{ip}:{STARTING_PORT}",
+        "outcome": _connect(ip, STARTING_PORT, each),
+    }
+
+
 def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     """Everything the cross-node checks read about this node (see the module docstring).
 
@@ -242,7 +269,7 @@ def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     pieces: List[tuple] = [("platform", _platform_facts), ("mlx", _mlx_facts)]
     if ctx.is_mac:
         pieces += [("rdma", _rdma_facts), ("thunderbolt", _thunderbolt_facts)]
-    pieces.append(("reach", _reach_facts))
+    pieces += [("reach", _reach_facts), ("coordinator", _coordinator_facts)]
     for name, fn in pieces:
         try:
             got = fn(ctx)

@@ -1,10 +1,21 @@
-"""Which hostfile entries are this machine: the one rule, for every command.
+"""Where each hostfile entry's rank runs: the one rule, for every command.
 
-``check`` runs the node checks of the ranks that are this machine, ``check --hostfile`` and
-``fix`` serve this machine in-process instead of over ssh, and ``probe`` starts those ranks
-without ssh; all of them ask :func:`is_this_machine` (one entry), :func:`local_ranks` (the
-ranks) or :func:`machines` (every entry grouped by the machine it lands on).
-:func:`locality_problems` is the rule MD401 and ``probe`` apply to those entries' addresses.
+Two questions, kept apart:
+
+* **how mlx.launch reaches the rank** (:func:`launched_here`, :func:`ssh_names`): without ssh
+  only when the entry's ssh name is exactly ``127.0.0.1``, else ``ssh NAME`` with the name as
+  written (:mod:`meshdoctor.mlx.launch_rules`, MLX 0.32.4 ``mlx/_distributed_utils/launch.py``);
+  ``localhost`` and this machine's own name are reached with ssh;
+* **which machine the rank lands on** (:func:`is_this_machine`, :func:`local_ranks`,
+  :func:`machines`): by its ssh name, else by an address this machine has; a loopback address
+  names no machine (every host has one), so an entry ``{"ssh": "ghost1", "ips": ["127.0.0.1"]}``
+  lands on ghost1.
+
+``check`` runs the node checks of the ranks that land on this machine, ``check --hostfile`` and
+``fix`` serve this machine in-process instead of over ssh; ``probe`` starts ranks the way
+mlx.launch would (:func:`launched_here`). Where the answers disagree, :func:`ssh_to_self`
+names the entries that land here but are reached with ssh (the fleet check proves that ssh),
+and :func:`locality_problems` the entries whose addresses cannot work (MD401 and ``probe``).
 
 What means this machine (:func:`local_names`) is read once per process; a caller that needs
 other names (tests) passes ``names``.
@@ -18,6 +29,7 @@ import socket
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional
 
 from meshdoctor.hostfile.types import Problem
+from meshdoctor.mlx.launch_rules import runs_without_ssh
 
 if TYPE_CHECKING:
     from meshdoctor.hostfile.types import Host
@@ -61,16 +73,45 @@ def _loopback(addr: str) -> bool:
         return False
 
 
+def launched_here(host: "Host") -> bool:
+    """True when mlx.launch starts ``host``'s rank without ssh: its ssh name is exactly
+    ``127.0.0.1`` (:func:`meshdoctor.mlx.launch_rules.runs_without_ssh`), or it has none (a
+    hostfile problem MD401 reports; ``--hosts``-less tests). Every other entry is reached with
+    ``ssh NAME``, this machine's own names included."""
+    return not host.ssh or runs_without_ssh(host.ssh)
+
+
+def ssh_names(hf: "Hostfile") -> List[str]:
+    """The ssh names mlx.launch reaches with ssh (every entry not :func:`launched_here`),
+    each once, in rank order."""
+    return list(dict.fromkeys(h.ssh for h in hf.hosts if not launched_here(h)))
+
+
 def is_this_machine(host: "Host", names: Optional[Iterable[str]] = None) -> bool:
-    """True when ``host`` is this machine: no ssh name, an ssh name or IP that is one of
-    ``names`` (default :func:`local_names`), or a loopback address (127.0.0.0/8, ::1). The one
-    rule for "which rank am I" (check) and "which ranks run without ssh" (probe, fix)."""
+    """True when ``host``'s rank lands on this machine: no ssh name, an ssh name that is one
+    of ``names`` (default :func:`local_names`), ``localhost`` or a loopback address, or an IP of the entry
+    that is one of this machine's non-loopback addresses (an ssh alias of this machine).
+    A loopback IP alone names no machine: ``{"ssh": "ghost1", "ips": ["127.0.0.1"]}`` lands
+    on ghost1. The one rule for "which rank am I" (check, fix); how the rank is reached is
+    :func:`launched_here`."""
     mine = _mine(names)
     return (
         not host.ssh
         or host.ssh in mine
+        or host.ssh == "localhost"
         or _loopback(host.ssh)
-        or any(ip in mine or _loopback(ip) for ip in host.ips)
+        or any(ip in mine and not _loopback(ip) for ip in host.ips)
+    )
+
+
+def ssh_to_self(hf: "Hostfile", names: Optional[Iterable[str]] = None) -> List[str]:
+    """ssh names of entries that land on this machine (:func:`is_this_machine`) but that
+    mlx.launch reaches with ssh (not :func:`launched_here`: ``localhost``, this machine's host
+    name or address): each needs a working ``ssh NAME`` to this machine. Each once, in rank
+    order."""
+    mine = _mine(names)
+    return list(
+        dict.fromkeys(h.ssh for h in hf.hosts if not launched_here(h) and is_this_machine(h, mine))
     )
 
 
@@ -100,11 +141,19 @@ def locality_problems(hf: "Hostfile", names: Optional[Iterable[str]] = None) -> 
     A rank that runs on this machine listens on its addresses (the ring backend on every IP of
     its entry, the JACCL coordinator on rank 0's first IP), so an entry whose ssh name is this
     machine but whose IP belongs elsewhere can never start here: ``check`` (MD401) fails on it
-    and ``probe`` refuses the hostfile (exit 2), with the same message."""
+    and ``probe`` refuses the hostfile (exit 2), with the same message.
+
+    The other way round, an entry that lands on another machine (:func:`is_this_machine` is
+    False: its ssh name is another host) but lists a loopback address is a problem when some
+    entry lands on a different machine: the rank would listen on its own host's loopback,
+    which peers on other hosts cannot reach."""
     mine = _mine(names)
     out: List[Problem] = []
+    several = len(machines(hf, mine)) > 1
     for h in hf.hosts:
         if not is_this_machine(h, mine):
+            if several:
+                out.extend(_remote_loopback(h))
             continue
         for j, ip in enumerate(h.ips):
             if ip in mine or _loopback(ip):
@@ -129,3 +178,18 @@ def locality_problems(hf: "Hostfile", names: Optional[Iterable[str]] = None) -> 
                 )
             )
     return out
+
+
+def _remote_loopback(h: "Host") -> List[Problem]:
+    """The loopback addresses of ``h``, an entry that lands on another machine."""
+    return [
+        Problem(
+            f"hosts[{h.rank}].ips[{j}]",
+            f"{ip} is a loopback address, but rank {h.rank} runs on {h.ssh} (mlx.launch "
+            f"reaches it with ssh {h.ssh}), beside ranks on other hosts: peers cannot reach a "
+            f"rank on its own loopback. Put {h.ssh}'s own IP in the entry, or the ssh name "
+            "127.0.0.1 if the rank is meant to run on this machine",
+        )
+        for j, ip in enumerate(h.ips)
+        if _loopback(ip)
+    ]

@@ -21,6 +21,7 @@ from typing import List, Optional, Tuple
 from meshdoctor.fanout import remote_python
 from meshdoctor.hostfile.types import Host
 from meshdoctor.hostfile.model import Hostfile
+from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.probe.figures import bus_factor
 from meshdoctor.probe.worker import BENCH_OPS, OP_SUPPORT
 
@@ -86,8 +87,10 @@ def init_deadline(cfg: ProbeConfig) -> float:
 
 def local_hostfile(n: int, backend: str = "ring") -> Hostfile:
     """The embedded default: ``n`` ranks on this machine over loopback (ring; nccl on a host
-    whose MLX is the CUDA build, one GPU per rank)."""
-    return Hostfile(tuple(Host(i, "localhost", ("127.0.0.1",)) for i in range(n)), backend)
+    whose MLX is the CUDA build, one GPU per rank), each with the ssh name ``127.0.0.1``, the
+    one name mlx.launch runs without ssh (MLX 0.32.4 launch.py: ``--hosts`` defaults to
+    ``127.0.0.1``; :mod:`meshdoctor.mlx.launch_rules`)."""
+    return Hostfile(tuple(Host(i, LOCAL_SSH_NAME, ("127.0.0.1",)) for i in range(n)), backend)
 
 
 def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:

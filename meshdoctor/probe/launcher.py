@@ -1,5 +1,7 @@
-"""The probe launcher: starts one worker per rank (locally or over ssh), watches the events under
-deadlines, gathers evidence and has every rank stopped.
+"""The probe launcher: starts one worker per rank the way mlx.launch would (without ssh only
+when the entry's ssh name is ``127.0.0.1``, else over ssh to that name:
+:func:`meshdoctor.hostfile.locality.launched_here`), watches the events under deadlines,
+gathers evidence and has every rank stopped.
 
 Not mlx.launch, whose exit status cannot be trusted (it can exit 0 when ranks fail). The
 launcher returns data (:class:`~meshdoctor.probe.outcome.ProbeRun`, whose types live in
@@ -35,7 +37,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import execute, remote, teardown
 from meshdoctor.facts import nvml
-from meshdoctor.hostfile.locality import is_this_machine
+from meshdoctor.hostfile.locality import launched_here
 
 # Interrupts (SIGINT, SIGTERM, SIGHUP) stop a launch only while it starts or watches the ranks;
 # one that arrives during teardown, the leftover check or the report waits, so the ranks are
@@ -451,7 +453,7 @@ def run_probe(
     the next repetition)."""
     run_id = run_id or f"md-probe-{uuid.uuid4().hex[:12]}"
     run = ProbeRun(cfg, run_id)
-    local = [is_this_machine(h) for h in cfg.hostfile.hosts]
+    local = [launched_here(h) for h in cfg.hostfile.hosts]  # as mlx.launch: ssh unless 127.0.0.1
     plan = base_plan(cfg)
     interrupts = interrupts or Interrupts()
     while True:

@@ -24,8 +24,8 @@ def test_two_local_ranks_of_a_jaccl_hostfile_warn(tmp_path, clean_env):
             {
                 "backend": "jaccl",
                 "hosts": [
-                    {"ssh": "m1", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en2"]},
-                    {"ssh": "m2", "ips": ["127.0.0.2"], "rdma": ["rdma_en2", None]},
+                    {"ssh": "127.0.0.1", "ips": ["127.0.0.1"], "rdma": [None, "rdma_en2"]},
+                    {"ssh": "localhost", "ips": ["127.0.0.2"], "rdma": ["rdma_en2", None]},
                 ],
             }
         ),

@@ -127,7 +127,7 @@ def test_check_hosts_with_an_unreachable_host_is_exit_3_with_ssh_message(clean_e
 
 def test_only_cross_node_checks_and_the_hostfile_rules_once(tmp_path, clean_env):
     hf = tmp_path / "hosts.json"
-    hf.write_text(json.dumps([{"ssh": "127.0.0.1"}, {"ssh": "127.0.0.2"}]))  # ring without IPs
+    hf.write_text(json.dumps([{"ssh": "127.0.0.1"}, {"ssh": "127.0.0.1"}]))  # ring without IPs
     r = run_cli(
         "check", "--hostfile", str(hf), "--json", "--only", "MD403,fleet.environment", env=clean_env
     )
@@ -168,7 +168,7 @@ def test_a_refused_host_name_gets_no_command_and_forges_no_line(tmp_path, clean_
     hf = write(
         tmp_path / "h.json",
         json.dumps(
-            [{"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": name, "ips": ["192.0.2.7"]}]
+            [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}, {"ssh": name, "ips": ["192.0.2.7"]}]
         ),
     )
     env = dict(clean_env, MLX_METAL_FAST_SYNCH="1\nFAKE \u2714 MD998 fine\u202e")
@@ -206,14 +206,14 @@ def test_the_fleet_table_uses_the_ascii_symbols_where_the_output_cannot_encode_t
 ):
     hf = write(
         tmp_path / "lo2.json",
-        json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}] * 2),
+        json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2),
     )
     env = dict(clean_env, PYTHONIOENCODING=encoding)
     r = run_cli("check", "--hostfile", str(hf), "--only", "MD401", env=env)
     assert r.rc == 0, (r.out, r.err)
-    (row,) = [ln for ln in r.out.splitlines() if "localhost" in ln]
+    (row,) = [ln for ln in r.out.splitlines() if "127.0.0.1" in ln and "|" in ln]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[:2] == ["localhost", "0"] and cells[2:] and set(cells[2:]) == {"+"}, row
+    assert cells[:2] == ["127.0.0.1", "0"] and cells[2:] and set(cells[2:]) == {"+"}, row
     assert (
         "?" not in r.out
         and "\u2714" not in r.out

@@ -7,7 +7,10 @@ with what they test (README: tests/README.md)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
+import subprocess
 import sys
 
 import pytest
@@ -39,6 +42,103 @@ def test_check_and_probe_give_one_answer_on_a_hostfile_that_contradicts_itself(t
     ), r.results("MD401")
     r = run_cli("probe", "--hostfile", str(hf), "--size", "4096", env=_probe_env(clean_env))
     assert r.rc == 2 and said in r.err and str(hf) in r.err  # README: a hostfile it cannot use
+
+
+def _ssh_localhost():
+    """(works, ssh's last line) for `ssh -o BatchMode=yes localhost true` on this machine."""
+    if shutil.which("ssh") is None:
+        return False, "ssh not installed"
+    p = subprocess.run(
+        ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "localhost", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = p.stderr.strip().splitlines()
+    return p.returncode == 0, (lines[-1].strip() if lines else "")
+
+
+LOCALHOST_RING = {"backend": "ring", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}] * 3}
+
+
+def test_three_localhost_ranks_are_reached_with_ssh_as_mlx_launch_does(tmp_path, clean_env):
+    """mlx.launch runs a rank without ssh only for the ssh name 127.0.0.1 (MLX 0.32.4
+    launch.py): with three "localhost" entries check and probe are no-go naming ssh's message
+    (MD402), unless an sshd answers `ssh localhost` here; 127.0.0.1 entries pass the gate."""
+    works, said = _ssh_localhost()
+    hf = write(tmp_path / "lo3.json", json.dumps(LOCALHOST_RING))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    if works:
+        assert r.rc == 0 and not r.results("MD402"), r.doc["results"]
+        return
+    assert r.rc == 1 and r.doc["verdict"] == "no-go", r.doc["results"]
+    (reach,) = r.results("MD402")
+    assert reach["status"] == "fail"
+    assert reach["summary"].startswith(
+        "mlx.launch reaches rank(s) 0, 1, 2 (localhost, this machine) with ssh, and "
+        "`ssh localhost` fails: "
+    )
+    assert said and said in reach["summary"], (said, reach["summary"])
+    assert '"ssh": "127.0.0.1"' in reach["remediation"]["text"]
+    assert "sshd" in reach["remediation"]["text"]
+    assert reach["remediation"]["command"] == "ssh localhost true"
+    human = run_cli("check", "--only", "MD401", "--hostfile", str(hf), env=clean_env)
+    assert human.rc == 1 and "NO-GO" in human.out and "`ssh localhost` fails" in human.out
+    p = run_cli(
+        "probe", "--json", "--hostfile", str(hf), "--size", "4096", env=_probe_env(clean_env)
+    )
+    assert p.rc == 1 and p.doc["verdict"] == "no-go"
+    assert [x["status"] for x in p.results("MD402")] == ["fail"]
+    ok = write(tmp_path / "ok3.json", json.dumps(LOCALHOST_RING).replace("localhost", "127.0.0.1"))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(ok), env=clean_env)
+    assert r.rc == 0 and not r.results("MD402"), r.doc["results"]
+
+
+def test_mlx_launch_itself_ssh_es_to_localhost_and_runs_127_0_0_1_locally(tmp_path):
+    """The claim the rule rests on, with the real mlx.launch: "localhost" ranks go through ssh
+    (exit 255 without an sshd), "127.0.0.1" ranks run here."""
+    launch = shutil.which("mlx.launch", path=os.path.dirname(sys.executable))
+    if launch is None:
+        pytest.skip("mlx.launch is not installed beside this interpreter")
+    works, _ = _ssh_localhost()
+    if works:
+        pytest.skip("an sshd answers ssh localhost here")
+    argv = [sys.executable, "-c", "print('ranked')"]
+    lo = write(tmp_path / "lo3.json", json.dumps(LOCALHOST_RING))
+    p = subprocess.run(
+        [launch, "--hostfile", str(lo), "--", *argv], capture_output=True, text=True, timeout=120
+    )
+    assert "ranked" not in p.stdout and "exited with code 255" in p.stdout + p.stderr
+    ok = write(tmp_path / "ok3.json", json.dumps(LOCALHOST_RING).replace("localhost", "127.0.0.1"))
+    p = subprocess.run(
+        [launch, "--hostfile", str(ok), "--", *argv], capture_output=True, text=True, timeout=120
+    )
+    assert p.stdout.split() == ["ranked"] * 3, (p.stdout, p.stderr)
+
+
+def test_a_remote_name_with_loopback_ips_is_tried_and_its_addresses_refused(tmp_path, clean_env):
+    """ghost1 with 127.0.0.1 beside this machine's entry: mlx.launch would ssh to ghost1, so the
+    fleet check tries it (MD402) and MD401 says peers cannot reach a rank on its loopback;
+    probe refuses the file."""
+    hf = write(
+        tmp_path / "g.json",
+        json.dumps(
+            [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}, {"ssh": "ghost1", "ips": ["127.0.0.1"]}]
+        ),
+    )
+    env = dict(clean_env, MESHDOCTOR_SSH_CONFIG=str(write(tmp_path / "ssh_config", "")))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(hf), env=env)
+    assert r.doc["fleet"]["hosts"] == ["127.0.0.1", "ghost1"]
+    (reach,) = r.results("MD402")
+    assert reach["host"] == "ghost1" and reach["status"] == "error"
+    assert reach["summary"].startswith("cannot reach ghost1 over ssh: ")
+    said = "hosts[1].ips[0]: 127.0.0.1 is a loopback address, but rank 1 runs on ghost1"
+    assert any(x["summary"].startswith(said) for x in r.results("MD401")), r.results("MD401")
+    assert r.rc != 0 and r.doc["verdict"] != "go"
+    human = run_cli("check", "--only", "MD401", "--hostfile", str(hf), env=env)
+    assert "fleet: 2 host(s)" in human.out, human.out
+    p = run_cli("probe", "--hostfile", str(hf), "--size", "4096", env=_probe_env(env))
+    assert p.rc == 2 and said in p.err
 
 
 @pytest.mark.parametrize("name", ["a;touch${IFS}x", "$(reboot)", "`id`", "h|x", "h&", "a'b"])
@@ -127,7 +227,7 @@ def test_text_from_outside_is_escaped_before_it_reaches_the_terminal(clean_env, 
 
 
 def test_hostfile_dash_reads_standard_input(clean_env):
-    text = json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}])
+    text = json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}])
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", "-", env=clean_env, input=text)
     assert r.rc == 0 and r.results("MD401")[0]["evidence"]["hostfile"] == "<stdin>"
     r = run_cli(

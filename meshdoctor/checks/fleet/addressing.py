@@ -1,5 +1,5 @@
 """MD406 fleet addressing: IPv4 on both ends of each Thunderbolt edge, on one subnet; ring
-addresses reachable from the left neighbour.
+addresses reachable from the left neighbour; the JACCL coordinator reachable from every rank.
 
 JACCL needs an IPv4 address on each Thunderbolt interface (without one the port publishes only
 fe80:: GIDs: RTR errno 22 up to mlx 0.32.0, ``No IPv4-mapped GID`` from 0.32.1);
@@ -7,7 +7,8 @@ fe80:: GIDs: RTR errno 22 up to mlx 0.32.0, ``No IPv4-mapped GID`` from 0.32.1);
 255.255.255.252), so both ends of a cable sit on one subnet. The ring backend connects each rank
 to its right neighbour's ``ip:port`` (mlx ``launch.py``), so every rank's addresses must be
 reachable from its left neighbour: the neighbour tries a TCP connection (a refusal means the
-host answered).
+host answered). Every JACCL rank connects to the coordinator, rank 0's first IP at the starting
+port (``MLX_JACCL_COORDINATOR``, mlx ``launch.py``): each other host tries it the same way.
 """
 
 from __future__ import annotations
@@ -89,6 +90,34 @@ def _jaccl(view: FleetView):
     return found, checked
 
 
+def _coordinator(view: FleetView):
+    """Every host's try of the JACCL coordinator (its ``coordinator`` fact)."""
+    found, checked = [], 0
+    for name, hv in view.hosts.items():
+        co = hv.facts.get("coordinator") if hv.reachable else None
+        if not co:
+            continue
+        checked += 1
+        how = co.get("outcome")
+        if how in ("refused", "open"):
+            continue
+        target, rank = co.get("target"), co.get("from_rank")
+        boss = view.names()[0]
+        found.append(
+            on(
+                [name, boss],
+                fail(
+                    f"the JACCL coordinator {target} (rank 0's first IP) is not reachable from "
+                    f"rank {rank} on {name}: {how}",
+                    evidence={"rank": rank, "target": target, "from": name, "outcome": how},
+                    remediation=f'Put first in rank 0\'s "ips" an address of {boss} that every '
+                    "host can reach (every rank connects to it); check routes and firewalls.",
+                ),
+            )
+        )
+    return found, checked
+
+
 def _ring(view: FleetView):
     found, checked = [], 0
     n = view.hostfile.world_size
@@ -123,7 +152,12 @@ def _ring(view: FleetView):
 def run(view: FleetView):
     if view.backend in JACCL_BACKENDS:
         found, checked = _jaccl(view)
+        co_found, co_checked = _coordinator(view)
+        found += co_found
         what = "Thunderbolt cable(s) have IPv4 on one subnet at both ends"
+        if co_checked:
+            what += f"; the coordinator is reachable from {co_checked} host(s)"
+            checked += co_checked
     elif view.backend == "ring":
         found, checked = _ring(view)
         what = "ring address(es) reachable from the left neighbour"
@@ -147,12 +181,14 @@ FLEET_CHECK = FleetCheck(
 jaccl/jaccl-ring: both ends of each Thunderbolt cable need an IPv4 address, on one subnet
 (mlx.distributed_config --auto-setup gives each cable its own /30). ring: each rank's addresses
 must be reachable from its left neighbour, which connects to them; the neighbour tries a TCP
-connection (refused = reachable).
+connection (refused = reachable). jaccl/jaccl-ring: every other host tries the coordinator,
+rank 0's first IP at the starting port, the same way.
 """,
         why="""
 A missing address means no IPv4-mapped GID (RTR errno 22, or "No IPv4-mapped GID" from
 mlx 0.32.1). The ring backend connects each rank to its right neighbour's ip:port, so an
-address its left neighbour cannot reach fails the launch.
+address its left neighbour cannot reach fails the launch; every JACCL rank connects to the
+coordinator (MLX_JACCL_COORDINATOR), so an address only rank 0 can use fails it too.
 """,
         action="""
 Run `mlx.distributed_config --auto-setup` once after every full-fleet boot; fix the hostfile's

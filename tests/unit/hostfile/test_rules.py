@@ -14,7 +14,7 @@ from meshdoctor.hostfile.phrases import n_ranks, ranks_phrase
 from meshdoctor.hostfile.load import parse
 
 
-def test_the_locality_rule_names_the_address_and_spares_loopback_and_remote_hosts():
+def test_the_locality_rule_names_the_address_and_a_remote_host_s_loopback():
     names = {"vm", "192.168.7.2"}
     hf = parse(
         json.dumps(
@@ -26,8 +26,11 @@ def test_the_locality_rule_names_the_address_and_spares_loopback_and_remote_host
         )
     )
     got = dict(locality_problems(hf, names))
-    assert list(got) == ["hosts[0].ips[0]"]
+    assert list(got) == ["hosts[0].ips[0]", "hosts[1].ips[0]"]
     assert "its ssh name 'vm' is this machine" in got["hosts[0].ips[0]"]
+    # mlx.launch reaches "other" with ssh: its rank listens on other's own loopback
+    assert "127.0.0.2 is a loopback address, but rank 1 runs on other" in got["hosts[1].ips[0]"]
+    assert "ssh name 127.0.0.1" in got["hosts[1].ips[0]"]
 
 
 def test_ordinary_host_names_pass_the_one_rule():
