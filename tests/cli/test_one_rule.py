@@ -89,6 +89,13 @@ def test_three_localhost_ranks_are_reached_with_ssh_as_mlx_launch_does(tmp_path,
     )
     assert p.rc == 1 and p.doc["verdict"] == "no-go"
     assert [x["status"] for x in p.results("MD402")] == ["fail"]
+    # without the gate the probe starts the ranks as mlx.launch would: over ssh to localhost
+    args = ("probe", "--json", "--no-check", "--hostfile", str(hf), "--size", "4096")
+    p = run_cli(*args, env=_probe_env(clean_env), timeout=120)
+    assert p.rc == 3 and p.doc["verdict"] == "unknown"
+    (start,) = p.results("MD509")
+    assert "rank 0 (localhost) exited with status 255" in start["summary"]
+    assert said in start["summary"], start["summary"]
     ok = write(tmp_path / "ok3.json", json.dumps(LOCALHOST_RING).replace("localhost", "127.0.0.1"))
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(ok), env=clean_env)
     assert r.rc == 0 and not r.results("MD402"), r.doc["results"]
