@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from meshdoctor import execute, remote
 from meshdoctor.deadline import outcomes
-from meshdoctor.text import printable
+from meshdoctor.text import printable, shell_line
 
 REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
 
@@ -34,11 +34,57 @@ def remote_python() -> str:
     return os.environ.get(REMOTE_PYTHON_ENV) or sys.executable
 
 
+def install_source() -> Optional[str]:
+    """The local path this meshdoctor was installed from (a source tree or a wheel file): the
+    ``file://`` URL of its distribution's ``direct_url.json`` (PEP 610), else the source tree
+    it runs from (the package's parent holds ``pyproject.toml``); None when it came from an
+    index. meshdoctor is not published on PyPI, so a bare ``pip install meshdoctor`` is never
+    the way to install it elsewhere."""
+    import json as _json
+    from importlib import metadata
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    for dist in metadata.distributions(name="meshdoctor"):
+        try:
+            text = dist.read_text("direct_url.json")
+            url = (_json.loads(text) if text else {}).get("url", "")
+        except (ValueError, AttributeError, OSError):
+            continue
+        if isinstance(url, str) and url.startswith("file://") and unquote(urlparse(url).path):
+            return unquote(urlparse(url).path)
+    tree = Path(__file__).resolve().parent.parent
+    return str(tree) if (tree / "pyproject.toml").is_file() else None
+
+
 def install_hint(host: str, python: str) -> Optional[str]:
-    """The command that installs meshdoctor for ``python`` on ``host`` (every word quoted,
-    :func:`meshdoctor.remote.shown_command`); None for a host name the one host-name rule
-    refuses: nothing is offered to run there."""
-    return remote.shown_command(host, [python, "-m", "pip", "install", "meshdoctor"])
+    """The command that installs meshdoctor for ``python`` on ``host`` the way it is installed
+    here: ``ssh HOST PYTHON -m pip install SOURCE`` with SOURCE the same source tree or wheel
+    (a path: pip never looks the name up on an index; its dependencies come as usual) (:func:`install_source`; it must first be copied to ``host`` at that path: see
+    :func:`install_text`); every word quoted (:func:`meshdoctor.remote.shown_command`). None
+    when this install has no local source (the text then points to the README's install) or
+    for a host name the one host-name rule refuses: nothing is offered to run there."""
+    src = install_source()
+    if src is None:
+        return None
+    return remote.shown_command(host, [python, "-m", "pip", "install", src])
+
+
+def install_text(host: str) -> str:
+    """How to put meshdoctor on ``host``, in words: copy the source this one was installed
+    from to the same path there (``scp -r``) and install it with the command offered; without
+    a local source, the README's install (a clone of the source, ``pip install .``)."""
+    src = install_source()
+    if src is None or remote.shown_command(host, ["true"]) is None:
+        return (
+            "meshdoctor is not on PyPI: install it there from its source as the README says "
+            "(a copy of the source tree, `pip install .`)."
+        )
+    copy = shell_line(["scp", "-r", src, f"{host}:{src}"])
+    return (
+        f"meshdoctor is not on PyPI: copy the source it was installed from here to {host} "
+        f"(`{copy}`), then install it with the command below."
+    )
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from meshdoctor import deadline, remote
 from meshdoctor.codes.engine import FLEET_REACH
-from meshdoctor.fanout import HostReply, install_hint, remote_python, run_meshdoctor
+from meshdoctor.fanout import HostReply, install_hint, install_text, remote_python, run_meshdoctor
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.rules import host_name_problem
 from meshdoctor.hostfile.locality import local_ranks, machines, ssh_to_self
@@ -155,14 +155,15 @@ def _unreached(
         summary = f"meshdoctor does not run on {host} with {python}: {rep.error}"
         text = (
             f"Install meshdoctor on {host} for the interpreter the fleet check uses, or "
-            "name the right one with --python (or MESHDOCTOR_REMOTE_PYTHON)."
+            "name the right one with --python (or MESHDOCTOR_REMOTE_PYTHON). " + install_text(host)
         )
     elif not rep.reachable:
         summary = f"cannot reach {host} over ssh: {rep.error}"
         text = (
             f"Check that `{remote.shown_command(host, ['true'])}` works without a prompt "
             "(BatchMode: a key, the host in your ssh config) and that the host is up; "
-            "mlx.launch needs the same. If meshdoctor is missing there, install it."
+            "mlx.launch needs the same. If meshdoctor is missing there, install it: "
+            + install_text(host)
         )
     else:
         summary = f"{host} gave no verdict: {rep.error}"

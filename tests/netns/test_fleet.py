@@ -152,10 +152,12 @@ def test_host_without_meshdoctor_is_an_error_with_the_install_command(bed):
     assert r.rc == 3
     err = [x for x in r.results("MD402") if x["host"] == "h2"]
     assert err and "No module named meshdoctor" in err[0]["summary"]
-    assert "pip install meshdoctor" in err[0]["remediation"]["command"]
+    assert "-m pip install /" in err[0]["remediation"]["command"]  # the source, not PyPI
     assert "h2" in err[0]["remediation"]["command"]
+    assert "scp -r " in err[0]["remediation"]["text"]
     human = fleet(bed)
-    assert "h2" in human.out and "pip install meshdoctor" in human.out
+    assert "h2" in human.out and "-m pip install /" in human.out
+    assert "pip install meshdoctor" not in human.out
 
 
 def test_ring_probe_across_three_hosts_runs_the_fleet_check_first(bed):

@@ -25,7 +25,12 @@ def test_commands_offered_to_copy_quote_every_word_from_outside():
     from meshdoctor import fanout, remote
 
     hint = fanout.install_hint("m2", "/opt/my py/bin/python3")
-    assert shlex.split(hint) == ["ssh", "m2", "'/opt/my py/bin/python3' -m pip install meshdoctor"]
+    src = fanout.install_source()  # meshdoctor is not on PyPI: the source it came from
+    assert src and shlex.split(hint) == [
+        "ssh",
+        "m2",
+        shlex.join(["/opt/my py/bin/python3", "-m", "pip", "install", src]),
+    ]
     assert remote.shown_command("user@m2", ["true"]) == "ssh user@m2 true"
     for bad in ("a;rm -rf /", "-oProxyCommand=touch /tmp/X", "host\nFAKE", "$(id)", ""):
         assert fanout.install_hint(bad, "python3") is None, bad
