@@ -100,6 +100,24 @@ def shown_command(host: str, argv: Sequence[str]) -> Optional[str]:
     return shell_line(["ssh", host, remote_command(argv)])
 
 
+def shown_remedy(host: str, command: str) -> Optional[str]:
+    """A remedy's command line for a result about ``host``, made safe to paste on the
+    operator's machine: ``command`` (a shell line as the producer printed it, words quoted)
+    run on ``host`` through :func:`shown_command` (``kill -TERM 332`` becomes
+    ``ssh h1 'kill -TERM 332'``: pasted as it was, it would signal an unrelated local pid).
+    None when ``host`` is refused by the one host-name rule or ``command`` is not a line of
+    plain words (nothing is offered that would not run as shown)."""
+    import shlex
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if not argv or any(w in ("|", "||", "&&", ";", "&", ">", "<") for w in argv):
+        return None
+    return shown_command(host, argv)
+
+
 def run(
     host: str,
     argv: Sequence[str],

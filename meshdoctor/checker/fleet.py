@@ -29,6 +29,7 @@ STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of
 HOSTFILE_CHECK_S = 5.0  # deadline of the hostfile check (MD401) run here when no host ran it
 REACH_CODE = FLEET_REACH.code  # MD402
 HOSTFILE_CODE = "MD401"
+STDIN_NAME = "<stdin>"  # the path of a hostfile read from standard input (--hostfile -)
 ORDER = [FAIL, ERROR, WARN, OK, SKIP]
 # fleet table columns: node result codes by hundred, then the cross-node checks' areas
 NODE_AREAS = {"1": "node", "2": "rdma", "3": "procs", "4": "node"}
@@ -112,12 +113,48 @@ def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
     )
 
 
-def _results(items: List[Any], host: str) -> List[Result]:
-    """A host's results; one it sent in a shape this version cannot read becomes an error."""
+def fleet_remedy(command: str, host: str, source: Optional[str], remote_host: bool):
+    """The command of a remedy a host's node check sent, as the operator running the fleet
+    check should paste it: a ``meshdoctor fix ...`` keeps the hostfile that produced it
+    (``meshdoctor fix stale-ranks --hostfile h.json --yes``: ``--yes`` alone would clean only
+    the machine it is pasted on); any other command of a remote host runs there
+    (:func:`meshdoctor.remote.shown_remedy`). ``source``: the hostfile's path (None: ``--hosts``,
+    the command then targets the host alone)."""
+    import shlex
+
+    from meshdoctor.text import shell_line
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = []
+    if argv[:2] == ["meshdoctor", "fix"] and "--hostfile" not in argv:
+        if source:
+            rest = [w for w in argv[2:] if w != "--yes"]
+            return shell_line(
+                ["meshdoctor", "fix", *rest, "--hostfile", source]
+                + (["--yes"] if "--yes" in argv else [])
+            )
+        if not remote_host:
+            return command
+    return remote.shown_remedy(host, command) if remote_host else command
+
+
+def _results(
+    items: List[Any], host: str, source: Optional[str] = None, remote_host: bool = False
+) -> List[Result]:
+    """A host's results, each remedy's command as the operator should paste it
+    (:func:`fleet_remedy`); one it sent in a shape this version cannot read becomes an
+    error."""
     out = []
     for d in items:
         try:
-            out.append(Result.from_dict(d, host=host))
+            r = Result.from_dict(d, host=host)
+            if r.remediation is not None and r.remediation.command:
+                r.remediation.command = fleet_remedy(
+                    r.remediation.command, host, source, remote_host
+                )
+            out.append(r)
         except (ValueError, TypeError, AttributeError) as exc:
             out.append(
                 Result(
@@ -359,7 +396,8 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
                 },
             )
         )
-        results = _results(doc["results"], host)
+        source = hf.path if hf.path and hf.path != STDIN_NAME else None
+        results = _results(doc["results"], host, source, rep.via == "ssh")
         if not keep_node:  # --only named cross-node checks alone
             results = []
         elif seen_hostfile:  # the hostfile's own rules (MD401) once, not once per host

@@ -98,6 +98,34 @@ def _from_failures(hx: HostExec, hostfile, timeout: float) -> Tuple[List[Fix], L
     return fixes, [r for r in bad if r.code not in covered]
 
 
+def apply_command(
+    command: str, hostfile, include_running: bool, output_hostfile: Optional[str]
+) -> str:
+    """``command`` (a fix's ``meshdoctor fix NAME --yes``) with the options of the run that
+    planned it, so that pasted it applies the same plan: ``--hostfile PATH``,
+    ``--include-running``, ``--output-hostfile``, then ``--yes``
+    (``--yes`` alone would act on the machine it is pasted on only). Any other command is
+    returned as it is."""
+    import shlex
+
+    from meshdoctor.text import shell_line
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return command
+    if argv[:2] != ["meshdoctor", "fix"] or argv[-1:] != ["--yes"] or len(argv) != 4:
+        return command
+    opts: List[str] = []
+    if hostfile is not None and hostfile.path and hostfile.path != "<stdin>":
+        opts += ["--hostfile", hostfile.path]
+    if include_running:
+        opts.append("--include-running")
+    if output_hostfile:
+        opts += ["--output-hostfile", output_hostfile]
+    return shell_line([*argv[:3], *opts, "--yes"])
+
+
 def run(
     names: Sequence[str],
     *,
@@ -159,6 +187,11 @@ def run(
                         summary=str(exc),
                     )
                 ]
+    for r in results:  # "apply with": the options that made the plan, then --yes
+        if r.remediation is not None and r.remediation.command:
+            r.remediation.command = apply_command(
+                r.remediation.command, hostfile, include_running, output_hostfile
+            )
     verdict.results = results + extra
     verdict.actions = [a.to_dict() for a in actions]
     from meshdoctor.facts.context import current_platform

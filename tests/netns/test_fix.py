@@ -79,6 +79,32 @@ def test_stale_ranks_on_every_host_at_once(bed):
         (a["host"], a["detail"]["pid"]) for a in plan.doc["actions"] if a["outcome"] == "planned"
     }
     assert planned == {(h, p) for h, p in stubborn.items()}
+    # "apply with" keeps the hostfile that made the plan: --yes alone cleans only this machine
+    apply = {x["remediation"]["command"] for x in plan.results("MD701") if x["status"] == "fail"}
+    assert apply == {
+        shlex.join(["meshdoctor", "fix", "stale-ranks", "--hostfile", str(bed.hostfile), "--yes"])
+    }
+    # a remote host's remedy is a remote command: pasted here, `kill PID` would hit a local pid
+    chk = run_cli(
+        "check",
+        "--hostfile",
+        str(bed.hostfile),
+        "--only",
+        "MD301",
+        "--python",
+        sys.executable,
+        "--json",
+        env=bed.env,
+        timeout=180,
+    )
+    kills = {
+        x["host"]: x["remediation"].get("command")
+        for x in chk.results("MD301")
+        if x["status"] == "fail"
+    }
+    assert kills == {h: f"ssh {h} 'kill -KILL {p}'" for h, p in stubborn.items()}, chk.doc[
+        "results"
+    ]
 
     r = run_cli(
         "fix",
