@@ -48,6 +48,16 @@ def _gpu_held(out: LaunchOutcome, gpu: Dict[str, Any]) -> Result:
     )
 
 
+def _kill_command(f: Dict[str, Any]) -> Optional[str]:
+    """``kill -9 PID`` for a leftover found on this machine; for one on a remote host
+    (``local`` False) the same through ``ssh HOST`` (:func:`meshdoctor.remote.shown_remedy`),
+    so that pasted on the operator's machine it never signals an unrelated local pid."""
+    from meshdoctor.remote import shown_remedy
+
+    cmd = shell_line(["kill", "-9", f["pid"]])
+    return cmd if f.get("local", True) else shown_remedy(str(f["host"]), cmd)
+
+
 def _survivor_result(f: Dict[str, Any], unkillable: bool) -> Result:
     """A rank process still there after teardown (killed now, or it survived SIGKILL)."""
     return Result(
@@ -63,7 +73,7 @@ def _survivor_result(f: Dict[str, Any], unkillable: bool) -> Result:
             "Reboot this host: a rank that survives SIGKILL is stuck in the driver."
             if unkillable
             else "Killed now; if it keeps happening, report the evidence.",
-            None if unkillable else shell_line(["kill", "-9", f["pid"]]),
+            None if unkillable else _kill_command(f),
         ),
     )
 

@@ -53,3 +53,14 @@ def test_a_short_deadline_blames_no_rank_that_was_still_on_its_way():
     assert "the deadline sized for 256MiB would be 23.4 s" in res.summary
     assert "never arrived" not in res.summary + res.remediation.text
     assert "probe again without --timeout" in res.remediation.text
+
+
+def test_a_leftover_on_a_remote_host_is_killed_with_a_remote_command():
+    """Pasted on the operator's machine, `kill -9 332` would signal an unrelated local pid: a
+    leftover found on h1 gets `ssh h1 'kill -9 332'`; one found here keeps the plain kill."""
+    from meshdoctor.probe.report.leftovers import _survivor_result
+
+    far = _survivor_result({"host": "h1", "local": False, "pid": 332, "status": "R"}, False)
+    here = _survivor_result({"host": "localhost", "local": True, "pid": 332}, False)
+    assert far.remediation.command == "ssh h1 'kill -9 332'"
+    assert here.remediation.command == "kill -9 332"
