@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -67,6 +68,44 @@ def test_ring_probe_over_ssh_across_three_hosts(bed):
     ]  # the ring has no sum_scatter
     ranks = r.doc["probe"]["ranks"]
     assert [x["host"] for x in ranks] == ["h0", "h1", "h2"]
+
+
+def test_slow_teardown_on_a_loaded_control_machine_is_not_unreachable(bed, tmp_path):
+    """The reported input: on a loaded 2-core control machine the teardown's ssh calls come back
+    after its ~2 s budget, and healthy h0/h1 were reported ``reachable: False``. Here every
+    teardown call (ssh running ``sh -s``) starts 2.2 s late, past the first budget: the hosts
+    answered (their ranks ran), so they are asked again, confirmed, and stay reachable."""
+    ssh = shutil.which("ssh")
+    slow = tmp_path / "bin"
+    slow.mkdir()
+    (slow / "ssh").write_text(
+        "#!/bin/sh\n"
+        "for a; do last=$a; done\n"
+        '[ "$last" = "sh -s" ] && sleep 2.2\n'  # the teardown's one call per host
+        f'exec {ssh} "$@"\n'
+    )
+    (slow / "ssh").chmod(0o755)
+    env = dict(bed.env, PATH=f"{slow}{os.pathsep}{bed.env.get('PATH', '')}")
+    r = run_cli(
+        "probe",
+        "--hostfile",
+        str(bed.hostfile),
+        "--size",
+        "1MiB",
+        "--iters",
+        "2",
+        "--op",
+        "all_sum",
+        "--no-check",
+        "--json",
+        env=env,
+        timeout=180,
+    )
+    assert r.rc == 0, r.outcome()
+    assert all(h["reachable"] for h in r.doc["hosts"]), r.outcome()
+    left = r.results("MD506")
+    assert [x["status"] for x in left] == ["ok"], r.outcome()
+    assert "no rank process left after teardown" in left[0]["summary"], r.outcome()
 
 
 def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
