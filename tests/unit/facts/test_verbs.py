@@ -152,7 +152,7 @@ def test_pyverbs_other_errors_and_empty_lists():
     assert inv.state == verbs.UNREADABLE and "mlx5_0: pyverbs could not query it" in inv.warnings[0]
 
 
-def _linux_ctx(monkeypatch, fake, timeout=2.0):
+def _linux_ctx(monkeypatch, fake, timeout=10.0):
     monkeypatch.setitem(sys.modules, "pyverbs", types.ModuleType("pyverbs"))
     monkeypatch.setitem(sys.modules, "pyverbs.device", fake)
     monkeypatch.setattr(verbs, "_pyverbs_importable", lambda ctx: True)
@@ -194,7 +194,7 @@ def test_pyverbs_is_never_imported_on_a_mac(monkeypatch):
     assert not verbs._pyverbs_importable(NodeContext(platform="darwin"))
 
 
-def _fake_mac_ctx(tmp_path, monkeypatch, *sets, timeout=2.0, extra=None):
+def _fake_mac_ctx(tmp_path, monkeypatch, *sets, timeout=10.0, extra=None):
     env = stubs.install(tmp_path / "bin", ("healthy",) + sets, extra=extra)
     monkeypatch.setenv("PATH", env["PATH"])
     return NodeContext(platform="darwin", command_timeout=timeout)
@@ -388,7 +388,7 @@ def test_a_real_node_without_rdma_gives_the_same_verdict_with_and_without_the_ch
     assert set(fast.evidence()) == set(slow.evidence())
 
 
-def test_a_hung_system_interpreter_is_wedged_within_the_deadline(tmp_path, monkeypatch):
+def test_a_hung_system_interpreter_is_wedged_not_waited_for(tmp_path, monkeypatch):
     hung = tmp_path / "python3"
     hung.write_text("#!/bin/sh\nexec sleep 30\n")
     hung.chmod(0o755)

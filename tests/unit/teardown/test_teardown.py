@@ -114,7 +114,7 @@ def test_local_leftover_found_by_its_marker_is_killed(started):
         marker=marker,
     )
     assert [f["pid"] for f in rep.found] == [stray.pid]
-    assert stray.wait(timeout=5) == -signal.SIGKILL and rep.unkillable == []
+    assert stray.wait(timeout=30) == -signal.SIGKILL and rep.unkillable == []
 
 
 def test_remote_script_escalates_sweeps_and_removes_temp_files(started, tmp_path, monkeypatch):
@@ -138,8 +138,8 @@ def test_remote_script_escalates_sweeps_and_removes_temp_files(started, tmp_path
     assert (f"SIGKILL rank 1 (h1, pid {rank.pid})", "sent") in acts
     assert [(f["host"], f["pid"]) for f in rep.found] == [("h1", stray.pid)]
     assert marker in rep.found[0]["cmdline"] and rep.unkillable == []
-    assert rank.wait(timeout=5) == -signal.SIGKILL
-    assert stray.wait(timeout=5) == -signal.SIGKILL
+    assert rank.wait(timeout=30) == -signal.SIGKILL
+    assert stray.wait(timeout=30) == -signal.SIGKILL
     assert not (tmp_path / f"{marker}-hostfile.json").exists() and keep.exists()
     assert rep.unreachable == {}
 
@@ -164,7 +164,7 @@ def test_signal_remote_reports_states_and_skips_a_stopped_process(started):
     assert got[a.pid] == ("sleeping", "read") and got[b.pid] == ("stopped", "read")
     got = teardown.signal_remote(ShellHosts(), "h1", [a.pid, b.pid], "USR2", marker=marker)
     assert got[a.pid][1] == "sent USR2" and got[b.pid][1] == "stopped"
-    assert a.wait(timeout=5) == -signal.SIGUSR2 and b.poll() is None
+    assert a.wait(timeout=30) == -signal.SIGUSR2 and b.poll() is None
 
 
 def test_remote_processes_are_asked_first_in_the_same_call(started):
@@ -190,10 +190,10 @@ def test_remote_processes_are_asked_first_in_the_same_call(started):
     )
     assert rep.asked == [("h1", a.pid)]
     assert rep.states[("h1", a.pid)] == "sleeping" and rep.states[("h1", b.pid)] == "stopped"
-    assert a.wait(timeout=5) == -signal.SIGTERM and b.wait(timeout=5) == -signal.SIGKILL
+    assert a.wait(timeout=30) == -signal.SIGTERM and b.wait(timeout=30) == -signal.SIGKILL
 
 
-def test_a_host_that_does_not_answer_is_unreachable_within_the_budget(started):
+def test_a_host_that_never_answered_is_unreachable_and_not_waited_on(started):
     """Every host at once under one deadline: the silent host costs the budget, not more, and
     the local target and the answering host are stopped all the same."""
 
@@ -223,7 +223,7 @@ def test_a_host_that_does_not_answer_is_unreachable_within_the_budget(started):
     assert elapsed < 20, (elapsed, rep.actions)
     assert "h9" in rep.unreachable and "h1" not in rep.unreachable
     assert [a["outcome"] for a in rep.actions if "rank 2" in a["action"]][0].startswith("failed")
-    assert loc.poll() == -signal.SIGTERM and rem.wait(timeout=5) == -signal.SIGTERM
+    assert loc.poll() == -signal.SIGTERM and rem.wait(timeout=30) == -signal.SIGTERM
 
 
 class Slow(ShellHosts):
@@ -257,7 +257,7 @@ def test_a_slow_host_that_answered_is_asked_again_and_its_teardown_confirmed(sta
     )
     assert hosts.calls == 2, rep.actions
     assert rep.unreachable == {} and rep.unconfirmed == {}, rep.actions
-    assert rem.wait(timeout=5) == -signal.SIGTERM
+    assert rem.wait(timeout=30) == -signal.SIGTERM
 
 
 def test_a_host_that_answered_and_never_confirms_is_unconfirmed_not_unreachable(started):
