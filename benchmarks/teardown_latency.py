@@ -8,7 +8,12 @@ run and as medians:
 * ``deadline->verdict``: from the moment the launcher saw the step deadline pass to the finished
   verdict (evidence, teardown over ssh, the leftover search, temp-file removal, the report);
 * ``cut->verdict - deadline``: the same measured from the cut, the figure a user waits for
-  beyond the deadline they asked for (target: at most 3 s).
+  beyond the deadline they asked for. h2 answered before the cut (its rank ran), so it is not
+  called unreachable: its teardown is asked again until ``TEARDOWN_CONFIRM_S`` and then
+  reported as not confirmed (meshdoctor/probe/launcher.py); the figure is bounded by the per-step
+  deadline, the first teardown budget and ssh's connect timeout of the retry (target: at most
+  ``TARGET_S``). This is the figure tests/netns/test_probe.py used to assert; the test now
+  asserts the behaviour and a generous bound.
 
 Run: python benchmarks/teardown_latency.py [--runs 3] [--deadline 3] [--baseline REF]. With
 ``--baseline REF`` (a git revision of this repository) the same runs are made, interleaved, with
@@ -31,12 +36,12 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET_S = 3.0
+TARGET_S = 10.0  # the first budget (2 s) plus the retry's ssh connect timeout (5 s), with slack
 
 
 def drive(hostfile: str, deadline: float, netns: str, dev: str) -> None:
     """One probe with the meshdoctor on ``sys.path``; prints one JSON line of timings."""
-    from meshdoctor.hostfile import load
+    from meshdoctor.hostfile.load import load
     from meshdoctor.model import Verdict
     from meshdoctor.probe import report
     from meshdoctor.probe.config import ProbeConfig
@@ -71,6 +76,7 @@ def drive(hostfile: str, deadline: float, netns: str, dev: str) -> None:
                 "deadline_to_verdict": t_verdict - out.detected_at if out.detected_at else None,
                 "cut_to_verdict": t_verdict - t["cut"] if "cut" in t else None,
                 "unreachable": sorted(h.host for h in v.hosts if not h.reachable),
+                "unconfirmed": sorted(out.unconfirmed),
                 "exit_code": v.exit_code,
             }
         )
@@ -169,7 +175,8 @@ def main() -> int:
                         f"run {k + 1} {name:<24} deadline->verdict "
                         f"{r['deadline_to_verdict']:6.2f} s   cut->verdict - deadline "
                         f"{r['cut_to_verdict'] - args.deadline:6.2f} s   unreachable "
-                        f"{','.join(r['unreachable']) or '-'}",
+                        f"{','.join(r['unreachable']) or '-'}   not confirmed "
+                        f"{','.join(r.get('unconfirmed', [])) or '-'}",
                         flush=True,
                     )
     finally:

@@ -93,7 +93,8 @@ class HostReply:
 
     ``doc``: the parsed JSON document (None when there is none); ``error``: why not, one line
     with ssh's or the interpreter's own message; ``reachable``: ssh got through (False for ssh's
-    exit status 255 or no answer by the deadline); ``missing``: meshdoctor (or the interpreter)
+    exit status 255, or a deadline overrun on a host that never answered and whose deadline was
+    too short to tell: slow is not unreachable, see :func:`meshdoctor.remote.connected_by`); ``missing``: meshdoctor (or the interpreter)
     is not installed there; ``returncode``: the command's exit status (None on timeout);
     ``stderr``: its tail; ``duration_s``: wall seconds; ``via``: ``local`` or ``ssh``."""
 
@@ -116,7 +117,10 @@ _MISSING_MARKS = (
 )
 
 
-def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> HostReply:
+def _reply(
+    host: str, via: str, res: execute.CommandResult, deadline: float, answered: bool = False
+) -> HostReply:
+    """``res`` as a :class:`HostReply`; ``answered``: the host answered an earlier call."""
     err_tail = [printable(ln.strip()) for ln in res.stderr.strip().splitlines() if ln.strip()]
     last = err_tail[-1][:300] if err_tail else ""
     rep = HostReply(
@@ -127,6 +131,13 @@ def _reply(host: str, via: str, res: execute.CommandResult, deadline: float) -> 
         duration_s=res.duration_s,
     )
     if res.timed_out:
+        if via == "local" or answered or remote.connected_by(deadline):  # slow, not unreachable
+            rep.error = (
+                f"still running at the {deadline:g} s deadline ("
+                + ("this machine" if via == "local" else "ssh got through")
+                + ": slow, not unreachable)"
+            )
+            return rep
         rep.reachable = False
         rep.error = f"no answer from {host} within the {deadline:g} s deadline" + (
             f" (ssh: {last})" if last else ""
@@ -187,7 +198,8 @@ def run_meshdoctor(
                 res = (ssh.run if ssh is not None else remote.run)(
                     host, [python, "-m", "meshdoctor", *argv], timeout, env=env, input=stdin
                 )
-                replies[host] = _reply(host, "ssh", res, timeout)
+                answered = ssh is not None and host in ssh.answered
+                replies[host] = _reply(host, "ssh", res, timeout, answered)
         except Exception as exc:  # an unsafe host name, a fork failure: that host's answer
             replies[host] = HostReply(
                 host, "ssh", error=f"{type(exc).__name__}: {exc}", reachable=False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 import subprocess
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Set
 
 from meshdoctor import execute
 from meshdoctor.hostfile.rules import host_name_problem, is_env_key
@@ -149,18 +149,44 @@ def popen(
     return execute.spawn(ssh_argv(host, argv, env), stdin=stdin)
 
 
-class Hosts:
-    """ssh calls to a set of hosts that remember which hosts are unreachable.
+CONNECTED_SLACK_S = 2.0  # a deadline this much past ssh's connect timeout: ssh got through
 
-    After a call that ssh itself could not complete (exit status 255: connect refused or timed
-    out, no route, host key or auth failure) or that overran its deadline, the host is marked
-    ``unreachable`` with the reason, and later calls to it return at once instead of waiting for
-    another connect timeout: a teardown after a pulled cable then costs one timeout, not one per
-    call. ``unreachable`` maps host -> one-line reason.
+
+def connected_by(timeout: float) -> bool:
+    """Whether an ssh call under ``timeout`` seconds that overran it had got through: ssh's own
+    ``ConnectTimeout`` (:func:`ssh_argv`, TCP connect and the banner exchange, see
+    ``ssh_config(5)``) ends a connection that does not come up with exit status 255, so a call
+    still running :data:`CONNECTED_SLACK_S` past it reached the host, which was only slow."""
+    return timeout >= min(CONNECT_TIMEOUT_S, math.ceil(timeout)) + CONNECTED_SLACK_S
+
+
+class Hosts:
+    """ssh calls to a set of hosts that remember which hosts never answered.
+
+    Slow is not unreachable. A host is ``answered`` once a call to it completed (any exit status
+    but ssh's own 255), once a call overran a deadline long past ssh's connect timeout
+    (:func:`connected_by`: ssh got through), or once the caller saw it answer
+    (:meth:`mark_answered`: a probe rank's events arrived from it). A later failure on an
+    answered host (a deadline overrun, even ssh's 255) is recorded in ``unconfirmed`` (host ->
+    one-line reason) and never makes it unreachable: the caller says what it could not confirm.
+
+    A host that has NOT answered and whose call ssh itself could not complete (exit status 255:
+    connect refused or timed out, no route, host key or auth failure) or that overran its
+    deadline is marked ``unreachable`` with the reason, and later calls to it return at once
+    instead of waiting for another connect timeout: a teardown after a pulled cable then costs
+    one timeout, not one per call. ``unreachable`` maps host -> one-line reason.
     """
 
     def __init__(self) -> None:
         self.unreachable: Dict[str, str] = {}
+        self.unconfirmed: Dict[str, str] = {}
+        self.answered: Set[str] = set()
+
+    def mark_answered(self, host: str) -> None:
+        """``host`` answered (the caller saw it: a rank's events, a started session); a later
+        failure there is ``unconfirmed``, not ``unreachable``."""
+        self.answered.add(host)
+        self.unreachable.pop(host, None)
 
     def run(
         self,
@@ -172,7 +198,7 @@ class Hosts:
         input: Optional[str] = None,
     ) -> execute.CommandResult:
         """:func:`run` (``env``, ``input`` as there), or an immediate failed result (returncode
-        None) for a host already known to be unreachable."""
+        None) for a host already known to be unreachable (one that never answered)."""
         if host in self.unreachable:
             return execute.CommandResult(
                 list(argv),
@@ -183,8 +209,20 @@ class Hosts:
             )
         r = run(host, argv, timeout, env=env, input=input)
         if r.timed_out:
-            self.unreachable[host] = f"ssh to {host} did not answer within {timeout:g} s"
+            why = f"ssh to {host} did not answer within {timeout:g} s"
+            if connected_by(timeout):
+                self.answered.add(host)
+            self._failed(host, why)
         elif r.returncode == 255:
             tail = (r.stderr.strip().splitlines() or ["ssh exited 255"])[-1]
-            self.unreachable[host] = tail.strip()[:200]
+            self._failed(host, tail.strip()[:200])
+        elif r.returncode is not None:
+            self.answered.add(host)
+            self.unconfirmed.pop(host, None)
         return r
+
+    def _failed(self, host: str, why: str) -> None:
+        if host in self.answered:
+            self.unconfirmed[host] = why
+        else:
+            self.unreachable[host] = why

@@ -13,8 +13,12 @@ loaded 2-core box; a dozen of them host by host made a hung 3-host mesh report 1
 script is fed on stdin to ``sh -s``, so the marker never appears on any command line on the host
 (it would otherwise find its own shell). With a marker, a known pid is signalled only if its
 command line carries the marker (a pid reused by another program since is left alone). A host
-that does not answer before the deadline is recorded in ``hosts.unreachable`` and is never
-waited on beyond it; what is known (the pids it was asked to stop) stays in the actions.
+that has answered before (:class:`meshdoctor.remote.Hosts`: its ranks' events arrived, an
+earlier call completed) and does not confirm by the first deadline is asked again, until a later
+``confirm_s`` total (ssh's own failure, exit 255, is not retried): slow is not unreachable. One that still has not confirmed is recorded in
+``Report.unconfirmed`` (its ranks may remain; it is never called unreachable); only a host that
+never answered is recorded in ``hosts.unreachable``. Neither is waited on beyond its deadline;
+what is known (the pids it was asked to stop) stays in the actions.
 
 Local processes: psutil and :func:`meshdoctor.ranks.send_signal` (which refuses pid 1, this
 process and its parents); leftovers by :func:`meshdoctor.ranks.find_ranks` (the
@@ -31,7 +35,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import remote
 from meshdoctor.deadline import start as start_calls
@@ -41,6 +45,7 @@ GRACE_S = 0.5  # SIGTERM -> SIGKILL
 KILL_WAIT_S = 1.0  # SIGKILL -> gone (longer: stuck in the kernel; the leftover check tells)
 UNKILLABLE_WAIT_S = 1.0  # a leftover still there this long after SIGKILL is unkillable
 POLL_S = 0.01
+RETRY_MIN_S = 1.0  # a retry of an unconfirmed teardown gets at least this long
 
 # ps state letters (POSIX ps, Linux procps and macOS) -> psutil's names
 _STATES = {
@@ -86,7 +91,9 @@ class Report:
     """What :func:`stop` did. ``actions``: ``{"action", "outcome"}`` in order; ``found``:
     leftovers carrying the marker after the stop (``host``, ``local``, ``pid``, ``status``,
     ``cmdline``, locally also ``rank``); ``unkillable``: those of them still there after SIGKILL;
-    ``unreachable``: host -> reason, for hosts that did not answer (also in ``hosts``);
+    ``unreachable``: host -> reason, for hosts that never answered (also in ``hosts``);
+    ``unconfirmed``: host -> ``{"within_s": seconds tried, "why": the last ssh failure}`` for
+    hosts that answered before but did not confirm their teardown (their ranks may remain);
     ``states``: ``(host, pid)`` -> process state read on a remote host before SIGTERM
     (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``."""
 
@@ -94,6 +101,7 @@ class Report:
     found: List[Dict] = field(default_factory=list)
     unkillable: List[Dict] = field(default_factory=list)
     unreachable: Dict[str, str] = field(default_factory=dict)
+    unconfirmed: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     states: Dict[Tuple[str, int], str] = field(default_factory=dict)
     asked: List[Tuple[str, int]] = field(default_factory=list)
 
@@ -232,6 +240,8 @@ def _stop_remote(
     ask: Optional[str],
     ask_wait_s: float,
     rep: Report,
+    confirm_by: float = 0.0,
+    started: float = 0.0,
 ) -> None:
     live = [t for t in targets if not t.exited()]
     pids = [t.pid for t in live if t.pid is not None]
@@ -239,10 +249,9 @@ def _stop_remote(
     starting = any(t.pid is None for t in live)
     acts: List[Dict[str, str]] = []
     if pids or starting or (marker and sweep) or tmp_prefix:
-        r = _run_script(
-            hosts,
-            host,
-            _script(
+
+        def script(ask: Optional[str]) -> str:
+            return _script(
                 pids,
                 "TERM",
                 grace_s=grace,
@@ -252,9 +261,16 @@ def _stop_remote(
                 tmp_prefix=tmp_prefix,
                 ask=ask,
                 ask_wait_s=ask_wait_s,
-            ),
-            deadline - time.monotonic(),
-        )
+            )
+
+        r = _run_script(hosts, host, script(ask), deadline - time.monotonic())
+        # slow is not unreachable: a host that answered before and overran the deadline is asked
+        # again (no stack request this time; the script is safe to repeat) until confirm_by;
+        # ssh's own failure (exit 255: it could not connect) is not retried
+        while r.timed_out and host in hosts.answered:
+            if confirm_by - time.monotonic() < RETRY_MIN_S:
+                break
+            r = _run_script(hosts, host, script(None), confirm_by - time.monotonic())
         seen = set()
         for line in r.stdout.splitlines():
             w = line.split(None, 4)
@@ -316,16 +332,22 @@ def _stop_remote(
             elif w[0] == "stuck":
                 rep.unkillable.extend(f for f in rep.found if f["host"] == host and f["pid"] == pid)
         if not r.ok:
-            why = hosts.unreachable.get(host) or r.describe()
+            answered = host in hosts.answered
+            why = (hosts.unconfirmed if answered else hosts.unreachable).get(host) or r.describe()
             for pid in pids:
                 if pid not in seen:
                     acts.append(
                         {
                             "action": f"SIGTERM {by_pid[pid].label} ({host}, pid {pid})",
-                            "outcome": f"failed: {why}",
+                            "outcome": f"{'not confirmed' if answered else 'failed'}: {why}",
                         }
                     )
-            if host not in hosts.unreachable:
+            if answered:
+                rep.unconfirmed[host] = {
+                    "within_s": round(time.monotonic() - started, 1),
+                    "why": why,
+                }
+            elif host not in hosts.unreachable:
                 hosts.unreachable[host] = why
     # the local ssh clients: their session ends with the remote process; one whose host did not
     # answer is killed here (it is our child, in its own session)
@@ -461,12 +483,15 @@ def stop(
     grace_s: float = GRACE_S,
     ask: Optional[str] = None,
     ask_wait_s: float = 0.3,
+    confirm_s: Optional[float] = None,
 ) -> Report:
     """Stop ``targets`` on every host at once (see module doc) and return what was done.
 
     ``budget_s``: seconds every remote host gets, all together (one deadline); a host that has
-    not answered by then is in ``Report.unreachable`` and the call returns without it (its ssh
-    command is killed at the deadline). Local work (signals, waits of ``grace_s`` and
+    not answered by then is asked again, until ``confirm_s`` seconds from now (at least
+    ``budget_s``), when it has answered before (``hosts.answered``); one that has not confirmed
+    by then is in ``Report.unconfirmed``, one that never answered in ``Report.unreachable``, and
+    the call returns without it (its ssh command is killed at its deadline). Local work (signals, waits of ``grace_s`` and
     :data:`KILL_WAIT_S`, the leftover check) is not cut short. ``marker``: with ``sweep``, look
     for leftovers carrying it (locally, when a target is local: the ``MESHDOCTOR_PROBE_ID``
     environment; remotely: the command line); ``remote_hosts``: more hosts to sweep (and
@@ -474,7 +499,9 @@ def stop(
     every host. ``ask``: on remote hosts, a signal name (``USR1``: a stack dump) sent first to
     each running target, ``ask_wait_s`` before SIGTERM, in the same ssh call (``Report.asked``,
     ``Report.states``). Never raises for a process or host that fails."""
-    deadline = time.monotonic() + budget_s
+    started = time.monotonic()
+    deadline = started + budget_s
+    confirm_by = started + max(budget_s, confirm_s or 0.0)
     rep = Report()
     by_host: Dict[str, List[Target]] = {}
     for t in targets:
@@ -498,6 +525,8 @@ def stop(
                     ask,
                     ask_wait_s,
                     parts[h],
+                    confirm_by,
+                    started,
                 )
             )
             for h in sorted(by_host)
@@ -507,12 +536,16 @@ def stop(
     mine = [t for t in targets if t.local]
     _stop_local(mine, marker, tmp_prefix, grace_s, sweep and bool(mine), rep)
     # the remote commands end at the deadline themselves; the slack is for their threads
-    got = running.wait(max(0.0, deadline + 0.5 - time.monotonic()))
+    got = running.wait(max(0.0, confirm_by + 0.5 - time.monotonic()))
     for h in sorted(by_host):
         if not got[h].finished:  # do not wait for it any longer
-            hosts.unreachable.setdefault(
-                h, f"did not answer within the {budget_s:.1f} s teardown budget"
-            )
+            within = time.monotonic() - started
+            why = f"did not answer within the {within:.1f} s teardown budget"
+            if h in hosts.answered:
+                rep.unconfirmed[h] = {"within_s": round(within, 1), "why": why}
+                hosts.unconfirmed.setdefault(h, why)
+            else:
+                hosts.unreachable.setdefault(h, why)
             for t in by_host[h]:
                 rep.actions.append(
                     {
@@ -534,5 +567,6 @@ def stop(
         rep.unkillable.extend(p.unkillable)
         rep.states.update(p.states)
         rep.asked.extend(p.asked)
+        rep.unconfirmed.update(p.unconfirmed)
     rep.unreachable = dict(hosts.unreachable)
     return rep

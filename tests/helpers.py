@@ -38,12 +38,36 @@ class Run:
     def results(self, code: str):
         return [r for r in self.doc["results"] if r["code"] == code]
 
+    def outcome(self) -> str:
+        """For a failure message: :func:`outcome` of this run (never the tail of a document)."""
+        return outcome(self.doc, self.err, self.out)
+
     def status(self, code: str) -> str:
         """The worst status of ``code`` (fail > error > warn > ok > skip)."""
         order = ["fail", "error", "warn", "ok", "skip"]
         got = [r["status"] for r in self.results(code)]
         assert got, f"no result for {code}: {self.out}"
         return min(got, key=order.index)
+
+
+def outcome(doc: Optional[Dict[str, Any]], err: str = "", out: str = "") -> str:
+    """What a failure message shows of a verdict: its exit code, every result on one line
+    (status, code, host, summary), each host's reachability and the probe's outcome (kind,
+    message, teardown actions); with no document (human output), the output and stderr."""
+    if not isinstance(doc, dict):
+        return f"no JSON verdict; output:\n{out[-3000:]}\nstderr: {err[-1500:]}"
+    lines = [f"exit_code {doc.get('exit_code')}, verdict {doc.get('verdict')}"]
+    for r in doc.get("results", []):
+        lines.append(f"  {r.get('status')} {r.get('code')} {r.get('host')}: {r.get('summary')}")
+    hosts = {h.get("host"): h.get("reachable") for h in doc.get("hosts", [])}
+    lines.append(f"  reachable: {hosts}")
+    probe = doc.get("probe") or {}
+    for key in ("outcome", "teardown"):
+        if key in probe:
+            lines.append(f"  probe {key}: {json.dumps(probe[key])[:3000]}")
+    if err.strip():
+        lines.append(f"  stderr: {err.strip()[-800:]}")
+    return "\n".join(lines)
 
 
 def validate(doc: Dict[str, Any]) -> None:

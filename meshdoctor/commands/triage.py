@@ -92,8 +92,11 @@ def triage(
     consequences.
     """
     from meshdoctor.triage.command import run as run_triage
+    from meshdoctor.triage.collect import stdin_is_piped
 
     hf = load_hostfile(hostfile)
+    if not files and hf is None and stdin_is_piped():  # `... | meshdoctor triage`: read it
+        files = ("-",)
     if not files and crash_reports is None and hf is None and exit_code is None:
         raise click.UsageError(
             "nothing to triage: give log FILEs, - for standard input, "

@@ -69,6 +69,12 @@ class HostExec:
         """host -> why it could not be reached over ssh (filled as calls fail)."""
         return self._ssh.unreachable
 
+    @property
+    def unconfirmed(self) -> Dict[str, str]:
+        """host -> why its last ssh call did not complete, for hosts that answered before (slow
+        is not unreachable: such a host is never in :attr:`unreachable`)."""
+        return self._ssh.unconfirmed
+
     def names(self) -> List[str]:
         """The targets' names, in rank order."""
         return [t.name for t in self.targets]

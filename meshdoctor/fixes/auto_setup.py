@@ -84,6 +84,8 @@ def _sudo(ctx: FixContext) -> List[Action]:
             why = None
         elif host in hx.unreachable:
             why = f"ssh failed: {hx.unreachable[host]}"
+        elif r.timed_out or host in hx.unconfirmed:  # slow, not a refusal: not known either way
+            why = f"not confirmed: {hx.unconfirmed.get(host) or r.describe()}"
         else:
             why = f"no passwordless sudo ({r.describe()})"
         out.append(_pre(host, "ssh and passwordless sudo (`sudo -n true`)", why))

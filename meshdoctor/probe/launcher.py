@@ -17,8 +17,11 @@ deadline): :mod:`meshdoctor.teardown`. Interrupts: :mod:`meshdoctor.interrupts`.
 A rank that exits early is noticed within one poll (50 ms); the others get ``GRACE_S`` to report
 their own errors. From the first sign of failure, evidence (process states, stacks) and teardown
 share one budget, :data:`TEARDOWN_BUDGET_S`: remote hosts are asked all at once, one ssh call
-each (state, stack request, SIGTERM, SIGKILL, leftover search, temp files), and a host that does
-not answer in time is reported unreachable, not waited on.
+each (state, stack request, SIGTERM, SIGKILL, leftover search, temp files). Slow is not
+unreachable: a host whose ranks answered (their events arrived) and that does not confirm its
+teardown in that budget is asked again, until :data:`TEARDOWN_CONFIRM_S` in all, and is then
+reported as not confirmed (its ranks may remain); only a host that never answered is reported
+unreachable. Neither is waited on beyond that.
 Only processes this launcher started, or that carry this run's marker, are signalled; never
 pid 1, this process or its parents.
 """
@@ -65,6 +68,9 @@ GRACE_S = 0.3  # after a first failure, for the other ranks to report theirs
 STACK_WAIT_S = 1.0  # for the stack dumps of local ranks asked with SIGUSR1
 TEARDOWN_BUDGET_S = 2.0  # evidence + teardown + leftovers, all hosts, from the first failure
 MIN_STOP_S = 1.0  # a remote host always gets this long to stop its ranks
+# a host that answered and has not confirmed its teardown is asked again until this long after the
+# first failure (a loaded control machine can take seconds per ssh round trip)
+TEARDOWN_CONFIRM_S = 8.0
 POLL_S = 0.05
 
 EventHook = Callable[[int, Dict[str, Any], "Launch"], None]
@@ -315,13 +321,21 @@ class Launch:
         grace, SIGKILL; leftovers by this run's marker; this run's temp files removed), with
         every remote host answering by ``t_end`` (at least :data:`MIN_STOP_S` from now); with
         ``ask`` (a signal name), remote ranks get it first in the same call (a stack dump). A
-        host that does not answer in time is unreachable (``self.hosts``), never waited on.
-        Their output is read to the end; the exits are recorded by :meth:`record_exits`."""
+        host whose ranks answered (their events arrived) and that does not confirm in time is
+        asked again until ``t_end`` minus :data:`TEARDOWN_BUDGET_S` plus
+        :data:`TEARDOWN_CONFIRM_S` (``Report.unconfirmed``); one that never answered is
+        unreachable (``self.hosts``); neither is waited on beyond that. Their output is read to
+        the end; the exits are recorded by :meth:`record_exits`."""
         hf = self.cfg.hostfile
+        for st in self.states:  # a rank that spoke: its host answered, slow is not unreachable
+            if not st.local and (st.pid is not None or st.last_event is not None):
+                self.hosts.mark_answered(st.host)
+        budget = max(MIN_STOP_S, t_end - time.monotonic())
         rep = teardown.stop(
             [p.target() for p in self.procs if p is not None],
             hosts=self.hosts,
-            budget_s=max(MIN_STOP_S, t_end - time.monotonic()),
+            budget_s=budget,
+            confirm_s=budget - TEARDOWN_BUDGET_S + TEARDOWN_CONFIRM_S,
             marker=self.run_id,
             tmp_prefix=f"{FILE_PREFIX}{self.run_id}-",
             remote_hosts=sorted({h.ssh for h, loc in zip(hf.hosts, self.local) if not loc}),
@@ -405,6 +419,7 @@ class Launch:
             )
             out.gpu_slowdown = nvml.slowdown(slow_before, nvml.violation_ns())
         out.unreachable = dict(self.hosts.unreachable)
+        out.unconfirmed = dict(rep.unconfirmed)
         out.finished_at = time.monotonic()
         if out.kind == "start":  # the report tells a missing interpreter apart (MD102's words)
             out.python_missing = interpreter_missing(self.cfg.python)

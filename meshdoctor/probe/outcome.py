@@ -40,6 +40,7 @@ class LaunchOutcome:
     survivors: List[Dict[str, Any]] = field(default_factory=list)
     unkillable: List[Dict[str, Any]] = field(default_factory=list)
     unreachable: Dict[str, str] = field(default_factory=dict)
+    unconfirmed: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     message: str = ""
     early_exits: Dict[int, int] = field(default_factory=dict)
     started_at: float = 0.0

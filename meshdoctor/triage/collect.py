@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -172,6 +174,17 @@ def read_report_dirs(dirs: Sequence[Path], since_s: float, col: Collected, expli
         for mtime, path in entries[:MAX_REPORTS_PER_DIR]:
             if mtime >= cutoff:
                 read_file(path, col)
+
+
+def stdin_is_piped() -> bool:
+    """Whether standard input is a pipe or a redirected file (``... | meshdoctor triage``,
+    ``triage < log``): read as ``-`` when no FILE is named (``stat(2)``: ``S_ISFIFO``,
+    ``S_ISREG``); a terminal, ``/dev/null`` or a closed stdin is not."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def read_exit_code(code: int, col: Collected) -> Tuple[Input, Optional[Finding]]:

@@ -4,8 +4,9 @@ and the ``triage`` section (inputs, findings with ``first_cause`` / ``consequenc
 first-cause ids).
 
 Verdict: ``no-go`` (exit 1) when a failure signature was found; ``go`` (0) when the inputs show
-no failure; ``unknown`` (3) when nothing could be read (or a host was unreachable and nothing
-failed).
+no failure; ``unknown`` (3) when nothing could be read, when what was read held nothing (an empty
+log, or only ``--exit-code 0``, which proves nothing: MD660), or when a host was unreachable and
+nothing failed.
 """
 
 from __future__ import annotations
@@ -82,6 +83,17 @@ def _remediation(f: Finding) -> Remediation:
     return Remediation(text=text, command=cmd)
 
 
+def _nothing_read(read) -> str:
+    """The summary when every input read held nothing: the empty ones named, and why an exit
+    status of 0 alone is not a go."""
+    empty = [signatures.printable(i.source) for i in read if i.kind != "exit-code"]
+    zero = any(i.kind == "exit-code" for i in read)
+    why = [f"{', '.join(empty)} empty"] if empty else []
+    if zero:
+        why.append("an exit status of 0 proves nothing (MD660)")
+    return f"nothing to read: {'; '.join(why)}; give triage the job's logs"
+
+
 def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
@@ -104,6 +116,9 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
             )
         )
     read = [i for i in col.inputs if i.error is None]
+    # nothing read is not a go: an empty log, or only --exit-code 0 (which proves nothing: MD660)
+    content = [i for i in read if i.kind != "exit-code" and i.bytes > 0]
+    empty = not col.findings and not content
     for inp in col.inputs:
         if inp.error:
             verdict.results.append(
@@ -143,7 +158,18 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 summary=signatures.printable(f"{host} unreachable: {why}"),
             )
         )
-    if read:
+    if read and empty and not any(r.status == ERROR for r in verdict.results):
+        verdict.results.append(
+            Result(
+                code=INPUT,
+                check="triage",
+                title=ENTRY.title,
+                status=ERROR,
+                summary=_nothing_read(read),
+                evidence={"inputs": len(read), "bytes": sum(i.bytes for i in read)},
+            )
+        )
+    elif read:
         total = sum(i.bytes for i in read)
         verdict.results.append(
             Result(

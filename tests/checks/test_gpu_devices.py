@@ -45,6 +45,7 @@ def test_nvml_that_hangs_is_an_error_not_a_hang(gpu_env):
     r = run_cli(
         "check", "--only", "MD111", "--timeout", "2", "--json", env=gpu_env("hang"), timeout=30
     )
-    assert r.rc == 3 and r.elapsed < 10
+    assert r.rc == 3, r.outcome()
+    assert r.elapsed < 25, r.elapsed  # bounded: a verdict at all, not NVML's hang
     e = results(r, "MD111")[0]
     assert e["status"] == "error" and "NVML did not answer" in e["summary"]

@@ -274,3 +274,37 @@ def test_exit_code_is_bounded_to_what_an_exit_status_can_be(value):
 def test_exit_code_of_a_signal_is_accepted():
     r = run_cli("triage", "--exit-code", "-15", "--json")
     assert r.rc == 1 and r.doc["verdict"] == "no-go"
+
+
+def test_a_pipe_is_read_when_no_file_is_named():
+    """`... | meshdoctor triage --exit-code 0` (no `-`): the pipe is read, the failed rank named."""
+    r = run_cli(
+        "triage",
+        "--exit-code",
+        "0",
+        "--json",
+        input="[WARN] Node with rank 1 exited with code 255\n",
+    )
+    assert r.rc == 1, r.outcome()
+    codes = {f["code"]: f for f in r.doc["triage"]["findings"]}
+    assert codes["MD657"]["first_cause"] and codes["MD657"]["rank"] == 1, r.outcome()
+    assert [i["source"] for i in r.doc["triage"]["inputs"]][0] == "<stdin>"
+
+
+def test_nothing_read_is_not_a_go(tmp_path):
+    """An empty log, an empty pipe, or only --exit-code 0 (which proves nothing: MD660) is
+    exit 3 "nothing to read", never GO."""
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    for args, stdin in (
+        ([str(empty)], None),
+        (["--exit-code", "0"], None),
+        ([str(empty), "--exit-code", "0"], None),
+        ([], ""),
+    ):
+        r = run_cli("triage", *args, "--json", input=stdin)
+        assert r.rc == 3 and r.doc["verdict"] == "unknown", (args, r.outcome())
+        (e,) = [x for x in r.results("MD690") if x["status"] == "error"]
+        assert e["summary"].startswith("nothing to read"), (args, r.outcome())
+    r = run_cli("triage", "--exit-code", "0")
+    assert r.rc == 3 and "nothing to read" in r.out and "proves nothing" in r.out, r.out

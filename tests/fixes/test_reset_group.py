@@ -29,7 +29,7 @@ def test_stale_ranks_killed_group_reformed_recovered_and_second_run_changes_noth
     assert _step(plan.doc, "one-element all_sum")["outcome"] == "planned"
 
     r = run_cli("fix", "reset-group", "--yes", "--json", env=procs.env, timeout=120)
-    assert r.rc == 0, r.out[-3000:]
+    assert r.rc == 0, r.outcome()
     assert not alive(stubborn) and not alive(polite)
     kills = {a["detail"]["pid"]: a for a in r.doc["actions"] if a["detail"].get("pid")}
     assert kills[stubborn]["outcome"] == "done: killed by SIGKILL"
@@ -53,7 +53,7 @@ def test_group_that_cannot_form_names_the_host_to_reboot(procs, tmp_path):
     broken.chmod(0o755)
     env = dict(procs.env, MESHDOCTOR_PYTHON=str(broken))
     r = run_cli("fix", "reset-group", "--yes", "--json", env=env, timeout=120)
-    assert r.rc == 1, r.out[-3000:]
+    assert r.rc == 1, r.outcome()
     assert r.doc["needs_reboot"] == [r.doc["hosts"][0]["host"]]
     res = [x for x in r.results("MD702") if x.get("needs_reboot")]
     assert res and "the group did not re-form" in res[0]["summary"]

@@ -54,7 +54,7 @@ def test_nccl_environment_reaches_remote_ranks(tmp_path):
         for h in tb.hosts:
             ps = tb.ssh(h, "ps -eo args=").stdout
             assert "md-probe-" not in ps, ps
-    assert r.rc == 1, r.out[-3000:]
+    assert r.rc == 1, r.outcome()
     group = r.results("MD501")[0]
     assert group["status"] == "fail" and "group formation (nccl, 2 ranks)" in group["summary"]
     assert {m["code"] for rk in r.doc["probe"]["ranks"] for m in rk["signatures"]} >= {"MD623"}

@@ -96,7 +96,7 @@ def test_crash_reports_and_logs_fetched_from_every_host(tmp_path):
             env=env,
             timeout=120,
         )
-        assert r.rc == 1, (r.out[-2000:], r.err)
+        assert r.rc == 1, r.outcome()
         fs = {f["id"]: f for f in r.doc["triage"]["findings"]}
         (first,) = r.doc["triage"]["first_cause"]
         assert (fs[first]["code"], fs[first]["host"]) == ("MD612", "h1")

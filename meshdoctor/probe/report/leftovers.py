@@ -1,6 +1,7 @@
 """What a probe leaves behind, as results: rank processes still there after teardown (killed
-now, or they survived SIGKILL), GPU memory a torn-down rank still holds, and hosts ssh could
-not reach (:func:`leftover_results`)."""
+now, or they survived SIGKILL), GPU memory a torn-down rank still holds, hosts whose teardown was not confirmed (they
+answered, their ranks ran, but the teardown's ssh did not confirm in its bounded total: slow is
+not unreachable) and hosts ssh could not reach, which never answered (:func:`leftover_results`)."""
 
 from __future__ import annotations
 
@@ -117,9 +118,40 @@ def _unreached_result(out: LaunchOutcome, host: str, why: str) -> Result:
     )
 
 
+def _unconfirmed_result(out: LaunchOutcome, host: str, how: Dict[str, Any]) -> Result:
+    """A host that answered (its ranks ran) whose teardown did not confirm within its bounded
+    total: its ranks may remain (fail), but it is not called unreachable."""
+    pids = {s.rank: s.pid for s in out.ranks if s.host == host and s.pid is not None}
+    ranks = [s.rank for s in out.ranks if s.host == host]
+    known = ", ".join(
+        f"rank {r}" + (f" (pid {pids[r]})" if r in pids else " (pid not known)") for r in ranks
+    )
+    within = how.get("within_s", 0.0)
+    return Result(
+        C.LEFTOVER,
+        "probe.leftovers",
+        FAIL,
+        f"teardown of {host} not confirmed within {within:g} s; ranks may remain: "
+        f"{known or 'none known'} ({how.get('why')})",
+        host=host,
+        evidence={
+            "ranks": ranks,
+            "pids": {str(r): p for r, p in pids.items()},
+            "ssh": how.get("why"),
+            "within_s": within,
+        },
+        remediation=Remediation(
+            f"{host} answered during the probe, but its teardown did not confirm in time (a "
+            "loaded machine, or its link went down since): look for leftover ranks there "
+            "(`meshdoctor check --only MD301` on that host) and check its link."
+        ),
+    )
+
+
 def leftover_results(lc: LaunchView) -> List[Result]:
     """Survivors of teardown, the GPU memory check, and every host that could not be reached
-    (in teardown, or when its rank could not start); adds those hosts to ``lc.unreachable``."""
+    (in teardown, or when its rank could not start; adds those hosts to ``lc.unreachable``), and
+    every host that answered but did not confirm its teardown (never added there)."""
     out = lc.out
     res: List[Result] = []
     stuck = {(f["host"], f["pid"]) for f in out.unkillable}
@@ -129,9 +161,12 @@ def leftover_results(lc: LaunchView) -> List[Result]:
     for s in out.ranks:
         if s.host in lc.unreachable and s.host not in unreached:
             unreached[s.host] = "its rank could not be started over ssh"
-    reached = sorted({s.host for s in out.ranks} - set(unreached))
+    unconfirmed = {h: v for h, v in out.unconfirmed.items() if h not in unreached}
+    reached = sorted({s.host for s in out.ranks} - set(unreached) - set(unconfirmed))
     if not out.survivors and reached:
         where = "" if not unreached else f" on the hosts reached ({', '.join(reached)})"
+        if unconfirmed:
+            where = f" on the hosts that confirmed ({', '.join(reached)})"
         gpu = out.gpu_after
         if gpu is not None and gpu.get("held"):
             res.append(_gpu_held(out, gpu))
@@ -146,6 +181,8 @@ def leftover_results(lc: LaunchView) -> List[Result]:
                     evidence={"run_id": out.run_id, "hosts": reached, "gpu_after": gpu},
                 )
             )
+    for host, how in sorted(unconfirmed.items()):
+        res.append(_unconfirmed_result(out, host, how))
     for host, why in sorted(unreached.items()):
         lc.unreachable.add(host)
         res.append(_unreached_result(out, host, why))

@@ -67,3 +67,40 @@ def test_remote_refuses_unsafe_hosts(host):
         remote.ssh_argv(host, ["true"])
     with pytest.raises(remote.RemoteError):
         remote.remote_command(["true"], {"BAD KEY": "1"})
+
+
+def _calls(monkeypatch, *argvs):
+    """remote.run replaced by real local commands, one per call in order (ssh's outcomes:
+    a completed call, ssh's own 255, a deadline overrun)."""
+    from meshdoctor import execute
+
+    todo = list(argvs)
+    monkeypatch.setattr(
+        remote, "run", lambda host, argv, timeout, **kw: execute.run(todo.pop(0), timeout=timeout)
+    )
+
+
+def test_a_timeout_on_a_host_that_answered_is_unconfirmed_not_unreachable(monkeypatch):
+    _calls(monkeypatch, ["true"], ["sleep", "30"], ["sh", "-c", "exit 255"], ["true"])
+    hosts = remote.Hosts()
+    assert hosts.run("h0", ["true"], 5).ok and "h0" in hosts.answered
+    assert hosts.run("h0", ["x"], 0.5).timed_out
+    assert hosts.unreachable == {} and "did not answer within" in hosts.unconfirmed["h0"]
+    assert hosts.run("h0", ["x"], 5).returncode == 255 and hosts.unreachable == {}
+    assert hosts.run("h0", ["true"], 5).ok and hosts.unconfirmed == {}  # asked again, not skipped
+
+
+def test_a_host_that_never_answered_is_unreachable_and_skipped(monkeypatch):
+    _calls(monkeypatch, ["sleep", "30"])
+    hosts = remote.Hosts()
+    assert hosts.run("h9", ["x"], 0.5).timed_out
+    assert "did not answer within" in hosts.unreachable["h9"]
+    assert "skipped" in hosts.run("h9", ["x"], 5).stderr  # no second wait
+
+
+def test_a_deadline_long_past_the_connect_timeout_means_ssh_got_through():
+    """ssh ends a connection that does not come up at its ConnectTimeout with exit 255; a call
+    still running well after it reached the host."""
+    assert not remote.connected_by(2.0)
+    assert not remote.connected_by(remote.CONNECT_TIMEOUT_S)
+    assert remote.connected_by(remote.CONNECT_TIMEOUT_S + remote.CONNECTED_SLACK_S)
