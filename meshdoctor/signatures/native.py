@@ -33,7 +33,8 @@ SIGNATURES = (
         r"kIOGPUCommandBufferCallbackErrorTimeout",
         "A collective inside a GPU command buffer waited more than ~5 s on a slow peer and the "
         "Metal watchdog killed it.",
-        "Run collectives on stream=mx.cpu and evaluate them separately.",
+        "Run collectives on stream=mx.cpu and evaluate them separately; smaller command "
+        "buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) shorten each GPU wait.",
         "Apple Metal",
         causes=[("a slow or dead peer during a GPU-stream collective", "the peer's log")],
         examples=(
@@ -111,5 +112,54 @@ SIGNATURES = (
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
         ),
         fallback=TRACEBACK,
+    ),
+    signature(
+        "MD672",
+        "metal.resource-limit",
+        r"Resource limit \((?P<limit>\d+)\) exceeded",
+        "Metal refused another buffer: the process holds as many Metal resources as the "
+        "device allows (499000 on recent Macs), usually many small arrays kept alive (a "
+        "growing KV cache, un-evaluated graphs).",
+        "Evaluate and release arrays sooner (mx.eval in the loop), lower the prompt cache or "
+        "batch size, and upgrade mlx-lm.",
+        "mlx-lm #831, #1672",
+        examples=("RuntimeError: [metal::malloc] Resource limit (499000) exceeded.",),
+    ),
+    signature(
+        "MD673",
+        "metal.buffer-too-large",
+        r"Attempting to allocate (?P<bytes>\d+) bytes which is greater than the maximum "
+        r"allowed buffer size",
+        "One array is larger than the largest Metal buffer this GPU allows.",
+        "Split the array (shard the weights, smaller batch or sequence), or run that op on "
+        "the CPU stream.",
+        "MLX metal allocator",
+        examples=(
+            "RuntimeError: [metal::malloc] Attempting to allocate 77309411328 bytes which is "
+            "greater than the maximum allowed buffer size of 57982058496 bytes.",
+        ),
+    ),
+    signature(
+        "MD674",
+        "malloc.failed",
+        r"\[malloc\] Unable to allocate",
+        "MLX could not allocate host memory for an array: the node is out of memory.",
+        "Free memory (other processes, leftover ranks: MD301), use a smaller model or shard "
+        "it over more ranks.",
+        "MLX allocator",
+        check="MD302",
+        examples=("RuntimeError: [malloc] Unable to allocate 17179869184 bytes.",),
+    ),
+    signature(
+        "MD675",
+        "metal.residency-set",
+        r"Unable to construct residency set",
+        "Metal could not build the residency set that keeps MLX's buffers wired (MLX 0.32.2+): "
+        "wired memory is exhausted or held by another process.",
+        "Stop leftover ranks and measure wired memory again (MD302); lower "
+        "MLX_RESIDENCY_SET_MAX_PCT or the wired limit; reboot if memory stays wired.",
+        "MLX 0.32.2 release (MLX_RESIDENCY_SET_MAX_PCT)",
+        check="MD302",
+        examples=("RuntimeError: [metal::Device] Unable to construct residency set.",),
     ),
 )
