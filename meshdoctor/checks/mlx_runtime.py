@@ -71,12 +71,6 @@ KNOWN_BAD: List[Tuple[tuple, Optional[tuple], Tuple[str, ...], str]] = [
     ),
 ]
 
-# Open upstream, shown in the meaning rather than as a per-node warning: a node alone cannot
-# tell (MD403 compares the fleet).
-NAX_MIX = (
-    "from MLX 0.32.2, JACCL completions are lost when NAX (M5) and non-NAX ranks share a "
-    "tensor-parallel group; wired memory stays until reboot (MLX issue #4403, open)"
-)
 NO_RELEASED_GUARD = (
     "no released MLX has the JACCL progress guard or peer liveness (0.32.4's libjaccl has "
     "neither; MLX PR #4530 is open): only forks carry it"
