@@ -162,4 +162,47 @@ SIGNATURES = (
         check="MD302",
         examples=("RuntimeError: [metal::Device] Unable to construct residency set.",),
     ),
+    signature(
+        "MD676",
+        "macos.kernel-panic",
+        r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<msg>.+)",
+        "The Mac's kernel panicked and rebooted (a crash report of bug_type 210): every rank "
+        "on it died at that moment, so its peers' errors that follow are echoes.",
+        "Read the panic's message: an IOGPUMemory assertion (prepare count underflow) is GPU "
+        "memory accounting in the kernel, seen after Metal or JACCL failures; update macOS, "
+        "report it to Apple with the panic file, and re-run after the reboot.",
+        "Apple, kernel panic reports (bug_type 210)",
+        causes=[
+            (
+                "GPU-wired memory accounting broke (IOGPUMemory prepare count underflow)",
+                "IOGPUMemory.cpp in the panic message",
+            ),
+            ("a driver fault (Thunderbolt, RDMA)", "the kernel extension named in the panic"),
+        ],
+        refine=lambda g: (
+            "the GPU memory driver (IOGPUMemory) panicked: wired-memory accounting underflowed"
+            if "IOGPUMemory" in g.get("msg", "")
+            else None
+        ),
+        examples=(
+            "panic(cpu 2 caller 0xfffffe002f8c1234): IOGPUMemory.cpp:550 Assertion failed: "
+            "prepare count underflow",
+        ),
+    ),
+    signature(
+        "MD677",
+        "macos.jetsam",
+        r"memorystatus: (?P<why>killing_\w+) pid (?P<pid>\d+) \[(?P<proc>[^\]]*)\] "
+        r"\((?P<cause>[\w-]+)",
+        "macOS killed the process for memory (jetsam, a report of bug_type 298): a rank that "
+        "ended with SIGKILL and no error of its own was taken by the system, not by MLX.",
+        "Use a smaller model or shard it over more ranks, lower the wired limit "
+        "(iogpu.wired_limit_mb) so the OS keeps room, and stop other large processes.",
+        "xnu bsd/kern/kern_memorystatus.c (memorystatus kill log)",
+        check="MD302",
+        examples=(
+            "1733050000.123 memorystatus: killing_top_process pid 4242 [python3.12] "
+            "(vm-pageshortage 10) - memorystatus_available_pages: 1200",
+        ),
+    ),
 )

@@ -45,6 +45,8 @@ ANCHORS: Tuple[str, ...] = (
     "environment variable",
     "exited with code",
     "was killed",
+    "panic(cpu",
+    "memorystatus:",
 )
 
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
