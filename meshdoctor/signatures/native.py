@@ -99,8 +99,12 @@ SIGNATURES = (
         "MD663",
         "python.exception",
         None,
-        "An uncaught Python exception ended the process (no known signature in it).",
-        "Read the exception; it is the cause unless another rank failed first.",
+        "An uncaught Python exception (no known signature in it): it ends the process when "
+        "raised in the main thread; one raised in another thread ends only that thread, and "
+        "the process may go on.",
+        "Read the exception; it is the cause unless another rank failed first. If the process "
+        "went on, look at what that thread did (a failed collective in a worker thread leaves "
+        "its peers waiting).",
         "Python",
         role=EITHER,
         examples=(
