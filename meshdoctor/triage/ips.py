@@ -202,6 +202,11 @@ def parse(
             )
         )
     m = signatures.make_match(code, line, 0, meaning=meaning, groups={"signal": str(sig)})
+    if code == "MD662":  # the finding is the crash report: do not send the reader to find one
+        m.remedy = (
+            "Read the faulting frame above: report the crash with this file to the project "
+            "whose library it is in (MLX for libmlx/libjaccl), with the MLX and macOS versions."
+        )
     m.context = summary["top_frames"][: signatures.CONTEXT_LINES]
     return summary, m, time, warnings
 

@@ -72,3 +72,16 @@ def test_a_kernel_panic_in_a_diagnostic_reports_folder_is_named(tmp_path):
     assert f["code"] == "MD676"
     assert "IOGPUMemory" in f["line"] and "wired-memory accounting underflowed" in f["meaning"]
     assert f["time"].startswith("2026-01-05T09:00:03")
+
+
+def test_a_native_crash_read_from_its_report_does_not_send_the_reader_to_find_it(tmp_path):
+    from tests.unit.triage.test_triage import TBT_IPS
+
+    text = TBT_IPS.read_text().replace("tbt_post_recv", "objc_release")
+    text = text.replace("libthunderboltrdma.dylib", "libobjc.A.dylib")
+    rep = tmp_path / "python3.12-2026-01-05-100004.ips"
+    rep.write_text(text)
+    r = run_cli("triage", str(rep), "--json")
+    (f,) = r.doc["triage"]["findings"]
+    assert f["code"] == "MD662"
+    assert "Find the crash report" not in f["remedy"] and "with this file" in f["remedy"]
