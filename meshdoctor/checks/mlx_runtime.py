@@ -1,13 +1,15 @@
 """MD102 MLX runtime: installed or not, version, backends, known-bad versions, progress guard.
 
 Known-bad versions and what fixed them come from the MLX release notes (github.com/ml-explore/mlx
-releases) for each version named below; the JACCL progress guard is the
-``JACCL_PROGRESS_TIMEOUT_MS`` setting of builds that carry it (upstream MLX has none).
+releases) and the MLX pull requests and issues named in :data:`KNOWN_BAD`; a defect still open
+upstream has no fixed-in version. The JACCL progress guard is the ``JACCL_PROGRESS_TIMEOUT_MS``
+setting of builds that carry it: no released MLX has it or any peer liveness (0.32.4's libjaccl
+has neither; MLX PR #4530 is open), only forks do.
 """
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
@@ -15,8 +17,9 @@ from meshdoctor.mlx.backends import JACCL_BACKENDS, core_backend
 from meshdoctor.facts.mlx_build import BACKENDS as MLX_BACKENDS, gather_mlx
 from meshdoctor.parsers.macos import version_tuple
 
-# (first bad, fixed in, backends concerned, reason): versions as tuples; bad is lo <= v < fixed.
-KNOWN_BAD: List[Tuple[tuple, tuple, Tuple[str, ...], str]] = [
+# (first bad, fixed in, backends concerned, reason): versions as tuples; bad is lo <= v < fixed;
+# fixed None: still open upstream (bad from lo on).
+KNOWN_BAD: List[Tuple[tuple, Optional[tuple], Tuple[str, ...], str]] = [
     ((0,), (0, 30, 1), JACCL_BACKENDS, "has no JACCL backend"),
     (
         (0, 30, 3),
@@ -46,7 +49,32 @@ KNOWN_BAD: List[Tuple[tuple, tuple, Tuple[str, ...], str]] = [
         JACCL_BACKENDS,
         "a data-path error aborts the process (libc++abi: terminating ... std::invalid_argument)",
     ),
+    (
+        (0,),
+        (0, 32, 1),
+        ("ring",),
+        "a single ring transfer of 2 GiB or more fails with errno 22 (MLX PR #4281)",
+    ),
+    (
+        (0, 32, 1),
+        (0, 32, 3),
+        ("jaccl-ring",),
+        "jaccl-ring all_gather returns wrong data without an error: the upper half of each "
+        "peer's region is never sent (MLX PR #4443)",
+    ),
+    (
+        (0,),
+        (0, 32, 4),
+        ("",),
+        "a failed non-strict init is cached as a size-1 group that a later strict init returns "
+        "(MLX PR #4558; in 0.32.4, unknown whether 0.32.3 has it)",
+    ),
 ]
+
+NO_RELEASED_GUARD = (
+    "no released MLX has the JACCL progress guard or peer liveness (0.32.4's libjaccl has "
+    "neither; MLX PR #4530 is open): only forks carry it"
+)
 
 
 # What makes each backend available (mlx docs, "Distributed Communication"; mlx 0.30.1 added
@@ -69,7 +97,8 @@ def _fmt(v: tuple) -> str:
 def known_bad(version: tuple, backend: str) -> List[dict]:
     """The known defects of MLX ``version`` that matter to ``backend`` ('' = any backend).
 
-    Each is ``{"reason", "fixed_in" (str), "backends"}``. An unreadable version (``()``) has none.
+    Each is ``{"reason", "fixed_in" (str), "backends"}`` (``[""]``: every backend). An
+    unreadable version (``()``) has none.
     """
     version = tuple(version)
     if not version:
@@ -77,7 +106,9 @@ def known_bad(version: tuple, backend: str) -> List[dict]:
     return [
         {"reason": reason, "fixed_in": _fmt(fixed), "backends": list(backends)}
         for lo, fixed, backends, reason in KNOWN_BAD
-        if lo <= version < fixed and (not backend or backend in backends)
+        if fixed is not None
+        and lo <= version < fixed
+        and (not backend or "" in backends or backend in backends)
     ]
 
 
@@ -154,7 +185,7 @@ def run(ctx: NodeContext):
             evidence=info,
             remediation="Gate runs with `meshdoctor probe` (its outer deadline catches "
             "the hang) and kill survivors; a build with the progress guard "
-            "(JACCL_PROGRESS_TIMEOUT_MS) fails cleanly instead.",
+            "(JACCL_PROGRESS_TIMEOUT_MS) fails cleanly instead, but " + NO_RELEASED_GUARD + ".",
         )
         return
     extra = {True: ", JACCL progress guard present", False: ", no JACCL progress guard"}
@@ -175,7 +206,18 @@ whether the progress guard is compiled in (the JACCL_PROGRESS_TIMEOUT_MS string 
 
 Fails when MLX is missing, its import hangs or crashes, or the hostfile's backend is not in the
 build. Warns on known-bad versions for the backend in use, with the version that fixed each,
-and when a JACCL mesh runs without the progress guard.
+and when a JACCL mesh runs without the progress guard. No released MLX has the progress guard
+or peer liveness (0.32.4's libjaccl has neither; MLX PR #4530 is open): only forks carry it.
+
+Known-bad, by MLX version: no JACCL before 0.30.1; MLX_IBV_DEVICES ignored in 0.30.3; no
+jaccl-ring before 0.30.6; the local staging race before 0.32.0; an uninitialised GID
+0.31.2-0.32.0; ring survivors hang after a peer dies, a JACCL data-path error aborts the
+process, and a single ring transfer of 2 GiB or more fails with errno 22 (MLX PR #4281), all
+before 0.32.1; jaccl-ring all_gather returns wrong data in 0.32.1-0.32.2 (MLX PR #4443, fixed in
+0.32.3); a failed non-strict init is cached as a size-1 group (MLX PR #4558: in 0.32.4, unknown
+whether 0.32.3 has it). Open upstream: from 0.32.2, JACCL completions are lost when NAX (M5) and
+non-NAX ranks share a tensor-parallel group, and wired memory stays until reboot (MLX issue
+#4403).
 """,
         why="""
 Every rank imports the same MLX: a missing backend fails the launch, and a known-bad version
@@ -188,6 +230,11 @@ Install or upgrade MLX to the same version on every node (pip install -U mlx; on
 """,
         sources=(
             "mlx #4060 (ring survivors hang, fixed in 0.32.1)",
+            "MLX PR #4281 (ring transfers of 2 GiB or more, fixed in 0.32.1)",
+            "MLX PR #4443 (jaccl-ring all_gather, fixed in 0.32.3)",
+            "MLX PR #4558 (failed non-strict init cached)",
+            "MLX issue #4403 (NAX and non-NAX ranks lose JACCL completions, open)",
+            "MLX PR #4530 (JACCL peer liveness, open)",
             "MLX installation documentation (pip install mlx, mlx[cpu])",
             "JACCL progress guard PR (JACCL_PROGRESS_TIMEOUT_MS)",
         ),

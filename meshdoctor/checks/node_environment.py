@@ -17,6 +17,8 @@ More (MLX sources, 0.29.3-0.32.x):
   MLX 0.29.3+) belong to one launch; left in a shell they follow every process started from it.
 * ``MLX_METAL_FAST_SYNCH`` set in this shell but not in the hostfile's ``envs``: mlx.launch gives
   ranks on other nodes only the hostfile's ``envs`` (and ``--env``), so the nodes would differ.
+  The same holds for the Metal tuning variables (:data:`meshdoctor.mlx.env.METAL_TUNING`:
+  command-buffer size, residency sets; MLX ``mlx/utils.h``, 0.32.x).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Dict, Mapping
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.mlx.env import JACCL_OVERRIDES, PER_RANK_MLX, RING_SWITCHES
+from meshdoctor.mlx.env import JACCL_OVERRIDES, METAL_TUNING, PER_RANK_MLX, RING_SWITCHES
 
 OBSOLETE = {"MLX_JACCL_DEVICES": "read by mlx 0.30.3 only; mlx.launch exports MLX_IBV_DEVICES"}
 OFF_LOOKING = ("0", "false", "no", "off", "")
@@ -119,6 +121,20 @@ def _launch_facts(
                 "or unset it here.",
             )
         )
+    if hostfile_given:
+        for k, what in METAL_TUNING.items():
+            if k in env and k not in launch_envs:
+                entry = json.dumps(f"{k}={env[k]}", ensure_ascii=False)
+                found.append(
+                    warn(
+                        f"{k}={env[k]!r} is set on this node but not in the hostfile's envs: it "
+                        f"sets {what}, and mlx.launch gives ranks on other nodes only the "
+                        "hostfile's envs, so the ranks would run with different settings",
+                        evidence={"variable": k, "value": env[k], "governs": what},
+                        remediation=f"add {entry} to the hostfile's envs (or pass --env to "
+                        "mlx.launch), or unset it here.",
+                    )
+                )
     return found
 
 
@@ -239,7 +255,10 @@ JACCL_PROGRESS_TIMEOUT_MS is not an integer. Warns on per-rank variables left in
 stray MLX_RANK), on MLX_JACCL_DEVICES (read by mlx 0.30.3 only), on a disabled or very short
 progress timeout, and on an unknown JACCL_TIMEOUT_ACTION. Also warns on MLX_JACCL_RING=0, on
 NCCL_HOST_IP, NCCL_PORT or MLX_NCCL_TIMEOUT left in the shell (set by mlx.launch for one run),
-and on MLX_METAL_FAST_SYNCH set on this node but missing from the hostfile's envs.
+and on MLX_METAL_FAST_SYNCH, or a Metal tuning variable (MLX_MAX_OPS_PER_BUFFER,
+MLX_MAX_MB_PER_BUFFER: command-buffer size, GPU timeouts; MLX_RESIDENCY_SET_MAX_PCT,
+MLX_METAL_RESIDENCY_REFRESH_INTERVAL_MS (MLX 0.32.4): wired memory), set on this node but missing
+from the hostfile's envs.
 """,
         why="""
 JACCL_* variables win over the MLX_* ones mlx.launch exports, so every rank would use the stray

@@ -1,6 +1,6 @@
 """MD204 RDMA capacity: queue pairs and memory regions per device, from MLX's resource model.
 
-What JACCL opens (MLX ``mlx/distributed/jaccl`` sources, tags v0.30.1 to v0.32.1): each
+What JACCL opens (MLX ``mlx/distributed/jaccl`` sources, tags v0.30.1 to v0.32.4): each
 connection has its own device context, protection domain, completion queue and one UC queue pair;
 its buffers are registered as memory regions (``ibv_reg_mr``). Per device, with N = world size
 and C = cables per direction (:func:`resource_model`):
@@ -18,8 +18,15 @@ jaccl-ring, N = 2                  2                64 (each device opened twice
                                                     the right neighbour are the same rank)
 =================================  ===============  ==========================================
 
-The mesh uses ONE device per peer in every version (the first of a cell that lists several);
-only jaccl-ring uses several cables per direction (at most 4). A mesh has at most 8 ranks.
+Cables per peer, by version: before MLX 0.32.4 the mesh uses ONE device per peer (the first of a
+cell that lists several); from 0.32.4 (MLX PR #4607: ``MeshGroup(const
+vector<vector<string>>&)``, one ``MeshImpl`` per wire) it uses every device of the cell, each
+wire with its own queue pair and the same buffers as one 0.32.1+ connection (1 QP, 64 MRs per
+device); messages under ``MESH_MULTI_WIRE_MIN_BYTES`` (512 KiB, ``jaccl/mesh_impl.h``) use the
+first wire only. How 0.32.4 treats cells of unequal length (2 cables to one peer, 1 to another,
+or a different count on the two ends) is not stated in its headers: the model counts the
+devices listed and reports that treatment as "unknown". jaccl-ring uses several cables per
+direction (at most 4) in every version. A mesh has at most 8 ranks.
 
 Limits per device: what verbs reports (``max_qp``/``max_mr``), and on Thunderbolt the lower
 measured limits: 10 queue pairs (the 11th ``ibv_create_qp`` fails with errno 16 EBUSY; MLX PR
@@ -61,6 +68,18 @@ SHARING = (
 NEAR_FRACTION = 0.9  # an approximate limit: a need within 10 % of it warns
 RING_MAX_PER_DIRECTION = 4  # MLX jaccl ring: RING_MAX_CONNS = 4 devices per direction
 LATEST = (0, 32, 1)  # the model used when the installed MLX version is unknown
+MULTI_WIRE_MESH = (0, 32, 4)  # the mesh uses every cable of a cell (MLX PR #4607)
+UNEQUAL_WIRES = (
+    "unknown: how MLX 0.32.4 treats mesh cells of unequal length is not stated in its headers "
+    "(MLX PR #4607 takes one device list per wire)"
+)
+
+
+def mesh_wires(version: Tuple[int, ...]) -> bool:
+    """Whether the JACCL mesh of MLX ``version`` uses every device of a cell (0.32.4+, MLX PR
+    #4607) rather than the first one only. An unknown version (``()``) is read as
+    :data:`LATEST`."""
+    return (tuple(version[:3]) if version else LATEST) >= MULTI_WIRE_MESH
 
 
 def resource_model(backend: str, n: int, version: Tuple[int, ...]) -> Dict[str, Any]:
@@ -127,8 +146,9 @@ def plan(
     Returns ``({device: {"qps": int, "mrs": int, "peers": [rank, ...], "local_ranks": [rank,
     ...]}}, notes)``; a device opened by several of ``ranks`` (processes) has their needs added
     up, the conservative reading since sharing between processes is unknown; notes say
-    which listed devices JACCL will not use (extra cables in a mesh cell, more than 4 per ring
-    direction).
+    which listed devices JACCL will not use (extra cables in a mesh cell before MLX 0.32.4, more
+    than 4 per ring direction) and, from 0.32.4, where a rank's mesh cells differ in length
+    (their treatment is :data:`UNEQUAL_WIRES`).
     """
     backend, n = hf.effective_backend, hf.world_size
     model = resource_model(backend, n, version)
@@ -148,21 +168,30 @@ def plan(
         host = hf.hosts[r]
         if backend == "jaccl":
             neighbours = {(r - 1) % n, (r + 1) % n}
+            every = mesh_wires(version)
+            counts = set()
             for p in range(n):
                 devs = host.devices_to(p) if p != r else []
-                if devs:
+                if p != r:
+                    counts.add(len(devs))
+                for d in devs if every else devs[:1]:
                     add(
-                        devs[0],
+                        d,
                         p,
                         model["qps"],
                         model["mrs_neighbour"] if p in neighbours else model["mrs"],
                     )
-                if len(devs) > 1:
+                if len(devs) > 1 and not every:
                     notes.append(
                         f"rank {r} -> rank {p}: the mesh uses one device per peer "
-                        f"({devs[0]}); {', '.join(devs[1:])} unused (only jaccl-ring "
-                        "uses several cables)"
+                        f"({devs[0]}); {', '.join(devs[1:])} unused (this MLX; from 0.32.4 "
+                        "the mesh uses every cable listed, MLX PR #4607)"
                     )
+            if every and len(counts) > 1:
+                notes.append(
+                    f"rank {r}: its mesh cells list {'/'.join(map(str, sorted(counts)))} "
+                    f"cables: {UNEQUAL_WIRES}"
+                )
         elif backend == "jaccl-ring" and n > 1:
             sides = [(r + 1) % n] if n == 2 else [(r - 1) % n, (r + 1) % n]
             for p in sides:
@@ -290,7 +319,8 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
                 "or fail",
                 evidence=base,
                 remediation="List one device per peer in a mesh hostfile, or upgrade "
-                "MLX to 0.31.2 or later.",
+                "MLX to 0.31.2 or later (from 0.32.4 the mesh uses every cable listed, "
+                "MLX PR #4607).",
             )
         )
     use, notes = plan(hf, ctx.ranks, version)
@@ -347,7 +377,8 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
                         f"towards {peers}) but allows {lim}: {effect}",
                         evidence=rev,
                         remediation="Give each peer its own cable and device in the hostfile (a "
-                        "mesh uses one device per peer), or use jaccl-ring; kill stale "
+                        "mesh uses one device per peer before MLX 0.32.4 and every listed "
+                        "cable from 0.32.4), or use jaccl-ring; kill stale "
                         "ranks that still hold queue pairs (`meshdoctor check --only "
                         f"MD301` lists them). Limit: {source}.",
                     )
@@ -431,10 +462,11 @@ Counts the queue pairs (QPs) and memory regions (MRs) that the hostfile's backen
 RDMA device of this node, for the world size and the installed MLX version, and compares them
 with the device limits.
 
-JACCL mesh (jaccl): one QP per peer on the first device of that peer's cell (a mesh uses one
-cable per peer in every MLX version), at most 8 ranks. MRs per peer device: 4 (MLX 0.30.1-0.30.5),
-32 (0.30.6), 32 and 64 to the left/right neighbours, 96 with 2 ranks (0.31.0-0.32.0), 64 (0.32.1+,
-MLX PR #3901). jaccl-ring: one QP and 32 MRs per cable per direction, at most 4 cables per
+JACCL mesh (jaccl): one QP per peer on the first device of that peer's cell before MLX 0.32.4;
+from 0.32.4 one QP on every device of the cell, one wire each (MLX PR #4607; messages under
+512 KiB use one wire); at most 8 ranks. MRs per peer device: 4 (MLX 0.30.1-0.30.5), 32 (0.30.6),
+32 and 64 to the left/right neighbours, 96 with 2 ranks (0.31.0-0.32.0), 64 (0.32.1+, MLX PR
+#3901). How 0.32.4 treats cells of unequal length is unknown (not stated in its headers). jaccl-ring: one QP and 32 MRs per cable per direction, at most 4 cables per
 direction; with 2 ranks each device is opened twice (2 QPs, 64 MRs).
 
 Limits: max_qp/max_mr as verbs reports them; on Thunderbolt the measured limits apply: 10 QPs per
@@ -446,12 +478,14 @@ Past a limit the group cannot form: the 11th QP fails with errno 16 EBUSY (MLX P
 MR beyond the ceiling with "[jaccl] Register memory region failed" (MLX issue #3162).
 """,
         action="""
-Give each peer its own cable and device in the hostfile, use jaccl-ring beyond 8 ranks, upgrade
+Give each peer its own cable and device in the hostfile (from MLX 0.32.4 the mesh opens every
+cable listed, so count them all), use jaccl-ring beyond 8 ranks, upgrade
 MLX (0.32.1 uses fewer MRs per neighbour with 2 ranks), and kill stale ranks that still hold
 queue pairs.
 """,
         sources=(
             "MLX PR #3901 (MRs per neighbour)",
+            "MLX PR #4607 (0.32.4: the mesh uses every cable of a cell, 512 KiB multi-wire minimum)",
             "MLX PR #4209 (10 QPs per device)",
             "MLX issue #3162 (about 100 MRs per device)",
         ),

@@ -8,7 +8,8 @@ hung tool costs one command deadline and shows up as that piece's entry in ``err
 Shape (every key optional; a piece that could not be read is named in ``errors``)::
 
     {"meshdoctor": "0.1.0",
-     "platform": {"os": "darwin", "os_version": "26.3.1", "build": "25D2128", "python": "3.12.3"},
+     "platform": {"os": "darwin", "os_version": "26.3.1", "build": "25D2128", "python": "3.12.3",
+                  "chip": "Apple M4 Pro"},
      "mlx": {"installed": true, "version": "0.32.1", "jaccl_guard": false, "backends": {...}},
      "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE", "active": true}}},
      "thunderbolt": {"readable": true, "ports": [{"receptacle": 1, "domain_uuid": "...",
@@ -83,6 +84,9 @@ def _platform_facts(ctx: NodeContext) -> Dict[str, Any]:
             info.update(os_version=sv.get("ProductVersion", ""), build=sv.get("BuildVersion", ""))
         else:
             info["error"] = res.describe()
+        chip = ctx.command("sysctl", "-n", "machdep.cpu.brand_string")
+        if chip.ok and chip.stdout.strip():
+            info["chip"] = chip.stdout.strip()  # e.g. "Apple M5 Max"
     else:
         info["os_version"] = _platform.release()
     return info

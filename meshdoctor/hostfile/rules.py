@@ -318,6 +318,16 @@ def _jaccl_rules(hf: "Hostfile", backend: str, out: List[Problem]) -> None:
                     or not all(isinstance(c, str) and c for c in cell)
                 ):
                     out.append(Problem(cw, "a list cell must hold one or more device names"))
+                else:
+                    twice = sorted({d for d in cell if cell.count(d) > 1})
+                    if twice:
+                        out.append(
+                            Problem(
+                                cw,
+                                f"names {', '.join(twice)} twice: each entry is one cable (from "
+                                "MLX 0.32.4 the mesh opens one wire per entry, MLX PR #4607)",
+                            )
+                        )
             else:
                 value = cell.value if isinstance(cell, BadCell) else cell
                 out.append(Problem(cw, f"{value!r} is not a device name, a list of names or null"))

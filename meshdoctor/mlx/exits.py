@@ -13,6 +13,9 @@ Conventions (POSIX wait status, ssh(1), bash(1), mlx/_distributed_utils/launch.p
 * 1: an uncaught Python exception, or the NCCL backend's ``exit(1)`` after ``NCCL error`` /
   ``CUDA error``;
 * 2: mlx.launch's (argparse's) usage error;
+* 126/127: the shell found the command but could not execute it / did not find it (bash(1),
+  "EXIT STATUS"): a rank launched with an interpreter path that does not exist on that host
+  exits 127;
 * 0 from mlx.launch: it exits 0 even when ranks failed, so 0 proves nothing on its own.
 
 Signal numbers 1-6, 8, 9, 11, 13-15 are the same on Linux and macOS; others differ and are named
@@ -149,6 +152,25 @@ def explain(code: int, *, launcher: bool = False) -> ExitMeaning:
     if code == 2 and launcher:
         return ExitMeaning(
             code, None, "exit 2: mlx.launch rejected its arguments", "MD664", S.CAUSE
+        )
+    if code == 127:
+        return ExitMeaning(
+            code,
+            None,
+            "exit 127: the shell did not find the command (bash: command not found); a job "
+            "launched without its interpreter exits 127: check that the Python path the ranks "
+            "use exists on that host (mlx.launch --python, MESHDOCTOR_REMOTE_PYTHON)",
+            "MD664",
+            S.CAUSE,
+        )
+    if code == 126:
+        return ExitMeaning(
+            code,
+            None,
+            "exit 126: the shell found the command but could not execute it (not executable, "
+            "or a directory): check the permissions of the interpreter or script the ranks run",
+            "MD664",
+            S.CAUSE,
         )
     if code == 0:
         if launcher:

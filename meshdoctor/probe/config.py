@@ -23,6 +23,7 @@ from meshdoctor.hostfile.types import Host
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.probe.figures import bus_factor
+from meshdoctor.probe.sizes import mesh_wire_floor
 from meshdoctor.probe.worker import BENCH_OPS, OP_SUPPORT
 
 BUS_FLOOR_BPS = 20e6
@@ -38,7 +39,9 @@ class ProbeConfig:
     ``backend``: ring, jaccl, jaccl-ring or nccl; ``ops``: subset of all_sum, all_gather, send_recv,
     all_max, all_min, sum_scatter (and bare_all_sum for the benchmark); ``size``: bytes per message (all_gather: the gathered
     output, as nccl-tests); ``iters``/``warmup``: timed/untimed iterations per op; ``dtype``;
-    ``timeout``: per-step deadline in seconds (None: from the size); ``soak``: repetitions per op
+    ``timeout``: per-step deadline in seconds (None: from the size; for a jaccl mesh whose cells
+    list several cables, ``size`` is raised to :func:`meshdoctor.probe.sizes.mesh_wire_floor`
+    so every wire carries traffic, MLX PR #4607); ``soak``: repetitions per op
     with relaunch after a hang (0: off); ``pairs``: the N x N send/recv matrix; ``port``: first
     ring port / jaccl coordinator port (None: free ports /
     :data:`meshdoctor.mlx.ports.STARTING_PORT`); ``python``: interpreter for
@@ -63,6 +66,13 @@ class ProbeConfig:
     remote_python: str = field(default_factory=remote_python)
     hb_interval: float = HB_INTERVAL_S
     hb_stale: float = HB_STALE_S
+
+    def __post_init__(self) -> None:
+        # a JACCL mesh with several cables per peer: every op's message must reach every wire
+        if self.backend == "jaccl":
+            hosts = self.hostfile.hosts
+            wires = max((len(h.devices_to(p)) for h in hosts for p in range(len(hosts))), default=0)
+            self.size = max(self.size, mesh_wire_floor(self.ops, len(hosts), wires))
 
     @property
     def world_size(self) -> int:

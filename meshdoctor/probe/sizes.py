@@ -10,7 +10,7 @@ does not matter for the prefix letter.
 from __future__ import annotations
 
 import re
-from typing import Dict
+from typing import Dict, Iterable
 
 _UNITS: Dict[str, int] = {
     "": 1,
@@ -95,3 +95,25 @@ def memory_needed(size: int, local_ranks: int) -> int:
     size; sum_scatter's input is ``size`` bytes and its output and expected value ``size``/n),
     plus :data:`SLACK_BYTES` per rank for the interpreter and MLX."""
     return local_ranks * (BUFFERS_PER_RANK * size + SLACK_BYTES)
+
+
+# MLX 0.32.4 jaccl/mesh_impl.h: a mesh message of at least this many bytes is split over every
+# wire (cable) to a peer, a smaller one goes over the first wire only (MLX PR #4607).
+MESH_MULTI_WIRE_MIN_BYTES = 512 << 10
+# Ops whose per-peer message is the probe's size divided by the world size (all_gather's
+# ``size`` is the gathered output, sum_scatter's the input; MLX passes one rank's share).
+PER_RANK_SHARE_OPS = ("all_gather", "sum_scatter")
+
+
+def mesh_wire_floor(ops: Iterable[str], n: int, wires: int) -> int:
+    """The smallest probe ``size`` in bytes that puts at least :data:`MESH_MULTI_WIRE_MIN_BYTES`
+    x ``wires`` through each peer in every op of ``ops`` on a JACCL mesh of ``n`` ranks whose
+    cells list up to ``wires`` cables (so a bad second cable cannot hide behind the one-wire
+    path of small messages, MLX PR #4607). 0 when ``wires`` < 2 (nothing to reach)."""
+    if wires < 2:
+        return 0
+    per_peer = MESH_MULTI_WIRE_MIN_BYTES * wires
+    return max(
+        (per_peer * max(1, n) if op in PER_RANK_SHARE_OPS else per_peer for op in ops),
+        default=per_peer,
+    )

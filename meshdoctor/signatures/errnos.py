@@ -12,6 +12,8 @@ TRANSFER: Dict[str, str] = {
     "104": "connection reset by peer (Linux ECONNRESET)",
     "14": "bad buffer address (EFAULT)",
     "32": "broken pipe (EPIPE)",
+    "22": "invalid argument (EINVAL): with MLX 0.32.0 or older, a single transfer of 2 GiB or "
+    "more (fixed in 0.32.1, MLX PR #4281)",
 }
 
 # errno of a failed connect()

@@ -223,9 +223,11 @@ SIGNATURES = (
     signature(
         "MD610",
         "jaccl.progress-timeout",
-        r"\[jaccl\].*no completion for (?P<ms>\d+) ms",
+        r"\[jaccl\].*(no completion|made no progress) for (?P<ms>\d+) ms",
         "The JACCL progress guard saw no completion: a peer stopped answering and the group was "
-        "torn down (exit status 75 unless JACCL_TIMEOUT_ACTION=throw).",
+        "torn down (exit status 75 unless JACCL_TIMEOUT_ACTION=throw). Only forked JACCL "
+        "builds print this: no released MLX has the guard or peer liveness (0.32.4's libjaccl "
+        "has neither; MLX PR #4530 is open).",
         "Find the dead or stalled peer; re-form the group.",
         "JACCL progress guard PR",
         causes=[
@@ -236,6 +238,7 @@ SIGNATURES = (
         examples=(
             "[jaccl] peer 2: no completion for 30000 ms",
             "[jaccl] mesh all_reduce: no completion for 30001 ms",
+            "[jaccl] mesh recv made no progress for 30000 ms",
         ),
     ),
     signature(
@@ -422,7 +425,7 @@ SIGNATURES = (
         "MD638",
         "jaccl.side-channel-socket",
         r"\[jaccl\] (Couldn't bind socket|Couldn't listen|Accept failed|Couldn't create "
-        r"socket)",
+        r"socket|Couldn't enable reuse(addr|port))",
         "JACCL's coordinator could not open its TCP side channel.",
         "Free the coordinator port (leftover rank) or choose another; check rank 0's IP is "
         "its own.",
@@ -435,6 +438,7 @@ SIGNATURES = (
         examples=(
             "RuntimeError: [jaccl] Couldn't bind socket (error: 48)",
             "RuntimeError: [jaccl] Accept failed (error: 9)",
+            "RuntimeError: [jaccl] Couldn't enable reuseaddr (error: 22)",
         ),
     ),
     signature(
@@ -471,5 +475,45 @@ SIGNATURES = (
         "mlx PR #4530",
         role=CONSEQUENCE,
         examples=("RuntimeError: [jaccl] peer is gone (rank 2)",),
+    ),
+    signature(
+        "MD624",
+        "jaccl.ring-non-neighbour",
+        r"\[jaccl\] In ring mode (?P<dir>send|recv) is only supported to direct neighbors",
+        "The program called send/recv between ranks that are not ring neighbours on the "
+        "jaccl-ring backend: it connects rank r only to r-1 and r+1.",
+        "Send only between neighbours on jaccl-ring, or use the jaccl mesh (every pair connected).",
+        "MLX jaccl ring.cpp (v0.32.1-0.32.4)",
+        examples=(
+            "RuntimeError: [jaccl] In ring mode send is only supported to direct neighbors "
+            "but tried to send to 2 from 0",
+            "RuntimeError: [jaccl] In ring mode recv is only supported to direct neighbors "
+            "but tried to recv from 3 to 1",
+        ),
+    ),
+    signature(
+        "MD625",
+        "jaccl.invalid-topology",
+        r"\[jaccl\] The devices do not form a valid (?P<shape>mesh|ring)",
+        "The hostfile's RDMA devices do not form the topology the backend needs: a mesh needs "
+        "a device towards every peer, a ring towards both neighbours.",
+        "Regenerate the hostfile (`mlx.distributed_config`), or pick the backend its cells "
+        "fit (jaccl for a full mesh, jaccl-ring for a ring).",
+        "MLX jaccl.cpp (v0.32.1-0.32.4)",
+        check="MD401",
+        examples=(
+            "RuntimeError: [jaccl] The devices do not form a valid mesh.",
+            "RuntimeError: [jaccl] The devices do not form a valid ring.",
+        ),
+    ),
+    signature(
+        "MD626",
+        "jaccl.unsupported-dtype",
+        r"\[jaccl\] Unsupported dtype for JACCL operation",
+        "JACCL was asked to reduce an array of a dtype it has no reduction for.",
+        "Cast the array to a supported dtype (float32, float16, bfloat16, int32) before the "
+        "collective.",
+        "MLX distributed/jaccl/jaccl.cpp (v0.32.1)",
+        examples=("RuntimeError: [jaccl] Unsupported dtype for JACCL operation",),
     ),
 )

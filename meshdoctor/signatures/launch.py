@@ -67,7 +67,7 @@ SIGNATURES = (
     signature(
         "MD640",
         "backend.sum-scatter-unsupported",
-        r"sum_scatter not supported",
+        r"sum_scatter not (supported|yet implemented)",
         "This backend has no sum_scatter (ring, mpi; JACCL before 0.32.1).",
         "Upgrade MLX (JACCL 0.32.1+), use nccl, or all_sum then slice.",
         "MLX v0.32.1 jaccl sum_scatter",
@@ -75,6 +75,7 @@ SIGNATURES = (
         examples=(
             "RuntimeError: [jaccl] sum_scatter not supported.",
             "RuntimeError: [ring] sum_scatter not supported.",
+            "RuntimeError: [mpi] sum_scatter not yet implemented.",
         ),
     ),
     signature(
@@ -184,5 +185,91 @@ SIGNATURES = (
         "POSIX exit status",
         role=EITHER,
         examples=("[WARN] Node with rank 1 exited with code 3",),
+    ),
+    signature(
+        "MD665",
+        "backend.split-unsupported",
+        r"(Group split not supported|Cannot split the distributed group further)",
+        "The program called group.split() on a backend without it (ring, jaccl, nccl in MLX "
+        "0.32.x; only mpi splits), or on a single-process group.",
+        "Do without split (one group of every rank), or run on mpi.",
+        "MLX distributed.cpp, ring.cpp, jaccl.cpp (v0.32.1)",
+        examples=(
+            "RuntimeError: [ring] Group split not supported.",
+            "RuntimeError: [jaccl] Group split not supported.",
+            "RuntimeError: Cannot split the distributed group further.",
+        ),
+    ),
+    signature(
+        "MD666",
+        "backend.empty-group",
+        r"Communication not implemented in an empty distributed group",
+        "A collective ran on the single-process fallback group: init found no backend (a "
+        "non-strict init returns that group) and the program communicated anyway.",
+        "Start the ranks with mlx.launch and init with strict=True to see why no backend "
+        "started; `meshdoctor check` lists the backends this MLX has (MD102).",
+        "MLX distributed.cpp (v0.32.1)",
+        check="MD102",
+        examples=("RuntimeError: Communication not implemented in an empty distributed group.",),
+    ),
+    signature(
+        "MD667",
+        "backend.invalid-name",
+        r"The only valid values for backend are 'any', 'mpi', 'nccl', 'jaccl' and 'ring' but "
+        r"'(?P<backend>[^']*)' was provided",
+        "The program or MLX_DISTRIBUTED_BACKEND asked for a backend name MLX does not know "
+        "(jaccl-ring is an mlx.launch name: init takes 'jaccl').",
+        "Pass one of any, mpi, nccl, jaccl, ring to mx.distributed.init (the hostfile's "
+        "jaccl-ring is launched as jaccl).",
+        "MLX distributed.cpp (v0.32.1)",
+        examples=(
+            "ValueError: [distributed] The only valid values for backend are 'any', 'mpi', "
+            "'nccl', 'jaccl' and 'ring' but 'jacl' was provided.",
+        ),
+    ),
+    signature(
+        "MD668",
+        "mpi.single-process",
+        r"\[mpi\] The world has a single process",
+        "The mpi backend was asked for (strict) but the program was not started by mpirun, so "
+        "the MPI world has one process.",
+        "Launch with mpirun (or mlx.launch --backend mpi), or use another backend.",
+        "MLX PR #4210",
+        examples=(
+            "RuntimeError: [mpi] The world has a single process. Launch with mpirun to "
+            "initialize the mpi backend.",
+        ),
+    ),
+    signature(
+        "MD669",
+        "mpi.not-open-mpi",
+        r"\[mpi\] MPI found but it does not appear to be Open MPI",
+        "MLX loaded an MPI library that is not Open MPI; MLX's mpi backend needs Open MPI.",
+        "Install Open MPI (`brew install open-mpi`, `apt-get install libopenmpi-dev`) and put "
+        "it first on the library path.",
+        "MLX distributed/mpi (v0.32.1)",
+        check="MD102",
+        examples=("RuntimeError: [mpi] MPI found but it does not appear to be Open MPI.",),
+    ),
+    signature(
+        "MD670",
+        "launch.malformed-hostfile",
+        r"(The hostfile is malformed: (?P<what>.+)|Malformed hostfile for jaccl backend|"
+        r"Rank 0 should have an IP reachable from all other ranks)",
+        "mlx.launch refused the hostfile: the RDMA matrix does not match the hosts (0.32.4: "
+        "row count, a non-null device to itself, or a pair with no device; older: one message "
+        "for all of these), or rank 0 has no IP for the JACCL coordinator.",
+        "`meshdoctor check --only MD401 --hostfile FILE` names the entry; regenerate it with "
+        "`mlx.distributed_config`.",
+        "mlx/_distributed_utils/launch.py (0.32.4)",
+        check="MD401",
+        examples=(
+            "mlx.launch: error: The hostfile is malformed: number of RDMA devices does not "
+            "match hosts",
+            "mlx.launch: error: The hostfile is malformed: RDMA device of self should be null",
+            "mlx.launch: error: The hostfile is malformed: no RDMA device is listed for m1 to m3",
+            "mlx.launch: error: Rank 0 should have an IP reachable from all other ranks",
+            "mlx.launch: error: Malformed hostfile for jaccl backend",
+        ),
     ),
 )

@@ -33,7 +33,8 @@ SIGNATURES = (
         r"kIOGPUCommandBufferCallbackErrorTimeout",
         "A collective inside a GPU command buffer waited more than ~5 s on a slow peer and the "
         "Metal watchdog killed it.",
-        "Run collectives on stream=mx.cpu and evaluate them separately.",
+        "Run collectives on stream=mx.cpu and evaluate them separately; smaller command "
+        "buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) shorten each GPU wait.",
         "Apple Metal",
         causes=[("a slow or dead peer during a GPU-stream collective", "the peer's log")],
         examples=(
@@ -98,8 +99,12 @@ SIGNATURES = (
         "MD663",
         "python.exception",
         None,
-        "An uncaught Python exception ended the process (no known signature in it).",
-        "Read the exception; it is the cause unless another rank failed first.",
+        "An uncaught Python exception (no known signature in it): it ends the process when "
+        "raised in the main thread; one raised in another thread ends only that thread, and "
+        "the process may go on.",
+        "Read the exception; it is the cause unless another rank failed first. If the process "
+        "went on, look at what that thread did (a failed collective in a worker thread leaves "
+        "its peers waiting).",
         "Python",
         role=EITHER,
         examples=(
@@ -111,5 +116,97 @@ SIGNATURES = (
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
         ),
         fallback=TRACEBACK,
+    ),
+    signature(
+        "MD672",
+        "metal.resource-limit",
+        r"Resource limit \((?P<limit>\d+)\) exceeded",
+        "Metal refused another buffer: the process holds as many Metal resources as the "
+        "device allows (499000 on recent Macs), usually many small arrays kept alive (a "
+        "growing KV cache, un-evaluated graphs).",
+        "Evaluate and release arrays sooner (mx.eval in the loop), lower the prompt cache or "
+        "batch size, and upgrade mlx-lm.",
+        "mlx-lm #831, #1672",
+        examples=("RuntimeError: [metal::malloc] Resource limit (499000) exceeded.",),
+    ),
+    signature(
+        "MD673",
+        "metal.buffer-too-large",
+        r"Attempting to allocate (?P<bytes>\d+) bytes which is greater than the maximum "
+        r"allowed buffer size",
+        "One array is larger than the largest Metal buffer this GPU allows.",
+        "Split the array (shard the weights, smaller batch or sequence), or run that op on "
+        "the CPU stream.",
+        "MLX metal allocator",
+        examples=(
+            "RuntimeError: [metal::malloc] Attempting to allocate 77309411328 bytes which is "
+            "greater than the maximum allowed buffer size of 57982058496 bytes.",
+        ),
+    ),
+    signature(
+        "MD674",
+        "malloc.failed",
+        r"\[malloc\] Unable to allocate",
+        "MLX could not allocate host memory for an array: the node is out of memory.",
+        "Free memory (other processes, leftover ranks: MD301), use a smaller model or shard "
+        "it over more ranks.",
+        "MLX allocator",
+        check="MD302",
+        examples=("RuntimeError: [malloc] Unable to allocate 17179869184 bytes.",),
+    ),
+    signature(
+        "MD675",
+        "metal.residency-set",
+        r"Unable to construct residency set",
+        "Metal could not build the residency set that keeps MLX's buffers wired (MLX 0.32.2+): "
+        "wired memory is exhausted or held by another process.",
+        "Stop leftover ranks and measure wired memory again (MD302); lower "
+        "MLX_RESIDENCY_SET_MAX_PCT or the wired limit; reboot if memory stays wired.",
+        "MLX 0.32.2 release (MLX_RESIDENCY_SET_MAX_PCT)",
+        check="MD302",
+        examples=("RuntimeError: [metal::Device] Unable to construct residency set.",),
+    ),
+    signature(
+        "MD676",
+        "macos.kernel-panic",
+        r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<msg>.+)",
+        "The Mac's kernel panicked and rebooted (a crash report of bug_type 210): every rank "
+        "on it died at that moment, so its peers' errors that follow are echoes.",
+        "Read the panic's message: an IOGPUMemory assertion (prepare count underflow) is GPU "
+        "memory accounting in the kernel, seen after Metal or JACCL failures; update macOS, "
+        "report it to Apple with the panic file, and re-run after the reboot.",
+        "Apple, kernel panic reports (bug_type 210)",
+        causes=[
+            (
+                "GPU-wired memory accounting broke (IOGPUMemory prepare count underflow)",
+                "IOGPUMemory.cpp in the panic message",
+            ),
+            ("a driver fault (Thunderbolt, RDMA)", "the kernel extension named in the panic"),
+        ],
+        refine=lambda g: (
+            "the GPU memory driver (IOGPUMemory) panicked: wired-memory accounting underflowed"
+            if "IOGPUMemory" in g.get("msg", "")
+            else None
+        ),
+        examples=(
+            "panic(cpu 2 caller 0xfffffe002f8c1234): IOGPUMemory.cpp:550 Assertion failed: "
+            "prepare count underflow",
+        ),
+    ),
+    signature(
+        "MD677",
+        "macos.jetsam",
+        r"memorystatus: (?P<why>killing_\w+) pid (?P<pid>\d+) \[(?P<proc>[^\]]*)\] "
+        r"\((?P<cause>[\w-]+)",
+        "macOS killed the process for memory (jetsam, a report of bug_type 298): a rank that "
+        "ended with SIGKILL and no error of its own was taken by the system, not by MLX.",
+        "Use a smaller model or shard it over more ranks, lower the wired limit "
+        "(iogpu.wired_limit_mb) so the OS keeps room, and stop other large processes.",
+        "xnu bsd/kern/kern_memorystatus.c (memorystatus kill log)",
+        check="MD302",
+        examples=(
+            "1733050000.123 memorystatus: killing_top_process pid 4242 [python3.12] "
+            "(vm-pageshortage 10) - memorystatus_available_pages: 1200",
+        ),
     ),
 )

@@ -63,8 +63,10 @@ SIGNATURES = (
     signature(
         "MD649",
         "nccl.bootstrap-socket",
-        r"((bind|listen|accept)\(\) failed|lookup failed for host: (?P<host>\S+))",
-        "Rank 0 could not open the NCCL bootstrap socket, or a host name did not resolve.",
+        r"((bind|listen|accept|setsockopt|socket)\(\) failed|lookup failed for host: "
+        r"(?P<host>\S+)|\[nccl\] Couldn't create socket)",
+        "Rank 0 could not open the NCCL bootstrap socket (or set its options), or a host name "
+        "did not resolve.",
         "Free NCCL_PORT (leftover rank) or pick another (--nccl-port); fix the host name.",
         "MLX nccl bootstrap",
         check="MD301",
@@ -75,6 +77,9 @@ SIGNATURES = (
         examples=(
             "RuntimeError: [nccl] bind() failed: Address already in use",
             "RuntimeError: [nccl] lookup failed for host: gpu-node-7",
+            "RuntimeError: [nccl] setsockopt() failed: Bad file descriptor",
+            "RuntimeError: [nccl] socket() failed: Too many open files",
+            "RuntimeError: [nccl] Couldn't create socket (error: 24)",
         ),
     ),
     signature(
@@ -205,6 +210,18 @@ SIGNATURES = (
         examples=(
             "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there "
             "was a network error'",
+        ),
+    ),
+    signature(
+        "MD671",
+        "nccl.send-recv-unsupported",
+        r"\[nccl\] (?P<dir>Send|Recv) not supported in NCCL backend",
+        "MLX's nccl backend has no point-to-point send/recv (MLX 0.32.x): only collectives.",
+        "Use collectives (all_sum, all_gather) on nccl, or the ring backend for send/recv.",
+        "MLX distributed/nccl/nccl.cpp (v0.32.1)",
+        examples=(
+            "RuntimeError: [nccl] Send not supported in NCCL backend.",
+            "RuntimeError: [nccl] Recv not supported in NCCL backend.",
         ),
     ),
 )

@@ -45,17 +45,22 @@ SIGNATURES = (
         "ring.socket-errno",
         r"\[ring\] (Receiving from|Sending to) socket \d+ failed with errno (?P<errno>\d+)",
         "A ring socket transfer failed: errno 54/104 connection reset, 14 bad buffer, "
-        "32 broken pipe.",
+        "32 broken pipe, 22 a transfer of 2 GiB or more on MLX 0.32.0 or older.",
         "Usually a peer died (see the other ranks); errno 14 points at a local memory problem.",
         "MLX ring backend",
         causes=[
             ("a peer died (54/104/32)", "the peer's log"),
             ("bad local buffer (14)", "errno 14 on this rank only"),
+            (
+                "one transfer of 2 GiB or more on MLX <= 0.32.0 (22, MLX PR #4281)",
+                "errno 22 on the sender; MD102 names the version",
+            ),
         ],
         role=CONSEQUENCE,
         examples=(
             "[ring] Receiving from socket 4 failed with errno 104",
             "[ring] Receiving from socket 7 failed with errno 54",
+            "[ring] Sending to socket 5 failed with errno 22",
         ),
         refine=by_group("errno", errnos.TRANSFER),
     ),
@@ -115,7 +120,7 @@ SIGNATURES = (
         "ring.bad-hostfile",
         r"\[ring\].*(Rank cannot be larger than the size of the group|Rank \d+ has no sockets "
         r"to the (right|left)|as many connections to the left as to the right|only supported "
-        r"(with|between|for) .*neighbo)",
+        r"(with|between|for|to|from) .*neighbo)",
         "The ring hostfile does not fit this rank (rank beyond the group, no address for a "
         "neighbour, unequal connections) or send/recv went to a non-neighbour.",
         "Regenerate the hostfile; in the ring backend send/recv only between neighbours.",
@@ -135,6 +140,10 @@ SIGNATURES = (
             "RuntimeError: [ring] It is required to have as many connections to the left "
             "as to the right but rank 1 has 2 to the left and 1 to the right",
             "RuntimeError: [ring] Send only supported between direct neighbors.",
+            "RuntimeError: [ring] Send only supported to direct neighbors but tried to send "
+            "to 2 from 0",
+            "RuntimeError: [ring] Recv only supported from direct neighbors but tried to recv "
+            "from 3 to 1",
         ),
     ),
     signature(
@@ -163,5 +172,43 @@ SIGNATURES = (
             ("the link is down", "no error on the peer"),
         ],
         examples=("[ring] Sending to socket 9 made no progress",),
+    ),
+    signature(
+        "MD627",
+        "ring.bad-address",
+        r"Can't parse address (?P<address>\S+)",
+        "An address in the hostfile (or MLX_JACCL_COORDINATOR) is not an IP:port MLX can resolve.",
+        "Write each address as IP:port with a numeric IPv4 address (mlx.launch adds the "
+        "ports); check for typos and host names that do not resolve.",
+        "MLX distributed/utils.cpp (v0.32.1)",
+        check="MD401",
+        examples=("RuntimeError: Can't parse address 10.0.0.300:5000",),
+    ),
+    signature(
+        "MD628",
+        "ring.allreduce-too-small",
+        r"Can't perform the ring all reduce of (?P<elements>\d+) elements with a ring of size "
+        r"(?P<size>\d+)",
+        "A ring all_sum of an array with fewer elements than ranks uses a 1 KiB scratch "
+        "buffer, and this one (elements x item size x ranks) does not fit it.",
+        "Pad the array to at least as many elements as ranks, or reduce fewer, larger arrays.",
+        "MLX distributed/ring/ring.cpp (v0.32.1)",
+        examples=(
+            "RuntimeError: Can't perform the ring all reduce of 3 elements with a ring of size 300",
+        ),
+    ),
+    signature(
+        "MD629",
+        "ring.socket-setup",
+        r"\[ring\] Couldn't (create socket|enable reuse(addr|port))",
+        "The ring backend could not create or set up a TCP socket (file descriptors exhausted, "
+        "or a sandbox forbids sockets).",
+        "Check `ulimit -n` and leftover ranks holding sockets (`meshdoctor check --only MD301`).",
+        "MLX distributed/utils.cpp (v0.32.1)",
+        check="MD301",
+        examples=(
+            "RuntimeError: [ring] Couldn't create socket (error: 24)",
+            "RuntimeError: [ring] Couldn't enable reuseport (error: 22)",
+        ),
     ),
 )

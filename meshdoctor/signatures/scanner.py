@@ -45,6 +45,8 @@ ANCHORS: Tuple[str, ...] = (
     "environment variable",
     "exited with code",
     "was killed",
+    "panic(cpu",
+    "memorystatus:",
 )
 
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
@@ -58,6 +60,17 @@ _EXC_LINE = re.compile(
     r"(: (?P<msg>.*))?$"
 )
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+
+
+def prefix_shape(prefix: str) -> Optional["re.Pattern[str]"]:
+    """A regex for lines that carry the same launcher or rank prefix as ``prefix`` (the text
+    before a traceback's first line, e.g. ``"[rank 1] "`` or ``"2026-01-05 10:00:01 rank1: "``):
+    its digit runs match any number (timestamps, pids), the rest literally. None for no
+    prefix."""
+    if not prefix.strip():
+        return None
+    parts = re.split(r"(\d+)", prefix)
+    return re.compile("^" + "".join(r"\d+" if p.isdigit() else re.escape(p) for p in parts))
 
 
 @dataclass(frozen=True)
@@ -164,6 +177,7 @@ class Scanner:
         self._ix = _index()
         self._crash: Optional[Tuple[int, str]] = None  # (lineno, line) of an open crash signal
         self._tb: Optional[Tuple[int, List[str]]] = None  # (lineno, last frames) of a traceback
+        self._tb_prefix: Optional["re.Pattern[str]"] = None  # its lines' launcher/rank prefix
 
     @property
     def wants_every_line(self) -> bool:
@@ -206,6 +220,10 @@ class Scanner:
         if self._tb is not None:
             start, frames = self._tb
             s = line.rstrip("\r\n")
+            if self._tb_prefix is not None:  # "[rank 1]   File ...": read the record's own text
+                pm = self._tb_prefix.match(s)
+                if pm:
+                    s = s[pm.end() :]
             if (
                 s.startswith((" ", "\t"))
                 or not s.strip()
@@ -220,6 +238,7 @@ class Scanner:
             return out + self._close_tb(s, lineno)
         if TRACEBACK_START in line:
             self._tb = (lineno, [])
+            self._tb_prefix = prefix_shape(line[: line.index(TRACEBACK_START)])
             return out
         found = _match_line(self._ix.lines, line, lineno)
         if self._crash is not None:

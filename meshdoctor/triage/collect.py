@@ -122,6 +122,9 @@ def read_report(data: bytes, inp: Input, col: Collected) -> None:
     inp.lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
     summary, match, when, warnings = ips.parse(data, inp.source)
     inp.warnings.extend(warnings)
+    if summary is not None and match is None:  # read, but nothing of a rank in it (jetsam)
+        col.add(inp, [])
+        return
     if summary is None or match is None:
         if not data:
             inp.error = "empty file"

@@ -11,6 +11,13 @@ that matches: ``tbt_post_recv``/``tbt_post_send`` in ``libthunderboltrdma.dylib`
 #4192), ``ibv_reg_mr`` (MD609: a missing device before MLX 0.32.1), a Metal command-buffer abort
 (MD661), else a native crash (MD662). A truncated or corrupted report gives what can be salvaged
 with a warning; nothing here raises on bad input.
+
+Other reports in the same folders, read the same way (the header's ``bug_type``): a kernel
+panic (``"210"``: the body's ``panicString``, MD676), and a jetsam event (``"298"``, older
+``"198"``: the body's ``processes`` list, whose killed entries carry a ``reason``; MD677 when an
+MLX rank's process is among them, so a rank's SIGKILL reads as macOS killing it for memory).
+GPU events (``"284"``) and EXC_RESOURCE reports (``"385"``) are not read: their layout is not
+publicly documented ("unknown").
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from meshdoctor.triage.logs import parse_time
 MAX_BYTES = 16 << 20  # a crash report is read up to this size
 TOP_FRAMES = 8  # frames of the faulting thread kept in the summary
 CRASH_PREFIXES = ("python", "Python", "mlx", "exo")  # process names of MLX ranks
+SYSTEM_PREFIXES = ("JetsamEvent", "panic", "Kernel")  # jetsam and kernel panic report names
+PANIC_TYPES = ("210",)
+JETSAM_TYPES = ("298", "198")
 
 _MLX_VERSION = re.compile(r"mlx[-_/ ]v?(\d+\.\d+\.\d+)")
 _METAL = re.compile(r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportFailure")
@@ -134,6 +144,9 @@ def parse(
             f"truncated or corrupted body ({type(exc).__name__} at character "
             f"{getattr(exc, 'pos', '?')}): summary salvaged from what is there"
         )
+    kind = str(header.get("bug_type") or "")
+    if body and kind in PANIC_TYPES + JETSAM_TYPES:
+        return _system_report(kind, header, body, warnings)
     if body:
         exc = body.get("exception") if isinstance(body.get("exception"), dict) else {}
         frames = _frames(body)
@@ -189,12 +202,62 @@ def parse(
             )
         )
     m = signatures.make_match(code, line, 0, meaning=meaning, groups={"signal": str(sig)})
+    if code == "MD662":  # the finding is the crash report: do not send the reader to find one
+        m.remedy = (
+            "Read the faulting frame above: report the crash with this file to the project "
+            "whose library it is in (MLX for libmlx/libjaccl), with the MLX and macOS versions."
+        )
     m.context = summary["top_frames"][: signatures.CONTEXT_LINES]
     return summary, m, time, warnings
 
 
+def _system_report(
+    kind: str, header: Dict[str, Any], body: Dict[str, Any], warnings: List[str]
+) -> Tuple[Optional[Dict[str, Any]], Optional[signatures.Match], Optional[_dt.datetime], List[str]]:
+    """:func:`parse` for a kernel panic (``kind`` in :data:`PANIC_TYPES`) or a jetsam event
+    (:data:`JETSAM_TYPES`): the summary, the MD676/MD677 match (None with a warning when a
+    jetsam event killed no MLX rank) and the report's time."""
+    when = str(body.get("date") or header.get("timestamp") or "")
+    time = parse_time(when) if when else None
+    summary: Dict[str, Any] = {"bug_type": kind, "os": _os(header, body)}
+    if kind in PANIC_TYPES:
+        text = str(body.get("panicString") or "")
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        summary.update(process="kernel", panic=first[:300], signature="MD676")
+        m = signatures.classify(first)
+        match = next((x for x in m if x.code == "MD676"), None)
+        if match is None:
+            match = signatures.make_match("MD676", first or "kernel panic", 0)
+        return summary, match, time, warnings
+    killed = [
+        p
+        for p in body.get("processes") or []
+        if isinstance(p, dict) and p.get("reason") and str(p.get("name") or "")
+    ]
+    ranks = [p for p in killed if str(p.get("name")).startswith(CRASH_PREFIXES)]
+    summary.update(
+        process=", ".join(str(p.get("name")) for p in ranks) or None,
+        killed=[
+            {"process": p.get("name"), "pid": p.get("pid"), "reason": p.get("reason")}
+            for p in killed[:16]
+        ],
+        largest=body.get("largestProcess"),
+        signature="MD677" if ranks else None,
+    )
+    if not ranks:
+        return summary, None, time, warnings + ["a jetsam event that killed no MLX rank"]
+    p = ranks[0]
+    line = f"jetsam killed {p.get('name')}[{p.get('pid') or '?'}] ({p.get('reason')})"
+    match = signatures.make_match(
+        "MD677", line, 0, groups={"proc": str(p.get("name")), "cause": str(p.get("reason"))}
+    )
+    summary["pid"] = p.get("pid") if isinstance(p.get("pid"), int) else None
+    return summary, match, time, warnings
+
+
 def is_rank_report(name: str) -> bool:
     """Whether a report's file name (``<process>-<date>-<time>.ips``) is of a process that
-    can be an MLX rank (python, mlx, exo)."""
+    can be an MLX rank (python, mlx, exo), or a jetsam or kernel panic report
+    (:data:`SYSTEM_PREFIXES`) that can explain a rank's end."""
     base = name.rsplit("/", 1)[-1]
-    return base.endswith(".ips") and base.startswith(CRASH_PREFIXES)
+    return base.endswith(".ips") and base.startswith(CRASH_PREFIXES + SYSTEM_PREFIXES)

@@ -8,7 +8,10 @@ init, survivors killed by mlx.launch's SIGTERM, -15), ``either`` is a cause when
 explains it (RTR errno 22 on a survivor in the same second as the real fault).
 
 The first cause is the earliest finding of the strongest role present; findings of that role
-equally early (same second, different host or rank) are all first causes. Every other finding is
+equally early (same second, different host or rank) are all first causes. Where the timestamps
+of that second carry a fraction (``10:00:04,120``), only the earliest is, so an echo
+milliseconds later on another rank (a second identical failure, a peer-closed socket) is never
+named first because its file came first. Every other finding is
 ``consequence_of`` the first cause on its own host and rank if there is one, else the first one,
 unless it is itself a ``cause`` more than :data:`INDEPENDENT_AFTER_S` seconds later (a separate
 incident, left unrelated).
@@ -54,8 +57,11 @@ def relate(findings: List[Finding]) -> List[Finding]:
     pool = [f for f in ordered if _STRENGTH[f.role] == best]
     timed = [f for f in pool if f.time is not None]
     if timed:
-        t0 = _second(min(f.time for f in timed))  # type: ignore[type-var]
-        tied = [f for f in timed if _second(f.time) == t0]
+        t_min = min(f.time for f in timed)  # type: ignore[type-var]
+        tied = [f for f in timed if _second(f.time) == _second(t_min)]
+        if any(f.time.microsecond for f in tied):  # type: ignore[union-attr]
+            # sub-second timestamps: the earliest one, whatever the order of the files
+            tied = [f for f in tied if f.time == t_min]
     else:
         tied = [min(pool, key=lambda f: f.seq)]
     firsts: List[Finding] = []

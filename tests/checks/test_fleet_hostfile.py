@@ -114,3 +114,18 @@ def test_a_hostfile_whose_every_host_is_refused_is_still_no_go(tmp_path, clean_e
         md401 = [x for x in r.results("MD401") if x["status"] == "fail"]
         assert md401 and all(x["host"] == "mesh" for x in md401)
         assert "'a;b' cannot be an ssh destination" in md401[0]["summary"]
+
+
+def test_a_cell_naming_one_device_twice_fails_md401(tmp_path, clean_env):
+    d = mesh(3)
+    d["hosts"][0]["ssh"] = "localhost"
+    d["hosts"][0]["rdma"][1] = ["rdma_en3", "rdma_en3"]
+    hf = write(tmp_path / "hosts.json", json.dumps(d))
+    r = run_cli(
+        "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(hf), env=clean_env
+    )
+    assert r.rc == 1
+    assert any(
+        x["summary"].startswith("hosts[0].rdma[1]: names rdma_en3 twice")
+        for x in r.results("MD401")
+    )

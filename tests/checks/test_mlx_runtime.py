@@ -7,6 +7,7 @@ import json
 import pytest
 
 from meshdoctor.checks.mlx_runtime import known_bad
+from tests import fakemlx
 from tests.helpers import run_cli, write
 
 
@@ -14,7 +15,9 @@ def test_known_bad_versions():
     assert known_bad((0, 32, 4), "ring") == []
     assert known_bad((0, 32, 4), "jaccl") == []
     ring = known_bad((0, 32, 0), "ring")
-    assert [b["fixed_in"] for b in ring] == ["0.32.1"] and "hang forever" in ring[0]["reason"]
+    # MLX PR #4281 (2 GiB transfers) and PR #4558 (cached non-strict init) join mlx #4060
+    assert [b["fixed_in"] for b in ring] == ["0.32.1", "0.32.1", "0.32.4"]
+    assert "hang forever" in ring[0]["reason"] and "errno 22" in ring[1]["reason"]
     j = {b["fixed_in"] for b in known_bad((0, 30, 3), "jaccl")}
     assert {"0.30.4", "0.32.0", "0.32.1"} <= j
     assert [b["fixed_in"] for b in known_bad((0, 29, 0), "jaccl")][0] == "0.30.1"
@@ -45,3 +48,37 @@ def test_md102_fails_for_any_hostfile_backend_the_build_lacks(tmp_path, clean_en
     (res,) = r.results("MD102")
     assert res["status"] == "fail" and r.rc == 1
     assert f"backend {backend} is not available in this build" in res["summary"]
+
+
+def _md102(tmp_path, env, backend, version, guard=False):
+    env = dict(env, **fakemlx.install(tmp_path / "mlx", version, guard=guard))
+    hosts = [{"ssh": "localhost", "ips": ["127.0.0.1"]}, {"ssh": "m2", "ips": ["198.51.100.9"]}]
+    if backend.startswith("jaccl"):
+        hosts[0]["rdma"], hosts[1]["rdma"] = [None, "rdma_en2"], ["rdma_en2", None]
+    hf = write(tmp_path / "h.json", json.dumps({"backend": backend, "hosts": hosts}))
+    r = run_cli(
+        "check", "--json", "--only", "MD102", "--local-only", "--hostfile", str(hf), env=env
+    )
+    (res,) = r.results("MD102")
+    return res
+
+
+def test_md102_warns_of_jaccl_ring_all_gather_wrong_data_in_0_32_2(tmp_path, clean_env):
+    # MLX PR #4443: 0.32.1-0.32.2 never sent the upper half of each peer's region
+    res = _md102(tmp_path, clean_env, "jaccl-ring", "0.32.2")
+    assert res["status"] == "warn"
+    assert "all_gather returns wrong data" in res["summary"] and "MLX PR #4443" in res["summary"]
+    assert "(fixed in 0.32.3)" in res["summary"]
+    assert "Upgrade MLX to 0.32.4 or later" in res["remediation"]["text"]
+
+
+def test_md102_warns_of_2_gib_ring_transfers_before_0_32_1(tmp_path, clean_env):
+    res = _md102(tmp_path, clean_env, "ring", "0.31.1")
+    assert res["status"] == "warn" and "2 GiB or more fails with errno 22" in res["summary"]
+
+
+def test_md102_says_no_released_mlx_has_the_progress_guard(tmp_path, clean_env):
+    res = _md102(tmp_path, clean_env, "jaccl", "0.32.4")
+    assert res["status"] == "warn" and "no progress guard" in res["summary"]
+    assert "no released MLX has the JACCL progress guard" in res["remediation"]["text"]
+    assert "MLX PR #4530 is open" in res["remediation"]["text"]

@@ -111,3 +111,28 @@ def test_environment_fast_synch_missing_from_the_hostfile_through_the_cli(clean_
         "MLX_METAL_FAST_SYNCH='1' is set on this node but not in the hostfile's envs"
         in r.results("MD103")[0]["summary"]
     )
+
+
+def test_metal_tuning_variable_here_but_not_in_the_hostfile_envs_warns(tmp_path, clean_env):
+    hf = tmp_path / "h.json"
+    hf.write_text(
+        json.dumps(
+            {
+                "hosts": [
+                    {"ssh": "localhost", "ips": ["127.0.0.1"]},
+                    {"ssh": "m2", "ips": ["198.51.100.2"]},
+                ],
+            }
+        )
+    )
+    env = dict(clean_env, MLX_MAX_OPS_PER_BUFFER="2")
+    r = run_cli(
+        "check", "--json", "--local-only", "--only", "MD103", "--hostfile", str(hf), env=env
+    )
+    assert r.rc == 0 and r.status("MD103") == "warn", r.out
+    (f,) = r.results("MD103")
+    assert f["summary"].startswith(
+        "MLX_MAX_OPS_PER_BUFFER='2' is set on this node but not in the hostfile's envs: it sets "
+        "the most operations in one Metal command buffer (GPU timeouts)"
+    )
+    assert 'add "MLX_MAX_OPS_PER_BUFFER=2" to the hostfile' in f["remediation"]["text"]

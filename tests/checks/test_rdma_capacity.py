@@ -259,3 +259,40 @@ def test_plan_mesh_ring_and_limits():
     nic = Device("mlx5_0", transport="InfiniBand", limits={"max_qp": 2})
     assert limits(nic, is_mac=False)["max_qp"] == 2
     assert limits(Device("x"), is_mac=False)["max_qp"] is None
+
+
+def _mesh_rows(cells):
+    """Rows of an 8-rank mesh whose cell towards each peer is ``cells[k]`` (k-th peer)."""
+    rows = []
+    for i in range(8):
+        row, k = [], 0
+        for j in range(8):
+            row.append(None if i == j else cells[k])
+            k += i != j
+        rows.append(row)
+    return rows
+
+
+def test_mlx_0_32_4_mesh_uses_every_cable_of_a_cell(fake_mac, tmp_path):
+    # MLX PR #4607 (0.32.4): one MeshImpl per wire, so both cables of each cell are opened
+    rows = _mesh_rows([[f"rdma_en{k}", f"rdma_en{k + 10}"] for k in range(1, 8)])
+    r, (f,) = md204(fake_mac, tmp_path, hostfile(rows, "jaccl"), "0.32.4")
+    assert r.rc == 0 and f["status"] == "ok", r.out
+    ev = f["evidence"]
+    assert (ev["total_qps"], ev["total_mrs"]) == (14, 896)
+    assert {d["device"] for d in ev["devices"]} == {
+        f"rdma_en{k}" for k in list(range(1, 8)) + list(range(11, 18))
+    }
+    assert "14 QPs and 896 MRs per rank over 14 device(s)" in f["summary"]
+    assert not any("unused" in n for n in ev["notes"])
+
+
+def test_mlx_0_32_4_mesh_with_unequal_cells_says_unknown(fake_mac, tmp_path):
+    cells = [["rdma_en1", "rdma_en11"]] + [f"rdma_en{k}" for k in range(2, 8)]
+    r, (f,) = md204(fake_mac, tmp_path, hostfile(_mesh_rows(cells), "jaccl"), "0.32.4")
+    assert r.rc == 0 and f["status"] == "ok", r.out
+    ev = f["evidence"]
+    assert ev["total_qps"] == 8
+    assert any(
+        "1/2 cables" in n and n.split(": ", 2)[-1].startswith("unknown") for n in ev["notes"]
+    )

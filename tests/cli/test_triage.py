@@ -28,6 +28,8 @@ from tests.unit.triage.test_triage import METAL_IPS, REG_MR_IPS, TBT_IPS, _progr
         (75, "MD622", "consequence", "progress guard"),
         (1, "MD659", "either", "NCCL"),
         (3, "MD664", "either", "no specific meaning"),
+        (127, "MD664", "cause", "a job launched without its interpreter exits 127"),
+        (126, "MD664", "cause", "could not execute it"),
     ],
 )
 def test_exit_status_explained(code, sig, role, words):

@@ -7,6 +7,11 @@ device towards j must see the port of host j behind j's k-th device towards i. O
 cable goes to another host than the hostfile says, or, with several cables between two Macs,
 cable k is not the same physical cable on both ends (crossed rails), which can deadlock JACCL
 init (exo PR #2160).
+
+Both JACCL backends use several cables between two Macs: jaccl-ring in every version, the mesh
+from MLX 0.32.4 (MLX PR #4607, one wire per cable listed). The two cells of an edge must list
+the same number of cables; how MLX treats cells of unequal length is not stated in its headers
+("unknown"), so a mismatch warns from the hostfile alone, before any port is read.
 """
 
 from __future__ import annotations
@@ -30,9 +35,48 @@ CROSSED_REMEDY = (
 )
 
 
+UNEQUAL = (
+    "how MLX treats the two cells of an edge listing different numbers of cables is unknown "
+    "(not stated in its headers; from 0.32.4 the mesh opens one wire per cable listed, MLX PR "
+    "#4607)"
+)
+UNEQUAL_REMEDY = (
+    "List the same cables, in the same order, in both cells of the edge (cable k is the k-th "
+    "device on both ends), or regenerate the hostfile with `mlx.distributed_config`."
+)
+
+
+def unequal_edges(view: FleetView) -> list:
+    """Warnings for the edges whose two cells list different numbers of cables: each names the
+    two hosts and the counts; tagged with both hosts."""
+    names = view.names()
+    out = []
+    for i, j, a, b in view.edges():
+        if a and b and len(a) != len(b):
+            hi, hj = names[i], names[j]
+            f = warn(
+                f"{hi} lists {len(a)} cable(s) to {hj} ({', '.join(a)}) but {hj} lists "
+                f"{len(b)} back ({', '.join(b)}): {UNEQUAL}",
+                evidence={"hosts": [hi, hj], "cables": {hi: a, hj: b}},
+                remediation=UNEQUAL_REMEDY,
+            )
+            out.append(on([hi, hj], f))
+    return out
+
+
 def run(view: FleetView):
     if view.backend not in JACCL_BACKENDS:
         return skip(f"no Thunderbolt edges: the backend is {view.backend}")
+    unequal = unequal_edges(view)
+    found = run_ports(view)
+    if not unequal:
+        return found
+    found = found if isinstance(found, list) else [found]
+    return unequal + [f for f in found if f.status not in ("ok", "skip")]
+
+
+def run_ports(view: FleetView):
+    """The port-by-port comparison (``run`` adds the cable-count warnings)."""
     names = view.names()
     owner: Dict[str, Tuple[str, dict]] = {}
     for hv in view.reachable():
@@ -137,16 +181,26 @@ at the other end of its cable (system_profiler; the two ends are reciprocal). Th
 each hostfile device must reach the host and device the hostfile names; with several cables
 between two Macs, cable k must be the k-th device on both ends. Fails naming the host and device
 the cable really reaches.
+
+Several cables between two Macs are used by jaccl-ring in every version and by the mesh from
+MLX 0.32.4 (MLX PR #4607). The two cells of an edge listing different numbers of cables warn:
+how MLX treats them is unknown (not stated in its headers).
 """,
         why="""
 A cable that goes to another host than the hostfile says breaks that edge; crossed rails (cable
 k not the same physical cable on both ends) can deadlock JACCL init (exo PR #2160).
+
+Both JACCL backends use several cables between two Macs: jaccl-ring in every version, the mesh
+from MLX 0.32.4 (MLX PR #4607, one wire per cable listed). The two cells of an edge must list
+the same number of cables; how MLX treats cells of unequal length is not stated in its headers
+("unknown"), so a mismatch warns from the hostfile alone, before any port is read.
 """,
         action="""
 Re-cable, or regenerate the hostfile from the cabling as it is.
 """,
         sources=(
             "exo PR #2160 (crossed rails deadlock JACCL init)",
+            "MLX PR #4607 (0.32.4: the mesh uses every cable listed)",
             "system_profiler SPThunderboltDataType -json (domain_uuid_key)",
         ),
     ),

@@ -5,7 +5,9 @@ mlx.launch exports the hostfile's ``envs`` to every rank (``launch.py``), so wha
 the host's environment overridden by them. One node without ``MLX_METAL_FAST_SYNCH`` while the
 others have it is a reported cause of stalls, so a disagreement there fails; other MLX_*/JACCL_*
 disagreements warn. Per-rank variables (MLX_RANK, MLX_HOSTFILE, ...) are each node's own business
-(MD103).
+(MD103). The Metal tuning variables (``MLX_MAX_OPS_PER_BUFFER``, ``MLX_MAX_MB_PER_BUFFER``,
+``MLX_RESIDENCY_SET_MAX_PCT``, ``MLX_METAL_RESIDENCY_REFRESH_INTERVAL_MS``:
+:data:`meshdoctor.mlx.env.METAL_TUNING`) say what they govern when they differ.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Dict, Optional
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import fail, ok, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
-from meshdoctor.mlx.env import PER_RANK
+from meshdoctor.mlx.env import METAL_TUNING, PER_RANK
 
 CRITICAL = ("MLX_METAL_FAST_SYNCH",)
 
@@ -65,7 +67,13 @@ def run(view: FleetView):
             on(
                 odd,
                 mk(
-                    f"{k} differs across hosts ({shown}); odd one(s) out: {', '.join(odd)}",
+                    f"{k} differs across hosts ({shown}); odd one(s) out: {', '.join(odd)}"
+                    + (
+                        f" (it sets {METAL_TUNING[k]}: ranks with different values behave "
+                        "differently under the same load)"
+                        if k in METAL_TUNING
+                        else ""
+                    ),
                     evidence={"variable": k, "values": values},
                     remediation=f'Put {k}=<value> in the hostfile\'s "envs" so mlx.launch exports it '
                     "to every rank, or set it the same way on every host"
@@ -99,7 +107,10 @@ FLEET_CHECK = FleetCheck(
 Compares the MLX_* and JACCL_* variables each host's ranks would see (the host's environment,
 overridden by the hostfile's "envs", which mlx.launch exports to every rank). A
 MLX_METAL_FAST_SYNCH set on some hosts and not others fails; other differences, and a shell
-value that the hostfile overrides, warn. Per-rank variables are left to MD103.
+value that the hostfile overrides, warn. Per-rank variables are left to MD103. A differing Metal
+tuning variable (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER: command-buffer size, GPU timeouts;
+MLX_RESIDENCY_SET_MAX_PCT, MLX_METAL_RESIDENCY_REFRESH_INTERVAL_MS: wired memory) says what it
+governs.
 """,
         why="""
 One node without MLX_METAL_FAST_SYNCH while the others have it is a reported cause of stalls;

@@ -16,3 +16,11 @@ def test_hostfile_envs_make_the_environment_agree_but_a_differing_shell_warns():
         )
     )
     assert got["MD407"].status == "warn" and got["MD407"].host == "m1"
+
+
+def test_a_metal_tuning_variable_that_differs_says_what_it_governs():
+    f0 = _facts(0, env={"MLX_METAL_FAST_SYNCH": "1", "MLX_RESIDENCY_SET_MAX_PCT": "50"})
+    got = _run(_view(f0, _facts(1)))
+    f = got["MD407"]
+    assert f.status == "warn" and f.summary.startswith("MLX_RESIDENCY_SET_MAX_PCT differs")
+    assert "it sets the size of each Metal residency set" in f.summary

@@ -178,6 +178,61 @@ LINES = [
         "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
         "MD661",
     ),
+    # MLX 0.32.x messages (mlx/distributed sources, v0.32.1; mlx.launch 0.32.4)
+    (
+        "RuntimeError: [jaccl] In ring mode send is only supported to direct neighbors but "
+        "tried to send to 2 from 0",
+        "MD624",
+    ),
+    ("RuntimeError: [jaccl] The devices do not form a valid mesh.", "MD625"),
+    ("RuntimeError: [jaccl] Unsupported dtype for JACCL operation", "MD626"),
+    ("RuntimeError: Can't parse address 10.0.0.300:5000", "MD627"),
+    (
+        "RuntimeError: Can't perform the ring all reduce of 3 elements with a ring of size 300",
+        "MD628",
+    ),
+    ("RuntimeError: [ring] Couldn't create socket (error: 24)", "MD629"),
+    (
+        "RuntimeError: [ring] Send only supported to direct neighbors but tried to send to 2 "
+        "from 0",
+        "MD643",
+    ),
+    ("RuntimeError: [ring] Group split not supported.", "MD665"),
+    ("RuntimeError: Communication not implemented in an empty distributed group.", "MD666"),
+    (
+        "ValueError: [distributed] The only valid values for backend are 'any', 'mpi', 'nccl', "
+        "'jaccl' and 'ring' but 'jacl' was provided.",
+        "MD667",
+    ),
+    (
+        "RuntimeError: [mpi] The world has a single process. Launch with mpirun to initialize "
+        "the mpi backend.",
+        "MD668",
+    ),
+    ("RuntimeError: [mpi] MPI found but it does not appear to be Open MPI.", "MD669"),
+    (
+        "mlx.launch: error: The hostfile is malformed: RDMA device of self should be null",
+        "MD670",
+    ),
+    ("RuntimeError: [nccl] Send not supported in NCCL backend.", "MD671"),
+    ("RuntimeError: [metal::malloc] Resource limit (499000) exceeded.", "MD672"),
+    (
+        "RuntimeError: [metal::malloc] Attempting to allocate 77309411328 bytes which is "
+        "greater than the maximum allowed buffer size of 57982058496 bytes.",
+        "MD673",
+    ),
+    ("RuntimeError: [malloc] Unable to allocate 17179869184 bytes.", "MD674"),
+    ("RuntimeError: [metal::Device] Unable to construct residency set.", "MD675"),
+    (
+        "panic(cpu 2 caller 0xfffffe002f8c1234): IOGPUMemory.cpp:550 Assertion failed: "
+        "prepare count underflow",
+        "MD676",
+    ),
+    (
+        "1733050000.123 memorystatus: killing_top_process pid 4242 [python3.12] "
+        "(vm-pageshortage 10) - memorystatus_available_pages: 1200",
+        "MD677",
+    ),
 ]
 
 # codes recognised by other means than one line, and the test that shows each (here or in
