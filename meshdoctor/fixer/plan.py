@@ -115,7 +115,7 @@ def run(
     import os
     import uuid
 
-    from meshdoctor.receipts import RUN_ENV, FixLock, LockBusy, StateDirError
+    from meshdoctor.receipts import RUN_ENV, FixLock, LockBusy, StateDirError, StateFileError
 
     run_id = os.environ.setdefault(RUN_ENV, f"md-fix-{uuid.uuid4().hex[:12]}")
     verdict = Verdict(command="fix")
@@ -148,7 +148,7 @@ def run(
             try:
                 with FixLock(run_id):
                     actions, results = run_fixes(fixes, ctx(True))
-            except (LockBusy, StateDirError) as exc:
+            except (LockBusy, StateDirError, StateFileError) as exc:
                 results = [
                     Result(
                         code=FIX_NOT_STARTED.code,
