@@ -28,6 +28,8 @@ import psutil
 
 from meshdoctor.fixer.model import (
     DISRUPTIVE,
+    NOT_APPROVED,
+    PLANNED,
     DONE,
     FAILED,
     SKIPPED,
@@ -144,7 +146,7 @@ def _wait_gone(procs: Dict[int, psutil.Process], seconds: float) -> None:
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
     """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
-    mine = [a for a in actions if a.mutates and a.detail.get("pid")]
+    mine = [a for a in actions if a.mutates and a.outcome == PLANNED and a.detail.get("pid")]
     procs: Dict[int, psutil.Process] = {}
     by_pid = {}
     for a in mine:
@@ -197,12 +199,24 @@ def verify(ctx: FixContext) -> Verification:
     """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     host = ctx.options.get("host", "localhost")
     stale, running = _targets(ctx)
+    later_pids = set(ctx.options.get("not_approved_pids") or ())
+    later = [r for r in stale if r.pid in later_pids]  # not in the approved plan: untouched
+    stale = [r for r in stale if r.pid not in later_pids]
     ev = {"remaining": [r.to_dict() for r in stale], "running_jobs": [r.pid for r in running]}
     kept = (
         f"; {len(running)} rank(s) of running jobs left alone (--include-running stops them)"
         if running
         else ""
     )
+    if later and not stale:
+        ev["not_approved"] = [r.to_dict() for r in later]
+        return Verification(
+            False,
+            f"the approved plan is done; {len(later)} rank(s) {NOT_APPROVED}: "
+            + ", ".join(_what(r) for r in later)
+            + kept,
+            evidence=ev,
+        )
     if not stale:
         return Verification(True, "no stale ranks on this host" + kept, evidence=ev)
     stuck = [r for r in stale if r.status == UNINTERRUPTIBLE]
