@@ -3,6 +3,10 @@
 Commands are argument lists, never shell strings: nothing from a hostfile or a log reaches a shell.
 Each command runs in its own session (process group); on timeout the whole group gets SIGKILL, so a
 hung ``ibv_devinfo`` or ``system_profiler`` and any children it forked are gone before we return.
+Every read is bounded in bytes as well as time: a command that prints more than ``max_bytes`` on
+stdout or stderr (default :data:`MAX_OUTPUT_BYTES`) is killed the same way at that cap, and its
+result says it was cut (``cut``), so a tool or a remote host that never stops printing costs at
+most that much memory and its deadline.
 Every group started here is also remembered until it is reaped, so that :func:`stop_all` (called on
 an interrupt and at interpreter exit) kills whatever is still running on any exit path.
 
@@ -17,17 +21,20 @@ from __future__ import annotations
 
 import atexit
 import os
+import selectors
 import shutil
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor.text import shell_line
 
 DEFAULT_TIMEOUT_S = 5.0
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024  # per stream; `ibv_devinfo -v` prints tens of KB
+_CHUNK = 65536
 PARENT_MARKER_ENV = "MESHDOCTOR_PARENT_PID"  # pid of the meshdoctor that started the command
 PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"  # == meshdoctor.ranks.PROBE_MARKER_ENV
 
@@ -40,9 +47,12 @@ _STOPPING: Dict[str, bool] = {"final": False}  # set by stop_all(final=True): st
 class CommandResult:
     """Outcome of one command.
 
-    ``returncode`` is None when the command timed out or could not start; ``timed_out`` says which.
-    ``missing`` is True when the executable is not on PATH. ``stdout``/``stderr`` are text
-    (decoded as UTF-8 with replacement). ``duration_s`` is wall time in seconds.
+    ``returncode`` is None when the command timed out, was cut or could not start; ``timed_out``
+    and ``cut`` say which. ``cut`` names the stream (``stdout``/``stderr``) that went over the
+    byte cap ``cap_bytes``: the command was killed there and that stream holds its first
+    ``cap_bytes`` bytes. ``missing`` is True when the executable is not on PATH.
+    ``stdout``/``stderr`` are text (decoded as UTF-8 with replacement). ``duration_s`` is wall
+    time in seconds.
     """
 
     argv: Sequence[str]
@@ -52,6 +62,8 @@ class CommandResult:
     duration_s: float
     timed_out: bool = False
     missing: bool = False
+    cut: Optional[str] = None
+    cap_bytes: int = 0
 
     @property
     def ok(self) -> bool:
@@ -70,6 +82,11 @@ class CommandResult:
             return f"`{cmd}`: command not found on PATH"
         if self.timed_out:
             return f"`{cmd}` did not finish within {self.duration_s:.1f} s (killed)"
+        if self.cut:
+            return (
+                f"`{cmd}` printed more than {self.cap_bytes} bytes on {self.cut} "
+                "(cut there and killed)"
+            )
         if self.returncode is None:
             return f"`{cmd}` not run: {self.stderr.strip()[:200]}"
         tail = [ln.strip() for ln in (self.stderr or self.stdout).strip().splitlines()[-1:]] or [""]
@@ -141,17 +158,77 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def _collect(
+    proc: subprocess.Popen, data: Optional[bytes], deadline: float, cap: int
+) -> Tuple[bytes, bytes, str]:
+    """Feed ``data`` to ``proc``'s stdin and read its stdout and stderr until both close and it
+    exits, the monotonic ``deadline`` passes (``"timeout"``) or a stream goes over ``cap`` bytes
+    (``"stdout"``/``"stderr"``, that stream kept to ``cap`` bytes); ``""`` when it finished."""
+    bufs = {"stdout": bytearray(), "stderr": bytearray()}
+    sel = selectors.DefaultSelector()
+    try:
+        for name in bufs:
+            f = getattr(proc, name)
+            os.set_blocking(f.fileno(), False)
+            sel.register(f.fileno(), selectors.EVENT_READ, name)
+        todo = memoryview(data or b"")
+        if proc.stdin is not None:
+            if todo:
+                os.set_blocking(proc.stdin.fileno(), False)
+                sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "stdin")
+            else:
+                proc.stdin.close()
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(bufs["stdout"]), bytes(bufs["stderr"]), "timeout"
+            for key, _ in sel.select(min(left, 1.0)):
+                if key.data == "stdin":
+                    try:
+                        todo = todo[os.write(key.fd, todo[:_CHUNK]) :]
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # it stopped reading (EPIPE): the rest is not wanted
+                        todo = todo[:0]
+                    if not todo:
+                        sel.unregister(key.fd)
+                        proc.stdin.close()  # type: ignore[union-attr]
+                    continue
+                try:
+                    chunk = os.read(key.fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fd)
+                    continue
+                buf = bufs[key.data]
+                buf += chunk
+                if len(buf) > cap:
+                    del buf[cap:]
+                    return bytes(bufs["stdout"]), bytes(bufs["stderr"]), key.data
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return bytes(bufs["stdout"]), bytes(bufs["stderr"]), "timeout"
+        return bytes(bufs["stdout"]), bytes(bufs["stderr"]), ""
+    finally:
+        sel.close()
+
+
 def run(
     argv: Sequence[str],
     timeout: float = DEFAULT_TIMEOUT_S,
     *,
     env: Optional[Dict[str, str]] = None,
     input: Optional[str] = None,
+    max_bytes: int = MAX_OUTPUT_BYTES,
 ) -> CommandResult:
-    """Run ``argv`` (a list; no shell) with a deadline of ``timeout`` seconds.
+    """Run ``argv`` (a list; no shell) with a deadline of ``timeout`` seconds, reading at most
+    ``max_bytes`` of its stdout and as many of its stderr.
 
-    Never raises for a missing executable, a non-zero exit or a timeout: those are reported in the
-    :class:`CommandResult`. On timeout the command's whole process group is killed with SIGKILL.
+    Never raises for a missing executable, a non-zero exit, a timeout or output over the cap:
+    those are reported in the :class:`CommandResult` (``timed_out``, ``cut``). On timeout or at
+    the cap the command's whole process group is killed with SIGKILL.
     """
     argv = [str(a) for a in argv]
     t0 = time.monotonic()
@@ -170,27 +247,35 @@ def run(
         return CommandResult(argv, None, "", str(exc), time.monotonic() - t0, missing=True)
     _track(proc)
     try:
-        out, err = proc.communicate(
-            input=input.encode() if input is not None else None, timeout=timeout
+        out, err, stop = _collect(
+            proc, input.encode() if input is not None else None, t0 + timeout, max_bytes
         )
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        try:
-            out, err = proc.communicate(timeout=1.0)
-        except subprocess.TimeoutExpired:  # pipes held open by an unkillable grandchild
-            out, err = b"", b""
-        return CommandResult(
-            argv,
-            None,
-            out.decode("utf-8", "replace"),
-            err.decode("utf-8", "replace"),
-            time.monotonic() - t0,
-            timed_out=True,
-        )
+        if stop:
+            _kill_group(proc)
+            try:
+                proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:  # unkillable (uninterruptible sleep): leave it
+                pass
+            return CommandResult(
+                argv,
+                None,
+                out.decode("utf-8", "replace"),
+                err.decode("utf-8", "replace"),
+                time.monotonic() - t0,
+                timed_out=stop == "timeout",
+                cut=None if stop == "timeout" else stop,
+                cap_bytes=max_bytes,
+            )
     finally:
         if proc.poll() is None:
             _kill_group(proc)
         _untrack(proc)
+        for f in (proc.stdout, proc.stderr, proc.stdin):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
     return CommandResult(
         argv,
         proc.returncode,

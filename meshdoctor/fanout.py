@@ -147,6 +147,9 @@ def _reply(
         rep.reachable = False
         rep.error = last or res.describe()
         return rep
+    if res.cut:  # more than any verdict holds: never parsed, and said so
+        rep.error = f"the answer from {host} was cut: {res.describe()}"
+        return rep
     line = res.stdout.strip()
     try:
         doc = json.loads(line) if line else None

@@ -1,27 +1,33 @@
 """Finding MLX rank processes: the positive identification every check and fix relies on.
 
 A process is a rank when it belongs to this user and
-* its environment has ``MLX_RANK`` or ``JACCL_RANK`` (mlx.launch exports ``MLX_RANK``;
-  mlx 0.32.4 ``_distributed_utils/launch.py``), or
+* its environment has ``MLX_RANK`` or ``JACCL_RANK`` set to a rank number (what MLX reads:
+  mlx.launch exports ``MLX_RANK``, mlx 0.32.4 ``_distributed_utils/launch.py``; JACCL reads
+  ``JACCL_RANK``), or
 * its environment has the meshdoctor probe marker ``MESHDOCTOR_PROBE_ID``, or
-* its command line is an mlx.launch rank script (``exec`` of the ``cmd=(...)`` bash script that
-  mlx.launch writes, recognisable by ``export MLX_RANK=``).
+* it is mlx.launch's own wrapper of a rank: ``bash -c SCRIPT`` (a remote host's login shell
+  ``-c SCRIPT``), or the ``ssh -tt ... HOST SCRIPT`` that carries it to a remote host, where
+  SCRIPT is, whole, what ``RemoteProcess.make_launch_script`` of mlx 0.32.4 writes (``pidfile=
+  $(mktemp); ...; export MLX_RANK=N; cmd=(...); exec "${cmd[@]}"``). Words in an argument are
+  never enough: ``grep``, ``less``, ``tail`` or an editor naming that text are not ranks.
 
 Never this process, its parents (a shell that exported ``MLX_RANK`` and ran meshdoctor must not be
 listed as a stale rank of itself), or pid 1. Never a command meshdoctor runs, whatever its
 parentage: :mod:`meshdoctor.execute` marks each with ``MESHDOCTOR_PARENT_PID`` (the pid of the
 meshdoctor that started it, inherited by whatever the command forks), and a process so marked is
-left out when the marking process is alive and older than it at the moment it is inspected (a
-leftover of a meshdoctor that died is a leftover like any other). Nor a meshdoctor process itself,
-or a child of this process that has not yet replaced its image (between fork and exec it still
-shows this process's command line and environment). Processes whose environment cannot be read
-(other users, macOS without privileges) are identified by command line alone.
+left out only when the marker proves it: that pid is this process, or a live meshdoctor process
+the marked one descends from, older than it (a forged or leaked marker, or a
+leftover of a meshdoctor that died, is a leftover like any other). Nor a meshdoctor process
+itself, or a child of this process that has not yet replaced its image (between fork and exec it
+still shows this process's command line and environment). Processes whose environment cannot be
+read (other users, macOS without privileges) are identified by their launcher shape alone.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 from dataclasses import dataclass
 from typing import List, Optional, Set
@@ -32,7 +38,40 @@ from meshdoctor.execute import PARENT_MARKER_ENV
 
 PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"
 RANK_ENV_KEYS = ("MLX_RANK", "JACCL_RANK")
-_SCRIPT_MARK = "export MLX_RANK="
+# mlx 0.32.4 _distributed_utils/launch.py RemoteProcess.make_launch_script, whole: the optional
+# "stty -echo; " (remote), the pidfile lines, the cd block, the exports, then MLX_RANK and exec
+_LAUNCH_SCRIPT = re.compile(
+    r'(?:stty -echo; )?pidfile=\$\(mktemp\); echo \$\$ > \$pidfile; printf "%s\\n" \$pidfile; '
+    r"if \[\[ -d .+? fi; (?:.*?; )?export MLX_RANK=(\d+); cmd=\(.*\); "
+    r'exec "\$\{cmd\[@\]\}"',
+    re.DOTALL,
+)
+_SHELLS = ("bash", "sh", "zsh")  # Popen(executable="/bin/bash"); a remote login shell's -c
+
+
+def launch_script_rank(arg: str) -> Optional[str]:
+    """The rank of ``arg`` when it is, whole, an mlx.launch rank script (module doc), else
+    None."""
+    m = _LAUNCH_SCRIPT.fullmatch(arg)
+    return m.group(1) if m else None
+
+
+def launcher_rank(cmdline: List[str]) -> Optional[str]:
+    """The rank when ``cmdline`` is mlx.launch's wrapper of one: ``SHELL -c SCRIPT`` or
+    ``ssh ... -tt ... HOST SCRIPT`` with SCRIPT a whole rank script; None for anything else
+    (a reader, a pager or an editor naming the same text)."""
+    if len(cmdline) < 3:
+        return None
+    prog = os.path.basename(cmdline[0]).lstrip("-")
+    if prog in _SHELLS and cmdline[1] == "-c" and len(cmdline) == 3:
+        return launch_script_rank(cmdline[2])
+    if prog == "ssh" and "-tt" in cmdline[1:-2]:
+        return launch_script_rank(cmdline[-1])
+    return None
+
+
+def _rank_number(value: Optional[str]) -> bool:
+    return value is not None and value.strip().isdigit()
 
 
 @dataclass
@@ -128,20 +167,25 @@ def _is_meshdoctor(cmdline: List[str]) -> bool:
 
 
 def marked_by_live_meshdoctor(proc: psutil.Process, env: dict) -> bool:
-    """``proc`` (whose environment is ``env``) is a command a meshdoctor still running started:
-    ``MESHDOCTOR_PARENT_PID`` names a live process created no later than ``proc`` (a pid reused
-    after the marking meshdoctor died belongs to a younger process). A probe rank (it carries
-    ``MESHDOCTOR_PROBE_ID``) is never such a command."""
+    """``proc`` (whose environment is ``env``) is a command a meshdoctor still running started,
+    proven: ``MESHDOCTOR_PARENT_PID`` names a live process created no later than ``proc`` (a pid
+    reused after the marking meshdoctor died belongs to a younger process) that is this process,
+    or a meshdoctor process ``proc`` descends from (a marker copied into another process's
+    environment, forged or leaked, proves nothing). A probe rank (it carries ``MESHDOCTOR_PROBE_ID``) is never
+    such a command."""
     value = env.get(PARENT_MARKER_ENV)
     if not value or PROBE_MARKER_ENV in env:
         return False
     try:
         pid = int(value)
-        if pid <= 0:
+        if pid <= 1:
             return False
-        if pid == os.getpid():
+        marker = psutil.Process(pid)
+        if marker.create_time() > proc.create_time() + 0.01:
+            return False
+        if pid == os.getpid():  # we started it (a child that called setsid is still ours)
             return True
-        return psutil.Process(pid).create_time() <= proc.create_time() + 0.01
+        return _is_meshdoctor(marker.cmdline()) and any(p.pid == pid for p in proc.parents())
     except (ValueError, psutil.Error):
         return False
 
@@ -180,16 +224,18 @@ def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankP
                 env = {}
             if marked_by_live_meshdoctor(proc, env):
                 return None
-            rank = next((env[k] for k in RANK_ENV_KEYS if k in env), None)
+            key = next((k for k in RANK_ENV_KEYS if _rank_number(env.get(k))), None)
+            rank = env[key].strip() if key else None
             marker = env.get(PROBE_MARKER_ENV)
             reason = ""
             if marker is not None:
                 reason = f"environment has {PROBE_MARKER_ENV}={marker}"
-            elif rank is not None:
-                key = next(k for k in RANK_ENV_KEYS if k in env)
+            elif key is not None:
                 reason = f"environment has {key}={rank}"
-            elif any(_SCRIPT_MARK in part for part in cmdline):
-                reason = "command line is an mlx.launch rank script"
+            else:
+                rank = launcher_rank(cmdline)
+                if rank is not None:
+                    reason = "mlx.launch's wrapper of rank " + rank
             if not reason:
                 return None
             ppid = proc.ppid()
@@ -258,6 +304,50 @@ def find_ranks(
             except psutil.Error:
                 rp.cpu_percent = None
     return sorted(found, key=lambda r: r.pid)
+
+
+def family(rank: RankProcess) -> List[RankProcess]:
+    """The processes below ``rank`` (its children and theirs), each as a :class:`RankProcess`
+    whose ``reason`` names the rank they belong to, sorted by pid: a wrapper a rank runs its
+    command under is stopped with that command, in one plan. Processes that vanish are left
+    out; this process and its parents never appear."""
+    skip = protected_pids()
+    out = []
+    try:
+        kids = psutil.Process(rank.pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    for proc in kids:
+        if proc.pid in skip:
+            continue
+        try:
+            with proc.oneshot():
+                cmdline = proc.cmdline()
+                if _is_meshdoctor(cmdline):
+                    continue
+                try:
+                    env = proc.environ()
+                except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
+                    env = {}
+                key = next((k for k in RANK_ENV_KEYS if _rank_number(env.get(k))), None)
+                ppid = proc.ppid()
+                out.append(
+                    RankProcess(
+                        pid=proc.pid,
+                        name=proc.name(),
+                        cmdline=cmdline,
+                        status=proc.status(),
+                        create_time=proc.create_time(),
+                        rank=env[key].strip() if key else rank.rank,
+                        reason=f"runs under rank pid {rank.pid}",
+                        username=proc.username(),
+                        ppid=ppid,
+                        parent=psutil.Process(ppid).name() if ppid > 0 else None,
+                    )
+                )
+        except psutil.Error:
+            continue
+    return sorted(out, key=lambda r: r.pid)
 
 
 def send_signal(pid: int, sig: int, *, group: bool = False) -> str:

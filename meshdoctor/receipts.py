@@ -1,25 +1,44 @@
-"""Receipts of fix runs and the lock that keeps two fix runs from interleaving.
+"""meshdoctor's state directory, the files in it, the fix lock and the receipts of fix runs.
 
-Both live in the user's state directory (platformdirs ``user_state_dir("meshdoctor")``, e.g.
-``~/.local/state/meshdoctor`` on Linux, ``~/Library/Application Support/meshdoctor`` on macOS;
-``MESHDOCTOR_STATE_DIR`` overrides it). Receipts are JSON files readable by their owner only
-(mode 0600), one per run, under ``receipts/``; the lock is ``fcntl.flock`` on ``fix.lock``.
+The state directory is platformdirs ``user_state_dir("meshdoctor")`` (e.g.
+``~/.local/state/meshdoctor`` on Linux, ``~/Library/Application Support/meshdoctor`` on macOS);
+``MESHDOCTOR_STATE_DIR`` overrides it. meshdoctor runs as root on cluster nodes, so every use
+holds to these rules (another user who can write a directory we use could otherwise make root
+write, empty or read a file of their choosing through a link):
+
+* the directory and every folder in it are created with mode 0700, and on every use each one is
+  opened with ``O_NOFOLLOW|O_DIRECTORY`` and checked: owned by us (the effective uid), writable
+  by nobody else. Otherwise :class:`StateDirError` (reported as MD700) says what to do;
+* files are opened relative to that folder's descriptor with ``O_NOFOLLOW``; only regular files
+  owned by us with one link are read (a FIFO or device is refused, never opened blocking:
+  ``O_NONBLOCK``), at most a stated number of bytes;
+* every write is a temporary file (``O_CREAT|O_EXCL``, mode 0600) + ``fsync`` + ``rename``, so
+  a reader sees the old file or the whole new one, never a part. The one exception is the lock
+  file, which must stay one inode for ``fcntl.flock``: it holds only ``<pid> <run_id>``.
+
+Receipts are JSON files (mode 0600), one per run, under ``receipts/``; the lock is
+``fcntl.flock`` on ``fix.lock``. Sources: open(2) (``O_NOFOLLOW``, ``O_EXCL``, ``O_NONBLOCK`` on a
+FIFO), rename(2) (atomic replacement), fsync(2), flock(2).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import errno
 import fcntl
 import json
 import os
+import stat
 import uuid
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 STATE_ENV = "MESHDOCTOR_STATE_DIR"
 RUN_ENV = "MESHDOCTOR_FIX_RUN"  # the id of the fix run a host's own fix work belongs to
 RECEIPT_MAX_BYTES = 1024 * 1024  # the most read of one receipt file; those written are a few KB
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class LockBusy(RuntimeError):
@@ -27,51 +46,230 @@ class LockBusy(RuntimeError):
 
 
 class StateDirError(OSError):
-    """The state directory cannot be used (a file is in its place, it cannot be created, or it
-    is not writable); the message names it and what to do."""
+    """The state directory (or a folder in it) cannot be used: a file in its place, it cannot be
+    created, it is not writable, not ours or writable by others; the message names it and what
+    to do."""
+
+
+class StateFileError(OSError):
+    """A file in the state directory cannot be trusted or read (a link, a FIFO or device, not
+    ours, more than one link, over its size limit, unreadable); the message names it and why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+def state_path() -> Path:
+    """Where the state directory is (``MESHDOCTOR_STATE_DIR`` or the platform's place); nothing
+    is created or checked (:func:`state_dir` does both)."""
+    return _root()
+
+
+def _root() -> Path:
+    env = os.environ.get(STATE_ENV)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("meshdoctor"))
+
+
+def _refuse(d: str, problem: str, mend: str = "") -> StateDirError:
+    """The MD700 message: which directory, why, and what to do (``mend``: a first remedy)."""
+    return StateDirError(
+        f"meshdoctor's state directory {d} cannot be used ({problem}); {mend}"
+        f"set {STATE_ENV} to a writable directory of your own that nobody else can write "
+        "(mode 0700)"
+    )
+
+
+def _checked(fd: int, shown: str) -> int:
+    """``fd`` (a folder) when it is ours and writable by nobody else; else closes it and raises
+    :class:`StateDirError`."""
+    st = os.fstat(fd)
+    problem = None
+    if st.st_uid != os.geteuid():
+        problem = f"owned by uid {st.st_uid}, not by uid {os.geteuid()} running meshdoctor"
+    elif st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problem = f"mode {stat.S_IMODE(st.st_mode):04o}: others can write it"
+    elif os.geteuid() != 0 and (st.st_mode & 0o300) != 0o300:
+        problem = "not writable"
+    if problem:
+        os.close(fd)
+        mine = st.st_uid == os.geteuid()
+        raise _refuse(shown, problem, "chmod 700 it, or " if mine else "")
+    return fd
+
+
+def _open_dir(name: str, shown: str, parent: Optional[int]) -> int:
+    """Create (0700) and open the folder ``name`` (relative to ``parent``'s descriptor, or a
+    path when None) without following a link; checked by :func:`_checked`."""
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise _refuse(shown, exc.strerror or str(exc)) from None
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # O_DIRECTORY|O_NOFOLLOW on a link: either
+            try:
+                link = stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+            except OSError:
+                link = False
+            problem = "a symbolic link" if link else "a file, not a directory"
+        raise _refuse(shown, problem) from None
+    return _checked(fd, shown)
 
 
 def state_dir() -> Path:
-    """The state directory (created with mode 0700 if missing). Raises :class:`StateDirError`
-    when it cannot be created or written."""
-    env = os.environ.get(STATE_ENV)
-    if env:
-        d = Path(env)
-    else:
-        import platformdirs
-
-        d = Path(platformdirs.user_state_dir("meshdoctor"))
-    problem = None
+    """The state directory, created with mode 0700 if missing (its parents as needed) and
+    checked as the module docstring says. Raises :class:`StateDirError`."""
+    d = _root()
     try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except FileExistsError:
-        problem = "a file, not a directory"
+        d.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        problem = exc.strerror or str(exc)
-    else:
-        if not os.access(d, os.W_OK | os.X_OK):
-            problem = "not writable"
-    if problem:
-        raise StateDirError(
-            f"meshdoctor's state directory {d} cannot be used ({problem}); set {STATE_ENV} "
-            "to a writable directory"
-        )
+        raise _refuse(str(d), exc.strerror or "a parent cannot be created") from None
+    os.close(_open_dir(str(d), str(d), None))
     return d
+
+
+@contextlib.contextmanager
+def folder(*parts: str) -> Iterator[int]:
+    """``with folder("cache", "mlx_build") as fd:`` a descriptor of that folder under the state
+    directory, each level created (0700) and checked on the way down (no link followed).
+    Raises :class:`StateDirError`."""
+    d = _root()
+    try:
+        d.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise _refuse(str(d), exc.strerror or "a parent cannot be created") from None
+    fd = _open_dir(str(d), str(d), None)
+    shown = d
+    try:
+        for p in parts:
+            shown = shown / p
+            nxt = _open_dir(p, str(shown), fd)
+            os.close(fd)
+            fd = nxt
+        yield fd
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _distrust(st: os.stat_result) -> Optional[str]:
+    """Why a file with this stat cannot be trusted (not a regular file, not ours, more than one
+    link), or None."""
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not by us"
+    if st.st_nlink != 1:
+        return f"{st.st_nlink} links"
+    return None
+
+
+def read_file(dir_fd: int, name: str, limit: int, shown: str = "") -> bytes:
+    """At most ``limit`` bytes of the regular file ``name`` in the folder ``dir_fd``; raises
+    :class:`StateFileError` for a link, FIFO, device, a file not ours or with more than one link,
+    or one longer than ``limit`` bytes; FileNotFoundError when it is not there."""
+    shown = shown or name
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise StateFileError(f"{shown}: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):  # never open a FIFO or device
+        raise StateFileError(f"{shown}: not a regular file")
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        why = "not a regular file" if exc.errno == errno.ELOOP else exc.strerror
+        raise StateFileError(f"{shown}: {why}") from None
+    try:
+        why = _distrust(os.fstat(fd))
+        if why:
+            raise StateFileError(f"{shown}: {why}")
+        chunks: List[bytes] = []
+        got = 0
+        while got <= limit:
+            b = os.read(fd, min(65536, limit + 1 - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+    finally:
+        os.close(fd)
+    if got > limit:
+        raise StateFileError(f"{shown}: over {limit} bytes")
+    return b"".join(chunks)
+
+
+def write_file(dir_fd: int, name: str, data: bytes) -> None:
+    """Replace ``name`` in the folder ``dir_fd`` with ``data`` (mode 0600): a new temporary file
+    (``O_CREAT|O_EXCL|O_NOFOLLOW``), written whole, fsynced, renamed over ``name``, the folder
+    fsynced. Raises OSError; a failed write leaves no temporary behind."""
+    tmp = f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    fd = os.open(
+        tmp,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+        0o600,
+        dir_fd=dir_fd,
+    )
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    with contextlib.suppress(OSError):
+        os.fsync(dir_fd)
 
 
 class FixLock:
     """``with FixLock(run_id):`` holds the fix lock or raises :class:`LockBusy` at once (never
     waits: a second operator is told, not queued behind a run that may take minutes). The lock
     file holds ``<pid> <run_id>``; meshdoctor doing a host's share of the same run (``run_id``
-    equal, e.g. on a host that shares this state directory) goes ahead without it."""
+    equal, e.g. on a host that shares this state directory) goes ahead without it. The file is
+    opened with ``O_NOFOLLOW`` in the checked state directory and must be a regular file of ours
+    with one link before anything is written to it (:class:`StateFileError` otherwise)."""
+
+    NAME = "fix.lock"
 
     def __init__(self, run_id: str = "") -> None:
-        self.path = state_dir() / "fix.lock"
+        self.path = state_dir() / self.NAME
         self.run_id = run_id
         self.fd: Optional[int] = None
 
     def __enter__(self) -> "FixLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        with folder() as d:
+            try:
+                fd = os.open(
+                    self.NAME,
+                    os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                    0o600,
+                    dir_fd=d,
+                )
+            except OSError as exc:
+                why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+                raise self._unusable(why) from None
+        why = _distrust(os.fstat(fd))
+        if why:
+            os.close(fd)
+            raise self._unusable(why)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -89,6 +287,11 @@ class FixLock:
         os.write(fd, f"{os.getpid()} {self.run_id}".encode())
         self.fd = fd
         return self
+
+    def _unusable(self, why: str) -> StateFileError:
+        return StateFileError(
+            f"the fix lock {self.path} cannot be used ({why}); remove it, then run the fix again",
+        )
 
     def __exit__(self, *exc: Any) -> None:
         if self.fd is not None:
@@ -121,36 +324,50 @@ def _now() -> _dt.datetime:
 
 
 def write(kind: str, doc: Dict[str, Any]) -> Path:
-    """Write one receipt of ``kind`` (``auto-setup``) with mode 0600; returns its path. ``doc``
-    gets ``kind`` and ``written_at`` (ISO 8601 UTC) added."""
-    d = state_dir() / "receipts"
-    d.mkdir(exist_ok=True, mode=0o700)
+    """Write one receipt of ``kind`` (``auto-setup``) with mode 0600 (temporary file + fsync +
+    rename in the checked ``receipts/`` folder); returns its path. ``doc`` gets ``kind`` and
+    ``written_at`` (ISO 8601 UTC) added."""
     now = _now()
-    path = d / f"{kind}-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}.json"
+    name = f"{kind}-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}.json"
     body = dict(doc, kind=kind, written_at=now.isoformat(timespec="seconds"))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(body, f, indent=2)
-    return path
+    with folder("receipts") as d:
+        write_file(d, name, json.dumps(body, indent=2).encode("utf-8"))
+    return _root() / "receipts" / name
+
+
+def scan(kind: str) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """``(receipts, problems)``: every receipt of ``kind`` that reads and parses, oldest first
+    (by ``started_epoch``), each dict with ``path`` added; and one line per file of that kind
+    that could not be trusted or read (a link, FIFO, foreign or cut-off file: see
+    :func:`read_file`). Raises :class:`StateDirError`."""
+    out: List[Dict[str, Any]] = []
+    problems: List[str] = []
+    with folder("receipts") as d:
+        base = _root() / "receipts"
+        for name in sorted(os.listdir(d)):
+            if not (name.startswith(f"{kind}-") and name.endswith(".json")):
+                continue
+            shown = str(base / name)
+            try:
+                doc = json.loads(read_file(d, name, RECEIPT_MAX_BYTES, shown).decode("utf-8"))
+            except FileNotFoundError:
+                continue  # removed while we listed
+            except OSError as exc:
+                problems.append(str(exc) if isinstance(exc, StateFileError) else f"{shown}: {exc}")
+                continue
+            except ValueError as exc:
+                problems.append(f"{shown} does not parse ({type(exc).__name__})")
+                continue
+            if not isinstance(doc, dict):
+                problems.append(f"{shown} is not a receipt (a JSON object)")
+                continue
+            out.append(dict(doc, path=shown))
+    return sorted(out, key=lambda r: float(r.get("started_epoch") or 0)), problems
 
 
 def all_of(kind: str) -> List[Dict[str, Any]]:
-    """Every readable receipt of ``kind``, oldest first (by ``started_epoch``); each dict gets
-    ``path``. Unreadable files, and files over :data:`RECEIPT_MAX_BYTES`, are skipped."""
-    d = state_dir() / "receipts"
-    out = []
-    for p in sorted(d.glob(f"{kind}-*.json")) if d.is_dir() else []:
-        try:
-            with open(p, "rb") as fh:
-                raw = fh.read(RECEIPT_MAX_BYTES + 1)
-            if len(raw) > RECEIPT_MAX_BYTES:
-                continue  # not a receipt meshdoctor wrote (they are a few KB)
-            doc = json.loads(raw.decode("utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(doc, dict):
-            out.append(dict(doc, path=str(p)))
-    return sorted(out, key=lambda r: float(r.get("started_epoch") or 0))
+    """Every readable receipt of ``kind``, oldest first (:func:`scan` without its problems)."""
+    return scan(kind)[0]
 
 
 def latest(kind: str) -> Optional[Dict[str, Any]]:

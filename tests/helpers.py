@@ -3,6 +3,7 @@ against the shipped schema, write small files. Imported by tests; fixtures are i
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import subprocess
@@ -167,3 +168,41 @@ def require_cpu_mlx() -> None:
 
 # the fake ``pynvml`` (tests/fake_nvml/pynvml.py) a GPU test puts first on PYTHONPATH
 FAKE_DIR = Path(__file__).with_name("fake_nvml")
+
+
+@contextlib.contextmanager
+def other_user():
+    """``with other_user() as as_them:`` a throwaway user (``useradd``, removed with ``userdel``
+    at the end) for a test where another user of the machine is the attacker; ``as_them(cmd)``
+    runs the shell line ``cmd`` as that user (``runuser``) and returns its CompletedProcess.
+    Skips the test where users cannot be made (not root, no useradd)."""
+    import os
+    import shutil
+    import uuid
+
+    import pytest
+
+    if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
+        pytest.skip("needs root with useradd and runuser")
+    name = f"mdatk{uuid.uuid4().hex[:8]}"
+    made = subprocess.run(
+        ["useradd", "--no-create-home", "--shell", "/bin/sh", name],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"useradd failed: {made.stderr.strip()}")
+
+    def as_them(cmd: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["runuser", "-u", name, "--", "sh", "-c", cmd],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    try:
+        yield as_them
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, timeout=30)

@@ -1,7 +1,8 @@
 """MD301 rank processes: MLX rank processes of this user alive on this node.
 
 Identification is :mod:`meshdoctor.ranks` (environment ``MLX_RANK``/``JACCL_RANK``, the probe
-marker, or an mlx.launch rank script; never meshdoctor itself or its parents). A wrapper that
+marker, or mlx.launch's own wrapper of a rank; never words in an argument, never meshdoctor
+itself or its parents). A wrapper that
 carries the rank variables (``timeout``, ``env``, a launch shell) is grouped with the rank it runs.
 
 * An orphaned rank (its launcher is gone) is a stale leftover and fails: mlx.launch stops ranks
@@ -166,8 +167,9 @@ CHECK = Check(
     doc=Doc(
         meaning="""
 Lists processes of this user that are MLX ranks: their environment has MLX_RANK or JACCL_RANK,
-or the meshdoctor probe marker (MESHDOCTOR_PROBE_ID), or their command line is an mlx.launch
-rank script. meshdoctor never lists itself or the shells that started it.
+or the meshdoctor probe marker (MESHDOCTOR_PROBE_ID), or they are mlx.launch's own wrapper of
+a rank (its bash -c script, or the ssh that carries it, whole; a grep, tail, pager or editor
+naming that text is not a rank). meshdoctor never lists itself or the shells that started it.
 
 A wrapper that carries the rank variables (timeout, env, a launch shell) is listed with the
 rank it runs, not as a rank of its own.

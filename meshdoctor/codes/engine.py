@@ -84,11 +84,13 @@ FIX_NOT_STARTED = Entry(
     doc=Doc(
         meaning="`meshdoctor fix` did not apply anything: another fix run holds the lock in "
         "meshdoctor's state directory (two runs must not interleave), the state directory "
-        "cannot be used (a file in its place, not writable), or the hosts could not be "
-        "assessed.",
+        "cannot be used (a file or link in its place, not writable, not owned by the user "
+        "running meshdoctor or writable by others), the lock file in it is not a regular file "
+        "of that user, or the hosts could not be assessed.",
         why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
-        action="Wait for the other run, set MESHDOCTOR_STATE_DIR to a writable directory, or "
-        "make the hosts reachable, then run the fix again.",
+        action="Wait for the other run; make the state directory one of your own that nobody "
+        "else can write (chmod 700), or set MESHDOCTOR_STATE_DIR to one; remove a lock file "
+        "that is a link; or make the hosts reachable. Then run the fix again.",
         sources=("meshdoctor README, fix",),
     ),
 )

@@ -4,7 +4,8 @@ The probe (:func:`meshdoctor.facts.mlx_build.gather_mlx`) starts an interpreter 
 its answer is a function of the files that import reads, the environment it runs in and, for
 backends that load system libraries (MPI), the dynamic linker's cache. One entry per key is kept
 in ``<state dir>/cache/mlx_build/`` (the state directory of :func:`meshdoctor.receipts.state_dir`),
-a JSON file of mode 0600 written atomically. An entry is used only when all of these are unchanged:
+a JSON file of mode 0600 written atomically; the folder and its files are opened and checked as
+:mod:`meshdoctor.receipts` says (no link followed, only our own regular files read). An entry is used only when all of these are unchanged:
 
 * the key: the probe's own text, the interpreter path, its resolved path and that file's
   (mtime_ns, size, inode), any ``pyvenv.cfg`` beside it, the working directory (the child's
@@ -151,26 +152,27 @@ def _lib_dirs() -> List[str]:
     return list(LIB_DIRS) + ([f"/lib/{arch}", f"/usr/lib/{arch}"] if arch else [])
 
 
-def _dir() -> str:
-    from meshdoctor.receipts import state_dir
-
-    return os.path.join(str(state_dir()), "cache", "mlx_build")
+CACHE_DIR = ("cache", "mlx_build")
+ENTRY_MAX_BYTES = 4 * 1024 * 1024  # the most read of one entry; those written are a few KB
 
 
-def _path(k: Dict[str, Any]) -> str:
+def _name(k: Dict[str, Any]) -> str:
     import hashlib
 
-    name = hashlib.sha256(json.dumps(k, sort_keys=True).encode()).hexdigest()[:32]
-    return os.path.join(_dir(), name + ".json")
+    return hashlib.sha256(json.dumps(k, sort_keys=True).encode()).hexdigest()[:32] + ".json"
 
 
 def load(k: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """The cached answer for key ``k`` when its entry exists, parses, has the expected shape,
     carries the same key and every file it lists still has the same (mtime_ns, size, inode);
-    None otherwise (never raises for a missing, corrupt or foreign file)."""
+    None otherwise (never raises for a missing, corrupt or foreign file, nor for a state
+    directory that fails the checks of :func:`meshdoctor.receipts.folder`; a link, FIFO or file
+    not ours is never read: :func:`meshdoctor.receipts.read_file`)."""
+    from meshdoctor.receipts import folder, read_file
+
     try:
-        with open(_path(k), encoding="utf-8") as fh:
-            entry = json.load(fh)
+        with folder(*CACHE_DIR) as d:
+            entry = json.loads(read_file(d, _name(k), ENTRY_MAX_BYTES).decode("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(entry, dict) or entry.get("key") != k:
@@ -186,30 +188,36 @@ def load(k: Dict[str, Any]) -> Optional[Dict[str, Any]]:
 
 def store(k: Dict[str, Any], answer: Dict[str, Any], files: Dict[str, Any]) -> bool:
     """Keep ``answer`` with the ``files`` it depends on under key ``k`` when it is
-    :func:`cacheable` and lists files; True when written. A write that fails (read-only state
-    directory, full disk) is not an error: the next run probes again."""
+    :func:`cacheable` and lists files; True when written (temporary file + fsync + rename in the
+    checked folder: :func:`meshdoctor.receipts.write_file`). A write that fails (read-only or
+    untrusted state directory, full disk) is not an error: the next run probes again."""
     if not cacheable(answer) or not isinstance(files, dict) or not files:
         return False
+    from meshdoctor.receipts import folder, write_file
+
     try:
-        path = _path(k)
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"key": k, "files": files, "answer": answer}, fh)
-        os.replace(tmp, path)
-        _prune(os.path.dirname(path))
+        with folder(*CACHE_DIR) as d:
+            body = json.dumps({"key": k, "files": files, "answer": answer})
+            write_file(d, _name(k), body.encode("utf-8"))
+            _prune(d)
         return True
     except OSError:
         return False
 
 
-def _prune(folder: str) -> None:
-    """Keep the :data:`MAX_ENTRIES` most recently written entries."""
+def _prune(dir_fd: int) -> None:
+    """Keep the :data:`MAX_ENTRIES` most recently written entries of the folder ``dir_fd``
+    (links are removed, never followed)."""
+    import stat
+
     try:
-        entries = [e for e in os.scandir(folder) if e.name.endswith(".json")]
-        entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
-        for e in entries[MAX_ENTRIES:]:
-            os.unlink(e.path)
+        entries = []
+        for name in os.listdir(dir_fd):
+            if name.endswith(".json"):
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                entries.append((0 if stat.S_ISLNK(st.st_mode) else st.st_mtime_ns, name))
+        entries.sort(reverse=True)
+        for _, name in entries[MAX_ENTRIES:]:
+            os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass

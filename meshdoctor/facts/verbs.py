@@ -412,6 +412,9 @@ def read_ibv_tools(ctx: NodeContext) -> Inventory:
     if res.timed_out:
         inv.state, inv.detail = WEDGED, res.describe()
         return inv
+    if res.cut:  # a reader that never stops printing: what it printed is not an inventory
+        inv.state, inv.detail = UNREADABLE, res.describe()
+        return inv
     if res.missing:
         inv.reader, inv.detail = "", res.describe()
         return inv
@@ -431,6 +434,9 @@ def read_ibv_tools(ctx: NodeContext) -> Inventory:
         )
         if lres.timed_out:
             inv.state, inv.detail = WEDGED, lres.describe()
+            return inv
+        if lres.cut:
+            inv.state, inv.detail = UNREADABLE, lres.describe()
             return inv
         if lres.ok:
             lst = parse_ibv_devices(lres.stdout)

@@ -14,13 +14,17 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from meshdoctor.fixer.model import (
+    APPROVED,
     FLEET_SCOPE,
     HOST_SCOPE,
+    NOT_APPROVED,
     PLANNED,
+    SKIPPED,
     Action,
     Fix,
     FixContext,
     Verification,
+    approval_key,
     pending,
 )
 from meshdoctor.fixer.registry import fixes_for, lookup
@@ -127,12 +131,32 @@ def fix_result(
     return out
 
 
+def hold_to_approved(fx: Fix, ctx: FixContext, host: str, actions: List[Action]) -> None:
+    """Leave every step of ``actions`` (planned again at apply time) that the operator did not
+    approve (:func:`~meshdoctor.fixer.model.approval_key` not in ``ctx.options["approved"]`` for
+    ``host``, ``"*"``, or, for a fleet fix, any host) unapplied, saying so; their pids go to
+    ``ctx.options["not_approved_pids"]`` for the fix's verification."""
+    approved = ctx.options.get(APPROVED) or {}
+    if fx.scope == FLEET_SCOPE:
+        keys = {k for ks in approved.values() for k in ks}
+    else:
+        keys = set(approved.get(host, ())) | set(approved.get("*", ()))
+    later = ctx.options.setdefault("not_approved_pids", [])
+    for a in pending(actions):
+        if approval_key(a) not in keys:
+            a.outcome = f"{SKIPPED}: {NOT_APPROVED}"
+            if a.detail.get("pid"):
+                later.append(a.detail["pid"])
+
+
 def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Result]]:
     """plan -> apply (when ``ctx.apply``) -> verify (when nothing is left pending) for one fix;
     a fix that raises gives a result in error naming the exception."""
     actions: List[Action] = []
     try:
         actions = fx.plan(ctx)
+        if ctx.apply and APPROVED in ctx.options:
+            hold_to_approved(fx, ctx, host, actions)
         if ctx.apply and pending(actions):
             fx.apply(ctx, actions)
         ver = None if pending(actions) else fx.verify(ctx)

@@ -125,10 +125,20 @@ class HostExec:
         return {k: os.environ[k] for k in FORWARD_ENV if k in os.environ}
 
     def _meshdoctor(
-        self, host: str, args: Sequence[str], timeout: float, input: Optional[str] = None
+        self,
+        host: str,
+        args: Sequence[str],
+        timeout: float,
+        input: Optional[str] = None,
+        env: Optional[Dict[str, str]] = None,
     ) -> Dict[str, Any]:
         rep = run_meshdoctor(
-            [host], args, timeout=timeout, stdin=input, env=self._forward(), ssh=self._ssh
+            [host],
+            args,
+            timeout=timeout,
+            stdin=input,
+            env=dict(self._forward(), **(env or {})),
+            ssh=self._ssh,
         )[host]
         if isinstance(rep.doc, dict) and "results" in rep.doc:
             return rep.doc
@@ -150,7 +160,7 @@ class HostExec:
         host set to ``t.name``. Raises :class:`RemoteRunError` when a remote host gives no
         verdict."""
         from meshdoctor.fixer import engine as fixengine
-        from meshdoctor.fixer.model import Action
+        from meshdoctor.fixer.model import APPROVED, APPROVED_ENV, Action
         from meshdoctor.model import Result
 
         if t.local:  # this machine alone: the fixes it runs ask a HostExec of no hostfile
@@ -167,7 +177,9 @@ class HostExec:
             + (["--yes"] if apply else [])
             + (["--include-running"] if include_running else [])
         )
-        doc = self._meshdoctor(t.name, args, REMOTE_FIX_TIMEOUT_S)
+        approved = (options or {}).get(APPROVED)
+        extra = {} if approved is None else {APPROVED_ENV: json.dumps(approved.get(t.name, []))}
+        doc = self._meshdoctor(t.name, args, REMOTE_FIX_TIMEOUT_S, env=extra)
         actions = [Action.from_dict(dict(a, host=t.name)) for a in doc.get("actions") or []]
         results = [Result.from_dict(d, host=t.name) for d in doc["results"]]
         return actions, results

@@ -191,6 +191,21 @@ class Fix:
         )
 
 
+APPROVED_ENV = "MESHDOCTOR_FIX_APPROVED"  # the approved steps, for a host's share of the run
+APPROVED = "approved"  # FixContext.options key: host ("*": any) -> approval keys
+NOT_APPROVED = "found after the plan you approved; left for the next run"
+
+
+def approval_key(a: Action) -> str:
+    """What identifies a step the operator approved: its argv and, for a process, its pid and
+    start time (a pid reused since the plan is another process, never approved). The code is
+    left out: a fleet fix reports the host steps it runs under its own code."""
+    import json
+
+    ident = [[str(x) for x in a.argv], a.detail.get("pid"), a.detail.get("create_time")]
+    return json.dumps(ident)
+
+
 def pending(actions: Sequence[Action]) -> List[Action]:
     """The actions that would change state and have not been carried out."""
     return [a for a in actions if a.mutates and a.outcome == PLANNED]

@@ -2,7 +2,9 @@
 
 Without names it runs every check on every host first and chooses the fixes that resolve the
 failures found (:func:`meshdoctor.fixer.registry.fixes_for`, for the hostfile's backend).
-Without ``--yes`` it plans only; on a terminal it shows the plan and asks once. Applying holds the fix lock
+Without ``--yes`` it plans only; on a terminal it shows the plan and asks once, and then
+applies exactly the steps shown (each process re-verified by pid and start time before its
+signal); anything found only at apply time is reported and left for the next run. Applying holds the fix lock
 (:class:`meshdoctor.receipts.FixLock`), so two fix runs never interleave. The CLI module only
 parses options and calls :func:`run`.
 """
@@ -15,7 +17,15 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from meshdoctor.codes.engine import FIX_NOT_STARTED
 from meshdoctor.fixer.engine import run_fixes
 from meshdoctor.fixer.hosts import HostExec
-from meshdoctor.fixer.model import Action, Fix, FixContext, pending
+from meshdoctor.fixer.model import (
+    APPROVED,
+    APPROVED_ENV,
+    Action,
+    Fix,
+    FixContext,
+    approval_key,
+    pending,
+)
 from meshdoctor.fixer.registry import all_fixes, fixes_for, lookup
 from meshdoctor.model import ERROR, FAIL, HostInfo, Result, Verdict
 from meshdoctor.text import one_line
@@ -140,10 +150,11 @@ def run(
     """Run the fix command; returns the verdict. ``ask``:
     called once with the planned actions when there is something to apply and no ``yes``
     (None: no terminal, plan only)."""
+    import json
     import os
     import uuid
 
-    from meshdoctor.receipts import RUN_ENV, FixLock, LockBusy, StateDirError
+    from meshdoctor.receipts import RUN_ENV, FixLock, LockBusy, StateDirError, StateFileError
 
     run_id = os.environ.setdefault(RUN_ENV, f"md-fix-{uuid.uuid4().hex[:12]}")
     verdict = Verdict(command="fix")
@@ -154,6 +165,14 @@ def run(
     else:
         fixes, extra = _from_failures(hx, hostfile, timeout)
 
+    # a host's share of a run whose plan the operator approved: that plan only
+    options: Dict[str, object] = {}
+    if os.environ.get(APPROVED_ENV):
+        try:
+            options[APPROVED] = {"*": list(json.loads(os.environ[APPROVED_ENV]))}
+        except (ValueError, TypeError):
+            options[APPROVED] = {"*": []}  # unreadable: nothing counts as approved
+
     def ctx(apply: bool) -> FixContext:
         return FixContext(
             hosts=hx,
@@ -162,6 +181,7 @@ def run(
             include_running=include_running,
             output_hostfile=output_hostfile,
             progress=progress,
+            options=dict(options),
         )
 
     actions: List[Action] = []
@@ -172,11 +192,17 @@ def run(
             actions, results = run_fixes(fixes, ctx(False))
             if pending(actions) and ask is not None and ask(actions):
                 apply_now = True
+                # apply exactly what was shown and approved: what is new at apply time is
+                # reported and left for the next run (fixer.engine.hold_to_approved)
+                approved: Dict[str, List[str]] = {}
+                for a in pending(actions):
+                    approved.setdefault(a.host, []).append(approval_key(a))
+                options[APPROVED] = approved
         if apply_now:
             try:
                 with FixLock(run_id):
                     actions, results = run_fixes(fixes, ctx(True))
-            except (LockBusy, StateDirError) as exc:
+            except (LockBusy, StateDirError, StateFileError) as exc:
                 results = [
                     Result(
                         code=FIX_NOT_STARTED.code,

@@ -58,7 +58,12 @@ def _state(ctx: FixContext) -> Dict[str, Any]:
 
 
 def _output_path(ctx: FixContext) -> str:
-    return ctx.output_hostfile or str(receipts.state_dir() / "auto-setup-hostfile.json")
+    if ctx.output_hostfile:
+        return ctx.output_hostfile
+    try:
+        return str(receipts.state_dir() / "auto-setup-hostfile.json")
+    except receipts.StateDirError:  # refused by the receipt step; the path is only shown
+        return str(receipts.state_path() / "auto-setup-hostfile.json")
 
 
 def _pre(host: str, step: str, problem: Optional[str], **detail: Any) -> Action:
@@ -142,7 +147,22 @@ def plan(ctx: FixContext) -> List[Action]:
                 boot_time=None if isinstance(b, Exception) else b,
             )
         )
-    last = receipts.latest(KIND)
+    try:
+        found, unreadable = receipts.scan(KIND)
+    except receipts.StateDirError as exc:
+        found, unreadable = [], [str(exc)]
+    if unreadable:  # fail closed: an unreadable receipt may be the one of a failed run
+        out.append(
+            _pre(
+                "mesh",
+                "every auto-setup receipt readable",
+                "cannot tell whether auto-setup ran on this boot: "
+                + "; ".join(unreadable[:3])
+                + (f" (and {len(unreadable) - 3} more)" if len(unreadable) > 3 else "")
+                + "; move the file away once you know how that run ended",
+            )
+        )
+    last = found[-1] if found else None
     st["last"] = last
     known = st["boots"]
     if last and last.get("outcome") in ("failed", "partial"):
@@ -332,8 +352,27 @@ def verify(ctx: FixContext) -> Verification:
         return Verification(
             False, "refused: " + st["refused"], refused=True, needs_reboot=st.get("reboot") or {}
         )
-    if st.get("unnecessary"):
-        return Verification(True, st["unnecessary"])
+    if st.get("unnecessary"):  # it ran on this boot: is what it set up still there?
+        from meshdoctor.hostfile.load import HostfileError, load
+
+        last = st.get("last") or {}
+        hf = ctx.hostfile
+        try:
+            if last.get("output_hostfile") and os.path.exists(last["output_hostfile"]):
+                hf = load(last["output_hostfile"])
+        except HostfileError:
+            pass
+        problems = _verify_hosts(ctx, hf)
+        if any(problems.values()):
+            return Verification(
+                False,
+                f"{st['unnecessary']}, but what it set up is gone on this boot: "
+                + "; ".join(f"{h}: {p[0]}" for h, p in problems.items() if p)
+                + "; find what undid it (a port or interface taken down), or reboot every node "
+                "and run it once more",
+                evidence={"receipt": last.get("path"), "problems": problems},
+            )
+        return Verification(True, f"{st['unnecessary']}; {', '.join(VERIFY_CODES)} pass")
     problems = st.get("problems")
     if problems is None:  # not applied and nothing pending cannot happen; be explicit anyway
         return Verification(False, "auto-setup did not run")

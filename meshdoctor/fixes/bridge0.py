@@ -15,7 +15,17 @@ from typing import List
 
 from meshdoctor import execute
 from meshdoctor.facts.context import NodeContext
-from meshdoctor.fixer.model import DONE, FAILED, SAFE, Action, Doc, Fix, FixContext, Verification
+from meshdoctor.fixer.model import (
+    DONE,
+    FAILED,
+    SAFE,
+    Action,
+    Doc,
+    Fix,
+    FixContext,
+    Verification,
+    pending,
+)
 from meshdoctor.mlx.backends import JACCL_BACKENDS
 
 CODE = "MD704"
@@ -49,7 +59,7 @@ def plan(ctx: FixContext) -> List[Action]:
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
     """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
-    for a in actions:
+    for a in pending(actions):  # the steps still planned (not those held back: fixer.engine)
         r = execute.run(a.argv, timeout=TIMEOUT_S)
         if r.ok:
             a.outcome, a.changed = f"{DONE}", True

@@ -15,6 +15,7 @@ import time
 from typing import Any, Dict, List
 
 from meshdoctor.fixer.model import (
+    APPROVED,
     DISRUPTIVE,
     FAILED,
     FLEET_SCOPE,
@@ -41,8 +42,11 @@ def _state(ctx: FixContext) -> Dict[str, Any]:
 
 def _stale(ctx: FixContext, apply: bool):
     hx = ctx.hosts
+    held = {APPROVED: ctx.options[APPROVED]} if APPROVED in ctx.options else None  # the plan shown
     return hx.each(
-        lambda t: hx.fix(t, ["stale-ranks"], apply=apply, include_running=ctx.include_running)
+        lambda t: hx.fix(
+            t, ["stale-ranks"], apply=apply, include_running=ctx.include_running, options=held
+        )
     )
 
 

@@ -8,8 +8,9 @@ SIGTERM -> grace -> SIGKILL on exactly the processes :mod:`meshdoctor.ranks` ide
 Never: a process that is not positively a rank, pid 1, meshdoctor itself, its parents or its
 own children, another user's process (unless meshdoctor runs as root; then identified ranks of
 any user), and a rank of a job that is still running (its launcher is alive) unless the
-operator says ``--include-running``. A pid whose start time changed since the plan is a new
-process and is left alone. A rank that survives SIGKILL, or sits in uninterruptible sleep, can
+operator says ``--include-running``. The processes under a rank it stops (a wrapper's rank
+child, :func:`meshdoctor.ranks.family`) go in the same plan. A pid whose start time changed since
+the plan is a new process and is left alone. A rank that survives SIGKILL, or sits in uninterruptible sleep, can
 only be cleared by a reboot: the host goes to ``needs_reboot``.
 
 ``MESHDOCTOR_FIX_SCOPE=TOKEN`` limits the fix to ranks whose environment carries the same
@@ -27,6 +28,8 @@ import psutil
 
 from meshdoctor.fixer.model import (
     DISRUPTIVE,
+    NOT_APPROVED,
+    PLANNED,
     DONE,
     FAILED,
     SKIPPED,
@@ -36,7 +39,7 @@ from meshdoctor.fixer.model import (
     FixContext,
     Verification,
 )
-from meshdoctor.ranks import RankProcess, find_ranks, send_signal
+from meshdoctor.ranks import RankProcess, family, find_ranks, send_signal
 
 CODE = "MD701"
 SCOPE_ENV = "MESHDOCTOR_FIX_SCOPE"
@@ -69,9 +72,19 @@ def _what(r: RankProcess) -> str:
 
 
 def _targets(ctx: FixContext):
+    """``(stale, running)``: the ranks to stop, each followed by the processes that run under it
+    (:func:`meshdoctor.ranks.family`: a wrapper's rank child goes with the wrapper, in one plan,
+    not left for a second run), and the ranks of running jobs left alone."""
     ranks = _ranks()
-    stale = [r for r in ranks if r.orphaned or ctx.include_running]
-    running = [r for r in ranks if r not in stale]
+    stale: List[RankProcess] = []
+    seen = set()
+    for r in ranks:
+        if (r.orphaned or ctx.include_running) and r.pid not in seen:
+            for p in [r] + family(r):
+                if p.pid not in seen:
+                    seen.add(p.pid)
+                    stale.append(p)
+    running = [r for r in ranks if r.pid not in seen]
     return stale, running
 
 
@@ -81,7 +94,12 @@ def plan(ctx: FixContext) -> List[Action]:
     stale, running = _targets(ctx)
     out = []
     for r in stale:
-        kind = "orphaned rank" if r.orphaned else f"rank of a running job (parent {r.ppid})"
+        if r.reason.startswith("runs under rank pid"):
+            kind = f"process that {r.reason}"
+        elif r.orphaned:
+            kind = "orphaned rank"
+        else:
+            kind = f"rank of a running job (parent {r.ppid})"
         out.append(
             Action(
                 CODE,
@@ -128,7 +146,7 @@ def _wait_gone(procs: Dict[int, psutil.Process], seconds: float) -> None:
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
     """Carry out ``actions`` (from :func:`plan`), recording each one's outcome and changed."""
-    mine = [a for a in actions if a.mutates and a.detail.get("pid")]
+    mine = [a for a in actions if a.mutates and a.outcome == PLANNED and a.detail.get("pid")]
     procs: Dict[int, psutil.Process] = {}
     by_pid = {}
     for a in mine:
@@ -181,12 +199,24 @@ def verify(ctx: FixContext) -> Verification:
     """Look again, as the checks this fix resolves do, and say whether it is resolved."""
     host = ctx.options.get("host", "localhost")
     stale, running = _targets(ctx)
+    later_pids = set(ctx.options.get("not_approved_pids") or ())
+    later = [r for r in stale if r.pid in later_pids]  # not in the approved plan: untouched
+    stale = [r for r in stale if r.pid not in later_pids]
     ev = {"remaining": [r.to_dict() for r in stale], "running_jobs": [r.pid for r in running]}
     kept = (
         f"; {len(running)} rank(s) of running jobs left alone (--include-running stops them)"
         if running
         else ""
     )
+    if later and not stale:
+        ev["not_approved"] = [r.to_dict() for r in later]
+        return Verification(
+            False,
+            f"the approved plan is done; {len(later)} rank(s) {NOT_APPROVED}: "
+            + ", ".join(_what(r) for r in later)
+            + kept,
+            evidence=ev,
+        )
     if not stale:
         return Verification(True, "no stale ranks on this host" + kept, evidence=ev)
     stuck = [r for r in stale if r.status == UNINTERRUPTIBLE]
@@ -213,8 +243,9 @@ FIX = Fix(
 Stops the MLX rank processes left behind by a crashed or interrupted job on each host (with
 --hostfile, on every host at once): SIGTERM, a grace period of 3 s, SIGKILL to those still
 alive, then it looks again. A rank is a process whose environment has MLX_RANK, JACCL_RANK or
-the meshdoctor probe marker, or whose command line is an mlx.launch rank script (the same
-identification as MD301).
+the meshdoctor probe marker, or mlx.launch's own wrapper of a rank (the same identification as
+MD301). The processes that run under a stopped rank (a wrapper's rank child) are stopped with
+it, in the same plan.
 
 It never signals a process that is not a rank, pid 1, meshdoctor itself or its parents, another
 user's process (unless run as root), or a rank whose launcher is still alive (a job in progress)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -61,6 +62,8 @@ from meshdoctor.interrupts import Interrupts
 from meshdoctor.probe.ports import PreflightError, choose_ports, nccl_port
 from meshdoctor.probe.procs import RankProc
 from meshdoctor.probe.worker import FILE_PREFIX, STACK_SIGNAL
+
+READ_LINE_MAX = 1024 * 1024  # the longest line read of a rank at once (events are < 1 KB)
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 
@@ -112,8 +115,28 @@ class Launch:
 
     # --- start --------------------------------------------------------------------------------
     def _reader(self, rank: int, stream: str, pipe) -> None:
+        """Queue ``rank``'s lines of ``stream`` (``out``/``err``), each at most
+        :data:`READ_LINE_MAX` bytes and :data:`meshdoctor.execute.MAX_OUTPUT_BYTES` in all: a
+        rank (or a remote host) that prints past that is stopped (its process group, SIGKILL)
+        and its stderr says it was cut."""
+        got = 0
         try:
-            for raw in iter(pipe.readline, b""):
+            for raw in iter(lambda: pipe.readline(READ_LINE_MAX), b""):
+                got += len(raw)
+                if got > execute.MAX_OUTPUT_BYTES:
+                    proc = next((p for p in self.procs if p is not None and p.rank == rank), None)
+                    if proc is not None:
+                        send_signal(proc.popen.pid, signal.SIGKILL, group=True)
+                    self.q.put(
+                        (
+                            rank,
+                            "err",
+                            f"meshdoctor: rank {rank} printed more than "
+                            f"{execute.MAX_OUTPUT_BYTES} bytes on std{stream} "
+                            "(cut there and killed)\n",
+                        )
+                    )
+                    break
                 self.q.put((rank, stream, raw.decode("utf-8", "replace")))
         except (OSError, ValueError):
             pass

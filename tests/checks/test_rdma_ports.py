@@ -38,3 +38,21 @@ def test_named_port_down_fails_naming_device_port_and_peer(fake_mac, tmp_path):
     assert f["evidence"]["ports"] == [
         {"device": "rdma_en4", "port": 1, "state": "PORT_DOWN", "state_code": 1}
     ]
+
+
+def test_an_ibv_devinfo_that_never_stops_printing_is_cut_and_the_finding_says_so(
+    fake_mac, tmp_path
+):
+    env = fake_mac("healthy")
+    (tmp_path / "endless").mkdir()
+    endless = write(tmp_path / "endless" / "ibv_devinfo", '#!/bin/sh\nexec yes "hca_id: x"\n')
+    endless.chmod(0o755)
+    env["PATH"] = f"{endless.parent}:{env['PATH']}"
+    r = run_cli("check", "--only", "MD202", "--json", env=env, timeout=120)
+    assert r.rc == 3, r.err
+    [res] = r.results("MD202")
+    assert res["status"] == "error"
+    assert (
+        "`ibv_devinfo -v` printed more than 8388608 bytes on stdout (cut there and killed)"
+        in (res["summary"])
+    )

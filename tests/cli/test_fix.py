@@ -10,3 +10,68 @@ def test_an_unknown_fix_name_is_a_usage_error_listing_the_fixes():
     r = run_cli("fix", "no-such-fix", "--json")
     assert r.rc == 2 and r.out == ""
     assert "no fix 'no-such-fix'; fixes: stale-ranks, reset-group, auto-setup, bridge0" in r.err
+
+
+def _shared_dir():
+    import os
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="md-shared-")
+    os.chmod(d, 0o1777)  # like /tmp: every user may add to it
+    return d
+
+
+def test_a_lock_another_user_linked_to_a_root_file_is_never_written():
+    """A shared, world-writable MESHDOCTOR_STATE_DIR where another user linked fix.lock to a
+    file of root's: root's fix refuses (MD700, what to do) and the file keeps its bytes."""
+    import os
+    import shutil
+
+    from tests.helpers import other_user, run_cli
+
+    shared = _shared_dir()
+    try:
+        victim = os.path.join(shared, "root-owned")
+        with open(victim, "w") as f:
+            f.write("x" * 35)
+        os.chmod(victim, 0o644)
+        state = os.path.join(shared, "state")
+        with other_user() as as_them:
+            assert as_them(f"mkdir {state} && chmod 777 {state}").returncode == 0
+            assert as_them(f"ln -s {victim} {state}/fix.lock").returncode == 0
+            env = dict(os.environ, MESHDOCTOR_STATE_DIR=state)
+            r = run_cli("fix", "stale-ranks", "--yes", "--json", env=env, private_pids=True)
+            assert r.rc == 3, r.err
+            [res] = r.results("MD700")
+            assert res["status"] == "error"
+            assert f"state directory {state} cannot be used (owned by uid" in res["summary"]
+            assert "of your own that nobody else can write (mode 0700)" in res["summary"]
+            assert os.path.getsize(victim) == 35
+            # the same directory made ours but still open to everyone: refused as well
+            os.chown(state, 0, 0)
+            r = run_cli("fix", "stale-ranks", "--yes", "--json", env=env, private_pids=True)
+            assert r.rc == 3
+            summary = r.results("MD700")[0]["summary"]
+            assert "(mode 0777: others can write it); chmod 700 it, or set" in summary
+            assert os.path.getsize(victim) == 35
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_a_linked_lock_in_our_own_state_directory_is_refused_not_followed(tmp_path):
+    import os
+
+    from tests.helpers import run_cli
+
+    victim = tmp_path / "root-owned"
+    victim.write_text("x" * 35)
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "fix.lock").symlink_to(victim)
+    env = dict(os.environ, MESHDOCTOR_STATE_DIR=str(state))
+    r = run_cli("fix", "stale-ranks", "--yes", "--json", env=env, private_pids=True)
+    assert r.rc == 3, r.err
+    summary = r.results("MD700")[0]["summary"]
+    assert f"the fix lock {state / 'fix.lock'} cannot be used (a symbolic link)" in summary
+    assert "remove it, then run the fix again" in summary
+    assert victim.read_text() == "x" * 35

@@ -464,3 +464,21 @@ def test_a_bug_in_the_launcher_still_tears_every_rank_down():
     cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=64 << 10, iters=50)
     with pytest.raises(RuntimeError, match="bug in a progress display"):
         run_probe(cfg, on_event=hook)
+
+
+def test_ranks_that_never_stop_printing_are_cut_stopped_and_named(tmp_path, clean_env):
+    """A rank (here: its interpreter) printing without end: each rank's stream is cut at the cap,
+    the rank killed, and the verdict says so; no rank is left."""
+    from tests.helpers import run_cli, write
+
+    endless = write(tmp_path / "endless-python", '#!/bin/sh\nexec yes \'{"ev": "x"}\'\n')
+    endless.chmod(0o755)
+    env = dict(clean_env, MESHDOCTOR_PYTHON=str(endless))
+    r = run_cli("probe", "--json", env=env, timeout=300, private_pids=True)
+    assert r.rc == 3, r.err[-2000:]
+    [res] = r.results("MD509")
+    assert (
+        "rank 0 printed more than 8388608 bytes on stdout (cut there and killed)"
+        in (res["summary"])
+    )
+    assert r.status("MD506") == "ok"

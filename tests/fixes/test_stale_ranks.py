@@ -298,3 +298,54 @@ def test_a_rank_in_uninterruptible_sleep_puts_its_host_in_needs_reboot(monkeypat
     assert not ver.ok and "m2" in ver.needs_reboot and "pid 4242" in ver.needs_reboot["m2"]
     [res] = fix_result(stale_ranks.FIX, "m2", [], ver)
     assert res.status == "fail" and res.needs_reboot
+
+
+def test_the_plan_you_approve_is_the_plan_that_runs(procs):
+    """Interactive fix (a terminal): the plan shown stops rank A; rank B appears while the
+    operator reads it; after 'y' only A is stopped, B is reported and left for the next run."""
+    import json
+    import pty
+
+    a = procs.orphan(SLEEP, MLX_RANK="0")
+    master, slave = pty.openpty()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "fix", "stale-ranks", "--json"],
+        stdin=slave,
+        stderr=slave,
+        stdout=subprocess.PIPE,
+        env=procs.env,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 120
+    try:
+        while b"Apply this plan?" not in seen:
+            assert time.monotonic() < deadline, seen[-2000:]
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+        assert f"pid {a}".encode() in seen
+        b = procs.orphan(SLEEP, MLX_RANK="1")  # found only at apply time
+        os.write(master, b"y\n")
+        out, _ = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+    doc = json.loads(out)
+    wait_for(lambda: not alive(a), f"pid {a} to be stopped")
+    assert alive(b), json.dumps(doc["actions"], indent=1)
+    by_pid = {x["detail"]["pid"]: x for x in doc["actions"] if x.get("detail", {}).get("pid")}
+    assert by_pid[a]["changed"] is True
+    assert (
+        by_pid[b]["outcome"] == "skipped: found after the plan you approved; left for the next run"
+    )
+    assert by_pid[b]["changed"] is False
+    [res] = [r for r in doc["results"] if r["code"] == "MD701"]
+    assert (
+        "the approved plan is done; 1 rank(s) found after the plan you approved" in res["summary"]
+    )
+    assert f"pid {b}" in res["summary"]
+    assert doc["needs_reboot"] == []

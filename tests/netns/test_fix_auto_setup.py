@@ -238,3 +238,87 @@ def test_hosts_without_passwordless_sudo_are_named_and_nothing_runs(fleet):
     assert [a["host"] for a in bad] == ["h1"]
     assert "no passwordless sudo" in bad[0]["outcome"]
     assert "h1: ssh and passwordless sudo" in r.results("MD703")[0]["summary"]
+
+
+def _receipt(fleet, name: str, body: str) -> Path:
+    d = fleet.state / "receipts"
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    p = d / name
+    p.write_text(body)
+    p.chmod(0o600)
+    return p
+
+
+def test_a_receipt_cut_off_mid_write_makes_the_guard_fail_closed(fleet):
+    """A failed run's receipt cut off mid-write: not skipped (that would run auto-setup again on
+    a tainted boot) but refused, saying why."""
+    cut = json.dumps({"started_epoch": time.time() - 60, "outcome": "failed"})[:30]
+    p = _receipt(fleet, "auto-setup-20261201T000000-cut000.json", cut)
+    r = fleet.fix("ok", "--yes")
+    assert r.rc == 1 and fleet.runs() == 0
+    summary = r.results("MD703")[0]["summary"]
+    assert "cannot tell whether auto-setup ran on this boot" in summary
+    assert f"{p} does not parse" in summary
+
+
+def test_a_fifo_among_the_receipts_is_refused_at_once_not_opened(fleet):
+    d = fleet.state / "receipts"
+    d.mkdir(parents=True, mode=0o700)
+    os.mkfifo(d / "auto-setup-20261201T000000-fifo00.json")  # no writer
+    for extra in ((), ("--yes",)):
+        r = fleet.fix("ok", *extra)  # 240 s bound: a blocking open would hang here
+        assert r.rc == 1 and fleet.runs() == 0
+        summary = r.results("MD703")[0]["summary"]
+        assert "cannot tell whether auto-setup ran on this boot" in summary
+        assert "fifo00.json: not a regular file" in summary
+
+
+def test_a_receipt_forged_by_another_user_never_says_go(fleet, tmp_path):
+    """A shared state directory another user can write, with their forged 'ok' receipt: the
+    plan refuses (it cannot tell), --yes refuses the state directory (MD700); never 'already
+    succeeded', nothing run."""
+    from tests.helpers import other_user
+
+    opened = [p for p in fleet.tmp.parents if str(p).startswith("/tmp/pytest-of-")]
+    modes = {p: os.stat(p).st_mode for p in opened}
+    with other_user() as as_them:
+        try:
+            for p in opened:  # let them reach it (pytest's folders are 0700)
+                os.chmod(p, modes[p] | 0o055)
+            os.chmod(fleet.tmp, 0o755)
+            fleet.state.mkdir(mode=0o700)
+            os.chmod(fleet.state, 0o777)
+            forged = json.dumps(
+                {
+                    "started_epoch": time.time() - 60,
+                    "outcome": "ok",
+                    "hosts": {h: {"boot_time": time.time() - 3600} for h in fleet.fixdirs},
+                }
+            )
+            made = as_them(
+                f"mkdir -m 700 {fleet.state}/receipts && printf '%s' '{forged}' > "
+                f"{fleet.state}/receipts/auto-setup-20261201T000000-forged.json"
+            )
+            assert made.returncode == 0, made.stderr
+            plan = fleet.fix("ok")
+            assert plan.rc == 1 and fleet.runs() == 0
+            summary = plan.results("MD703")[0]["summary"]
+            assert "cannot tell whether auto-setup ran on this boot" in summary
+            assert "(mode 0777: others can write it)" in summary
+            r = fleet.fix("ok", "--yes")
+            assert r.rc == 3 and fleet.runs() == 0
+            assert "(mode 0777: others can write it)" in r.results("MD700")[0]["summary"]
+            assert not r.results("MD703")
+        finally:
+            for p in opened:
+                os.chmod(p, modes[p])
+
+
+def test_after_a_success_on_this_boot_the_state_it_set_up_is_checked_again(fleet):
+    assert fleet.fix("ok", "--yes").rc == 0 and fleet.runs() == 1
+    fleet.unconfigure()  # the GIDs and IPv4 addresses gone on the same boot
+    r = fleet.fix("ok", "--yes")
+    assert r.rc == 1 and fleet.runs() == 1  # not run again, and not ok either
+    summary = r.results("MD703")[0]["summary"]
+    assert "already succeeded on this boot" in summary
+    assert "but what it set up is gone on this boot: h0: MD20" in summary

@@ -263,3 +263,34 @@ def test_the_installed_mlx_folder_and_its_libraries_are_found(tmp_path, monkeypa
     assert os.path.realpath(data["path"]) == want
     assert data["libs"] and all(os.path.realpath(p).startswith(want + os.sep) for p in data["libs"])
     assert any(os.path.basename(p).startswith("core") for p in data["libs"])
+
+
+def test_a_linked_cache_folder_is_never_written_through(cached_site, tmp_path, monkeypatch):
+    """A `cache/` linked to a folder of root's files: the probe still answers, every run probes,
+    and nothing there is overwritten or added."""
+    site, core, folder = cached_site
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    target = tmp_path / "root-files"
+    (target / "mlx_build").mkdir(parents=True)
+    kept = target / "mlx_build" / "victim.json"
+    kept.write_text("x" * 27)
+    (state / "cache").symlink_to(target)
+    probes = ProbeCount(monkeypatch)
+    assert _gather()["probe"] == "ok" and _gather()["probe"] == "ok"
+    assert probes.n == 2
+    assert sorted(p.name for p in (target / "mlx_build").iterdir()) == ["victim.json"]
+    assert kept.read_text() == "x" * 27
+
+
+def test_a_linked_or_fifo_entry_is_not_read_and_is_replaced_by_a_file(cached_site, monkeypatch):
+    site, core, folder = cached_site
+    probes = ProbeCount(monkeypatch)
+    _gather()
+    [entry] = folder.glob("*.json")
+    entry.unlink()
+    os.mkfifo(entry)  # no writer: an open for reading would block
+    assert _gather()["probe"] == "ok"  # answered (the FIFO is never opened blocking)
+    assert probes.n == 2
+    assert entry.is_file() and not entry.is_symlink()  # a write replaces the FIFO
+    assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]

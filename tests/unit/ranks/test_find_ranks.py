@@ -47,15 +47,52 @@ def test_a_command_meshdoctor_runs_is_never_a_rank_whatever_its_parentage(clean_
         os.kill(pid, signal.SIGKILL)
 
 
+def _launch_script(local: bool) -> str:
+    """The script mlx.launch 0.32.4 writes for rank 2 (RemoteProcess.make_launch_script)."""
+    from mlx._distributed_utils.launch import RemoteProcess
+
+    return RemoteProcess.make_launch_script(
+        2, sys.executable, None, {"MLX_HOSTFILE": '{"a": 1}'}, ["A=b c"], ["t.py", "x"], local
+    )
+
+
 def test_jaccl_rank_and_probe_marker_and_launch_script_are_identified(stray):
     a = stray({"JACCL_RANK": "0"})
     b = stray({"MESHDOCTOR_PROBE_ID": "run-xyz"})
-    c = stray({}, ["bash", "-c", "export MLX_RANK=2; sleep 120; true"])
-    found = {r.pid: r for r in find_ranks()}
+    # the ssh client mlx.launch runs for a remote rank (argv as ssh's; a sleeping python)
+    ssh_argv = ["ssh", "-tt", "-o", "LogLevel=QUIET", "h1", _launch_script(False)]
+    c = stray(
+        {},
+        ["bash", "-c", f'exec -a ssh {sys.executable} -c "import time; time.sleep(120)" "$@"', "-"]
+        + ssh_argv[1:],
+    )
+    # words are not a rank: a shell that only names the text (its child carries MLX_RANK)
+    d = stray({}, ["bash", "-c", "export MLX_RANK=2; sleep 120; true"])
+    for _ in range(100):
+        found = {r.pid: r for r in find_ranks()}
+        if c.pid in found and any(r.ppid == d.pid for r in found.values()):
+            break
+        time.sleep(0.05)
     assert a.pid in found and found[a.pid].rank == "0"
     assert b.pid in found and found[b.pid].marker == "run-xyz"
-    assert c.pid in found and "rank script" in found[c.pid].reason
+    assert c.pid in found and found[c.pid].reason == "mlx.launch's wrapper of rank 2"
+    assert d.pid not in found
+    [child] = [r for r in found.values() if r.ppid == d.pid]
+    assert child.reason == "environment has MLX_RANK=2"
     assert [r.pid for r in find_ranks(marker="run-xyz")] == [b.pid]
+
+
+def test_the_launcher_shape_is_the_whole_script_never_words_in_an_argument():
+    from meshdoctor.ranks import launcher_rank
+
+    for local in (True, False):
+        script = _launch_script(local)
+        assert launcher_rank(["/bin/bash", "-c", script]) == "2"
+        assert launcher_rank(["ssh", "-tt", "-o", "LogLevel=QUIET", "h", script]) == "2"
+        for reader in (["tail", "-f"], ["grep", "-r"], ["less"], ["vim"], ["bash", "-c"]):
+            assert launcher_rank(reader + [script + " "]) is None
+            assert launcher_rank(reader + ["export MLX_RANK=0", "f"]) is None
+        assert launcher_rank(["bash", "-c", "echo x; " + script]) is None
 
 
 def test_unrelated_process_is_not_a_rank(stray):
