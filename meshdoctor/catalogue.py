@@ -134,24 +134,6 @@ def title(code: str) -> Optional[str]:
     return e.title if e is not None else None
 
 
-def stamp(results: Iterable) -> None:
-    """Give each :class:`meshdoctor.model.Result` without a ``title`` its code's title. Every
-    producer titles its own results, so no command needs this (the verdict is printed as made);
-    it is kept for tests that build results by hand. Collects only the kinds of the codes
-    present. Never raises: a kind whose discovery fails leaves its results untitled (the
-    renderer then shows the result's ``check`` name)."""
-    todo = [r for r in results if not r.title]
-    titles: Dict[str, Optional[str]] = {}
-    for r in todo:
-        if r.code not in titles:
-            try:
-                titles[r.code] = title(r.code)
-            except Exception:  # never lose the verdict over a title
-                titles[r.code] = None
-        if titles[r.code]:
-            r.title = titles[r.code]
-
-
 def text(e: Entry) -> str:
     """The ``meshdoctor explain`` text of ``e``: a head line (code, name, title), the fixed
     parts under their headings, further details, the fixes that resolve it, the sources."""

@@ -171,14 +171,10 @@ def test_results_carry_their_title(clean_env):
         "MD101": BY_CODE["MD101"].title,
         "MD103": BY_CODE["MD103"].title,
     }
-    got = [
-        Result("MD690", "triage", "ok", "read"),
-        Result("MD503", "probe.hang", "fail", "x"),
-        Result("MD100", "meshdoctor", "error", "boom"),
-        Result("MD999", "x", "ok", "?"),
-    ]
-    catalogue.stamp(got)
-    assert [x.title for x in got] == ["triage inputs", "probe hang", "internal error", None]
+    codes = ["MD690", "MD503", "MD100", "MD999"]
+    titles = [catalogue.title(c) for c in codes]
+    assert titles == ["triage inputs", "probe hang", "internal error", None]
+    got = [Result(c, "x", "ok", "?", title=t) for c, t in zip(codes, titles)]
     assert got[0].to_dict()["title"] == "triage inputs" and "title" not in got[3].to_dict()
 
 
