@@ -230,7 +230,7 @@ def test_an_extra_check_without_its_parts_is_a_usage_error(clean_env, tmp_path, 
 
 
 def _result_calls():
-    """``(path, line, code, check)`` of every ``Result(...)`` / ``_mesh(...)`` in the sources
+    """``(path, line, code, check)`` of every ``Result(...)`` / ``result(...)`` / ``_mesh(...)`` in the sources
     whose code evaluates in its module and whose ``check`` is a string (an f-string gives its
     text with ``{...}`` kept, e.g. ``probe.{op}``)."""
     import ast
@@ -245,7 +245,7 @@ def _result_calls():
             if not isinstance(node, ast.Call):
                 continue
             fn = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
-            if fn not in ("Result", "_mesh"):
+            if fn not in ("Result", "result", "_mesh"):
                 continue
             kw = {k.arg: k.value for k in node.keywords}
             code = node.args[0] if node.args else kw.get("code")

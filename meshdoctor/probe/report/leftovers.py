@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from meshdoctor.hostfile.phrases import ranks_phrase
-from meshdoctor.model import FAIL, OK, SKIP, Remediation
-from meshdoctor.probe.codes import result as Result  # a Result titled with its probe code's entry
+from meshdoctor.model import FAIL, OK, SKIP, Remediation, Result
+from meshdoctor.probe.codes import result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe.outcome import LaunchOutcome
 from meshdoctor.probe.report.view import MESH, LaunchView
@@ -32,7 +32,7 @@ def _gpu_held(out: LaunchOutcome, gpu: Dict[str, Any]) -> Result:
     """A local rank's pid still charged with GPU memory after it was torn down."""
     h = gpu["held"][0]
     mib = "?" if h.get("used_bytes") is None else f"{h['used_bytes'] / (1 << 20):.0f}"
-    return Result(
+    return result(
         C.LEFTOVER,
         "probe.leftovers",
         FAIL,
@@ -61,7 +61,7 @@ def _kill_command(f: Dict[str, Any]) -> Optional[str]:
 
 def _survivor_result(f: Dict[str, Any], unkillable: bool) -> Result:
     """A rank process still there after teardown (killed now, or it survived SIGKILL)."""
-    return Result(
+    return result(
         C.LEFTOVER,
         "probe.leftovers",
         FAIL,
@@ -89,7 +89,7 @@ def _unreached_result(out: LaunchOutcome, host: str, why: str) -> Result:
         if s.host == host and s.pid is not None and not (s.ready is None and s.returncode == 255)
     ]
     if not ranks:
-        return Result(
+        return result(
             C.LEFTOVER,
             "probe.leftovers",
             SKIP,
@@ -98,7 +98,7 @@ def _unreached_result(out: LaunchOutcome, host: str, why: str) -> Result:
             host=host,
             evidence={"ssh": why},
         )
-    return Result(
+    return result(
         C.LEFTOVER,
         "probe.leftovers",
         FAIL,
@@ -127,7 +127,7 @@ def _unconfirmed_result(out: LaunchOutcome, host: str, how: Dict[str, Any]) -> R
         f"rank {r}" + (f" (pid {pids[r]})" if r in pids else " (pid not known)") for r in ranks
     )
     within = how.get("within_s", 0.0)
-    return Result(
+    return result(
         C.LEFTOVER,
         "probe.leftovers",
         FAIL,
@@ -172,7 +172,7 @@ def leftover_results(lc: LaunchView) -> List[Result]:
             res.append(_gpu_held(out, gpu))
         else:
             res.append(
-                Result(
+                result(
                     C.LEFTOVER,
                     "probe.leftovers",
                     OK,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from meshdoctor.model import ERROR, FAIL, OK, WARN, Remediation
-from meshdoctor.probe.codes import result as Result  # a Result titled with its probe code's entry
+from meshdoctor.model import ERROR, FAIL, OK, WARN, Remediation, Result
+from meshdoctor.probe.codes import result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe import figures, soak
 from meshdoctor.probe.config import ProbeConfig, plan_pairs
@@ -40,7 +40,7 @@ def _correctness_result(f: Dict[str, Any]) -> Optional[Result]:
                 f"sent (first: rank {mm[0]['slice_of_rank']}'s slice at rank "
                 f"{mm[0]['received_at_rank']})"
             )
-        return Result(
+        return result(
             C.WRONG,
             f"probe.{op}",
             FAIL,
@@ -50,7 +50,7 @@ def _correctness_result(f: Dict[str, Any]) -> Optional[Result]:
             host=MESH,
         )
     if f.get("iters") or op == "bare_all_sum":
-        return Result(
+        return result(
             C.WRONG,
             f"probe.{op}",
             OK,
@@ -64,7 +64,7 @@ def _correctness_result(f: Dict[str, Any]) -> Optional[Result]:
 
 def _bandwidth_result(f: Dict[str, Any]) -> Result:
     """One timed op's algbw, busbw and times (:func:`figures.bandwidth_line`)."""
-    return Result(
+    return result(
         C.BANDWIDTH,
         f"probe.{f['op']}",
         OK,
@@ -79,7 +79,7 @@ def _op_results(figs: List[Dict[str, Any]]) -> List[Result]:
     for f in figs:
         if f.get("skipped"):
             res.append(
-                Result(C.WRONG, f"probe.{f['op']}", "skip", f"{f['op']}: {f['skipped']}", host=MESH)
+                result(C.WRONG, f"probe.{f['op']}", "skip", f"{f['op']}: {f['skipped']}", host=MESH)
             )
             continue
         r = _correctness_result(f)
@@ -93,7 +93,7 @@ def _op_results(figs: List[Dict[str, Any]]) -> List[Result]:
 def _slowdown_result(slow: List[Dict[str, Any]]) -> Result:
     """GPU clocks held back for power or heat while the probe ran (NVML violation time)."""
     what = ", ".join(f"GPU {s['gpu']} {s['reason']} {s['ms']:.1f} ms" for s in slow)
-    return Result(
+    return result(
         C.BANDWIDTH,
         "probe.gpu_clocks",
         WARN,
@@ -115,7 +115,7 @@ def _pairs_result(pf: Dict[str, Any]) -> Optional[Result]:
         what = [f"{c['src']}->{c['dst']} #wrong {c['wrong']}" for c in bad] + [
             f"{s}->{d} not measured" for s, d in pf["missing"]
         ]
-        return Result(
+        return result(
             C.PAIRS,
             "probe.pairs",
             FAIL,
@@ -128,7 +128,7 @@ def _pairs_result(pf: Dict[str, Any]) -> Optional[Result]:
         )
     if pf["slowest"]:
         s = pf["slowest"]
-        return Result(
+        return result(
             C.PAIRS,
             "probe.pairs",
             OK,
@@ -151,7 +151,7 @@ def _soak_result(sk: Dict[str, Any], complete: bool) -> Result:
     )
     if status == WARN:
         summary += "; the soak did not complete (see the other findings)"
-    return Result(
+    return result(
         C.SOAK,
         "probe.soak",
         status,
@@ -180,7 +180,7 @@ def _nothing_ran(
     if cfg.pairs and cfg.backend != "nccl":
         return None  # the pair matrix ran send/recv
     why = "; ".join(f"{f['op']}: {f['skipped']}" for f in figs)
-    return Result(
+    return result(
         C.COVERAGE,
         "probe.coverage",
         ERROR,
@@ -214,7 +214,7 @@ def add_measures(
         res.append(_slowdown_result(out.gpu_slowdown))
     if cfg.pairs and cfg.backend == "nccl":
         res.append(
-            Result(
+            result(
                 C.PAIRS,
                 "probe.pairs",
                 "skip",

@@ -8,8 +8,8 @@ import dataclasses
 from typing import List, Optional
 
 from meshdoctor.hostfile.phrases import ranks_phrase
-from meshdoctor.model import ERROR, FAIL, OK, Remediation
-from meshdoctor.probe.codes import result as Result  # a Result titled with its probe code's entry
+from meshdoctor.model import ERROR, FAIL, OK, Remediation, Result
+from meshdoctor.probe.codes import result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe.config import ProbeConfig, collective_deadline, init_deadline
 from meshdoctor.probe.culprits import blame_hang, cause_remedy, how, peers_lost, signal_name
@@ -21,7 +21,7 @@ from meshdoctor.probe.sizes import format_size
 
 def preflight_result(run: ProbeRun, host: str) -> Result:
     """The probe never launched: a local rank's address is not ours, or its port is taken."""
-    return Result(
+    return result(
         C.GROUP,
         "probe.group",
         FAIL,
@@ -64,7 +64,7 @@ def _start_failed(lc: LaunchView) -> List[Result]:
     python_bad = _local_python_problem(cfg, out, sts)
     if python_bad:
         return [
-            Result(
+            result(
                 C.START,
                 "probe.start",
                 FAIL,
@@ -84,7 +84,7 @@ def _start_failed(lc: LaunchView) -> List[Result]:
         for s in sts[:3]
     )
     return [
-        Result(
+        result(
             C.START,
             "probe.start",
             ERROR,
@@ -124,7 +124,7 @@ def _group_failed(lc: LaunchView) -> Result:
         "Check every rank's address in the hostfile is reachable "
         "from its left neighbour and not in use, then probe again."
     )
-    return Result(
+    return result(
         C.GROUP,
         "probe.group",
         FAIL,
@@ -141,7 +141,7 @@ def _group_failed(lc: LaunchView) -> Result:
 
 def _group_formed(lc: LaunchView) -> Result:
     """Every rank left group formation."""
-    return Result(
+    return result(
         C.GROUP,
         "probe.group",
         OK,
@@ -152,7 +152,7 @@ def _group_formed(lc: LaunchView) -> Result:
 
 def _interrupted(lc: LaunchView) -> Result:
     """``interrupted``: SIGINT, SIGTERM or SIGHUP before the probe finished (not assessed)."""
-    return Result(
+    return result(
         C.INTERRUPTED,
         "probe.interrupted",
         ERROR,
@@ -177,7 +177,7 @@ def _rank_died(lc: LaunchView) -> Result:
     others = peers_lost(out, sts)
     if others:
         msg += f"; {ranks_phrase(others)} then failed (peer lost)"
-    return Result(
+    return result(
         C.DEAD,
         "probe.rank",
         FAIL,
@@ -290,7 +290,7 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
             if cfg.backend == "nccl"  # NCCL survivors spin inside the kernel, with no message
             else "(stopped, swapping, a dead link). " + RING_DEADLOCK
         )
-    return Result(
+    return result(
         C.HANG,
         "probe.hang",
         FAIL,
