@@ -63,9 +63,18 @@ class Interrupts:
         def handler(signum: int, frame: Any) -> None:
             self.interrupt(signal.Signals(signum).name)
 
-        for name in SIGNALS:
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), handler)
+        # The three handlers go in one after another; with the signals blocked meanwhile, one
+        # that arrives between two of them waits for its handler instead of having Python's
+        # default effect (SIGHUP and SIGTERM: the process dies as 128 + signal number).
+        signums = {getattr(signal, n) for n in SIGNALS if hasattr(signal, n)}
+        masking = hasattr(signal, "pthread_sigmask")
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, signums) if masking else None
+        try:
+            for signum in signums:
+                signal.signal(signum, handler)
+        finally:
+            if masking:
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 class _Armed:
