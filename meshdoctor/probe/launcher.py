@@ -57,6 +57,7 @@ from meshdoctor.probe.config import (
     steps_per_rank,
 )
 from meshdoctor.probe.events import RankState, Tracker
+from meshdoctor.probe.gpus import check_local_gpus
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
 from meshdoctor.interrupts import Interrupts
 from meshdoctor.probe.ports import PreflightError, choose_ports, nccl_port
@@ -499,6 +500,7 @@ def run_probe(
             if cfg.backend == "ring":
                 ports = choose_ports(cfg.hostfile, local, cfg.port)
             elif cfg.backend == "nccl":
+                check_local_gpus(cfg.hostfile, local)
                 ports = [nccl_port(cfg.hostfile, local, cfg.port)]
             else:
                 ports = []

@@ -3,7 +3,9 @@ build, a rank stopped inside an all_sum (the ring stands in for nccl)."""
 
 from __future__ import annotations
 
-from tests.helpers import require_cpu_mlx, run_cli
+import os
+
+from tests.helpers import FAKE_DIR, require_cpu_mlx, run_cli
 
 
 def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):
@@ -59,3 +61,25 @@ def test_rank_stopped_inside_an_all_sum_is_named(clean_env):
     assert "never arrived: rank 1 (process stopped" in hang["summary"]
     rank1 = [a for a in hang["evidence"]["hang"]["not_arrived"] if a["rank"] == 1][0]
     assert rank1["in_step"] and rank1["last_seq"] == 11
+
+
+def test_more_nccl_ranks_here_than_gpus_is_said_before_any_rank_starts(clean_env, tmp_path):
+    # Seen on a one-GPU H200 host: `probe --backend nccl -n 2` started both ranks; rank 1, given
+    # CUDA_VISIBLE_DEVICES=1, died in `import mlx.core` with "no CUDA-capable device is
+    # detected". Here NVML (the fake: 2 GPUs) is asked first, and 3 local ranks never start.
+    drv = tmp_path / "nvidia-version"
+    drv.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n")
+    env = {k: v for k, v in clean_env.items() if not k.startswith("NCCL_")}
+    env.update(
+        MESHDOCTOR_NVIDIA_DRIVER_FILE=str(drv),
+        FAKE_NVML="healthy",
+        PYTHONPATH=os.pathsep.join([str(FAKE_DIR)] + [p for p in [env.get("PYTHONPATH")] if p]),
+    )
+    r = run_cli("probe", "--backend", "nccl", "-n", "3", "--json", env=env, timeout=120)
+    assert r.rc == 1, (r.out, r.err)
+    group = [x for x in r.doc["results"] if x["code"] == "MD501"][0]
+    assert group["status"] == "fail"
+    assert group["summary"].startswith("3 nccl ranks run on this machine but it has 2 GPU(s)")
+    assert "rank 2 would see no GPU" in group["summary"]
+    assert group["evidence"]["where"] == "hosts[2]"
+    assert r.doc["probe"]["outcome"] == "preflight" and r.doc["probe"]["launches"] == 0

@@ -1,4 +1,4 @@
-"""The nccl backend and the GPU checks on a real GPU host (2+ NVIDIA GPUs, MLX's CUDA build).
+"""The nccl backend and the GPU checks on a real GPU host (MLX's CUDA build; probes need 2 GPUs).
 
 Marked ``gpu`` and skipped unless this interpreter's MLX is the CUDA build with CUDA available:
 CI has no GPU. Run them on the GPU host: ``pytest -m gpu tests/gpu/``.
@@ -15,26 +15,29 @@ import pytest
 from tests.helpers import run_cli
 
 
-def _cuda_mlx() -> bool:
+def _cuda_gpus() -> int:
+    """How many GPUs this interpreter's MLX (the CUDA build) can use: NVML's count when CUDA is
+    available to MLX, else 0."""
+    code = (
+        "import mlx.core as mx, pynvml, sys\n"
+        "if not mx.cuda.is_available(): sys.exit(1)\n"
+        "pynvml.nvmlInit(); print(pynvml.nvmlDeviceGetCount())"
+    )
     try:
-        r = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "import mlx.core as mx, sys; sys.exit(0 if mx.cuda.is_available() else 1)",
-            ],
-            capture_output=True,
-            timeout=60,
-        )
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return r.returncode == 0
+        return 0
+    return int(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip().isdigit() else 0
 
 
+GPUS = _cuda_gpus()
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(not _cuda_mlx(), reason="needs MLX's CUDA build and a GPU"),
+    pytest.mark.skipif(GPUS < 1, reason="needs MLX's CUDA build and a GPU"),
 ]
+two_gpus = pytest.mark.skipif(
+    GPUS < 2, reason=f"needs MLX's CUDA build and 2 GPUs (this host: {GPUS})"
+)
 
 
 def env(**kw):
@@ -48,6 +51,7 @@ def by_code(doc, code):
     return [r for r in doc["results"] if r["code"] == code]
 
 
+@two_gpus
 def test_gpu_probe_every_op_exact_on_the_gpus():
     r = run_cli(
         "probe", "--backend", "nccl", "-n", "2", "--size", "16MiB", "--json", env=env(), timeout=180
@@ -62,6 +66,7 @@ def test_gpu_probe_every_op_exact_on_the_gpus():
     assert left["status"] == "ok" and "no GPU memory held by the ranks" in left["summary"]
 
 
+@two_gpus
 def test_gpu_default_backend_follows_mlx_launch():
     r = run_cli(
         "probe", "-n", "2", "--op", "all_sum", "--size", "1MiB", "--json", env=env(), timeout=180
@@ -70,6 +75,7 @@ def test_gpu_default_backend_follows_mlx_launch():
     assert r.doc["probe"]["backend"] == "nccl"
 
 
+@two_gpus
 # step 11 = all_sum #3 (timed) with one warmup; kill-in / stop-in land a few ms into it, inside
 # the 1 GiB NCCL all_sum (about 4 ms on 2 H200s)
 def test_gpu_sigkill_inside_all_sum_names_the_rank():
@@ -97,6 +103,7 @@ def test_gpu_sigkill_inside_all_sum_names_the_rank():
     assert "no GPU memory held by the ranks" in by_code(r.doc, "MD506")[0]["summary"]
 
 
+@two_gpus
 def test_gpu_sigstop_inside_all_sum_is_a_hang_naming_the_rank():
     r = run_cli(
         "probe",
@@ -134,3 +141,12 @@ def test_gpu_check_reads_the_gpus_through_nvml():
     assert {x["status"] for x in by_code(r.doc, "MD110")} == {"ok"}
     for code in ("MD111", "MD112", "MD113"):
         assert all(x["status"] not in ("skip", "error") for x in by_code(r.doc, code)), code
+
+
+def test_gpu_more_ranks_than_gpus_is_refused_before_any_rank_starts():
+    n = max(GPUS + 1, 2)
+    r = run_cli("probe", "--backend", "nccl", "-n", str(n), "--json", env=env(), timeout=180)
+    assert r.rc == 1, (r.out, r.err)
+    group = by_code(r.doc, "MD501")[0]
+    assert group["summary"].startswith(f"{n} nccl ranks run on this machine but it has {GPUS} GPU")
+    assert r.doc["probe"]["launches"] == 0
