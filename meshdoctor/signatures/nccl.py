@@ -155,6 +155,26 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD684",
+        "cuda.no-device",
+        r"no CUDA-capable device is detected",
+        "The process saw no GPU: CUDA_VISIBLE_DEVICES names a GPU this host does not have (each "
+        "nccl rank gets the GPU of its index among the host's ranks, as mlx.launch sets it), "
+        "or no GPU is visible to it at all (container without GPUs, driver not loaded).",
+        "Put at most as many ranks on the host as it has GPUs (nvidia-smi -L), or expose its "
+        "GPUs to the process (docker --gpus all).",
+        "CUDA runtime cudaErrorNoDevice; MLX v0.32.4 mlx.launch (CUDA_VISIBLE_DEVICES per rank)",
+        check="MD111",
+        causes=[
+            ("more ranks on the host than GPUs", "nvidia-smi -L against the hostfile"),
+            ("GPUs not exposed to the process", "nvidia-smi inside the container"),
+        ],
+        examples=(
+            "ImportError: cudaMallocManaged(&data, size) failed: no CUDA-capable device is "
+            "detected",
+        ),
+    ),
+    signature(
         "MD654",
         "nccl.unsupported-dtype",
         r"Unknown or unsupported dtype",

@@ -92,12 +92,15 @@ def _start_failed(lc: LaunchView) -> List[Result]:
             host=sts[0].host,
             evidence={"ranks": [s.rank for s in sts]},
             remediation=Remediation(
-                "Check that the interpreter exists and has mlx "
-                "(MESHDOCTOR_PYTHON), then probe again."
-                if sts[0].local
-                else "Check ssh (BatchMode, keys), that Python and mlx are "
-                "installed on that host (MESHDOCTOR_REMOTE_PYTHON), then probe "
-                "again."
+                cause_remedy(sts)
+                or (
+                    "Check that the interpreter exists and has mlx "
+                    "(MESHDOCTOR_PYTHON), then probe again."
+                    if sts[0].local
+                    else "Check ssh (BatchMode, keys), that Python and mlx are "
+                    "installed on that host (MESHDOCTOR_REMOTE_PYTHON), then probe "
+                    "again."
+                )
             ),
         )
     ]

@@ -154,6 +154,10 @@ LINES = [
     ),
     ("CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88", "MD651"),
     (
+        "ImportError: cudaMallocManaged(&data, size) failed: no CUDA-capable device is detected",
+        "MD684",
+    ),
+    (
         "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
         "MD652",
     ),
