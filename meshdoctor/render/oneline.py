@@ -55,7 +55,7 @@ def render(doc: Dict[str, Any]) -> str:
     of UTF-8 in all."""
     word = WORDS.get(doc.get("verdict", ""), "UNKNOWN")
     bad = problems(doc)
-    multi_host = len({r.get("host") for r in doc.get("results", [])}) > 1
+    multi_host = len(doc.get("hosts", [])) > 1  # fleet mode, a probe of several hosts
     if bad:
         first = bad[0]
         head = f"{word} {one_line(first.get('code', '?'))} {one_line(first.get('check', '?'))} "

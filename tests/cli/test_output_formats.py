@@ -152,3 +152,29 @@ def test_probe_busbw_and_wrong_values_per_op(clean_env):
     assert wrong["all_sum"] == 0
     info = fams["meshdoctor_info"].samples[0].labels
     assert info["command"] == "probe" and info["backend"] == "ring"
+
+
+def test_an_internal_error_is_in_the_chosen_format_and_file(clean_env, tmp_path):
+    from tests.cli.test_internal_error import _crash
+
+    crash = ("meshdoctor.fixer.engine", "annotate", "check", "--only", "MD101")
+    p = _crash(clean_env, *crash, "--format", "oneline")
+    assert (
+        p.returncode == 3
+        and p.stdout == "UNKNOWN MD100 meshdoctor internal error: RuntimeError: boom\n"
+    )
+    target = tmp_path / "m.prom"
+    p = _crash(
+        clean_env,
+        *crash,
+        "--format",
+        "prometheus",
+        "--output",
+        str(target),
+        "--unknown-as",
+        "no-go",
+    )
+    assert p.returncode == 1 and p.stdout == "", p.stderr
+    fams = {f.name: f for f in text_string_to_metric_families(target.read_text())}
+    verdict = {s.labels["verdict"]: s.value for s in fams["meshdoctor_verdict"].samples}
+    assert verdict["unknown"] == 1

@@ -42,6 +42,7 @@ def test_strict_counts_a_warning_and_several_hosts_name_the_host():
         Result("MD302", "node.memory", "warn", "hot", host="mac01"),
         Result("MD101", "node.platform", "ok", "fine", host="mac02"),
         strict=True,
+        hosts=[HostInfo("mac01"), HostInfo("mac02")],
     )
     assert oneline.render(doc) == "NO-GO MD302 node.memory mac01: hot\n"
 
