@@ -8,6 +8,7 @@ matrix from the real fleet check) sit side by side in one directory, as on a nod
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -22,7 +23,8 @@ from meshdoctor.model import HostInfo, Result, Verdict
 from meshdoctor.output import write_atomic
 from meshdoctor.render import prometheus
 from tests.checks.fleet.test_fleet_checks import _facts, _view
-from tests.helpers import run_cli
+from tests.checks.test_rdma_checks import mesh
+from tests.helpers import run_cli, write
 
 EXPORTER = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
 pytestmark = pytest.mark.skipif(
@@ -99,11 +101,11 @@ def _scrape_error(text: str) -> float:
 
 def test_node_exporter_reads_every_meshdoctor_metric(exporter, fake_mac, clean_env):
     textfile, scrape = exporter
-    env = {
-        k: v for k, v in fake_mac("healthy", "wired-leftover").items() if not k.startswith("MLX_")
-    }
+    env = fake_mac("healthy", "wired-leftover", "one-port-down")
+    env = {k: v for k, v in env.items() if not k.startswith(("MLX_", "JACCL_"))}
+    hostfile = write(textfile.parent / "hosts.json", json.dumps(mesh()))
     r = run_cli(
-        "check", "--local-only", "--format", "prometheus",
+        "check", "--local-only", "--hostfile", str(hostfile), "--format", "prometheus",
         "--output", str(textfile / "meshdoctor-check.prom"), env=env,
     )  # fmt: skip
     assert r.rc == 1 and r.out == "", (r.out, r.err)
@@ -118,6 +120,8 @@ def test_node_exporter_reads_every_meshdoctor_metric(exporter, fake_mac, clean_e
     info = {s.labels["command"]: s.labels for s in got["meshdoctor_info"].samples}
     assert set(info) == {"check", "probe"} and info["probe"]["backend"] == "ring"
     assert got["meshdoctor_wired_memory_bytes"].samples[0].value > 0
+    assert got["meshdoctor_rdma_host_edges_active"].samples[0].value == 2  # one port down
+    assert got["meshdoctor_rdma_host_edges_expected"].samples[0].value == 3
     assert got["meshdoctor_probe_busbw_bytes_per_second"].samples[0].value > 0
     seen = set(got)
 

@@ -26,6 +26,14 @@ def _doc() -> dict:
         Result("MD113", "gpu.health", "fail", "GPU 3 row remap pending", host="m0"),
         Result("MD113", "gpu.health", "warn", "GPU 1 hot", host="m0", needs_reboot=True),
         Result(
+            "MD202",
+            "rdma.ports",
+            "fail",
+            "rdma_en4 is not active",
+            host="m0",
+            evidence={"edges": {"active": 2, "expected": 3}},
+        ),
+        Result(
             "MD404",
             "fleet.edges",
             "ok",
@@ -68,6 +76,9 @@ def test_every_family_parses_and_carries_the_run():
     assert wired.value == 7 << 30 and wired.labels["host"] == "m0"
     assert fams["meshdoctor_rdma_edges_active"].samples[0].value == 5
     assert fams["meshdoctor_rdma_edges_expected"].samples[0].value == 6
+    host_edges = fams["meshdoctor_rdma_host_edges_active"].samples[0]
+    assert host_edges.labels["host"] == "m0" and host_edges.value == 2
+    assert fams["meshdoctor_rdma_host_edges_expected"].samples[0].value == 3
     busbw = fams["meshdoctor_probe_busbw_bytes_per_second"].samples
     assert [(s.labels["op"], s.value) for s in busbw] == [("all_sum", 12.5e9)]  # bytes/s
     assert fams["meshdoctor_probe_wrong_values"].samples[0].value == 0
