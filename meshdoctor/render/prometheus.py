@@ -14,8 +14,8 @@ each command side by side.
 The families (:data:`FAMILIES`): ``meshdoctor_info`` (version, MLX version, backend; value 1),
 ``meshdoctor_verdict`` and ``meshdoctor_check_status`` (state sets: 1 for the state that holds,
 0 for the others), ``meshdoctor_needs_reboot`` per host, ``meshdoctor_rdma_edges_active`` /
-``_expected`` (MD404, fleet mode), ``meshdoctor_rdma_host_edges_active`` / ``_expected`` per
-host (MD202: its named devices, one per peer), ``meshdoctor_wired_memory_bytes`` per host (MD302 on macOS),
+``_expected`` (MD404, fleet mode), ``meshdoctor_rdma_devices_active`` / ``_expected`` per
+host (MD202: the devices the hostfile names for it), ``meshdoctor_wired_memory_bytes`` per host (MD302 on macOS),
 ``meshdoctor_probe_busbw_bytes_per_second`` / ``_algbw_...`` / ``meshdoctor_probe_wrong_values``
 / ``meshdoctor_probe_checked_values`` per op, ``meshdoctor_last_run_timestamp_seconds`` (the
 run's start, Unix time) and ``meshdoctor_last_run_duration_seconds``.
@@ -50,10 +50,10 @@ FAMILIES: Dict[str, str] = {
     "hostfile).",
     "meshdoctor_rdma_edges_expected": "RDMA edges the hostfile names (MD404, check with a "
     "hostfile).",
-    "meshdoctor_rdma_host_edges_active": "This host's RDMA devices named in the hostfile (one "
-    "per peer) that are PORT_ACTIVE (MD202, check with a hostfile).",
-    "meshdoctor_rdma_host_edges_expected": "This host's RDMA devices named in the hostfile, one "
-    "per peer (MD202, check with a hostfile).",
+    "meshdoctor_rdma_devices_active": "RDMA devices the hostfile names for this host that are "
+    "PORT_ACTIVE (MD202, check with a hostfile).",
+    "meshdoctor_rdma_devices_expected": "RDMA devices the hostfile names for this host (MD202, "
+    "check with a hostfile).",
     "meshdoctor_wired_memory_bytes": "Wired memory of the host in bytes (MD302, macOS vm_stat).",
     "meshdoctor_probe_busbw_bytes_per_second": "Bus bandwidth of each probed op in bytes per "
     "second (nccl-tests doc/PERFORMANCE.md).",
@@ -165,16 +165,16 @@ def samples(doc: Dict[str, Any]) -> Dict[str, List[Sample]]:
 
 def _edges(doc: Dict[str, Any], cmd: Labels, out: Dict[str, List[Sample]]) -> None:
     seen = set()
-    for r in doc.get("results", []):  # each host's ends (MD202)
-        e = (r.get("evidence") or {}).get("edges") if r.get("code") == "MD202" else None
+    for r in doc.get("results", []):  # each host's named devices (MD202)
+        e = (r.get("evidence") or {}).get("named_devices") if r.get("code") == "MD202" else None
         host = str(r.get("host", ""))
         if not isinstance(e, dict) or host in seen:
             continue
-        active, expected = _number(e.get("active")), _number(e.get("expected"))
+        active, expected = _number(e.get("active")), _number(e.get("named"))
         if active is not None and expected is not None:
             seen.add(host)
-            out["meshdoctor_rdma_host_edges_active"].append((cmd + (("host", host),), active))
-            out["meshdoctor_rdma_host_edges_expected"].append((cmd + (("host", host),), expected))
+            out["meshdoctor_rdma_devices_active"].append((cmd + (("host", host),), active))
+            out["meshdoctor_rdma_devices_expected"].append((cmd + (("host", host),), expected))
     for r in doc.get("results", []):  # the mesh's (MD404)
         m = (r.get("evidence") or {}).get("edge_matrix") if r.get("code") == "MD404" else None
         if isinstance(m, dict) and _number(m.get("active")) is not None:

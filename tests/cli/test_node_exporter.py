@@ -120,8 +120,8 @@ def test_node_exporter_reads_every_meshdoctor_metric(exporter, fake_mac, clean_e
     info = {s.labels["command"]: s.labels for s in got["meshdoctor_info"].samples}
     assert set(info) == {"check", "probe"} and info["probe"]["backend"] == "ring"
     assert got["meshdoctor_wired_memory_bytes"].samples[0].value > 0
-    assert got["meshdoctor_rdma_host_edges_active"].samples[0].value == 2  # one port down
-    assert got["meshdoctor_rdma_host_edges_expected"].samples[0].value == 3
+    assert got["meshdoctor_rdma_devices_active"].samples[0].value == 2  # one port down
+    assert got["meshdoctor_rdma_devices_expected"].samples[0].value == 3
     assert got["meshdoctor_probe_busbw_bytes_per_second"].samples[0].value > 0
     seen = set(got)
 

@@ -64,3 +64,20 @@ def test_hosts_option_uses_it_and_names_the_option():
 @given(st.lists(st.from_regex(r"[a-z][a-z0-9.-]{0,12}", fullmatch=True), min_size=1, max_size=8))
 def test_a_plain_list_expands_to_itself(names):
     assert expand(",".join(names)) == names
+
+
+@given(
+    prefix=st.from_regex(r"[a-z][a-z-]{0,6}", fullmatch=True),
+    ranges=st.lists(
+        st.tuples(st.integers(0, 120), st.integers(0, 30), st.integers(1, 4)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_a_bracket_is_its_numbers_padded_to_the_first_ones_width(prefix, ranges):
+    items, want = [], []
+    for lo, span, width in ranges:
+        first = str(lo).zfill(width)
+        items.append(f"{first}-{lo + span}" if span else first)
+        want += [prefix + str(n).zfill(len(first)) for n in range(lo, lo + span + 1)]
+    assert expand(f"{prefix}[{','.join(items)}]") == want

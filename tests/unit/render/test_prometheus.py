@@ -31,7 +31,7 @@ def _doc() -> dict:
             "fail",
             "rdma_en4 is not active",
             host="m0",
-            evidence={"edges": {"active": 2, "expected": 3}},
+            evidence={"named_devices": {"active": 2, "named": 3}},
         ),
         Result(
             "MD404",
@@ -76,9 +76,9 @@ def test_every_family_parses_and_carries_the_run():
     assert wired.value == 7 << 30 and wired.labels["host"] == "m0"
     assert fams["meshdoctor_rdma_edges_active"].samples[0].value == 5
     assert fams["meshdoctor_rdma_edges_expected"].samples[0].value == 6
-    host_edges = fams["meshdoctor_rdma_host_edges_active"].samples[0]
-    assert host_edges.labels["host"] == "m0" and host_edges.value == 2
-    assert fams["meshdoctor_rdma_host_edges_expected"].samples[0].value == 3
+    named = fams["meshdoctor_rdma_devices_active"].samples[0]
+    assert named.labels["host"] == "m0" and named.value == 2
+    assert fams["meshdoctor_rdma_devices_expected"].samples[0].value == 3
     busbw = fams["meshdoctor_probe_busbw_bytes_per_second"].samples
     assert [(s.labels["op"], s.value) for s in busbw] == [("all_sum", 12.5e9)]  # bytes/s
     assert fams["meshdoctor_probe_wrong_values"].samples[0].value == 0
