@@ -110,8 +110,13 @@ def _mlx_version(doc: Dict[str, Any]) -> str:
 
 
 def _backend(doc: Dict[str, Any]) -> str:
+    """The probe's backend, else the fleet's, else the hostfile's (MD401's evidence), else ""."""
     for section in ("probe", "fleet"):
         b = (doc.get(section) or {}).get("backend")
+        if isinstance(b, str):
+            return b
+    for r in doc.get("results", []):
+        b = (r.get("evidence") or {}).get("backend") if r.get("code") == "MD401" else None
         if isinstance(b, str):
             return b
     return ""

@@ -119,6 +119,7 @@ def test_node_exporter_reads_every_meshdoctor_metric(exporter, fake_mac, clean_e
     got = _meshdoctor(text)
     info = {s.labels["command"]: s.labels for s in got["meshdoctor_info"].samples}
     assert set(info) == {"check", "probe"} and info["probe"]["backend"] == "ring"
+    assert info["check"]["backend"] == "jaccl"  # the hostfile's (MD401)
     assert got["meshdoctor_wired_memory_bytes"].samples[0].value > 0
     assert got["meshdoctor_rdma_devices_active"].samples[0].value == 2  # one port down
     assert got["meshdoctor_rdma_devices_expected"].samples[0].value == 3
