@@ -234,6 +234,15 @@ class Verdict:
         """0 go, 1 no-go, 3 unknown (2, usage, never comes from a verdict)."""
         return {"go": EXIT_GO, "no-go": EXIT_NOGO, "unknown": EXIT_UNKNOWN}[self.verdict]
 
+    def exit_status(self, unknown_as: Optional[str] = None) -> int:
+        """The process's exit status: :attr:`exit_code`, except that an ``unknown`` verdict
+        exits as ``unknown_as`` says (``go``: 0, ``no-go``: 1; ``--unknown-as``, for a gate
+        that must choose what "could not assess" means). The document keeps its own
+        ``verdict`` and ``exit_code``."""
+        if self.verdict == "unknown" and unknown_as in ("go", "no-go"):
+            return EXIT_GO if unknown_as == "go" else EXIT_NOGO
+        return self.exit_code
+
     def to_dict(self) -> Dict[str, Any]:
         """The verdict as one JSON document (``verdict.schema.json``, ``schema_version``
         :data:`SCHEMA_VERSION`)."""

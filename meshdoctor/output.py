@@ -1,5 +1,6 @@
-"""How a command ends: its verdict printed (JSON or rich) and the exit code, and the one place an
-unexpected exception becomes the internal-error result MD100 and exit 3 (:func:`internal_error`).
+"""How a command ends: its verdict printed (human, JSON, or another ``--format``, to standard output
+or written atomically to ``--output FILE``) and the exit code, and the one place an unexpected
+exception becomes the internal-error result MD100 and exit 3 (:func:`internal_error`).
 
 The ``--json`` path never imports rich: :mod:`meshdoctor.render.verdict` is imported only for human output.
 """
@@ -7,7 +8,9 @@ The ``--json`` path never imports rich: :mod:`meshdoctor.render.verdict` is impo
 from __future__ import annotations
 
 import json
+import os
 import sys
+from dataclasses import dataclass
 from typing import NoReturn, Optional
 
 import click
@@ -20,6 +23,71 @@ from meshdoctor.text import one_line
 # Key in click's ``Context.meta`` (shared by the group's and the command's contexts) under which a
 # command leaves the verdict it is building, with how to print it (:func:`report_to`).
 _REPORT = "meshdoctor.report"
+# Key in ``Context.meta`` under which the command's output options leave its :class:`Sink`.
+_SINK = "meshdoctor.sink"
+
+FORMATS = ("human", "json", "prometheus", "oneline", "junit")
+# the modules of meshdoctor.render that write each machine format from the verdict document
+_RENDERERS = {"prometheus": "prometheus", "oneline": "oneline", "junit": "junit"}
+
+
+@dataclass(frozen=True)
+class Sink:
+    """Where and how the running command's verdict goes: ``fmt`` one of :data:`FORMATS`,
+    ``path`` the ``--output`` file (None: standard output), ``unknown_as`` the exit status of an
+    unknown verdict (``go``, ``no-go``; None: 3, :meth:`meshdoctor.model.Verdict.exit_status`)."""
+
+    fmt: str = "human"
+    path: Optional[str] = None
+    unknown_as: Optional[str] = None
+
+
+def use_sink(sink: Sink) -> None:
+    """Make ``sink`` the way the running click command prints its verdict (:func:`emit`)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[_SINK] = sink
+
+
+def _sink(as_json: bool) -> Sink:
+    ctx = click.get_current_context(silent=True)
+    sink = ctx.meta.get(_SINK) if ctx is not None else None
+    return sink if sink is not None else Sink("json" if as_json else "human")
+
+
+def rendered(verdict: Verdict, fmt: str, *, quiet: bool = False) -> str:
+    """``verdict`` as the text of format ``fmt`` (:data:`FORMATS`; human: plain text without
+    colour, as written to a file)."""
+    if fmt == "json":
+        return to_json(verdict.to_dict()) + "\n"
+    if fmt in _RENDERERS:
+        import importlib
+
+        module = importlib.import_module(f"meshdoctor.render.{_RENDERERS[fmt]}")
+        return module.render(verdict.to_dict())
+    import io
+
+    from meshdoctor.render import verdict as render
+
+    buf = io.StringIO()
+    render.verdict(verdict, quiet=quiet, out=render.plain_console(buf))
+    return buf.getvalue()
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Replace the file ``path`` with ``text`` (UTF-8) as a reader never sees half of it: a
+    temporary file in the same folder (named ``.NAME.PID.RANDOM.tmp``, which node_exporter's
+    textfile collector ignores: it reads only ``*.prom``), fsynced, renamed over ``path``
+    (rename(2) is atomic), mode 0644 less the umask (node_exporter reads it as another user).
+    Raises OSError."""
+    from meshdoctor.receipts import write_file
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+    try:
+        write_file(fd, os.path.basename(path), text.encode("utf-8"), mode=0o644)
+    finally:
+        os.close(fd)
 
 
 def _finite(obj):
@@ -55,24 +123,40 @@ def report_to(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> Verdic
 
 
 def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
-    """Print ``verdict`` (JSON or rich) and exit with its exit code. Each result carries the
-    title its producer gave it (its code's entry's title). A crash while printing is not added
-    to the verdict again: it ends as :func:`internal_error` does without a verdict."""
+    """Print ``verdict`` as the command's :class:`Sink` says (set by its output options,
+    ``--format``/``--output``/``--unknown-as``; without one JSON or rich as ``as_json`` says)
+    and exit with its exit status (:meth:`meshdoctor.model.Verdict.exit_status`). Each result
+    carries the title its producer gave it (its code's entry's title). A crash while printing is
+    not added to the verdict again: it ends as :func:`internal_error` does without a verdict.
+    An ``--output`` file that cannot be written is said on stderr, exit 3."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta.pop(_REPORT, None)
+    sink = _sink(as_json)
     verdict.finish()
+    status = verdict.exit_status(sink.unknown_as)
     try:
-        if as_json:
-            sys.stdout.write(to_json(verdict.to_dict()) + "\n")
-            sys.stdout.flush()
-        else:
+        if sink.path is not None:
+            try:
+                write_atomic(sink.path, rendered(verdict, sink.fmt, quiet=quiet))
+            except OSError as exc:
+                sys.stderr.write(
+                    f"meshdoctor: cannot write --output {one_line(sink.path)}: "
+                    f"{one_line(exc.strerror or exc)}\n"
+                )
+                sys.exit(EXIT_UNKNOWN)
+        elif sink.fmt == "human":
             from meshdoctor.render import verdict as render
 
             render.verdict(verdict, quiet=quiet)
+            if status != verdict.exit_code:
+                sys.stdout.write(f"--unknown-as {sink.unknown_as}: exit {status}\n")
+        else:
+            sys.stdout.write(rendered(verdict, sink.fmt, quiet=quiet))
+        sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): the exit code still tells
         to_devnull(1)
-    sys.exit(verdict.exit_code)
+    sys.exit(status)
 
 
 def internal_error_result(exc: BaseException) -> Result:

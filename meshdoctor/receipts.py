@@ -211,15 +211,16 @@ def read_file(dir_fd: int, name: str, limit: int, shown: str = "") -> bytes:
     return b"".join(chunks)
 
 
-def write_file(dir_fd: int, name: str, data: bytes) -> None:
-    """Replace ``name`` in the folder ``dir_fd`` with ``data`` (mode 0600): a new temporary file
+def write_file(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
+    """Replace ``name`` in the folder ``dir_fd`` with ``data`` (``mode``, 0600 unless told, less
+    the umask): a new temporary file
     (``O_CREAT|O_EXCL|O_NOFOLLOW``), written whole, fsynced, renamed over ``name``, the folder
     fsynced. Raises OSError; a failed write leaves no temporary behind."""
     tmp = f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     fd = os.open(
         tmp,
         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-        0o600,
+        mode,
         dir_fd=dir_fd,
     )
     try:

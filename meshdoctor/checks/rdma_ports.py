@@ -113,12 +113,16 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
                     "towards": [u["peer"] for u in uses],
                 }
             )
+    # how many of the devices named for this node are PORT_ACTIVE (--format prometheus)
+    counts = {"active": len(good), "named": len(by_dev)}
     if problems:
+        for p in problems:
+            p.evidence["named_devices"] = dict(counts)
         return problems
     return ok(
         f"all {len(good)} device(s) named for {ctx.rank_label} are PORT_ACTIVE: "
         + ", ".join(f"{g['device']} port {g['port']}" for g in good),
-        evidence={**inv.evidence(), "named": good},
+        evidence={**inv.evidence(), "named": good, "named_devices": counts},
     )
 
 

@@ -18,6 +18,7 @@ from meshdoctor.commands.options import (
     load_hostfile,
     one_host_source,
     split_list,
+    output_options,
 )
 
 
@@ -79,8 +80,9 @@ def _hosts_list(hosts: str):
 @click.option(
     "--hosts",
     default=None,
-    metavar="A,B,C",
-    help="Hosts to check instead of a hostfile (fleet mode).",
+    metavar="HOSTS",
+    help="Hosts to check instead of a hostfile (fleet mode): a,b,c or Slurm's host-list "
+    "syntax mac[01-16,20].",
 )
 @click.option(
     "--local-only", is_flag=True, help="Check only this node (the hostfile says which rank it is)."
@@ -106,6 +108,7 @@ def _hosts_list(hosts: str):
     hidden=True,
     help="This node's ranks in the hostfile, comma-separated (used by fleet mode).",
 )
+@output_options
 def check(
     as_json: bool,
     quiet: bool,

@@ -11,7 +11,7 @@ import click
 from meshdoctor.cli import EXIT_CODES_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
-from meshdoctor.commands.options import Seconds, check_environment, load_hostfile
+from meshdoctor.commands.options import Seconds, check_environment, load_hostfile, output_options
 
 
 def _complete_fixes(ctx, param, incomplete: str):
@@ -69,6 +69,7 @@ class _FixCommand(click.Command):
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@output_options
 def fix(
     names: tuple,
     list_: bool,

@@ -112,3 +112,68 @@ def command_interrupts(command: str):
     interrupts.install()
     interrupts.handled_by = command
     return interrupts
+
+
+def output_options(command):
+    """The output options every command that ends in a verdict takes (``check``, ``probe``,
+    ``triage``, ``fix``), as one decorator put right above the function:
+    ``--format human|json|prometheus|oneline|junit``, ``--output FILE`` (written atomically,
+    :func:`meshdoctor.output.write_atomic`) and ``--unknown-as go|no-go``. ``--json`` stays as
+    it was (``--format json``); ``--json`` with another format is a usage error (exit 2). The
+    choice becomes the command's :class:`meshdoctor.output.Sink`; a machine format also passes
+    ``as_json=True`` to the command, so nothing but the verdict reaches its output."""
+    import functools
+
+    from meshdoctor.output import FORMATS, Sink, use_sink
+
+    @functools.wraps(command)
+    def run(*args, fmt=None, output=None, unknown_as=None, **kwargs):
+        import os
+
+        if kwargs.get("as_json") and fmt not in (None, "json"):
+            raise click.UsageError(f"--json and --format {fmt} ask for two formats: give one")
+        fmt = fmt or ("json" if kwargs.get("as_json") else "human")
+        if output is not None:
+            folder = os.path.dirname(os.path.abspath(output))
+            if not os.path.isdir(folder):
+                raise click.BadParameter(
+                    f"{output!r}: the folder {folder!r} does not exist", param_hint="--output"
+                )
+            if os.path.isdir(output):
+                raise click.BadParameter(f"{output!r} is a folder", param_hint="--output")
+        use_sink(Sink(fmt, output, unknown_as))
+        if fmt != "human" and "as_json" in kwargs:
+            kwargs["as_json"] = True
+        return command(*args, **kwargs)
+
+    for option in reversed(
+        (
+            click.option(
+                "--format",
+                "fmt",
+                type=click.Choice(FORMATS),
+                default=None,
+                help="How to print the verdict: human (default), json (as --json), "
+                "prometheus (node_exporter textfile), oneline (node-problem-detector, at most "
+                "80 bytes), junit (JUnit XML for CI).",
+            ),
+            click.option(
+                "--output",
+                type=click.Path(dir_okay=False),
+                default=None,
+                metavar="FILE",
+                help="Write the verdict to FILE instead of standard output, atomically "
+                "(a temporary file in the same folder, then renamed over FILE).",
+            ),
+            click.option(
+                "--unknown-as",
+                "unknown_as",
+                type=click.Choice(["go", "no-go"]),
+                default=None,
+                help="Exit status of an unknown verdict (could not assess): go 0, no-go 1 "
+                "(default 3); the verdict printed stays unknown.",
+            ),
+        )
+    ):
+        run = option(run)
+    return run

@@ -17,6 +17,7 @@ from meshdoctor.commands.options import (
     check_environment,
     command_interrupts,
     one_host_source,
+    output_options,
 )
 
 
@@ -34,8 +35,9 @@ from meshdoctor.commands.options import (
 @click.option(
     "--hosts",
     default=None,
-    metavar="A,B,C",
-    help="Hosts (IPs for ring) instead of a hostfile, one rank each.",
+    metavar="HOSTS",
+    help="Hosts (IPs for ring) instead of a hostfile, one rank each: a,b,c or Slurm's "
+    "host-list syntax mac[01-16,20].",
 )
 @click.option(
     "-n",
@@ -125,6 +127,7 @@ from meshdoctor.commands.options import (
     help="With --hostfile/--hosts: skip the fleet check that gates the launch.",
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+@output_options
 def probe(
     hostfile: Optional[str],
     hosts: Optional[str],

@@ -10,7 +10,7 @@ import click
 from meshdoctor.cli import EXIT_CODES_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
-from meshdoctor.commands.options import load_hostfile
+from meshdoctor.commands.options import load_hostfile, output_options
 
 
 class Duration(click.ParamType):
@@ -74,6 +74,7 @@ class Duration(click.ParamType):
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@output_options
 def triage(
     files: tuple,
     crash_reports: Optional[str],

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Optional, Tuple, Union
 
+from meshdoctor.hostfile.hostlist import HostListError, expand
 from meshdoctor.hostfile.rules import written_problems
 from meshdoctor.hostfile.types import BadCell, Document, Host, RdmaCell
 from meshdoctor.hostfile.model import Hostfile
@@ -161,14 +162,16 @@ def load(path: Union[str, Path], names: Optional[Iterable[str]] = None) -> Hostf
 
 
 def from_list(hostlist: str, names: Optional[Iterable[str]] = None) -> Hostfile:
-    """A hostfile from ``--hosts a,b,c`` (as mlx.launch: an IP also serves as the ring address),
-    validated like a file listing the same entries. Raises :class:`HostfileError` on an empty
-    entry."""
+    """A hostfile from ``--hosts a,b,c`` or Slurm's host-list syntax ``mac[01-16,20]``
+    (:func:`meshdoctor.hostfile.hostlist.expand`; as mlx.launch: an IP also serves as the ring
+    address), validated like a file listing the same entries. Raises :class:`HostfileError`
+    on a list that cannot be expanded (an empty entry, a bad bracket), saying what and where."""
+    try:
+        names_given = expand(hostlist)
+    except HostListError as exc:
+        raise HostfileError(f"--hosts {hostlist!r}: {exc}") from None
     hosts = []
-    for i, name in enumerate(hostlist.split(",")):
-        name = name.strip()
-        if not name:
-            raise HostfileError(f"--hosts {hostlist!r}: entry {i} is empty")
+    for i, name in enumerate(names_given):
         try:
             ipaddress.ip_address(name)
             ips: Tuple[str, ...] = (name,)

@@ -40,6 +40,14 @@ def console(stderr: bool = False) -> Console:
     return _Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
+def plain_console(file) -> Console:
+    """A console writing plain text (no colour, no terminal codes) into ``file`` (a text
+    stream): the human format written to ``--output FILE``."""
+    return Console(
+        file=file, highlight=False, soft_wrap=True, no_color=True, force_terminal=False, width=100
+    )
+
+
 def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -> None:
     """Print ``v``, each result under its own title (the check name when it has none).
     ``quiet`` prints only failures and errors (with ``--strict`` warnings too, since they

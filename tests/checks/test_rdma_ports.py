@@ -38,6 +38,7 @@ def test_named_port_down_fails_naming_device_port_and_peer(fake_mac, tmp_path):
     assert f["evidence"]["ports"] == [
         {"device": "rdma_en4", "port": 1, "state": "PORT_DOWN", "state_code": 1}
     ]
+    assert f["evidence"]["named_devices"] == {"active": 2, "named": 3}  # 2 of the 3 are up
 
 
 def test_an_ibv_devinfo_that_never_stops_printing_is_cut_and_the_finding_says_so(

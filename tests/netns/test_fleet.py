@@ -86,6 +86,30 @@ def test_port_down_on_one_host_names_host_device_and_edge(bed):
     assert q.rc == 1 and "edge h2-h3" in q.out and "✔" not in q.out
 
 
+def test_the_fleet_verdict_as_metrics_and_one_line(bed):
+    """--format prometheus and oneline of a fleet run: the mesh's edges (MD404) and each host's
+    named devices (MD202) as gauges, every host's check status; the one line names the first failure."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    bed.mesh.write(down={"h2": ["rdma_en4"]})  # h2's port towards h3
+    r = fleet(bed, "--format", "prometheus")
+    assert r.rc == 1, r.err
+    fams = {f.name: f for f in text_string_to_metric_families(r.out)}
+    assert fams["meshdoctor_rdma_edges_active"].samples[0].value == 5
+    assert fams["meshdoctor_rdma_edges_expected"].samples[0].value == 6
+    ends = {s.labels["host"]: s.value for s in fams["meshdoctor_rdma_devices_active"].samples}
+    assert ends == {"h0": 4, "h1": 4, "h2": 2, "h3": 3}  # h0-h1: two cables; h2: one down
+    failed = {
+        (s.labels["host"], s.labels["code"])
+        for s in fams["meshdoctor_check_status"].samples
+        if s.labels["status"] == "fail" and s.value == 1
+    }
+    assert ("h2", "MD202") in failed
+    assert fams["meshdoctor_info"].samples[0].labels["backend"] == "jaccl"
+    one = fleet(bed, "--format", "oneline")
+    assert one.rc == 1 and one.out.startswith("NO-GO ") and len(one.out.encode()) <= 80, one.out
+
+
 def test_crossed_rails_on_the_two_cable_pair(bed):
     cables = [c for c in default_cables(4) if c != ((0, 1), (1, 1)) and c != ((0, 6), (1, 6))]
     bed.mesh.write(cables=cables + [((0, 1), (1, 6)), ((0, 6), (1, 1))])
