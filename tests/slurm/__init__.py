@@ -184,10 +184,18 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP Over
             time.sleep(0.2)
 
     # --- use ----------------------------------------------------------------------------------
-    def sh(self, *argv: str, timeout: float = 30, **kw) -> subprocess.CompletedProcess:
-        """Run a Slurm client command against this bed (text, captured, under ``timeout``)."""
+    def sh(
+        self, *argv: str, timeout: float = 30, env: Optional[Dict[str, str]] = None
+    ) -> subprocess.CompletedProcess:
+        """Run a Slurm client command against this bed (text, captured, under ``timeout``;
+        ``env``: instead of :attr:`env`, which it must extend with ``SLURM_CONF``)."""
         return subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout, env=self.env, **kw
+            list(argv),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env if env is None else env,
+            stdin=subprocess.DEVNULL,
         )
 
     def state(self) -> str:
