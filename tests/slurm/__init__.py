@@ -5,7 +5,7 @@ Debian ``slurm-wlm`` and ``munge`` packages, started by the test as its own proc
 a ``slurm.conf`` (``proctrack/linuxproc``, ``task/none``, no cgroups, ``select/cons_tres``; one
 node, this machine's short host name, at 127.0.0.1 with 4 CPUs declared, ports chosen free),
 its own StateSaveLocation, SlurmdSpoolDir, pid and log files, starts the three daemons in the
-foreground and waits for the node to be idle. ``env`` (``SLURM_CONF``) is what a client command
+foreground and waits for the node to register (idle, or drained by a health check). ``env`` (``SLURM_CONF``) is what a client command
 (srun, scontrol, sinfo) needs to reach it. On exit every job of the bed is cancelled and the
 daemons it started are stopped, even after a failure; the directory is removed.
 
@@ -170,7 +170,13 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP Over
         self._start("slurmctld", [_find("slurmctld"), "-D", "-f", str(self.conf)])
         self._wait(lambda: self.sh("scontrol", "ping").returncode == 0, "slurmctld to answer")
         self._start("slurmd", [_find("slurmd"), "-D", "-f", str(self.conf), "-N", self.node])
-        self._wait(lambda: self.state() == "idle", f"node {self.node} to be idle")
+        self._wait(self._registered, f"node {self.node} to register")
+
+    def _registered(self) -> bool:
+        """slurmd has registered the node: idle, or drained by a HealthCheckProgram that ran
+        before it registered (slurm.conf(5)); sinfo marks a node not responding with ``*``."""
+        st = self.state()
+        return bool(st) and not st.endswith("*") and not st.startswith(("unk", "down"))
 
     def _wait(self, cond, what: str) -> None:
         deadline = time.monotonic() + START_S
