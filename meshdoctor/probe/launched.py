@@ -30,6 +30,7 @@ import socket
 from dataclasses import dataclass
 from typing import List, Mapping, Optional, Tuple
 
+from meshdoctor import deadline
 from meshdoctor.hostfile.hostlist import HostlistError, expand
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.types import Host
@@ -40,6 +41,7 @@ __all__ = ["ENV", "LAUNCHERS", "Launched", "LauncherError", "SRUN", "read", "tas
 SRUN, ENV = "srun", "env"
 LAUNCHERS = (SRUN, ENV)
 MAX_HOSTFILE_BYTES = 4 << 20  # as meshdoctor.hostfile.load's cap
+RESOLVE_S = 10.0  # per node name lookup
 _COUNT = re.compile(r"^(\d+)(?:\(x(\d+)\))?$")
 
 
@@ -115,13 +117,20 @@ def task_nodes(nodes: List[str], counts: List[int], distribution: str) -> List[s
 
 
 def _address(name: str) -> str:
-    """The IPv4 address of node ``name`` (an address stays as it is)."""
+    """The IPv4 address of node ``name`` (an address stays as it is), looked up under
+    :data:`RESOLVE_S` seconds."""
     try:
-        infos = socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM)
+        done, infos = deadline.call(
+            lambda: socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM),
+            RESOLVE_S,
+            name="probe-resolve",
+        )
     except OSError as exc:
         raise LauncherError(
             f"node {name!r} has no IPv4 address here ({exc}); the ring connects to addresses"
         ) from None
+    if not done:
+        raise LauncherError(f"looking up node {name!r} took more than {RESOLVE_S:.0f} s")
     return infos[0][4][0]
 
 

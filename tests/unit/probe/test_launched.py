@@ -81,3 +81,10 @@ def test_env_launcher(tmp_path):
     hf.write_text(json.dumps([{"ssh": "m1"}]))
     with pytest.raises(LauncherError, match='list per rank of "ip:port"'):
         from_env({"MLX_RANK": "0", "MLX_HOSTFILE": str(hf)})
+
+
+def test_srun_node_without_address():
+    env = dict(SRUN, SLURM_STEP_NODELIST="md-no-such-node.invalid", SLURM_NODEID="0")
+    env.update(SLURM_STEP_TASKS_PER_NODE="4", SLURM_PROCID="0")
+    with pytest.raises(LauncherError, match="md-no-such-node.invalid"):
+        from_srun(env)
