@@ -187,6 +187,7 @@ def probe(
         code = api.follow(
             request,
             stream=sys.stderr if as_json else sys.stdout,
+            quiet=quiet,
             interrupts=lambda: command_interrupts("probe"),
         )
         if code is not None:

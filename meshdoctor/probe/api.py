@@ -141,10 +141,12 @@ def follow(
     request: ProbeRequest,
     *,
     stream: TextIO,
+    quiet: bool = False,
     interrupts: Union["Interrupts", Callable[[], "Interrupts"], None] = None,
 ) -> Optional[int]:
     """Under a launcher, run this process's rank when it is not rank 0 and relay it to rank 0
-    (:func:`meshdoctor.probe.relay.follow`, its part printed on ``stream``), returning the
+    (:func:`meshdoctor.probe.relay.follow`, its part printed on ``stream``; with ``quiet``
+    only when it did not finish), returning the
     exit status; None when there is no launcher or this is rank 0 (:func:`probe` then gives the
     verdict). Raises :class:`ProbeSetupError` as :func:`probe` does."""
     ranks = launched(request)
@@ -154,7 +156,11 @@ def follow(
     from meshdoctor.probe.relay import follow as relay_follow
 
     return relay_follow(
-        cfg, ranks, stream=stream, interrupts=interrupts() if callable(interrupts) else interrupts
+        cfg,
+        ranks,
+        stream=stream,
+        quiet=quiet,
+        interrupts=interrupts() if callable(interrupts) else interrupts,
     )
 
 

@@ -463,10 +463,12 @@ def follow(
     launched: Launched,
     *,
     stream: TextIO,
+    quiet: bool = False,
     interrupts: Optional[Interrupts] = None,
     run_id: Optional[str] = None,
 ) -> int:
-    """Run this task's rank (not rank 0) and relay it to rank 0; print its part on ``stream``.
+    """Run this task's rank (not rank 0) and relay it to rank 0; print its part on ``stream``
+    (with ``quiet``, only when it did not finish).
     Returns the task's exit status: 0 its rank finished, 1 it failed or was stopped, 3 rank 0
     could not be reached or went away first."""
     run_id = run_id or f"md-probe-{os.urandom(6).hex()}"
@@ -508,8 +510,10 @@ def follow(
         if p.poll() is None:
             task.stop(None)
         sock.close()
-    _part(stream, launched, _rank_words(me, how))
-    if me.done and p.returncode == 0:
+    ok = me.done and p.returncode == 0
+    if not (quiet and ok):
+        _part(stream, launched, _rank_words(me, how))
+    if ok:
         return 0
     return 3 if how.startswith("rank 0") else 1
 

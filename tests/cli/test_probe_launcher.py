@@ -88,6 +88,12 @@ def test_three_ranks_go(clean_env, tmp_path):
         assert f"meshdoctor probe: rank {r} of 3 (127.0.0.1): done" in err
 
 
+def test_quiet_ranks_say_nothing_when_done(clean_env, tmp_path):
+    got = start_ranks(clean_env, ["--size", "64KiB", "--op", "all_sum", "--quiet"], 3, tmp_path)
+    assert got[0][0] == 0, got[0][2]
+    assert [(rc, out) for rc, out, _ in got[1:]] == [(0, ""), (0, "")]
+
+
 def test_dead_rank_named(clean_env, tmp_path):
     got = start_ranks(
         dict(clean_env, MESHDOCTOR_PROBE_FAULT="kill:1:5"),
