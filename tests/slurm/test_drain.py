@@ -4,9 +4,6 @@ is never undone nor overwritten."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 
 from tests.fixes.test_stale_ranks import SLEEP, Procs
@@ -61,16 +58,3 @@ def test_operator_drain_untouched(bed, procs):
     assert r.rc == 1, r.out + r.err
     assert bed.node_info()["Reason"].startswith("ops: replacing"), r.err
     assert "already drained by someone else" in r.err
-
-
-def test_without_scontrol_a_usage_error(clean_env):
-    # PATH: only the interpreter's folder (the venv's bin), where no scontrol is
-    r = run_cli(*CHECK, env=dict(clean_env, PATH=os.path.dirname(sys.executable)))
-    assert r.rc == 2, r.out + r.err
-    assert "--slurm-drain runs scontrol, which is not on PATH" in r.err
-
-
-def test_not_in_fleet_mode(clean_env):
-    r = run_cli("check", "--hosts", "a,b", "--slurm-drain", env=clean_env)
-    assert r.rc == 2, r.out + r.err
-    assert "add --local-only" in r.err
