@@ -96,6 +96,12 @@ def _hosts_list(hosts: str):
     "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).",
 )
 @click.option(
+    "--slurm-drain",
+    is_flag=True,
+    help="On no-go drain this Slurm node (reason 'meshdoctor: CODE ...'); on go resume it "
+    "only if meshdoctor drained it (needs scontrol; SLURMD_NODENAME, else hostname -s).",
+)
+@click.option(
     "--facts",
     is_flag=True,
     hidden=True,
@@ -120,6 +126,7 @@ def check(
     hosts: Optional[str] = None,
     local_only: bool = False,
     python: Optional[str] = None,
+    slurm_drain: bool = False,
     facts: bool = False,
     ranks_opt: Optional[str] = None,
 ) -> None:
@@ -133,6 +140,8 @@ def check(
     from meshdoctor.checker.selection import SelectionError, chosen
 
     one_host_source(**{"--hostfile": hostfile, "--hosts": hosts})
+    if slurm_drain:
+        _slurm_ready(hostfile is not None or hosts is not None, local_only)
     only_l = split_list(only, "--only", "check")
     skip_l = split_list(skip, "--skip", "check")
     check_environment()
@@ -191,7 +200,39 @@ def check(
         _check_interrupted(verdict, exc)
     finally:  # also before an internal error is reported (meshdoctor.output.internal_error)
         interrupts.disarm()
+    if slurm_drain:
+        _slurm_drain(verdict)
     emit(verdict, as_json=as_json, quiet=quiet)
+
+
+def _slurm_ready(fleet: bool, local_only: bool) -> None:
+    """Usage errors of ``--slurm-drain`` (exit 2): it drains this node, so not in fleet mode;
+    scontrol must be installed."""
+    from meshdoctor.slurm.drain import SlurmError, scontrol
+
+    if fleet and not local_only:
+        raise click.BadParameter(
+            "drains this node only: add --local-only, or run check --slurm-drain on each node",
+            param_hint="--slurm-drain",
+        )
+    try:
+        scontrol()
+    except SlurmError as exc:
+        raise click.BadParameter(str(exc), param_hint="--slurm-drain") from None
+
+
+def _slurm_drain(verdict: Verdict) -> None:
+    """This node's Slurm state after ``verdict`` (:func:`meshdoctor.slurm.drain.apply`), said on
+    stderr; a Slurm that refuses or does not answer is said there too and leaves the exit code
+    to the verdict."""
+    from meshdoctor.slurm.drain import SlurmError, apply
+
+    try:
+        said = apply(verdict)
+    except SlurmError as exc:
+        said = f"could not change this node's Slurm state: {exc}"
+    if said:
+        click.echo(f"meshdoctor: {said}", err=True)
 
 
 def _check_interrupted(verdict: Verdict, exc: BaseException) -> None:

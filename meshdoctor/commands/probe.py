@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import click
@@ -119,6 +120,14 @@ from meshdoctor.commands.options import (
     f"({STARTING_PORT}); "
     "nccl: NCCL_PORT on rank 0 (default: a free port).",
 )
+@click.option(
+    "--launcher",
+    type=click.Choice(["srun", "env"]),
+    default=None,
+    help="This process is one rank started by another launcher (ring backend): srun "
+    "(SLURM_PROCID, SLURM_NTASKS, SLURM_STEP_NODELIST; ring ports from --port) or env "
+    "(MLX_RANK, MLX_HOSTFILE, MLX_WORLD_SIZE). Rank 0 prints the verdict, the others their part.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
 @click.option(
@@ -146,6 +155,7 @@ def probe(
     quiet: bool,
     strict: bool,
     no_check: bool = False,
+    launcher: Optional[str] = None,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -154,7 +164,9 @@ def probe(
     ranks that never arrived, captures stacks and tears every rank down. Figures follow
     nccl-tests (algbw, busbw; the JSON in GB/s = 1e9 bytes/s).
     """
-    one_host_source(**{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks})
+    one_host_source(
+        **{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks, "--launcher": launcher}
+    )
     check_environment()
     request = api.ProbeRequest(
         hostfile=hostfile,
@@ -171,8 +183,18 @@ def probe(
         pairs=pairs,
         port=port,
         strict=strict,
+        launcher=launcher,
     )
     try:
+        # under a launcher, a rank other than 0 relays to rank 0 and prints its own part
+        code = api.follow(
+            request,
+            stream=sys.stderr if as_json else sys.stdout,
+            quiet=quiet,
+            interrupts=lambda: command_interrupts("probe"),
+        )
+        if code is not None:
+            sys.exit(code)
         verdict = api.probe(
             request,
             gate=not no_check,

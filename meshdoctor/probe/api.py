@@ -24,9 +24,20 @@ if TYPE_CHECKING:
     from meshdoctor.interrupts import Interrupts
     from meshdoctor.model import Verdict
     from meshdoctor.probe.config import ProbeConfig
+    from meshdoctor.probe.launched import Launched
     from meshdoctor.probe.launcher import EventHook
 
-__all__ = ["BAR", "LOG", "ProbeRequest", "ProbeSetupError", "config", "probe", "progress_for"]
+__all__ = [
+    "BAR",
+    "LOG",
+    "ProbeRequest",
+    "ProbeSetupError",
+    "config",
+    "follow",
+    "launched",
+    "probe",
+    "progress_for",
+]
 
 BAR = "bar"  # a rich progress bar on stderr (a terminal)
 LOG = "log"  # plain progress lines on stderr at a bounded rate (a log, a CI job)
@@ -46,7 +57,10 @@ class ProbeRequest:
     per-collective deadline in seconds (None: 10 s + bus bytes / 20 MB/s). ``soak``: N
     repetitions per op with relaunch after a hang (0: off). ``pairs``: the N x N send/recv
     matrix. ``port``: ring first port, jaccl coordinator port, nccl NCCL_PORT (None: free
-    ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go)."""
+    ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go).
+    ``launcher``: ``srun`` or ``env``: this process is one rank of a job another launcher
+    started, the mesh comes from its environment (:mod:`meshdoctor.probe.launched`); rank 0
+    gives the verdict (:func:`probe`), every other rank relays to it (:func:`follow`)."""
 
     hostfile: Union[str, "Hostfile", None] = None
     hosts: Optional[str] = None
@@ -62,6 +76,7 @@ class ProbeRequest:
     pairs: bool = False
     port: Optional[int] = None
     strict: bool = False
+    launcher: Optional[str] = None
 
     @property
     def given(self) -> List[str]:
@@ -70,14 +85,35 @@ class ProbeRequest:
         return [x for x, v in named if v is not None]
 
 
-def config(request: ProbeRequest) -> "ProbeConfig":
+def launched(request: ProbeRequest) -> Optional["Launched"]:
+    """This process as a rank of ``request.launcher`` (None without one); raises
+    :class:`ProbeSetupError` (``--launcher``) when its environment does not say."""
+    if request.launcher is None:
+        return None
+    from meshdoctor.probe.launched import LauncherError, read
+
+    if request.backend not in (None, "ring"):
+        raise ProbeSetupError(
+            f"--launcher {request.launcher} runs the ring backend; leave --backend out",
+            "--backend",
+        )
+    try:
+        return read(request.launcher, port=request.port)
+    except LauncherError as exc:
+        raise ProbeSetupError(str(exc), "--launcher") from None
+
+
+def config(request: ProbeRequest, ranks: Optional["Launched"] = None) -> "ProbeConfig":
     """The checked :class:`~meshdoctor.probe.config.ProbeConfig` of ``request`` (a hostfile
-    path is read here); raises :class:`ProbeSetupError` naming the option and the fix (a
-    hostfile that cannot be read or parsed: ``--hostfile``)."""
+    path is read here; with a launcher, ``ranks`` is :func:`launched`'s answer, read when not
+    given); raises :class:`ProbeSetupError` naming the option and the fix (a hostfile that
+    cannot be read or parsed: ``--hostfile``)."""
     from meshdoctor.hostfile.load import HostfileError, load
     from meshdoctor.probe.setup import make_config
 
     hf = request.hostfile
+    if request.launcher is not None:
+        hf = (ranks or launched(request)).hostfile
     if isinstance(hf, str):
         try:
             hf = load(hf)  # "-" is standard input; read up to hostfile.MAX_BYTES
@@ -98,6 +134,33 @@ def config(request: ProbeRequest) -> "ProbeConfig":
         pairs=request.pairs,
         port=request.port,
         given=request.given,
+    )
+
+
+def follow(
+    request: ProbeRequest,
+    *,
+    stream: TextIO,
+    quiet: bool = False,
+    interrupts: Union["Interrupts", Callable[[], "Interrupts"], None] = None,
+) -> Optional[int]:
+    """Under a launcher, run this process's rank when it is not rank 0 and relay it to rank 0
+    (:func:`meshdoctor.probe.relay.follow`, its part printed on ``stream``; with ``quiet``
+    only when it did not finish), returning the
+    exit status; None when there is no launcher or this is rank 0 (:func:`probe` then gives the
+    verdict). Raises :class:`ProbeSetupError` as :func:`probe` does."""
+    ranks = launched(request)
+    if ranks is None or ranks.rank == 0:
+        return None
+    cfg = config(request, ranks)
+    from meshdoctor.probe.relay import follow as relay_follow
+
+    return relay_follow(
+        cfg,
+        ranks,
+        stream=stream,
+        quiet=quiet,
+        interrupts=interrupts() if callable(interrupts) else interrupts,
     )
 
 
@@ -137,7 +200,14 @@ def probe(
     call fills, before the fleet check or any rank starts."""
     from meshdoctor.model import Verdict
 
-    cfg = config(request)
+    ranks = launched(request)
+    if ranks is not None and ranks.rank != 0:
+        raise ProbeSetupError(
+            f"this process is rank {ranks.rank}: rank 0 gives the verdict, this one relays "
+            "to it (probe.api.follow)",
+            "--launcher",
+        )
+    cfg = config(request, ranks)
     verdict = Verdict(command="probe", strict=request.strict)
     if on_checked is not None:
         on_checked(verdict)
@@ -149,8 +219,15 @@ def probe(
             return verdict
     if callable(interrupts):
         interrupts = interrupts()
-    from meshdoctor.probe.launcher import run_probe
     from meshdoctor.probe.report import build
+
+    if ranks is not None:  # rank 0 of another launcher's job: the others relay to it
+        from meshdoctor.probe.relay import run_rank0
+
+        def run_probe(cfg, **kw):
+            return run_rank0(cfg, ranks, **kw)
+    else:
+        from meshdoctor.probe.launcher import run_probe
 
     if progress == BAR:
         from meshdoctor.probe.config import steps_per_rank

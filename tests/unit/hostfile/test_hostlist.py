@@ -3,6 +3,10 @@ outside brackets, several brackets, and errors that say what is wrong and at whi
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -81,3 +85,23 @@ def test_a_bracket_is_its_numbers_padded_to_the_first_ones_width(prefix, ranges)
         items.append(f"{first}-{lo + span}" if span else first)
         want += [prefix + str(n).zfill(len(first)) for n in range(lo, lo + span + 1)]
     assert expand(f"{prefix}[{','.join(items)}]") == want
+
+
+@pytest.mark.skipif(shutil.which("scontrol") is None, reason="scontrol (slurm-client) not here")
+@pytest.mark.parametrize(
+    "text",
+    ["mac01", "mac[01-03,7]", "mac[01-03],gpu-a", "r[1-2]n[1-2]", "n[8-11]", "n[098-101]"],
+)
+def test_same_names_as_slurms_own_expander(text, tmp_path):
+    """``scontrol show hostnames`` (it needs a slurm.conf, no controller) gives the same names."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nSlurmctldHost=localhost\n")
+    p = subprocess.run(
+        ["scontrol", "show", "hostnames", text],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=dict(os.environ, SLURM_CONF=str(conf)),
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == expand(text)

@@ -1,0 +1,1 @@
+"""Slurm adapters: a node check's verdict as the node's Slurm state (:mod:`.drain`)."""
