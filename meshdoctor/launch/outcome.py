@@ -76,7 +76,7 @@ class JobOutcome:
     ``launcher_rc`` (mlx.launch's own exit status; None while it ran or when killed by us),
     ``first_failed`` (the rank of rule 2), ``signal`` (the interrupt's name), ``message``,
     ``survivors`` (ranks still running when meshdoctor stopped the job), ``teardown``
-    (:class:`meshdoctor.teardown.Report` actions), ``stacks`` (:mod:`meshdoctor.launch.stacks`
+    (:class:`meshdoctor.teardown.Report` actions), ``stacks`` (:mod:`meshdoctor.triage.stacks`
     dicts), ``times`` (seconds: ``started`` -> ``first_failure``, ``teardown``, ``ended``)."""
 
     kind: str

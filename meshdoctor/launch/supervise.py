@@ -14,7 +14,7 @@ When a rank has failed (mlx.launch printed its status line) and mlx.launch has n
 and it waits for them forever: MLX #3910, #4278), the survivors and mlx.launch are stopped
 (:func:`meshdoctor.teardown.stop`: SIGTERM, grace, SIGKILL) and named. With ``hang_after``:
 when no output came and no rank ended for that long, every local rank's stacks are captured
-(:mod:`meshdoctor.launch.stacks`) before the same teardown. A remote rank is stopped through its
+(:mod:`meshdoctor.triage.stacks`) before the same teardown. A remote rank is stopped through its
 ssh client (``ssh -tt``: the remote session ends with it).
 """
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from meshdoctor import execute, remote, teardown
-from meshdoctor.launch import stacks
+from meshdoctor.triage import stacks
 from meshdoctor.launch.outcome import (
     FINISHED,
     HANG,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from meshdoctor import execute
 from meshdoctor.deadline import start
@@ -50,7 +50,7 @@ class RankStack:
     gdb's text, or None), ``tool_errors`` (tool -> why it gave nothing), ``summary`` (one
     line: where it is blocked)."""
 
-    rank: int
+    rank: Optional[int]
     pid: int
     state: Optional[str] = None
     python: Optional[str] = None
@@ -115,7 +115,7 @@ def _native(pid: int) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     return None, None, None
 
 
-def _one(rank: int, pid: int, spy: Optional[str], native: bool) -> RankStack:
+def _one(rank: Optional[int], pid: int, spy: Optional[str], native: bool) -> RankStack:
     st = RankStack(rank, pid, state=_state(pid))
     stopped = st.state == "stopped"
     if spy:
@@ -144,18 +144,22 @@ def py_spy() -> Optional[str]:
     return beside if os.access(beside, os.X_OK) else None
 
 
-def capture(pids: Dict[int, int], *, native: bool = True) -> List[RankStack]:
-    """The stacks of every local rank in ``pids`` (rank -> pid), all ranks at once, each tool
-    under :data:`TOOL_S`; in rank order. ``native``: also the native frames (eu-stack, gdb)."""
+def capture(
+    pids: Union[Dict[int, int], Sequence[Tuple[Optional[int], int]]], *, native: bool = True
+) -> List[RankStack]:
+    """The stacks of local rank processes: ``pids`` is rank -> pid, or ``(rank, pid)`` pairs
+    (rank None when unknown); all at once, each tool under :data:`TOOL_S`; in the order given
+    (a dict: rank order). ``native``: also the native frames (eu-stack, gdb)."""
     spy = py_spy()
+    pairs = sorted(pids.items()) if isinstance(pids, dict) else list(pids)
     running = start(
-        {str(r): (lambda r=r, p=p: _one(r, p, spy, native)) for r, p in pids.items()},
+        {i: (lambda r=r, p=p: _one(r, p, spy, native)) for i, (r, p) in enumerate(pairs)},
         name="stacks",
     )
     got = running.wait(2 * TOOL_S + 5.0)
     out = []
-    for r, p in sorted(pids.items()):
-        o = got[str(r)]
+    for i, (r, p) in enumerate(pairs):
+        o = got[i]
         if o.finished and o.error is None:
             out.append(o.value)
         else:
@@ -192,6 +196,7 @@ def user_frame(frames: Sequence[Tuple[str, str, int]]) -> Optional[Tuple[str, st
 # a native frame of MLX's distributed code: mlx::core::distributed::ring::RingGroup::all_reduce_impl
 _MLX_DIST = re.compile(r"mlx::core::distributed::(\w+)::\w+::(\w+)(?:<[^\n]*?(Sum|Max|Min)Op)?")
 _OPS = {"Sum": "all_sum", "Max": "all_max", "Min": "all_min"}
+_BACKENDS = ("ring", "jaccl", "nccl", "mpi")  # MLX's backend namespaces
 # a frame line of gdb ("#0  0x... in recv () from ...", "#0  syscall () at ...") or eu-stack
 # ("#0  0x00007f... __libc_recv")
 _NATIVE_FRAME = re.compile(r"^#\d+\s+(?:0x[0-9a-f]+\s+(?:in\s+)?)?([A-Za-z_][\w:~<>]*)")
@@ -220,6 +225,7 @@ def native_block(text: str) -> Tuple[Optional[str], Optional[str], Optional[str]
         if not m:
             continue
         backend, method, op = m.group(1), m.group(2), m.group(3)
+        backend = backend if backend in _BACKENDS else None
         name = _OPS.get(op or "", None) or method.replace("_impl", "")
         f0 = _NATIVE_FRAME.match(frames[0]) if frames else None
         return name, backend, (f0.group(1) if f0 else None)
