@@ -176,7 +176,14 @@ def _fix(req: LaunchRequest, say: Say) -> Dict[str, Any]:
         progress=stderr_progress,
     )
     for a in fv.actions or []:
-        say(f"fix stale-ranks: {one_line(str(a.get('action', a)))}: {a.get('outcome', '')}")
+        say(
+            f"fix stale-ranks: {one_line(str(a.get('step') or a.get('action') or a))}: "
+            f"{one_line(str(a.get('outcome') or ('planned' if a.get('planned') else '')))}"
+        )
+    if not fv.actions:
+        say("fix stale-ranks: no rank of this job was left behind: nothing to do")
+    elif not req.yes:
+        say("fix stale-ranks: planned only; apply with --fix --yes")
     return {"applied": req.yes, "actions": fv.actions or [], "verdict": fv.verdict}
 
 
