@@ -28,8 +28,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
-from meshdoctor import execute, remote, teardown
-from meshdoctor.triage import stacks
+from meshdoctor import execute
 from meshdoctor.launch.outcome import (
     FINISHED,
     HANG,
@@ -188,6 +187,8 @@ class Job:
 
     def _stop(self, out: JobOutcome) -> None:
         """Stop every process of the job that still runs (module doc) and record it."""
+        from meshdoctor import remote, teardown
+
         assert self.popen is not None
         self.t_teardown = time.monotonic()
         out.times["teardown"] = self.t_teardown - self.t0
@@ -284,6 +285,8 @@ class Job:
         self._statuses(out)
 
     def _hang(self, out: JobOutcome) -> None:
+        from meshdoctor.triage import stacks
+
         hang = self.spec.hang_after or 0.0
         self._discover()
         local = {r: p for r, p in self.pids.items() if runs_without_ssh(self.ranks[r].host)}
