@@ -260,7 +260,13 @@ def launch(
         )
         t_start = time.time()
         out, copy = run_job(
-            JobSpec(argv, rank_hosts(req), hang_after=req.hang_after, log_path=req.log),
+            JobSpec(
+                argv,
+                rank_hosts(req),
+                hang_after=req.hang_after,
+                log_path=req.log,
+                command=list(req.command),
+            ),
             interrupts=intr,
             say=say,
         )

@@ -26,7 +26,7 @@ import subprocess
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from meshdoctor import execute
 from meshdoctor.launch.outcome import (
@@ -57,7 +57,8 @@ class JobSpec:
     """What to run: ``argv`` (mlx.launch's command line, :func:`meshdoctor.launch.locate.argv`),
     ``hosts`` (each rank's hostfile ssh name, in rank order), ``env`` (mlx.launch's environment;
     None: this process's), ``hang_after`` (seconds, None: off), ``log_path`` (``--log``: the
-    whole output; None: none), ``grace_s`` (:data:`SURVIVOR_GRACE_S`)."""
+    whole output; None: none), ``grace_s`` (:data:`SURVIVOR_GRACE_S`), ``command`` (the user's
+    command as each rank runs it: a remote rank's stack is the one of a process running it)."""
 
     argv: List[str]
     hosts: List[str]
@@ -65,6 +66,7 @@ class JobSpec:
     hang_after: Optional[float] = None
     log_path: Optional[str] = None
     grace_s: float = SURVIVOR_GRACE_S
+    command: Optional[List[str]] = None
 
 
 Say = Callable[[str], None]
@@ -291,7 +293,7 @@ class Job:
         self._discover()
         local = {r: p for r, p in self.pids.items() if runs_without_ssh(self.ranks[r].host)}
         got = stacks.capture(local)
-        out.stacks = [s.to_dict() for s in got]
+        out.stacks = [dict(s.to_dict(), host=self.ranks[s.rank].host) for s in got]
         stopped = []
         for s in got:
             if s.state == "stopped":
@@ -303,13 +305,48 @@ class Job:
         self.say(out.message + "; each rank's stack:")
         for s in got:
             self.say(f"  rank {s.rank} (pid {s.pid}): {s.summary}")
-        missing = sorted(set(range(len(self.ranks))) - set(local))
+        for s in self._remote_stacks(set(local)):
+            out.stacks.append(s)
+            self.say(f"  rank {s['rank']} ({s['host']}, pid {s['pid']}): {s['summary']}")
+            if s.get("state") == "stopped" and s["rank"] not in stopped:
+                self.ranks[s["rank"]].stopped = True
+                stopped.append(s["rank"])
+                out.message += f"; rank {s['rank']} stopped (SIGSTOP)"
+        missing = sorted(set(range(len(self.ranks))) - {s["rank"] for s in out.stacks})
         if missing:
             self.say(
                 "  no stack for "
                 + ", ".join(f"rank {r}" for r in missing)
-                + " (remote, or not seen): run `meshdoctor triage --running` on its host"
+                + " (not seen, or its host did not answer): run `meshdoctor triage --running` "
+                "on its host"
             )
+
+    def _remote_stacks(self, local: set) -> List[Dict[str, Any]]:
+        """The stacks of the ranks on hosts mlx.launch reaches with ssh: ``meshdoctor triage
+        --running --json`` on each of them at once (:func:`meshdoctor.fanout.run_meshdoctor`),
+        keeping the ranks this job put there; each with its ``host``."""
+        on: Dict[str, List[int]] = {}
+        for r in self.ranks:
+            if r.rank not in local and not runs_without_ssh(r.host):
+                on.setdefault(r.host, []).append(r.rank)
+        if not on:
+            return []
+        from meshdoctor.fanout import run_meshdoctor
+        from meshdoctor.triage import stacks
+
+        replies = run_meshdoctor(
+            list(on), ["triage", "--running", "--json"], timeout=2 * stacks.TOOL_S + 20.0
+        )
+        got: List[Dict[str, Any]] = []
+        for host, rep in replies.items():
+            running = ((rep.doc or {}).get("triage") or {}).get("running") or {}
+            for found in running.values():
+                for s in found:
+                    if self.spec.command and s.get("cmdline") != list(self.spec.command):
+                        continue  # another job's rank on that host
+                    if s.get("rank") in on[host] and s["rank"] not in {g["rank"] for g in got}:
+                        got.append(dict(s, host=host))
+        return sorted(got, key=lambda s: s["rank"])
 
     def _statuses(self, out: JobOutcome) -> None:
         """Each rank's status from mlx.launch's lines (first line per rank wins), the first

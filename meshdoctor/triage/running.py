@@ -38,11 +38,12 @@ def _rank_processes() -> List[Any]:
 
 
 def local_stacks() -> List[Dict[str, Any]]:
-    """The stacks (:meth:`meshdoctor.triage.stacks.RankStack.to_dict`) of every rank process
-    running on this host, in pid order."""
+    """The stacks (:meth:`meshdoctor.triage.stacks.RankStack.to_dict`, with the process's
+    ``cmdline``) of every rank process running on this host, in pid order."""
     procs = _rank_processes()
     pairs = [(int(rp.rank), rp.pid) for rp in procs]
-    return [s.to_dict() for s in stacks.capture(pairs)]
+    got = stacks.capture(pairs)
+    return [dict(s.to_dict(), cmdline=list(rp.cmdline)) for s, rp in zip(got, procs)]
 
 
 def _results(host: str, got: List[Dict[str, Any]]) -> List[Result]:
