@@ -42,6 +42,7 @@ from meshdoctor.launch.tee import Tee
 from meshdoctor.mlx import status_lines
 from meshdoctor.mlx.launch_rules import runs_without_ssh
 from meshdoctor.ranks import PROBE_MARKER_ENV, identify, launcher_rank, send_signal
+from meshdoctor.text import one_line
 
 SURVIVOR_GRACE_S = 1.0  # a rank failed -> mlx.launch still running this long -> stop the rest
 INTERRUPT_GRACE_S = 1.0  # SIGINT forwarded -> mlx.launch still running this long -> stop it
@@ -304,10 +305,13 @@ class Job:
             out.message += ": " + ", ".join(f"rank {r}" for r in stopped) + " stopped (SIGSTOP)"
         self.say(out.message + "; each rank's stack:")
         for s in got:
-            self.say(f"  rank {s.rank} (pid {s.pid}): {s.summary}")
+            self.say(f"  rank {s.rank} (pid {s.pid}): {one_line(s.summary)}")
         for s in self._remote_stacks(set(local)):
             out.stacks.append(s)
-            self.say(f"  rank {s['rank']} ({s['host']}, pid {s['pid']}): {s['summary']}")
+            self.say(
+                f"  rank {s['rank']} ({one_line(s['host'])}, pid {s['pid']}): "
+                f"{one_line(s.get('summary') or '')}"
+            )
             if s.get("state") == "stopped" and s["rank"] not in stopped:
                 self.ranks[s["rank"]].stopped = True
                 stopped.append(s["rank"])

@@ -84,7 +84,8 @@ def _state(pid: int) -> Optional[str]:
 
 def _py_spy(spy: str, pid: int, stopped: bool) -> Tuple[Optional[str], Optional[str]]:
     """(dump text, None) or (None, why not)."""
-    argv = [spy, "dump", "--pid", str(pid)] + (["--nonblocking"] if stopped else [])
+    argv = [spy, "dump", "--full-filenames", "--pid", str(pid)]
+    argv += ["--nonblocking"] if stopped else []
     res = execute.run(argv, timeout=TOOL_S)
     if res.ok and res.stdout.strip():
         return res.stdout[:KEEP_CHARS], None
