@@ -191,7 +191,7 @@ def test_a_healthy_job_exits_0_with_its_output_byte_for_byte(bed, clean_env):
 
 
 def test_a_rank_exiting_255_makes_launch_exit_255_naming_it(bed, clean_env):
-    p = _run(bed, bed.env(clean_env, JOB_FAIL="exit1"), bed.args())
+    p = _run(bed, bed.env(clean_env, JOB_FAIL="exit1"), bed.args("--fix"))
     assert p.returncode == 255, _err(p)
     err = _err(p)
     assert "meshdoctor: rank 1 (127.0.0.1) failed first" in err
@@ -202,6 +202,10 @@ def test_a_rank_exiting_255_makes_launch_exit_255_naming_it(bed, clean_env):
     assert d["launch"]["job"]["launcher_exit_status"] == 0  # what mlx.launch alone said
     assert d["launch"]["triage"]["first_cause"]["code"].startswith("MD6")
     assert d["verdict"] == "no-go"
+    # --fix: the survivors were already stopped, so stale-ranks finds nothing to plan
+    assert "meshdoctor: fix stale-ranks: no rank of this job was left behind" in err
+    assert d["launch"]["cleanup"]["fix"]["applied"] is False
+    assert "meshdoctor: re-run with: meshdoctor launch --hostfile" in err
     assert bed.left() == []
 
 
