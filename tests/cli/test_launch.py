@@ -35,9 +35,13 @@ NS = ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child"]
 # The job every rank runs: a few all_sum steps; JOB_FAIL chooses how rank R fails at step 1.
 JOB = r"""
 import os, signal, sys, time
+sys.stderr.write("rank starting\n")  # output before the (silent) group formation
+sys.stderr.flush()
 import mlx.core as mx
 g = mx.distributed.init()
 r = g.rank()
+sys.stderr.write(f"rank {r} joined\n")
+sys.stderr.flush()
 fail = os.environ.get("JOB_FAIL", "")
 steps = int(os.environ.get("JOB_STEPS", "3"))
 if r == 0:

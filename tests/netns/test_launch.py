@@ -27,9 +27,13 @@ pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
 
 JOB = r"""
 import os, signal, sys, time
+sys.stderr.write("rank starting\n")  # output before the (silent) group formation
+sys.stderr.flush()
 import mlx.core as mx
 g = mx.distributed.init()
 r = g.rank()
+sys.stderr.write(f"rank {r} joined\n")
+sys.stderr.flush()
 fail = os.environ.get("JOB_FAIL", "")
 for step in range(4):
     mx.eval(mx.distributed.all_sum(mx.ones(4), group=g))
