@@ -30,7 +30,7 @@ EXIT_CODES_HELP = (
 # Commands that answer for an interrupt with their own verdict (``check``: the verdict so far
 # and MD190, one JSON document with --json); the interrupt handling stays recording (not raising)
 # until they arm it. Every other command is stopped by a signal at once (exit 3).
-OWN_INTERRUPTS = frozenset({"check"})
+OWN_INTERRUPTS = frozenset({"check", "launch"})
 
 
 class CommandInfo(NamedTuple):
@@ -58,6 +58,11 @@ COMMANDS: Dict[str, CommandInfo] = {
         "meshdoctor.commands.fix",
         "fix",
         "Plan, apply (--yes) and verify repairs of the mesh.",
+    ),
+    "launch": CommandInfo(
+        "meshdoctor.commands.launch",
+        "launch",
+        "Gate the mesh, run the job with mlx.launch, exit with the ranks' real status.",
     ),
     "list-checks": CommandInfo(
         "meshdoctor.commands.list_checks",

@@ -178,7 +178,7 @@ def _now_iso() -> str:
 class Verdict:
     """The one document a command produces.
 
-    ``results`` are :class:`Result`; ``probe`` and ``actions`` are free-form sections owned by the
+    ``results`` are :class:`Result`; ``probe``, ``launch`` and ``actions`` are sections owned by the
     probe and the fixes. ``strict`` turns warnings into no-go. Call :meth:`finish` once at the end
     to stamp the duration; ``verdict`` and ``exit_code`` are computed from the results.
     """
@@ -191,6 +191,7 @@ class Verdict:
     actions: Optional[List[Dict[str, Any]]] = None
     triage: Optional[Dict[str, Any]] = None
     fleet: Optional[Dict[str, Any]] = None
+    launch: Optional[Dict[str, Any]] = None
     extra_reboot: List[str] = field(default_factory=list)
     started_at: str = field(default_factory=_now_iso)
     _t0: float = field(default_factory=time.monotonic, repr=False)
@@ -269,4 +270,6 @@ class Verdict:
             d["triage"] = self.triage
         if self.fleet is not None:
             d["fleet"] = self.fleet
+        if self.launch is not None:
+            d["launch"] = self.launch
         return d

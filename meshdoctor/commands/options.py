@@ -1,4 +1,4 @@
-"""What several commands share of their options: the ``--timeout`` type, ``--hostfile`` parsing
+"""What several commands share of their options: the ``--timeout`` and duration types, ``--hostfile`` parsing
 and the check list that ``check`` and ``list-checks`` both read."""
 
 from __future__ import annotations
@@ -31,6 +31,22 @@ class Seconds(click.ParamType):
                 ctx,
             )
         return v
+
+
+class Duration(click.ParamType):
+    """A positive duration: ``90s``, ``30m``, ``2h``, ``1d`` (a bare number is seconds)."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        from meshdoctor.triage.collect import parse_duration
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def load_checks():

@@ -10,23 +10,7 @@ import click
 from meshdoctor.cli import EXIT_CODES_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
-from meshdoctor.commands.options import load_hostfile, output_options
-
-
-class Duration(click.ParamType):
-    """A positive duration: ``90s``, ``30m``, ``2h``, ``1d`` (a bare number is seconds)."""
-
-    name = "duration"
-
-    def convert(self, value, param, ctx):
-        from meshdoctor.triage.collect import parse_duration
-
-        if isinstance(value, float):
-            return value
-        try:
-            return parse_duration(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+from meshdoctor.commands.options import Duration, load_hostfile, output_options
 
 
 @click.command(
@@ -72,6 +56,13 @@ class Duration(click.ParamType):
     help="The job's exit status as the wrapper saw it, 0-255 or -1..-64 for a signal "
     "(mlx.launch's 0 proves nothing; 255, 75, -15, 137 and the like are explained).",
 )
+@click.option(
+    "--running",
+    is_flag=True,
+    help="Show what the ranks of a job still running are doing: each rank's Python stack "
+    "(py-spy) and native frames (eu-stack or gdb), on this host, or with --hostfile on every "
+    "host.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
 @output_options
@@ -83,6 +74,7 @@ def triage(
     exit_code: Optional[int],
     as_json: bool,
     quiet: bool,
+    running: bool = False,
 ) -> None:
     """Find the first cause of a failed MLX job in its logs, exit status and crash reports.
 
@@ -96,6 +88,17 @@ def triage(
     from meshdoctor.triage.collect import stdin_is_piped
 
     hf = load_hostfile(hostfile)
+    if running:
+        if files or crash_reports is not None or exit_code is not None or since is not None:
+            raise click.UsageError(
+                "--running reads the live ranks: it takes no FILEs, --crash-reports, "
+                "--since or --exit-code"
+            )
+        from meshdoctor.triage.running import run as run_running
+
+        report_to(Verdict(command="triage"), as_json=as_json, quiet=quiet)  # for an internal error
+        verdict = run_running(hf)
+        emit(verdict, as_json=as_json, quiet=quiet)
     if not files and hf is None and stdin_is_piped():  # `... | meshdoctor triage`: read it
         files = ("-",)
     if not files and crash_reports is None and hf is None and exit_code is None:

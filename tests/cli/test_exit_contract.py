@@ -231,15 +231,29 @@ JSON_RUNS = {
     ("fix",): [["bridge0"], ["--list"]],  # plan only (no --yes, no terminal): changes nothing
     ("triage",): [["--exit-code", "0"], ["-"]],
 }
+# Commands whose --json takes a FILE (their stdout is a job's): the document written there.
+JSON_FILE_RUNS = {
+    ("launch",): [["--no-check", "--", sys.executable, "-c", "pass"]],
+}
 
 
-def test_every_json_output_of_every_command_validates_against_the_schema(clean_env):
+def test_every_json_output_of_every_command_validates_against_the_schema(clean_env, tmp_path):
     schema = json.loads(run_cli("schema").out)
     commands = list(_json_commands())
     assert ("check",) in commands and ("list-checks",) in commands
-    missing = [c for c in commands if c not in JSON_RUNS]
+    missing = [c for c in commands if c not in JSON_RUNS and c not in JSON_FILE_RUNS]
     assert not missing, f"add a quick run of {missing} to JSON_RUNS"
-    for path in commands:
+    for path in [c for c in commands if c in JSON_FILE_RUNS]:
+        for extra in JSON_FILE_RUNS[path]:
+            out = tmp_path / "verdict.json"
+            r = run_cli(*path, "--json", str(out), *extra, env=clean_env, timeout=120)
+            assert r.rc == 0, (path, extra, r.err)
+            doc = json.loads(out.read_text())
+            import jsonschema
+
+            jsonschema.Draft202012Validator(schema).validate(doc)
+            assert doc["command"] == path[0]
+    for path in [c for c in commands if c in JSON_RUNS]:
         for extra in JSON_RUNS[path]:
             r = run_cli(*path, "--json", *extra, env=clean_env, timeout=120)
             assert r.rc in (0, 1, 3), (path, extra, r.err)

@@ -1,0 +1,42 @@
+"""mlx.launch's per-rank status lines (MLX 0.32.x launch.py ``_launch_with_io``), read as they
+come from its stderr, colour codes included."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshdoctor.mlx.status_lines import COMPLETED, EXITED, KILLED, StatusLine, parse, shell_status
+
+
+@pytest.mark.parametrize(
+    "line, want",
+    [
+        (
+            "\x1b[33m[WARN] Node with rank 1 exited with code 255 \x1b[0m\n",
+            StatusLine(1, EXITED, 255),
+        ),
+        ("[WARN] Node with rank 12 exited with code -9", StatusLine(12, EXITED, -9)),
+        ("\x1b[33m[WARN] Node with rank 3 was killed \x1b[0m", StatusLine(3, KILLED, None)),
+        ("\x1b[32m[INFO] Node with rank 0 completed \x1b[0m\r\n", StatusLine(0, COMPLETED, 0)),
+    ],
+)
+def test_each_wording_is_read(line, want):
+    assert parse(line) == want
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "rank 1: [WARN] Node with rank 1 exited with code 255",  # a rank's own output quoting it
+        "[WARN] Node with rank one exited with code 255",
+        "[WARN] Node with rank 1 exited with code",
+        "Node with rank 1 exited with code 255",  # no level: not mlx.launch's log_warning
+    ],
+)
+def test_anything_else_is_not_a_status_line(line):
+    assert parse(line) is None
+
+
+@pytest.mark.parametrize("code, status", [(0, 0), (255, 255), (-9, 137), (-15, 143), (300, 44)])
+def test_shell_status(code, status):
+    assert shell_status(code) == status
