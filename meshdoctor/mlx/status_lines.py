@@ -23,8 +23,12 @@ from typing import Optional
 
 # colour codes around the line (common.log_warning), and any a terminal added
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# print() writes its arguments one by one, and mlx.launch's threads copying the ranks' output
+# write to the same stream meanwhile: a rank's line can land between "[WARN]" and the rest
+# ("[WARN]rank 1 step 1\n Node with rank 1 exited with code 255"). So the level is optional;
+# the status starts the line (after the level, if there) and ends it.
 _LINE = re.compile(
-    r"^\s*\[(?P<level>WARN|INFO)\] Node with rank (?P<rank>\d+) "
+    r"^\s*(?:\[(?:WARN|INFO)\])?\s*Node with rank (?P<rank>\d+) "
     r"(?:exited with code (?P<code>-?\d+)|(?P<killed>was killed)|(?P<done>completed))\s*$"
 )
 

@@ -18,6 +18,10 @@ from meshdoctor.mlx.status_lines import COMPLETED, EXITED, KILLED, StatusLine, p
         ("[WARN] Node with rank 12 exited with code -9", StatusLine(12, EXITED, -9)),
         ("\x1b[33m[WARN] Node with rank 3 was killed \x1b[0m", StatusLine(3, KILLED, None)),
         ("\x1b[32m[INFO] Node with rank 0 completed \x1b[0m\r\n", StatusLine(0, COMPLETED, 0)),
+        # print() wrote "[WARN]", then another thread a rank's line, then the rest (seen in a
+        # 3-rank run on a loaded box: the rest began with print's separator, or without it)
+        (" Node with rank 1 exited with code 255 \x1b[0m\n", StatusLine(1, EXITED, 255)),
+        ("Node with rank 1 exited with code 255 \x1b[0m\n", StatusLine(1, EXITED, 255)),
     ],
 )
 def test_each_wording_is_read(line, want):
@@ -30,7 +34,7 @@ def test_each_wording_is_read(line, want):
         "rank 1: [WARN] Node with rank 1 exited with code 255",  # a rank's own output quoting it
         "[WARN] Node with rank one exited with code 255",
         "[WARN] Node with rank 1 exited with code",
-        "Node with rank 1 exited with code 255",  # no level: not mlx.launch's log_warning
+        "\x1b[33m[WARN]rank 1 step 1 sum 6",  # the first half of a line split as above
     ],
 )
 def test_anything_else_is_not_a_status_line(line):
