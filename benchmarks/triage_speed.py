@@ -17,7 +17,9 @@ folder and run from there), with `grep -c` on the same file as the floor:
 3. no line matches: --quiet-size of realistic runner output (timestamped runner lines, mlx-lm
    progress, mlx.launch and ring/jaccl noise, one failure every ~4 MiB).
 
-Prints MB/s (1e6 bytes per wall second, interpreter start included), peak RSS (MiB, from wait4)
+Prints MB/s (1e6 bytes per wall second, interpreter start included; "own": per second of the
+verdict's own ``duration_s``, without the interpreter's start), CPU seconds and peak RSS (MiB),
+both from wait4 (CPU time says the most on a shared, loaded machine)
 and the first cause with its count for each run, and the ratio this tree / baseline. Targets:
 >= 200 MB/s on log 1 with peak RSS < 100 MiB; log 3 about 3 s per GB. With --stream SIZE, also
 pipes that many bytes of log 3 into `meshdoctor triage -` (bounded memory on any size). With
@@ -133,18 +135,20 @@ def write_quiet(path: Path, size: int, blk: bytes) -> None:
 
 
 def wait_rss(proc: subprocess.Popen):
-    """(exit status, peak RSS in MiB) of a child, from wait4 (Linux ru_maxrss is KiB)."""
+    """(exit status, peak RSS in MiB, CPU seconds) of a child, from wait4 (Linux ru_maxrss is
+    KiB)."""
     _, status, ru = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, ru.ru_maxrss / 1024
+    return proc.returncode, ru.ru_maxrss / 1024, ru.ru_utime + ru.ru_stime
 
 
 def triage(argv, path: Path):
-    """(seconds, peak RSS MiB, first cause 'CODE xCOUNT', exit) of one triage run."""
+    """(seconds, peak RSS MiB, first cause 'CODE xCOUNT', exit, the verdict's own seconds, CPU
+    seconds) of one triage run."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
         p = subprocess.Popen([*argv, "triage", str(path), "--json"], stdout=out)
-        rc, rss = wait_rss(p)
+        rc, rss, cpu = wait_rss(p)
         dt = time.perf_counter() - t0
         out.seek(0)
         try:
@@ -152,9 +156,10 @@ def triage(argv, path: Path):
             tri = doc["triage"]
             first = [f for f in tri["findings"] if f["id"] in tri["first_cause"]]
             cause = ", ".join(f"{f['code']} line {f['line_number']} x{f['count']}" for f in first)
+            own = float(doc["duration_s"])
         except (ValueError, KeyError):
-            cause = "no verdict"
-    return dt, rss, cause, rc
+            cause, own = "no verdict", float("nan")
+    return dt, rss, cause, rc, own, cpu
 
 
 def grep(path: Path, needle: str) -> float:
@@ -228,7 +233,7 @@ def main() -> None:
         )
         say(
             f"{'log':<32} {'reader':<12} {'MB':>7} {'lines':>9} {'s':>7} {'MB/s':>7} "
-            f"{'RSS MiB':>8}  first cause"
+            f"{'own MB/s':>8} {'cpu s':>6} {'RSS MiB':>8}  first cause"
         )
         for title, files, needle in logs:
             rates = {}
@@ -238,11 +243,12 @@ def main() -> None:
                 size = path.stat().st_size
                 with open(path, "rb") as fh:
                     nl = sum(b.count(b"\n") for b in iter(lambda: fh.read(1 << 24), b""))
-                dt, rss, cause, rc = triage(argv, path)
+                dt, rss, cause, rc, own, cpu = triage(argv, path)
                 rates[tag] = size / dt / 1e6
                 say(
                     f"{title:<32} {tag:<12} {size / 1e6:7.1f} {nl:9d} {dt:7.2f} "
-                    f"{rates[tag]:7.1f} {rss:8.1f}  {cause} (exit {rc})"
+                    f"{rates[tag]:7.1f} {size / own / 1e6:8.1f} {cpu:6.2f} {rss:8.1f}  "
+                    f"{cause} (exit {rc})"
                 )
             path = files["this tree"]
             tg = grep(path, needle)
@@ -276,7 +282,7 @@ def main() -> None:
             t0 = time.perf_counter()
             th = threading.Thread(target=feed)
             th.start()
-            rc, rss = wait_rss(p)
+            rc, rss, _ = wait_rss(p)
             th.join()
             tt = time.perf_counter() - t0
             say(

@@ -132,6 +132,8 @@ def _make_dir() -> Optional[Path]:
 def _sweep(base: Path) -> None:
     """Remove the socket folders of earlier runs whose meshdoctor is gone (killed before its
     exit could remove them): ours (same owner), named ``ssh-PID-...``, PID not running."""
+    import psutil
+
     try:
         entries = list(os.scandir(base))
     except OSError:
@@ -143,11 +145,10 @@ def _sweep(base: Path) -> None:
         try:
             if not e.is_dir(follow_symlinks=False) or e.stat().st_uid != os.geteuid():
                 continue
-            os.kill(int(parts[1]), 0)  # signal 0: only asks whether the pid exists
-        except ProcessLookupError:
-            shutil.rmtree(e.path, ignore_errors=True)
-        except (OSError, ValueError):
+        except OSError:
             continue
+        if not psutil.pid_exists(int(parts[1])):
+            shutil.rmtree(e.path, ignore_errors=True)
 
 
 def _control_option(sock: str) -> str:

@@ -141,3 +141,28 @@ def test_ssh_goes_through_the_runs_master_unless_turned_off(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv(remote.MULTIPLEX_ENV, "0")
     assert not any(a.startswith("Control") for a in remote.ssh_argv("node-1", ["true"]))
+
+
+def test_socket_folders_of_gone_runs_are_removed(monkeypatch, tmp_path):
+    """A run killed before its exit leaves its folder: the next run removes it, never one of a
+    live run."""
+    import os
+    import subprocess
+
+    from meshdoctor import receipts
+
+    state = tmp_path.parent / "sw"
+    state.mkdir(mode=0o700, exist_ok=True)
+    monkeypatch.setenv(receipts.STATE_ENV, str(state))
+    p = subprocess.Popen(["true"])
+    p.wait()
+    gone = state / f"ssh-{p.pid}-abcdefgh"
+    live = state / f"ssh-{os.getppid()}-abcdefgh"
+    for d in (gone, live):
+        d.mkdir(mode=0o700)
+    d = remote._make_dir()
+    try:
+        assert not gone.exists() and live.exists() and d.parent == state
+    finally:
+        os.rmdir(d)
+        os.rmdir(live)
