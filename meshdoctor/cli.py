@@ -206,6 +206,9 @@ def _exit(code, interrupts: Optional[Interrupts] = None) -> None:
     from meshdoctor.interrupts import hold
 
     hold()
+    shared = sys.modules.get("meshdoctor.remote")  # the run's ssh masters, if it used ssh
+    if shared is not None:
+        shared.close_shared()
     if interrupts is not None and interrupts.pending and interrupts.handled_by is None:
         interrupts.pending = None
         _interrupted()

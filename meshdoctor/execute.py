@@ -222,9 +222,11 @@ def run(
     env: Optional[Dict[str, str]] = None,
     input: Optional[str] = None,
     max_bytes: int = MAX_OUTPUT_BYTES,
+    cleanup: bool = False,
 ) -> CommandResult:
     """Run ``argv`` (a list; no shell) with a deadline of ``timeout`` seconds, reading at most
-    ``max_bytes`` of its stdout and as many of its stderr.
+    ``max_bytes`` of its stdout and as many of its stderr. ``cleanup``: a command that ends
+    something meshdoctor started (``ssh -O exit``), run even after :func:`stop_all` ``final``.
 
     Never raises for a missing executable, a non-zero exit, a timeout or output over the cap:
     those are reported in the :class:`CommandResult` (``timed_out``, ``cut``). On timeout or at
@@ -232,7 +234,7 @@ def run(
     """
     argv = [str(a) for a in argv]
     t0 = time.monotonic()
-    if _STOPPING["final"]:
+    if _STOPPING["final"] and not cleanup:
         return CommandResult(argv, None, "", "meshdoctor is stopping (interrupted)", 0.0)
     try:
         proc = subprocess.Popen(

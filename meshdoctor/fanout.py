@@ -16,8 +16,10 @@ The interpreter on the remote hosts is like mlx.launch's ``--python`` (mlx 0.32,
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
@@ -144,6 +146,9 @@ def _reply(
         )
         return rep
     if res.missing or (via == "ssh" and res.returncode == 255):
+        if answered and not res.missing:  # ssh got through before: its connection broke
+            rep.error = f"the ssh connection to {host} broke: {last or res.describe()}"
+            return rep
         rep.reachable = False
         rep.error = last or res.describe()
         return rep
@@ -173,6 +178,7 @@ def run_meshdoctor(
     local: Optional[Callable[[str], bool]] = None,
     env: Optional[Dict[str, str]] = None,
     ssh: Optional[remote.Hosts] = None,
+    parallel: int = remote.MAX_PARALLEL,
 ) -> Dict[str, HostReply]:
     """Run ``<python> -m meshdoctor ARGS`` on every host of ``hosts`` in parallel.
 
@@ -182,14 +188,23 @@ def run_meshdoctor(
     every call; ``local``: says which hosts are this machine (run without ssh, with this
     interpreter); default: none. ``env``: variables set for the remote command (this machine's
     child inherits the environment); ``ssh``: a :class:`meshdoctor.remote.Hosts` to go through,
-    so a host found unreachable is remembered by the caller and not waited for again. Returns host -> :class:`HostReply`, in ``hosts`` order, within
-    ``timeout`` plus about a second. Never raises for a host: an unsafe host name is an error
-    reply.
+    so a host found unreachable is remembered by the caller and not waited for again;
+    ``parallel``: at most this many hosts at once (a large fleet goes in waves, each host's
+    ``timeout`` counted from its own start). Returns host -> :class:`HostReply`, in ``hosts``
+    order, within ``timeout`` plus about a second per wave. Never raises for a host: an
+    unsafe host name is an error reply.
     """
     python = python or remote_python()
     replies: Dict[str, HostReply] = {}
+    unique = list(dict.fromkeys(hosts))
+    gate = threading.BoundedSemaphore(max(1, parallel))
+    waves = max(1, math.ceil(len(unique) / max(1, parallel)))
 
     def one(host: str) -> None:
+        with gate:
+            one_host(host)
+
+    def one_host(host: str) -> None:
         argv = list(args(host) if callable(args) else args)
         try:
             if local is not None and local(host):
@@ -201,16 +216,16 @@ def run_meshdoctor(
                 res = (ssh.run if ssh is not None else remote.run)(
                     host, [python, "-m", "meshdoctor", *argv], timeout, env=env, input=stdin
                 )
-                answered = ssh is not None and host in ssh.answered
+                answered = (ssh is not None and host in ssh.answered) or remote.SHARED.saw(host)
                 replies[host] = _reply(host, "ssh", res, timeout, answered)
         except Exception as exc:  # an unsafe host name, a fork failure: that host's answer
             replies[host] = HostReply(
                 host, "ssh", error=f"{type(exc).__name__}: {exc}", reachable=False
             )
 
-    outcomes({h: (lambda h=h: one(h)) for h in dict.fromkeys(hosts)}, timeout + 1.0, name="fleet")
+    outcomes({h: (lambda h=h: one(h)) for h in unique}, waves * (timeout + 1.0), name="fleet")
     return {
         h: replies.get(h)
         or HostReply(h, "ssh", reachable=False, error=f"no answer within {timeout:g} s")
-        for h in dict.fromkeys(hosts)
+        for h in unique
     }

@@ -6,13 +6,30 @@ hostfile reaches a shell unquoted. ssh runs with ``-o BatchMode=yes`` (never pro
 instead of hanging) and ``-o ConnectTimeout``; short commands go through
 :func:`meshdoctor.execute.run` and so have a deadline; long-running ones (probe ranks) are started
 with :func:`popen` in their own session and are the caller's to reap.
+
+One connection per host for a whole command: every call to a host goes through one OpenSSH
+master connection (``ControlMaster=auto``, ``ssh_config(5)``), so only the first call to a host
+pays for the TCP connect, the key exchange and the authentication; the others open a session
+over it. The control sockets live in a folder of this run (:class:`Shared`: created 0700 under
+the state directory on first use, a short path since a unix socket path is limited to about
+100 bytes: 104 on macOS, ``unix(4)``), one socket per host named by a hash of its name. The
+masters are ended (``ssh -O exit``) and the folder removed when the command ends, interrupted or
+not (:func:`close_shared`, called by the command line's exit and at interpreter exit); a master
+left by a killed meshdoctor exits by itself :data:`CONTROL_PERSIST_S` seconds after its last
+session (``ControlPersist``). ``MESHDOCTOR_SSH_MULTIPLEX=0`` turns it off: one connection per call.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import math
 import os
+import shutil
 import subprocess
+import tempfile
+import threading
+from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Set
 
 from meshdoctor import execute
@@ -22,6 +39,151 @@ from meshdoctor.text import shell_line
 SSH = "ssh"
 CONNECT_TIMEOUT_S = 5
 SSH_CONFIG_ENV = "MESHDOCTOR_SSH_CONFIG"  # an ssh_config file for every ssh call (ssh -F)
+MULTIPLEX_ENV = "MESHDOCTOR_SSH_MULTIPLEX"  # "0": no shared connection, one per call
+CONTROL_PERSIST_S = 15  # an idle master waits this long for the next session, then exits
+MAX_PARALLEL = 32  # hosts reached at once by default (the fan-out's cap for large fleets)
+CLOSE_TIMEOUT_S = 2.0  # the deadline of ending the masters at exit (a local socket each)
+# a control socket's path at most this long: ssh binds it first under the name plus a
+# 17-character random suffix (OpenSSH mux.c), and sun_path holds 104 bytes on macOS
+SOCKET_PATH_MAX = 104 - 1 - 17
+_HASH_CHARS = 12  # a socket is named by this many hex digits of the SHA-256 of its host
+
+
+class Shared:
+    """The run's ssh master connections: the folder of their control sockets (``None`` until
+    the first ssh call, and when it cannot be made: every call then connects on its own), the
+    hosts called through it, those whose master came up (``reached``: ssh authenticated
+    there). Thread-safe; one per process (:data:`SHARED`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.dir: Optional[Path] = None
+        self.failed = False
+        self.closed = False
+        self.hosts: Set[str] = set()
+        self.reached: Set[str] = set()
+
+    def path(self, host: str) -> Optional[str]:
+        """The control socket's path for ``host``, the folder made on first use; None when
+        connections are not shared (turned off, closed, or no folder could be made)."""
+        if os.environ.get(MULTIPLEX_ENV, "1").strip() == "0":
+            return None
+        with self.lock:
+            if self.closed or self.failed:
+                return None
+            if self.dir is None:
+                self.dir = _make_dir()
+                if self.dir is None:
+                    self.failed = True
+                    return None
+                atexit.register(close_shared)
+            self.hosts.add(host)
+            return str(self.dir / socket_name(host))
+
+    def saw(self, host: str) -> bool:
+        """Whether ``host``'s master is or was up (its control socket is there, even one left
+        by a master that died): ssh got through and authenticated. Remembers it."""
+        with self.lock:
+            if host in self.reached:
+                return True
+            d = self.dir
+        if d is None or not os.path.exists(d / socket_name(host)):
+            return False
+        with self.lock:
+            self.reached.add(host)
+        return True
+
+
+SHARED = Shared()
+
+
+def socket_name(host: str) -> str:
+    """The control socket's file name for ``host``: a hash, so any host name gives a short,
+    plain file name."""
+    return hashlib.sha256(host.encode("utf-8", "surrogateescape")).hexdigest()[:_HASH_CHARS]
+
+
+def _make_dir() -> Optional[Path]:
+    """A new 0700 folder for this run's control sockets: ``ssh-PID-XXXXXXXX`` under the state
+    directory (folders of runs whose process is gone are removed first), or under the system's
+    temporary folder when the state directory's path is too long for a socket path or cannot be
+    used. None when neither works."""
+    from meshdoctor import receipts
+
+    prefix = f"ssh-{os.getpid()}-"
+    room = SOCKET_PATH_MAX - len(f"/{prefix}XXXXXXXX/") - _HASH_CHARS  # mkdtemp adds 8
+    bases: List[Path] = []
+    try:
+        base = receipts.state_dir()
+        if len(str(base)) <= room:
+            bases.append(base)
+            _sweep(base)
+    except (receipts.StateDirError, OSError):
+        pass
+    bases += [Path(p) for p in (tempfile.gettempdir(), "/tmp") if len(p) <= room]
+    for base in bases:
+        try:
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=base))  # mode 0700
+        except OSError:
+            continue
+    return None
+
+
+def _sweep(base: Path) -> None:
+    """Remove the socket folders of earlier runs whose meshdoctor is gone (killed before its
+    exit could remove them): ours (same owner), named ``ssh-PID-...``, PID not running."""
+    import psutil
+
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for e in entries:
+        parts = e.name.split("-")
+        if len(parts) != 3 or parts[0] != "ssh" or not parts[1].isdigit():
+            continue
+        try:
+            if not e.is_dir(follow_symlinks=False) or e.stat().st_uid != os.geteuid():
+                continue
+        except OSError:
+            continue
+        if not psutil.pid_exists(int(parts[1])):
+            shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _control_option(sock: str) -> str:
+    """``ControlPath=...`` for ``sock``: quoted (a path may hold spaces: ``Application
+    Support``) and ``%`` doubled (ssh expands ``%`` tokens in it, ``ssh_config(5)``)."""
+    return 'ControlPath="' + sock.replace("%", "%%") + '"'
+
+
+def _ssh_options() -> List[str]:
+    config = os.environ.get(SSH_CONFIG_ENV)
+    return [SSH, *(["-F", config] if config else [])]
+
+
+def close_shared(timeout: float = CLOSE_TIMEOUT_S) -> None:
+    """End this run's ssh masters (``ssh -O exit``, every host at once, under one deadline of
+    ``timeout`` seconds) and remove their folder; later ssh calls connect on their own. Run at
+    the command's exit (also after an interrupt) and at interpreter exit; never raises."""
+    from meshdoctor import deadline
+
+    with SHARED.lock:
+        d, hosts = SHARED.dir, sorted(SHARED.hosts)
+        SHARED.closed = True
+        SHARED.dir = None
+    if d is None:
+        return
+    calls = {}
+    for host in hosts:
+        sock = d / socket_name(host)
+        if os.path.exists(sock):
+            argv = [*_ssh_options(), "-o", _control_option(str(sock)), "-O", "exit", "--", host]
+            calls[host] = lambda argv=argv: execute.run(argv, timeout, cleanup=True)
+    try:
+        deadline.outcomes(calls, timeout + 0.5, name="ssh-exit")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 class RemoteError(ValueError):
@@ -66,12 +228,26 @@ def ssh_argv(
 ) -> List[str]:
     """The local argv that runs ``argv`` on ``host``:
     ``ssh [-F $MESHDOCTOR_SSH_CONFIG] -o BatchMode=yes -o ConnectTimeout=N
-    -o ServerAliveInterval=5 -- host 'cmd'`` (N: ``connect_timeout`` rounded up, so a caller's
-    shorter deadline, not ssh, ends a call that has not connected in time)."""
-    config = os.environ.get(SSH_CONFIG_ENV)
+    -o ServerAliveInterval=5 [-o ControlMaster=auto -o ControlPath=P -o ControlPersist=S]
+    -- host 'cmd'`` (N: ``connect_timeout`` rounded up, so a caller's shorter deadline, not
+    ssh, ends a call that has not connected in time; P: the host's control socket in this
+    run's folder, see :class:`Shared`)."""
+    host = check_host(host)
+    control = SHARED.path(host)
+    shared = (
+        [
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            _control_option(control),
+            "-o",
+            f"ControlPersist={CONTROL_PERSIST_S}",
+        ]
+        if control
+        else []
+    )
     return [
-        SSH,
-        *(["-F", config] if config else []),
+        *_ssh_options(),
         "-o",
         "BatchMode=yes",
         "-o",
@@ -82,8 +258,9 @@ def ssh_argv(
         "ServerAliveCountMax=3",
         "-o",
         "LogLevel=ERROR",
+        *shared,
         "--",
-        check_host(host),
+        host,
         remote_command(argv, env),
     ]
 
@@ -208,6 +385,8 @@ class Hosts:
                 0.0,
             )
         r = run(host, argv, timeout, env=env, input=input)
+        if SHARED.saw(host):  # its master came up: ssh got through, whatever this call did
+            self.answered.add(host)
         if r.timed_out:
             why = f"ssh to {host} did not answer within {timeout:g} s"
             if connected_by(timeout):

@@ -53,12 +53,14 @@ AREAS = [
 @dataclass
 class FleetOptions:
     """What ``meshdoctor check`` passes to every node: the per-check ``timeout`` (s), ``only``
-    and ``skip`` codes, ``python`` for remote hosts (None: :func:`meshdoctor.fanout.remote_python`)."""
+    and ``skip`` codes, ``python`` for remote hosts (None: :func:`meshdoctor.fanout.remote_python`),
+    ``parallel``: at most this many hosts at once (``--max-parallel``)."""
 
     timeout: float = 10.0
     only: List[str] = field(default_factory=list)
     skip: List[str] = field(default_factory=list)
     python: Optional[str] = None
+    parallel: int = remote.MAX_PARALLEL
 
     @property
     def deadline(self) -> float:
@@ -351,6 +353,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         python=python,
         stdin=text,
         local=lambda host: host in local_hosts,
+        parallel=opts.parallel,
     )
     views: Dict[str, HostView] = {}
     seen_hostfile = False

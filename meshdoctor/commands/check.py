@@ -102,6 +102,14 @@ def _hosts_list(hosts: str):
     "only if meshdoctor drained it (needs scontrol; SLURMD_NODENAME, else hostname -s).",
 )
 @click.option(
+    "--max-parallel",
+    type=click.IntRange(1, 4096),
+    default=32,
+    show_default=True,
+    metavar="N",
+    help="Fleet mode: reach at most N hosts at once (a larger fleet goes in waves).",
+)
+@click.option(
     "--facts",
     is_flag=True,
     hidden=True,
@@ -127,6 +135,7 @@ def check(
     local_only: bool = False,
     python: Optional[str] = None,
     slurm_drain: bool = False,
+    max_parallel: int = 32,
     facts: bool = False,
     ranks_opt: Optional[str] = None,
 ) -> None:
@@ -157,7 +166,13 @@ def check(
                 check_fleet(
                     hf,
                     verdict,
-                    FleetOptions(timeout=timeout, only=only_l, skip=skip_l, python=python),
+                    FleetOptions(
+                        timeout=timeout,
+                        only=only_l,
+                        skip=skip_l,
+                        python=python,
+                        parallel=max_parallel,
+                    ),
                 )
             except SelectionError as exc:
                 raise click.BadParameter(str(exc), param_hint="--only/--skip") from None

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+try:  # the regex parser of the standard library (re's own, named sre_parse before 3.11)
+    from re import _parser as _sre  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre  # type: ignore[no-redef]
+try:  # one pass for every signature's literal (Rust aho-corasick)
+    from ahocorasick_rs import AhoCorasick as _AhoCorasick, MatchKind as _MatchKind
+except ImportError:  # pragma: no cover - a platform without its wheel: every regex is tried
+    _AhoCorasick = None  # type: ignore[assignment,misc]
 
 from meshdoctor.signatures.families import BY_CODE, CATALOGUE, FRAME_SIGNATURES
 from meshdoctor.signatures.model import CRASH, TRACEBACK, Match, Signature
@@ -73,12 +82,66 @@ def prefix_shape(prefix: str) -> Optional["re.Pattern[str]"]:
     return re.compile("^" + "".join(r"\d+" if p.isdigit() else re.escape(p) for p in parts))
 
 
+_ZERO_WIDTH = {_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT}  # they never split a literal run
+
+
+def _better(a: Optional[FrozenSet[str]], b: Optional[FrozenSet[str]]) -> Optional[FrozenSet[str]]:
+    """Of two literal sets, the one whose shortest literal is longer (fewer false candidates)."""
+    if not b or any(not x for x in b):
+        return a
+    if not a or min(map(len, b)) > min(map(len, a)):
+        return b
+    return a
+
+
+def _needs(items, ignorecase: bool) -> Optional[FrozenSet[str]]:
+    """Literals at least one of which every match of the parsed regex sequence ``items``
+    contains (the standard library's own parse of the pattern), or None when none is certain:
+    the longest run of literal characters, or the union of a required alternation's branches,
+    or what a required group or repeat (at least once) needs. Case-insensitive parts need
+    nothing (a literal would be too narrow)."""
+    best: Optional[FrozenSet[str]] = None
+    run: List[str] = []
+    for op, av in items:
+        if op is _sre.LITERAL and not ignorecase:
+            run.append(chr(av))
+            continue
+        if op in _ZERO_WIDTH:
+            continue
+        best = _better(best, frozenset({"".join(run)}) if run else None)
+        run = []
+        if op is _sre.SUBPATTERN:
+            _, add, remove, sub = av
+            icase = (ignorecase or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE
+            best = _better(best, _needs(sub, icase))
+        elif op is _sre.BRANCH:
+            alts = [_needs(b, ignorecase) for b in av[1]]
+            if all(alts):
+                best = _better(best, frozenset().union(*alts))  # type: ignore[arg-type]
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
+            best = _better(best, _needs(av[2], ignorecase))
+    return _better(best, frozenset({"".join(run)}) if run else None)
+
+
+def required_literals(pattern: "re.Pattern[str]") -> Optional[FrozenSet[str]]:
+    """Literal strings at least one of which is in every text ``pattern`` finds (its search
+    can only succeed on a line holding one), derived from the pattern itself; None when the
+    pattern has no certain literal (it is then tried on every line)."""
+    try:
+        return _needs(_sre.parse(pattern.pattern, pattern.flags), bool(pattern.flags & re.I))
+    except Exception:  # pragma: no cover - a parser of another Python version: no prefilter
+        return None
+
+
 @dataclass(frozen=True)
 class _Index:
     """The catalogue as the scanner reads it: ``lines`` (the signatures with a pattern, in
     catalogue order), ``frames`` (the frame signatures, in the order tried on one line),
     ``exits`` (the exit-status signatures), ``fallback`` (record kind -> its signature),
-    ``order`` (code -> catalogue position), ``by_code``."""
+    ``order`` (code -> catalogue position), ``by_code``; the prefilter: ``literals`` (one
+    automaton over every line signature's :func:`required_literals`), ``by_literal`` (literal
+    index -> positions in ``lines`` of the signatures that need it), ``always`` (positions of
+    the signatures without a literal, tried on every line)."""
 
     lines: Tuple[Signature, ...]
     frames: Tuple[Signature, ...]
@@ -86,22 +149,62 @@ class _Index:
     fallback: Dict[str, Signature]
     order: Dict[str, int]
     by_code: Dict[str, Signature]
+    literals: Optional[object] = None
+    by_literal: Tuple[Tuple[int, ...], ...] = ()
+    always: Tuple[int, ...] = ()
+
+    def candidates(self, line: str) -> Sequence[Signature]:
+        """The line signatures that may match ``line``, in catalogue order: those one of whose
+        required literals it holds (one automaton pass over the line) and those without one."""
+        if self.literals is None:
+            return self.lines
+        hits = self.literals.find_matches_as_indexes(line, overlapping=True)  # type: ignore
+        if not hits:
+            return [self.lines[i] for i in self.always]
+        pos = set(self.always)
+        for k, _, _ in hits:
+            pos.update(self.by_literal[k])
+        return [self.lines[i] for i in sorted(pos)]
 
 
 _INDEX: Optional[_Index] = None
+
+
+def _prefilter(lines: Sequence[Signature]):
+    """``(automaton, by_literal, always)`` for :class:`_Index` (automaton None without
+    ahocorasick-rs: every signature is then tried)."""
+    if _AhoCorasick is None:
+        return None, (), tuple(range(len(lines)))
+    literals: Dict[str, List[int]] = {}
+    always: List[int] = []
+    for i, sig in enumerate(lines):
+        need = required_literals(sig.pattern)  # type: ignore[arg-type]
+        if need is None:
+            always.append(i)
+        for lit in sorted(need or ()):
+            literals.setdefault(lit, []).append(i)
+    if not literals:
+        return None, (), tuple(range(len(lines)))
+    automaton = _AhoCorasick(list(literals), matchkind=_MatchKind.Standard)
+    return automaton, tuple(tuple(v) for v in literals.values()), tuple(always)
 
 
 def _index() -> _Index:
     """The index of :data:`meshdoctor.signatures.families.CATALOGUE`, built on first use."""
     global _INDEX
     if _INDEX is None:
+        lines = tuple(s for s in CATALOGUE if s.pattern is not None)
+        automaton, by_literal, always = _prefilter(lines)
         _INDEX = _Index(
-            lines=tuple(s for s in CATALOGUE if s.pattern is not None),
+            lines=lines,
             frames=tuple(FRAME_SIGNATURES),
             exits=tuple(s for s in CATALOGUE if s.exit_status is not None),
             fallback={s.fallback: s for s in CATALOGUE if s.fallback is not None},
             order={s.code: i for i, s in enumerate(CATALOGUE)},
             by_code=BY_CODE,
+            literals=automaton,
+            by_literal=by_literal,
+            always=always,
         )
     return _INDEX
 
@@ -146,9 +249,9 @@ def make_match(
     )
 
 
-def _match_line(lines: Sequence[Signature], line: str, lineno: int) -> List[Match]:
+def _match_line(ix: _Index, line: str, lineno: int) -> List[Match]:
     out = []
-    for sig in lines:
+    for sig in ix.candidates(line):
         m = sig.pattern.search(line)  # type: ignore[union-attr]
         if m:
             out.append(_match(sig, line, m, lineno))
@@ -159,7 +262,7 @@ def match_line(line: str, lineno: int = 0) -> List[Match]:
     """Every line signature that matches ``line`` (ANSI colour codes removed first)."""
     if "\x1b" in line:
         line = strip_ansi(line)
-    return _match_line(_index().lines, line, lineno)
+    return _match_line(_index(), line, lineno)
 
 
 class Scanner:
@@ -182,6 +285,12 @@ class Scanner:
     @property
     def wants_every_line(self) -> bool:
         return self._tb is not None
+
+    @property
+    def idle(self) -> bool:
+        """No record is open: what the next line gives depends on that line alone (a reader
+        may count an identical line again instead of feeding it)."""
+        return self._tb is None and self._crash is None
 
     def _expire_crash(self, lineno: int) -> List[Match]:
         if self._crash is None or lineno - self._crash[0] <= RECORD_WINDOW:
@@ -240,7 +349,7 @@ class Scanner:
             self._tb = (lineno, [])
             self._tb_prefix = prefix_shape(line[: line.index(TRACEBACK_START)])
             return out
-        found = _match_line(self._ix.lines, line, lineno)
+        found = _match_line(self._ix, line, lineno)
         if self._crash is not None:
             for sig in self._ix.frames:
                 if sig.frame.search(line):  # type: ignore[union-attr]

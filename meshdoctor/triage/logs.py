@@ -7,6 +7,14 @@ the lines that hold one, plus every line while a record is open (a Python traceb
 is one block, one carried partial line (at most :data:`MAX_LINE` bytes) and the findings, each
 with at most :data:`meshdoctor.signatures.CONTEXT_LINES` lines of context; a signature that
 repeats (``[ring] Socket 4 was closed by the peer`` x10) is kept once per rank with its count.
+The anchors are looked for window by window (:data:`WINDOW` bytes) from where the reader
+stands, so a block whose every line holds one costs no more than its lines read.
+
+Identical lines are counted, not matched again: while no record is open, what a line gives
+depends on its text alone, so a line read before (a bounded memo of :data:`MEMO_LINES` lines of
+at most :data:`MEMO_LINE_BYTES` bytes) adds one to the count of what it gave, and a run of
+copies of one line (survivors print the same error every step) is measured with one memory
+comparison and counted at once.
 
 A lone carriage return ends a line, as a terminal shows it: tqdm / mlx-lm progress bars redraw
 one line with ``\r`` for hours, and the error that ends the job is printed after the last
@@ -20,6 +28,7 @@ Undecodable bytes are replaced (U+FFFD) and reported once as a warning; a file t
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import re
 from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
@@ -32,6 +41,10 @@ MAX_LINE = 64 << 10  # a longer line is matched in windows of this many bytes
 OVERLAP = 4 << 10  # bytes shared by consecutive windows: longer than any record line matched
 MAX_FINDINGS = 200  # distinct findings kept per input
 LOOKBACK_LINES = 12  # lines searched backwards for a timestamp when a line has none
+WINDOW = 64 << 10  # bytes searched for anchors at a time (then up to the next line end)
+MEMO_LINES = 4096  # identical-line memo: at most this many lines (cleared when full) ...
+MEMO_LINE_BYTES = 1024  # ... each at most this long
+RUN_BYTES = 1 << 20  # a run of identical lines is compared at most this many bytes at a time
 
 _ANCHORS = [a.encode() for a in signatures.ANCHORS]
 try:  # one pass for every anchor (Rust aho-corasick; leftmost-first turns on its SIMD prefilter)
@@ -102,6 +115,7 @@ class LogScan:
         self._bad_utf8 = 0
         self._nul = 0
         self._line_codes: Tuple[int, set] = (0, set())  # codes already found on one long line
+        self._memo: Dict[bytes, Tuple[Tuple[str, Optional[int]], ...]] = {}  # line -> its keys
 
     # -- per line -------------------------------------------------------------------------
     def _decode(self, raw: bytes) -> str:
@@ -110,7 +124,11 @@ class LogScan:
             self._bad_utf8 += 1
         return text
 
-    def _add(self, m: signatures.Match, time: Optional[_dt.datetime]) -> None:
+    def _add(
+        self, m: signatures.Match, time_of: Callable[[], Optional[_dt.datetime]]
+    ) -> Tuple[str, Optional[int]]:
+        """Count ``m`` (a new finding, or one more of the same code and rank); its time is
+        looked for (``time_of``) only for a new finding. Returns its key (code, rank)."""
         rank = line_rank(m.line)
         if rank is None:
             rank = self.input.rank
@@ -119,9 +137,9 @@ class LogScan:
         if old is not None:
             old.count += 1
             old.last_lineno = m.lineno
-            return
+            return key
         if len(self._seen) >= MAX_FINDINGS:
-            return
+            return key
         f = Finding(
             match=m,
             source=self.input.source,
@@ -129,27 +147,53 @@ class LogScan:
             role=m.signature.role,
             host=self.input.host,
             rank=rank,
-            time=time,
+            time=time_of(),
             last_lineno=m.lineno,
         )
         if self.on_match is not None:
             self.on_match(f)
         self._seen[key] = f
         self.findings.append(f)
+        return key
 
-    def _feed(self, lineno: int, text: str, time_of: Callable[[], Optional[_dt.datetime]]) -> None:
+    def _again(self, keys: Tuple[Tuple[str, Optional[int]], ...], lineno: int, n: int) -> None:
+        """``n`` more copies of a line that gave ``keys``, the last one at ``lineno``: each
+        finding's count grows as if each copy had been matched."""
+        for key in keys:
+            f = self._seen.get(key)
+            if f is not None:
+                f.count += n
+                f.last_lineno = lineno
+
+    def _feed(
+        self, lineno: int, text: str, time_of: Callable[[], Optional[_dt.datetime]]
+    ) -> List[Tuple[str, Optional[int]]]:
+        keys = []
         for m in self.scanner.feed(lineno, text):
-            t = parse_time(text) if m.lineno == lineno else None
-            self._add(m, t or time_of())
+
+            def when(m=m) -> Optional[_dt.datetime]:
+                t = parse_time(text) if m.lineno == lineno else None
+                return t or time_of()
+
+            keys.append(self._add(m, when))
+        return keys
 
     def _feed_line(
         self, lineno: int, raw: bytes, time_of: Callable[[], Optional[_dt.datetime]]
-    ) -> None:
+    ) -> Optional[Tuple[Tuple[str, Optional[int]], ...]]:
         """Match one line; one longer than :data:`MAX_LINE` (or a piece of one still open at
-        the end of a block) in overlapping windows, each signature counted once per line."""
+        the end of a block) in overlapping windows, each signature counted once per line.
+        Returns the keys the line gave when it can be counted again instead of matched (no
+        record open before or after it, short enough to remember), else None."""
         if len(raw) <= MAX_LINE and self._line_codes[0] != lineno:
-            self._feed(lineno, self._decode(raw), time_of)
-            return
+            idle = self.scanner.idle
+            keys = self._feed(lineno, self._decode(raw), time_of)
+            if idle and self.scanner.idle and len(raw) <= MEMO_LINE_BYTES:
+                if len(self._memo) >= MEMO_LINES:
+                    self._memo.clear()
+                self._memo[raw] = tuple(keys)
+                return self._memo[raw]
+            return None
         if self._line_codes[0] != lineno:
             self._line_codes = (lineno, set())
         seen = self._line_codes[1]
@@ -164,8 +208,13 @@ class LogScan:
                     continue  # the same text again, in the overlap of two windows
                 if m.lineno == lineno:
                     seen.add(m.code)
-                t = parse_time(text) if m.lineno == lineno and w == 0 else None
-                self._add(m, t or time_of())
+
+                def when(m=m, w=w, text=text) -> Optional[_dt.datetime]:
+                    t = parse_time(text) if m.lineno == lineno and w == 0 else None
+                    return t or time_of()
+
+                self._add(m, when)
+        return None
 
     # -- per block ------------------------------------------------------------------------
     def run(self, stream: BinaryIO) -> List[Finding]:
@@ -199,7 +248,7 @@ class LogScan:
         if carry or held_cr:
             lineno = self._region(carry + b"\n", lineno)
         for m in self.scanner.close():
-            self._add(m, None)
+            self._add(m, lambda: None)
         self.input.lines = lineno
         self.input.findings = len(self.findings)
         self._warn()
@@ -222,28 +271,10 @@ class LogScan:
 
     def _region(self, region: bytes, lineno: int) -> int:
         """Scan ``region`` (whole lines ending in \\n); return the line count after it."""
-        starts = set()
-        if _AUTOMATON is not None:
-            line_end = -1
-            for _, p, _ in _AUTOMATON.find_matches_as_indexes(region):
-                if p <= line_end:
-                    continue  # another anchor on a line already taken
-                starts.add(region.rfind(b"\n", 0, p) + 1)
-                line_end = region.find(b"\n", p)
-                if line_end == -1:
-                    line_end = len(region)
-        else:
-            for a in _ANCHORS:
-                p = region.find(a)
-                while p != -1:
-                    s = region.rfind(b"\n", 0, p) + 1
-                    starts.add(s)
-                    e = region.find(b"\n", p)
-                    p = region.find(a, e) if e != -1 else -1
+        anchors = _Anchors(region)
+        mv = memoryview(region)
         pos, ln = 0, lineno  # ln: number of the line that starts at pos, minus one
         end = len(region)
-        todo = sorted(starts)
-        i = 0
 
         def time_before(start: int) -> Callable[[], Optional[_dt.datetime]]:
             def look() -> Optional[_dt.datetime]:
@@ -264,20 +295,93 @@ class LogScan:
             if self.scanner.wants_every_line:
                 s = pos
             else:
-                while i < len(todo) and todo[i] < pos:
-                    i += 1
-                if i >= len(todo):
+                s = anchors.line_from(pos)
+                if s < 0:
                     ln += region.count(b"\n", pos, end)
                     break
-                s = todo[i]
-                i += 1
                 ln += region.count(b"\n", pos, s)
             e = region.find(b"\n", s)
             e = end if e == -1 else e
             ln += 1
-            self._feed_line(ln, region[s:e], time_before(s))
+            raw = region[s:e]
             pos = e + 1
+            keys = self._memo.get(raw) if self.scanner.idle else None
+            if keys is not None:
+                self._again(keys, ln, 1)
+            else:
+                keys = self._feed_line(ln, raw, time_before(s))
+            if keys is not None and region.startswith(mv[s:pos], pos):  # copies follow it
+                n = _copies(region, mv, s, pos)
+                if n:
+                    ln += n
+                    pos += n * (pos - s)
+                    self._again(keys, ln, n)
         return ln
+
+
+class _Anchors:
+    """Where the lines holding an anchor start in one region, found :data:`WINDOW` bytes at a
+    time from where the reader stands (one automaton pass per window, or ``bytes.find`` per
+    anchor without the automaton)."""
+
+    def __init__(self, region: bytes) -> None:
+        self.region = region
+        self.mv = memoryview(region)
+        self.hits: List[int] = []  # anchor positions in region[.. self.wend], ascending
+        self.i = 0
+        self.wend = 0
+        self.next: Optional[Dict[bytes, int]] = None  # the fallback: anchor -> next position
+
+    def _next_hit(self, pos: int) -> int:
+        if _AUTOMATON is None:
+            if self.next is None:
+                self.next = {a: self.region.find(a) for a in _ANCHORS}
+            best = -1
+            for a, p in self.next.items():
+                if 0 <= p < pos:
+                    p = self.next[a] = self.region.find(a, pos)
+                if p >= 0 and (best < 0 or p < best):
+                    best = p
+            return best
+        end = len(self.region)
+        while True:
+            self.i = bisect.bisect_left(self.hits, pos, self.i)
+            if self.i < len(self.hits):
+                return self.hits[self.i]
+            start = max(pos, self.wend)
+            if start >= end:
+                return -1
+            e = self.region.find(b"\n", min(end, start + WINDOW))  # windows end at a line end
+            self.wend = end if e < 0 else e + 1
+            found = _AUTOMATON.find_matches_as_indexes(self.mv[start : self.wend])
+            self.hits, self.i = [start + p for _, p, _ in found], 0
+
+    def line_from(self, pos: int) -> int:
+        """The start of the first line at or after ``pos`` (a line start) that holds an
+        anchor, or -1 when none does."""
+        p = self._next_hit(pos)
+        if p < 0:
+            return -1
+        s = self.region.rfind(b"\n", pos, p)
+        return pos if s < 0 else s + 1
+
+
+def _copies(region: bytes, mv: memoryview, start: int, pos: int) -> int:
+    """How many exact copies of the line ``region[start:pos]`` (its \\n included) follow it
+    from ``pos`` (whole lines only): the text from ``pos`` is compared with itself one line
+    earlier, in chunks that double while they match (a memory comparison each)."""
+    n = pos - start
+    end = len(region)
+    count, step = 0, 1
+    cap = max(1, RUN_BYTES // n)
+    while step:
+        at = pos + count * n
+        if at + step * n <= end and region.startswith(mv[at - n : at - n + step * n], at):
+            count += step
+            step = min(step * 2, cap)
+        else:
+            step //= 2
+    return count
 
 
 def _has_anchor(raw: bytes) -> bool:

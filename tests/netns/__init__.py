@@ -150,12 +150,22 @@ class TestBed:
             "  LogLevel ERROR\n  ConnectTimeout 5\n"
         )
         self.ssh_config.write_text("".join(cfg))
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 15 + self.n  # many sshds start slowly on a loaded box
         for h in self.hosts:
             while True:
-                p = _sh(
-                    "ssh", "-F", str(self.ssh_config), "-o", "BatchMode=yes", h, "true", check=False
-                )
+                try:
+                    p = _sh(
+                        "ssh",
+                        "-F",
+                        str(self.ssh_config),
+                        "-o",
+                        "BatchMode=yes",
+                        h,
+                        "true",
+                        check=False,
+                    )
+                except subprocess.TimeoutExpired as exc:
+                    p = subprocess.CompletedProcess(exc.cmd, 255, "", "timed out")
                 if p.returncode == 0:
                     break
                 if time.monotonic() > deadline:

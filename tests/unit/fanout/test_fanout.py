@@ -55,3 +55,29 @@ def test_a_deadline_overrun_after_ssh_got_through_is_slow_not_unreachable():
     assert not _reply("h1", "ssh", hung, 2.0).reachable
     assert _reply("h1", "ssh", hung, 2.0, answered=True).reachable
     assert _reply("here", "local", hung, 2.0).reachable  # this machine is never unreachable
+
+
+def test_a_large_fleet_is_reached_in_waves_of_at_most_parallel_hosts(monkeypatch):
+    """--max-parallel: never more than ``parallel`` hosts at once, and every host answered."""
+    import threading
+
+    from meshdoctor import execute, fanout
+
+    now = {"n": 0, "most": 0}
+    lock = threading.Lock()
+
+    def fake_run(host, argv, timeout, **kw):
+        with lock:
+            now["n"] += 1
+            now["most"] = max(now["most"], now["n"])
+        try:
+            return execute.run(["sh", "-c", 'sleep 0.2; echo "{}"'], timeout=timeout)
+        finally:
+            with lock:
+                now["n"] -= 1
+
+    monkeypatch.setattr(fanout.remote, "run", fake_run)
+    hosts = [f"h{i}" for i in range(9)]
+    got = run_meshdoctor(hosts, ["--version"], timeout=30, parallel=3)
+    assert list(got) == hosts and all(r.doc == {} for r in got.values())
+    assert now["most"] <= 3

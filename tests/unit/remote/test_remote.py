@@ -104,3 +104,65 @@ def test_a_deadline_long_past_the_connect_timeout_means_ssh_got_through():
     assert not remote.connected_by(2.0)
     assert not remote.connected_by(remote.CONNECT_TIMEOUT_S)
     assert remote.connected_by(remote.CONNECT_TIMEOUT_S + remote.CONNECTED_SLACK_S)
+
+
+def test_control_sockets_go_where_a_socket_path_fits(monkeypatch, tmp_path):
+    """The run's control-socket folder: 0700 under the state directory when the socket path
+    fits a unix socket (about 100 bytes, 104 on macOS), else under the temporary folder."""
+    import os
+    import stat
+
+    from meshdoctor import receipts
+
+    short = tmp_path.parent / "st"
+    monkeypatch.setenv(receipts.STATE_ENV, str(short))
+    d = remote._make_dir()
+    try:
+        assert d.parent == short and stat.S_IMODE(os.stat(d).st_mode) == 0o700
+        assert len(str(d / remote.socket_name("a-very-long-host-name.example.org"))) + 17 < 104
+    finally:
+        os.rmdir(d)
+    monkeypatch.setenv(receipts.STATE_ENV, str(tmp_path / ("x" * 90)))
+    d = remote._make_dir()
+    try:
+        assert d is not None and not str(d).startswith(str(tmp_path))
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+    finally:
+        os.rmdir(d)
+
+
+def test_ssh_goes_through_the_runs_master_unless_turned_off(monkeypatch):
+    monkeypatch.setattr(remote, "SHARED", remote.Shared())
+    monkeypatch.setattr(remote.Shared, "path", lambda self, host: f"/s/{remote.socket_name(host)}")
+    argv = remote.ssh_argv("node-1", ["true"])
+    assert "ControlMaster=auto" in argv and f"ControlPersist={remote.CONTROL_PERSIST_S}" in argv
+    assert f'ControlPath="/s/{remote.socket_name("node-1")}"' in argv
+    assert argv.index("ControlMaster=auto") < argv.index("--")
+    monkeypatch.undo()
+    monkeypatch.setenv(remote.MULTIPLEX_ENV, "0")
+    assert not any(a.startswith("Control") for a in remote.ssh_argv("node-1", ["true"]))
+
+
+def test_socket_folders_of_gone_runs_are_removed(monkeypatch, tmp_path):
+    """A run killed before its exit leaves its folder: the next run removes it, never one of a
+    live run."""
+    import os
+    import subprocess
+
+    from meshdoctor import receipts
+
+    state = tmp_path.parent / "sw"
+    state.mkdir(mode=0o700, exist_ok=True)
+    monkeypatch.setenv(receipts.STATE_ENV, str(state))
+    p = subprocess.Popen(["true"])
+    p.wait()
+    gone = state / f"ssh-{p.pid}-abcdefgh"
+    live = state / f"ssh-{os.getppid()}-abcdefgh"
+    for d in (gone, live):
+        d.mkdir(mode=0o700)
+    d = remote._make_dir()
+    try:
+        assert not gone.exists() and live.exists() and d.parent == state
+    finally:
+        os.rmdir(d)
+        os.rmdir(live)

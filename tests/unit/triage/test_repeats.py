@@ -1,0 +1,78 @@
+"""Identical lines are counted, not matched again (meshdoctor.triage.logs): the findings, their
+counts, line numbers and the first cause are what matching every line gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshdoctor.triage import logs
+from tests.unit.triage.test_triage import triage_bytes
+
+RECV = b"RuntimeError: [jaccl] Recv failed with errno=2\n"
+
+
+def without_memo(monkeypatch, data: bytes, chunk: int):
+    """The triage document of ``data`` with every line matched (no memo, no runs counted)."""
+    with monkeypatch.context() as m:
+        m.setattr(logs, "MEMO_LINE_BYTES", -1)
+        m.setattr(logs, "CHUNK", chunk)
+        return triage_bytes(data)
+
+
+def same(a, b):
+    for d in (a, b):
+        d.pop("started_at", None)
+        d.pop("duration_s", None)
+    return a == b
+
+
+def test_200000_repeated_lines_give_one_first_cause_counted_200000_times():
+    doc = triage_bytes(RECV * 200_000)
+    (f,) = doc["triage"]["findings"]
+    assert (f["code"], f["line_number"], f["count"], f["first_cause"]) == (
+        "MD606",
+        1,
+        200_000,
+        True,
+    )
+    assert doc["triage"]["first_cause"] == [f["id"]] and doc["verdict"] == "no-go"
+    assert doc["triage"]["inputs"][0]["lines"] == 200_000
+
+
+MIXED = (
+    b"2026-01-05 10:00:00,000 INFO runner: step 1\n"
+    + b"[rank 0] RuntimeError: [jaccl] Couldn't allocate protection domain\n"
+    + RECV * 3000
+    + b"[rank 2] RuntimeError: [jaccl] Recv failed with errno=2\n" * 7
+    + RECV * 5
+    + b"Traceback (most recent call last):\n"
+    + b'  File "train.py", line 3, in <module>\n'
+    + b"RuntimeError: [jaccl] Recv failed with errno=2\n"
+    + RECV * 11
+    + b"Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
+    + RECV * 2
+    + b"0 libthunderboltrdma.dylib 0x1 tbt_post_recv + 44\n"
+    + (b"[ring] Socket 4 was closed by the peer\n" + RECV) * 400
+    + b"last line without an end "
+    + RECV.strip()
+)
+
+
+@pytest.mark.parametrize("chunk", [4 << 20, 4096, 61], ids=["one-block", "4KiB", "61B"])
+def test_counting_repeats_gives_what_matching_every_line_gives(monkeypatch, chunk):
+    """Runs, interleaved ranks, a traceback and a crash record amid the copies, block edges
+    inside a run: the same document as matching every line."""
+    monkeypatch.setattr(logs, "CHUNK", chunk)
+    got = triage_bytes(MIXED)
+    want = without_memo(monkeypatch, MIXED, chunk)
+    assert same(got, want)
+    counts = {(f["code"], f["rank"]): f["count"] for f in got["triage"]["findings"]}
+    assert counts[("MD606", 2)] == 7 and counts[("MD606", 1)] == 3000 + 5 + 1 + 11 + 2 + 400 + 1
+
+
+def test_memo_stays_bounded(monkeypatch):
+    monkeypatch.setattr(logs, "MEMO_LINES", 8)
+    data = b"".join(b"rank 1: [ring] Socket %d was closed by the peer\n" % i for i in range(100))
+    got = triage_bytes(data * 3)
+    assert same(got, without_memo(monkeypatch, data * 3, logs.CHUNK))
+    assert got["triage"]["findings"][0]["count"] == 300
