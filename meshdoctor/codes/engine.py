@@ -94,3 +94,30 @@ FIX_NOT_STARTED = Entry(
         sources=("meshdoctor README, fix",),
     ),
 )
+
+HEALTHY_SUBMESH = Entry(
+    code="MD410",
+    kind=CHECK,
+    title="Healthy sub-mesh",
+    names=("fleet.submesh",),
+    doc=Doc(
+        meaning="With --healthy-hostfile OUT, `check --hostfile` and `probe --hostfile --pairs` "
+        "list the hosts that passed and those that failed (with why), and write OUT: the "
+        "hostfile restricted to the passing hosts in mlx.launch's format, ranks renumbered "
+        "from 0, each rdma row cut to the ranks kept and, for jaccl, to the cables whose "
+        "ports are active at both ends. A JACCL mesh connects every pair, so of two hosts "
+        "with no working cable between them the one with more such pairs is left out. "
+        "Nothing is written when fewer than two hosts pass, or when a finding about the whole "
+        "mesh (the hostfile's own problems) leaves nothing to vouch for.",
+        why="The largest mesh that still works lets a job run while a bad node is repaired; "
+        "the file is written atomically (a temporary file renamed over OUT), so a launch never "
+        "reads half of it.",
+        action="Launch on what is left (`mlx.launch --hostfile OUT ...`), repair the failing "
+        "hosts named, then check the whole hostfile again.",
+        sources=(
+            "MLX mlx.launch hostfile format (ssh, ips, rdma)",
+            "MLX distributed documentation, JACCL (a fully connected mesh)",
+        ),
+    ),
+    details=(("Applies to", "fleet"),),
+)

@@ -125,6 +125,15 @@ from meshdoctor.commands.options import (
     help="With --hostfile/--hosts: skip the fleet check that gates the launch.",
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+@click.option(
+    "--healthy-hostfile",
+    "healthy_hostfile",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="OUT",
+    help="With --hostfile and --pairs: write OUT, the hostfile restricted to the hosts that "
+    "passed, ranks renumbered (nothing when fewer than two pass).",
+)
 def probe(
     hostfile: Optional[str],
     hosts: Optional[str],
@@ -143,6 +152,7 @@ def probe(
     quiet: bool,
     strict: bool,
     no_check: bool = False,
+    healthy_hostfile: Optional[str] = None,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -153,8 +163,15 @@ def probe(
     """
     one_host_source(**{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks})
     check_environment()
+    hf = None
+    if healthy_hostfile is not None:
+        if hostfile is None or not pairs:
+            raise click.UsageError("--healthy-hostfile needs --hostfile and --pairs")
+        from meshdoctor.commands.options import load_hostfile
+
+        hf = load_hostfile(hostfile)
     request = api.ProbeRequest(
-        hostfile=hostfile,
+        hostfile=hf if hf is not None else hostfile,
         hosts=hosts,
         nranks=nranks,
         backend=backend,
@@ -180,4 +197,14 @@ def probe(
         )
     except api.ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
+    if hf is not None and healthy_hostfile is not None:
+        from meshdoctor.submesh import select, write
+
+        pf = (verdict.probe or {}).get("pairs")
+        split = (
+            select.from_pairs(hf, pf)
+            if pf is not None
+            else select.from_results(hf, verdict.results, strict=strict)
+        )
+        verdict.results.append(write.report(hf, split, healthy_hostfile))
     emit(verdict, as_json=as_json, quiet=quiet)
