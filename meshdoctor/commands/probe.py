@@ -126,6 +126,12 @@ from meshdoctor.commands.options import (
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
 @click.option(
+    "--beside-running-job",
+    is_flag=True,
+    help="Probe even when a running job has ranks on a host of the mesh (refused otherwise: "
+    "the probe shares its RDMA devices' queue pairs).",
+)
+@click.option(
     "--healthy-hostfile",
     "healthy_hostfile",
     type=click.Path(dir_okay=False, writable=True),
@@ -153,6 +159,7 @@ def probe(
     strict: bool,
     no_check: bool = False,
     healthy_hostfile: Optional[str] = None,
+    beside_running_job: bool = False,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -185,6 +192,7 @@ def probe(
         pairs=pairs,
         port=port,
         strict=strict,
+        beside_running_job=beside_running_job,
     )
     try:
         verdict = api.probe(

@@ -46,7 +46,9 @@ class ProbeRequest:
     per-collective deadline in seconds (None: 10 s + bus bytes / 20 MB/s). ``soak``: N
     repetitions per op with relaunch after a hang (0: off). ``pairs``: the N x N send/recv
     matrix. ``port``: ring first port, jaccl coordinator port, nccl NCCL_PORT (None: free
-    ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go)."""
+    ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go).
+    ``beside_running_job``: launch even when the gate finds a running job's ranks on a host
+    (MD411; without it the probe refuses)."""
 
     hostfile: Union[str, "Hostfile", None] = None
     hosts: Optional[str] = None
@@ -62,6 +64,7 @@ class ProbeRequest:
     pairs: bool = False
     port: Optional[int] = None
     strict: bool = False
+    beside_running_job: bool = False
 
     @property
     def given(self) -> List[str]:
@@ -145,7 +148,12 @@ def probe(
         from meshdoctor.checker.fleet import FleetOptions, gate_probe
 
         # the fleet check runs with the interpreter the remote ranks will use
-        if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
+        if not gate_probe(
+            cfg.hostfile,
+            verdict,
+            FleetOptions(python=cfg.remote_python),
+            beside_running_job=request.beside_running_job,
+        ):
             return verdict
     if callable(interrupts):
         interrupts = interrupts()
