@@ -239,6 +239,18 @@ def write_file(dir_fd: int, name: str, data: bytes) -> None:
         os.fsync(dir_fd)
 
 
+def write_path(path: str, data: bytes) -> None:
+    """Replace the file at ``path`` (anywhere, not only the state directory) with ``data`` the
+    same way as :func:`write_file`: a temporary file in its folder, fsynced, renamed over it, so
+    a reader sees the old file or the whole new one. Raises OSError."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        write_file(fd, os.path.basename(path), data)
+    finally:
+        os.close(fd)
+
+
 class FixLock:
     """``with FixLock(run_id):`` holds the fix lock or raises :class:`LockBusy` at once (never
     waits: a second operator is told, not queued behind a run that may take minutes). The lock

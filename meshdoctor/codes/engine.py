@@ -121,3 +121,29 @@ HEALTHY_SUBMESH = Entry(
     ),
     details=(("Applies to", "fleet"),),
 )
+
+SUPPORT_BUNDLE = Entry(
+    code="MD412",
+    kind=CHECK,
+    title="Support bundle",
+    names=("bundle",),
+    doc=Doc(
+        meaning="`meshdoctor bundle` collected one host's share of the support archive: its "
+        "check verdict (JSON), the raw outputs of the tools the checks run (ibv_devinfo, "
+        "ibv_devices, rdma_ctl, system_profiler, ifconfig, networksetup, sysctl, vm_stat, pmset, "
+        "nvidia-smi -q, ip, as the host has them), versions, the MLX_*/JACCL_*/NCCL_* "
+        "environment, the newest crash and panic reports (--since). One result per host: ok "
+        "when every item came, warn naming what failed or when the host could not be "
+        "reached; the archive's MANIFEST lists every item with its status.",
+        why="It is what maintainers ask people to paste by hand in MLX and exo issues. Values "
+        "of secret-looking variables, private keys, tokens and the home directory are "
+        "removed before anything is written; each item and each host is bounded in bytes "
+        "and time.",
+        action="Attach the archive to the issue; read MANIFEST.txt for what could not be "
+        "collected and why.",
+        sources=(
+            "Apple, Acquiring crash reports and diagnostic logs (DiagnosticReports)",
+            "MLX and exo issue templates (system information asked for)",
+        ),
+    ),
+)

@@ -33,6 +33,22 @@ class Seconds(click.ParamType):
         return v
 
 
+class Duration(click.ParamType):
+    """A positive duration: ``90s``, ``30m``, ``2h``, ``1d`` (a bare number is seconds)."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        from meshdoctor.triage.collect import parse_duration
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_duration(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def load_checks():
     """Every check; a module in MESHDOCTOR_EXTRA_CHECKS that cannot be used is a usage error
     (exit 2) naming the module and why."""

@@ -10,23 +10,7 @@ import click
 from meshdoctor.cli import EXIT_CODES_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
-from meshdoctor.commands.options import load_hostfile
-
-
-class Duration(click.ParamType):
-    """A positive duration: ``90s``, ``30m``, ``2h``, ``1d`` (a bare number is seconds)."""
-
-    name = "duration"
-
-    def convert(self, value, param, ctx):
-        from meshdoctor.triage.collect import parse_duration
-
-        if isinstance(value, float):
-            return value
-        try:
-            return parse_duration(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+from meshdoctor.commands.options import Duration, load_hostfile
 
 
 @click.command(

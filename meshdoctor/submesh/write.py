@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from meshdoctor.codes.engine import HEALTHY_SUBMESH
@@ -12,20 +11,6 @@ from meshdoctor.model import ERROR, OK, WARN, Remediation, Result
 from meshdoctor.submesh.select import Split, restrict
 
 MESH = "mesh"
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8, mode 0600): a temporary file in the same folder,
-    fsynced and renamed over it (:func:`meshdoctor.receipts.write_file`), so a reader sees the
-    old file or the whole new one. Raises OSError."""
-    from meshdoctor.receipts import write_file
-
-    folder = os.path.dirname(os.path.abspath(path))
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        write_file(fd, os.path.basename(path), text.encode())
-    finally:
-        os.close(fd)
 
 
 def _result(status: str, summary: str, evidence: dict, remedy: Optional[Remediation]) -> Result:
@@ -82,8 +67,10 @@ def report(hf: Hostfile, split: Split, out: str) -> Result:
             evidence,
             Remediation("Repair the failing hosts named, then check again."),
         )
+    from meshdoctor.receipts import write_path
+
     try:
-        write_atomic(out, sub.to_launch_json() + "\n")
+        write_path(out, (sub.to_launch_json() + "\n").encode())
     except OSError as exc:
         return _result(
             ERROR,
