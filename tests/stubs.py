@@ -32,6 +32,7 @@ MAC_COMMANDS = (
     "networksetup",
     "rdma_ctl",
     "ifconfig",
+    "route",
 )
 
 
