@@ -33,6 +33,7 @@ MAC_COMMANDS = (
     "rdma_ctl",
     "ifconfig",
     "route",
+    "launchctl",
 )
 
 
