@@ -63,7 +63,16 @@ class HostBundle:
 
     files: Dict[str, bytes] = field(default_factory=dict)
     manifest: List[Dict[str, Any]] = field(default_factory=list)
+    secrets: List[str] = field(default_factory=list, repr=False)  # values never written
     _used: int = 0
+
+    def clean(self, text: str) -> str:
+        """``text`` scrubbed (:func:`meshdoctor.bundle.redact.scrub`, this share's secrets)."""
+        return scrub(text, secrets=self.secrets)
+
+    def text(self, text: str) -> bytes:
+        """``text`` scrubbed, as UTF-8 bytes."""
+        return self.clean(text).encode("utf-8", "replace")
 
     def add(self, name: str, data: bytes, status: str = COLLECTED, detail: str = "") -> None:
         """Keep ``data`` as ``name`` within the item and host budgets (cut, and said, beyond)."""
@@ -109,13 +118,6 @@ class HostBundle:
         return hb
 
 
-_SECRETS: List[str] = []  # this process's secret values (collect_here sets them)
-
-
-def _text(data: str) -> bytes:
-    return scrub(data, secrets=_SECRETS).encode("utf-8", "replace")
-
-
 def _check(hb: HostBundle, hostfile_text: Optional[str], timeout: float) -> None:
     argv = [sys.executable, "-m", "meshdoctor", "check", "--local-only", "--json"]
     argv += ["--timeout", f"{timeout:g}"]
@@ -123,12 +125,12 @@ def _check(hb: HostBundle, hostfile_text: Optional[str], timeout: float) -> None
         argv += ["--hostfile", "-"]
     res = execute.run(argv, timeout=timeout * 2 + 10, input=hostfile_text)
     if res.stdout.strip().startswith("{"):
-        hb.add("check.json", _text(res.stdout))
+        hb.add("check.json", hb.text(res.stdout))
     else:
-        hb.note("check.json", FAILED, scrub(res.describe(), secrets=_SECRETS))
+        hb.note("check.json", FAILED, hb.clean(res.describe()))
 
 
-def _versions() -> bytes:
+def _versions() -> str:
     from importlib import metadata
 
     from meshdoctor import __version__
@@ -149,7 +151,7 @@ def _versions() -> bytes:
         "mlx-metal": dist("mlx-metal"),
         "meshdoctor": __version__,
     }
-    return _text(json.dumps(doc, indent=1) + "\n")
+    return json.dumps(doc, indent=1) + "\n"
 
 
 def _tools(hb: HostBundle, plat: str) -> None:
@@ -171,13 +173,13 @@ def _tools(hb: HostBundle, plat: str) -> None:
         elif res.missing:
             hb.note(f"tools/{name}", MISSING, f"`{shown}`: not on this host")
         elif res.timed_out or res.returncode != 0:
-            why = scrub(res.describe(), secrets=_SECRETS)
+            why = hb.clean(res.describe())
             if res.stdout:
-                hb.add(f"tools/{name}", _text(res.stdout), FAILED, why + "; partial output kept")
+                hb.add(f"tools/{name}", hb.text(res.stdout), FAILED, why + "; partial output kept")
             else:
                 hb.note(f"tools/{name}", FAILED, why)
         else:
-            hb.add(f"tools/{name}", _text(res.stdout), detail=f"`{shown}`")
+            hb.add(f"tools/{name}", hb.text(res.stdout), detail=f"`{shown}`")
 
 
 def report_dirs() -> List[Path]:
@@ -217,7 +219,7 @@ def _reports(hb: HostBundle, since_s: float, dirs: Sequence[Path]) -> None:
         except OSError as exc:
             hb.note(f"crash/{name}", FAILED, f"cannot read: {exc.strerror or exc}")
             continue
-        hb.add(f"crash/{name}", _text(data.decode("utf-8", "replace")))
+        hb.add(f"crash/{name}", hb.text(data.decode("utf-8", "replace")))
     if len(found) > MAX_REPORTS:
         hb.note("crash/", FAILED, f"{len(found) - MAX_REPORTS} older report(s) left out")
 
@@ -233,14 +235,13 @@ def collect_here(
     ``since_s`` seconds (from ``dirs``, default :func:`report_dirs`)."""
     from meshdoctor.facts.context import current_platform
 
-    _SECRETS[:] = secret_values(os.environ)
-    hb = HostBundle()
+    hb = HostBundle(secrets=secret_values(os.environ))
     _check(hb, hostfile_text, timeout)
-    hb.add("versions.json", _versions())
+    hb.add("versions.json", hb.text(_versions()))
     env, removed = kept_env(os.environ)
     hb.add(
         "env.txt",
-        _text("".join(f"{k}={v}\n" for k, v in env.items()) or "# no MLX_*/JACCL_*/NCCL_*\n"),
+        hb.text("".join(f"{k}={v}\n" for k, v in env.items()) or "# no MLX_*/JACCL_*/NCCL_*\n"),
         detail=f"values removed: {', '.join(removed)}" if removed else "",
     )
     _tools(hb, current_platform())
