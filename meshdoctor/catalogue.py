@@ -27,7 +27,9 @@ from meshdoctor.codes.engine import (
     CHECK_INTERRUPTED,
     FIX_NOT_STARTED,
     FLEET_REACH,
+    HEALTHY_SUBMESH,
     INTERNAL_ERROR,
+    SUPPORT_BUNDLE,
 )
 from meshdoctor.codes.model import (  # re-exported: the vocabulary explain and the tests use
     CHECK,
@@ -57,7 +59,7 @@ def _checks() -> List[Entry]:
     found = [c.entry for c in [*all_checks(), *all_fleet_checks()]]
     return [
         replace(e, fixes=tuple(f.code for f in fixes if e.code in f.resolves))
-        for e in found + [FLEET_REACH, CHECK_INTERRUPTED]
+        for e in found + [FLEET_REACH, HEALTHY_SUBMESH, SUPPORT_BUNDLE, CHECK_INTERRUPTED]
     ]
 
 

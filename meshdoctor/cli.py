@@ -44,6 +44,11 @@ class CommandInfo(NamedTuple):
 # Every command: name -> where it lives and the one line `meshdoctor --help` and shell completion
 # show for it (the command gets this line when loaded; its docstring is the long help).
 COMMANDS: Dict[str, CommandInfo] = {
+    "bundle": CommandInfo(
+        "meshdoctor.commands.bundle",
+        "bundle",
+        "Collect a support archive of this machine or every host (secrets removed).",
+    ),
     "check": CommandInfo(
         "meshdoctor.commands.check",
         "check",

@@ -240,6 +240,18 @@ def write_file(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
         os.fsync(dir_fd)
 
 
+def write_path(path: str, data: bytes) -> None:
+    """Replace the file at ``path`` (anywhere, not only the state directory) with ``data`` the
+    same way as :func:`write_file`: a temporary file in its folder, fsynced, renamed over it, so
+    a reader sees the old file or the whole new one. Raises OSError."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        write_file(fd, os.path.basename(path), data)
+    finally:
+        os.close(fd)
+
+
 class FixLock:
     """``with FixLock(run_id):`` holds the fix lock or raises :class:`LockBusy` at once (never
     waits: a second operator is told, not queued behind a run that may take minutes). The lock
@@ -375,3 +387,34 @@ def latest(kind: str) -> Optional[Dict[str, Any]]:
     """The newest receipt of ``kind``, or None."""
     got = all_of(kind)
     return got[-1] if got else None
+
+
+# A host's own record of the auto-setup that configured it (written on that host, so any
+# operator's meshdoctor sees it): ``python -m meshdoctor.receipts record host-setup`` with the
+# receipt as a JSON object on stdin. No other kind is written this way.
+HOST_SETUP = "host-setup"
+RECORD_KINDS = (HOST_SETUP,)
+RECORD_MAX_BYTES = 64 * 1024
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """``record KIND``: write the JSON object on stdin as a receipt of ``KIND`` (one of
+    :data:`RECORD_KINDS`) here; prints ``{"path": ...}`` or ``{"error": ...}`` (exit 1)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if len(args) != 2 or args[0] != "record" or args[1] not in RECORD_KINDS:
+            raise ValueError(f"usage: record {'|'.join(RECORD_KINDS)} < receipt.json")
+        doc = json.loads(sys.stdin.read(RECORD_MAX_BYTES + 1)[:RECORD_MAX_BYTES])
+        if not isinstance(doc, dict):
+            raise ValueError("the receipt must be a JSON object")
+        print(json.dumps({"path": str(write(args[1], doc))}))
+        return 0
+    except (ValueError, OSError) as exc:
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

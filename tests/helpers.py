@@ -22,7 +22,7 @@ SCHEMA = json.loads(
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 
 
-VERDICT_COMMANDS = ("check", "probe", "fix", "triage")
+VERDICT_COMMANDS = ("check", "probe", "fix", "triage", "bundle")
 JSON_LISTINGS = ("list-checks",)  # --json documents that are not verdicts (same schema)
 
 

@@ -32,6 +32,8 @@ MAC_COMMANDS = (
     "networksetup",
     "rdma_ctl",
     "ifconfig",
+    "route",
+    "launchctl",
 )
 
 

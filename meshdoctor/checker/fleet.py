@@ -23,12 +23,24 @@ from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.rules import host_name_problem
 from meshdoctor.hostfile.locality import local_ranks, machines, ssh_to_self
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
-from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, HostInfo, Remediation, Result, Verdict
+from meshdoctor.model import (
+    CRITICAL,
+    ERROR,
+    FAIL,
+    OK,
+    SKIP,
+    WARN,
+    HostInfo,
+    Remediation,
+    Result,
+    Verdict,
+)
 
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
 HOSTFILE_CHECK_S = 5.0  # deadline of the hostfile check (MD401) run here when no host ran it
 REACH_CODE = FLEET_REACH.code  # MD402
 HOSTFILE_CODE = "MD401"
+IN_USE_CODE = "MD411"  # a running job's ranks on a host (meshdoctor.checks.fleet.in_use)
 STDIN_NAME = "<stdin>"  # the path of a hostfile read from standard input (--hostfile -)
 ORDER = [FAIL, ERROR, WARN, OK, SKIP]
 # fleet table columns: node result codes by hundred, then the cross-node checks' areas
@@ -437,14 +449,34 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     }
 
 
-def gate_probe(hf: Hostfile, verdict: Verdict, opts: Optional[FleetOptions] = None) -> bool:
+def gate_probe(
+    hf: Hostfile,
+    verdict: Verdict,
+    opts: Optional[FleetOptions] = None,
+    beside_running_job: bool = False,
+) -> bool:
     """``meshdoctor probe --hostfile``: run the fleet check first. On a no-go, put the check's
     hosts, its failed results and the ``fleet`` section into the probe's ``verdict`` and return
     False (do not launch); otherwise attach only the ``fleet`` section and return True (a host
-    that could not be assessed is left to the probe, which names it in its own terms)."""
+    that could not be assessed is left to the probe, which names it in its own terms). A
+    running job's ranks on any host (MD411) refuse the launch too, as a fail naming the job,
+    unless ``beside_running_job``."""
     check = Verdict(command="check")
     check_fleet(hf, check, opts or FleetOptions())
     verdict.fleet = check.fleet
+    in_use = [r for r in check.results if r.code == IN_USE_CODE and r.status == WARN]
+    if in_use and not beside_running_job:
+        verdict.hosts.extend(check.hosts)
+        for r in in_use:
+            r.status, r.severity = FAIL, CRITICAL
+            r.summary = "not launched: " + r.summary
+            if r.remediation is not None:
+                r.remediation.text = (
+                    "A probe beside a running job shares its RDMA devices' queue pairs and can "
+                    "break it: let the job finish, or pass --beside-running-job to probe anyway."
+                )
+        verdict.results.extend(r for r in check.results if r.status in (FAIL, ERROR, WARN))
+        return False
     if check.verdict != "no-go":
         return True
     verdict.hosts.extend(check.hosts)

@@ -145,6 +145,11 @@ def run(ctx: NodeContext):
                 if r.marker
                 else f"rank of a running job (launched by pid {top.ppid} {top.parent or '?'})"
             )
+            ev["running_job"] = {
+                "launcher_pid": top.ppid,
+                "launcher": top.parent or "?",
+                "probe_run": r.marker or None,
+            }
             findings.append(
                 warn(
                     f"{what}: {detail}",

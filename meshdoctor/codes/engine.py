@@ -94,3 +94,56 @@ FIX_NOT_STARTED = Entry(
         sources=("meshdoctor README, fix",),
     ),
 )
+
+HEALTHY_SUBMESH = Entry(
+    code="MD410",
+    kind=CHECK,
+    title="Healthy sub-mesh",
+    names=("fleet.submesh",),
+    doc=Doc(
+        meaning="With --healthy-hostfile OUT, `check --hostfile` and `probe --hostfile --pairs` "
+        "list the hosts that passed and those that failed (with why), and write OUT: the "
+        "hostfile restricted to the passing hosts in mlx.launch's format, ranks renumbered "
+        "from 0, each rdma row cut to the ranks kept and, for jaccl, to the cables whose "
+        "ports are active at both ends. A JACCL mesh connects every pair, so of two hosts "
+        "with no working cable between them the one with more such pairs is left out. "
+        "Nothing is written when fewer than two hosts pass, or when a finding about the whole "
+        "mesh (the hostfile's own problems) leaves nothing to vouch for.",
+        why="The largest mesh that still works lets a job run while a bad node is repaired; "
+        "the file is written atomically (a temporary file renamed over OUT), so a launch never "
+        "reads half of it.",
+        action="Launch on what is left (`mlx.launch --hostfile OUT ...`), repair the failing "
+        "hosts named, then check the whole hostfile again.",
+        sources=(
+            "MLX mlx.launch hostfile format (ssh, ips, rdma)",
+            "MLX distributed documentation, JACCL (a fully connected mesh)",
+        ),
+    ),
+    details=(("Applies to", "fleet"),),
+)
+
+SUPPORT_BUNDLE = Entry(
+    code="MD412",
+    kind=CHECK,
+    title="Support bundle",
+    names=("bundle",),
+    doc=Doc(
+        meaning="`meshdoctor bundle` collected one host's share of the support archive: its "
+        "check verdict (JSON), the raw outputs of the tools the checks run (ibv_devinfo, "
+        "ibv_devices, rdma_ctl, system_profiler, ifconfig, networksetup, sysctl, vm_stat, pmset, "
+        "nvidia-smi -q, ip, as the host has them), versions, the MLX_*/JACCL_*/NCCL_* "
+        "environment, the newest crash and panic reports (--since). One result per host: ok "
+        "when every item came, warn naming what failed or when the host could not be "
+        "reached; the archive's MANIFEST lists every item with its status.",
+        why="It is what maintainers ask people to paste by hand in MLX and exo issues. Values "
+        "of secret-looking variables, private keys, tokens and the home directory are "
+        "removed before anything is written; each item and each host is bounded in bytes "
+        "and time.",
+        action="Attach the archive to the issue; read MANIFEST.txt for what could not be "
+        "collected and why.",
+        sources=(
+            "Apple, Acquiring crash reports and diagnostic logs (DiagnosticReports)",
+            "MLX and exo issue templates (system information asked for)",
+        ),
+    ),
+)

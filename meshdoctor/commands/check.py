@@ -110,6 +110,15 @@ def _hosts_list(hosts: str):
     help="Fleet mode: reach at most N hosts at once (a larger fleet goes in waves).",
 )
 @click.option(
+    "--healthy-hostfile",
+    "healthy_hostfile",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="OUT",
+    help="With --hostfile: write OUT, the hostfile restricted to the hosts (and jaccl "
+    "cables) that passed, ranks renumbered (nothing when fewer than two pass).",
+)
+@click.option(
     "--facts",
     is_flag=True,
     hidden=True,
@@ -138,6 +147,7 @@ def check(
     max_parallel: int = 32,
     facts: bool = False,
     ranks_opt: Optional[str] = None,
+    healthy_hostfile: Optional[str] = None,
 ) -> None:
     """Inspect this node, or with --hostfile/--hosts every host of the mesh over ssh, and give
     a go/no-go verdict for a launch."""
@@ -154,6 +164,8 @@ def check(
     only_l = split_list(only, "--only", "check")
     skip_l = split_list(skip, "--skip", "check")
     check_environment()
+    if healthy_hostfile is not None and (hostfile is None or local_only):
+        raise click.UsageError("--healthy-hostfile needs --hostfile (fleet mode)")
     hf = load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     verdict = report_to(Verdict(command="check", strict=strict), as_json=as_json, quiet=quiet)
     try:
@@ -177,6 +189,11 @@ def check(
             except SelectionError as exc:
                 raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
             interrupts.disarm()
+            if healthy_hostfile is not None:
+                from meshdoctor.submesh import select, write
+
+                split = select.from_results(hf, verdict.results, strict=strict)
+                verdict.results.append(write.report(hf, split, healthy_hostfile))
             emit(verdict, as_json=as_json, quiet=quiet)
         try:
             chosen(checks, only_l, skip_l)

@@ -136,6 +136,21 @@ from meshdoctor.commands.options import (
     help="With --hostfile/--hosts: skip the fleet check that gates the launch.",
 )
 @click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+@click.option(
+    "--beside-running-job",
+    is_flag=True,
+    help="Probe even when a running job has ranks on a host of the mesh (refused otherwise: "
+    "the probe shares its RDMA devices' queue pairs).",
+)
+@click.option(
+    "--healthy-hostfile",
+    "healthy_hostfile",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="OUT",
+    help="With --hostfile and --pairs: write OUT, the hostfile restricted to the hosts that "
+    "passed, ranks renumbered (nothing when fewer than two pass).",
+)
 @output_options
 def probe(
     hostfile: Optional[str],
@@ -156,6 +171,8 @@ def probe(
     strict: bool,
     no_check: bool = False,
     launcher: Optional[str] = None,
+    healthy_hostfile: Optional[str] = None,
+    beside_running_job: bool = False,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -168,8 +185,15 @@ def probe(
         **{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks, "--launcher": launcher}
     )
     check_environment()
+    hf = None
+    if healthy_hostfile is not None:
+        if hostfile is None or not pairs:
+            raise click.UsageError("--healthy-hostfile needs --hostfile and --pairs")
+        from meshdoctor.commands.options import load_hostfile
+
+        hf = load_hostfile(hostfile)
     request = api.ProbeRequest(
-        hostfile=hostfile,
+        hostfile=hf if hf is not None else hostfile,
         hosts=hosts,
         nranks=nranks,
         backend=backend,
@@ -184,6 +208,7 @@ def probe(
         port=port,
         strict=strict,
         launcher=launcher,
+        beside_running_job=beside_running_job,
     )
     try:
         # under a launcher, a rank other than 0 relays to rank 0 and prints its own part
@@ -205,4 +230,14 @@ def probe(
         )
     except api.ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
+    if hf is not None and healthy_hostfile is not None:
+        from meshdoctor.submesh import select, write
+
+        pf = (verdict.probe or {}).get("pairs")
+        split = (
+            select.from_pairs(hf, pf)
+            if pf is not None
+            else select.from_results(hf, verdict.results, strict=strict)
+        )
+        verdict.results.append(write.report(hf, split, healthy_hostfile))
     emit(verdict, as_json=as_json, quiet=quiet)

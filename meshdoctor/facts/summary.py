@@ -20,7 +20,9 @@ Shape (every key optional; a piece that could not be read is named in ``errors``
      "ports": {"needed": [PORT], "busy": {"PORT": "python3 (pid 4242)"}},
      "reach": {"rank": 2, "targets": {"10.0.0.3:32325": "refused"}},
      "coordinator": {"rank": 0, "host": "m1", "from_rank": 1, "target": "10.0.0.1:32323",
-                     "outcome": "refused"}}
+                     "outcome": "refused"},
+     "routes": {"peers": {"10.0.0.2": {"host": "m2", "interface": "en2", "gateway": null}},
+                "names": {"en2": "Thunderbolt 1"}}}
 
 Ports (:mod:`meshdoctor.mlx.ports`): mlx.launch (``launch.py``, mlx 0.32.4) listens on
 ``--starting-port`` (``PORT`` above, default :data:`~meshdoctor.mlx.ports.STARTING_PORT`) as the
@@ -261,6 +263,13 @@ def _coordinator_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
     }
 
 
+def _route_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
+    """How this host routes to every peer address (:mod:`meshdoctor.facts.routes`)."""
+    from meshdoctor.facts.routes import route_facts
+
+    return route_facts(ctx)
+
+
 def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     """Everything the cross-node checks read about this node (see the module docstring).
 
@@ -274,6 +283,7 @@ def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     if ctx.is_mac:
         pieces += [("rdma", _rdma_facts), ("thunderbolt", _thunderbolt_facts)]
     pieces += [("reach", _reach_facts), ("coordinator", _coordinator_facts)]
+    pieces.append(("routes", _route_facts))
     for name, fn in pieces:
         try:
             got = fn(ctx)

@@ -209,6 +209,28 @@ class HostExec:
         doc = self._meshdoctor(t.name, args, timeout + REMOTE_CHECK_TIMEOUT_S, input=text)
         return [dict(d, host=t.name) for d in doc["results"]]
 
+    def record(self, t: Target, kind: str, doc: Dict[str, Any]) -> str:
+        """Write ``doc`` as a receipt of ``kind`` in ``t``'s own state directory (here, or over
+        ssh: ``python -m meshdoctor.receipts record KIND``); returns its path there. Raises
+        :class:`RemoteRunError` or OSError."""
+        from meshdoctor import receipts
+
+        if t.local:
+            return str(receipts.write(kind, doc))
+        r = self.run(
+            t.name,
+            [remote_python(), "-m", "meshdoctor.receipts", "record", kind],
+            15.0,
+            input=json.dumps(doc),
+        )
+        try:
+            got = json.loads(r.stdout)
+        except ValueError:
+            raise RemoteRunError(f"could not record on {t.name}: {r.describe()}") from None
+        if "path" not in got:
+            raise RemoteRunError(f"could not record on {t.name}: {got.get('error', '?')}")
+        return str(got["path"])
+
     def boot_time(self, t: Target) -> float:
         """``t``'s boot time, seconds since the epoch (:mod:`meshdoctor.facts.boottime`). Raises
         :class:`RemoteRunError` or :class:`~meshdoctor.facts.boottime.BootTimeError`."""

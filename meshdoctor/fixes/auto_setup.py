@@ -341,8 +341,43 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
             },
         },
     )
-    run.detail = {"receipt": str(receipt), "outcome": outcome}
+    run.detail = {
+        "receipt": str(receipt),
+        "outcome": outcome,
+        "host_receipts": _record_on_hosts(ctx, started, outcome, problems, str(receipt)),
+    }
     st.update(outcome=outcome, problems=problems, receipt=str(receipt))
+
+
+def _record_on_hosts(
+    ctx: FixContext, started: float, outcome: str, problems: Dict[str, List[str]], receipt: str
+) -> Dict[str, str]:
+    """Each host's own record of this run (:data:`meshdoctor.receipts.HOST_SETUP`, in its state
+    directory, so a second operator's meshdoctor sees it: the check MD206 reads it): its boot
+    time, whether it was configured, the outcome. host -> path there, or why not."""
+    from meshdoctor.checker.here import this_host_name
+
+    st = _state(ctx)
+    hx = ctx.hosts
+    by = this_host_name()
+
+    def one(t):
+        return hx.record(
+            t,
+            receipts.HOST_SETUP,
+            {
+                "started_epoch": started,
+                "started_at": _iso(started),
+                "outcome": outcome,
+                "boot_time": st.get("boots", {}).get(t.name),
+                "configured": not problems.get(t.name),
+                "by": by,
+                "operator_receipt": receipt,
+            },
+        )
+
+    got = hx.each(one)
+    return {h: (f"not recorded: {v}" if isinstance(v, Exception) else v) for h, v in got.items()}
 
 
 def verify(ctx: FixContext) -> Verification:

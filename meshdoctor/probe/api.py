@@ -60,7 +60,9 @@ class ProbeRequest:
     ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go).
     ``launcher``: ``srun`` or ``env``: this process is one rank of a job another launcher
     started, the mesh comes from its environment (:mod:`meshdoctor.probe.launched`); rank 0
-    gives the verdict (:func:`probe`), every other rank relays to it (:func:`follow`)."""
+    gives the verdict (:func:`probe`), every other rank relays to it (:func:`follow`).
+    ``beside_running_job``: launch even when the gate finds a running job's ranks on a host
+    (MD411; without it the probe refuses)."""
 
     hostfile: Union[str, "Hostfile", None] = None
     hosts: Optional[str] = None
@@ -77,6 +79,7 @@ class ProbeRequest:
     port: Optional[int] = None
     strict: bool = False
     launcher: Optional[str] = None
+    beside_running_job: bool = False
 
     @property
     def given(self) -> List[str]:
@@ -215,7 +218,12 @@ def probe(
         from meshdoctor.checker.fleet import FleetOptions, gate_probe
 
         # the fleet check runs with the interpreter the remote ranks will use
-        if not gate_probe(cfg.hostfile, verdict, FleetOptions(python=cfg.remote_python)):
+        if not gate_probe(
+            cfg.hostfile,
+            verdict,
+            FleetOptions(python=cfg.remote_python),
+            beside_running_job=request.beside_running_job,
+        ):
             return verdict
     if callable(interrupts):
         interrupts = interrupts()

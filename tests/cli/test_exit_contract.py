@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import psutil
@@ -230,6 +231,8 @@ JSON_RUNS = {
     ("probe",): [["-n", "2", "--size", "4KiB", "--iters", "1", "--warmup", "0", "--op", "all_sum"]],
     ("fix",): [["bridge0"], ["--list"]],  # plan only (no --yes, no terminal): changes nothing
     ("triage",): [["--exit-code", "0"], ["-"]],
+    # this machine only, into a folder of this test run
+    ("bundle",): [["-o", os.path.join(tempfile.mkdtemp(prefix="md-bundle-"), "b.tar.gz")]],
 }
 # Commands whose --json takes a FILE (their stdout is a job's): the document written there.
 JSON_FILE_RUNS = {

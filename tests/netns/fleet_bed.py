@@ -98,6 +98,22 @@ def _devinfo(dev: str, active: bool, ip: Optional[str], k: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def route_get(ip: str, iface: str, gateway: Optional[str] = None) -> str:
+    """``route -n get IP`` as macOS route(8) prints it (tests/fixtures/mac/route-formats)."""
+    lines = [f"   route to: {ip}", f"destination: {ip if gateway is None else 'default'}"]
+    if gateway is not None:
+        lines += ["       mask: default", f"    gateway: {gateway}"]
+    lines += [
+        f"  interface: {iface}",
+        "      flags: <UP,HOST,DONE,LLINFO,WASCLONED,IFSCOPE,IFREF>"
+        if gateway is None
+        else "      flags: <UP,GATEWAY,DONE,STATIC,PRCLONING,GLOBAL>",
+        " recvpipe  sendpipe  ssthresh  rtt,msec    rttvar  hopcount      mtu     expire",
+        "       0         0         0         0         0         0      1500         0",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 FAKE_MLX = """__version__ = {version!r}
 
 
@@ -145,6 +161,7 @@ class MacMesh:
         self.n = len(bed.hosts)
         self.root = bed.dir / "macs"
         self.root.mkdir(exist_ok=True)
+        self._routes: Dict[str, Dict[str, str]] = {}
         self.python = str(bed.dir / "mdpython")
         Path(self.python).write_text(
             "#!/bin/sh\n"
@@ -162,13 +179,17 @@ class MacMesh:
         env: Optional[Dict[str, Dict[str, str]]] = None,
         no_meshdoctor: Iterable[str] = (),
         sets: Optional[Dict[str, Sequence[str]]] = None,
+        routes: Optional[Dict[str, Dict[str, str]]] = None,
     ) -> None:
         """Write every host's Mac. ``cables``: the physical plan (default :func:`default_cables`);
         ``down``: host -> devices to show PORT_DOWN; ``mlx``: host -> (version, has guard)
         (default 0.32.1 with the guard); ``env``: host -> exported variables;
         ``no_meshdoctor``: hosts whose interpreter lacks meshdoctor; ``sets``: host -> fixture
-        sets of tests/fixtures/mac layered over "healthy" (e.g. ``["wired-leftover"]``)."""
+        sets of tests/fixtures/mac layered over "healthy" (e.g. ``["wired-leftover"]``);
+        ``routes``: host -> {address: interface} its ``route -n get`` answers (default: a
+        peer's Thunderbolt address through the local end of that cable, anything else en0)."""
         cables = list(cables if cables is not None else default_cables(self.n))
+        self.cable_ips: Dict[End, str] = {}
         down = {h: set(v) for h, v in (down or {}).items()}
         mlx, env, missing = mlx or {}, env or {}, set(no_meshdoctor)
         peer: Dict[End, End] = {}
@@ -176,7 +197,21 @@ class MacMesh:
         for c, (a, b) in enumerate(cables):
             peer[a], peer[b] = b, a
             ip[a], ip[b] = f"192.168.{100 + c}.1", f"192.168.{100 + c}.2"
+        self.cable_ips = dict(ip)
         for i, h in enumerate(self.bed.hosts):
+            routes_h = {
+                a: iface(peer[(j, r)][1])
+                for (j, r), a in ip.items()
+                if j != i and peer[(j, r)][0] == i
+            }
+            for other, a in self.bed.ips.items():
+                if other != h:
+                    routes_h.setdefault(a, "en0")
+            for (j, _r), a in ip.items():
+                if j != i:
+                    routes_h.setdefault(a, "en0")
+            routes_h.update((routes or {}).get(h, {}))
+            self._routes[h] = routes_h
             self._host(
                 i,
                 h,
@@ -276,6 +311,8 @@ class MacMesh:
             "----------------\n" + "\n".join(devs) + "\n",
             "ibv_devinfo__v.txt": "\n".join(info),
         }
+        for a, via in self._routes.get(h, {}).items():
+            extra[f"route__n_get_{a}.txt"] = route_get(a, via)
         stubs.install(d / "bin", ["healthy", *sets], extra=extra)
         if self.fast_stubs:
             _shell_stubs(d / "bin", d / "bin-fixtures")

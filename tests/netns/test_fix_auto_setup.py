@@ -56,7 +56,11 @@ class Fleet:
             h = f"h{i}"
             env = install(tmp / h / "bin", ["healthy", "fe80-only"])
             self.fixdirs[h] = tmp / h / "bin-fixtures"
-            host_env[h] = {"PATH": env["PATH"], "MESHDOCTOR_PLATFORM": "darwin"}
+            host_env[h] = {
+                "PATH": env["PATH"],
+                "MESHDOCTOR_PLATFORM": "darwin",
+                "MESHDOCTOR_STATE_DIR": str(tmp / h / "state"),  # each host's own
+            }
         self.boot_all(time.time() - 3600)
         self.bed = netns.TestBed(3, host_env=host_env)
 
@@ -322,3 +326,28 @@ def test_after_a_success_on_this_boot_the_state_it_set_up_is_checked_again(fleet
     summary = r.results("MD703")[0]["summary"]
     assert "already succeeded on this boot" in summary
     assert "but what it set up is gone on this boot: h0: MD20" in summary
+
+
+def test_each_host_records_its_setup_and_a_reboot_since_is_told_apart(fleet, tmp_path):
+    assert fleet.fix("ok", "--yes").rc == 0
+    for h in ("h0", "h1", "h2"):  # recorded on the host itself
+        got = list((fleet.tmp / h / "state" / "receipts").glob("host-setup-*.json"))
+        assert len(got) == 1 and json.loads(got[0].read_text())["configured"] is True
+    fleet.boot("h1", time.time())  # h1 rebooted since
+    other = dict(fleet.env, MESHDOCTOR_STATE_DIR=str(tmp_path / "second-operator"))
+    r = run_cli(
+        "check",
+        "--hostfile",
+        str(fleet.out),
+        "--only",
+        "MD206",
+        "--json",
+        env=other,
+        timeout=180,
+    )
+    by_host = {x["host"]: x for x in r.results("MD206")}
+    assert set(by_host) == {"h0", "h1", "h2"}, r.outcome()
+    assert by_host["h0"]["status"] == "ok"
+    assert by_host["h0"]["summary"].startswith("configured by auto-setup in this boot")
+    assert by_host["h1"]["status"] == "warn"
+    assert by_host["h1"]["summary"].startswith("booted since the last auto-setup")

@@ -1,0 +1,96 @@
+"""Every host's share, the hostfile and the MANIFEST in one ``.tar.gz``: :func:`build` makes the
+bytes, :func:`write` puts them at a path atomically (:func:`meshdoctor.receipts.write_path`).
+
+Layout (one top folder ``meshdoctor-bundle-<UTC stamp>/``): ``MANIFEST.txt`` (one row per item:
+host, status, item, bytes, detail; a host that could not be collected is one ``failed`` row),
+``MANIFEST.json`` (the same rows), ``hostfile.json`` (scrubbed), and per host ``<host>/`` with
+its share (:mod:`meshdoctor.bundle.collect`). Members carry no owner name, uid 0, mode 0644.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tarfile
+import time
+from typing import Any, Dict, List, Optional, Union
+
+from meshdoctor.bundle.collect import FAILED, HostBundle
+from meshdoctor.bundle.redact import scrub
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def folder_name(host: str) -> str:
+    """``host`` as a folder name inside the archive (anything but letters, digits, ``._-``
+    becomes ``_``; never empty, never ``.``/``..``)."""
+    name = _UNSAFE.sub("_", host) or "_"
+    return "_" + name if name in (".", "..") else name
+
+
+def manifest_rows(shares: Dict[str, Union[HostBundle, str]]) -> List[Dict[str, Any]]:
+    """One row per item of every host (``host``, ``status``, ``item``, ``bytes``, ``detail``);
+    a host whose share is a string (why it could not be collected) is one failed row."""
+    rows: List[Dict[str, Any]] = []
+    for host, share in shares.items():
+        if isinstance(share, str):
+            rows.append({"host": host, "status": FAILED, "item": "*", "bytes": 0, "detail": share})
+            continue
+        rows.extend({"host": host, **m} for m in share.manifest)
+    return rows
+
+
+def _manifest_text(rows: List[Dict[str, Any]], created: str) -> str:
+    lines = [
+        f"# meshdoctor support bundle, created {created}",
+        "# host\tstatus\titem\tbytes\tdetail",
+    ]
+    lines += [
+        "\t".join(str(r.get(k, "")) for k in ("host", "status", "item", "bytes", "detail"))
+        for r in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def build(
+    shares: Dict[str, Union[HostBundle, str]],
+    hostfile_text: Optional[str],
+    now: Optional[float] = None,
+) -> bytes:
+    """The archive's bytes (gzip-compressed tar) for ``shares`` (host -> its share, or why there
+    is none) and the hostfile's text (None: no hostfile)."""
+    now = time.time() if now is None else now
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+    top = f"meshdoctor-bundle-{stamp}"
+    rows = manifest_rows(shares)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+
+        def put(name: str, data: bytes) -> None:
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size, info.mtime, info.mode = len(data), int(now), 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
+
+        put("MANIFEST.txt", _manifest_text(rows, created).encode())
+        put(
+            "MANIFEST.json",
+            (json.dumps({"created": created, "items": rows}, indent=1) + "\n").encode(),
+        )
+        if hostfile_text is not None:
+            put("hostfile.json", scrub(hostfile_text).encode())
+        for host, share in shares.items():
+            if isinstance(share, HostBundle):
+                for name, data in share.files.items():
+                    put(f"{folder_name(host)}/{name}", data)
+    return buf.getvalue()
+
+
+def write(path: str, data: bytes) -> None:
+    """Put the archive ``data`` at ``path`` atomically (a reader never sees half of it)."""
+    from meshdoctor.receipts import write_path
+
+    write_path(path, data)

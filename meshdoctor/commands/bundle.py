@@ -1,0 +1,148 @@
+"""``meshdoctor bundle``: one support archive of this machine or every host of a hostfile."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import click
+
+from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.commands.options import Duration, Seconds, load_hostfile, one_host_source
+
+DEFAULT_SINCE_S = 24 * 3600.0
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.option(
+    "--hostfile",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="The mlx.launch hostfile (JSON): collect on every host of it over ssh "
+    "('-': read it from standard input).",
+)
+@click.option("--hosts", default=None, metavar="A,B,C", help="Hosts to collect on instead.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="FILE.tar.gz",
+    help="Where to write the archive (default: meshdoctor-bundle-<UTC stamp>.tar.gz here).",
+)
+@click.option(
+    "--since",
+    type=Duration(),
+    default=DEFAULT_SINCE_S,
+    metavar="DURATION",
+    help="Crash and panic reports newer than this (90s, 30m, 2h, 1d; default 1d).",
+)
+@click.option(
+    "--timeout",
+    type=Seconds(0.1, 600),
+    default=10.0,
+    show_default=True,
+    help="Deadline in seconds of each host's check; each host's whole share is bounded too.",
+)
+@click.option(
+    "--python",
+    "python",
+    default=None,
+    metavar="PATH",
+    help="Interpreter that runs meshdoctor on remote hosts (default: "
+    "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@click.option(
+    "--local-only",
+    is_flag=True,
+    hidden=True,
+    help="Collect this host's share and print it as JSON (used on each host).",
+)
+def bundle(
+    hostfile: Optional[str],
+    hosts: Optional[str],
+    output: Optional[str],
+    since: float,
+    timeout: float,
+    python: Optional[str],
+    as_json: bool,
+    quiet: bool,
+    local_only: bool,
+) -> None:
+    """Collect a support archive (.tar.gz): per host the check verdict, the raw outputs of the
+    tools the checks run, versions, the MLX_*/JACCL_*/NCCL_* environment (secrets removed),
+    recent crash reports; the hostfile; a MANIFEST of what was collected and what failed."""
+    import time
+
+    from meshdoctor.bundle import archive, collect, gather
+    from meshdoctor.codes.engine import SUPPORT_BUNDLE
+    from meshdoctor.model import ERROR, OK, WARN, Remediation, Result, Verdict
+    from meshdoctor.output import emit, report_to, to_json
+
+    one_host_source(**{"--hostfile": hostfile, "--hosts": hosts})
+    if hosts is not None:
+        from meshdoctor.hostfile.load import HostfileError, from_list
+
+        try:
+            hf = from_list(hosts)
+        except HostfileError as exc:
+            raise click.BadParameter(str(exc), param_hint="--hosts") from None
+    else:
+        hf = load_hostfile(hostfile)
+    text = hf.to_launch_json() if hf is not None else None
+    if local_only:  # one host's share, for the operator's meshdoctor (meshdoctor.bundle.gather)
+        share = collect.collect_here(text, since, timeout)
+        click.echo(to_json({"bundle": share.to_json()}))
+        return
+    from meshdoctor.checker.here import this_host_name
+    from meshdoctor.hostfile.locality import local_ranks, machines
+
+    if hf is None:
+        names, local = [this_host_name()], [this_host_name()]
+    else:
+        order = machines(hf)
+        here = local_ranks(hf)
+        names = list(order)
+        local = [hf.hosts[here[0]].ssh] if here else []
+    verdict = report_to(Verdict(command="bundle"), as_json=as_json, quiet=quiet)
+    shares = gather.gather(names, local, text, since, timeout, python)
+    path = output or time.strftime("meshdoctor-bundle-%Y%m%d-%H%M%S.tar.gz", time.gmtime())
+
+    def result(host: str, status: str, summary: str, **ev) -> Result:
+        return Result(
+            code=SUPPORT_BUNDLE.code,
+            check=SUPPORT_BUNDLE.names[0],
+            title=SUPPORT_BUNDLE.title,
+            status=status,
+            summary=summary,
+            host=host,
+            evidence=ev,
+        )
+
+    for host, share in shares.items():
+        if isinstance(share, str):
+            verdict.results.append(result(host, WARN, share, archive=path))
+            continue
+        bad = [m for m in share.manifest if m.get("status") == collect.FAILED]
+        got = [m for m in share.manifest if m.get("status") in (collect.COLLECTED, collect.CUT)]
+        summary = f"{len(got)} item(s) collected" + (
+            f"; failed: {', '.join(m['item'] for m in bad)}" if bad else ""
+        )
+        verdict.results.append(result(host, WARN if bad else OK, summary, archive=path, failed=bad))
+    try:
+        archive.write(path, archive.build(shares, text))
+    except OSError as exc:
+        r = result("mesh", ERROR, f"could not write {path}: {exc.strerror or exc}")
+        r.remediation = Remediation("Name a file in a folder you can write with -o.")
+        verdict.results.append(r)
+    else:
+        verdict.results.append(
+            result(
+                "mesh",
+                OK,
+                f"wrote {path} ({len(shares)} host(s); MANIFEST.txt inside)",
+                archive=path,
+            )
+        )
+    emit(verdict, as_json=as_json, quiet=quiet)
