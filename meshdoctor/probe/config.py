@@ -24,7 +24,7 @@ from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.probe.figures import bus_factor
 from meshdoctor.probe.sizes import mesh_wire_floor
-from meshdoctor.probe.worker import BENCH_OPS, OP_SUPPORT
+from meshdoctor.probe.worker import BENCH_OPS, OP_SUPPORT, batch_plan
 
 BUS_FLOOR_BPS = 20e6
 DEADLINE_SLACK_S = 10.0
@@ -120,14 +120,22 @@ def plan_pairs(n: int, backend: str) -> Tuple[List[List[int]], List[List[int]]]:
 
 
 def steps_per_rank(cfg: ProbeConfig) -> int:
-    """How many steps (init + collectives) each rank runs: the progress total."""
-    per_op = 2 * (cfg.warmup + (cfg.soak or cfg.iters))  # a barrier before each iteration
+    """How many steps (init + collectives) each rank runs: the progress total. A warm-up or soak
+    iteration is a barrier and a call; the timed iterations are one barrier per batch
+    (:func:`meshdoctor.probe.worker.batch_plan`) and a call each; the benchmark's bare loop is
+    one step after its barrier."""
+    batches = len(batch_plan(cfg.iters, cfg.size))
+    if cfg.soak:
+        per_op = 2 * (cfg.warmup + cfg.soak)
+    else:
+        per_op = 2 * cfg.warmup + batches + cfg.iters
     ops = [
         op
         for op in cfg.ops  # an op no MLX version of the backend has is skipped at once
         if OP_SUPPORT.get(op, {}).get(cfg.backend, ()) is not None
     ]
-    steps = 1 + sum(cfg.warmup + 1 if op in BENCH_OPS else per_op for op in ops)
+    steps = 1 + sum(cfg.warmup + 2 if op in BENCH_OPS else per_op for op in ops)
     if cfg.pairs:
-        steps += 2 * len(plan_pairs(cfg.world_size, cfg.backend)[0]) * (cfg.warmup + cfg.iters)
+        per_pair = 2 * cfg.warmup + batches + cfg.iters
+        steps += len(plan_pairs(cfg.world_size, cfg.backend)[0]) * per_pair
     return steps

@@ -267,8 +267,14 @@ class Launch:
                     return self._failure_kind(), failing_since
                 continue
             limit = self.step_deadline()
+            # a rank inside a step that long while its heartbeat goes on; a silent one (stopped,
+            # or between the steps of a timed batch, which write no events) is caught by the
+            # lack of progress
             stuck = any(
-                s.current is not None and now - s.current["since"] > limit for s in self.states
+                s.current is not None
+                and now - s.current["since"] > limit
+                and (s.last_hb is None or now - s.last_hb <= self.cfg.hb_stale)
+                for s in self.states
             )
             if now - tr.last_progress > limit or stuck:
                 return ("init" if self._in_init() else "hang"), now

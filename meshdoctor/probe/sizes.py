@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterable
 
+from meshdoctor.probe.worker import batch_plan
+
 _UNITS: Dict[str, int] = {
     "": 1,
     "b": 1,
@@ -88,13 +90,18 @@ BUFFERS_PER_RANK = 4
 SLACK_BYTES = 256 << 20  # interpreter + MLX runtime per rank, measured ~150 MiB with mlx 0.32.4
 
 
-def memory_needed(size: int, local_ranks: int) -> int:
+def memory_needed(size: int, local_ranks: int, iters: int = 1) -> int:
     """Bytes the probe needs on one host running ``local_ranks`` ranks with message ``size``
     bytes: every op keeps at most :data:`BUFFERS_PER_RANK` buffers of ``size`` bytes per rank
     (all_gather's output is ``size`` bytes too: nccl-tests counts the gathered output as the
     size; sum_scatter's input is ``size`` bytes and its output and expected value ``size``/n),
-    plus :data:`SLACK_BYTES` per rank for the interpreter and MLX."""
-    return local_ranks * (BUFFERS_PER_RANK * size + SLACK_BYTES)
+    plus the other outputs of a timed batch of ``iters`` iterations, kept for the exact check
+    after it (:func:`meshdoctor.probe.worker.batch_plan`: within
+    :data:`meshdoctor.probe.worker.RETAIN_BYTES`), plus :data:`SLACK_BYTES` per rank for the
+    interpreter and MLX."""
+    longest = max((count for _, count in batch_plan(iters, size)), default=1)
+    kept = max(0, longest - 1) * size
+    return local_ranks * (BUFFERS_PER_RANK * size + kept + SLACK_BYTES)
 
 
 # MLX 0.32.4 jaccl/mesh_impl.h: a mesh message of at least this many bytes is split over every

@@ -118,10 +118,10 @@ def test_kill_one_rank_mid_probe_api():
     def hook(rank, ev, launch):
         if (
             rank == 0
-            and ev["ev"] == "leave"
-            and ev.get("op") == "all_sum"
-            and ev.get("phase") == "timed"
-            and ev.get("iter") == 5
+            and ev["ev"] == "hb"  # inside a timed batch, the heartbeat carries the step
+            and (ev.get("step") or {}).get("op") == "all_sum"
+            and (ev.get("step") or {}).get("phase") == "timed"
+            and (ev.get("step") or {}).get("iter", 0) >= 5
             and not killed
         ):
             os.kill(launch.procs[2].pid, signal.SIGKILL)

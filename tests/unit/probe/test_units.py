@@ -245,3 +245,21 @@ def test_probe_ranks_use_meshdoctor_python(monkeypatch):
         port=None,
     )
     assert cfg.python == "/opt/ranks/bin/python3"
+
+
+def test_a_step_inside_a_timed_batch_is_known_from_the_heartbeat():
+    # worker.timed_batch: only the batch's first step writes enter and its last leave; the
+    # heartbeat carries the step in between, and that is progress
+    tr = Tracker([RankState(0, "h")], 0.0)
+    tr.event(0, _ev("enter", op="all_sum", phase="timed", iter=0, seq=5), 1.0)
+    step = {"op": "all_sum", "phase": "timed", "iter": 6, "seq": 11, "t0": 500.0}
+    tr.event(0, dict(_ev("hb", seq=11, op="all_sum", step=step), t=500.25), 2.0)
+    st = tr.ranks[0]
+    # it began 0.25 s before the heartbeat, by the rank's clock
+    assert st.current["seq"] == 11 and st.current["since"] == 1.75 and st.last_seq == 11
+    assert tr.last_progress == 1.75
+    tr.event(0, dict(_ev("hb", seq=11, op="all_sum", step=step), t=501.0), 3.0)  # still there
+    assert st.current["since"] == 1.75 and tr.last_progress == 1.75
+    tr.event(0, _ev("leave", op="all_sum", phase="timed", iter=9, seq=14, steps=10), 3.5)
+    assert st.current is None and st.completed["all_sum/timed"] == 10
+    assert st.last_step["iter"] == 9 and st.last_seq == 14
