@@ -94,7 +94,9 @@ from meshdoctor.commands.options import (
     "--timeout",
     type=Seconds(0.1, 86400),
     default=None,
-    help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s).",
+    help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s + 0.05 s "
+    "per ring step, times the ranks per CPU when this host is oversubscribed, and at least "
+    "5 x the slowest warm-up call).",
 )
 @click.option(
     "--soak",

@@ -43,7 +43,8 @@ class ProbeRequest:
     when MLX is the CUDA build, else ring, as mlx.launch). ``op``: one collective or ``all``.
     ``size``: bytes per rank's message (``4096``, ``"64KB"``, ``"256MiB"``). ``iters`` and
     ``warmup``: timed and untimed iterations per op. ``dtype``: element type. ``timeout``:
-    per-collective deadline in seconds (None: 10 s + bus bytes / 20 MB/s). ``soak``: N
+    per-collective deadline in seconds (None: sized for the message, the world size and this
+    host's oversubscription, grown with the warm-up: :mod:`meshdoctor.probe.config`). ``soak``: N
     repetitions per op with relaunch after a hang (0: off). ``pairs``: the N x N send/recv
     matrix. ``port``: ring first port, jaccl coordinator port, nccl NCCL_PORT (None: free
     ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go)."""

@@ -123,12 +123,28 @@ def test_pairs_plan():
 
 
 def test_deadline_from_size_and_timeout():
-    cfg = config.ProbeConfig(hostfile=config.local_hostfile(3), size=256 << 20)
+    cfg = config.ProbeConfig(hostfile=config.local_hostfile(3), size=256 << 20, cpus=8)
     d = config.collective_deadline(cfg)
-    assert d == pytest.approx(10 + (256 << 20) * 4 / 3 / 20e6)
+    # slack + bus bytes at the floor rate + a ring step allowance for each of the 2(n-1) steps
+    assert d == pytest.approx(10 + (256 << 20) * 4 / 3 / 20e6 + 0.05 * 4)
+    assert config.oversubscription(cfg) is None
+    # the warm-up grows it: 5 x the slowest warm-up call, never below the size's deadline
+    assert config.measured_deadline(cfg, 1.0) == pytest.approx(d)
+    assert config.measured_deadline(cfg, 20.0) == pytest.approx(100.0)
     cfg.timeout = 3.0
     assert config.collective_deadline(cfg) == 3.0
+    assert config.measured_deadline(cfg, 20.0) == 3.0  # an explicit --timeout stays as given
     assert config.init_deadline(cfg) == config.INIT_DEADLINE_S
+
+
+def test_more_local_ranks_than_cpus_is_oversubscription_and_stretches_the_deadline():
+    cfg = config.ProbeConfig(hostfile=config.local_hostfile(6), size=4096, cpus=2)
+    assert config.oversubscription(cfg) == {"ranks": 6, "cpus": 2, "factor": 3.0}
+    base = 10 + 4096 * 10 / 6 / 20e6 + 0.05 * 10
+    assert config.collective_deadline(cfg) == pytest.approx(3 * base)
+    # ranks over ssh are not counted: their hosts' CPUs are not known here
+    remote = parse(json.dumps([{"ssh": f"h{i}", "ips": [f"10.0.0.{i + 1}"]} for i in range(6)]))
+    assert config.oversubscription(config.ProbeConfig(hostfile=remote, cpus=2)) is None
 
 
 def _ev(kind, **kw):
