@@ -11,6 +11,7 @@ from meshdoctor.mlx.backends import PROBE_BACKENDS
 from meshdoctor.mlx.ports import STARTING_PORT
 from meshdoctor.output import emit, report_to
 from meshdoctor.probe import api
+from meshdoctor.probe.expected import LINK_CLASSES
 from meshdoctor.probe.worker import DTYPES
 from meshdoctor.commands.options import (
     Seconds,
@@ -119,6 +120,35 @@ from meshdoctor.commands.options import (
     f"({STARTING_PORT}); "
     "nccl: NCCL_PORT on rank 0 (default: a free port).",
 )
+@click.option(
+    "--min-busbw",
+    "min_busbw",
+    default=None,
+    metavar="RATE",
+    help="Fail an op or pair whose busbw is below RATE (10GB/s, 800Mb/s, 25Gbps).",
+)
+@click.option(
+    "--link",
+    type=click.Choice(list(LINK_CLASSES)),
+    default=None,
+    help="The class of link the mesh runs over: warn where busbw is below the stated "
+    "fraction of what that class carries (`meshdoctor explain MD513`).",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Compare with a healthy run's figures saved by --save-baseline: warn below 80 %.",
+)
+@click.option(
+    "--save-baseline",
+    "save_baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Save this run's figures (per op, size, pair and wire) to FILE when it is go.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
 @click.option(
@@ -145,6 +175,10 @@ def probe(
     quiet: bool,
     strict: bool,
     no_check: bool = False,
+    min_busbw: Optional[str] = None,
+    link: Optional[str] = None,
+    baseline: Optional[str] = None,
+    save_baseline: Optional[str] = None,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -170,6 +204,10 @@ def probe(
         pairs=pairs,
         port=port,
         strict=strict,
+        min_busbw=min_busbw,
+        link=link,
+        baseline=baseline,
+        save_baseline=save_baseline,
     )
     try:
         verdict = api.probe(

@@ -99,9 +99,9 @@ BANDWIDTH_ENTRY = Entry(
     title="probe bandwidth",
     names=_OP_NAMES + ("probe.gpu_clocks",),
     doc=Doc(
-        meaning="Bandwidth figures of one op in nccl-tests convention: time min/median/max over "
-        "the timed iterations (slowest rank per iteration), algbw = bytes / 1e9 / "
-        "seconds, busbw = algbw x 2(n-1)/n for all_sum, x (n-1)/n for all_gather, x 1 "
+        meaning="Bandwidth figures of one op in nccl-tests convention: the time per call of "
+        "the timed batches (each rank's batch over its iterations, the slowest rank), laps "
+        "min/median/max, algbw = bytes / 1e9 / seconds, busbw = algbw x 2(n-1)/n for all_sum, x (n-1)/n for all_gather, x 1 "
         "for send/recv.",
         why="busbw compares across world sizes and with the link's rate: a figure far below "
         "the link shows a slow cable, a dock or the wrong backend.",
@@ -244,6 +244,32 @@ OVERSUBSCRIBED_ENTRY = Entry(
 )
 OVERSUBSCRIBED = OVERSUBSCRIBED_ENTRY.code
 
+JUDGEMENT_ENTRY = Entry(
+    code="MD513",
+    kind=PROBE,
+    title="probe bandwidth judgement",
+    names=("probe.min_busbw", "probe.link_class", "probe.baseline"),
+    doc=Doc(
+        meaning="The figures judged: below --min-busbw RATE an op or pair fails; below the "
+        "stated fraction of what its link class should carry (--link CLASS: Thunderbolt 5 "
+        "RDMA or IP, Thunderbolt 4 IP, 10/25/100 GbE, NVLink 3/4/5, PCIe gen 3-5 by lanes) "
+        "it warns; below 80 % of a healthy run's figure (--baseline FILE, written by "
+        "--save-baseline FILE) it warns, naming the op or the pair and its wire.",
+        why="A link that trained at a lower speed (a Thunderbolt 5 cable at 40 Gb/s, a port at "
+        "10 GbE) still moves exact data: only a judgement of the rate finds it.",
+        action="Check the link named (cable, port speed, the path the hostfile routes "
+        "through: `meshdoctor check --only MD205`), then probe again with the same options.",
+        sources=(
+            NCCL_TESTS,
+            "Intel Thunderbolt 4 / 5 specifications (40 / 80 Gb/s per cable)",
+            "IEEE 802.3ae, 802.3by, 802.3ba (10, 25, 100 Gb/s Ethernet)",
+            "NVIDIA A100, H100/H200, B200 datasheets (NVLink per GPU)",
+            "PCI-SIG PCI Express Base Specification 3.0-5.0",
+        ),
+    ),
+)
+JUDGEMENT = JUDGEMENT_ENTRY.code
+
 ENTRIES: Tuple[Entry, ...] = (
     GROUP_ENTRY,
     DEAD_ENTRY,
@@ -257,6 +283,7 @@ ENTRIES: Tuple[Entry, ...] = (
     INTERRUPTED_ENTRY,
     COVERAGE_ENTRY,
     OVERSUBSCRIBED_ENTRY,
+    JUDGEMENT_ENTRY,
 )
 BY_CODE: Dict[str, Entry] = {e.code: e for e in ENTRIES}
 

@@ -56,7 +56,10 @@ class ProbeConfig:
     (:func:`meshdoctor.fanout.remote_python`: ``MESHDOCTOR_REMOTE_PYTHON``, else this
     interpreter's path, as mlx.launch's ``--python``); ``cpus``: the CPUs this process may run
     on (:func:`host_cpus`), against which the local ranks are counted
-    (:func:`oversubscription`)."""
+    (:func:`oversubscription`). The judgement of the figures (MD513): ``min_busbw_gbs``
+    (``--min-busbw``, GB/s: below it fails), ``link`` (``--link``, a class of
+    :data:`meshdoctor.probe.expected.LINK_CLASSES`: below its fraction warns), ``baseline``
+    (``--baseline``: a :mod:`meshdoctor.probe.baseline` document to compare with)."""
 
     hostfile: Hostfile
     backend: str = "ring"
@@ -76,6 +79,9 @@ class ProbeConfig:
     hb_interval: float = HB_INTERVAL_S
     hb_stale: float = HB_STALE_S
     cpus: int = field(default_factory=lambda: host_cpus())
+    min_busbw_gbs: Optional[float] = None
+    link: Optional[str] = None
+    baseline: Optional[Dict[str, Any]] = None
 
     def __post_init__(self) -> None:
         # a JACCL mesh with several cables per peer: every op's message must reach every wire

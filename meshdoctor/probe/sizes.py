@@ -124,3 +124,28 @@ def mesh_wire_floor(ops: Iterable[str], n: int, wires: int) -> int:
         (per_peer * max(1, n) if op in PER_RANK_SHARE_OPS else per_peer for op in ops),
         default=per_peer,
     )
+
+
+# Rates (--min-busbw): a number, a decimal prefix (k, M, G, T: powers of 1000, as link rates
+# are), ``B`` for bytes or ``b`` for bits (case matters here: 10GB/s is 8 x 10Gb/s), then
+# ``/s`` or ``ps``: ``10GB/s``, ``800Mb/s``, ``25Gbps``, ``1.5 GB/s``.
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKMGT]?)(B|b|bit|Bit)?\s*(?:/s|ps)\s*$")
+_RATE_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def parse_rate(text: str) -> float:
+    """A bandwidth as written on the command line, in GB/s (1e9 bytes/s, the unit of busbw):
+    ``"10GB/s"`` -> 10.0, ``"800Mb/s"`` -> 0.1, ``"25Gbps"`` -> 3.125. Raises
+    :class:`SizeError` (with examples) for anything else or a rate that is not positive."""
+    m = _RATE.match(str(text))
+    if not m:
+        raise SizeError(
+            f"{text!r} is not a rate; write a number, a decimal prefix and B/s (bytes) or b/s "
+            "(bits), e.g. 10GB/s, 800Mb/s, 25Gbps"
+        )
+    value = float(m.group(1)) * _RATE_PREFIX[m.group(2)]
+    if m.group(3) in ("b", "bit", "Bit"):
+        value /= 8
+    if value <= 0:
+        raise SizeError(f"{text!r}: a rate must be above 0")
+    return value / 1e9

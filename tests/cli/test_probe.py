@@ -527,3 +527,33 @@ def test_more_ranks_than_cpus_is_named_and_no_defect_of_another_mlx_is_blamed(cl
     if not any(RING_ALL_SUM_HANG.has(v) for v in versions):
         said = json.dumps(r.doc["results"])
         assert "0.32.2" not in said and "#4475" not in said and "deadlock" not in said
+
+
+def test_bandwidth_is_judged_against_a_floor_and_a_saved_baseline(clean_env, tmp_path):
+    """--min-busbw fails below the rate; --save-baseline keeps a healthy run's figures and a
+    later --baseline names the pair that fell, with its wire; the human output shows the
+    --pairs matrix."""
+    base = tmp_path / "baseline.json"
+    common = ("probe", "-n", "2", "--size", "64KB", "--op", "all_sum", "--iters", "3", "--pairs")
+    r = run_cli(*common, "--save-baseline", str(base), "--json", env=clean_env, timeout=120)
+    assert r.rc == 0, (r.out, r.err)
+    saved = codes_of(r.doc, "MD513")[0]
+    assert saved["status"] == "ok" and f"baseline saved to {base}" in saved["summary"]
+    doc = json.loads(base.read_text())
+    assert {(p["src"], p["dst"], p["wire"]) for p in doc["pairs"]} == {
+        (0, 1, "127.0.0.1"),
+        (1, 0, "127.0.0.1"),
+    }
+    # a baseline no loopback can reach: every figure is far below it
+    for fig in doc["ops"] + doc["pairs"]:
+        fig["busbw_gbs"] = 1e6
+    base.write_text(json.dumps(doc))
+    r = run_cli(
+        *common, "--baseline", str(base), "--min-busbw", "1000000GB/s", env=clean_env, timeout=120
+    )
+    assert r.rc == 1, (r.out, r.err)
+    assert "send/recv busbw GB/s (rows send, columns receive)" in r.out and "src\\dst" in r.out
+    assert "MD513 probe bandwidth judgement: busbw below --min-busbw 1000000.000 GB/s" in r.out
+    assert "rank 0 -> 1 at " in r.out and "of its baseline (wire 127.0.0.1)" in r.out
+    bad = run_cli(*common, "--min-busbw", "fast", env=clean_env, timeout=60)
+    assert bad.rc == 2 and "--min-busbw" in bad.err and "e.g. 10GB/s" in bad.err

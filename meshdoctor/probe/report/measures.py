@@ -15,6 +15,7 @@ from meshdoctor.probe import figures, soak
 from meshdoctor.mlx.defects import hang_note
 from meshdoctor.probe.config import ProbeConfig, oversubscription, plan_pairs
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
+from meshdoctor.probe.report.judgement import judgement_results
 from meshdoctor.probe.report.view import MESH
 
 
@@ -258,3 +259,4 @@ def add_measures(
     if over:
         probe["oversubscribed"] = over
         res.append(_oversubscribed_result(over, out))
+    res.extend(judgement_results(cfg, probe))
