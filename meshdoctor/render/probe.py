@@ -35,7 +35,8 @@ def pairs_table(pf: Dict[str, Any], out: Console) -> None:
     n = len(matrix)
     if not n:
         return
-    table = Table(title="send/recv busbw GB/s (rows send, columns receive)", title_justify="left")
+    out.print("[bold]send/recv busbw GB/s (rows send, columns receive)[/]")
+    table = Table()
     table.add_column("src\\dst", justify="right", style="bold")
     for d in range(n):
         table.add_column(str(d), justify="right")
