@@ -6,9 +6,10 @@ Run on a host whose MLX is the CUDA build (and, for the PyTorch column, with tor
 For each size one launch of ``n`` local nccl ranks alternates, ``rounds`` times, the probe's own
 all_sum (barrier, enter/leave events, heartbeat, exact check on the device) with the worker's
 ``bare_all_sum`` (the same collective in a tight loop, no events, no checks); then ``n`` PyTorch
-processes run ``torch.distributed.all_reduce`` (NCCL) on float32 tensors of the same sizes. Every
-figure is the median over iterations of the slowest rank's time, busbw = bytes / time x 2(n-1)/n
-(nccl-tests). Prints one line per size with ``probe/bare <ratio>`` and ``mlx/torch <ratio>``
+processes run ``torch.distributed.all_reduce`` (NCCL) on float32 tensors of the same sizes. The
+MLX figures are the probe's (a timed batch per rank, the per-call average, the slowest rank; the
+median over rounds), PyTorch's the median over iterations of the slowest rank's time; busbw =
+bytes / time x 2(n-1)/n (nccl-tests). Prints one line per size with ``probe/bare <ratio>`` and ``mlx/torch <ratio>``
 (mlx = the bare MLX loop) and, with --json, writes every figure to a file.
 """
 
@@ -25,7 +26,7 @@ import time
 from typing import Dict, List
 
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
-from meshdoctor.probe.figures import algbw_gbs, bus_factor, slowest_per_iteration
+from meshdoctor.probe.figures import algbw_gbs, batch_time, bus_factor, slowest_per_iteration
 from meshdoctor.probe.launcher import run_probe
 from meshdoctor.probe.sizes import format_size, parse_size
 
@@ -83,7 +84,10 @@ def mlx_figures(n: int, size: int, iters: int, rounds: int) -> Dict[str, float]:
     wrong = 0
     for k in range(len(cfg.ops)):
         per_rank = [st.results[k] for st in out.ranks]
-        bw[per_rank[0]["op"]] += slowest_busbw(per_rank, n)
+        op = per_rank[0]["op"]
+        # both timed as the probe reports them (nccl-tests: a batch per rank, the slowest rank)
+        t = batch_time(per_rank)
+        bw[op].append(algbw_gbs(int(per_rank[0]["size"]), t or 0.0) * bus_factor(op, n))
         wrong += sum(int(r.get("wrong", 0)) for r in per_rank)
     return {
         "probe": statistics.median(bw["all_sum"]),

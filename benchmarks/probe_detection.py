@@ -31,10 +31,10 @@ def one(n: int, sig: int, deadline: float) -> float:
         if (
             not t
             and rank == 0
-            and ev["ev"] == "leave"
-            and ev.get("op") == "all_sum"
-            and ev.get("phase") == "timed"
-            and ev.get("iter") == 5
+            and ev.get("ev") == "hb"  # inside a timed batch, the heartbeat carries the step
+            and (ev.get("step") or {}).get("op") == "all_sum"
+            and (ev.get("step") or {}).get("phase") == "timed"
+            and (ev.get("step") or {}).get("iter", 0) >= 5
         ):
             os.kill(launch.procs[n - 1].pid, sig)
             t["sent"] = time.monotonic()

@@ -1,7 +1,7 @@
 """Teardown latency of a hung multi-host probe: seconds from the hang deadline to the verdict.
 
 Three hosts in network namespaces, each with its own sshd (tests/netns/; needs root). A ring
-probe runs 4 MiB all_sums over ssh; when rank 0 leaves timed all_sum #5 the launcher's event hook
+probe runs 4 MiB all_sums over ssh; once rank 0 is past timed all_sum #5 the launcher's event hook
 takes h2's link down (a cable pulled), so every rank hangs and h2 stops answering ssh. Printed per
 run and as medians:
 
@@ -53,10 +53,10 @@ def drive(hostfile: str, deadline: float, netns: str, dev: str) -> None:
         if (
             not t
             and rank == 0
-            and ev.get("ev") == "leave"
-            and ev.get("op") == "all_sum"
-            and ev.get("phase") == "timed"
-            and ev.get("iter") == 5
+            and ev.get("ev") == "hb"  # inside a timed batch, the heartbeat carries the step
+            and (ev.get("step") or {}).get("op") == "all_sum"
+            and (ev.get("step") or {}).get("phase") == "timed"
+            and (ev.get("step") or {}).get("iter", 0) >= 5
         ):
             subprocess.run(["ip", "-n", netns, "link", "set", dev, "down"], check=True, timeout=10)
             t["cut"] = time.monotonic()

@@ -12,6 +12,7 @@ from meshdoctor.mlx.backends import PROBE_BACKENDS
 from meshdoctor.mlx.ports import STARTING_PORT
 from meshdoctor.output import emit, report_to
 from meshdoctor.probe import api
+from meshdoctor.probe.expected import LINK_CLASSES
 from meshdoctor.probe.worker import DTYPES
 from meshdoctor.commands.options import (
     Seconds,
@@ -97,7 +98,9 @@ from meshdoctor.commands.options import (
     "--timeout",
     type=Seconds(0.1, 86400),
     default=None,
-    help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s).",
+    help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s + 0.05 s "
+    "per ring step, times the ranks per CPU when this host is oversubscribed, and at least "
+    "5 x the slowest warm-up call).",
 )
 @click.option(
     "--soak",
@@ -127,6 +130,35 @@ from meshdoctor.commands.options import (
     help="This process is one rank started by another launcher (ring backend): srun "
     "(SLURM_PROCID, SLURM_NTASKS, SLURM_STEP_NODELIST; ring ports from --port) or env "
     "(MLX_RANK, MLX_HOSTFILE, MLX_WORLD_SIZE). Rank 0 prints the verdict, the others their part.",
+)
+@click.option(
+    "--min-busbw",
+    "min_busbw",
+    default=None,
+    metavar="RATE",
+    help="Fail an op or pair whose busbw is below RATE (10GB/s, 800Mb/s, 25Gbps).",
+)
+@click.option(
+    "--link",
+    type=click.Choice(list(LINK_CLASSES)),
+    default=None,
+    help="The class of link the mesh runs over: warn where busbw is below the stated "
+    "fraction of what that class carries (`meshdoctor explain MD513`).",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Compare with a healthy run's figures saved by --save-baseline: warn below 80 %.",
+)
+@click.option(
+    "--save-baseline",
+    "save_baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Save this run's figures (per op, size, pair and wire) to FILE when it is go.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
@@ -173,6 +205,10 @@ def probe(
     launcher: Optional[str] = None,
     healthy_hostfile: Optional[str] = None,
     beside_running_job: bool = False,
+    min_busbw: Optional[str] = None,
+    link: Optional[str] = None,
+    baseline: Optional[str] = None,
+    save_baseline: Optional[str] = None,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -209,6 +245,10 @@ def probe(
         strict=strict,
         launcher=launcher,
         beside_running_job=beside_running_job,
+        min_busbw=min_busbw,
+        link=link,
+        baseline=baseline,
+        save_baseline=save_baseline,
     )
     try:
         # under a launcher, a rank other than 0 relays to rank 0 and prints its own part

@@ -54,7 +54,8 @@ class ProbeRequest:
     when MLX is the CUDA build, else ring, as mlx.launch). ``op``: one collective or ``all``.
     ``size``: bytes per rank's message (``4096``, ``"64KB"``, ``"256MiB"``). ``iters`` and
     ``warmup``: timed and untimed iterations per op. ``dtype``: element type. ``timeout``:
-    per-collective deadline in seconds (None: 10 s + bus bytes / 20 MB/s). ``soak``: N
+    per-collective deadline in seconds (None: sized for the message, the world size and this
+    host's oversubscription, grown with the warm-up: :mod:`meshdoctor.probe.config`). ``soak``: N
     repetitions per op with relaunch after a hang (0: off). ``pairs``: the N x N send/recv
     matrix. ``port``: ring first port, jaccl coordinator port, nccl NCCL_PORT (None: free
     ports / :data:`meshdoctor.mlx.ports.STARTING_PORT`). ``strict``: warnings count as failures (no-go).
@@ -62,7 +63,13 @@ class ProbeRequest:
     started, the mesh comes from its environment (:mod:`meshdoctor.probe.launched`); rank 0
     gives the verdict (:func:`probe`), every other rank relays to it (:func:`follow`).
     ``beside_running_job``: launch even when the gate finds a running job's ranks on a host
-    (MD411; without it the probe refuses)."""
+    (MD411; without it the probe refuses).
+
+    The judgement (MD513): ``min_busbw`` (a rate, ``"10GB/s"``, ``"800Mb/s"``, or GB/s as a
+    number: below it fails), ``link`` (a class of :data:`meshdoctor.probe.expected.LINK_CLASSES`:
+    below its stated fraction warns), ``baseline`` (a file written by ``save_baseline``: below
+    80 % of it warns); ``save_baseline``: write this run's figures there when the run is
+    healthy (go)."""
 
     hostfile: Union[str, "Hostfile", None] = None
     hosts: Optional[str] = None
@@ -80,6 +87,10 @@ class ProbeRequest:
     strict: bool = False
     launcher: Optional[str] = None
     beside_running_job: bool = False
+    min_busbw: Union[str, float, None] = None
+    link: Optional[str] = None
+    baseline: Optional[str] = None
+    save_baseline: Optional[str] = None
 
     @property
     def given(self) -> List[str]:
@@ -122,7 +133,7 @@ def config(request: ProbeRequest, ranks: Optional["Launched"] = None) -> "ProbeC
             hf = load(hf)  # "-" is standard input; read up to hostfile.MAX_BYTES
         except HostfileError as exc:
             raise ProbeSetupError(str(exc), "--hostfile") from None
-    return make_config(
+    cfg = make_config(
         hostfile=hf,
         hosts=request.hosts,
         nranks=request.nranks,
@@ -138,6 +149,38 @@ def config(request: ProbeRequest, ranks: Optional["Launched"] = None) -> "ProbeC
         port=request.port,
         given=request.given,
     )
+    return judged(cfg, request)
+
+
+def judged(cfg: "ProbeConfig", request: ProbeRequest) -> "ProbeConfig":
+    """``cfg`` with the judgement ``request`` asks for (its floor parsed, its link class and
+    baseline checked and read); raises :class:`ProbeSetupError` naming the option."""
+    from meshdoctor.probe import baseline as bl
+    from meshdoctor.probe.expected import LINK_CLASSES
+    from meshdoctor.probe.sizes import SizeError, parse_rate
+
+    if request.min_busbw is not None:
+        try:
+            cfg.min_busbw_gbs = (
+                float(request.min_busbw)
+                if isinstance(request.min_busbw, (int, float))
+                else parse_rate(request.min_busbw)
+            )
+        except SizeError as exc:
+            raise ProbeSetupError(str(exc), "--min-busbw") from None
+    if request.link is not None:
+        if request.link not in LINK_CLASSES:
+            raise ProbeSetupError(
+                f"{request.link!r} is not a link class; one of {', '.join(LINK_CLASSES)}",
+                "--link",
+            )
+        cfg.link = request.link
+    if request.baseline is not None:
+        try:
+            cfg.baseline = bl.read(request.baseline)
+        except bl.BaselineError as exc:
+            raise ProbeSetupError(str(exc), "--baseline") from None
+    return cfg
 
 
 def follow(
@@ -251,7 +294,49 @@ def probe(
             run = run_probe(cfg, on_event=_both(on_event, log.on_event), interrupts=interrupts)
     else:
         run = run_probe(cfg, on_event=on_event, interrupts=interrupts)
-    return build(run, verdict)
+    build(run, verdict)
+    if request.save_baseline:
+        save_baseline(cfg, verdict, request.save_baseline)
+    return verdict
+
+
+def save_baseline(cfg: "ProbeConfig", verdict: "Verdict", path: str) -> None:
+    """Write this run's figures to ``path`` (:mod:`meshdoctor.probe.baseline`) when the run is
+    healthy (go) and measured something; the outcome is an MD513 result in ``verdict``."""
+    from meshdoctor.model import ERROR, OK, WARN, Remediation
+    from meshdoctor.probe import baseline as bl
+    from meshdoctor.probe import codes as C
+    from meshdoctor.probe.codes import result
+
+    doc = bl.snapshot(cfg, verdict.probe or {})
+    n = len(doc["ops"]) + len(doc["pairs"])
+    if verdict.exit_code != 0 or not n:
+        why = "the run is not healthy" if verdict.exit_code != 0 else "nothing was measured"
+        verdict.results.append(
+            result(
+                C.JUDGEMENT,
+                "probe.baseline",
+                WARN,
+                f"baseline not saved to {path}: {why}",
+                remediation=Remediation(
+                    "Save a baseline from a run that is go (exit 0): fix what the other "
+                    "results name, then probe again with --save-baseline."
+                ),
+                host="mesh",
+            )
+        )
+        return
+    problem = bl.write(path, doc)
+    verdict.results.append(
+        result(
+            C.JUDGEMENT,
+            "probe.baseline",
+            ERROR if problem else OK,
+            problem or f"baseline saved to {path}: {n} figure(s) (ops and pairs)",
+            evidence={"path": path, "figures": n},
+            host="mesh",
+        )
+    )
 
 
 def _both(first: Optional["EventHook"], second: "EventHook") -> "EventHook":

@@ -61,7 +61,8 @@ HANG_ENTRY = Entry(
     names=("probe.hang",),
     doc=Doc(
         meaning="A collective made no progress within the per-step deadline (--timeout, else "
-        "size / 20 MB/s + 10 s). The evidence names the step (op and iteration), which "
+        "size / 20 MB/s + 10 s + 0.05 s per ring step, times the ranks per CPU of an "
+        "oversubscribed host, and at least 5 x the slowest warm-up call). The evidence names the step (op and iteration), which "
         "ranks waited inside it, which never arrived, which stopped heartbeating "
         "(stopped or wedged process), and the Python stacks of the waiting ranks. All "
         "ranks were torn down (SIGTERM, then SIGKILL).",
@@ -98,9 +99,9 @@ BANDWIDTH_ENTRY = Entry(
     title="probe bandwidth",
     names=_OP_NAMES + ("probe.gpu_clocks",),
     doc=Doc(
-        meaning="Bandwidth figures of one op in nccl-tests convention: time min/median/max over "
-        "the timed iterations (slowest rank per iteration), algbw = bytes / 1e9 / "
-        "seconds, busbw = algbw x 2(n-1)/n for all_sum, x (n-1)/n for all_gather, x 1 "
+        meaning="Bandwidth figures of one op in nccl-tests convention: the time per call of "
+        "the timed batches (each rank's batch over its iterations, the slowest rank), laps "
+        "min/median/max, algbw = bytes / 1e9 / seconds, busbw = algbw x 2(n-1)/n for all_sum, x (n-1)/n for all_gather, x 1 "
         "for send/recv.",
         why="busbw compares across world sizes and with the link's rate: a figure far below "
         "the link shows a slow cable, a dock or the wrong backend.",
@@ -136,10 +137,12 @@ SOAK_ENTRY = Entry(
         meaning="--soak N ran each op N times with a per-call deadline, relaunching the ranks "
         "after each hang; the hang rate is reported.",
         why="Any hang fails: a ring that deadlocks a few percent of calls (reported with "
-        "mlx 0.32.2 on CPU-stream all_sum at 3+ ranks) makes long jobs certain to die.",
+        "mlx 0.32.2 on CPU-stream all_sum at 3+ ranks, MLX #4475) makes long jobs certain to "
+        "die. The remedy names that defect only when the ranks run a version it was "
+        "reported with.",
         action="Upgrade MLX on every node and soak again; report the hang rate upstream with "
         "the evidence.",
-        sources=("MLX ring backend hang reports (mlx 0.32.2, CPU-stream all_sum, 3+ ranks)",),
+        sources=("MLX #4475 (ring backend: CPU-stream all_sum deadlocks, mlx 0.32.2)",),
     ),
 )
 SOAK = SOAK_ENTRY.code
@@ -219,6 +222,54 @@ COVERAGE_ENTRY = Entry(
 )
 COVERAGE = COVERAGE_ENTRY.code
 
+OVERSUBSCRIBED_ENTRY = Entry(
+    code="MD512",
+    kind=PROBE,
+    title="probe host oversubscribed",
+    names=("probe.oversubscribed",),
+    doc=Doc(
+        meaning="More probe ranks run on this host than it has CPUs (the evidence has both "
+        "counts): the ranks take turns on the cores. The per-step deadline was raised by the "
+        "same factor, and grows further with the slowest warm-up call.",
+        why="Oversubscribed ranks wait for a core inside every collective: the times and "
+        "bandwidths measure the scheduler, not the links, and a slow call is not a hang of "
+        "MLX.",
+        action="Probe with at most one rank per CPU on each host (-n, or fewer hostfile "
+        "entries per host), or read the figures as a load test.",
+        sources=(
+            "MLX distributed docs (one process per rank, launched by mlx.launch)",
+            NCCL_TESTS,
+        ),
+    ),
+)
+OVERSUBSCRIBED = OVERSUBSCRIBED_ENTRY.code
+
+JUDGEMENT_ENTRY = Entry(
+    code="MD513",
+    kind=PROBE,
+    title="probe bandwidth judgement",
+    names=("probe.min_busbw", "probe.link_class", "probe.baseline"),
+    doc=Doc(
+        meaning="The figures judged: below --min-busbw RATE an op or pair fails; below the "
+        "stated fraction of what its link class should carry (--link CLASS: Thunderbolt 5 "
+        "RDMA or IP, Thunderbolt 4 IP, 10/25/100 GbE, NVLink 3/4/5, PCIe gen 3-5 by lanes) "
+        "it warns; below 80 % of a healthy run's figure (--baseline FILE, written by "
+        "--save-baseline FILE) it warns, naming the op or the pair and its wire.",
+        why="A link that trained at a lower speed (a Thunderbolt 5 cable at 40 Gb/s, a port at "
+        "10 GbE) still moves exact data: only a judgement of the rate finds it.",
+        action="Check the link named (cable, port speed, the path the hostfile routes "
+        "through: `meshdoctor check --only MD205`), then probe again with the same options.",
+        sources=(
+            NCCL_TESTS,
+            "Intel Thunderbolt 4 / 5 specifications (40 / 80 Gb/s per cable)",
+            "IEEE 802.3ae, 802.3by, 802.3ba (10, 25, 100 Gb/s Ethernet)",
+            "NVIDIA A100, H100/H200, B200 datasheets (NVLink per GPU)",
+            "PCI-SIG PCI Express Base Specification 3.0-5.0",
+        ),
+    ),
+)
+JUDGEMENT = JUDGEMENT_ENTRY.code
+
 ENTRIES: Tuple[Entry, ...] = (
     GROUP_ENTRY,
     DEAD_ENTRY,
@@ -231,6 +282,8 @@ ENTRIES: Tuple[Entry, ...] = (
     START_ENTRY,
     INTERRUPTED_ENTRY,
     COVERAGE_ENTRY,
+    OVERSUBSCRIBED_ENTRY,
+    JUDGEMENT_ENTRY,
 )
 BY_CODE: Dict[str, Entry] = {e.code: e for e in ENTRIES}
 

@@ -27,6 +27,7 @@ STDERR_KEEP_LINES = 400  # lines of stderr kept per rank (stack dumps included)
 STDERR_TAIL_LINES = 20  # lines reported as the tail
 STDERR_LINE_CHARS = 1000  # a longer stderr line keeps its first and last 500 characters
 NOISE_LINE_CHARS = 300  # the same for a stdout line that is not an event
+STEP_KEYS = ("ev", "rank", "op", "phase", "iter", "seq", "peer", "before")  # a step's fields
 
 
 def parse_line(line: str) -> Optional[Dict[str, Any]]:
@@ -141,6 +142,17 @@ class Tracker:
         kind = ev.get("ev")
         if kind == EV_HB:
             st.last_hb = now
+            step = ev.get("step")
+            if isinstance(step, dict) and int(step.get("seq", 0) or 0) > st.last_seq:
+                # a step inside a timed batch, known only from the heartbeat (worker.timed_batch)
+                try:  # how long ago it began, by the rank's own clock (both stamps are its)
+                    ago = max(0.0, float(ev["t"]) - float(step["t0"]))
+                except (KeyError, TypeError, ValueError):
+                    ago = 0.0
+                st.current = dict(step, ev=EV_ENTER, rank=rank, since=now - ago)
+                st.last_step = st.current
+                st.last_seq = int(step["seq"])
+                self.last_progress = max(self.last_progress, now - ago)
             return
         if kind == EV_READY:
             st.ready = ev
@@ -150,11 +162,18 @@ class Tracker:
         elif kind == EV_ENTER:
             st.current = dict(ev, since=now)
             st.last_step = st.current
-            st.last_seq = max(st.last_seq, int(ev.get("seq", 0)))
+            seq = int(ev.get("seq", 0) or 0)
+            if seq > int((st.last_step or {}).get("seq", 0) or 0):  # a batch's last step
+                st.last_step = {k: ev[k] for k in STEP_KEYS if k in ev}
+            st.last_seq = max(st.last_seq, seq)
         elif kind == EV_LEAVE:
             st.current = None
             key = f"{ev.get('op')}/{ev.get('phase')}"
-            st.completed[key] = st.completed.get(key, 0) + 1
+            st.completed[key] = st.completed.get(key, 0) + int(ev.get("steps", 1) or 1)
+            seq = int(ev.get("seq", 0) or 0)
+            if seq > int((st.last_step or {}).get("seq", 0) or 0):  # a batch's last step
+                st.last_step = {k: ev[k] for k in STEP_KEYS if k in ev}
+            st.last_seq = max(st.last_seq, seq)
         elif kind == EV_RESULT:
             st.results.append(ev)
         elif kind == EV_ERROR:

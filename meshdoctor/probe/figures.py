@@ -4,9 +4,12 @@ processes, no clock, no verdict).
 Conventions are those of nccl-tests, doc/PERFORMANCE.md
 (https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md):
 
-* time: in each timed iteration the slowest rank's time counts (nccl-tests reports the maximum
-  over ranks); min, median and max are then taken over the iterations, in seconds;
-* algbw = size / 1e9 / median time, in GB/s (1e9 bytes per second); ``size`` is the op's
+* time: each rank times its timed iterations as batches, back to back after one barrier
+  (nccl-tests: the clock read once around ``iters`` calls, the average per call, then the
+  maximum over ranks); that per-call time is ``time_s.mean``, the figure algbw uses. min,
+  median and max are over the iterations' laps, the slowest rank's lap each (results without
+  a batch time, as under --soak, use the median of those);
+* algbw = size / 1e9 / time, in GB/s (1e9 bytes per second); ``size`` is the op's
   message size in bytes (all_gather: the gathered output, as nccl-tests counts it);
 * busbw = algbw x :func:`bus_factor` (op, n): the rate each link had to carry, comparable across
   world sizes and with a link's rate.
@@ -67,6 +70,32 @@ def slowest_per_iteration(times_by_rank: Sequence[Sequence[float]]) -> List[floa
     return [max(t[i] for t in times_by_rank) for i in range(iters)]
 
 
+def batch_time(results: Sequence[Mapping[str, Any]]) -> Optional[float]:
+    """The per-call time in seconds of ranks' timed batches (nccl-tests): each rank's
+    ``batch_s`` divided by its number of timed iterations, the maximum over ``results`` (one
+    result event per rank); None when any rank has no batch time or no iteration."""
+    per = []
+    for r in results:
+        batch, iters = r.get("batch_s"), len(r.get("times") or [])
+        if batch is None or not iters:
+            return None
+        per.append(float(batch) / iters)
+    return max(per) if per else None
+
+
+def timing(results: Sequence[Mapping[str, Any]]) -> Optional[Dict[str, float]]:
+    """``time_s`` of one op or pair from its ranks' result events: :func:`time_stats` of the
+    slowest lap per iteration plus ``mean``, the time algbw uses (:func:`batch_time`, else the
+    median lap); None without a timed iteration."""
+    slowest = slowest_per_iteration([r.get("times") or [] for r in results])
+    if not slowest:
+        return None
+    t = time_stats(slowest)
+    mean = batch_time(results)
+    t["mean"] = round(mean if mean is not None else statistics.median(slowest), 9)
+    return t
+
+
 def digest_check(per_rank: Mapping[int, Mapping[str, Any]]) -> Dict[str, Any]:
     """all_gather: each rank's slice, as every rank received it, must have the digest its sender
     computed (``own_digest``). Returns ``digests`` (rank -> own digest, keys as strings),
@@ -115,11 +144,12 @@ def op_figure(op: str, per_rank: Mapping[int, Mapping[str, Any]], n: int) -> Dic
         "wrong": sum(int(r.get("wrong", 0)) for r in per_rank.values()),
         "checked": sum(int(r.get("checked", 0)) for r in per_rank.values()),
     }
-    if slowest:
-        algbw = algbw_gbs(size, statistics.median(slowest))
+    t = timing(list(per_rank.values()))
+    if t is not None:
+        algbw = algbw_gbs(size, t["mean"])
         f.update(
             {
-                "time_s": time_stats(slowest),
+                "time_s": t,
                 "algbw_gbs": sig5(algbw),
                 "busbw_gbs": sig5(algbw * bus_factor(op, n)),
                 "bus_factor": round(bus_factor(op, n), 4),
@@ -150,8 +180,8 @@ def pair_figures(
     unsupported: Sequence[Sequence[int]],
 ) -> Dict[str, Any]:
     """The --pairs matrix from the receivers' pair result events: ``busbw_gbs`` and ``wrong``
-    (n x n, None where not measured; send/recv has bus factor 1, so busbw = algbw of the median
-    time), ``cells`` (src, dst, busbw_gbs, time_s, wrong), ``unsupported`` (pairs the backend
+    (n x n, None where not measured; send/recv has bus factor 1, so busbw = algbw of the
+    receiver's per-call batch time, :func:`timing`), ``cells`` (src, dst, busbw_gbs, time_s, wrong), ``unsupported`` (pairs the backend
     does not connect), ``missing`` (pairs of ``measured`` with no figure), ``slowest`` (the cell
     with the lowest busbw, or None) and a ``note``."""
     matrix: List[List[Optional[float]]] = [[None] * n for _ in range(n)]
@@ -162,14 +192,15 @@ def pair_figures(
             if r.get("op") != PAIR or not r.get("times"):
                 continue
             s, d = int(r["src"]), int(r["dst"])
-            bw = sig5(algbw_gbs(int(r["size"]), statistics.median(r["times"])))
+            t = timing([r])
+            bw = sig5(algbw_gbs(int(r["size"]), t["mean"]))
             matrix[s][d], wrong[s][d] = bw, int(r.get("wrong", 0))
             cells.append(
                 {
                     "src": s,
                     "dst": d,
                     "busbw_gbs": bw,
-                    "time_s": time_stats(r["times"]),
+                    "time_s": t,
                     "wrong": wrong[s][d],
                 }
             )
@@ -202,10 +233,11 @@ def format_ms(seconds: float) -> str:
 
 def bandwidth_line(fig: Mapping[str, Any]) -> str:
     """One timed op's figures as people read them: ``all_sum 64MiB: busbw 1.234 GB/s, algbw
-    925.500 MB/s, time median 72.5 ms (min 70.1, max 80.0)``."""
+    925.500 MB/s, time 72.5 ms per call (laps min 70.1, median 72.0, max 80.0)``."""
     t = fig["time_s"]
     return (
         f"{fig['op']} {format_size_exact(fig['size_bytes'])}: busbw "
-        f"{format_rate(fig['busbw_gbs'])}, algbw {format_rate(fig['algbw_gbs'])}, time median "
-        f"{format_ms(t['median'])} ms (min {format_ms(t['min'])}, max {format_ms(t['max'])})"
+        f"{format_rate(fig['busbw_gbs'])}, algbw {format_rate(fig['algbw_gbs'])}, time "
+        f"{format_ms(t.get('mean', t['median']))} ms per call (laps min {format_ms(t['min'])}, "
+        f"median {format_ms(t['median'])}, max {format_ms(t['max'])})"
     )

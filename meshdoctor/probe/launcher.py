@@ -53,6 +53,7 @@ from meshdoctor.probe.config import (
     ProbeConfig,
     collective_deadline,
     init_deadline,
+    measured_deadline,
     plan_pairs,
     steps_per_rank,
 )
@@ -106,6 +107,8 @@ class Launch:
         self.exit_seen: Dict[int, float] = {}
         self.threads: List[threading.Thread] = []
         self.deadline = collective_deadline(cfg)
+        self.warmup_max_s = 0.0  # the slowest warm-up call seen so far (its leave event's dt)
+        self.steps = steps_per_rank(cfg)
         self.hosts = remote.Hosts()
         hf = cfg.hostfile
         self.states = [
@@ -213,6 +216,11 @@ class Launch:
             now = time.monotonic()
             if stream == "out":
                 ev = tr.stdout_line(rank, line, now)
+                if ev is not None and ev.get("ev") == "leave" and ev.get("phase") == "warmup":
+                    try:
+                        self.warmup_max_s = max(self.warmup_max_s, float(ev.get("dt") or 0.0))
+                    except (TypeError, ValueError):
+                        pass
                 if ev is not None and self.on_event is not None:
                     self.on_event(rank, ev, self)
             elif stream == "err":
@@ -237,24 +245,30 @@ class Launch:
             if self.eof.get((p.rank, "out")) or now - first > 0.5:
                 self.tracker.exited(p.rank, rc, now)
 
+    def current_deadline(self) -> float:
+        """The per-step deadline now: :func:`~meshdoctor.probe.config.measured_deadline`,
+        grown with the slowest warm-up call seen so far."""
+        return measured_deadline(self.cfg, self.warmup_max_s)
+
     def step_deadline(self) -> float:
         """Seconds the current step may take: the init deadline during group formation, the per-step
-        deadline times the iterations in a timed phase."""
+        deadline times the iterations in the benchmark's bare loop (one step)."""
         front = self.tracker.frontier()
         if front is None or front.get("op") == "init":
             return init_deadline(self.cfg)
         if front.get("phase") == "bench":
-            return self.deadline * max(1, int(self.plan.get("iters", 1)))
-        return self.deadline
+            return self.current_deadline() * max(1, int(self.plan.get("iters", 1)))
+        return self.current_deadline()
 
     def run_budget(self) -> float:
-        """Seconds the whole launch may take: init, every step of every rank, and 10 s of slack."""
-        return init_deadline(self.cfg) + steps_per_rank(self.cfg) * self.deadline + 10.0
+        """Seconds the whole launch may take: init, every step of every rank under the current
+        per-step deadline, and 10 s of slack."""
+        return init_deadline(self.cfg) + self.steps * self.current_deadline() + 10.0
 
     def watch(self) -> Tuple[str, Optional[float]]:
         """Wait until done or a failure; returns ``(kind, detected_at)``."""
         tr = self.tracker
-        t_end = time.monotonic() + self.run_budget()
+        t_start = time.monotonic()
         failing_since: Optional[float] = None
         while True:
             self._drain(POLL_S)
@@ -268,12 +282,18 @@ class Launch:
                     return self._failure_kind(), failing_since
                 continue
             limit = self.step_deadline()
+            # a rank inside a step that long while its heartbeat goes on; a silent one (stopped,
+            # or between the steps of a timed batch, which write no events) is caught by the
+            # lack of progress
             stuck = any(
-                s.current is not None and now - s.current["since"] > limit for s in self.states
+                s.current is not None
+                and now - s.current["since"] > limit
+                and (s.last_hb is None or now - s.last_hb <= self.cfg.hb_stale)
+                for s in self.states
             )
             if now - tr.last_progress > limit or stuck:
                 return ("init" if self._in_init() else "hang"), now
-            if now > t_end:
+            if now > t_start + self.run_budget():
                 return "deadline", now
 
     def _in_init(self) -> bool:
@@ -405,6 +425,8 @@ class Launch:
                     out.message, out.detected_at = err, time.monotonic()
                 else:
                     out.kind, out.detected_at = self.watch()
+                    out.deadline_s = self.current_deadline()  # as grown by the warm-up
+                    out.warmup_max_s = self.warmup_max_s
             t_end = (out.detected_at or time.monotonic()) + TEARDOWN_BUDGET_S
             if out.kind in ("hang", "deadline", "init") and any(s.alive for s in self.states):
                 now = time.monotonic()

@@ -69,6 +69,8 @@ class ProbeLog:
             self.ready.add(rank)
         elif kind == "enter":
             self.step = one_line(describe_step(ev))  # the ranks' words: one line
+        elif kind == "hb" and isinstance(ev.get("step"), dict):  # inside a timed batch
+            self.step = one_line(describe_step(ev["step"]))
         else:
             return
         self.tick()

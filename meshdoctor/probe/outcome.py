@@ -24,7 +24,8 @@ class LaunchOutcome:
     seconds; ``detect_s`` is from the first sign of failure (exit seen, or deadline passed) to
     the end of teardown and the leftover check. ``python_missing``: on a ``start`` outcome, the
     local ranks' interpreter (``ProbeConfig.python``) was not an executable file on this host
-    when the launcher looked."""
+    when the launcher looked. ``deadline_s``: the per-step deadline the launch ended with
+    (grown with ``warmup_max_s``, :func:`meshdoctor.probe.config.measured_deadline`)."""
 
     kind: str
     run_id: str
@@ -49,6 +50,7 @@ class LaunchOutcome:
     gpu_slowdown: List[Dict[str, Any]] = field(default_factory=list)
     finished_at: float = 0.0
     python_missing: bool = False
+    warmup_max_s: float = 0.0  # the slowest warm-up call (seconds): the deadline grows with it
 
     @property
     def formed(self) -> bool:

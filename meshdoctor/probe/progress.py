@@ -45,8 +45,11 @@ class ProbeProgress:
         kind = ev.get("ev")
         if kind == "ready":
             self.ready.add(rank)
-        elif kind == "leave":
-            self.done_steps[rank] = self.done_steps.get(rank, 0) + 1
+        elif kind == "leave":  # the last step of a timed batch closes the batch's steps
+            self.done_steps[rank] = self.done_steps.get(rank, 0) + int(ev.get("steps", 1) or 1)
+        elif kind == "hb" and isinstance(ev.get("step"), dict):  # inside a timed batch
+            ev = ev["step"]
+            kind = "enter"
         elif kind != "enter":
             return
         if kind == "enter":

@@ -173,12 +173,13 @@ def make_config(
     except envmod.EnvError as exc:
         raise ProbeSetupError(str(exc), where) from None
     local_count = len(local_ranks(hf))
-    need = memory_needed(nbytes, local_count)
+    need = memory_needed(nbytes, local_count, iters)
     have = available if available is not None else available_memory()
     if local_count and need > have:
         raise ProbeSetupError(
             f"{format_size(nbytes)} with {local_count} rank(s) on this host needs about "
-            f"{format_size(need)} (4 buffers of the message size plus 256MiB per rank) but only "
+            f"{format_size(need)} (4 buffers of the message size, the outputs of a timed batch "
+            f"kept for checking, and 256MiB per rank) but only "
             f"{format_size(have)} is available; use a smaller --size or fewer local ranks",
             "--size",
         )

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterable
 
+from meshdoctor.probe.worker import batch_plan
+
 _UNITS: Dict[str, int] = {
     "": 1,
     "b": 1,
@@ -88,13 +90,18 @@ BUFFERS_PER_RANK = 4
 SLACK_BYTES = 256 << 20  # interpreter + MLX runtime per rank, measured ~150 MiB with mlx 0.32.4
 
 
-def memory_needed(size: int, local_ranks: int) -> int:
+def memory_needed(size: int, local_ranks: int, iters: int = 1) -> int:
     """Bytes the probe needs on one host running ``local_ranks`` ranks with message ``size``
     bytes: every op keeps at most :data:`BUFFERS_PER_RANK` buffers of ``size`` bytes per rank
     (all_gather's output is ``size`` bytes too: nccl-tests counts the gathered output as the
     size; sum_scatter's input is ``size`` bytes and its output and expected value ``size``/n),
-    plus :data:`SLACK_BYTES` per rank for the interpreter and MLX."""
-    return local_ranks * (BUFFERS_PER_RANK * size + SLACK_BYTES)
+    plus the other outputs of a timed batch of ``iters`` iterations, kept for the exact check
+    after it (:func:`meshdoctor.probe.worker.batch_plan`: within
+    :data:`meshdoctor.probe.worker.RETAIN_BYTES`), plus :data:`SLACK_BYTES` per rank for the
+    interpreter and MLX."""
+    longest = max((count for _, count in batch_plan(iters, size)), default=1)
+    kept = max(0, longest - 1) * size
+    return local_ranks * (BUFFERS_PER_RANK * size + kept + SLACK_BYTES)
 
 
 # MLX 0.32.4 jaccl/mesh_impl.h: a mesh message of at least this many bytes is split over every
@@ -117,3 +124,28 @@ def mesh_wire_floor(ops: Iterable[str], n: int, wires: int) -> int:
         (per_peer * max(1, n) if op in PER_RANK_SHARE_OPS else per_peer for op in ops),
         default=per_peer,
     )
+
+
+# Rates (--min-busbw): a number, a decimal prefix (k, M, G, T: powers of 1000, as link rates
+# are), ``B`` for bytes or ``b`` for bits (case matters here: 10GB/s is 8 x 10Gb/s), then
+# ``/s`` or ``ps``: ``10GB/s``, ``800Mb/s``, ``25Gbps``, ``1.5 GB/s``.
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKMGT]?)(B|b|bit|Bit)?\s*(?:/s|ps)\s*$")
+_RATE_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def parse_rate(text: str) -> float:
+    """A bandwidth as written on the command line, in GB/s (1e9 bytes/s, the unit of busbw):
+    ``"10GB/s"`` -> 10.0, ``"800Mb/s"`` -> 0.1, ``"25Gbps"`` -> 3.125. Raises
+    :class:`SizeError` (with examples) for anything else or a rate that is not positive."""
+    m = _RATE.match(str(text))
+    if not m:
+        raise SizeError(
+            f"{text!r} is not a rate; write a number, a decimal prefix and B/s (bytes) or b/s "
+            "(bits), e.g. 10GB/s, 800Mb/s, 25Gbps"
+        )
+    value = float(m.group(1)) * _RATE_PREFIX[m.group(2)]
+    if m.group(3) in ("b", "bit", "Bit"):
+        value /= 8
+    if value <= 0:
+        raise SizeError(f"{text!r}: a rate must be above 0")
+    return value / 1e9

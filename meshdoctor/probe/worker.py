@@ -15,10 +15,15 @@ seconds since the epoch):
   ``iter``, ``seq`` (the same step number on every rank), ``peer`` (send/recv), and on leave
   ``dt`` (seconds);
 * ``result``: per op: ``size`` (bytes), ``count``, ``dtype``, ``times`` (seconds per timed
-  iteration), ``wrong`` (elements that differ from the exact expected value, nccl-tests
+  iteration, each a lap of its batch), ``batch_s`` and ``batches`` (seconds of all timed batches
+  together, and how many: see :func:`batch_plan`; absent under soak), ``wrong`` (elements that differ from the exact expected value, nccl-tests
   ``#wrong``), ``checked`` (elements compared), all_gather ``digests`` (blake2b-128 of each
   rank's slice as received here) and ``own_digest`` (of the slice this rank sent);
-* ``hb``: heartbeat from a side thread every ``hb_interval`` seconds with the current ``seq``;
+* ``hb``: heartbeat from a side thread every ``hb_interval`` seconds with the current ``seq``
+  and ``step`` (the step the rank is in, as its enter event plus ``t0``, the wall clock when it
+  began, or null): inside a timed batch
+  only the first iteration writes ``enter`` and the last ``leave`` (with ``steps``, the
+  batch's count), the others are known from the heartbeat;
 * ``error``: ``where`` (op or init), ``type``, ``message``; the traceback goes to stderr;
 * ``done``.
 
@@ -160,6 +165,34 @@ def parse_faults(text: str):
     return out
 
 
+# Timed iterations run in batches (nccl-tests: a barrier, then the iterations back to back, one
+# clock reading before and after; per-iteration barriers would add every rank's start skew to
+# every call). The outputs of a batch are kept for the exact check after it, up to this many
+# bytes and iterations per rank: a longer run is split into balanced batches, each after its
+# own barrier (the skew of one barrier is then spread over up to BATCH_MAX_ITERS calls).
+RETAIN_BYTES = 512 << 20
+BATCH_MAX_ITERS = 32
+
+
+def batch_plan(iters: int, nbytes: int) -> list:
+    """``[(first_iteration, count), ...]``: the timed iterations in batches of at most
+    :data:`BATCH_MAX_ITERS` and ``max(1, RETAIN_BYTES // nbytes)`` (so the outputs kept for
+    checking stay within :data:`RETAIN_BYTES`, or one output at a larger size), balanced: 5
+    iterations of 128 MiB -> ``[(0, 3), (3, 2)]``."""
+    iters = max(0, int(iters))
+    if not iters:
+        return []
+    per = max(1, min(BATCH_MAX_ITERS, RETAIN_BYTES // max(1, int(nbytes))))
+    n_batches = -(-iters // per)
+    base, extra = divmod(iters, n_batches)
+    out, start = [], 0
+    for k in range(n_batches):
+        count = base + (1 if k < extra else 0)
+        out.append((start, count))
+        start += count
+    return out
+
+
 # kill-in / stop-in: the signal comes this long after the step starts, while the main thread is
 # inside the collective (a 1 GiB NCCL all_sum on 2 H200s takes about 4 ms; a 64 MiB ring all_sum
 # over loopback about 400 ms).
@@ -250,9 +283,24 @@ class Worker:
         return hashlib.blake2b(bytes(memoryview(raw)), digest_size=16).hexdigest()
 
     # --- steps ------------------------------------------------------------------------------
-    def step(self, op: str, phase: str, it: int, fn, peer=None, involved: bool = True, before=None):
+    def step(
+        self,
+        op: str,
+        phase: str,
+        it: int,
+        fn,
+        peer=None,
+        involved: bool = True,
+        before=None,
+        sync: bool = True,
+        enter: bool = True,
+        leave=True,
+    ):
         """Run one step on every rank: the step number advances everywhere; ``fn`` runs and is
-        reported (enter/leave with ``dt`` seconds) only where ``involved``."""
+        reported (enter/leave with ``dt`` seconds) only where ``involved``. Inside a timed batch
+        (:meth:`timed_batch`): ``sync=False`` leaves the device wait to the end of the batch,
+        ``enter=False`` / ``leave=False`` write no event (the heartbeat carries the step), and a
+        ``leave`` dict adds its fields to the leave event."""
         self.seq += 1
         if not involved:
             return None, 0.0
@@ -272,13 +320,16 @@ class Worker:
             ev["peer"] = peer
         if before is not None:
             ev["before"] = before
-        self.current = ev
-        self.emit(EV_ENTER, **ev)
+        self.current = dict(ev, t0=round(time.time(), 6))  # the heartbeat's view of the step
+        if enter:
+            self.emit(EV_ENTER, **ev)
         t0 = time.perf_counter()
         out = fn()
-        self.sync()
+        if sync:
+            self.sync()
         dt = time.perf_counter() - t0
-        self.emit(EV_LEAVE, dt=round(dt, 6), **ev)
+        if leave:
+            self.emit(EV_LEAVE, dt=round(dt, 6), **ev, **(leave if isinstance(leave, dict) else {}))
         self.current = None
         return out, dt
 
@@ -293,7 +344,7 @@ class Worker:
         thread, so a rank stuck inside a collective still beats)."""
         while not stop.wait(interval):
             cur = self.current
-            self.emit(EV_HB, seq=self.seq, op=cur["op"] if cur else None)
+            self.emit(EV_HB, seq=self.seq, op=cur["op"] if cur else None, step=cur)
 
     # --- ops --------------------------------------------------------------------------------
     def _count(self) -> int:
@@ -393,22 +444,26 @@ class Worker:
 
             def loop():
                 ts = []
+                t_start = time.perf_counter()
                 for _ in range(iters):
                     t0 = time.perf_counter()
                     call()
-                    self.sync()
                     ts.append(time.perf_counter() - t0)
-                return ts
+                self.sync()
+                return ts, time.perf_counter() - t_start
 
             for i in range(warmup):
                 self.step(op, "warmup", i, call)
-            times, _ = self.step(op, "bench", 0, loop)
+            self.barrier("bench", 0, op)  # start together, as the probe's timed batch
+            (times, batch), _ = self.step(op, "bench", 0, loop)
             self.emit(
                 EV_RESULT,
                 op=op,
                 size=nbytes,
                 dtype=self.dtype_name,
                 times=times,
+                batch_s=round(batch, 6),
+                batches=1,
                 wrong=0,
                 checked=0,
                 world_size=self.n,
@@ -423,18 +478,33 @@ class Worker:
             checked += y.size
         soak = int(self.plan.get("soak", 0))
         first = int((self.plan.get("start") or {}).get(op, 0))
-        reps = range(first, soak) if soak else range(iters)
-        phase = "soak" if soak else "timed"
-        for i in reps:
-            self.barrier(phase, i, op)
-            y, dt = self.step(op, phase, i, call, peer)
-            times.append(dt)
-            wrong += check(y)
-            checked += y.size
-            if op == "all_gather" and digests is None:
-                c = extra["slice"]
-                digests = [self.digest(y[k * c : (k + 1) * c]) for k in range(self.n)]
-            del y
+        batch_s = batches = None
+        if soak:  # every call under its own deadline, each checked before the next
+            for i in range(first, soak):
+                self.barrier("soak", i, op)
+                y, dt = self.step(op, "soak", i, call, peer)
+                times.append(dt)
+                wrong += check(y)
+                checked += y.size
+                if op == "all_gather" and digests is None:
+                    digests = self.gathered_digests(y, extra["slice"])
+                del y
+        else:
+            batch_s, batches = 0.0, 0
+            plan = batch_plan(iters, nbytes)
+            out_bytes = nbytes // self.n if op == "sum_scatter" else nbytes
+            for start, count in plan:
+                kept, secs = self.timed_batch(
+                    op, start, count, call, peer, times, prime=(out_bytes, plan, start == 0)
+                )
+                batch_s += secs
+                batches += 1
+                for y in kept:  # every value checked, after the clock stopped
+                    wrong += check(y)
+                    checked += y.size
+                    if op == "all_gather" and digests is None:
+                        digests = self.gathered_digests(y, extra["slice"])
+                del kept
         res = {
             "op": op,
             "size": nbytes,
@@ -444,6 +514,8 @@ class Worker:
             "checked": checked,
             "world_size": self.n,
         }
+        if batch_s is not None:
+            res["batch_s"], res["batches"] = round(batch_s, 6), batches
         if op == "all_gather":
             res["digests"] = digests or []
             res["own_digest"] = self.digest(extra["x"])
@@ -451,23 +523,88 @@ class Worker:
             res["peer"] = peer
         self.emit(EV_RESULT, **res)
 
-    def barrier(self, phase: str, it: int, before: str) -> None:
-        """A 1-element all_sum step (MLX has no barrier in mlx.core.distributed, mlx 0.32.4): every rank starts the
-        next timed collective together, so the verification done between iterations does not
-        show up as skew in the next one's time."""
+    def prime(self, out_bytes: int, plan: list) -> None:
+        """Have MLX's buffer cache hold, before the clock starts, the output buffers a timed
+        batch of ``plan`` keeps alive (``out_bytes`` each): the cache limit is raised to fit
+        them (MLX's default on the CPU is 32 MiB, mlx 0.32.4) and as many buffers are allocated
+        and freed, so the batch reuses them instead of faulting fresh pages in while timed (a
+        bare loop frees and reuses one buffer)."""
+        mx = self.mx
+        per = max((count for _, count in plan), default=0)
+        elems = max(1, int(out_bytes) // self.itemsize)
+        set_limit = getattr(mx, "set_cache_limit", None)
+        if per < 2 or set_limit is None:
+            return
+        prev = set_limit(0)
+        set_limit(max(prev, (per + 4) * elems * self.itemsize))
+        zero = mx.array(0, dtype=self.dtype)
+        bufs = [mx.zeros((elems,), dtype=self.dtype) + zero for _ in range(per)]
+        mx.eval(bufs)
+        del bufs
+
+    def gathered_digests(self, y, c: int) -> list:
+        """The digest of each rank's slice (``c`` elements) of a gathered output ``y``."""
+        return [self.digest(y[k * c : (k + 1) * c]) for k in range(self.n)]
+
+    def timed_batch(
+        self, op: str, start: int, count: int, call, peer, laps: list, prime=None, **kw
+    ):
+        """One timed batch (nccl-tests' timing: a barrier, then ``count`` iterations back to
+        back, the clock read once before and once after, the device waited for once at the
+        end): returns ``(outputs, seconds)``, the outputs kept for the exact check that follows
+        outside the clock. Each iteration is still a step (its own number, fault point and lap
+        time appended to ``laps``), but only the first writes ``enter`` and only the last
+        ``leave`` (with ``steps``, the batch's count): the others are seen through the
+        heartbeat, which carries the current step, so deadlines and hang reports still see
+        every call while the launcher is not woken per call. ``prime``: ``(out_bytes, plan,
+        first)``, and when ``first`` the barrier step first fills MLX's buffer cache
+        (:meth:`prime`), under the barrier's deadline. ``kw`` goes to :meth:`step` (the pairs'
+        ``involved``)."""
+        phase = "pair" if op == "pair" else "timed"
+        name = "send_recv" if op == "pair" else op
+        ready = None
+        if prime and prime[2]:
+            ready = lambda: self.prime(prime[0], prime[1])  # noqa: E731
+        self.barrier(phase, start, name, prepare=ready)
+        kept = []
+        last = start + count - 1
+        t0 = time.perf_counter()
+        for i in range(start, start + count):
+            y, dt = self.step(
+                name,
+                phase,
+                i,
+                call,
+                peer,
+                sync=False,
+                enter=i == start,
+                leave={"steps": count} if i == last else False,
+                **kw,
+            )
+            laps.append(dt)
+            kept.append(y)
+        self.sync()
+        return kept, time.perf_counter() - t0
+
+    def barrier(self, phase: str, it: int, before: str, prepare=None) -> None:
+        """A 1-element all_sum step (MLX has no barrier in mlx.core.distributed, mlx 0.32.4):
+        every rank starts the next iteration or timed batch together, so the verification done
+        before it does not show up as skew in its time. ``prepare`` (a callable) runs first,
+        inside the step: work before a timed batch that must not be timed."""
         mx = self.mx
         one = mx.ones((1,), dtype=mx.float32)
-        self.step(
-            "barrier",
-            phase,
-            it,
-            lambda: mx.eval(mx.distributed.all_sum(one, group=self.group, stream=self.stream)),
-            before=before,
-        )
+
+        def fn():
+            if prepare is not None:
+                prepare()
+            mx.eval(mx.distributed.all_sum(one, group=self.group, stream=self.stream))
+
+        self.step("barrier", phase, it, fn, before=before)
 
     def run_pairs(self) -> None:
-        """send/recv between every listed ordered pair, one at a time, each after a 1-element
-        all_sum barrier so the pair's timing starts together; the receiver reports."""
+        """send/recv between every listed ordered pair, one at a time: warm-up iterations, then
+        the timed ones in batches (:meth:`timed_batch`, each after a 1-element all_sum barrier so
+        the pair's timing starts together); the receiver checks every value and reports."""
         mx, cpu, r = self.mx, self.mx.cpu, self.rank
         count = self._count()
         x = self.mine(count)
@@ -484,20 +621,31 @@ class Worker:
                 mx.eval(y)
                 return y
 
-            for i in range(warmup + iters):
+            involved = r in (src, dst)
+            peer = dst if r == src else src
+            for i in range(warmup):
                 self.barrier("pair", i, "send_recv")
-                y, dt = self.step(
-                    "send_recv",
-                    "pair",
-                    i,
-                    xfer,
-                    peer=dst if r == src else src,
-                    involved=r in (src, dst),
-                )
+                y, _ = self.step("send_recv", "pair", i, xfer, peer=peer, involved=involved)
                 if r == dst:
                     wrong += self.wrong(y, expected)
-                    if i >= warmup:
-                        times.append(dt)
+            batch_s = 0.0
+            plan = batch_plan(iters, count * self.itemsize)
+            for start, n_it in plan:
+                first = start == 0 and r == dst
+                kept, secs = self.timed_batch(
+                    "pair",
+                    warmup + start,
+                    n_it,
+                    xfer,
+                    peer,
+                    times,
+                    prime=(count * self.itemsize, plan, first),
+                    involved=involved,
+                )
+                batch_s += secs
+                if r == dst:
+                    wrong += sum(self.wrong(y, expected) for y in kept)
+                del kept
             if r == dst:
                 self.emit(
                     EV_RESULT,
@@ -507,6 +655,7 @@ class Worker:
                     size=count * self.itemsize,
                     dtype=self.dtype_name,
                     times=times,
+                    batch_s=round(batch_s, 6),
                     wrong=wrong,
                     checked=count * (warmup + iters),
                     world_size=self.n,

@@ -61,6 +61,10 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
         from meshdoctor.render.fleet import table
 
         table(v, out)
+    if v.probe and v.probe.get("pairs") and not quiet:  # the --pairs matrix, then the results
+        from meshdoctor.render.probe import pairs_table
+
+        pairs_table(v.probe["pairs"], out)
     for r in v.results:
         if quiet and r.status not in shown:
             continue

@@ -12,8 +12,10 @@ from meshdoctor.model import ERROR, FAIL, OK, WARN, Remediation, Result
 from meshdoctor.probe.codes import result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe import figures, soak
-from meshdoctor.probe.config import ProbeConfig, plan_pairs
+from meshdoctor.mlx.defects import hang_note
+from meshdoctor.probe.config import ProbeConfig, oversubscription, plan_pairs
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
+from meshdoctor.probe.report.judgement import judgement_results
 from meshdoctor.probe.report.view import MESH
 
 
@@ -140,9 +142,10 @@ def _pairs_result(pf: Dict[str, Any]) -> Optional[Result]:
     return None
 
 
-def _soak_result(sk: Dict[str, Any], complete: bool) -> Result:
+def _soak_result(sk: Dict[str, Any], complete: bool, note: str = "") -> Result:
     """--soak: any hang fails; a soak that did not complete (the last launch did not end ok)
-    warns; else ok."""
+    warns; else ok. ``note``: the known defect of the ranks' MLX version that explains such
+    hangs (:func:`meshdoctor.mlx.defects.hang_note`), or ``""``."""
     hangs, attempted = sk["hangs"], sk["calls"]
     rate = hangs / attempted if attempted else 0.0
     status = FAIL if hangs else (OK if complete else WARN)
@@ -158,13 +161,29 @@ def _soak_result(sk: Dict[str, Any], complete: bool) -> Result:
         summary,
         evidence=sk,
         remediation=Remediation(
-            "Hangs without a dead rank match the known ring deadlock (mlx "
-            "0.32.2, a few % of CPU-stream all_sum calls at 3+ ranks): "
-            "upgrade mlx, keep collectives on stream=mx.cpu, and gate long "
-            "jobs on a clean soak."
+            (note + " " if note else "")
+            + "Gate long jobs on a clean soak; report the hang rate upstream with the stacks."
         )
         if hangs
         else None,
+        host=MESH,
+    )
+
+
+def _oversubscribed_result(over: Dict[str, Any], out: LaunchOutcome) -> Result:
+    """More ranks than CPUs on this host: a warning with the counts and the deadline used."""
+    return result(
+        C.OVERSUBSCRIBED,
+        "probe.oversubscribed",
+        WARN,
+        f"{over['ranks']} ranks on this host's {over['cpus']} CPUs (oversubscribed "
+        f"x{over['factor']:g}): the ranks take turns on the cores, so the figures measure the "
+        f"scheduler; the per-step deadline was {out.deadline_s:.1f} s",
+        evidence=dict(over, deadline_s=round(out.deadline_s, 3)),
+        remediation=Remediation(
+            f"Probe with at most {over['cpus']} rank(s) on this host, or read the figures as "
+            "a load test."
+        ),
         host=MESH,
     )
 
@@ -233,4 +252,11 @@ def add_measures(
             res.append(r)
     if cfg.soak:
         probe["soak"] = soak.figures(cfg, run.launches, run.soak_hangs)
-        res.append(_soak_result(probe["soak"], complete=out.kind == "ok"))
+        versions = [(st.ready or {}).get("mlx") for o in run.launches for st in o.ranks]
+        note = hang_note(cfg.backend, [v for v in versions if v])
+        res.append(_soak_result(probe["soak"], complete=out.kind == "ok", note=note))
+    over = oversubscription(cfg)
+    if over:
+        probe["oversubscribed"] = over
+        res.append(_oversubscribed_result(over, out))
+    res.extend(judgement_results(cfg, probe))

@@ -11,7 +11,13 @@ from meshdoctor.hostfile.phrases import ranks_phrase
 from meshdoctor.model import ERROR, FAIL, OK, Remediation, Result
 from meshdoctor.probe.codes import result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
-from meshdoctor.probe.config import ProbeConfig, collective_deadline, init_deadline
+from meshdoctor.mlx.defects import hang_note
+from meshdoctor.probe.config import (
+    ProbeConfig,
+    collective_deadline,
+    init_deadline,
+    oversubscription,
+)
 from meshdoctor.probe.culprits import blame_hang, cause_remedy, how, peers_lost, signal_name
 from meshdoctor.probe.events import RankState, describe_step
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
@@ -203,11 +209,29 @@ def _rank_died(lc: LaunchView) -> Result:
     )
 
 
-RING_DEADLOCK = (
-    "A ring that hangs without any rank dying matches the known ring deadlock "
-    "(mlx 0.32.2, a few % of CPU-stream all_sum calls at 3+ ranks): run "
-    "collectives on stream=mx.cpu, upgrade mlx, and gate long jobs on --soak."
-)
+def hang_cause_note(cfg: ProbeConfig, out: LaunchOutcome) -> str:
+    """What may explain a hang with no rank to blame, as one or two sentences: the known MLX
+    defect of the ranks' MLX version (:func:`meshdoctor.mlx.defects.hang_note`, only for a
+    version that has it), this host's oversubscription (more ranks than CPUs), and else how to
+    measure it (``--soak``)."""
+    parts = []
+    over = oversubscription(cfg)
+    if over:
+        parts.append(
+            f"{over['ranks']} ranks share this host's {over['cpus']} CPUs (oversubscribed): "
+            "each waits for a core, so a call can outlast a deadline sized for the link; "
+            "probe with at most one rank per CPU."
+        )
+    versions = [(st.ready or {}).get("mlx") for st in out.ranks]
+    note = hang_note(cfg.backend, [v for v in versions if v])
+    if note:
+        parts.append(note)
+    elif not over:
+        parts.append(
+            "Gate long jobs on `meshdoctor probe --soak N` (the hang rate), and report the "
+            "hang upstream with the stacks."
+        )
+    return " ".join(parts)
 
 
 def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
@@ -259,7 +283,7 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
             f"--timeout {cfg.timeout:g} s is shorter than this collective can take at "
             f"{format_size(cfg.size)}: probe again without --timeout (the deadline is "
             f"then {auto:.1f} s, sized for the message) or with a longer one. If it "
-            "still hangs, that is a real hang. " + RING_DEADLOCK
+            "still hangs, that is a real hang. " + hang_cause_note(cfg, out)
         )
     if blame.all_inside:  # nobody to blame: every rank was inside the collective
         msg = (
@@ -272,7 +296,7 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
         else:
             remedy = (
                 "No rank stopped or fell behind: the collective itself made no "
-                "progress. " + RING_DEADLOCK
+                "progress. " + hang_cause_note(cfg, out)
             )
         host = MESH
     elif too_short and not stalled:
@@ -291,7 +315,7 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
             "survivors of a stopped or dead peer keep their GPU at 100 % until killed, so "
             "gate jobs on a deadline like this one."
             if cfg.backend == "nccl"  # NCCL survivors spin inside the kernel, with no message
-            else "(stopped, swapping, a dead link). " + RING_DEADLOCK
+            else "(stopped, swapping, a dead link). " + hang_cause_note(cfg, out)
         )
     return result(
         C.HANG,

@@ -76,6 +76,8 @@ def _launch_section(out: LaunchOutcome) -> Dict[str, Any]:
         "leftovers": out.survivors,
         "detect_s": round(out.finished_at - out.detected_at, 4) if out.detected_at else None,
         "wall_s": round(out.finished_at - out.started_at, 4),
+        "step_deadline_s": round(out.deadline_s, 3),
+        "warmup_max_s": round(out.warmup_max_s, 6),
     }
 
 

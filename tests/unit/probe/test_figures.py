@@ -36,13 +36,38 @@ def test_slowest_rank_per_iteration_then_median():
         3: [_res("all_sum", [0.05, 0.05, 0.05], wrong=2, checked=10)],
     }
     (f,) = F.op_figures(per_rank, 4)
-    assert f["time_s"] == {"min": 0.2, "median": 0.2, "max": 0.4}
+    # without a batch time (soak), the median of the slowest laps is the time
+    assert f["time_s"] == {"min": 0.2, "median": 0.2, "max": 0.4, "mean": 0.2}
     assert f["algbw_gbs"] == 2.0  # 400e6 B / 1e9 / 0.2 s
     assert f["busbw_gbs"] == 3.0  # x 2(4-1)/4
     assert f["bus_factor"] == 1.5
     assert f["iters"] == 3 and f["ranks_reporting"] == [0, 1, 2, 3]
     assert f["wrong"] == 2 and f["checked"] == 40
     assert f["size_bytes"] == 400_000_000 and f["dtype"] == "float32"
+
+
+def test_batch_time_is_the_slowest_ranks_average_per_call():
+    # nccl-tests: each rank's batch over its iterations, then the maximum over ranks; the laps'
+    # slowest-per-iteration (0.3, 0.3) would overstate it, since no rank spent 0.6 s
+    per_rank = {
+        0: [_res("all_sum", [0.1, 0.3], batch_s=0.4, batches=1, wrong=0, checked=10)],
+        1: [_res("all_sum", [0.3, 0.1], batch_s=0.5, batches=1, wrong=0, checked=10)],
+    }
+    (f,) = F.op_figures(per_rank, 2)
+    assert f["time_s"] == {"min": 0.3, "median": 0.3, "max": 0.3, "mean": 0.25}
+    assert f["algbw_gbs"] == 1.6  # 400e6 B / 1e9 / 0.25 s
+    assert f["busbw_gbs"] == 1.6  # x 2(2-1)/2
+    assert "per call" in F.bandwidth_line(f) and "250.0 ms" in F.bandwidth_line(f)
+
+
+def test_batches_keep_the_checked_outputs_within_the_cap():
+    from meshdoctor.probe.worker import RETAIN_BYTES, batch_plan
+
+    assert batch_plan(5, 128 << 20) == [(0, 3), (3, 2)]  # 4 per batch at most: 3 + 2
+    assert batch_plan(20, 1 << 20) == [(0, 20)]
+    assert batch_plan(40, 1 << 20) == [(0, 20), (20, 20)]  # at most BATCH_MAX_ITERS (32)
+    assert batch_plan(3, 2 * RETAIN_BYTES) == [(0, 1), (1, 1), (2, 1)]
+    assert batch_plan(0, 1) == []
 
 
 def test_iterations_are_those_every_rank_reported():
@@ -105,7 +130,7 @@ def test_pair_matrix_missing_and_slowest():
         "src": 2,
         "dst": 0,
         "busbw_gbs": 0.25,
-        "time_s": {"min": 0.004, "median": 0.004, "max": 0.004},
+        "time_s": {"min": 0.004, "median": 0.004, "max": 0.004, "mean": 0.004},
         "wrong": 0,
     }
     assert pf["note"] == "" and pf["unsupported"] == []
@@ -120,11 +145,11 @@ def test_rates_and_the_bandwidth_line():
         "size_bytes": 64 << 20,
         "busbw_gbs": 1.5,
         "algbw_gbs": 0.75,
-        "time_s": {"min": 0.0701, "median": 0.0725, "max": 0.08},
+        "time_s": {"min": 0.0701, "median": 0.0725, "max": 0.08, "mean": 0.0715},
     }
     assert F.bandwidth_line(fig) == (
-        "all_sum 64MiB: busbw 1.500 GB/s, algbw 750.000 MB/s, time median 72.5 ms "
-        "(min 70.1, max 80.0)"
+        "all_sum 64MiB: busbw 1.500 GB/s, algbw 750.000 MB/s, time 71.5 ms per call "
+        "(laps min 70.1, median 72.5, max 80.0)"
     )
 
 

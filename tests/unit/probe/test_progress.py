@@ -41,3 +41,17 @@ def test_the_terminal_progress_label_is_never_blank():
         bar.on_event(0, {"ev": "leave", "op": "all_sum", "seq": 2}, None)
         desc = bar.progress.tasks[0].description
     assert desc.startswith("all_sum #0 (timed, step 2)") and "ranks ready 1/2" in desc
+
+
+def test_a_timed_batch_advances_the_bar_by_its_steps_and_its_heartbeat_names_the_step():
+    from meshdoctor.probe.progress import ProbeProgress
+
+    with ProbeProgress(20, 1) as bar:
+        bar.on_event(
+            0, {"ev": "enter", "op": "all_sum", "phase": "timed", "iter": 0, "seq": 5}, None
+        )
+        step = {"op": "all_sum", "phase": "timed", "iter": 7, "seq": 12}
+        bar.on_event(0, {"ev": "hb", "seq": 12, "op": "all_sum", "step": step}, None)
+        assert bar.progress.tasks[0].description.startswith("all_sum #7 (timed, step 12)")
+        bar.on_event(0, {"ev": "leave", "op": "all_sum", "seq": 14, "steps": 10}, None)
+        assert bar.progress.tasks[0].completed == 10

@@ -11,7 +11,9 @@ def test_a_deadline_shorter_than_the_collective_blames_no_rank():
     from meshdoctor.probe.outcome import LaunchOutcome
     from meshdoctor.probe.report.outcomes import _hang_result
 
-    cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=256 << 20, timeout=0.1)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(2), ops=["all_sum"], size=256 << 20, timeout=0.1, cpus=8
+    )
     step = {"op": "all_sum", "phase": "warmup", "iter": 0, "seq": 3}
     ranks = [RankState(r, "localhost", True) for r in range(2)]
     out = LaunchOutcome("hang", "run", ranks, {}, 0.1, None, started_at=0.0)
@@ -24,10 +26,10 @@ def test_a_deadline_shorter_than_the_collective_blames_no_rank():
     res = _hang_result(cfg, out)
     assert res.summary.startswith("all 2 ranks entered all_sum #0")
     assert "none left within the 0.1 s deadline (--timeout 0.1)" in res.summary
-    assert "the deadline sized for 256MiB would be 23.4 s" in res.summary
+    assert "the deadline sized for 256MiB would be 23.5 s" in res.summary
     assert "never arrived" not in res.summary + res.remediation.text
     assert "probe again without --timeout" in res.remediation.text
-    assert res.host == "mesh" and res.evidence["auto_deadline_s"] == pytest.approx(23.4, 0.01)
+    assert res.host == "mesh" and res.evidence["auto_deadline_s"] == pytest.approx(23.52, 0.01)
 
 
 def test_a_short_deadline_blames_no_rank_that_was_still_on_its_way():
@@ -38,7 +40,9 @@ def test_a_short_deadline_blames_no_rank_that_was_still_on_its_way():
     from meshdoctor.probe.outcome import LaunchOutcome
     from meshdoctor.probe.report.outcomes import _hang_result
 
-    cfg = ProbeConfig(hostfile=local_hostfile(2), ops=["all_sum"], size=256 << 20, timeout=0.1)
+    cfg = ProbeConfig(
+        hostfile=local_hostfile(2), ops=["all_sum"], size=256 << 20, timeout=0.1, cpus=8
+    )
     step = {"op": "all_sum", "phase": "warmup", "iter": 0, "seq": 3}
     ranks = [RankState(r, "localhost", True) for r in range(2)]
     out = LaunchOutcome("hang", "run", ranks, {}, 0.1, None, started_at=0.0)
@@ -50,7 +54,7 @@ def test_a_short_deadline_blames_no_rank_that_was_still_on_its_way():
     }
     res = _hang_result(cfg, out)
     assert res.host == "mesh" and "not yet arrived: rank 1" in res.summary, res.summary
-    assert "the deadline sized for 256MiB would be 23.4 s" in res.summary
+    assert "the deadline sized for 256MiB would be 23.5 s" in res.summary
     assert "never arrived" not in res.summary + res.remediation.text
     assert "probe again without --timeout" in res.remediation.text
 
@@ -64,3 +68,54 @@ def test_a_leftover_on_a_remote_host_is_killed_with_a_remote_command():
     here = _survivor_result({"host": "localhost", "local": True, "pid": 332}, False)
     assert far.remediation.command == "ssh h1 'kill -9 332'"
     assert here.remediation.command == "kill -9 332"
+
+
+def _all_inside_hang(cfg, mlx_version):
+    from meshdoctor.probe.events import RankState
+    from meshdoctor.probe.outcome import LaunchOutcome
+
+    step = {"op": "all_sum", "phase": "timed", "iter": 2, "seq": 7}
+    ranks = [RankState(r, "localhost", True) for r in range(cfg.world_size)]
+    for st in ranks:
+        st.ready = {"ev": "ready", "mlx": mlx_version}
+    out = LaunchOutcome("hang", "run", ranks, {}, 12.0, None, started_at=0.0)
+    out.hang = {
+        "step": step,
+        "not_arrived": [],
+        "no_heartbeat": [],
+        "waiting": [
+            dict(step, rank=r, host="localhost", waited_s=12.5) for r in range(cfg.world_size)
+        ],
+    }
+    return out
+
+
+def test_a_hang_is_put_down_to_the_ring_deadlock_only_on_an_mlx_that_has_it():
+    from meshdoctor.probe.config import ProbeConfig, local_hostfile
+    from meshdoctor.probe.report.outcomes import _hang_result
+
+    cfg = ProbeConfig(hostfile=local_hostfile(3), ops=["all_sum"], size=4096, cpus=8)
+    old = _hang_result(cfg, _all_inside_hang(cfg, "0.32.2")).remediation.text
+    assert "CPU-stream all_sum deadlock" in old and "known in mlx 0.32.2 (MLX #4475" in old
+    new = _hang_result(cfg, _all_inside_hang(cfg, "0.32.4")).remediation.text
+    assert "deadlock" not in new and "0.32.2" not in new and "#4475" not in new, new
+    assert "--soak" in new
+
+
+def test_an_oversubscribed_hang_names_the_oversubscription_not_a_defect():
+    from meshdoctor.probe.config import ProbeConfig, local_hostfile
+    from meshdoctor.probe.report.outcomes import _hang_result
+
+    cfg = ProbeConfig(hostfile=local_hostfile(6), ops=["all_sum"], size=4096, cpus=2)
+    text = _hang_result(cfg, _all_inside_hang(cfg, "0.32.4")).remediation.text
+    assert "6 ranks share this host's 2 CPUs (oversubscribed)" in text, text
+    assert "deadlock" not in text and "0.32.2" not in text
+
+
+def test_known_hang_defects_by_version():
+    from meshdoctor.mlx.defects import RING_ALL_SUM_HANG as D, hang_defects, hang_note
+
+    assert D.has("0.32.2") and D.has("0.32.2.dev20260901")
+    assert not D.has("0.32.1") and not D.has("0.32.4") and not D.has("") and not D.has("x")
+    assert hang_defects("ring", ["0.32.4", "0.32.2"]) == [(D, ["0.32.2"])]
+    assert hang_defects("jaccl", ["0.32.2"]) == [] and hang_note("ring", ["0.32.4"]) == ""

@@ -123,12 +123,28 @@ def test_pairs_plan():
 
 
 def test_deadline_from_size_and_timeout():
-    cfg = config.ProbeConfig(hostfile=config.local_hostfile(3), size=256 << 20)
+    cfg = config.ProbeConfig(hostfile=config.local_hostfile(3), size=256 << 20, cpus=8)
     d = config.collective_deadline(cfg)
-    assert d == pytest.approx(10 + (256 << 20) * 4 / 3 / 20e6)
+    # slack + bus bytes at the floor rate + a ring step allowance for each of the 2(n-1) steps
+    assert d == pytest.approx(10 + (256 << 20) * 4 / 3 / 20e6 + 0.05 * 4)
+    assert config.oversubscription(cfg) is None
+    # the warm-up grows it: 5 x the slowest warm-up call, never below the size's deadline
+    assert config.measured_deadline(cfg, 1.0) == pytest.approx(d)
+    assert config.measured_deadline(cfg, 20.0) == pytest.approx(100.0)
     cfg.timeout = 3.0
     assert config.collective_deadline(cfg) == 3.0
+    assert config.measured_deadline(cfg, 20.0) == 3.0  # an explicit --timeout stays as given
     assert config.init_deadline(cfg) == config.INIT_DEADLINE_S
+
+
+def test_more_local_ranks_than_cpus_is_oversubscription_and_stretches_the_deadline():
+    cfg = config.ProbeConfig(hostfile=config.local_hostfile(6), size=4096, cpus=2)
+    assert config.oversubscription(cfg) == {"ranks": 6, "cpus": 2, "factor": 3.0}
+    base = 10 + 4096 * 10 / 6 / 20e6 + 0.05 * 10
+    assert config.collective_deadline(cfg) == pytest.approx(3 * base)
+    # ranks over ssh are not counted: their hosts' CPUs are not known here
+    remote = parse(json.dumps([{"ssh": f"h{i}", "ips": [f"10.0.0.{i + 1}"]} for i in range(6)]))
+    assert config.oversubscription(config.ProbeConfig(hostfile=remote, cpus=2)) is None
 
 
 def _ev(kind, **kw):
@@ -245,3 +261,21 @@ def test_probe_ranks_use_meshdoctor_python(monkeypatch):
         port=None,
     )
     assert cfg.python == "/opt/ranks/bin/python3"
+
+
+def test_a_step_inside_a_timed_batch_is_known_from_the_heartbeat():
+    # worker.timed_batch: only the batch's first step writes enter and its last leave; the
+    # heartbeat carries the step in between, and that is progress
+    tr = Tracker([RankState(0, "h")], 0.0)
+    tr.event(0, _ev("enter", op="all_sum", phase="timed", iter=0, seq=5), 1.0)
+    step = {"op": "all_sum", "phase": "timed", "iter": 6, "seq": 11, "t0": 500.0}
+    tr.event(0, dict(_ev("hb", seq=11, op="all_sum", step=step), t=500.25), 2.0)
+    st = tr.ranks[0]
+    # it began 0.25 s before the heartbeat, by the rank's clock
+    assert st.current["seq"] == 11 and st.current["since"] == 1.75 and st.last_seq == 11
+    assert tr.last_progress == 1.75
+    tr.event(0, dict(_ev("hb", seq=11, op="all_sum", step=step), t=501.0), 3.0)  # still there
+    assert st.current["since"] == 1.75 and tr.last_progress == 1.75
+    tr.event(0, _ev("leave", op="all_sum", phase="timed", iter=9, seq=14, steps=10), 3.5)
+    assert st.current is None and st.completed["all_sum/timed"] == 10
+    assert st.last_step["iter"] == 9 and st.last_seq == 14
