@@ -15,11 +15,11 @@ interpreter, the environment and every file the import read (the child reports t
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 from typing import Any, Dict, List, Optional
 
+from meshdoctor.parsers import json_text
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.parsers.macos import version_tuple
 from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
@@ -190,7 +190,7 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
         return {"probe": "timeout", "detail": res.describe(), "python": ctx.python}
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), "")
     try:
-        data = json.loads(line)
+        data = json_text.loads(line)
     except ValueError:
         data = None
     if res.returncode != 0 or not isinstance(data, dict):

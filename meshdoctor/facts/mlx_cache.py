@@ -31,6 +31,7 @@ import json
 import os
 import sys
 from typing import Any, Dict, List, Optional
+from meshdoctor.parsers import json_text
 
 FORMAT = 1
 DISABLE_ENV = "MESHDOCTOR_MLX_CACHE"
@@ -172,7 +173,7 @@ def load(k: Dict[str, Any]) -> Optional[Dict[str, Any]]:
 
     try:
         with folder(*CACHE_DIR) as d:
-            entry = json.loads(read_file(d, _name(k), ENTRY_MAX_BYTES).decode("utf-8"))
+            entry = json_text.loads(read_file(d, _name(k), ENTRY_MAX_BYTES).decode("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(entry, dict) or entry.get("key") != k:

@@ -39,7 +39,8 @@ def run(
         if path == "-":
             if stdin is None:
                 stdin = sys.stdin.buffer
-            collect.read_stream(stdin, Input(source="<stdin>", kind="stdin"), col)
+            inp = Input(source="<stdin>", kind="stdin")
+            collect.read_stream(stdin, inp, col, capped=not collect.is_regular(stdin))
         elif not hosts:
             collect.read_file(path, col)
     if hosts:

@@ -178,6 +178,28 @@ def test_corrupted_crash_report_never_a_traceback(tmp_path, content):
     assert r.doc["triage"]["inputs"][0]["kind"] == "crash-report"
 
 
+DEEP = "[" * 500_000 + "]" * 500_000  # one .ips body nested 500,000 levels deep
+
+
+@pytest.mark.parametrize("header", ['{"bug_type":"309"}\n', ""], ids=["body", "header"])
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_deeply_nested_crash_report_costs_that_report_only(tmp_path, header, where):
+    d = tmp_path / "DiagnosticReports"
+    d.mkdir()
+    deep = d / "python3.12-2026-01-05-100000.ips"
+    deep.write_text(header + DEEP)
+    shutil.copy(TBT_IPS, d / TBT_IPS.name)
+    args = [str(deep), str(d / TBT_IPS.name)] if where == "file" else ["--crash-reports", str(d)]
+    r = run_cli("triage", *args, "--since", "3650d", "--json")
+    assert r.rc == 1, r.outcome()  # the good report's finding is still there
+    assert "RecursionError" not in r.out + r.err and not r.results("MD100"), r.outcome()
+    codes = [f["code"] for f in r.doc["triage"]["findings"]]
+    assert "MD612" in codes, codes
+    named = [x for x in r.results("MD690") if str(deep) in x["summary"]]
+    assert named and named[0]["status"] in ("warn", "error"), r.outcome()
+    assert "nested too deeply" in named[0]["summary"], named
+
+
 def test_crash_report_folder_filtered_by_process_and_since(tmp_path):
     d = tmp_path / "DiagnosticReports"
     d.mkdir()
@@ -310,3 +332,56 @@ def test_nothing_read_is_not_a_go(tmp_path):
         assert e["summary"].startswith("nothing to read"), (args, r.outcome())
     r = run_cli("triage", "--exit-code", "0")
     assert r.rc == 3 and "nothing to read" in r.out and "proves nothing" in r.out, r.out
+
+
+@pytest.mark.parametrize("source", ["device", "stdin"])
+def test_an_input_with_no_end_is_read_up_to_the_stated_cap(source, clean_env):
+    import subprocess
+    import sys
+
+    from meshdoctor.triage.collect import STREAM_MAX_BYTES
+
+    line = f"{sys.executable} -m meshdoctor triage --json /dev/zero"
+    if source == "stdin":
+        line = f"cat /dev/zero | {sys.executable} -m meshdoctor triage --json -"
+    p = subprocess.run(
+        ["bash", "-c", f"timeout 300 {line}"],
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=330,
+    )
+    assert p.returncode in (0, 1, 3), (p.returncode, p.stderr[-2000:])
+    doc = json.loads(p.stdout)
+    validate(doc)
+    (inp,) = doc["triage"]["inputs"]
+    assert inp["bytes"] == STREAM_MAX_BYTES, inp
+    said = " | ".join(x["summary"] for x in doc["results"] if x["code"] == "MD690")
+    assert f"stopped after {STREAM_MAX_BYTES >> 20} MiB: not a regular file" in said, said
+
+
+def test_a_fifo_nobody_writes_to_ends_at_the_stated_wait(tmp_path, clean_env):
+    from meshdoctor.triage.collect import WRITER_WAIT_S
+
+    fifo = tmp_path / "job.log"
+    os.mkfifo(fifo)
+    r = run_cli("triage", str(fifo), "--exit-code", "1", "--json", env=clean_env, timeout=300)
+    assert r.rc == 1, r.outcome()  # the exit status still explains the failure
+    said = [x for x in r.results("MD690") if str(fifo) in x["summary"]]
+    assert said and f"a FIFO nobody wrote to within {WRITER_WAIT_S:g} s" in said[0]["summary"]
+
+
+def test_a_fifo_with_a_writer_is_read(tmp_path, clean_env):
+    import subprocess
+
+    fifo = tmp_path / "job.log"
+    os.mkfifo(fifo)
+    line = "RuntimeError: [jaccl] Recv failed with errno=104"
+    writer = subprocess.Popen(["bash", "-c", f"sleep 1; echo '{line}' > {fifo}"])
+    try:
+        r = run_cli("triage", str(fifo), "--json", env=clean_env, timeout=300)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert r.doc["triage"]["inputs"][0]["bytes"] == len(line) + 1, r.outcome()
+    assert r.doc["triage"]["findings"], r.outcome()

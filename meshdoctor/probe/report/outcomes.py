@@ -163,6 +163,22 @@ def _interrupted(lc: LaunchView) -> Result:
     )
 
 
+def interrupted_before_launch(signame: str, during: str) -> Result:
+    """MD510 for an interrupt (``signame``: SIGINT, SIGTERM, SIGHUP) before any rank started,
+    ``during`` what (``"reading the hostfile"``, ``"the fleet check"``): not assessed, nothing
+    left running."""
+    return result(
+        C.INTERRUPTED,
+        "probe.interrupted",
+        ERROR,
+        f"interrupted by {signame} during {during}, before any rank started; every command "
+        "meshdoctor had started was stopped",
+        evidence={"signal": signame, "formed": False, "during": during},
+        remediation=Remediation("Probe again; the mesh was not assessed."),
+        host=MESH,
+    )
+
+
 def _rank_died(lc: LaunchView) -> Result:
     """``dead`` after the group formed: the first rank at fault, how and where it died, and
     the ranks that failed after it (peer lost)."""
