@@ -141,6 +141,23 @@ def fleet_remedy(command: str, host: str, source: Optional[str], remote_host: bo
     return remote.shown_remedy(host, command) if remote_host else command
 
 
+def fleet_prose(text: str, host: str, source: Optional[str], remote_host: bool) -> str:
+    """A remedy's prose as the operator running the fleet check should read it: each command
+    it quotes in backquotes (`kill -KILL 332`) is rewritten as :func:`fleet_remedy` rewrites
+    the remedy's command (run on the remote host through ``ssh HOST``, a ``meshdoctor fix``
+    keeping the hostfile); an ``ssh ...`` command is left as it is."""
+    import re
+
+    def one(m: "re.Match") -> str:
+        command = m.group(1)
+        if command.split(" ", 1)[0] == "ssh":
+            return m.group(0)
+        shown = fleet_remedy(command, host, source, remote_host)
+        return f"`{shown}`" if shown else m.group(0)
+
+    return re.sub(r"`([^`\n]+)`", one, text)
+
+
 def _results(
     items: List[Any], host: str, source: Optional[str] = None, remote_host: bool = False
 ) -> List[Result]:
@@ -155,6 +172,8 @@ def _results(
                 r.remediation.command = fleet_remedy(
                     r.remediation.command, host, source, remote_host
                 )
+            if r.remediation is not None and "`" in r.remediation.text:
+                r.remediation.text = fleet_prose(r.remediation.text, host, source, remote_host)
             out.append(r)
         except (ValueError, TypeError, AttributeError) as exc:
             out.append(
