@@ -131,6 +131,21 @@ def test_a_file_as_state_directory_ends_fix_as_md700_saying_what_to_do(tmp_path,
     assert "internal error" not in r.out + r.err
 
 
+def test_a_refused_state_directory_is_said_by_plain_check_not_skipped_silently(tmp_path, clean_env):
+    from tests.helpers import require_cpu_mlx
+
+    require_cpu_mlx()  # the cache keeps only CPU-build answers
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o777)  # others can write it
+    env = dict(clean_env, MESHDOCTOR_STATE_DIR=str(state), MESHDOCTOR_PLATFORM="linux")
+    r = run_cli("check", "--json", "--only", "MD102", env=env)
+    said = [x for x in r.results("MD102") if "MLX build cache was not used" in x["summary"]]
+    assert said and said[0]["status"] == "warn", r.outcome()
+    assert str(state) in said[0]["summary"] and "others can write it" in said[0]["summary"]
+    assert not list(state.iterdir())  # nothing written there
+
+
 # --- a hostfile that waits: a FIFO with no writer, a pipe that is slow
 
 
