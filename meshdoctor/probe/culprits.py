@@ -109,13 +109,27 @@ def how(st: RankState, returncode: Optional[int]) -> str:
     """How this rank failed, in words: ``was killed by SIGKILL``, ``failed with RuntimeError:
     ...``, ``exited with status 1 without reporting an error (stderr: LINE)`` (NCCL and CUDA
     failures print a line and exit(1) with no Python exception, MLX nccl backend: that line is
-    named), else ``failed``."""
+    named), a remote rank's ssh status 255 without a word as ``ended without a word through
+    ssh (exit status 255: ...)``, else ``failed``."""
     sig = signal_name(returncode)
     if sig:
         return f"was killed by {sig}"
     if st.errors:
         e = st.errors[-1]
         return f"failed with {e.get('type')}: {e.get('message')}"
+    if returncode == 255 and not st.local:
+        said = next((m.line for m in rank_signatures(st)), None) or next(
+            (ln.strip()[:300] for ln in reversed(st.stderr_tail()) if ln.strip()), None
+        )
+        # ssh(1): "ssh exits with the exit status of the remote command or with 255 if an
+        # error occurred"; a remote command killed by a signal reaches ssh as 255 as well
+        return (
+            "ended without a word through ssh (exit status 255, ssh's own: the remote rank "
+            "was killed by a signal, usually SIGKILL from the OOM killer or a kill -9, or "
+            "crashed in native code, or the connection to its host dropped; look on that "
+            "host: dmesg for the OOM killer, its crash reports)"
+            + (f" (stderr: {said})" if said else "")
+        )
     if returncode is not None:
         said = next((m.line for m in rank_signatures(st)), None) or next(
             (ln.strip()[:300] for ln in reversed(st.stderr_tail()) if ln.strip()), None

@@ -266,3 +266,37 @@ def test_host_that_refuses_ssh_is_unreachable_and_exit_3(bed):
     assert start and start[0]["status"] == "error" and start[0]["host"] == "hx"
     assert "\r" not in start[0]["summary"]
     assert not [x for x in r.results("MD506") if x["status"] == "fail"]
+
+
+def test_a_remote_rank_killed_by_sigkill_is_said_to_end_without_a_word_through_ssh(bed):
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "probe", "--hostfile", str(bed.hostfile)]
+        + ["--size", "64KiB", "--iters", "100000", "--op", "all_sum", "--json", "--no-check"],
+        env=bed.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        rank = None
+        for _ in range(600):  # h1's rank: the process whose environment says MLX_RANK=1
+            for line in bed.ssh("h1", "grep -l -a MLX_RANK=1 /proc/[0-9]*/environ").stdout.split():
+                pid = line.split("/")[2]
+                if "python" in bed.ssh("h1", f"cat /proc/{pid}/comm").stdout:
+                    rank = pid
+            if rank or p.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert rank, p.communicate()
+        time.sleep(2)  # collectives running
+        bed.ssh("h1", f"kill -KILL {rank}")
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    doc = json.loads(out) if out.strip() else None
+    assert p.returncode == 1, outcome(doc, err, out)
+    said = " | ".join(x["summary"] for x in doc["results"] if x["status"] == "fail")
+    assert "rank 1 (h1) ended without a word through ssh (exit status 255" in said, said
+    assert "without reporting an error" not in said, said
