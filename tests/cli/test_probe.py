@@ -171,6 +171,30 @@ def test_kill_one_rank_cli(clean_env):
     assert r.doc["probe"]["detect_s"] < 1.0
 
 
+def test_a_rank_stopped_during_group_formation_is_named(clean_env):
+    # SIGSTOP inside init (step 1): found by the hang report, not by the 45 s formation deadline
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "64KB",
+        "--op",
+        "all_sum",
+        "--iters",
+        "3",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:1"),
+        timeout=120,
+    )
+    assert r.rc == 1, (r.out, r.err)
+    group = [x for x in codes_of(r.doc, "MD501") if x["status"] == "fail"]
+    assert group, r.outcome()
+    said = group[0]["summary"]
+    assert "group formation (ring, 3 ranks) did not finish" in said, said
+    assert "rank 1 (process stopped" in said and "within 45 s" not in said, said
+
+
 def test_sigstop_one_rank_hang_detected_at_deadline(clean_env):
     r = run_cli(
         "probe",
