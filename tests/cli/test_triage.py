@@ -385,3 +385,32 @@ def test_a_fifo_with_a_writer_is_read(tmp_path, clean_env):
         writer.wait()
     assert r.doc["triage"]["inputs"][0]["bytes"] == len(line) + 1, r.outcome()
     assert r.doc["triage"]["findings"], r.outcome()
+
+
+def test_triage_hostfile_with_127_0_0_1_entries_reads_the_named_local_file_here(
+    tmp_path, clean_env
+):
+    # mlx.launch runs 127.0.0.1 without ssh (MLX 0.32.4 launch.py): triage reads it here too
+    log = tmp_path / "job.log"
+    log.write_text("step 1\nRuntimeError: [jaccl] Recv failed with errno=104\n")
+    hf = tmp_path / "h.json"
+    hf.write_text(json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2))
+    r = run_cli(
+        "triage", "--hostfile", str(hf), str(log), "--exit-code", "0", "--json", env=clean_env
+    )
+    assert r.rc == 1, r.outcome()  # the log's failure, read here
+    sources = [i["source"] for i in r.doc["triage"]["inputs"]]
+    assert str(log) in sources, sources
+    assert [h["host"] for h in r.doc["hosts"]] == ["127.0.0.1"], r.doc["hosts"]
+    assert "ssh" not in json.dumps(r.doc["results"]).lower(), r.outcome()
+
+
+def test_triage_hostfile_reads_a_named_file_that_exists_here_as_well(tmp_path, clean_env):
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: [jaccl] Recv failed with errno=104\n")
+    hf = tmp_path / "h.json"
+    hf.write_text(json.dumps([{"ssh": "ghost-h1.invalid", "ips": ["10.0.0.2"]}]))
+    r = run_cli("triage", "--hostfile", str(hf), str(log), "--json", env=clean_env, timeout=300)
+    sources = [i["source"] for i in r.doc["triage"]["inputs"]]
+    assert str(log) in sources, sources  # read here; the ghost host is reported unreachable
+    assert [h["host"] for h in r.doc["hosts"]] == ["ghost-h1.invalid"]
