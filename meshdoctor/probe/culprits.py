@@ -128,7 +128,7 @@ def how(st: RankState, returncode: Optional[int]) -> str:
             "was killed by a signal, usually SIGKILL from the OOM killer or a kill -9, or "
             "crashed in native code, or the connection to its host dropped; look on that "
             "host: dmesg for the OOM killer, its crash reports)"
-            + (f" (stderr: {said})" if said else "")
+            + (f" (stderr: {said})" if said and "exit status 255" not in said else "")
         )
     if returncode is not None:
         said = next((m.line for m in rank_signatures(st)), None) or next(

@@ -298,5 +298,6 @@ def test_a_remote_rank_killed_by_sigkill_is_said_to_end_without_a_word_through_s
     doc = json.loads(out) if out.strip() else None
     assert p.returncode == 1, outcome(doc, err, out)
     said = " | ".join(x["summary"] for x in doc["results"] if x["status"] == "fail")
-    assert "rank 1 (h1) ended without a word through ssh (exit status 255" in said, said
+    assert "rank 1 (h1, pid " in said, said
+    assert "ended without a word through ssh (exit status 255, ssh's own" in said, said
     assert "without reporting an error" not in said, said
