@@ -4,7 +4,6 @@ killed with the tool: nothing a tool started outlives meshdoctor."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
