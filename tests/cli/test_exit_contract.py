@@ -305,6 +305,8 @@ def test_an_interrupt_before_any_check_ran_still_gives_the_verdict(clean_env):
     assert r.doc["results"][0]["summary"].startswith(
         "interrupted by SIGTERM: before the checks ran"
     )
+    # the re-run it asks for keeps the options that produced it
+    assert r.doc["results"][0]["remediation"]["command"] == "meshdoctor check --json --only MD101"
 
 
 @pytest.mark.parametrize(

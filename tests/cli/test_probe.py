@@ -506,3 +506,29 @@ def test_ranks_that_never_stop_printing_are_cut_stopped_and_named(tmp_path, clea
         in (res["summary"])
     )
     assert r.status("MD506") == "ok"
+
+
+def test_an_interrupted_probe_suggests_the_same_probe_again(clean_env):
+    import signal
+    import subprocess
+    import sys
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "probe", "-n", "2", "--size", "4KiB", "--json"],
+        env=clean_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    doc = json.loads(out)
+    (stop,) = [x for x in doc["results"] if x["code"] == "MD510"]
+    assert stop["remediation"]["command"] == "meshdoctor probe -n 2 --size 4KiB --json", stop
