@@ -136,6 +136,28 @@ def apply_command(
     return shell_line([*argv[:3], *opts, "--yes"])
 
 
+def _remote_remedy(rem, host: str) -> None:
+    """A remote host's remedy as the operator should paste it where the fix runs: its command
+    and each command its prose quotes in backquotes run on ``host`` (``ssh HOST '...'``,
+    :func:`meshdoctor.remote.shown_remedy`); a ``meshdoctor`` command (already given the plan's
+    options, :func:`apply_command`) and an ``ssh`` command are left as they are."""
+    import re
+
+    from meshdoctor import remote
+
+    def there(command: str):
+        if command.split(" ", 1)[0] in ("meshdoctor", "ssh"):
+            return command
+        return remote.shown_remedy(host, command)  # None: nothing safe to offer
+
+    if rem.command:
+        rem.command = there(rem.command)
+    if "`" in rem.text:
+        rem.text = re.sub(
+            r"`([^`\n]+)`", lambda m: f"`{there(m.group(1)) or m.group(1)}`", rem.text
+        )
+
+
 def run(
     names: Sequence[str],
     *,
@@ -213,11 +235,14 @@ def run(
                         summary=str(exc),
                     )
                 ]
+    remote_hosts = {t.name for t in hx.targets if not t.local}
     for r in results:  # "apply with": the options that made the plan, then --yes
         if r.remediation is not None and r.remediation.command:
             r.remediation.command = apply_command(
                 r.remediation.command, hostfile, include_running, output_hostfile
             )
+        if r.remediation is not None and r.host in remote_hosts:
+            _remote_remedy(r.remediation, r.host)
     verdict.results = results + extra
     verdict.actions = [a.to_dict() for a in actions]
     from meshdoctor.facts.context import current_platform
