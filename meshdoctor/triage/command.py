@@ -41,25 +41,48 @@ def run(
     verdict = Verdict(command="triage")
     col = Collected()
     since = since_s if since_s is not None else collect.DEFAULT_SINCE_S
-    for path in files:
-        if path == "-":
-            if stdin is None:
-                stdin = sys.stdin.buffer
-            inp = Input(source="<stdin>", kind="stdin")
-            collect.read_stream(stdin, inp, col, capped=not collect.is_regular(stdin))
-        elif not hosts or here or os.path.exists(path):
-            collect.read_file(path, col)
-    if hosts:
-        dirs = (
-            [collect.USER_REPORTS, collect.SYSTEM_REPORTS] if not crash_reports else [crash_reports]
+    current = "the inputs"  # what was being read when an interrupt came
+    try:
+        for path in files:
+            current = "<stdin>" if path == "-" else path
+            if path == "-":
+                if stdin is None:
+                    stdin = sys.stdin.buffer
+                inp = Input(source="<stdin>", kind="stdin")
+                collect.read_stream(stdin, inp, col, capped=not collect.is_regular(stdin))
+            elif not hosts or here or os.path.exists(path):
+                collect.read_file(path, col)
+        if hosts:
+            current = "the hosts' files and crash reports"
+            dirs = (
+                [collect.USER_REPORTS, collect.SYSTEM_REPORTS]
+                if not crash_reports
+                else [crash_reports]
+            )
+            collect.fetch_hosts(
+                list(hosts),
+                [p for p in files if p != "-"],
+                dirs,
+                since,
+                col,
+                budget_s=host_deadline_s,
+            )
+        if (here or not hosts) and (crash_reports is not None or here):
+            explicit = crash_reports not in (None, DEFAULT)
+            dirs = [Path(crash_reports)] if explicit else collect.default_report_dirs()
+            collect.read_report_dirs(dirs, since, col, explicit=explicit)
+    except KeyboardInterrupt as exc:  # what was read so far is reported, with the interrupt
+        from meshdoctor import execute
+
+        execute.stop_all(final=True)
+        col.add(
+            Input(
+                source=current,
+                error=f"interrupted by {str(exc) or 'SIGINT'} while reading it: what came "
+                "after was not read; every command meshdoctor had started was stopped",
+            ),
+            [],
         )
-        collect.fetch_hosts(
-            list(hosts), [p for p in files if p != "-"], dirs, since, col, budget_s=host_deadline_s
-        )
-    if (here or not hosts) and (crash_reports is not None or here):
-        explicit = crash_reports not in (None, DEFAULT)
-        dirs = [Path(crash_reports)] if explicit else collect.default_report_dirs()
-        collect.read_report_dirs(dirs, since, col, explicit=explicit)
     if here:
         verdict.hosts.append(HostInfo(host=LOCAL_SSH_NAME, reachable=True))
     for host in hosts:

@@ -414,3 +414,47 @@ def test_triage_hostfile_reads_a_named_file_that_exists_here_as_well(tmp_path, c
     sources = [i["source"] for i in r.doc["triage"]["inputs"]]
     assert str(log) in sources, sources  # read here; the ghost host is reported unreachable
     assert [h["host"] for h in r.doc["hosts"]] == ["ghost-h1.invalid"]
+
+
+def test_an_interrupted_triage_json_keeps_what_it_had_read(tmp_path, clean_env):
+    import signal
+    import subprocess
+    import sys
+
+    log = tmp_path / "rank0.log"
+    log.write_text("RuntimeError: [jaccl] Recv failed with errno=104\n")
+    fifo = tmp_path / "rank1.log"
+    os.mkfifo(fifo)  # nobody writes: triage waits on it
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "triage", str(log), str(fifo), "--json"],
+        env=clean_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        t_end = time.monotonic() + 60
+        while time.monotonic() < t_end and p.poll() is None:
+            try:
+                fds = [
+                    os.readlink(f"/proc/{p.pid}/fd/{n}") for n in os.listdir(f"/proc/{p.pid}/fd")
+                ]
+            except OSError:
+                fds = []
+            if str(fifo) in fds:
+                break
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 1, (out[-2000:], err[-2000:])  # the finding read before it counts
+    doc = json.loads(out)
+    validate(doc)
+    assert [f["code"] for f in doc["triage"]["findings"]], doc["triage"]
+    stop = [x for x in doc["results"] if x["code"] == "MD690" and x["status"] == "error"]
+    assert stop and str(fifo) in stop[0]["summary"], doc["results"]
+    assert "interrupted by SIGINT while reading it" in stop[0]["summary"]
