@@ -224,8 +224,13 @@ def _unreached(
         )
     else:
         summary = f"{host} gave no verdict: {rep.error}"
+        there = (
+            remote.shown_command(host, ["meshdoctor", "check", "--local-only"])
+            if rep.via == "ssh"
+            else None
+        ) or "meshdoctor check --local-only"
         text = (
-            "Run the node check there by hand (`meshdoctor check --local-only`) and look "
+            f"Run the node check there by hand (`{there}`) and look "
             "at its error; the remote meshdoctor may be too old for fleet mode."
         )
     return Result(

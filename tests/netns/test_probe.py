@@ -154,6 +154,8 @@ def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
     lost = [x for x in doc["results"] if x["code"] == "MD506" and x["host"] == "h2"]
     assert lost and "teardown of h2 not confirmed within" in lost[0]["summary"], outcome(doc)
     assert "ranks may remain: rank 2 (pid " in lost[0]["summary"], outcome(doc)
+    # the look it suggests is pasteable here: it runs on h2
+    assert "`ssh h2 'meshdoctor check --only MD301'`" in lost[0]["remediation"]["text"]
     assert "could not reach" not in json.dumps(doc["results"]), outcome(doc)
     assert all(h["reachable"] for h in doc["hosts"]), outcome(doc)
     # bounded: a verdict at all, well inside the 120 s communicate() (the figure, from the
