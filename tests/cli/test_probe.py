@@ -513,22 +513,23 @@ def test_an_interrupted_probe_suggests_the_same_probe_again(clean_env):
     import subprocess
     import sys
 
-    p = subprocess.Popen(
-        [sys.executable, "-m", "meshdoctor", "probe", "-n", "2", "--size", "4KiB", "--json"],
-        env=clean_env,
+    args = ["probe", "-n", "2", "--size", "4KiB", "--timeout", "60", "--json"]
+    p = subprocess.Popen(  # rank 1 stops at step 3: the probe cannot end before the signal
+        [sys.executable, "-m", "meshdoctor", *args],
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:3"),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        time.sleep(1.0)
+        time.sleep(2.0)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
+        out, err = p.communicate(timeout=90)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
     doc = json.loads(out)
     (stop,) = [x for x in doc["results"] if x["code"] == "MD510"]
-    assert stop["remediation"]["command"] == "meshdoctor probe -n 2 --size 4KiB --json", stop
+    assert stop["remediation"]["command"] == "meshdoctor " + " ".join(args), stop
