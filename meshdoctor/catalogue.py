@@ -25,6 +25,7 @@ from typing import Callable, Dict, Iterable, List, Optional
 
 from meshdoctor.codes.engine import (
     CHECK_INTERRUPTED,
+    FIX_INTERRUPTED,
     FIX_NOT_STARTED,
     FLEET_REACH,
     HEALTHY_SUBMESH,
@@ -88,7 +89,7 @@ def _signatures() -> List[Entry]:
 def _fixes() -> List[Entry]:
     from meshdoctor.fixer.registry import all_fixes
 
-    return [FIX_NOT_STARTED] + [f.entry for f in all_fixes()]
+    return [FIX_NOT_STARTED] + [f.entry for f in all_fixes()] + [FIX_INTERRUPTED]
 
 
 # kind -> the function that collects its entries (explicit discovery)

@@ -28,9 +28,9 @@ EXIT_CODES_HELP = (
 
 
 # Commands that answer for an interrupt with their own verdict (``check``: the verdict so far
-# and MD190, one JSON document with --json); the interrupt handling stays recording (not raising)
+# and MD190; ``probe``: MD510, also before any rank started; one JSON document with --json); the interrupt handling stays recording (not raising)
 # until they arm it. Every other command is stopped by a signal at once (exit 3).
-OWN_INTERRUPTS = frozenset({"check", "launch"})
+OWN_INTERRUPTS = frozenset({"check", "launch", "probe"})
 
 
 class CommandInfo(NamedTuple):

@@ -15,6 +15,11 @@ whatever it forks: rank identification (:mod:`meshdoctor.ranks`) never takes a p
 live meshdoctor for a rank, even when it inherited ``MLX_RANK`` from the shell and whatever its
 parentage. The exception is a probe rank (its environment has ``MESHDOCTOR_PROBE_ID``): it is a
 rank by design and is found by that marker.
+
+Each command run by :func:`run` also carries :data:`COMMAND_MARKER_ENV`, a token of its own:
+a child that leaves the command's process group (``setsid``, a daemon's double fork) still
+inherits it, so when the command is killed (deadline, cap, interrupt, exit) every process that
+carries the token is killed too, with its own group: nothing a tool started outlives meshdoctor.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ MAX_OUTPUT_BYTES = 8 * 1024 * 1024  # per stream; `ibv_devinfo -v` prints tens o
 _CHUNK = 65536
 PARENT_MARKER_ENV = "MESHDOCTOR_PARENT_PID"  # pid of the meshdoctor that started the command
 PROBE_MARKER_ENV = "MESHDOCTOR_PROBE_ID"  # == meshdoctor.ranks.PROBE_MARKER_ENV
+COMMAND_MARKER_ENV = "MESHDOCTOR_COMMAND_ID"  # token of one command run(): "<our pid>.<n>"
+_TOKENS = iter(range(1, 1 << 62))
 
 _LIVE: List[subprocess.Popen] = []  # every group started here and not known to be reaped
 _LIVE_LOCK = threading.Lock()
@@ -139,15 +146,18 @@ def stop_all(final: bool = False) -> int:
     n = 0
     for proc in procs:
         if proc.returncode is None:
-            _kill_group(proc)
+            _kill_group(proc, sweep=False)
             n += 1
+    _kill_marked({t for t in (getattr(p, "_md_token", None) for p in procs) if t})
     return n
 
 
 atexit.register(stop_all, final=True)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _kill_group(proc: subprocess.Popen, sweep: bool = True) -> None:
+    """SIGKILL ``proc``'s process group; ``sweep``: and every process that carries its
+    command's token and left the group (:func:`_kill_marked`)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -156,6 +166,38 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.kill()
     except ProcessLookupError:
         pass
+    token = getattr(proc, "_md_token", None)
+    if sweep and token:
+        _kill_marked({token})
+
+
+def _kill_marked(tokens: set) -> int:
+    """SIGKILL every process (and the group it leads) whose environment carries
+    :data:`COMMAND_MARKER_ENV` with one of ``tokens``: the children of our commands that left
+    their process group. Only processes whose environment we may read (ours) are looked at;
+    never this process. Returns how many were signalled; never raises."""
+    if not tokens:
+        return 0
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover - a dependency
+        return 0
+    n, me = 0, os.getpid()
+    for p in psutil.process_iter():
+        if p.pid == me:
+            continue
+        try:
+            if not tokens.intersection(p.environ().get(COMMAND_MARKER_ENV, "").split(",")):
+                continue
+            leader = os.getpgid(p.pid) == p.pid
+            if leader:
+                os.killpg(p.pid, signal.SIGKILL)
+            else:
+                os.kill(p.pid, signal.SIGKILL)
+            n += 1
+        except (psutil.Error, OSError):
+            continue
+    return n
 
 
 def _collect(
@@ -236,17 +278,24 @@ def run(
     t0 = time.monotonic()
     if _STOPPING["final"] and not cleanup:
         return CommandResult(argv, None, "", "meshdoctor is stopping (interrupted)", 0.0)
+    token = f"{os.getpid()}.{next(_TOKENS)}"
+    child_env = marked_env(env)
+    # our token after the ones inherited (a meshdoctor run by a meshdoctor): killing the outer
+    # command reaches what the inner one started too
+    inherited = child_env.get(COMMAND_MARKER_ENV)
+    child_env[COMMAND_MARKER_ENV] = f"{inherited},{token}" if inherited else token
     try:
         proc = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            env=marked_env(env),
+            env=child_env,
             start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         return CommandResult(argv, None, "", str(exc), time.monotonic() - t0, missing=True)
+    proc._md_token = token  # type: ignore[attr-defined]
     _track(proc)
     try:
         out, err, stop = _collect(

@@ -15,7 +15,6 @@ The interpreter on the remote hosts is like mlx.launch's ``--python`` (mlx 0.32,
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -23,6 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
+from meshdoctor.parsers import json_text
 from meshdoctor import execute, remote
 from meshdoctor.deadline import outcomes
 from meshdoctor.text import printable, shell_line
@@ -157,7 +157,7 @@ def _reply(
         return rep
     line = res.stdout.strip()
     try:
-        doc = json.loads(line) if line else None
+        doc = json_text.loads(line) if line else None
     except ValueError:
         doc = None
     if isinstance(doc, dict):
@@ -166,6 +166,16 @@ def _reply(
     rep.missing = res.returncode in (1, 126, 127) and any(m in res.stderr for m in _MISSING_MARKS)
     rep.error = last or f"exited {res.returncode} without a JSON verdict"
     return rep
+
+
+class Interrupted(KeyboardInterrupt):
+    """An interrupt (Ctrl-C, SIGTERM, SIGHUP) stopped :func:`run_meshdoctor` while it waited:
+    ``replies`` holds the hosts that had answered by then (host -> :class:`HostReply`, in the
+    order asked), ``signame`` the signal's name."""
+
+    def __init__(self, signame: str, replies: Dict[str, "HostReply"]) -> None:
+        super().__init__(signame)
+        self.signame, self.replies = signame, replies
 
 
 def run_meshdoctor(
@@ -192,7 +202,8 @@ def run_meshdoctor(
     ``parallel``: at most this many hosts at once (a large fleet goes in waves, each host's
     ``timeout`` counted from its own start). Returns host -> :class:`HostReply`, in ``hosts``
     order, within ``timeout`` plus about a second per wave. Never raises for a host: an
-    unsafe host name is an error reply.
+    unsafe host name is an error reply. An interrupt while it waits raises
+    :class:`Interrupted` with the replies so far.
     """
     python = python or remote_python()
     replies: Dict[str, HostReply] = {}
@@ -223,7 +234,11 @@ def run_meshdoctor(
                 host, "ssh", error=f"{type(exc).__name__}: {exc}", reachable=False
             )
 
-    outcomes({h: (lambda h=h: one(h)) for h in unique}, waves * (timeout + 1.0), name="fleet")
+    try:
+        outcomes({h: (lambda h=h: one(h)) for h in unique}, waves * (timeout + 1.0), name="fleet")
+    except KeyboardInterrupt as exc:  # keep what had come: the caller reports it
+        done = {h: replies[h] for h in unique if h in replies}
+        raise Interrupted(str(exc) or "SIGINT", done) from None
     return {
         h: replies.get(h)
         or HostReply(h, "ssh", reachable=False, error=f"no answer within {timeout:g} s")

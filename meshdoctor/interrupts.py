@@ -38,6 +38,11 @@ class Interrupts:
             raise KeyboardInterrupt(signame)
         self.pending = self.pending or signame
 
+    @property
+    def is_armed(self) -> bool:
+        """Whether an interrupt raises at once now."""
+        return self._armed
+
     def arm(self) -> None:
         """From now on an interrupt raises at once; a pending one is raised now (and is no
         longer pending)."""

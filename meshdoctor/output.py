@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
-from typing import NoReturn, Optional
+from typing import NoReturn, Optional, Sequence
 
 import click
 
 from meshdoctor.codes.engine import INTERNAL_ERROR
 from meshdoctor.model import EXIT_UNKNOWN, Result, Verdict
 from meshdoctor.streams import to_devnull
-from meshdoctor.text import one_line
+from meshdoctor.text import one_line, shell_line
 
 # Key in click's ``Context.meta`` (shared by the group's and the command's contexts) under which a
 # command leaves the verdict it is building, with how to print it (:func:`report_to`).
@@ -122,6 +123,55 @@ def report_to(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> Verdic
     return verdict
 
 
+# A remedy that asks to run the same command again ("probe again", "Run the check again",
+# "probe again without --timeout"): its command is that command with the options that produced
+# the result (a re-run of bare ``meshdoctor probe`` would probe two local ranks instead).
+_AGAIN = re.compile(
+    r"\b(probe|run the check|check|run it) again(?: without (--[a-z][a-z-]*))?", re.IGNORECASE
+)
+_WORDS = {"probe": "probe", "run the check": "check", "check": "check"}
+
+
+def rerun_command(verdict: Verdict, argv: Sequence[str], text: str) -> Optional[str]:
+    """The command line to paste for a remedy ``text`` that asks to run ``verdict``'s command
+    again: ``meshdoctor`` with ``argv`` (the command's own words, ``sys.argv[1:]``), an option
+    the text says to leave out (``without --timeout``) dropped with its value; None when the
+    text asks for no re-run of this command, or ``argv`` is not this command's (a node check
+    run by the fleet check: ``--facts``)."""
+    m = _AGAIN.search(text)
+    if not m or not argv or argv[0] != verdict.command or "--facts" in argv:
+        return None
+    if _WORDS.get(m.group(1).lower(), verdict.command) != verdict.command:
+        return None
+    words, drop = list(argv), m.group(2)
+    if drop:
+        kept = []
+        skip = False
+        for i, w in enumerate(words):
+            if skip:
+                skip = False
+                continue
+            if w == drop:
+                nxt = words[i + 1] if i + 1 < len(words) else ""
+                skip = bool(nxt) and not nxt.startswith("-")
+                continue
+            if w.startswith(drop + "="):
+                continue
+            kept.append(w)
+        words = kept
+    return shell_line(["meshdoctor", *words])
+
+
+def _reruns(verdict: Verdict) -> None:
+    """Give every remedy that asks to run this command again, and has no command of its own,
+    the command with its options (:func:`rerun_command`)."""
+    argv = sys.argv[1:]
+    for r in verdict.results:
+        rem = r.remediation
+        if rem is not None and not rem.command:
+            rem.command = rerun_command(verdict, argv, rem.text)
+
+
 def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
     """Print ``verdict`` as the command's :class:`Sink` says (set by its output options,
     ``--format``/``--output``/``--unknown-as``; without one JSON or rich as ``as_json`` says)
@@ -134,6 +184,7 @@ def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:
         ctx.meta.pop(_REPORT, None)
     sink = _sink(as_json)
     verdict.finish()
+    _reruns(verdict)
     status = verdict.exit_status(sink.unknown_as)
     try:
         if sink.path is not None:

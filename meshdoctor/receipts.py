@@ -33,6 +33,7 @@ import stat
 import uuid
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
+from meshdoctor.parsers import json_text
 
 STATE_ENV = "MESHDOCTOR_STATE_DIR"
 RUN_ENV = "MESHDOCTOR_FIX_RUN"  # the id of the fix run a host's own fix work belongs to
@@ -362,7 +363,7 @@ def scan(kind: str) -> Tuple[List[Dict[str, Any]], List[str]]:
                 continue
             shown = str(base / name)
             try:
-                doc = json.loads(read_file(d, name, RECEIPT_MAX_BYTES, shown).decode("utf-8"))
+                doc = json_text.loads(read_file(d, name, RECEIPT_MAX_BYTES, shown).decode("utf-8"))
             except FileNotFoundError:
                 continue  # removed while we listed
             except OSError as exc:

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from meshdoctor import deadline, remote
 from meshdoctor.codes.engine import FLEET_REACH
+from meshdoctor import fanout
 from meshdoctor.fanout import HostReply, install_hint, install_text, remote_python, run_meshdoctor
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.rules import host_name_problem
@@ -154,6 +155,23 @@ def fleet_remedy(command: str, host: str, source: Optional[str], remote_host: bo
     return remote.shown_remedy(host, command) if remote_host else command
 
 
+def fleet_prose(text: str, host: str, source: Optional[str], remote_host: bool) -> str:
+    """A remedy's prose as the operator running the fleet check should read it: each command
+    it quotes in backquotes (`kill -KILL 332`) is rewritten as :func:`fleet_remedy` rewrites
+    the remedy's command (run on the remote host through ``ssh HOST``, a ``meshdoctor fix``
+    keeping the hostfile); an ``ssh ...`` command is left as it is."""
+    import re
+
+    def one(m: "re.Match") -> str:
+        command = m.group(1)
+        if command.split(" ", 1)[0] == "ssh":
+            return m.group(0)
+        shown = fleet_remedy(command, host, source, remote_host)
+        return f"`{shown}`" if shown else m.group(0)
+
+    return re.sub(r"`([^`\n]+)`", one, text)
+
+
 def _results(
     items: List[Any], host: str, source: Optional[str] = None, remote_host: bool = False
 ) -> List[Result]:
@@ -168,6 +186,8 @@ def _results(
                 r.remediation.command = fleet_remedy(
                     r.remediation.command, host, source, remote_host
                 )
+            if r.remediation is not None and "`" in r.remediation.text:
+                r.remediation.text = fleet_prose(r.remediation.text, host, source, remote_host)
             out.append(r)
         except (ValueError, TypeError, AttributeError) as exc:
             out.append(
@@ -218,8 +238,13 @@ def _unreached(
         )
     else:
         summary = f"{host} gave no verdict: {rep.error}"
+        there = (
+            remote.shown_command(host, ["meshdoctor", "check", "--local-only"])
+            if rep.via == "ssh"
+            else None
+        ) or "meshdoctor check --local-only"
         text = (
-            "Run the node check there by hand (`meshdoctor check --local-only`) and look "
+            f"Run the node check there by hand (`{there}`) and look "
             "at its error; the remote meshdoctor may be too old for fleet mode."
         )
     return Result(
@@ -358,15 +383,19 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         {n: (lambda n=n: remote.run(n, ["true"], reach_s)) for n in self_names},
         name="fleet-self-ssh",
     )
-    replies = run_meshdoctor(
-        list(order),
-        lambda host: node_args(order[host], node_opts),
-        timeout=opts.deadline,
-        python=python,
-        stdin=text,
-        local=lambda host: host in local_hosts,
-        parallel=opts.parallel,
-    )
+    interrupted: Optional[fanout.Interrupted] = None
+    try:
+        replies = run_meshdoctor(
+            list(order),
+            lambda host: node_args(order[host], node_opts),
+            timeout=opts.deadline,
+            python=python,
+            stdin=text,
+            local=lambda host: host in local_hosts,
+            parallel=opts.parallel,
+        )
+    except fanout.Interrupted as exc:  # the hosts that had answered are kept and reported
+        interrupted, replies = exc, exc.replies
     views: Dict[str, HostView] = {}
     seen_hostfile = False
     area_of: Dict[int, str] = {}
@@ -425,6 +454,8 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         verdict.results.extend(results)
         verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
         views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])
+    if interrupted is not None:
+        _interrupted(hf, verdict, order, replies, interrupted, opts.deadline, local_hosts)
     for name, o in self_ssh.wait(reach_s + 1.0).items():
         r = _self_reach(hf, next(iter(local_hosts)), name, o.value if o.finished else None)
         if r is not None:
@@ -447,6 +478,48 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
         "areas": areas,
         **({"edges": edges} if edges is not None else {}),
     }
+
+
+def _interrupted(
+    hf: Hostfile,
+    verdict: Verdict,
+    order: Dict[str, List[int]],
+    replies: Dict[str, HostReply],
+    exc: "fanout.Interrupted",
+    deadline_s: float,
+    local_hosts: set,
+) -> None:
+    """End an interrupted fleet check: the hosts that had answered stay in ``verdict`` (their
+    results are already there), each host that had not is listed as not assessed, the
+    ``fleet`` section names them all; raises :class:`meshdoctor.checker.runner.Interrupted`
+    (no cross-node check runs on part of the mesh)."""
+    from meshdoctor.checker.fleet_model import MESH
+    from meshdoctor.checker.runner import Interrupted
+
+    missing = [h for h in order if h not in replies]
+    for host in missing:
+        verdict.hosts.append(
+            HostInfo(
+                host=host,
+                rank=order[host][0],
+                reachable=True,  # not known to be unreachable: it had not answered yet
+                node={
+                    "verdict": "unknown",
+                    "exit_code": 3,
+                    "via": "local" if host in local_hosts else "ssh",
+                    "error": f"interrupted by {exc.signame} before it answered",
+                },
+            )
+        )
+    names = list(order)
+    areas, _ = _table(verdict.results, {}, [], names, [h for h in names if h in replies])
+    verdict.fleet = {
+        "hosts": names,
+        "backend": hf.effective_backend,
+        "deadline_s": deadline_s,
+        "areas": areas,
+    }
+    raise Interrupted([], exc.signame, len(missing), len(order), unit="hosts", host=MESH)
 
 
 def gate_probe(

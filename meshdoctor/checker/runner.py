@@ -29,17 +29,29 @@ class Interrupted(Exception):
     ``unfinished`` and ``total``: how many checks had not finished, of how many."""
 
     def __init__(
-        self, results: List[Result], signame: str, unfinished: int = 0, total: int = 0
+        self,
+        results: List[Result],
+        signame: str,
+        unfinished: int = 0,
+        total: int = 0,
+        unit: str = "checks",
+        host: Optional[str] = None,
     ) -> None:
         super().__init__(signame)
         self.results, self.signame = results, signame
         self.unfinished, self.total = unfinished, total
+        # what ``unfinished`` counts (``checks``; fleet mode: ``hosts``) and the result's host
+        # (None: this node's)
+        self.unit, self.host = unit, host
 
 
-def interrupt_result(signame: str, host: str, unfinished: int = 0, total: int = 0) -> Result:
+def interrupt_result(
+    signame: str, host: str, unfinished: int = 0, total: int = 0, unit: str = "checks"
+) -> Result:
     """The ``error`` result (:data:`INTERRUPTED_CODE`) that says a run was interrupted by
-    ``signame`` with ``unfinished`` of ``total`` checks not finished (0 of 0: before any ran)."""
-    done = f"{unfinished} of {total} checks did not finish" if total else "before the checks ran"
+    ``signame`` with ``unfinished`` of ``total`` checks (``unit``: or hosts, in fleet mode) not
+    finished (0 of 0: before any ran)."""
+    done = f"{unfinished} of {total} {unit} did not finish" if total else "before the checks ran"
     return Result(
         code=INTERRUPTED_CODE,
         check="check.interrupted",
@@ -48,7 +60,7 @@ def interrupt_result(signame: str, host: str, unfinished: int = 0, total: int = 
         summary=f"interrupted by {signame}: {done}; every command meshdoctor had "
         "started was stopped",
         host=host,
-        evidence={"signal": signame, "unfinished": unfinished, "checks": total},
+        evidence={"signal": signame, "unfinished": unfinished, unit: total},
         remediation=Remediation("Run the check again: this node was not fully assessed."),
     )
 

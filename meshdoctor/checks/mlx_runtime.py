@@ -114,6 +114,13 @@ def known_bad(version: tuple, backend: str) -> List[dict]:
 
 def run(ctx: NodeContext):
     info = ctx.fact(gather_mlx)
+    if info.get("cache_refused"):  # the build was inspected anyway; the state dir is the issue
+        yield warn(
+            "the MLX build cache was not used (MLX was inspected again): " + info["cache_refused"],
+            evidence={"cache_refused": info["cache_refused"]},
+            remediation="meshdoctor keeps its cache and fix receipts only in a state directory "
+            "that is yours and writable by nobody else (MD700 says the same for fix).",
+        )
     backend = ctx.hostfile.effective_backend if ctx.hostfile is not None else ""
     needs = core_backend(backend)
     if info["probe"] == "timeout":

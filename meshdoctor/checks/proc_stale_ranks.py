@@ -126,7 +126,7 @@ def run(ctx: NodeContext):
                     + "): kill it with SIGKILL."
                     if escalate
                     else "Stop it with SIGTERM; if it is still there after a few "
-                    f"seconds, kill -KILL {pids}."
+                    f"seconds, `kill -KILL {pids}`."
                 )
                 + (" It spins at full CPU: likely a survivor of a dead peer." if spin else "")
             )

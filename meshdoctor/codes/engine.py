@@ -3,8 +3,8 @@
 Each is one :class:`meshdoctor.codes.model.Entry`, declared here once and used by the part of
 the engine that emits it: :data:`INTERNAL_ERROR` (MD100, :func:`meshdoctor.output.internal_error`),
 :data:`CHECK_INTERRUPTED` (MD190, :func:`meshdoctor.checker.runner.interrupt_result`),
-:data:`FLEET_REACH` (MD402, :mod:`meshdoctor.checker.fleet`) and :data:`FIX_NOT_STARTED`
-(MD700, :mod:`meshdoctor.fixer.plan`). :mod:`meshdoctor.catalogue` collects them.
+:data:`FLEET_REACH` (MD402, :mod:`meshdoctor.checker.fleet`), :data:`FIX_NOT_STARTED`
+(MD700) and :data:`FIX_INTERRUPTED` (MD790, both :mod:`meshdoctor.fixer.plan`). :mod:`meshdoctor.catalogue` collects them.
 """
 
 from __future__ import annotations
@@ -74,6 +74,23 @@ FLEET_REACH = Entry(
         ),
     ),
     details=(("Applies to", "fleet"),),
+)
+
+FIX_INTERRUPTED = Entry(
+    code="MD790",
+    kind=FIX,
+    title="fix interrupted",
+    names=("fix.interrupted",),
+    doc=Doc(
+        meaning="`meshdoctor fix --yes` was interrupted (Ctrl-C, SIGTERM from a supervisor, "
+        "SIGHUP from a closed terminal) while it applied its plan. The actions it had already "
+        "taken on this machine are listed with their outcome; every command it had started "
+        "was stopped; nothing was verified.",
+        why="Some steps may have been applied and others not: the verdict is 'unknown' "
+        "(exit 3), or 'no-go' (exit 1) if a step had already failed.",
+        action="Read the actions listed, then run the fix again (it plans from what is left).",
+        sources=("POSIX signals (SIGINT, SIGTERM, SIGHUP)", "meshdoctor README, fix"),
+    ),
 )
 
 FIX_NOT_STARTED = Entry(

@@ -166,8 +166,13 @@ def check(
     check_environment()
     if healthy_hostfile is not None and (hostfile is None or local_only):
         raise click.UsageError("--healthy-hostfile needs --hostfile (fleet mode)")
-    hf = load_hostfile(hostfile) if hosts is None else _hosts_list(hosts)
     verdict = report_to(Verdict(command="check", strict=strict), as_json=as_json, quiet=quiet)
+    try:  # a hostfile from a pipe or FIFO: a signal while it waits still gives the verdict
+        hf = load_hostfile(hostfile, interrupts) if hosts is None else _hosts_list(hosts)
+    except KeyboardInterrupt as exc:
+        interrupts.disarm()
+        _check_interrupted(verdict, exc)
+        emit(verdict, as_json=as_json, quiet=quiet)
     try:
         interrupts.arm()
         checks = load_checks()  # loading them can take a while: an interrupt here still reports
@@ -278,6 +283,8 @@ def _check_interrupted(verdict: Verdict, exc: BaseException) -> None:
     host = verdict.hosts[0].host if verdict.hosts else this_host_name()
     if isinstance(exc, Interrupted):
         verdict.results.extend(exc.results)
-        verdict.results.append(interrupt_result(exc.signame, host, exc.unfinished, exc.total))
+        verdict.results.append(
+            interrupt_result(exc.signame, exc.host or host, exc.unfinished, exc.total, exc.unit)
+        )
     else:
         verdict.results.append(interrupt_result(str(exc) or "SIGINT", host))

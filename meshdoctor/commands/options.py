@@ -60,17 +60,47 @@ def load_checks():
         raise click.UsageError(str(exc)) from None
 
 
-def load_hostfile(path: Optional[str]):
+# Seconds a hostfile may take to arrive. A file reads at once; a pipe (``--hostfile -``,
+# ``<(...)``) or a FIFO whose writer has not finished within this is not going to send a
+# hostfile of a few KB: the read is given up (the command ends as a usage error saying so).
+HOSTFILE_READ_S = 30.0
+
+
+def load_hostfile(path: Optional[str], interrupts=None):
     """The hostfile at ``path`` (``-``: read from standard input; None: none); one that cannot
-    be used is a usage error (exit 2) on ``--hostfile``."""
+    be used is a usage error (exit 2) on ``--hostfile``. The read runs under a deadline of
+    :data:`HOSTFILE_READ_S` seconds (a FIFO with no writer, a pipe that never ends) and, while
+    it waits, a signal stops it: ``KeyboardInterrupt(<signal name>)`` is raised here, through
+    ``interrupts`` (:class:`meshdoctor.interrupts.Interrupts`, armed for the wait; None: the
+    one of click's context, else a recorded signal is raised when the wait ends)."""
     if path is None:
         return None
+    from meshdoctor import deadline
     from meshdoctor.hostfile.load import HostfileError, load
+    from meshdoctor.interrupts import Interrupts
 
+    if interrupts is None:
+        ctx = click.get_current_context(silent=True)
+        interrupts = ctx.find_object(Interrupts) if ctx is not None else None
+    was_armed = bool(interrupts is not None and interrupts.is_armed)
     try:
-        return load(path)  # "-" is standard input; read up to hostfile.load.MAX_BYTES
+        if interrupts is not None:
+            interrupts.arm()  # a signal while the read waits stops the wait (PEP 475 would retry)
+        # "-" is standard input; read up to hostfile.load.MAX_BYTES
+        finished, hf = deadline.call(lambda: load(path), HOSTFILE_READ_S, name="hostfile")
     except HostfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--hostfile") from None
+    finally:
+        if interrupts is not None and not was_armed:
+            interrupts.disarm()
+    if not finished:
+        where = "standard input" if path == "-" else path
+        raise click.BadParameter(
+            f"{where}: no complete hostfile within {HOSTFILE_READ_S:g} s (a pipe or FIFO whose "
+            "writer did not finish); pass the mlx.launch hostfile as a file",
+            param_hint="--hostfile",
+        )
+    return hf
 
 
 def one_host_source(**given) -> None:

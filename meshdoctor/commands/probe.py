@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import Optional
 
 import click
@@ -18,9 +19,11 @@ from meshdoctor.commands.options import (
     Seconds,
     check_environment,
     command_interrupts,
+    load_hostfile,
     one_host_source,
     output_options,
 )
+from meshdoctor.checker.runner import Interrupted
 
 
 @click.command(
@@ -217,19 +220,23 @@ def probe(
     ranks that never arrived, captures stacks and tears every rank down. Figures follow
     nccl-tests (algbw, busbw; the JSON in GB/s = 1e9 bytes/s).
     """
+    # Ctrl-C, SIGTERM, SIGHUP from the first moment: the verdict (MD510), one JSON document with
+    # --json, never "nothing was assessed"; the launch takes them over once ranks start
+    interrupts = command_interrupts("probe")
     one_host_source(
         **{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks, "--launcher": launcher}
     )
     check_environment()
-    hf = None
-    if healthy_hostfile is not None:
-        if hostfile is None or not pairs:
-            raise click.UsageError("--healthy-hostfile needs --hostfile and --pairs")
-        from meshdoctor.commands.options import load_hostfile
+    if healthy_hostfile is not None and (hostfile is None or not pairs):
+        raise click.UsageError("--healthy-hostfile needs --hostfile and --pairs")
+    filled = []  # the verdict api.probe fills, once the request passed its checks
 
-        hf = load_hostfile(hostfile)
+    def checked(v):
+        filled.append(v)
+        return report_to(v, as_json=as_json, quiet=quiet)
+
     request = api.ProbeRequest(
-        hostfile=hf if hf is not None else hostfile,
+        hostfile=None,  # read below, where a signal while it waits still gives the verdict
         hosts=hosts,
         nranks=nranks,
         backend=backend,
@@ -250,6 +257,51 @@ def probe(
         baseline=baseline,
         save_baseline=save_baseline,
     )
+    during = "reading the hostfile"
+    hf, interrupted = None, False
+    try:
+        hf = load_hostfile(hostfile, interrupts)  # a pipe or FIFO: under a deadline
+        during = "the fleet check" if (hostfile or hosts) and not no_check else "the set-up"
+        interrupts.arm()
+        verdict = _probe(replace(request, hostfile=hf), no_check, as_json, quiet, checked)
+    except (KeyboardInterrupt, Interrupted) as exc:
+        interrupts.disarm()
+        interrupted = True
+        verdict = _interrupted(filled, exc, during, as_json=as_json, quiet=quiet, strict=strict)
+    finally:
+        interrupts.disarm()
+    if hf is not None and healthy_hostfile is not None and not interrupted:
+        from meshdoctor.submesh import select, write
+
+        pf = (verdict.probe or {}).get("pairs")
+        split = (
+            select.from_pairs(hf, pf)
+            if pf is not None
+            else select.from_results(hf, verdict.results, strict=strict)
+        )
+        verdict.results.append(write.report(hf, split, healthy_hostfile))
+    emit(verdict, as_json=as_json, quiet=quiet)
+
+
+def _interrupted(filled, exc, during: str, *, as_json: bool, quiet: bool, strict: bool):
+    """The verdict of a probe interrupted before any rank started: what was filled so far
+    (``filled``: the verdict api.probe was filling, if any) and MD510; everything meshdoctor had
+    started (the fleet check's calls) is stopped first."""
+    from meshdoctor import execute
+    from meshdoctor.model import Verdict
+    from meshdoctor.probe.report.outcomes import interrupted_before_launch
+
+    execute.stop_all(final=True)
+    verdict = filled[0] if filled else Verdict(command="probe", strict=strict)
+    report_to(verdict, as_json=as_json, quiet=quiet)
+    signame = getattr(exc, "signame", None) or str(exc) or "SIGINT"
+    verdict.results.append(interrupted_before_launch(signame, during))
+    return verdict
+
+
+def _probe(request, no_check: bool, as_json: bool, quiet: bool, checked):
+    """The verdict of ``request`` (:class:`meshdoctor.probe.api.ProbeRequest`, its hostfile
+    loaded); a request the probe cannot run is a usage error on the option at fault."""
     try:
         # under a launcher, a rank other than 0 relays to rank 0 and prints its own part
         code = api.follow(
@@ -266,18 +318,8 @@ def probe(
             # SIGINT/SIGTERM/SIGHUP: stop watching, still tear down and report
             interrupts=lambda: command_interrupts("probe"),
             progress=api.progress_for(as_json=as_json, quiet=quiet),
-            on_checked=lambda v: report_to(v, as_json=as_json, quiet=quiet),
+            on_checked=checked,
         )
     except api.ProbeSetupError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.param) from None
-    if hf is not None and healthy_hostfile is not None:
-        from meshdoctor.submesh import select, write
-
-        pf = (verdict.probe or {}).get("pairs")
-        split = (
-            select.from_pairs(hf, pf)
-            if pf is not None
-            else select.from_results(hf, verdict.results, strict=strict)
-        )
-        verdict.results.append(write.report(hf, split, healthy_hostfile))
-    emit(verdict, as_json=as_json, quiet=quiet)
+    return verdict

@@ -106,7 +106,13 @@ def triage(
             "nothing to triage: give log FILEs, - for standard input, "
             "--crash-reports, --hostfile or --exit-code"
         )
-    hosts = list(dict.fromkeys(h.ssh for h in hf.hosts if h.ssh)) if hf is not None else []
+    # mlx.launch's rule (MLX 0.32.4 launch.py): only the ssh name 127.0.0.1 runs here without
+    # ssh; every other name is read over ssh, as its ranks were launched
+    from meshdoctor.mlx.launch_rules import runs_without_ssh
+
+    entries = [h.ssh for h in hf.hosts if h.ssh] if hf is not None else []
+    here = any(runs_without_ssh(n) for n in entries)
+    hosts = list(dict.fromkeys(n for n in entries if not runs_without_ssh(n)))
     report_to(Verdict(command="triage"), as_json=as_json, quiet=quiet)  # for an internal error
     verdict = run_triage(
         list(files),
@@ -114,5 +120,6 @@ def triage(
         since_s=since,
         hosts=hosts,
         exit_code=exit_code,
+        here=here,
     )
     emit(verdict, as_json=as_json, quiet=quiet)

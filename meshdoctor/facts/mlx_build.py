@@ -15,11 +15,11 @@ interpreter, the environment and every file the import read (the child reports t
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 from typing import Any, Dict, List, Optional
 
+from meshdoctor.parsers import json_text
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.parsers.macos import version_tuple
 from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
@@ -174,15 +174,29 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
     # an inspection, not a rank: without the rank variables a shell may carry (MLX_RANK), so
     # MD301 never mistakes this child for a stale rank
     env = {k: v for k, v in os.environ.items() if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV,)}
-    cache_key = None
+    from meshdoctor.receipts import StateDirError
+
+    cache_key, refused = None, None
     if mlx_cache.enabled(ctx.platform):  # computed before the child runs: what it will see
         try:
             cache_key = mlx_cache.key(ctx.python, env, _PROBE)
             cached = mlx_cache.load(cache_key)
-        except Exception:  # a cache that cannot be used (state directory not writable...)
+        except StateDirError as exc:  # refused (not ours, writable by others): said, not used
+            cache_key = cached = None
+            refused = str(exc)
+        except Exception:  # a cache that cannot be used (a file in it unreadable...)
             cache_key = cached = None  # is no reason to lose the inspection: run the child
         if cached is not None:
             return _finish(cached)
+    got = _inspect(ctx, env, cache_key)
+    if refused:
+        got["cache_refused"] = refused
+    return got
+
+
+def _inspect(ctx: NodeContext, env: Dict[str, str], cache_key: Any) -> Dict[str, Any]:
+    """Run the build probe's child (``env``: its environment) and keep its answer under
+    ``cache_key`` (None: not kept); the fact :func:`gather_mlx` returns."""
     res = ctx.command(ctx.python, "-c", _PROBE, env=env)
     if res.missing:
         return {"probe": "unrunnable", "detail": res.describe(), "python": ctx.python}
@@ -190,7 +204,7 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
         return {"probe": "timeout", "detail": res.describe(), "python": ctx.python}
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), "")
     try:
-        data = json.loads(line)
+        data = json_text.loads(line)
     except ValueError:
         data = None
     if res.returncode != 0 or not isinstance(data, dict):

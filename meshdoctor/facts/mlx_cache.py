@@ -31,6 +31,7 @@ import json
 import os
 import sys
 from typing import Any, Dict, List, Optional
+from meshdoctor.parsers import json_text
 
 FORMAT = 1
 DISABLE_ENV = "MESHDOCTOR_MLX_CACHE"
@@ -166,13 +167,17 @@ def load(k: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """The cached answer for key ``k`` when its entry exists, parses, has the expected shape,
     carries the same key and every file it lists still has the same (mtime_ns, size, inode);
     None otherwise (never raises for a missing, corrupt or foreign file, nor for a state
-    directory that fails the checks of :func:`meshdoctor.receipts.folder`; a link, FIFO or file
-    not ours is never read: :func:`meshdoctor.receipts.read_file`)."""
-    from meshdoctor.receipts import folder, read_file
+    directory whose files cannot be read; a link, FIFO or file not ours is never read:
+    :func:`meshdoctor.receipts.read_file`). Raises :class:`meshdoctor.receipts.StateDirError`
+    when the state directory fails the checks of :func:`meshdoctor.receipts.folder` (not ours,
+    writable by others): the caller says the cache was not used, and why."""
+    from meshdoctor.receipts import StateDirError, folder, read_file
 
     try:
         with folder(*CACHE_DIR) as d:
-            entry = json.loads(read_file(d, _name(k), ENTRY_MAX_BYTES).decode("utf-8"))
+            entry = json_text.loads(read_file(d, _name(k), ENTRY_MAX_BYTES).decode("utf-8"))
+    except StateDirError:
+        raise
     except (OSError, ValueError):
         return None
     if not isinstance(entry, dict) or entry.get("key") != k:

@@ -34,6 +34,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from meshdoctor.parsers import json_text
 from meshdoctor import execute
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.deadline import call as call_with_deadline
@@ -335,7 +336,6 @@ def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
 
     State ``absent`` when that interpreter cannot import pyverbs either (the next reader is
     tried), ``wedged`` when the child overran the deadline, ``unreadable`` when it crashed."""
-    import json
     import os
     import tempfile
 
@@ -365,7 +365,7 @@ def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
         )
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), "")
     try:
-        got = json.loads(line)
+        got = json_text.loads(line)
         if not got.get("importable"):
             attempt["outcome"] = f"not importable: {got.get('error', '')}"[:200]
             return Inventory(

@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from meshdoctor.fixer.model import (
     APPROVED,
+    JOURNAL,
     FLEET_SCOPE,
     HOST_SCOPE,
     NOT_APPROVED,
@@ -155,6 +156,11 @@ def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Res
     actions: List[Action] = []
     try:
         actions = fx.plan(ctx)
+        journal = ctx.options.get(JOURNAL)
+        if isinstance(journal, list):
+            for a in actions:
+                a.host = a.host or host
+            journal.extend(actions)
         if ctx.apply and APPROVED in ctx.options:
             hold_to_approved(fx, ctx, host, actions)
         if ctx.apply and pending(actions):

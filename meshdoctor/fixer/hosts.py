@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from meshdoctor.parsers import json_text
 from meshdoctor import execute, remote
 from meshdoctor.checker.here import check_args, this_host_name
 from meshdoctor.fanout import remote_python, run_meshdoctor
@@ -240,7 +241,7 @@ class HostExec:
             return boot_time()
         r = self.run(t.name, [remote_python(), "-m", "meshdoctor.facts.boottime"], 15.0)
         try:
-            doc = json.loads(r.stdout)
+            doc = json_text.loads(r.stdout)
         except ValueError:
             raise RemoteRunError(
                 f"could not read the boot time of {t.name}: {r.describe()}"

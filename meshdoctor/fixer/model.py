@@ -193,6 +193,9 @@ class Fix:
 
 APPROVED_ENV = "MESHDOCTOR_FIX_APPROVED"  # the approved steps, for a host's share of the run
 APPROVED = "approved"  # FixContext.options key: host ("*": any) -> approval keys
+# FixContext.options key: the list every planned action of this machine goes into as it is
+# planned, so an interrupted run still reports what it had done (meshdoctor.fixer.plan)
+JOURNAL = "journal"
 NOT_APPROVED = "found after the plan you approved; left for the next run"
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 import sys
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from meshdoctor.codes.engine import FIX_NOT_STARTED
+from meshdoctor.codes.engine import FIX_INTERRUPTED, FIX_NOT_STARTED
 from meshdoctor.fixer.engine import run_fixes
 from meshdoctor.fixer.hosts import HostExec
 from meshdoctor.fixer.model import (
     APPROVED,
+    JOURNAL,
+    SKIPPED,
     APPROVED_ENV,
     Action,
     Fix,
@@ -27,7 +29,7 @@ from meshdoctor.fixer.model import (
     pending,
 )
 from meshdoctor.fixer.registry import all_fixes, fixes_for, lookup
-from meshdoctor.model import ERROR, FAIL, HostInfo, Result, Verdict
+from meshdoctor.model import ERROR, FAIL, HostInfo, Remediation, Result, Verdict
 from meshdoctor.text import one_line
 
 
@@ -136,6 +138,56 @@ def apply_command(
     return shell_line([*argv[:3], *opts, "--yes"])
 
 
+def _interrupted(journal: List[Action], signame: str) -> Tuple[List[Action], List[Result]]:
+    """An apply interrupted by ``signame``: every command meshdoctor had started is stopped;
+    the actions this machine had planned (``journal``), each with the outcome it had reached
+    (done, failed, or still planned: not done), and the MD790 result saying so."""
+    from meshdoctor import execute
+
+    execute.stop_all(final=True)
+    actions = list(journal)
+    left = pending(actions)
+    done = [a for a in actions if a not in left and not a.outcome.startswith(SKIPPED)]
+    return actions, [
+        Result(
+            code=FIX_INTERRUPTED.code,
+            check="fix.interrupted",
+            title=FIX_INTERRUPTED.title,
+            status=ERROR,
+            host="mesh",
+            summary=f"interrupted by {signame} while applying the plan: {len(done)} step(s) "
+            f"taken, {len(left)} not taken; every command meshdoctor had started was stopped "
+            "and nothing was verified",
+            evidence={"signal": signame, "taken": len(done), "not_taken": len(left)},
+            remediation=Remediation(
+                "Read the actions listed, then run the fix again: it plans from what is left."
+            ),
+        )
+    ]
+
+
+def _remote_remedy(rem, host: str) -> None:
+    """A remote host's remedy as the operator should paste it where the fix runs: its command
+    and each command its prose quotes in backquotes run on ``host`` (``ssh HOST '...'``,
+    :func:`meshdoctor.remote.shown_remedy`); a ``meshdoctor`` command (already given the plan's
+    options, :func:`apply_command`) and an ``ssh`` command are left as they are."""
+    import re
+
+    from meshdoctor import remote
+
+    def there(command: str):
+        if command.split(" ", 1)[0] in ("meshdoctor", "ssh"):
+            return command
+        return remote.shown_remedy(host, command)  # None: nothing safe to offer
+
+    if rem.command:
+        rem.command = there(rem.command)
+    if "`" in rem.text:
+        rem.text = re.sub(
+            r"`([^`\n]+)`", lambda m: f"`{there(m.group(1)) or m.group(1)}`", rem.text
+        )
+
+
 def run(
     names: Sequence[str],
     *,
@@ -199,9 +251,13 @@ def run(
                     approved.setdefault(a.host, []).append(approval_key(a))
                 options[APPROVED] = approved
         if apply_now:
+            journal: List[Action] = []
+            options[JOURNAL] = journal  # what this machine planned, as it is applied
             try:
                 with FixLock(run_id):
                     actions, results = run_fixes(fixes, ctx(True))
+            except KeyboardInterrupt as exc:  # the actions taken so far, and the interrupt
+                actions, results = _interrupted(journal, str(exc) or "SIGINT")
             except (LockBusy, StateDirError, StateFileError) as exc:
                 results = [
                     Result(
@@ -213,11 +269,14 @@ def run(
                         summary=str(exc),
                     )
                 ]
+    remote_hosts = {t.name for t in hx.targets if not t.local}
     for r in results:  # "apply with": the options that made the plan, then --yes
         if r.remediation is not None and r.remediation.command:
             r.remediation.command = apply_command(
                 r.remediation.command, hostfile, include_running, output_hostfile
             )
+        if r.remediation is not None and r.host in remote_hosts:
+            _remote_remedy(r.remediation, r.host)
     verdict.results = results + extra
     verdict.actions = [a.to_dict() for a in actions]
     from meshdoctor.facts.context import current_platform

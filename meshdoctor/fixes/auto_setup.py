@@ -135,7 +135,20 @@ def plan(ctx: FixContext) -> List[Action]:
         )
         return [_pre("mesh", "a hostfile names the fleet", st["refused"])]
     names = ctx.hosts.names()
-    out = _sudo(ctx) + _ranks(ctx)
+    backend = ctx.hostfile.effective_backend
+    out = [
+        _pre(
+            "mesh",
+            "the hostfile's backend is JACCL (Thunderbolt RDMA)",
+            None
+            if backend in JACCL_BACKENDS
+            else f"this hostfile's backend is {backend or 'none'}: {TOOL} --auto-setup "
+            "configures Thunderbolt RDMA for JACCL (--over thunderbolt), nothing a "
+            f"{backend or 'ring'} mesh uses",
+            backend=backend,
+        )
+    ]
+    out += _sudo(ctx) + _ranks(ctx)
     boots = _boots(ctx)
     st["boots"] = {h: b for h, b in boots.items() if not isinstance(b, Exception)}
     for h, b in boots.items():
@@ -162,7 +175,9 @@ def plan(ctx: FixContext) -> List[Action]:
                 + "; move the file away once you know how that run ended",
             )
         )
-    last = found[-1] if found else None
+    # a run that changed nothing (its own pre-check stopped it) neither taints nor clears a boot
+    counted = [x for x in found if x.get("outcome") != "unchanged"]
+    last = counted[-1] if counted else None
     st["last"] = last
     known = st["boots"]
     if last and last.get("outcome") in ("failed", "partial"):
@@ -212,9 +227,7 @@ def plan(ctx: FixContext) -> List[Action]:
         "--over",
         "thunderbolt",
         "--backend",
-        ctx.hostfile.effective_backend
-        if ctx.hostfile.effective_backend.startswith("jaccl")
-        else "jaccl",
+        backend if backend in JACCL_BACKENDS else "jaccl",
         "--hosts",
         ",".join(names),
         "--output-hostfile",
@@ -268,16 +281,33 @@ def plan(ctx: FixContext) -> List[Action]:
 
 
 def _verify_hosts(ctx: FixContext, hostfile) -> Dict[str, List[str]]:
-    """host -> problems (failed checks) after the run; empty list = configured."""
+    """host -> problems after the run; empty list = configured: every check of
+    :data:`VERIFY_CODES` passed there (one that failed, erred or only skipped, as they do on a
+    host that is not a Mac, is a problem: a skip proves nothing was set up)."""
     hx = ctx.hosts
     got = hx.each(lambda t: hx.check(t, list(VERIFY_CODES), hostfile=hostfile))
     out: Dict[str, List[str]] = {}
     for h, v in got.items():
         if isinstance(v, Exception):
             out[h] = [f"could not verify: {v}"]
-        else:
-            out[h] = [f"{r['code']} {r['summary']}" for r in v if r["status"] in ("fail", "error")]
+            continue
+        out[h] = [f"{r['code']} {r['summary']}" for r in v if r["status"] in ("fail", "error")]
+        passed = {r["code"] for r in v if r["status"] == "ok"}
+        for code in VERIFY_CODES:
+            if code not in passed and not any(p.startswith(code) for p in out[h]):
+                said = next((r["summary"] for r in v if r["code"] == code), "no result")
+                out[h].append(f"{code} not assessed there ({said})")
     return out
+
+
+def _said(r: "execute.CommandResult") -> str:
+    """What the tool said last (its last non-empty stderr or stdout line), else how it
+    ended; never empty."""
+    for text in (r.stderr, r.stdout):
+        lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+        if lines:
+            return lines[-1][:300]
+    return r.describe() or f"exit status {r.returncode}, no output"
 
 
 def apply(ctx: FixContext, actions: List[Action]) -> None:
@@ -286,6 +316,10 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
 
     st = _state(ctx)
     run = next(a for a in actions if a.argv[:1] == [TOOL] and a.outcome == PLANNED)
+    try:  # the state before, to tell a run that changed nothing (its own pre-check stopped it)
+        before: Optional[Dict[str, List[str]]] = _verify_hosts(ctx, ctx.hostfile)
+    except Exception:
+        before = None
     started = time.time()
     ctx.progress(f"running {TOOL} --auto-setup (up to {RUN_TIMEOUT_S:g} s)")
     r = execute.run(run.argv, timeout=RUN_TIMEOUT_S, input="")
@@ -304,21 +338,28 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
     good = [h for h, p in problems.items() if not p]
     if r.ok and len(good) == len(problems):
         outcome = "ok"
+    elif not r.ok and new_hf is None and before is not None and problems == before:
+        outcome = "unchanged"  # it stopped before changing anything: the boot is not tainted
     elif good:
         outcome = "partial"
     else:
         outcome = "failed"
-    run.outcome = (
-        f"{DONE}: exit {r.returncode}"
-        if outcome == "ok"
-        else f"{FAILED}: {outcome} ({r.describe()}; configured: {', '.join(good) or 'none'})"
-    )
+    if outcome == "unchanged":
+        run.changed = False
+        run.outcome = f"{FAILED}: {TOOL} stopped before changing anything: {_said(r)}"
+    else:
+        run.outcome = (
+            f"{DONE}: exit {r.returncode}"
+            if outcome == "ok"
+            else f"{FAILED}: {outcome} ({_said(r)}; configured: {', '.join(good) or 'none'})"
+        )
     for a in actions:
         if a.step.startswith("verify every host"):
+            bad = "; ".join(f"{h}: {p[0]}" for h, p in problems.items() if p)
             a.outcome = (
                 OK
                 if outcome == "ok"
-                else f"{FAILED}: " + "; ".join(f"{h}: {p[0]}" for h, p in problems.items() if p)
+                else f"{FAILED}: " + (bad or f"{TOOL} did not succeed: {_said(r)}")
             )
             a.detail = {"problems": problems}
     receipt = receipts.write(
@@ -346,7 +387,7 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
         "outcome": outcome,
         "host_receipts": _record_on_hosts(ctx, started, outcome, problems, str(receipt)),
     }
-    st.update(outcome=outcome, problems=problems, receipt=str(receipt))
+    st.update(outcome=outcome, problems=problems, receipt=str(receipt), said=_said(r))
 
 
 def _record_on_hosts(
@@ -412,6 +453,13 @@ def verify(ctx: FixContext) -> Verification:
     if problems is None:  # not applied and nothing pending cannot happen; be explicit anyway
         return Verification(False, "auto-setup did not run")
     ev = {"receipt": st.get("receipt"), "problems": problems}
+    if st.get("outcome") == "unchanged":
+        return Verification(
+            False,
+            f"{TOOL} stopped before changing anything ({st.get('said')}): this boot is not "
+            "tainted; fix what it says (ssh between the hosts, sudo), then run it again",
+            evidence=ev,
+        )
     if st.get("outcome") == "ok":
         return Verification(
             True,

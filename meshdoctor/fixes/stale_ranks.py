@@ -166,6 +166,8 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
             a.outcome = f"{FAILED}: {first.name} {sent}"
             continue
         a.argv = ["kill", f"-{first.name[3:]}", str(pid)]
+        # what an interrupt from here on reports (the outcome below replaces it)
+        a.outcome = f"{DONE}: {first.name} sent; its end not yet confirmed"
         procs[pid], by_pid[pid] = p, a
     ctx.progress(f"sent SIGTERM to {len(procs)} rank(s); waiting up to {GRACE_S:g} s")
     _wait_gone(procs, GRACE_S)

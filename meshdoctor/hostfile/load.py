@@ -26,6 +26,14 @@ STDIN = "-"
 # object per host; a JACCL mesh has at most 8); 4 MiB leaves room for any real one while a path
 # with no end (/dev/zero, an endless pipe on standard input) stops here instead of filling memory.
 MAX_BYTES = 4 * 1024 * 1024
+# The deepest nesting of lists and objects the loader accepts. The deepest an mlx.launch hostfile
+# goes is 5 (object > hosts > entry > rdma > a cell's list of devices); 32 leaves room for any
+# real file while a document nested thousands deep is refused before any rule walks it.
+MAX_DEPTH = 32
+_NESTED = (
+    "nested too deeply to be a hostfile ({what}). Expected the mlx.launch hostfile format (a "
+    'list of hosts, or an object with "backend", "envs" and "hosts").'
+)
 
 
 class HostfileError(ValueError):
@@ -76,6 +84,21 @@ def _typed(data: Any) -> Tuple[str, Tuple[str, ...], Tuple[Host, ...]]:
     )
 
 
+def _depth(data: Any) -> int:
+    """How deep lists and objects nest in parsed JSON ``data`` (a scalar: 0), counted without
+    recursion and stopping once past :data:`MAX_DEPTH`."""
+    deepest, todo = 0, [(data, 1)]
+    while todo:
+        value, level = todo.pop()
+        if isinstance(value, (list, dict)):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                break
+            items = value.values() if isinstance(value, dict) else value
+            todo.extend((v, level + 1) for v in items if isinstance(v, (list, dict)))
+    return deepest
+
+
 def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = None) -> Hostfile:
     """The loader: hostfile ``text`` as a validated :class:`~meshdoctor.hostfile.model.Hostfile`
     (``problems`` found here, once: the rules of :mod:`meshdoctor.hostfile.rules`). ``path``
@@ -86,9 +109,8 @@ def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = 
         data = json.loads(text)
     except RecursionError:
         raise HostfileError(
-            f"{path}: nested too deeply to be a hostfile (JSON arrays or objects inside each "
-            "other beyond Python's recursion limit). Expected the mlx.launch hostfile format (a "
-            'list of hosts, or an object with "backend", "envs" and "hosts").'
+            f"{path}: "
+            + _NESTED.format(what="JSON arrays or objects inside each other beyond Python's limit")
         ) from None
     except json.JSONDecodeError as exc:
         raise HostfileError(
@@ -96,6 +118,10 @@ def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = 
             "Expected the mlx.launch hostfile format (a list of hosts, or an object with "
             '"backend", "envs" and "hosts").'
         ) from None
+    if _depth(data) > MAX_DEPTH:
+        raise HostfileError(
+            f"{path}: " + _NESTED.format(what=f"lists or objects more than {MAX_DEPTH} levels deep")
+        )
     backend, envs, hosts = _typed(data)
     written, rules = written_problems(data)
     return Hostfile(
@@ -110,8 +136,22 @@ def parse(text: str, path: str = "<hostfile>", names: Optional[Iterable[str]] = 
 
 def _read_capped(stream: Any, name: str) -> bytes:
     """At most :data:`MAX_BYTES` bytes of the binary ``stream`` (reads ``MAX_BYTES + 1`` to
-    tell); raises :class:`HostfileError` naming ``name`` and the cap when there is more."""
-    data = stream.read(MAX_BYTES + 1)
+    tell; an ``int`` is a file descriptor, read unbuffered: a caller that gives up waiting on a
+    pipe leaves no buffer lock held); raises :class:`HostfileError` naming ``name`` and the cap
+    when there is more."""
+    if isinstance(stream, int):
+        import os
+
+        parts, got = [], 0
+        while got <= MAX_BYTES:
+            part = os.read(stream, min(1 << 20, MAX_BYTES + 1 - got))
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        data = b"".join(parts)
+    else:
+        data = stream.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise HostfileError(
             f"{name}: larger than {MAX_BYTES // (1024 * 1024)} MiB, the most meshdoctor reads of "
@@ -140,7 +180,7 @@ def load(path: Union[str, Path], names: Optional[Iterable[str]] = None) -> Hostf
         import sys
 
         try:
-            data = _read_capped(sys.stdin.buffer, "<stdin>")
+            data = _read_capped(sys.stdin.fileno(), "<stdin>")
         except HostfileError:
             raise
         except (OSError, ValueError, AttributeError) as exc:

@@ -30,19 +30,19 @@ if TYPE_CHECKING:
 JACCL_MESH_MAX = (
     8  # the JACCL mesh connects every pair of Macs directly: at most 8 ranks (mlx docs)
 )
-_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # whole key: fullmatch (no trailing newline)
 
 
 def is_env_key(key: str) -> bool:
     """A usable environment variable name (letters, digits, '_', not starting with a digit)."""
-    return bool(_ENV_KEY.match(key))
+    return bool(_ENV_KEY.fullmatch(key))
 
 
 # A host name meshdoctor will hand to ssh: letters, digits and . _ - (host names, RFC 1123), plus
 # @ (user@host), : and % (IPv6 addresses and zones), not starting with '-' (ssh would read an
 # option). Everything else (; $ ` ( ) | & < > quotes, spaces, control characters) is refused, so no
 # host name can mean anything to a shell, whichever command reaches the host.
-_SAFE_HOST = re.compile(r"^[A-Za-z0-9_.@:%-]+$")
+_SAFE_HOST = re.compile(r"[A-Za-z0-9_.@:%-]+")  # the whole name: fullmatch, never match + $
 
 
 def host_name_problem(name: str) -> Optional[str]:
@@ -56,7 +56,7 @@ def host_name_problem(name: str) -> Optional[str]:
         return "missing or empty: the host name to ssh into"
     if len(name) > 255:
         return f"{len(name)} characters: longer than any host name (at most 255)"
-    if name.startswith("-") or not _SAFE_HOST.match(name):
+    if name.startswith("-") or not _SAFE_HOST.fullmatch(name):
         return (
             f"{name!r} cannot be an ssh destination: a host name holds only letters, digits "
             "and . _ - @ : % and does not start with '-'"

@@ -39,14 +39,14 @@ _KV = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*:\s*(.*?)\s*$")
 _GID = re.compile(r"^\s*GID\[\s*(\d+)\s*\]\s*:\s*(\S+?)\s*(?:,\s*(.*?))?\s*$")
 _VALUE_CODE = re.compile(r"^(.*?)\s*\((-?\d+)\)\s*$")
 _FLAG = re.compile(r"^\s+[A-Z0-9_]+(?:\s+[A-Z0-9_]+)*\s*$")
-_INT = re.compile(r"^(0x[0-9a-fA-F]+|\d+)$")
-_HEX16 = re.compile(r"^[0-9a-fA-F]{16}$")
+_INT = re.compile(r"0x[0-9a-fA-F]+|\d+")  # fullmatch
+_HEX16 = re.compile(r"[0-9a-fA-F]{16}")  # fullmatch
 
 
 def to_int(text: Any) -> Optional[int]:
     """``"262144"``/``"0x1f"`` -> int; anything else -> None."""
     s = str(text).strip() if text is not None else ""
-    if not _INT.match(s):
+    if not _INT.fullmatch(s):
         return None
     return int(s, 16) if s.startswith("0x") else int(s)
 
@@ -363,7 +363,7 @@ def parse_ibv_devices(text: str) -> DeviceList:
             out.header = True
         elif all(set(p) <= {"-"} for p in parts):
             continue
-        elif len(parts) == 2 and _HEX16.match(parts[1]):
+        elif len(parts) == 2 and _HEX16.fullmatch(parts[1]):
             out.devices.append((parts[0], parts[1].lower()))
         else:
             out.unparsed.append(line)

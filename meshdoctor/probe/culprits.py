@@ -31,6 +31,7 @@ How the cause is told from the consequences:
 
 from __future__ import annotations
 
+
 import signal
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -109,17 +110,29 @@ def how(st: RankState, returncode: Optional[int]) -> str:
     """How this rank failed, in words: ``was killed by SIGKILL``, ``failed with RuntimeError:
     ...``, ``exited with status 1 without reporting an error (stderr: LINE)`` (NCCL and CUDA
     failures print a line and exit(1) with no Python exception, MLX nccl backend: that line is
-    named), else ``failed``."""
+    named), a remote rank's ssh status 255 without a word as ``ended without a word through
+    ssh (exit status 255: ...)``, else ``failed``."""
     sig = signal_name(returncode)
     if sig:
         return f"was killed by {sig}"
     if st.errors:
         e = st.errors[-1]
         return f"failed with {e.get('type')}: {e.get('message')}"
-    if returncode is not None:
-        said = next((m.line for m in rank_signatures(st)), None) or next(
-            (ln.strip()[:300] for ln in reversed(st.stderr_tail()) if ln.strip()), None
+    said = next((m.line for m in rank_signatures(st)), None) or next(
+        (ln.strip()[:300] for ln in reversed(st.stderr_tail()) if ln.strip()), None
+    )
+    ssh_said = any(ln.strip().startswith("ssh:") for ln in st.stderr_tail(3))
+    if returncode == 255 and not st.local and not ssh_said and not st.errors:
+        # ssh(1): "ssh exits with the exit status of the remote command or with 255 if an
+        # error occurred"; a remote command killed by a signal reaches ssh as 255 as well, and
+        # without a word from ssh or the rank that is what it usually was
+        return (
+            "ended without a word through ssh (exit status 255, ssh's own: the remote rank "
+            "was killed by a signal, usually SIGKILL from the OOM killer or a kill -9, or "
+            "crashed in native code, or the connection to its host dropped; look on that "
+            "host: dmesg for the OOM killer, its crash reports)"
         )
+    if returncode is not None:
         return f"exited with status {returncode} without reporting an error" + (
             f" (stderr: {said})" if said else ""
         )

@@ -7,11 +7,11 @@ Times here are ``time.monotonic()`` seconds of the launcher at the moment a line
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Deque, Dict, List, Optional
 
+from meshdoctor.parsers import json_text
 from meshdoctor.signatures import ANCHORS
 from meshdoctor.probe.worker import (
     EV_DONE,
@@ -37,7 +37,7 @@ def parse_line(line: str) -> Optional[Dict[str, Any]]:
     if not line.startswith("{"):
         return None
     try:
-        ev = json.loads(line)
+        ev = json_text.loads(line)
     except ValueError:
         return None
     return ev if isinstance(ev, dict) and isinstance(ev.get("ev"), str) else None

@@ -17,7 +17,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import remote
 from meshdoctor.mlx import exits
@@ -32,6 +32,13 @@ DEFAULT_SINCE_S = 24 * 3600.0
 MAX_REPORTS_PER_DIR = 50
 HOST_DEADLINE_S = 120.0
 SEQ_STRIDE = 1 << 40  # seq = input index * SEQ_STRIDE + line number
+# What triage reads of an input that is not a regular file (a device such as /dev/zero, a FIFO, a
+# pipe on standard input): such a stream may never end, so reading stops here and says so. A
+# job's log is far smaller; a regular file of any size is read whole (in bounded memory).
+STREAM_MAX_BYTES = 1 << 30
+# Seconds a FIFO may go without a writer before triage gives it up (a FIFO nobody writes to
+# would otherwise block its open, and the whole triage, for ever).
+WRITER_WAIT_S = 30.0
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.I)
 _UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -92,10 +99,63 @@ def _rank_exit(f: Finding) -> None:
         f.role = "either"
 
 
-def read_stream(stream: BinaryIO, inp: Input, col: Collected) -> None:
-    """Scan one log stream into ``col``."""
-    found = logs.scan(stream, inp, col.seq_base(), on_match=_rank_exit)
+class _Capped:
+    """A binary stream read up to ``cap`` bytes; ``cut``: there was more."""
+
+    def __init__(self, raw: BinaryIO, cap: int) -> None:
+        self.raw, self.left, self.cut = raw, cap, False
+
+    def read(self, n: int = -1) -> bytes:
+        if self.left <= 0:
+            self.cut = self.cut or bool(self.raw.read(1))
+            return b""
+        data = self.raw.read(self.left if n is None or n < 0 else min(n, self.left))
+        self.left -= len(data)
+        return data
+
+
+def is_regular(stream: Any) -> bool:
+    """Whether ``stream`` (a file object with a descriptor) is a regular file; False for a
+    device, FIFO, pipe, socket, or a stream without a descriptor."""
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def read_stream(stream: BinaryIO, inp: Input, col: Collected, capped: bool = False) -> None:
+    """Scan one log stream into ``col``; ``capped``: read at most :data:`STREAM_MAX_BYTES` of
+    it (a stream that is not a regular file), and say so in ``inp`` when there was more."""
+    source: Any = _Capped(stream, STREAM_MAX_BYTES) if capped else stream
+    found = logs.scan(source, inp, col.seq_base(), on_match=_rank_exit)
+    if capped and source.cut:
+        inp.warnings.append(
+            f"stopped after {STREAM_MAX_BYTES >> 20} MiB: not a regular file (a device or a "
+            "pipe that does not end); what was read is triaged"
+        )
     col.add(inp, found)
+
+
+def _open_input(path: str) -> Optional[BinaryIO]:
+    """``path`` opened for reading in binary; a FIFO is opened without waiting for a writer and
+    then waited on for at most :data:`WRITER_WAIT_S` seconds (None: nothing came; a signal
+    still stops the wait). Raises OSError."""
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        return open(path, "rb")
+    import fcntl
+    import select
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        ready, _, _ = select.select([fd], [], [], WRITER_WAIT_S)
+        if not ready:
+            os.close(fd)
+            return None
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
@@ -104,13 +164,16 @@ def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
         source=path if host is None else f"{host}:{path}", host=host, rank=logs.rank_from_name(path)
     )
     try:
-        if path.endswith(".ips"):
-            with open(path, "rb") as fh:
-                data = fh.read(ips.MAX_BYTES)
-            read_report(data, inp, col)
+        fh = _open_input(path)
+        if fh is None:
+            inp.error = f"a FIFO nobody wrote to within {WRITER_WAIT_S:g} s"
+            col.add(inp, [])
             return
-        with open(path, "rb") as fh:
-            read_stream(fh, inp, col)
+        with fh:
+            if path.endswith(".ips"):
+                read_report(fh.read(ips.MAX_BYTES), inp, col)
+                return
+            read_stream(fh, inp, col, capped=not is_regular(fh))
     except OSError as exc:
         inp.error = f"cannot read: {exc.strerror or exc}"
         col.add(inp, [])

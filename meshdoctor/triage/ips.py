@@ -23,10 +23,10 @@ publicly documented ("unknown").
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from meshdoctor.parsers import json_text
 from meshdoctor import signatures
 from meshdoctor.triage.logs import parse_time
 
@@ -129,16 +129,23 @@ def parse(
     header: Dict[str, Any] = {}
     body: Dict[str, Any] = {}
     try:
-        h = json.loads(head)
+        h = json_text.loads(head)
         header = h if isinstance(h, dict) else {}
+    except json_text.TooDeep:
+        warnings.append("first line nested too deeply to be the JSON header of a crash report")
     except ValueError:
         warnings.append("first line is not the JSON header of a crash report")
     try:
-        b = json.loads(rest) if rest.strip() else None
+        b = json_text.loads(rest) if rest.strip() else None
         if isinstance(b, dict):
             body = b
         elif b is not None:
             warnings.append("body is JSON but not an object")
+    except json_text.TooDeep:
+        warnings.append(
+            "body nested too deeply to be a crash report (arrays or objects inside each other "
+            "beyond Python's limit): summary salvaged from what is there"
+        )
     except ValueError as exc:
         warnings.append(
             f"truncated or corrupted body ({type(exc).__name__} at character "

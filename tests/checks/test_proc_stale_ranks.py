@@ -77,6 +77,8 @@ def test_orphan_fails_and_one_that_ignores_sigterm_gets_kill_minus_kill(clean_en
         assert got[plain]["status"] == "fail" and got[deaf]["status"] == "fail"
         assert got[plain]["summary"].startswith("stale rank (orphaned")
         assert got[plain]["remediation"]["command"] == f"kill {plain}"
+        # the escalation in the prose is a command to paste, with the real pid
+        assert f"`kill -KILL {plain}`" in got[plain]["remediation"]["text"]
         assert got[deaf]["evidence"]["sigterm"] == "ignored"
         assert got[deaf]["remediation"]["command"] == f"kill -KILL {deaf}"
         assert "does not act on SIGTERM" in got[deaf]["remediation"]["text"]

@@ -322,6 +322,8 @@ def test_an_interrupt_before_any_check_ran_still_gives_the_verdict(clean_env):
     assert r.doc["results"][0]["summary"].startswith(
         "interrupted by SIGTERM: before the checks ran"
     )
+    # the re-run it asks for keeps the options that produced it
+    assert r.doc["results"][0]["remediation"]["command"] == "meshdoctor check --json --only MD101"
 
 
 @pytest.mark.parametrize(
@@ -371,6 +373,7 @@ def _catches(pid: int, sig: int) -> bool:
     [
         ["check", "--json", "--only", "MD101"],
         ["check", "--only", "MD101"],
+        ["probe", "--json", "-n", "2", "--size", "4KiB", "--iters", "1"],
         ["list-checks"],
         ["explain", "MD301"],
         ["check", "--help"],
@@ -410,7 +413,8 @@ def test_an_interrupt_from_the_first_moment_meshdoctor_runs_ends_as_exit_3(clean
         if "--json" in args:
             doc = json.loads(out)  # one verdict document, whenever the signal came
             VALIDATOR.validate(doc)
-            assert doc["exit_code"] == 3 and doc["results"][-1]["code"] == "MD190", doc
+            code = "MD510" if args[0] == "probe" else "MD190"  # probe: MD510, also before a rank
+            assert doc["exit_code"] == 3 and doc["results"][-1]["code"] == code, doc
             assert f"interrupted by {sig.name}" in doc["results"][-1]["summary"]
         else:
             assert "interrupted" in out + err, (out, err)

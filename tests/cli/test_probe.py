@@ -173,6 +173,30 @@ def test_kill_one_rank_cli(clean_env):
     assert r.doc["probe"]["detect_s"] < 1.0
 
 
+def test_a_rank_stopped_during_group_formation_is_named(clean_env):
+    # SIGSTOP inside init (step 1): found by the hang report, not by the 45 s formation deadline
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "64KB",
+        "--op",
+        "all_sum",
+        "--iters",
+        "3",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:1"),
+        timeout=120,
+    )
+    assert r.rc == 1, (r.out, r.err)
+    group = [x for x in codes_of(r.doc, "MD501") if x["status"] == "fail"]
+    assert group, r.outcome()
+    said = group[0]["summary"]
+    assert "group formation (ring, 3 ranks) did not finish" in said, said
+    assert "rank 1 (process stopped" in said and "within 45 s" not in said, said
+
+
 def test_sigstop_one_rank_hang_detected_at_deadline(clean_env):
     r = run_cli(
         "probe",
@@ -557,3 +581,30 @@ def test_bandwidth_is_judged_against_a_floor_and_a_saved_baseline(clean_env, tmp
     assert "rank 0 -> 1 at " in r.out and "of its baseline (wire 127.0.0.1)" in r.out
     bad = run_cli(*common, "--min-busbw", "fast", env=clean_env, timeout=60)
     assert bad.rc == 2 and "--min-busbw" in bad.err and "e.g. 10GB/s" in bad.err
+
+
+def test_an_interrupted_probe_suggests_the_same_probe_again(clean_env):
+    import signal
+    import subprocess
+    import sys
+
+    args = ["probe", "-n", "2", "--size", "4KiB", "--timeout", "60", "--json"]
+    p = subprocess.Popen(  # rank 1 stops at step 3: the probe cannot end before the signal
+        [sys.executable, "-m", "meshdoctor", *args],
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:3"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(2.0)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    doc = json.loads(out)
+    (stop,) = [x for x in doc["results"] if x["code"] == "MD510"]
+    assert stop["remediation"]["command"] == "meshdoctor " + " ".join(args), stop

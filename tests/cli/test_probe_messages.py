@@ -30,6 +30,10 @@ def test_a_real_short_deadline_on_256mib_all_sum_suggests_a_longer_one(clean_env
     assert "the deadline sized for 256MiB would be" in hang["summary"]
     assert "never arrived" not in hang["summary"] and hang["host"] == "mesh"
     assert "probe again without --timeout" in hang["remediation"]["text"]
+    # the command to paste: the same probe, every option kept but the one to leave out
+    assert hang["remediation"]["command"] == (
+        "meshdoctor probe -n 2 --op all_sum --size 256MiB --json"
+    ), hang["remediation"]
 
 
 def test_probe_strict_turns_a_warning_into_no_go():

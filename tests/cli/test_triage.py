@@ -178,6 +178,28 @@ def test_corrupted_crash_report_never_a_traceback(tmp_path, content):
     assert r.doc["triage"]["inputs"][0]["kind"] == "crash-report"
 
 
+DEEP = "[" * 500_000 + "]" * 500_000  # one .ips body nested 500,000 levels deep
+
+
+@pytest.mark.parametrize("header", ['{"bug_type":"309"}\n', ""], ids=["body", "header"])
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_deeply_nested_crash_report_costs_that_report_only(tmp_path, header, where):
+    d = tmp_path / "DiagnosticReports"
+    d.mkdir()
+    deep = d / "python3.12-2026-01-05-100000.ips"
+    deep.write_text(header + DEEP)
+    shutil.copy(TBT_IPS, d / TBT_IPS.name)
+    args = [str(deep), str(d / TBT_IPS.name)] if where == "file" else ["--crash-reports", str(d)]
+    r = run_cli("triage", *args, "--since", "3650d", "--json")
+    assert r.rc == 1, r.outcome()  # the good report's finding is still there
+    assert "RecursionError" not in r.out + r.err and not r.results("MD100"), r.outcome()
+    codes = [f["code"] for f in r.doc["triage"]["findings"]]
+    assert "MD612" in codes, codes
+    named = [x for x in r.results("MD690") if str(deep) in x["summary"]]
+    assert named and named[0]["status"] in ("warn", "error"), r.outcome()
+    assert "nested too deeply" in named[0]["summary"], named
+
+
 def test_crash_report_folder_filtered_by_process_and_since(tmp_path):
     d = tmp_path / "DiagnosticReports"
     d.mkdir()
@@ -310,3 +332,129 @@ def test_nothing_read_is_not_a_go(tmp_path):
         assert e["summary"].startswith("nothing to read"), (args, r.outcome())
     r = run_cli("triage", "--exit-code", "0")
     assert r.rc == 3 and "nothing to read" in r.out and "proves nothing" in r.out, r.out
+
+
+@pytest.mark.parametrize("source", ["device", "stdin"])
+def test_an_input_with_no_end_is_read_up_to_the_stated_cap(source, clean_env):
+    import subprocess
+    import sys
+
+    from meshdoctor.triage.collect import STREAM_MAX_BYTES
+
+    line = f"{sys.executable} -m meshdoctor triage --json /dev/zero"
+    if source == "stdin":
+        line = f"cat /dev/zero | {sys.executable} -m meshdoctor triage --json -"
+    p = subprocess.run(
+        ["bash", "-c", f"timeout 300 {line}"],
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=330,
+    )
+    assert p.returncode in (0, 1, 3), (p.returncode, p.stderr[-2000:])
+    doc = json.loads(p.stdout)
+    validate(doc)
+    (inp,) = doc["triage"]["inputs"]
+    assert inp["bytes"] == STREAM_MAX_BYTES, inp
+    said = " | ".join(x["summary"] for x in doc["results"] if x["code"] == "MD690")
+    assert f"stopped after {STREAM_MAX_BYTES >> 20} MiB: not a regular file" in said, said
+
+
+def test_a_fifo_nobody_writes_to_ends_at_the_stated_wait(tmp_path, clean_env):
+    from meshdoctor.triage.collect import WRITER_WAIT_S
+
+    fifo = tmp_path / "job.log"
+    os.mkfifo(fifo)
+    r = run_cli("triage", str(fifo), "--exit-code", "1", "--json", env=clean_env, timeout=300)
+    assert r.rc == 1, r.outcome()  # the exit status still explains the failure
+    said = [x for x in r.results("MD690") if str(fifo) in x["summary"]]
+    assert said and f"a FIFO nobody wrote to within {WRITER_WAIT_S:g} s" in said[0]["summary"]
+
+
+def test_a_fifo_with_a_writer_is_read(tmp_path, clean_env):
+    import subprocess
+
+    fifo = tmp_path / "job.log"
+    os.mkfifo(fifo)
+    line = "RuntimeError: [jaccl] Recv failed with errno=104"
+    writer = subprocess.Popen(["bash", "-c", f"sleep 1; echo '{line}' > {fifo}"])
+    try:
+        r = run_cli("triage", str(fifo), "--json", env=clean_env, timeout=300)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert r.doc["triage"]["inputs"][0]["bytes"] == len(line) + 1, r.outcome()
+    assert r.doc["triage"]["findings"], r.outcome()
+
+
+def test_triage_hostfile_with_127_0_0_1_entries_reads_the_named_local_file_here(
+    tmp_path, clean_env
+):
+    # mlx.launch runs 127.0.0.1 without ssh (MLX 0.32.4 launch.py): triage reads it here too
+    log = tmp_path / "job.log"
+    log.write_text("step 1\nRuntimeError: [jaccl] Recv failed with errno=104\n")
+    hf = tmp_path / "h.json"
+    hf.write_text(json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2))
+    r = run_cli(
+        "triage", "--hostfile", str(hf), str(log), "--exit-code", "0", "--json", env=clean_env
+    )
+    assert r.rc == 1, r.outcome()  # the log's failure, read here
+    sources = [i["source"] for i in r.doc["triage"]["inputs"]]
+    assert str(log) in sources, sources
+    assert [h["host"] for h in r.doc["hosts"]] == ["127.0.0.1"], r.doc["hosts"]
+    assert "ssh" not in json.dumps(r.doc["results"]).lower(), r.outcome()
+
+
+def test_triage_hostfile_reads_a_named_file_that_exists_here_as_well(tmp_path, clean_env):
+    log = tmp_path / "job.log"
+    log.write_text("RuntimeError: [jaccl] Recv failed with errno=104\n")
+    hf = tmp_path / "h.json"
+    hf.write_text(json.dumps([{"ssh": "ghost-h1.invalid", "ips": ["10.0.0.2"]}]))
+    r = run_cli("triage", "--hostfile", str(hf), str(log), "--json", env=clean_env, timeout=300)
+    sources = [i["source"] for i in r.doc["triage"]["inputs"]]
+    assert str(log) in sources, sources  # read here; the ghost host is reported unreachable
+    assert [h["host"] for h in r.doc["hosts"]] == ["ghost-h1.invalid"]
+
+
+def test_an_interrupted_triage_json_keeps_what_it_had_read(tmp_path, clean_env):
+    import signal
+    import subprocess
+    import sys
+
+    log = tmp_path / "rank0.log"
+    log.write_text("RuntimeError: [jaccl] Recv failed with errno=104\n")
+    fifo = tmp_path / "rank1.log"
+    os.mkfifo(fifo)  # nobody writes: triage waits on it
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "triage", str(log), str(fifo), "--json"],
+        env=clean_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        t_end = time.monotonic() + 60
+        while time.monotonic() < t_end and p.poll() is None:
+            try:
+                fds = [
+                    os.readlink(f"/proc/{p.pid}/fd/{n}") for n in os.listdir(f"/proc/{p.pid}/fd")
+                ]
+            except OSError:
+                fds = []
+            if str(fifo) in fds:
+                break
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 1, (out[-2000:], err[-2000:])  # the finding read before it counts
+    doc = json.loads(out)
+    validate(doc)
+    assert [f["code"] for f in doc["triage"]["findings"]], doc["triage"]
+    stop = [x for x in doc["results"] if x["code"] == "MD690" and x["status"] == "error"]
+    assert stop and str(fifo) in stop[0]["summary"], doc["results"]
+    assert "interrupted by SIGINT while reading it" in stop[0]["summary"]

@@ -349,3 +349,50 @@ def test_the_plan_you_approve_is_the_plan_that_runs(procs):
     )
     assert f"pid {b}" in res["summary"]
     assert doc["needs_reboot"] == []
+
+
+BLOCKING_TERM = (  # SIGTERM blocked, not ignored: the fix sends it, then waits its grace
+    "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"
+    "time.sleep(300)\n"
+)
+
+
+def test_an_interrupted_fix_yes_reports_the_actions_it_had_taken(procs):
+    import json
+
+    from tests.helpers import validate
+
+    slow = procs.orphan(BLOCKING_TERM, MLX_RANK="1")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "fix", "stale-ranks", "--yes", "--json"],
+        env=procs.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # SIGTERM reached it (pending, blocked): the fix now waits out its grace period
+        def term_pending() -> bool:
+            with open(f"/proc/{slow}/status") as f:
+                for line in f:
+                    if line.startswith(("ShdPnd:", "SigPnd:")):
+                        if int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)):
+                            return True
+            return False
+
+        wait_for(term_pending, "SIGTERM to reach the rank", timeout=60)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 3, (out[-2000:], err[-2000:])
+    doc = json.loads(out)  # one verdict document, not "nothing was assessed"
+    validate(doc)
+    (stop,) = [x for x in doc["results"] if x["code"] == "MD790"]
+    assert "interrupted by SIGINT while applying the plan: 1 step(s) taken" in stop["summary"]
+    (taken,) = [a for a in doc["actions"] if a.get("detail", {}).get("pid") == slow]
+    assert taken["outcome"] == "done: SIGTERM sent; its end not yet confirmed", taken
+    assert taken["argv"] == ["kill", "-TERM", str(slow)]

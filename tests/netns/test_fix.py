@@ -189,3 +189,27 @@ def test_fix_without_names_checks_every_host_and_plans_for_the_failures(bed):
     assert _alive(bed, "h1", pid)
     res = {x["host"]: x["status"] for x in r.results("MD701")}
     assert res == {"h0": "ok", "h1": "fail", "h2": "ok"}
+
+
+def test_a_remote_stale_ranks_remedy_prose_names_the_remote_command(bed):
+    # the prose's escalation is pasteable as it is shown: ssh HOST 'kill -KILL PID', the real pid
+    plain = _start(bed, "h1", SLEEP, "MLX_RANK=1")
+    chk = run_cli(
+        "check",
+        "--hostfile",
+        str(bed.hostfile),
+        "--only",
+        "MD301",
+        "--python",
+        sys.executable,
+        "--json",
+        env=bed.env,
+        timeout=180,
+    )
+    mine = [x for x in chk.results("MD301") if x["evidence"].get("pid") == plain]
+    assert mine and mine[0]["host"] == "h1", chk.outcome()
+    rem = mine[0]["remediation"]
+    assert rem["command"] == f"ssh h1 'kill {plain}'", rem
+    assert f"`ssh h1 'kill -KILL {plain}'`" in rem["text"], rem
+    assert f"`kill -KILL {plain}`" not in rem["text"], rem
+    bed.ssh("h1", f"kill -KILL {plain}")

@@ -34,10 +34,15 @@ with open(os.environ["STUB_LOG"], "a") as f:
 mode = open(os.environ["STUB_MODE"]).read().strip()
 dirs = dict(x.split("=", 1) for x in os.environ["STUB_FIXDIRS"].split(","))
 hosts = args[args.index("--hosts") + 1].split(",")
+if mode == "precheck":  # MLX config.py's own ssh pre-check stops it before any change
+    print("[ERROR] Maybe they are not set-up for password-less ssh?", file=sys.stderr)
+    sys.exit(1)
 todo = {{"ok": hosts, "half": hosts[:1], "fail": []}}[mode]
 for h in todo:
     for name in {configured!r}:
         shutil.copy(os.path.join({healthy!r}, name), os.path.join(dirs[h], name))
+if mode == "fail":  # it got as far as taking bridge0 down on the first host, then failed
+    shutil.copy(os.path.join({healthy!r}, "ifconfig.txt"), os.path.join(dirs[hosts[0]], "ifconfig.txt"))
 out = args[args.index("--output-hostfile") + 1]
 if mode != "fail":
     shutil.copy(os.environ["STUB_HOSTFILE"], out)
@@ -242,6 +247,39 @@ def test_hosts_without_passwordless_sudo_are_named_and_nothing_runs(fleet):
     assert [a["host"] for a in bad] == ["h1"]
     assert "no passwordless sudo" in bad[0]["outcome"]
     assert "h1: ssh and passwordless sudo" in r.results("MD703")[0]["summary"]
+
+
+def test_a_run_its_own_pre_check_stopped_changes_nothing_and_taints_nothing(fleet):
+    stopped = fleet.fix("precheck", "--yes")
+    assert stopped.rc == 1 and fleet.runs() == 1, stopped.outcome()
+    [(receipt, _)] = fleet.receipts()
+    assert receipt["outcome"] == "unchanged"
+    run = _run_action(stopped.doc)
+    assert run["changed"] is False
+    assert "stopped before changing anything" in run["outcome"]
+    assert "Maybe they are not set-up for password-less ssh?" in run["outcome"]
+    res = stopped.results("MD703")[0]
+    assert "this boot is not tainted" in res["summary"] and not stopped.doc["needs_reboot"]
+    assert "reboot" not in res["summary"].split("tainted")[0]
+    good = fleet.fix("ok", "--yes")  # the same boot: allowed, and it succeeds
+    assert good.rc == 0 and fleet.runs() == 2, good.outcome()
+
+
+def test_a_ring_hostfile_plans_no_thunderbolt_setup(fleet):
+    ring = fleet.tmp / "ring.json"
+    doc = json.loads(fleet.hostfile.read_text())
+    ring.write_text(json.dumps({"backend": "ring", "hosts": doc["hosts"]}))
+    fleet.mode.write_text("ok")
+    r = run_cli(
+        "fix", "auto-setup", "--hostfile", str(ring), "--yes", "--json", env=fleet.env, timeout=240
+    )
+    assert r.rc == 1 and fleet.runs() == 0, r.outcome()
+    summary = r.results("MD703")[0]["summary"]
+    assert "this hostfile's backend is ring" in summary, summary
+    assert not any(
+        a["outcome"].startswith("failed: ") and not a["outcome"][len("failed: ") :].strip()
+        for a in r.doc["actions"]
+    )  # never an empty reason
 
 
 def _receipt(fleet, name: str, body: str) -> Path:

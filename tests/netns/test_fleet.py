@@ -239,3 +239,89 @@ def test_ring_probe_across_three_hosts_runs_the_fleet_check_first(bed):
         assert any(x["status"] == "fail" and x["host"] == "h1" for x in r.results("MD408"))
     finally:
         bed.ssh("h1", f"kill {pid}")
+
+
+def _interrupt_once_only_h3_is_left(bed, args):
+    """Run meshdoctor ``args`` (h3's sshd stopped), wait until the ssh calls to h0-h2 have come
+    back and only h3's is left, then SIGINT it; returns (rc, stdout, stderr)."""
+    import subprocess
+    import time
+
+    import psutil
+
+    pid = bed.sshd_pid("h3")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "meshdoctor", *args],
+            env=bed.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            seen, t_end = set(), time.monotonic() + 120
+            while time.monotonic() < t_end and p.poll() is None:
+                now = set()
+                for c in psutil.Process(p.pid).children(recursive=True):
+                    try:
+                        argv = c.cmdline()
+                    except psutil.Error:
+                        continue
+                    if argv and os.path.basename(argv[0]) == "ssh":
+                        now |= {h for h in bed.hosts if h in argv}
+                seen |= now
+                if seen == set(bed.hosts) and now == {"h3"}:
+                    break
+                time.sleep(0.05)
+            assert p.poll() is None, p.communicate()
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    return p.returncode, out, err
+
+
+def test_an_interrupted_fleet_check_keeps_the_hosts_that_answered(bed):
+    from tests.helpers import validate
+
+    bed.mesh.write()
+    args = ["check", "--hostfile", str(bed.hostfile), "--python", bed.mesh.python]
+    rc, out, err = _interrupt_once_only_h3_is_left(bed, args + ["--timeout", TIMEOUT, "--json"])
+    assert rc == 3, (out[-3000:], err[-2000:])
+    doc = json.loads(out)
+    validate(doc)
+    assert [h["host"] for h in doc["hosts"]] == ["h0", "h1", "h2", "h3"]
+    answered = [h for h in doc["hosts"] if h["node"].get("verdict") == "go"]
+    assert [h["host"] for h in answered] == ["h0", "h1", "h2"], doc["hosts"]
+    assert {r["host"] for r in doc["results"]} >= {"h0", "h1", "h2"}  # their results kept
+    last = doc["results"][-1]
+    assert last["code"] == "MD190" and "interrupted by SIGINT" in last["summary"]
+    assert "1 of 4 hosts did not finish" in last["summary"], last
+    h3 = doc["hosts"][3]
+    assert "interrupted by SIGINT before it answered" in h3["node"]["error"]
+
+
+def test_a_probe_interrupted_during_its_fleet_gate_prints_one_verdict(bed):
+    from tests.helpers import validate
+
+    bed.mesh.write()
+    env = dict(bed.env, MESHDOCTOR_REMOTE_PYTHON=bed.mesh.python)
+    bed.env, saved = env, bed.env
+    try:
+        rc, out, err = _interrupt_once_only_h3_is_left(
+            bed, ["probe", "--hostfile", str(bed.hostfile), "--json", "--size", "4KiB"]
+        )
+    finally:
+        bed.env = saved
+    assert rc == 3, (out[-3000:], err[-2000:])
+    doc = json.loads(out)
+    validate(doc)
+    last = doc["results"][-1]
+    assert last["code"] == "MD510", doc["results"]
+    assert "interrupted by SIGINT during the fleet check" in last["summary"], last

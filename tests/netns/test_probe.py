@@ -154,6 +154,8 @@ def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
     lost = [x for x in doc["results"] if x["code"] == "MD506" and x["host"] == "h2"]
     assert lost and "teardown of h2 not confirmed within" in lost[0]["summary"], outcome(doc)
     assert "ranks may remain: rank 2 (pid " in lost[0]["summary"], outcome(doc)
+    # the look it suggests is pasteable here: it runs on h2
+    assert "`ssh h2 'meshdoctor check --only MD301'`" in lost[0]["remediation"]["text"]
     assert "could not reach" not in json.dumps(doc["results"]), outcome(doc)
     assert all(h["reachable"] for h in doc["hosts"]), outcome(doc)
     # bounded: a verdict at all, well inside the 120 s communicate() (the figure, from the
@@ -266,3 +268,38 @@ def test_host_that_refuses_ssh_is_unreachable_and_exit_3(bed):
     assert start and start[0]["status"] == "error" and start[0]["host"] == "hx"
     assert "\r" not in start[0]["summary"]
     assert not [x for x in r.results("MD506") if x["status"] == "fail"]
+
+
+def test_a_remote_rank_killed_by_sigkill_is_said_to_end_without_a_word_through_ssh(bed):
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "probe", "--hostfile", str(bed.hostfile)]
+        + ["--size", "64KiB", "--iters", "100000", "--op", "all_sum", "--json", "--no-check"],
+        env=bed.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        rank = None
+        for _ in range(600):  # h1's rank: the process whose environment says MLX_RANK=1
+            for line in bed.ssh("h1", "grep -l -a MLX_RANK=1 /proc/[0-9]*/environ").stdout.split():
+                pid = line.split("/")[2]
+                if "python" in bed.ssh("h1", f"cat /proc/{pid}/comm").stdout:
+                    rank = pid
+            if rank or p.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert rank, p.communicate()
+        time.sleep(2)  # collectives running
+        bed.ssh("h1", f"kill -KILL {rank}")
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    doc = json.loads(out) if out.strip() else None
+    assert p.returncode == 1, outcome(doc, err, out)
+    said = " | ".join(x["summary"] for x in doc["results"] if x["status"] == "fail")
+    assert "rank 1 (h1, pid " in said, said
+    assert "ended without a word through ssh (exit status 255, ssh's own" in said, said
+    assert "without reporting an error" not in said, said

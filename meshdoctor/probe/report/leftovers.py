@@ -112,10 +112,18 @@ def _unreached_result(out: LaunchOutcome, host: str, why: str) -> Result:
         },
         remediation=Remediation(
             f"Once {host} answers again, look for leftover ranks there "
-            "(`meshdoctor check --only MD301` on that host) and check its "
-            "link (cable, port state)."
+            f"(`{_md301_there(host)}`) and check its link (cable, port state)."
         ),
     )
+
+
+def _md301_there(host: str) -> str:
+    """The command that lists the ranks left on ``host``, to paste here (``ssh HOST ...``;
+    the bare command when the host-name rule refuses ``host``)."""
+    from meshdoctor import remote
+
+    argv = ["meshdoctor", "check", "--only", "MD301"]
+    return remote.shown_command(host, argv) or " ".join(argv)
 
 
 def _unconfirmed_result(out: LaunchOutcome, host: str, how: Dict[str, Any]) -> Result:
@@ -143,7 +151,7 @@ def _unconfirmed_result(out: LaunchOutcome, host: str, how: Dict[str, Any]) -> R
         remediation=Remediation(
             f"{host} answered during the probe, but its teardown did not confirm in time (a "
             "loaded machine, or its link went down since): look for leftover ranks there "
-            "(`meshdoctor check --only MD301` on that host) and check its link."
+            f"(`{_md301_there(host)}`) and check its link."
         ),
     )
 

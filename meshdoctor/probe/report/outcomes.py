@@ -124,6 +124,12 @@ def _group_failed(lc: LaunchView) -> Result:
             f"group formation ({cfg.backend}, {n} ranks) failed: rank {first.rank} "
             f"({first.host}) {how(first, out.early_exits.get(first.rank))}"
         )
+    elif out.hang and (out.hang.get("not_arrived") or out.hang.get("no_heartbeat")):
+        # found by the hang report (a rank stopped or silent), not by the formation deadline
+        missing = _missing_phrases(out.hang, n)
+        msg = f"group formation ({cfg.backend}, {n} ranks) did not finish: " + "; ".join(missing)
+        suspect = blame_hang(out.hang, n).suspect
+        sts = [s for s in out.ranks if s.rank == suspect]
     else:
         msg = (
             f"group formation ({cfg.backend}, {n} ranks) did not finish within "
@@ -167,6 +173,22 @@ def _interrupted(lc: LaunchView) -> Result:
         ERROR,
         f"{lc.out.message}; every rank was torn down",
         evidence={"formed": lc.formed},
+        remediation=Remediation("Probe again; the mesh was not assessed."),
+        host=MESH,
+    )
+
+
+def interrupted_before_launch(signame: str, during: str) -> Result:
+    """MD510 for an interrupt (``signame``: SIGINT, SIGTERM, SIGHUP) before any rank started,
+    ``during`` what (``"reading the hostfile"``, ``"the fleet check"``): not assessed, nothing
+    left running."""
+    return result(
+        C.INTERRUPTED,
+        "probe.interrupted",
+        ERROR,
+        f"interrupted by {signame} during {during}, before any rank started; every command "
+        "meshdoctor had started was stopped",
+        evidence={"signal": signame, "formed": False, "during": during},
         remediation=Remediation("Probe again; the mesh was not assessed."),
         host=MESH,
     )
@@ -234,6 +256,29 @@ def hang_cause_note(cfg: ProbeConfig, out: LaunchOutcome) -> str:
     return " ".join(parts)
 
 
+def _missing_phrases(hang: dict, world_size: int) -> List[str]:
+    """What a hang report says of the ranks at fault, in words: ``never arrived: rank 1
+    (process stopped, no heartbeat for 2.5 s)`` (silent ranks first), and the ranks silent
+    inside the step (:func:`meshdoctor.probe.culprits.blame_hang`)."""
+    blame = blame_hang(hang, world_size)
+    stalled = blame.stalled
+
+    def one(r: int) -> str:
+        extra = []
+        if r in stalled:
+            if stalled[r].get("state") == "stopped":
+                extra.append("process stopped")
+            extra.append(f"no heartbeat for {stalled[r]['silent_s']:.1f} s")
+        return f"rank {r}" + (f" ({', '.join(extra)})" if extra else "")
+
+    parts = []
+    if blame.missing:
+        parts.append("never arrived: " + ", ".join(one(r) for r in blame.missing))
+    if blame.silent_inside:
+        parts.append("silent inside it: " + ", ".join(one(r) for r in blame.silent_inside))
+    return parts
+
+
 def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
     """``hang`` or ``deadline`` after the group formed: the step, who never arrived (silent
     ranks first), who waited inside it; no rank is blamed when every rank was inside
@@ -242,17 +287,8 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
     step = hang.get("step")
     blame = blame_hang(hang, len(out.ranks))
     stalled, waiting = blame.stalled, blame.waiting
-    parts = []
-    if blame.missing:
-        desc = []
-        for r in blame.missing:
-            extra = []
-            if r in stalled:
-                if stalled[r].get("state") == "stopped":
-                    extra.append("process stopped")
-                extra.append(f"no heartbeat for {stalled[r]['silent_s']:.1f} s")
-            desc.append(f"rank {r}" + (f" ({', '.join(extra)})" if extra else ""))
-        parts.append(f"never arrived: {', '.join(desc)}")
+    said = _missing_phrases(hang, len(out.ranks))
+    parts = [p for p in said if p.startswith("never")]
     if waiting:
         w = max(x["waited_s"] for x in hang["waiting"])
         parts.append(f"{ranks_phrase(waiting)} waited {w:.1f} s inside it")
@@ -262,16 +298,7 @@ def _hang_result(cfg: ProbeConfig, out: LaunchOutcome) -> Result:
         else f"hung past the {out.deadline_s:.1f} s deadline"
     )
     auto = collective_deadline(dataclasses.replace(cfg, timeout=None))
-    if blame.silent_inside:
-        parts.append(
-            "silent inside it: "
-            + ", ".join(
-                f"rank {r} ("
-                + ("process stopped, " if stalled[r].get("state") == "stopped" else "")
-                + f"no heartbeat for {stalled[r]['silent_s']:.1f} s)"
-                for r in blame.silent_inside
-            )
-        )
+    parts += [p for p in said if p.startswith("silent")]
     too_short = bool(cfg.timeout and cfg.timeout < auto)
     short_note = short_remedy = ""
     if too_short:

@@ -82,6 +82,11 @@ def test_how_a_rank_failed_in_words():
     bare = _rank(1, 3, 1.0, ["", "  last words  ", ""])
     assert K.how(bare, 3) == "exited with status 3 without reporting an error (stderr: last words)"
     assert K.how(_rank(2), None) == "failed"
+    remote = _rank(3, 255, 1.0)
+    remote.local = False  # reached through ssh: 255 is ssh's status, not the rank's
+    assert K.how(remote, 255).startswith("ended without a word through ssh (exit status 255")
+    assert "SIGKILL" in K.how(remote, 255)
+    assert K.how(_rank(4, 255, 1.0), 255).startswith("exited with status 255 without")
     assert K.signal_name(-9) == "SIGKILL" and K.signal_name(0) is None
     assert K.signal_name(None) is None and K.signal_name(-99) == "signal 99"
 
