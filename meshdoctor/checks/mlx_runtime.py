@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from meshdoctor.checker.model import Check, Doc, fail, ok, warn
+from meshdoctor.checker.here import slow_not_hung
+from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.mlx.backends import JACCL_BACKENDS, core_backend
 from meshdoctor.facts.mlx_build import BACKENDS as MLX_BACKENDS, gather_mlx
@@ -116,6 +117,14 @@ def run(ctx: NodeContext):
     info = ctx.fact(gather_mlx)
     backend = ctx.hostfile.effective_backend if ctx.hostfile is not None else ""
     needs = core_backend(backend)
+    if info["probe"] == "timeout" and not info.get("hung"):  # slow is not hung: not assessed
+        yield error(
+            f"importing MLX in {ctx.python} did not finish in time (not assessed): "
+            f"{info['detail']}",
+            evidence=info,
+            remediation=slow_not_hung("The MLX import"),
+        )
+        return
     if info["probe"] == "timeout":
         yield fail(
             f"importing MLX in {ctx.python} did not finish in time: {info['detail']}",

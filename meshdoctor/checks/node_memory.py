@@ -22,8 +22,9 @@ import resource
 
 import psutil
 
+from meshdoctor.checker.here import slow_not_hung
 from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
-from meshdoctor.facts.context import NodeContext
+from meshdoctor.facts.context import NodeContext, hang_proven
 from meshdoctor.facts.mlx_build import gather_mlx
 from meshdoctor.parsers.macos import parse_sysctl, parse_vm_stat, to_int, wired_bytes
 from meshdoctor.facts.mlx_processes import find_mlx_processes, scope_pids
@@ -43,6 +44,15 @@ def _gib(n: int) -> str:
 def _mac(ctx: NodeContext, vm: psutil._common.svmem):
     found = []
     res = ctx.command("vm_stat")
+    if res.timed_out and not hang_proven(res):  # slow is not hung: not assessed
+        found.append(
+            error(
+                f"cannot read wired memory (not assessed): {res.describe()}",
+                evidence={"vm_stat": res.describe()},
+                remediation=slow_not_hung("`vm_stat`"),
+            )
+        )
+        return found, {}
     if res.timed_out:
         found.append(
             fail(

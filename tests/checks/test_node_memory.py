@@ -130,12 +130,13 @@ def test_wired_limit_leaving_macos_no_room_warns(fake_mac):
 
 
 def test_hung_vm_stat_is_a_finding_not_a_hang(fake_mac):
+    # an overrun of a short deadline proves a slow machine, not a wedged kernel: not assessed
     env = fake_mac("healthy", "vm-stat-hang")
     r = run_cli("check", "--json", "--only", "MD302", "--timeout", "2", env=env)
-    assert r.rc == 1, r.out
+    assert r.rc == 3, r.out
     mem = r.results("MD302")[0]
-    assert mem["status"] == "fail" and "did not finish" in mem["summary"]
-    assert mem["needs_reboot"] is True
+    assert mem["status"] == "error" and "did not finish" in mem["summary"]
+    assert not mem.get("needs_reboot") and "--timeout 45" in mem["remediation"]["text"]
     assert r.elapsed < 30, (
         r.elapsed
     )  # bounded: a verdict at all, not the hang (the figure: benchmarks/check_speed.py)
