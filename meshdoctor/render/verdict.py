@@ -3,7 +3,8 @@
 :mod:`meshdoctor.render.style`).
 
 One line per result (status symbol, code, title, host, summary), the remediation under each
-failure, warning and error, and a closing line with the verdict and exit code.
+failure, warning and error, and a closing line with the verdict and exit code; before them the
+fleet table (fleet mode) or the probe's --pairs matrix.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
         from meshdoctor.render.fleet import table
 
         table(v, out)
+    pairs = (v.probe or {}).get("pairs")
+    if isinstance(pairs, dict) and not quiet:  # the --pairs matrix, as the option promises
+        pair_matrix(pairs, out)
     for r in v.results:
         if quiet and r.status not in shown:
             continue
@@ -87,6 +91,32 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
     if v.needs_reboot:
         line += f"; [bold red]reboot needed: {clean_line(', '.join(v.needs_reboot))}[/]"
     out.print(line)
+
+
+def pair_matrix(pairs: dict, out: Console) -> None:
+    """The ``probe --pairs`` matrix (``probe.pairs`` of the verdict,
+    :func:`meshdoctor.probe.figures.pair_figures`): send/recv busbw in GB/s, a row per sender
+    and a column per receiver; ``-`` where not measured (the rank itself, a pair the backend
+    does not connect), ``wrong`` where a value arrived wrong."""
+    from rich.table import Table
+
+    matrix = pairs.get("busbw_gbs") or []
+    wrong = pairs.get("wrong") or []
+    n = len(matrix)
+    out.print("send/recv busbw, GB/s (row: sender, column: receiver)")
+    t = Table()
+    t.add_column("from \\ to")
+    for d in range(n):
+        t.add_column(str(d), justify="right")
+    for s_, row in enumerate(matrix):
+        cells = []
+        for d, bw in enumerate(row):
+            bad = wrong[s_][d] if s_ < len(wrong) and d < len(wrong[s_]) else None
+            cells.append("wrong" if bad else ("-" if bw is None else f"{bw:g}"))
+        t.add_row(str(s_), *cells)
+    out.print(t)
+    if pairs.get("note"):
+        out.print(f"[dim]{clean_line(pairs['note'])}[/]")
 
 
 def actions(items, *, out: Optional[Console] = None, heading: str = "") -> None:
