@@ -21,6 +21,7 @@ from meshdoctor.render.style import (
     SYMBOLS,
     VERDICT_STYLE,
     clean_line,
+    clean_name,
     symbols,
 )
 from meshdoctor.streams import to_devnull
@@ -65,8 +66,12 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
         sym, style = marks[r.status]
         title = r.title or r.check
         named = r.evidence.get("hosts") if v.fleet is not None else None
-        label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
-        host = f"[cyan]{clean_line(label)}[/] " if multi_host else ""
+        label = (
+            ",".join(clean_name(n) for n in named)
+            if isinstance(named, list) and named
+            else clean_name(r.host)
+        )
+        host = f"[cyan]{label}[/] " if multi_host else ""
         out.print(
             f"[{style}]{sym}[/] [bold]{clean_line(r.code)}[/] {host}{clean_line(title)}: "
             f"{clean_line(r.summary)}"
