@@ -310,3 +310,21 @@ def test_nothing_read_is_not_a_go(tmp_path):
         assert e["summary"].startswith("nothing to read"), (args, r.outcome())
     r = run_cli("triage", "--exit-code", "0")
     assert r.rc == 3 and "nothing to read" in r.out and "proves nothing" in r.out, r.out
+
+
+def test_a_cut_crash_report_says_so_and_claims_nothing_it_cannot_read(tmp_path):
+    # reported: a header-only .ips gave "crashed with crash" and no truncation warning; a
+    # truncated one printed `SIGSEGV in  tbt_post_recv` (the missing image left two spaces)
+    text = Path(TBT_IPS).read_text()
+    header = tmp_path / "python3.12-2026-01-05-100004.ips"
+    header.write_text(text.split("\n", 1)[0] + "\n")
+    r = run_cli("triage", str(header))
+    assert "crashed with crash" not in r.out and "[?]" not in r.out
+    assert "only its header line" in r.out and "truncated" in r.out
+    assert "cut before the exception" in r.out
+    cut = tmp_path / "python3.12-2026-01-05-110200.ips"
+    cut.write_text(text[: len(text) * 2 // 3])
+    r = run_cli("triage", str(cut), "--json")
+    lines = [f["summary"] for f in r.doc["results"] if f["code"] != "MD690"]
+    assert lines and not [ln for ln in lines if " in  " in ln], lines
+    assert any("truncated or corrupted body" in f["summary"] for f in r.results("MD690"))
