@@ -328,3 +328,18 @@ def test_a_cut_crash_report_says_so_and_claims_nothing_it_cannot_read(tmp_path):
     lines = [f["summary"] for f in r.doc["results"] if f["code"] != "MD690"]
     assert lines and not [ln for ln in lines if " in  " in ln], lines
     assert any("truncated or corrupted body" in f["summary"] for f in r.results("MD690"))
+
+
+def test_a_consequence_is_one_line_and_the_first_cause_has_the_causes_in_full(tmp_path):
+    # reported: triage repeated every finding's full "Known causes" list
+    log = tmp_path / "rank0.log"
+    log.write_text(
+        "2026-01-05 10:00:01 [ring] Too many send/recv errors. Aborting\n"
+        "2026-01-05 10:00:02 [ring] Socket 5 was closed by the peer\n"
+    )
+    r = run_cli("triage", str(log))
+    assert r.rc == 1, r.out
+    assert r.out.count("Known causes") == 1
+    first = r.out.index("FIRST CAUSE")
+    assert first < r.out.index("Known causes, most common first") < r.out.index("consequence of")
+    assert "→ Fix F1 first: this follows from it" in r.out
