@@ -48,7 +48,13 @@ class LockBusy(RuntimeError):
 class StateDirError(OSError):
     """The state directory (or a folder in it) cannot be used: a file in its place, it cannot be
     created, it is not writable, not ours or writable by others; the message names it and what
-    to do."""
+    to do. ``untrusted``: it is there but not ours or open to others (or a link): refused
+    outright; otherwise it only cannot be made or written (a read-only or full home), where
+    the fix lock can still go in the runtime directory (:func:`runtime_folder`)."""
+
+    def __init__(self, message: str, untrusted: bool = False) -> None:
+        super().__init__(message)
+        self.untrusted = untrusted
 
 
 class StateFileError(OSError):
@@ -74,12 +80,13 @@ def _root() -> Path:
     return Path(platformdirs.user_state_dir("meshdoctor"))
 
 
-def _refuse(d: str, problem: str, mend: str = "") -> StateDirError:
+def _refuse(d: str, problem: str, mend: str = "", untrusted: bool = False) -> StateDirError:
     """The MD700 message: which directory, why, and what to do (``mend``: a first remedy)."""
     return StateDirError(
         f"meshdoctor's state directory {d} cannot be used ({problem}); {mend}"
         f"set {STATE_ENV} to a writable directory of your own that nobody else can write "
-        "(mode 0700)"
+        "(mode 0700)",
+        untrusted,
     )
 
 
@@ -97,7 +104,7 @@ def _checked(fd: int, shown: str) -> int:
     if problem:
         os.close(fd)
         mine = st.st_uid == os.geteuid()
-        raise _refuse(shown, problem, "chmod 700 it, or " if mine else "")
+        raise _refuse(shown, problem, "chmod 700 it, or " if mine else "", untrusted=True)
     return fd
 
 
@@ -120,6 +127,7 @@ def _open_dir(name: str, shown: str, parent: Optional[int]) -> int:
             except OSError:
                 link = False
             problem = "a symbolic link" if link else "a file, not a directory"
+            raise _refuse(shown, problem, untrusted=link) from None
         raise _refuse(shown, problem) from None
     return _checked(fd, shown)
 
@@ -239,6 +247,39 @@ def write_file(dir_fd: int, name: str, data: bytes) -> None:
         os.fsync(dir_fd)
 
 
+def runtime_path() -> Path:
+    """Where the fix lock goes when the state directory cannot be made or written (a read-only
+    or full home): ``$XDG_RUNTIME_DIR/meshdoctor`` (XDG Base Directory Specification: a
+    per-user directory on a RAM file system, e.g. ``/run/user/UID``), else ``/run/meshdoctor``
+    for root, else ``meshdoctor-UID`` in the temporary directory."""
+    import tempfile
+
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "meshdoctor"
+    if os.geteuid() == 0 and os.path.isdir("/run"):
+        return Path("/run/meshdoctor")
+    return Path(tempfile.gettempdir()) / f"meshdoctor-{os.geteuid()}"
+
+
+@contextlib.contextmanager
+def runtime_folder() -> Iterator[int]:
+    """A descriptor of :func:`runtime_path`, created (0700) and checked like the state
+    directory (ours, writable by nobody else, no link followed). Raises
+    :class:`StateDirError`."""
+    d = runtime_path()
+    fd = _open_dir(str(d), str(d), None)
+    try:
+        yield fd
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+# errors of a home that is read-only or full: the lock goes to the runtime directory instead
+_NO_ROOM = (errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM)
+
+
 class FixLock:
     """``with FixLock(run_id):`` holds the fix lock or raises :class:`LockBusy` at once (never
     waits: a second operator is told, not queued behind a run that may take minutes). The lock
@@ -250,22 +291,37 @@ class FixLock:
     NAME = "fix.lock"
 
     def __init__(self, run_id: str = "") -> None:
-        self.path = state_dir() / self.NAME
+        self.path = _root() / self.NAME
         self.run_id = run_id
         self.fd: Optional[int] = None
+        # why the lock is in the runtime directory instead (an emergency fix still runs when
+        # the state directory cannot be made or written); None: it is in the state directory
+        self.fallback: Optional[str] = None
 
-    def __enter__(self) -> "FixLock":
-        with folder() as d:
+    def _open(self, where) -> int:
+        with where() as d:
             try:
-                fd = os.open(
+                return os.open(
                     self.NAME,
                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                     0o600,
                     dir_fd=d,
                 )
             except OSError as exc:
+                if exc.errno in _NO_ROOM and where is folder:
+                    raise StateDirError(f"{self.path}: {exc.strerror}") from None
                 why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
                 raise self._unusable(why) from None
+
+    def __enter__(self) -> "FixLock":
+        try:
+            fd = self._open(folder)
+        except StateDirError as exc:
+            if exc.untrusted:  # there but not ours or open to others: refused, never bypassed
+                raise
+            self.fallback = str(exc)
+            self.path = runtime_path() / self.NAME
+            fd = self._open(runtime_folder)
         why = _distrust(os.fstat(fd))
         if why:
             os.close(fd)
@@ -283,8 +339,11 @@ class FixLock:
                 f"another `meshdoctor fix` is applying changes ({_describe_holder(holder)}; "
                 f"lock {self.path}); wait for it to finish"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {self.run_id}".encode())
+        try:  # who holds it, for a second operator; a full disk may refuse the bytes
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {self.run_id}".encode())
+        except OSError:
+            pass
         self.fd = fd
         return self
 

@@ -75,3 +75,26 @@ def test_a_linked_lock_in_our_own_state_directory_is_refused_not_followed(tmp_pa
     assert f"the fix lock {state / 'fix.lock'} cannot be used (a symbolic link)" in summary
     assert "remove it, then run the fix again" in summary
     assert victim.read_text() == "x" * 35
+
+
+def test_an_emergency_fix_runs_without_a_usable_state_directory(tmp_path):
+    """Reported: `fix stale-ranks` on a node whose home is read-only or full refused for want of
+    a state directory. The lock goes to the runtime directory and the run says so (MD700 warn);
+    an untrusted state directory is still refused (the tests above)."""
+    import os
+
+    from tests.helpers import run_cli
+
+    blocked = tmp_path / "home-is-a-file"
+    blocked.write_text("")  # nothing can be created under it, as under a read-only home
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    env = dict(os.environ, MESHDOCTOR_STATE_DIR=str(blocked / "state"), XDG_RUNTIME_DIR=str(run))
+    r = run_cli("fix", "stale-ranks", "--yes", "--json", env=env, private_pids=True)
+    assert r.rc == 0, r.outcome()
+    assert r.results("MD701") and r.results("MD701")[0]["status"] == "ok"
+    (warn,) = r.results("MD700")
+    assert warn["status"] == "warn"
+    assert f"the fix ran with its lock in {run / 'meshdoctor' / 'fix.lock'}" in warn["summary"]
+    assert "cannot be used" in warn["summary"] and "no receipt" in warn["summary"]
+    assert oct(os.stat(run / "meshdoctor").st_mode & 0o777) == "0o700"
