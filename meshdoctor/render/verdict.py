@@ -38,8 +38,9 @@ class _Console(Console):
 
 
 def console(stderr: bool = False) -> Console:
-    """The console all human output goes through (highlighting off: data stays as written)."""
-    return _Console(stderr=stderr, highlight=False, soft_wrap=True)
+    """The console all human output goes through (highlighting and emoji codes off: data stays
+    as written; with emoji on, rich turns ``node:1234:`` in a log line into an emoji)."""
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -> None:

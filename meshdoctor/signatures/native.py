@@ -167,6 +167,29 @@ SIGNATURES = (
         examples=("RuntimeError: [metal::Device] Unable to construct residency set.",),
     ),
     signature(
+        "MD678",
+        "metal.fence-timeout",
+        r"\[Fence::wait\] Timed out",
+        "A CPU-stream operation (the distributed backends run there) waited for a Metal fence "
+        "that the GPU never signalled: the GPU work it depends on hung or was lost (a GPU "
+        "timeout, wired memory exhausted, or a peer's collective that never completed).",
+        "Look for the first failure on every rank (a peer that died, a JACCL or ring error "
+        "before it); stop leftover ranks and measure wired memory (MD302); if it recurs on one "
+        "Mac, reboot it.",
+        "MLX mlx/backend/metal/fence.cpp (Fence::wait); exo issues #2208, #2173",
+        role=EITHER,
+        check="MD302",
+        causes=[
+            ("a peer's collective never completed (it died or hung)", "a peer's earlier error"),
+            ("GPU work hung or was lost (GPU timeout)", "MTLCommandBuffer errors before it"),
+            ("wired memory exhausted", "MD302, Metal resource-limit errors"),
+        ],
+        examples=(
+            "libc++abi: terminating due to uncaught exception of type "
+            "std::runtime_error: [Fence::wait] Timed out",
+        ),
+    ),
+    signature(
         "MD676",
         "macos.kernel-panic",
         r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<msg>.+)",

@@ -152,6 +152,8 @@ def _match_line(lines: Sequence[Signature], line: str, lineno: int) -> List[Matc
         m = sig.pattern.search(line)  # type: ignore[union-attr]
         if m:
             out.append(_match(sig, line, m, lineno))
+    if len(out) > 1 and any(not x.signature.envelope for x in out):  # the specific one says it
+        out = [x for x in out if not x.signature.envelope]
     return out
 
 

@@ -343,3 +343,29 @@ def test_a_consequence_is_one_line_and_the_first_cause_has_the_causes_in_full(tm
     first = r.out.index("FIRST CAUSE")
     assert first < r.out.index("Known causes, most common first") < r.out.index("consequence of")
     assert "→ Fix F1 first: this follows from it" in r.out
+
+
+def test_nccl_network_failures_and_a_metal_fence_timeout_are_named(tmp_path):
+    # public inputs: NCCL net_ib.cc's completion error (status 12, IBV_WC_RETRY_EXC_ERR) with
+    # the peer and HCA named, NCCL's socket closed by the peer, MLX's "[Fence::wait] Timed
+    # out" (exo #2208, #2173); the generic "NCCL WARN: read it" gives way to the specific one
+    log = tmp_path / "ranks.log"
+    log.write_text(
+        "2026-01-05 10:00:01 node1:2345:2400 [0] NCCL WARN NET/IB : Got completion from peer "
+        "10.0.0.2<55034> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+        "::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_0\n"
+        "2026-01-05 10:00:02 node2:1234:1300 [1] NCCL WARN Net : Connection closed by remote "
+        "peer 10.0.0.1<40123>\n"
+        "2026-01-05 10:00:03 libc++abi: terminating due to uncaught exception of type "
+        "std::runtime_error: [Fence::wait] Timed out\n"
+    )
+    r = run_cli("triage", str(log), "--json")
+    assert r.rc == 1
+    codes = [x["code"] for x in r.doc["results"] if x["code"] != "MD690"]
+    assert codes[0] == "MD685" and "MD653" not in codes, codes
+    assert {"MD684", "MD678"} <= set(codes)
+    (ib,) = r.results("MD685")
+    assert "IBV_WC_RETRY_EXC_ERR" in ib["summary"] and "on HCA mlx5_0" in ib["summary"]
+    assert "FIRST CAUSE" in ib["summary"]
+    human = run_cli("triage", str(log))
+    assert "node2:1234:1300" in human.out  # as written: no emoji code turned into a picture

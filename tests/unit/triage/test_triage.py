@@ -158,10 +158,21 @@ LINES = [
         "MD652",
     ),
     (
-        "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
-        "10.0.0.8<40123>",
+        "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
+        "/dev/shm/nccl-2bX0 (size 9637888)",
         "MD653",
     ),
+    (
+        "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
+        "10.0.0.8<40123>",
+        "MD684",
+    ),
+    (
+        "node1:2345:2400 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<55034> with "
+        "status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 hca mlx5_0",
+        "MD685",
+    ),
+    ("std::runtime_error: [Fence::wait] Timed out", "MD678"),
     ("RuntimeError: [nccl] Unknown or unsupported dtype", "MD654"),
     ("RuntimeError: [distributed] Couldn't initialize any backend", "MD655"),
     (
