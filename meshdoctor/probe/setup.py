@@ -34,31 +34,6 @@ def available_memory() -> int:
     return int(psutil.virtual_memory().available)
 
 
-def _too_few_gpus(hf: Hostfile, backend: str) -> Optional[str]:
-    """Why the nccl ranks of this host cannot each have a GPU (mlx.launch gives each rank the
-    GPU of its local index through CUDA_VISIBLE_DEVICES; a rank past the last GPU fails with
-    'no CUDA-capable device is detected'), or None: enough GPUs, or NVML cannot tell (MD111
-    says why). The count is NVML's (MD111's)."""
-    from meshdoctor.facts import nvml
-
-    local = len(local_ranks(hf))
-    if not local or not nvml.driver_present():
-        return None
-    snap = nvml.read_all(timeout=5.0)
-    if not snap.get("nvml"):
-        return None
-    have = len(snap.get("gpus") or [])
-    if local <= have:
-        return None
-    return (
-        f"the nccl backend gives each rank its own GPU, but {local} rank(s) would run on this "
-        f"host and it has {have} GPU(s) (NVML, as `meshdoctor check` MD111 counts): use "
-        + (f"-n {have} or fewer, " if have >= 2 else "")
-        + "--backend ring (the ranks then use the CPU), or a hostfile that puts at most "
-        f"{have} rank(s) on each GPU host"
-    )
-
-
 def default_backend(python: Optional[str] = None) -> str:
     """The backend mlx.launch picks when neither --backend nor the hostfile names one: nccl
     when the ranks' MLX is the CUDA build, else ring (``launch.py``, mlx 0.32.4: ``"nccl" if
@@ -181,9 +156,6 @@ def make_config(
             + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""),
             where,
         )
-    gpu_problem = _too_few_gpus(hf, chosen) if chosen == "nccl" else None
-    if gpu_problem:
-        raise ProbeSetupError(gpu_problem, where)
     item = DTYPE_BYTES[dtype]
     if nbytes % item or nbytes < item * hf.world_size:
         raise ProbeSetupError(

@@ -214,7 +214,7 @@ SIGNATURES = (
         ),
     ),
     signature(
-        "MD684",
+        "MD686",
         "nccl.peer-closed",
         r"(?:NET/Socket|Net|Bootstrap|socketProgress\w*)\s*:.*?(?:Connection closed by remote "
         r"peer|Connection reset by peer|remote peer closed)\s*(?P<peer>[0-9a-fA-F.:]+(?:<\d+>)?)?",

@@ -363,7 +363,7 @@ def test_nccl_network_failures_and_a_metal_fence_timeout_are_named(tmp_path):
     assert r.rc == 1
     codes = [x["code"] for x in r.doc["results"] if x["code"] != "MD690"]
     assert codes[0] == "MD685" and "MD653" not in codes, codes
-    assert {"MD684", "MD678"} <= set(codes)
+    assert {"MD686", "MD678"} <= set(codes)
     (ib,) = r.results("MD685")
     assert "IBV_WC_RETRY_EXC_ERR" in ib["summary"] and "on HCA mlx5_0" in ib["summary"]
     assert "FIRST CAUSE" in ib["summary"]

@@ -1,5 +1,4 @@
-"""The nccl backend and the GPU checks on a real GPU host (NVIDIA GPUs, MLX's CUDA build; the
-tests that start 2 nccl ranks need 2 GPUs and skip, saying so, on a host with one).
+"""The nccl backend and the GPU checks on a real GPU host (2+ NVIDIA GPUs, MLX's CUDA build).
 
 Marked ``gpu`` and skipped unless this interpreter's MLX is the CUDA build with CUDA available:
 CI has no GPU. Run them on the GPU host: ``pytest -m gpu tests/gpu/``.
@@ -38,22 +37,6 @@ pytestmark = [
 ]
 
 
-def _gpu_count() -> int:
-    """GPUs on this host (``nvidia-smi -L``: one line per GPU), 0 when it cannot tell."""
-    try:
-        r = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for ln in r.stdout.splitlines() if ln.startswith("GPU "))
-
-
-GPUS = _gpu_count() if _cuda_mlx() else 0
-# the nccl backend gives each rank its own GPU: a 2-rank probe needs two of them
-two_gpus = pytest.mark.skipif(
-    GPUS < 2, reason=f"needs 2 GPUs for 2 nccl ranks; this host has {GPUS}"
-)
-
-
 def env(**kw):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
     e.setdefault("NCCL_NVLS_ENABLE", "0")
@@ -65,7 +48,6 @@ def by_code(doc, code):
     return [r for r in doc["results"] if r["code"] == code]
 
 
-@two_gpus
 def test_gpu_probe_every_op_exact_on_the_gpus():
     r = run_cli(
         "probe", "--backend", "nccl", "-n", "2", "--size", "16MiB", "--json", env=env(), timeout=180
@@ -80,7 +62,6 @@ def test_gpu_probe_every_op_exact_on_the_gpus():
     assert left["status"] == "ok" and "no GPU memory held by the ranks" in left["summary"]
 
 
-@two_gpus
 def test_gpu_default_backend_follows_mlx_launch():
     r = run_cli(
         "probe", "-n", "2", "--op", "all_sum", "--size", "1MiB", "--json", env=env(), timeout=180
@@ -91,7 +72,6 @@ def test_gpu_default_backend_follows_mlx_launch():
 
 # step 11 = all_sum #3 (timed) with one warmup; kill-in / stop-in land a few ms into it, inside
 # the 1 GiB NCCL all_sum (about 4 ms on 2 H200s)
-@two_gpus
 def test_gpu_sigkill_inside_all_sum_names_the_rank():
     r = run_cli(
         "probe",
@@ -117,7 +97,6 @@ def test_gpu_sigkill_inside_all_sum_names_the_rank():
     assert "no GPU memory held by the ranks" in by_code(r.doc, "MD506")[0]["summary"]
 
 
-@two_gpus
 def test_gpu_sigstop_inside_all_sum_is_a_hang_naming_the_rank():
     r = run_cli(
         "probe",
@@ -155,11 +134,3 @@ def test_gpu_check_reads_the_gpus_through_nvml():
     assert {x["status"] for x in by_code(r.doc, "MD110")} == {"ok"}
     for code in ("MD111", "MD112", "MD113"):
         assert all(x["status"] not in ("skip", "error") for x in by_code(r.doc, code)), code
-
-
-def test_gpu_probe_with_more_ranks_than_gpus_says_what_to_do():
-    # measured on one H200: `probe` with its default 2 ranks failed at rank 1 with "no
-    # CUDA-capable device is detected" and blamed the interpreter; now it is refused up front
-    r = run_cli("probe", "--backend", "nccl", "-n", str(GPUS + 1), env=env(), timeout=120)
-    assert r.rc == 2, (r.out, r.err)
-    assert f"it has {GPUS} GPU(s)" in r.err and "--backend ring" in r.err

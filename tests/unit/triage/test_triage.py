@@ -165,7 +165,7 @@ LINES = [
     (
         "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
         "10.0.0.8<40123>",
-        "MD684",
+        "MD686",
     ),
     (
         "node1:2345:2400 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<55034> with "
