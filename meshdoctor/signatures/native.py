@@ -167,6 +167,27 @@ SIGNATURES = (
         examples=("RuntimeError: [metal::Device] Unable to construct residency set.",),
     ),
     signature(
+        "MD679",
+        "python.address-in-use",
+        r"OSError: \[Errno (?:98|48)\] Address already in use",
+        "The application's own socket (a server the job opens: an HTTP API, a coordinator "
+        "port) could not bind: another process already holds the port, most often a rank or "
+        "server of the last run that never exited.",
+        "Find what holds the port (`ss -ltnp`, `lsof -iTCP -sTCP:LISTEN`), stop leftover ranks "
+        "(MD301), and check the mesh's ports are free (`meshdoctor check --hostfile HOSTFILE "
+        "--only MD408`).",
+        "Python socket.bind (errno 98 EADDRINUSE on Linux, 48 on macOS); errno(3)",
+        check="MD301",
+        causes=[
+            ("a leftover rank or server of the last run", "`meshdoctor check --only MD301`"),
+            ("another job using the same port", "`ss -ltnp` names the process"),
+        ],
+        examples=(
+            "OSError: [Errno 98] Address already in use",
+            "OSError: [Errno 48] Address already in use",
+        ),
+    ),
+    signature(
         "MD678",
         "metal.fence-timeout",
         r"\[Fence::wait\] Timed out",

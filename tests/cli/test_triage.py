@@ -369,3 +369,20 @@ def test_nccl_network_failures_and_a_metal_fence_timeout_are_named(tmp_path):
     assert "FIRST CAUSE" in ib["summary"]
     human = run_cli("triage", str(log))
     assert "node2:1234:1300" in human.out  # as written: no emoji code turned into a picture
+
+
+def test_an_applications_address_in_use_traceback_points_at_the_port_checks(tmp_path):
+    # a job's own server failing to bind (Python's socket.bind, errno 98 / 48 on macOS) was the
+    # generic Python exception; it is a port held by a leftover (MD301) or taken (MD408)
+    log = tmp_path / "server.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "server.py", line 10, in <module>\n'
+        '    httpd = HTTPServer(("", 8080), H)\n'
+        "OSError: [Errno 98] Address already in use\n"
+    )
+    r = run_cli("triage", str(log), "--json")
+    (f,) = r.results("MD679")
+    assert "FIRST CAUSE" in f["summary"] and not r.results("MD663")
+    assert f["remediation"]["command"] == "meshdoctor check --only MD301"
+    assert "--only MD408" in f["remediation"]["text"]

@@ -173,6 +173,7 @@ LINES = [
         "MD685",
     ),
     ("std::runtime_error: [Fence::wait] Timed out", "MD678"),
+    ("OSError: [Errno 98] Address already in use", "MD679"),
     ("RuntimeError: [nccl] Unknown or unsupported dtype", "MD654"),
     ("RuntimeError: [distributed] Couldn't initialize any backend", "MD655"),
     (
