@@ -213,7 +213,8 @@ doctor with it), using the interpreter in MESHDOCTOR_PYTHON or meshdoctor's own.
 version, which distributed backends are available (ring, jaccl, mpi, nccl), and for JACCL builds
 whether the progress guard is compiled in (the JACCL_PROGRESS_TIMEOUT_MS string in the library).
 
-Fails when MLX is missing, its import hangs or crashes, or the hostfile's backend is not in the
+Fails when MLX is missing, its import hangs (overruns a deadline of 20 s or more; a shorter
+overrun leaves the node unassessed: error) or crashes, or the hostfile's backend is not in the
 build. Warns on known-bad versions for the backend in use, with the version that fixed each,
 and when a JACCL mesh runs without the progress guard. No released MLX has the progress guard
 or peer liveness (0.32.4's libjaccl has neither; MLX PR #4530 is open): only forks carry it.
