@@ -41,6 +41,10 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
+# errors of a home that is read-only or full: the lock goes to the runtime directory instead
+_NO_ROOM = (errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM)
+
+
 class LockBusy(RuntimeError):
     """Another meshdoctor fix run holds the lock; the message names its pid."""
 
@@ -52,9 +56,17 @@ class StateDirError(OSError):
     outright; otherwise it only cannot be made or written (a read-only or full home), where
     the fix lock can still go in the runtime directory (:func:`runtime_folder`)."""
 
-    def __init__(self, message: str, untrusted: bool = False) -> None:
+    def __init__(self, message: str, untrusted: bool = False, errno_: Optional[int] = None) -> None:
         super().__init__(message)
         self.untrusted = untrusted
+        self.errno = errno_
+
+    @property
+    def no_room(self) -> bool:
+        """It could not be made or written for want of a writable place (a read-only or full
+        file system, no permission): the case where the fix lock goes to the runtime
+        directory. A file in its place or an untrusted directory is not."""
+        return not self.untrusted and self.errno in _NO_ROOM
 
 
 class StateFileError(OSError):
@@ -80,13 +92,17 @@ def _root() -> Path:
     return Path(platformdirs.user_state_dir("meshdoctor"))
 
 
-def _refuse(d: str, problem: str, mend: str = "", untrusted: bool = False) -> StateDirError:
-    """The MD700 message: which directory, why, and what to do (``mend``: a first remedy)."""
+def _refuse(
+    d: str, problem: str, mend: str = "", untrusted: bool = False, errno_: Optional[int] = None
+) -> StateDirError:
+    """The MD700 message: which directory, why, and what to do (``mend``: a first remedy);
+    ``errno_``: the error of the call that failed, when one did."""
     return StateDirError(
         f"meshdoctor's state directory {d} cannot be used ({problem}); {mend}"
         f"set {STATE_ENV} to a writable directory of your own that nobody else can write "
         "(mode 0700)",
         untrusted,
+        errno_,
     )
 
 
@@ -116,7 +132,7 @@ def _open_dir(name: str, shown: str, parent: Optional[int]) -> int:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise _refuse(shown, exc.strerror or str(exc)) from None
+        raise _refuse(shown, exc.strerror or str(exc), errno_=exc.errno) from None
     try:
         fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
     except OSError as exc:
@@ -139,7 +155,9 @@ def state_dir() -> Path:
     try:
         d.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        raise _refuse(str(d), exc.strerror or "a parent cannot be created") from None
+        raise _refuse(
+            str(d), exc.strerror or "a parent cannot be created", errno_=exc.errno
+        ) from None
     os.close(_open_dir(str(d), str(d), None))
     return d
 
@@ -153,7 +171,9 @@ def folder(*parts: str) -> Iterator[int]:
     try:
         d.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        raise _refuse(str(d), exc.strerror or "a parent cannot be created") from None
+        raise _refuse(
+            str(d), exc.strerror or "a parent cannot be created", errno_=exc.errno
+        ) from None
     fd = _open_dir(str(d), str(d), None)
     shown = d
     try:
@@ -276,10 +296,6 @@ def runtime_folder() -> Iterator[int]:
             os.close(fd)
 
 
-# errors of a home that is read-only or full: the lock goes to the runtime directory instead
-_NO_ROOM = (errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM)
-
-
 class FixLock:
     """``with FixLock(run_id):`` holds the fix lock or raises :class:`LockBusy` at once (never
     waits: a second operator is told, not queued behind a run that may take minutes). The lock
@@ -309,7 +325,7 @@ class FixLock:
                 )
             except OSError as exc:
                 if exc.errno in _NO_ROOM and where is folder:
-                    raise StateDirError(f"{self.path}: {exc.strerror}") from None
+                    raise StateDirError(f"{self.path}: {exc.strerror}", errno_=exc.errno) from None
                 why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
                 raise self._unusable(why) from None
 
@@ -317,7 +333,7 @@ class FixLock:
         try:
             fd = self._open(folder)
         except StateDirError as exc:
-            if exc.untrusted:  # there but not ours or open to others: refused, never bypassed
+            if not exc.no_room:  # untrusted, or a file in its place: refused, never bypassed
                 raise
             self.fallback = str(exc)
             self.path = runtime_path() / self.NAME
