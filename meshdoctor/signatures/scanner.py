@@ -47,6 +47,9 @@ ANCHORS: Tuple[str, ...] = (
     "was killed",
     "panic(cpu",
     "memorystatus:",
+    "[ERROR]",  # mlx.distributed_config's log_error lines
+    "does not seem to have RDMA",  # its check_rdma line, [ERROR] or [WARN]
+    "Fence::wait",
 )
 
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
