@@ -21,7 +21,7 @@ MD4xx hostfile and fleet); ``probe`` MD5xx; ``signature`` MD6xx; ``fix`` MD7xx.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Dict, Iterable, List, Optional
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
 from meshdoctor.codes.engine import (
     CHECK_INTERRUPTED,
@@ -137,18 +137,19 @@ def title(code: str) -> Optional[str]:
     return e.title if e is not None else None
 
 
-def text(e: Entry) -> str:
+def text(e: Entry, width: int = 98) -> str:
     """The ``meshdoctor explain`` text of ``e``: a head line (code, name, title), the fixed
-    parts under their headings, further details, the fixes that resolve it, the sources."""
+    parts under their headings, further details, the fixes that resolve it, the sources; the
+    prose wrapped to ``width`` columns."""
     parts = [f"{e.code}: {e.title}"]
     for heading, body in zip(HEADINGS, (e.doc.meaning, e.doc.why, e.doc.action)):
-        parts.append(f"{heading}:\n{_indent(body)}")
+        parts.append(f"{heading}:\n{_indent(body, width)}")
     kind = f"Kind: {e.kind}" + (
         f"; {'names' if len(e.names) > 1 else 'name'}: {', '.join(e.names)}" if e.names else ""
     )
     short = [kind] + [f"{h}: {b}" for h, b in e.details if "\n" not in b]
     parts.append("\n".join(short))
-    parts += [f"{h}:\n{_indent(b)}" for h, b in e.details if "\n" in b]
+    parts += [f"{h}:\n{_indent(b, width)}" for h, b in e.details if "\n" in b]
     if e.fixes:
         from meshdoctor.fixer.registry import lookup
 
@@ -164,20 +165,40 @@ def text(e: Entry) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def _paragraphs(body: str) -> List[Tuple[int, int, str]]:
+    """``body`` as ``(lead, hang, text)`` paragraphs: consecutive lines of one paragraph (the
+    source wraps them at its own width) joined into one text, so that wrapping at another width
+    leaves no word alone on a line; a blank line, a list item (``- ``, ``* ``) or a change of
+    indentation starts a new one. ``lead``: the paragraph's indentation; ``hang``: its
+    continuation lines' (under a list item's text)."""
+    paras: List[Tuple[int, int, str]] = []
+    for line in body.splitlines():
+        stripped = line.strip()
+        lead = len(line) - len(line.lstrip())
+        item = stripped.startswith(("- ", "* "))
+        if not stripped:
+            paras.append((0, 0, ""))
+            continue
+        last = paras[-1] if paras else None
+        if last and last[2] and not item and lead == last[1]:
+            paras[-1] = (last[0], last[1], f"{last[2]} {stripped}")
+        else:
+            paras.append((lead, lead + (2 if item else 0), stripped))
+    return paras
+
+
 def _indent(body: str, width: int = 98) -> str:
-    """``body`` indented by two spaces, its long lines wrapped to ``width`` (a list item's
-    continuation lines under its text)."""
+    """``body`` indented by two spaces, each paragraph (:func:`_paragraphs`) wrapped to
+    ``width`` columns (a list item's continuation lines under its text)."""
     import textwrap
 
     out = []
-    for line in body.splitlines():
-        lead = len(line) - len(line.lstrip())
-        hang = lead + (2 if line.lstrip().startswith(("- ", "* ")) else 0)
-        if len(line) + 2 <= width:
-            out.append(f"  {line}" if line else "")
+    for lead, hang, para in _paragraphs(body):
+        if not para:
+            out.append("")
             continue
         out += textwrap.wrap(
-            line.strip(),
+            para,
             width,
             initial_indent=" " * (2 + lead),
             subsequent_indent=" " * (2 + hang),

@@ -20,11 +20,16 @@ from meshdoctor import __version__
 from meshdoctor.streams import make_usable, to_devnull
 from meshdoctor.interrupts import Interrupts
 
-EXIT_CODES_HELP = (
-    "Exit codes: 0 go (nothing failed; warnings allowed unless --strict), 1 no-go (something "
+_EXIT_CODES = (
+    "Exit codes: 0 go (nothing failed; warnings allowed{strict}), 1 no-go (something "
     "failed), 2 usage error, 3 could not assess (a check in error, an unreachable host, every "
     "check skipped, an internal error)."
 )
+# the epilog of a command with --strict (check, probe) and of one without it (fix, triage): a
+# command's help names only options it has
+EXIT_CODES_HELP = _EXIT_CODES.format(strict=" unless --strict")
+EXIT_CODES_PLAIN_HELP = _EXIT_CODES.format(strict="")
+GROUP_EXIT_CODES_HELP = _EXIT_CODES.format(strict=" unless check or probe has --strict")
 
 
 # Commands that answer for an interrupt with their own verdict (``check``: the verdict so far
@@ -141,7 +146,9 @@ class _Group(click.Group):
 
 
 @click.group(
-    cls=_Group, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=GROUP_EXIT_CODES_HELP,
 )
 @click.version_option(__version__, prog_name="meshdoctor")
 @click.pass_context

@@ -18,6 +18,9 @@ from typing import Any, Callable, Dict, Hashable, Optional, Tuple, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
+# the longest the main thread blocks in one join while waiting (seconds): see Running.wait
+WAIT_SLICE_S = 0.1
+
 
 @dataclass
 class Outcome:
@@ -75,10 +78,20 @@ class Running:
 
     def wait(self, timeout: float) -> Dict[K, Outcome]:
         """Wait at most ``timeout`` seconds in all for the calls; each one's :class:`Outcome`
-        (``finished`` False: still running, abandoned)."""
+        (``finished`` False: still running, abandoned).
+
+        The wait is cut into slices of :data:`WAIT_SLICE_S`: Python runs a signal's handler in
+        the main thread only between bytecodes, and when the kernel hands the signal to another
+        thread (one of ours, blocked in a read) nothing wakes a main thread blocked in one long
+        ``join`` (seen: Ctrl-C and SIGTERM unanswered for the 54 s of a hung tool's deadline,
+        Linux 6.18); between slices the handler runs, so an interrupt is answered at once."""
         deadline = time.monotonic() + timeout
         for th in self.threads:
-            th.join(max(0.0, deadline - time.monotonic()))
+            while th.is_alive():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                th.join(min(left, WAIT_SLICE_S))
         return self.boxes
 
 

@@ -42,6 +42,10 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
+# errors of a home that is read-only or full: the lock goes to the runtime directory instead
+_NO_ROOM = (errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM)
+
+
 class LockBusy(RuntimeError):
     """Another meshdoctor fix run holds the lock; the message names its pid."""
 
@@ -49,7 +53,21 @@ class LockBusy(RuntimeError):
 class StateDirError(OSError):
     """The state directory (or a folder in it) cannot be used: a file in its place, it cannot be
     created, it is not writable, not ours or writable by others; the message names it and what
-    to do."""
+    to do. ``untrusted``: it is there but not ours or open to others (or a link): refused
+    outright; otherwise it only cannot be made or written (a read-only or full home), where
+    the fix lock can still go in the runtime directory (:func:`runtime_folder`)."""
+
+    def __init__(self, message: str, untrusted: bool = False, errno_: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.untrusted = untrusted
+        self.errno = errno_
+
+    @property
+    def no_room(self) -> bool:
+        """It could not be made or written for want of a writable place (a read-only or full
+        file system, no permission): the case where the fix lock goes to the runtime
+        directory. A file in its place or an untrusted directory is not."""
+        return not self.untrusted and self.errno in _NO_ROOM
 
 
 class StateFileError(OSError):
@@ -75,12 +93,17 @@ def _root() -> Path:
     return Path(platformdirs.user_state_dir("meshdoctor"))
 
 
-def _refuse(d: str, problem: str, mend: str = "") -> StateDirError:
-    """The MD700 message: which directory, why, and what to do (``mend``: a first remedy)."""
+def _refuse(
+    d: str, problem: str, mend: str = "", untrusted: bool = False, errno_: Optional[int] = None
+) -> StateDirError:
+    """The MD700 message: which directory, why, and what to do (``mend``: a first remedy);
+    ``errno_``: the error of the call that failed, when one did."""
     return StateDirError(
         f"meshdoctor's state directory {d} cannot be used ({problem}); {mend}"
         f"set {STATE_ENV} to a writable directory of your own that nobody else can write "
-        "(mode 0700)"
+        "(mode 0700)",
+        untrusted,
+        errno_,
     )
 
 
@@ -98,7 +121,7 @@ def _checked(fd: int, shown: str) -> int:
     if problem:
         os.close(fd)
         mine = st.st_uid == os.geteuid()
-        raise _refuse(shown, problem, "chmod 700 it, or " if mine else "")
+        raise _refuse(shown, problem, "chmod 700 it, or " if mine else "", untrusted=True)
     return fd
 
 
@@ -110,7 +133,7 @@ def _open_dir(name: str, shown: str, parent: Optional[int]) -> int:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise _refuse(shown, exc.strerror or str(exc)) from None
+        raise _refuse(shown, exc.strerror or str(exc), errno_=exc.errno) from None
     try:
         fd = os.open(name, _DIR_FLAGS, dir_fd=parent)
     except OSError as exc:
@@ -121,6 +144,7 @@ def _open_dir(name: str, shown: str, parent: Optional[int]) -> int:
             except OSError:
                 link = False
             problem = "a symbolic link" if link else "a file, not a directory"
+            raise _refuse(shown, problem, untrusted=link) from None
         raise _refuse(shown, problem) from None
     return _checked(fd, shown)
 
@@ -132,7 +156,9 @@ def state_dir() -> Path:
     try:
         d.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        raise _refuse(str(d), exc.strerror or "a parent cannot be created") from None
+        raise _refuse(
+            str(d), exc.strerror or "a parent cannot be created", errno_=exc.errno
+        ) from None
     os.close(_open_dir(str(d), str(d), None))
     return d
 
@@ -146,7 +172,9 @@ def folder(*parts: str) -> Iterator[int]:
     try:
         d.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
-        raise _refuse(str(d), exc.strerror or "a parent cannot be created") from None
+        raise _refuse(
+            str(d), exc.strerror or "a parent cannot be created", errno_=exc.errno
+        ) from None
     fd = _open_dir(str(d), str(d), None)
     shown = d
     try:
@@ -253,6 +281,35 @@ def write_path(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+def runtime_path() -> Path:
+    """Where the fix lock goes when the state directory cannot be made or written (a read-only
+    or full home): ``$XDG_RUNTIME_DIR/meshdoctor`` (XDG Base Directory Specification: a
+    per-user directory on a RAM file system, e.g. ``/run/user/UID``), else ``/run/meshdoctor``
+    for root, else ``meshdoctor-UID`` in the temporary directory."""
+    import tempfile
+
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "meshdoctor"
+    if os.geteuid() == 0 and os.path.isdir("/run"):
+        return Path("/run/meshdoctor")
+    return Path(tempfile.gettempdir()) / f"meshdoctor-{os.geteuid()}"
+
+
+@contextlib.contextmanager
+def runtime_folder() -> Iterator[int]:
+    """A descriptor of :func:`runtime_path`, created (0700) and checked like the state
+    directory (ours, writable by nobody else, no link followed). Raises
+    :class:`StateDirError`."""
+    d = runtime_path()
+    fd = _open_dir(str(d), str(d), None)
+    try:
+        yield fd
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 class FixLock:
     """``with FixLock(run_id):`` holds the fix lock or raises :class:`LockBusy` at once (never
     waits: a second operator is told, not queued behind a run that may take minutes). The lock
@@ -264,22 +321,37 @@ class FixLock:
     NAME = "fix.lock"
 
     def __init__(self, run_id: str = "") -> None:
-        self.path = state_dir() / self.NAME
+        self.path = _root() / self.NAME
         self.run_id = run_id
         self.fd: Optional[int] = None
+        # why the lock is in the runtime directory instead (an emergency fix still runs when
+        # the state directory cannot be made or written); None: it is in the state directory
+        self.fallback: Optional[str] = None
 
-    def __enter__(self) -> "FixLock":
-        with folder() as d:
+    def _open(self, where) -> int:
+        with where() as d:
             try:
-                fd = os.open(
+                return os.open(
                     self.NAME,
                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                     0o600,
                     dir_fd=d,
                 )
             except OSError as exc:
+                if exc.errno in _NO_ROOM and where is folder:
+                    raise StateDirError(f"{self.path}: {exc.strerror}", errno_=exc.errno) from None
                 why = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
                 raise self._unusable(why) from None
+
+    def __enter__(self) -> "FixLock":
+        try:
+            fd = self._open(folder)
+        except StateDirError as exc:
+            if not exc.no_room:  # untrusted, or a file in its place: refused, never bypassed
+                raise
+            self.fallback = str(exc)
+            self.path = runtime_path() / self.NAME
+            fd = self._open(runtime_folder)
         why = _distrust(os.fstat(fd))
         if why:
             os.close(fd)
@@ -297,8 +369,11 @@ class FixLock:
                 f"another `meshdoctor fix` is applying changes ({_describe_holder(holder)}; "
                 f"lock {self.path}); wait for it to finish"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {self.run_id}".encode())
+        try:  # who holds it, for a second operator; a full disk may refuse the bytes
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {self.run_id}".encode())
+        except OSError:
+            pass
         self.fd = fd
         return self
 

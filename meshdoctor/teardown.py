@@ -153,10 +153,14 @@ if [ "$GRACE" -gt 0 ] && [ -n "$SENT" ]; then
   waitgone "$KWAIT"
 fi
 if [ "$START" = 1 ]; then
-  marked | while read -r p s a; do
-    if kill -s KILL "$p" 2>/dev/null; then echo "start $p sent"; else echo "start $p failed"; fi
+  # twice: a starting rank whose session was spawning its command while the first pass listed
+  # is still a starting rank, not a leftover of the teardown
+  for pass in 1 2; do
+    marked | while read -r p s a; do
+      if kill -s KILL "$p" 2>/dev/null; then echo "start $p sent"; else echo "start $p failed"; fi
+    done
+    i=0; while [ "$i" -lt "$KWAIT" ] && [ -n "$(marked)" ]; do sleep 0.1; i=$((i+1)); done
   done
-  i=0; while [ "$i" -lt "$KWAIT" ] && [ -n "$(marked)" ]; do sleep 0.1; i=$((i+1)); done
 fi
 if [ "$SWEEP" = 1 ] && [ -n "$(marked)" ]; then
   marked | while read -r p s a; do echo "left $p $s $a"; kill -s KILL "$p" 2>/dev/null; done
@@ -228,6 +232,21 @@ def signal_remote(
     return got
 
 
+def _end_starting_sessions(targets: List[Target], wait_s: float = 0.5) -> None:
+    """SIGKILL the local ssh clients (our children, in their own sessions) of remote ranks that
+    are still starting, and reap them within ``wait_s`` seconds."""
+    for t in targets:
+        if t.popen is not None and t.popen.poll() is None:
+            send_signal(t.popen.pid, signal.SIGKILL, group=True)
+    t_end = time.monotonic() + wait_s
+    for t in targets:
+        if t.popen is not None:
+            try:
+                t.popen.wait(timeout=max(0.0, t_end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+
+
 def _stop_remote(
     hosts: "remote.Hosts",
     host: str,
@@ -248,6 +267,11 @@ def _stop_remote(
     by_pid = {t.pid: t for t in live if t.pid is not None}
     starting = any(t.pid is None for t in live)
     acts: List[Dict[str, str]] = []
+    # a rank still starting (its pid not known) is an ssh session that may not have started its
+    # command yet: end the session first (the ssh client is our child), so that no rank process
+    # can start on that host after the marker search below has looked (it would be taken for a
+    # leftover that survived the teardown)
+    _end_starting_sessions([t for t in live if t.pid is None])
     if pids or starting or (marker and sweep) or tmp_prefix:
 
         def script(ask: Optional[str]) -> str:

@@ -62,3 +62,22 @@ def shell_line(words: Iterable[object]) -> str:
     "kill 12 'a;b'"
     """
     return " ".join(shlex.quote(str(w)) for w in words)
+
+
+# the longest name printed whole: longer ones (a hostfile may hold anything; MD401 refuses
+# names over 255 characters) are cut for display so a table stays readable
+DISPLAY_NAME_MAX = 64
+
+
+def display_name(name: object, limit: int = DISPLAY_NAME_MAX) -> str:
+    """``name`` for a person to read: whole up to ``limit`` characters, else its first
+    characters, an ellipsis and its length (``"aaaa... (5000 characters)"``); the JSON keeps
+    every name whole. Not escaped (see :func:`one_line`).
+
+    >>> display_name("a" * 100, 40)
+    'aaaaaaaaaaaaaaaaaaaa... (100 characters)'
+    """
+    text = str(name)
+    if len(text) <= limit:
+        return text
+    return text[: limit // 2] + f"... ({len(text)} characters)"

@@ -368,7 +368,7 @@ def _hostfile_results(hf: Hostfile, only: List[str], skip: List[str]) -> List[Re
 def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
     cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix)."""
-    from meshdoctor.checker.fleet_model import HostView, FleetView, run_fleet_checks
+    from meshdoctor.checker.fleet_model import MESH, HostView, FleetView, run_fleet_checks
 
     node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
     python = opts.python or remote_python()
@@ -413,6 +413,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
                         "verdict": "unknown",
                         "exit_code": 3,
                         "via": rep.via,
+                        "ranks": list(ranks),
                         "error": rep.error or "",
                         "duration_s": round(rep.duration_s, 3),
                     },
@@ -435,6 +436,7 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
                     "verdict": doc.get("verdict", "unknown"),
                     "exit_code": doc.get("exit_code", 3),
                     "via": rep.via,
+                    "ranks": list(ranks),
                     "duration_s": round(rep.duration_s, 3),
                     "tool_version": str((doc.get("tool") or {}).get("version", "")),
                 },
@@ -448,9 +450,16 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
             results = [r for r in results if r.code != HOSTFILE_CODE]
         seen_hostfile = seen_hostfile or any(r.code == HOSTFILE_CODE for r in results)
         for r in results:
-            if r.code == HOSTFILE_CODE and r.remediation is not None:
+            if r.code != HOSTFILE_CODE:
+                continue
+            if r.remediation is not None:
                 source = hf.path or "the --hosts list"
                 r.remediation.text = r.remediation.text.replace("<stdin>", source)
+            if r.evidence.get("hostfile") == STDIN_NAME and hf.path:
+                r.evidence["hostfile"] = hf.path
+            # a rule about an entry of the file is the file's, not the host's that read it
+            if str(r.evidence.get("path", "")).startswith("hosts"):
+                r.host, r.rank = MESH, None
         verdict.results.extend(results)
         verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
         views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])

@@ -28,6 +28,27 @@ COMMAND_SHARE = 0.45
 MIN_COMMAND_TIMEOUT_S = 0.05
 
 
+def proof_timeout() -> str:
+    """The ``--timeout`` (seconds, as text) whose command deadline (:data:`COMMAND_SHARE` of it)
+    is :data:`meshdoctor.facts.context.HANG_PROOF_S`: what to run a check again with so that an
+    overrun proves a hang instead of a slow machine."""
+    import math
+
+    from meshdoctor.facts.context import HANG_PROOF_S
+
+    return str(math.ceil(HANG_PROOF_S / COMMAND_SHARE))
+
+
+def slow_not_hung(what: str) -> str:
+    """The remedy of a command that overran a deadline too short to prove a hang; ``what``
+    names the command in words (``"The MLX import"``)."""
+    return (
+        f"{what} overran a deadline too short to tell a loaded machine or a short --timeout "
+        f"from a hang. Run the same command again with --timeout {proof_timeout()}: an overrun "
+        "there is a hang."
+    )
+
+
 def this_host_name() -> str:
     """The short host name results about this machine carry when no hostfile entry names it:
     the host name up to its first dot, else ``localhost``."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+from meshdoctor.checker.here import slow_not_hung
 from meshdoctor.checker.model import Finding, error, fail, skip
 from meshdoctor.facts import verbs
-from meshdoctor.facts.context import NodeContext
+from meshdoctor.facts.context import HANG_PROOF_S, NodeContext
 
 # a verbs reader that overran its deadline: ``ibv_devinfo`` is known to hang after JACCL errors
 # (MLX #3910, #4278), and only a reboot recovers
@@ -28,7 +29,18 @@ WEDGED_REMEDY = (
 
 def wedged_finding(inv: verbs.Inventory, what: str) -> Finding:
     """The critical finding every RDMA check gives for a wedged stack; ``what`` says what the
-    check could not read (``"ports"``)."""
+    check could not read (``"ports"``). A reader that overran a deadline too short to prove a
+    hang (:data:`meshdoctor.facts.context.HANG_PROOF_S`) proves only a slow machine: ``error``
+    (not assessed), with the ``--timeout`` that would tell."""
+    longest = max((float(a.get("duration_s") or 0.0) for a in inv.attempts), default=0.0)
+    if longest < HANG_PROOF_S:
+        return error(
+            f"the verbs reader did not answer in time (not assessed): "
+            f"{inv.detail or 'it overran its deadline'}; cannot read {what}",
+            evidence=inv.evidence(),
+            remediation=slow_not_hung("The verbs reader")
+            + " A hang there after JACCL errors is a wedged RDMA stack (reboot).",
+        )
     return fail(
         f"{WEDGED_SUMMARY}: {inv.detail or 'the verbs reader hung'}; cannot read {what}",
         evidence=inv.evidence(),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.checks._gpu import gpus_or_finding
-from meshdoctor.facts.nvml import COMPUTE_MODES
+from meshdoctor.facts.nvml import COMPUTE_MODES, VISIBLE_ENV, visible
 from meshdoctor.text import shell_line
 
 
@@ -96,12 +96,26 @@ def run(ctx: NodeContext):
                     remediation="sudo nvidia-smi -pm 1 (or run nvidia-persistenced)",
                 )
             )
+    seen = visible(snap["gpus"])
+    if seen["set"] and len(seen["indices"]) < len(snap["gpus"]):  # the ranks see fewer
+        shown = ", ".join(str(i) for i in seen["indices"]) or "none"
+        out.append(
+            warn(
+                f"{VISIBLE_ENV}={seen['value']!r} in this environment: processes started "
+                f"here see {len(seen['indices'])} of the {len(snap['gpus'])} GPU(s) "
+                f"(GPU {shown})",
+                evidence={"cuda_visible_devices": seen["value"], "visible": seen["indices"]},
+                remediation=f"Unset {VISIBLE_ENV} where the ranks start, or list the GPUs "
+                "they may use; mlx.launch gives each nccl rank the GPU of its local index.",
+            )
+        )
     if not any(f.status in ("fail", "warn") for f in out):
         names = sorted({str(g.get("name")) for g in gpus})
         out.append(
             ok(
                 f"{len(gpus)} GPU(s) ({', '.join(names)}), compute mode Default, MIG off"
-                + (f"; {ranks} rank(s) here" if ranks else ""),
+                + (f"; {ranks} rank(s) here" if ranks else "")
+                + (f"; {VISIBLE_ENV}={seen['value']!r} shows all of them" if seen["set"] else ""),
                 evidence={"gpus": [{k: g.get(k) for k in ("index", "name", "uuid")} for g in gpus]},
             )
         )

@@ -14,9 +14,37 @@ from __future__ import annotations
 from meshdoctor.checker.model import Check, Doc, error, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.facts.mlx_build import cuda_major_of, gather_mlx
-from meshdoctor.facts.nvml import driver_file, driver_present, gather_gpus
+from meshdoctor.facts.nvml import VISIBLE_ENV, driver_file, driver_present, gather_gpus, visible
 
 INSTALL = 'pip install "mlx[cuda13]" (or "mlx[cuda12]" for a driver that reports CUDA 12)'
+
+
+def _hidden_gpus(ctx: NodeContext, info: dict):
+    """The finding when this process's CUDA_VISIBLE_DEVICES hides every GPU NVML lists, and MLX
+    therefore does not import or sees no CUDA device (the CUDA build is installed; the variable
+    is what to fix); None otherwise."""
+    cuda = info.get("cuda") or {}
+    if info.get("installed") and (cuda.get("available") or not cuda.get("packages")):
+        return None  # it sees a GPU, or it is the CPU build (nothing a variable changes)
+    if not info.get("installed") and "ModuleNotFoundError" in str(info.get("import_error")):
+        return None  # MLX is not installed at all
+    gpus = ctx.fact(gather_gpus)
+    listed = gpus.get("gpus") or [] if gpus.get("nvml") else []
+    seen = visible(listed)
+    if not listed or not seen["set"] or seen["indices"]:
+        return None
+    how = (
+        f"MLX does not import ({info.get('import_error')})"
+        if not info.get("installed")
+        else "mx.cuda.is_available() is False"
+    )
+    return fail(
+        f"{VISIBLE_ENV}={seen['value']!r} hides all {len(listed)} GPU(s) NVML lists from this "
+        f"process, so {how}: the ranks started from here would see no GPU",
+        evidence={"cuda_visible_devices": seen["value"], "gpus": len(listed), "mlx": info},
+        remediation=f"Unset {VISIBLE_ENV} (`unset {VISIBLE_ENV}`), or list the GPUs the ranks "
+        "may use; mlx.launch gives each nccl rank the GPU of its local index itself.",
+    )
 
 
 def run(ctx: NodeContext):
@@ -27,6 +55,9 @@ def run(ctx: NodeContext):
         return error(
             f"could not inspect MLX in {ctx.python}: {info.get('detail', '?')}", evidence=info
         )
+    hidden = _hidden_gpus(ctx, info)
+    if hidden is not None:
+        return hidden
     if not info.get("installed"):
         return fail(
             f"MLX is not importable from {info.get('executable', ctx.python)}",

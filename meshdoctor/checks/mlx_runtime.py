@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-from meshdoctor.checker.model import Check, Doc, fail, ok, warn
+from meshdoctor.checker.here import slow_not_hung
+from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.mlx.backends import JACCL_BACKENDS, core_backend
 from meshdoctor.facts.mlx_build import BACKENDS as MLX_BACKENDS, gather_mlx
@@ -123,6 +124,14 @@ def run(ctx: NodeContext):
         )
     backend = ctx.hostfile.effective_backend if ctx.hostfile is not None else ""
     needs = core_backend(backend)
+    if info["probe"] == "timeout" and not info.get("hung"):  # slow is not hung: not assessed
+        yield error(
+            f"importing MLX in {ctx.python} did not finish in time (not assessed): "
+            f"{info['detail']}",
+            evidence=info,
+            remediation=slow_not_hung("The MLX import"),
+        )
+        return
     if info["probe"] == "timeout":
         yield fail(
             f"importing MLX in {ctx.python} did not finish in time: {info['detail']}",
@@ -211,7 +220,8 @@ doctor with it), using the interpreter in MESHDOCTOR_PYTHON or meshdoctor's own.
 version, which distributed backends are available (ring, jaccl, mpi, nccl), and for JACCL builds
 whether the progress guard is compiled in (the JACCL_PROGRESS_TIMEOUT_MS string in the library).
 
-Fails when MLX is missing, its import hangs or crashes, or the hostfile's backend is not in the
+Fails when MLX is missing, its import hangs (overruns a deadline of 20 s or more; a shorter
+overrun leaves the node unassessed: error) or crashes, or the hostfile's backend is not in the
 build. Warns on known-bad versions for the backend in use, with the version that fixed each,
 and when a JACCL mesh runs without the progress guard. No released MLX has the progress guard
 or peer liveness (0.32.4's libjaccl has neither; MLX PR #4530 is open): only forks carry it.

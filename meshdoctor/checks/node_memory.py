@@ -22,8 +22,9 @@ import resource
 
 import psutil
 
+from meshdoctor.checker.here import slow_not_hung
 from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
-from meshdoctor.facts.context import NodeContext
+from meshdoctor.facts.context import NodeContext, hang_proven
 from meshdoctor.facts.mlx_build import gather_mlx
 from meshdoctor.parsers.macos import parse_sysctl, parse_vm_stat, to_int, wired_bytes
 from meshdoctor.facts.mlx_processes import find_mlx_processes, scope_pids
@@ -43,6 +44,15 @@ def _gib(n: int) -> str:
 def _mac(ctx: NodeContext, vm: psutil._common.svmem):
     found = []
     res = ctx.command("vm_stat")
+    if res.timed_out and not hang_proven(res):  # slow is not hung: not assessed
+        found.append(
+            error(
+                f"cannot read wired memory (not assessed): {res.describe()}",
+                evidence={"vm_stat": res.describe()},
+                remediation=slow_not_hung("`vm_stat`"),
+            )
+        )
+        return found, {}
     if res.timed_out:
         found.append(
             fail(
@@ -95,7 +105,9 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
 
 def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
     """Who holds ``wired`` bytes (above ``idle_limit``): live MLX processes first (ranks or not,
-    by pid and resident size); only what no live process explains is held by a dead one."""
+    by pid and resident size); while one lives, what their resident size does not explain may
+    still be theirs (GPU-wired buffers): stop and measure again; with none, a dead one holds
+    it."""
     scope = scope_pids()
     unreadable: list = []
     live = find_mlx_processes(scope, unreadable)
@@ -113,6 +125,19 @@ def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
     names = "; ".join(p.label() for p in live[:5]) + (
         f"; {len(live) - 5} more" if len(live) > 5 else ""
     )
+    if unexplained > idle_limit and live:  # resident size need not count GPU-wired buffers
+        return [
+            warn(
+                f"{_gib(wired)} wired; live MLX processes explain at most {_gib(explained)} "
+                f"by resident size ({names}), which need not include the GPU buffers they "
+                f"wired: not proven to be a dead process",
+                evidence=ev,
+                remediation="Stop those processes (an `mlx_lm.server`, another job; MD301 "
+                "lists stale ranks among them) and run `meshdoctor check --only MD302` again: "
+                "memory that stays wired with no MLX process left is held by a dead one and "
+                "only a reboot of this node releases it.",
+            )
+        ]
     if unexplained > idle_limit:
         held = (
             f"live MLX processes explain at most {_gib(explained)} ({names}); the other "
@@ -214,11 +239,13 @@ recommended working set. On Linux it reads the memlock limit and locked memory.
 
 When more than max(16 GiB, 20 % of RAM) is wired, it is first attributed to live processes
 that use MLX (ranks or not, such as a single-node mlx_lm.server; named with pid and resident
-size): if they explain it, it warns (not a leak, no reboot). It fails (and lists the node in
-needs_reboot) only when more than that threshold is held by no live process.
-MESHDOCTOR_ATTRIBUTE_PIDS=pid,... limits the attribution to those process trees. Fails when
-vm_stat does not answer in time (a wedged kernel); a vm_stat that is missing or fails leaves the
-node unassessed (error). Warns when the wired limit leaves macOS less than 8 GiB, when the
+size): if they explain it, it warns (not a leak, no reboot). While any live MLX process exists
+it only warns, since a resident size need not include the GPU buffers it wired: stop it and
+measure again. It fails (and lists the node in needs_reboot) only when more than that threshold
+is wired and no live process uses MLX. MESHDOCTOR_ATTRIBUTE_PIDS=pid,... limits the attribution
+to those process trees. Fails when vm_stat overruns a deadline long enough to prove a hang (a
+wedged kernel); a shorter overrun, or a vm_stat that is missing or fails, leaves the node
+unassessed (error). Warns when the wired limit leaves macOS less than 8 GiB, when the
 memlock limit is not unlimited with RDMA devices present, and when less than 10 % of RAM is
 available.
 """,

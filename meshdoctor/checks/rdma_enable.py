@@ -218,8 +218,10 @@ subsystem is reported as skip, unless the hostfile needs RDMA.
 """,
         why="""
 Without an enabled RDMA device JACCL cannot start. It fails when the hostfile uses jaccl or
-jaccl-ring; without a hostfile it only warns. An `ibv_devinfo` that does not answer in time means
-the RDMA stack is wedged (this follows JACCL errors): a critical finding that needs a reboot.
+jaccl-ring; without a hostfile it only warns. An `ibv_devinfo` that overruns a deadline of 20 s
+or more means the RDMA stack is wedged (this follows JACCL errors): a critical finding that needs
+a reboot; a shorter overrun cannot tell a loaded machine from a hang and leaves the node
+unassessed (error, with the --timeout that would tell).
 """,
         action="""
 On Thunderbolt 4 hardware, use the ring backend over the Thunderbolt network; on Thunderbolt 5,

@@ -103,7 +103,10 @@ FIX_NOT_STARTED = Entry(
         "meshdoctor's state directory (two runs must not interleave), the state directory "
         "cannot be used (a file or link in its place, not writable, not owned by the user "
         "running meshdoctor or writable by others), the lock file in it is not a regular file "
-        "of that user, or the hosts could not be assessed.",
+        "of that user, or the hosts could not be assessed. As a warning: the fix ran, but "
+        "the state directory could not be made or written (a read-only or full home), so "
+        "its lock was taken in the runtime directory ($XDG_RUNTIME_DIR/meshdoctor, "
+        "/run/meshdoctor for root) and no receipt could be kept.",
         why="Nothing was changed or verified: the verdict is 'unknown' (exit 3).",
         action="Wait for the other run; make the state directory one of your own that nobody "
         "else can write (chmod 700), or set MESHDOCTOR_STATE_DIR to one; remove a lock file "

@@ -34,7 +34,12 @@ def explain(code: str) -> None:
     except ExtraCheckError as exc:
         raise click.UsageError(str(exc)) from None
     if found:
-        click.echo("\n\n".join(plain(catalogue.text(e)) for e in found))
+        import shutil
+
+        # prose wrapped to the terminal (COLUMNS, else the tty's width; 99 for a pipe), at most
+        # 98 columns: paragraphs are re-flowed, so no word is left alone on a line
+        width = max(40, min(shutil.get_terminal_size((99, 24)).columns - 1, 98))
+        click.echo("\n\n".join(plain(catalogue.text(e, width)) for e in found))
         return
     raise click.BadParameter(
         f"no code {code!r}; `meshdoctor list-checks --all` lists every "

@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
 from meshdoctor.commands.options import Seconds, check_environment, load_hostfile, output_options
@@ -38,7 +38,8 @@ class _FixCommand(click.Command):
 
 @click.command(
     cls=_FixCommand,
-    epilog=EXIT_CODES_HELP + " Plan only (no --yes, no terminal): exit 1 while steps are pending.",
+    epilog=EXIT_CODES_PLAIN_HELP
+    + " Plan only (no --yes, no terminal): exit 1 while steps are pending.",
 )
 @click.argument("names", nargs=-1, metavar="[NAME]...", shell_complete=_complete_fixes)
 @click.option("--list", "list_", is_flag=True, help="List the fixes with the codes they resolve.")

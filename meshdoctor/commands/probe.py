@@ -28,7 +28,7 @@ from meshdoctor.checker.runner import Interrupted
 
 @click.command(
     epilog=EXIT_CODES_HELP + " A run whose memory need exceeds what is available on "
-    "this host is refused as a usage error (exit 2) with the numbers.",
+    "this host right now starts nothing and could not assess (MD509, exit 3), with the numbers.",
 )
 @click.option(
     "--hostfile",

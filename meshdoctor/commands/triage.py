@@ -7,14 +7,14 @@ from typing import Optional
 
 import click
 
-from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
 from meshdoctor.commands.options import Duration, load_hostfile, output_options
 
 
 @click.command(
-    epilog=EXIT_CODES_HELP + " triage: 1 when a failure was found, 0 when the inputs "
+    epilog=EXIT_CODES_PLAIN_HELP + " triage: 1 when a failure was found, 0 when the inputs "
     "show none, 3 when nothing could be read.",
 )
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))

@@ -57,6 +57,18 @@ class _Once:
         self.error: Optional[BaseException] = None
 
 
+# A command that overran a deadline this long is hung (a wedged GPU, RDMA or kernel stack);
+# one that overran a shorter deadline only proves the machine was slow (a loaded box, a short
+# --timeout): not assessed (error, exit 3) until it overruns again on a deadline this long.
+HANG_PROOF_S = 20.0
+
+
+def hang_proven(res: execute.CommandResult) -> bool:
+    """Whether ``res`` (a command that timed out) proves a hang: it ran at least
+    :data:`HANG_PROOF_S` seconds before it was killed. False for one that finished."""
+    return bool(res.timed_out) and res.duration_s >= HANG_PROOF_S
+
+
 class NodeContext:
     """Everything a check may read about the node it runs on.
 

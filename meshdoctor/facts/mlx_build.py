@@ -20,7 +20,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 from meshdoctor.parsers import json_text
-from meshdoctor.facts.context import NodeContext
+from meshdoctor.facts.context import NodeContext, hang_proven
 from meshdoctor.parsers.macos import version_tuple
 from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
 from meshdoctor.facts import mlx_cache
@@ -166,7 +166,8 @@ def gather_mlx(ctx: NodeContext) -> Dict[str, Any]:
     """Facts about the MLX of ``ctx.python``.
 
     Returns a dict: ``probe`` is ``ok``, ``timeout``, ``crashed`` or ``unrunnable`` (with
-    ``detail``); on ``ok``: ``installed`` (bool), ``version`` (str), ``version_tuple``,
+    ``detail``; on ``timeout`` also ``hung``: it overran a deadline long enough to prove a hang,
+    :func:`meshdoctor.facts.context.hang_proven`); on ``ok``: ``installed`` (bool), ``version`` (str), ``version_tuple``,
     ``backends`` (backend -> bool/None), ``libs`` (paths), ``jaccl_guard`` (True/False, or None
     when JACCL is not available or no library could be read),
     ``max_recommended_working_set_size`` (bytes or None).
@@ -201,7 +202,12 @@ def _inspect(ctx: NodeContext, env: Dict[str, str], cache_key: Any) -> Dict[str,
     if res.missing:
         return {"probe": "unrunnable", "detail": res.describe(), "python": ctx.python}
     if res.timed_out:
-        return {"probe": "timeout", "detail": res.describe(), "python": ctx.python}
+        return {
+            "probe": "timeout",
+            "detail": res.describe(),
+            "python": ctx.python,
+            "hung": hang_proven(res),  # overran a deadline long enough to prove a hang
+        }
     line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith("{")), "")
     try:
         data = json_text.loads(line)

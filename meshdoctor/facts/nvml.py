@@ -269,6 +269,35 @@ def read_all(timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
     return dict(got["value"], driver=True, nvml=True)
 
 
+VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
+
+
+def visible(gpus: List[Dict[str, Any]], env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """Which of ``gpus`` (NVML's, which ignores it) a CUDA process started with ``env`` (default:
+    this one's) sees through ``CUDA_VISIBLE_DEVICES``, as the CUDA C Programming Guide
+    ("CUDA Environment Variables") defines it: unset, every GPU; set, the GPUs it lists by
+    index or UUID (``GPU-...``, a unique prefix), in order, up to the first entry that names
+    none (``""`` or ``-1``: no GPU at all). Returns ``{"set": bool, "value": str or None,
+    "indices": [int]}``."""
+    value = (os.environ if env is None else env).get(VISIBLE_ENV)
+    indices = [int(g["index"]) for g in gpus if "index" in g]
+    if value is None:
+        return {"set": False, "value": None, "indices": indices}
+    seen: List[int] = []
+    for word in value.split(","):
+        w = word.strip()
+        match = None
+        if w.isdigit() and int(w) in indices:
+            match = int(w)
+        elif w.startswith(("GPU-", "MIG-")):
+            hits = [int(g["index"]) for g in gpus if str(g.get("uuid", "")).startswith(w)]
+            match = hits[0] if len(hits) == 1 else None
+        if match is None or match in seen:
+            break
+        seen.append(match)
+    return {"set": True, "value": value, "indices": seen}
+
+
 def gather_gpus(ctx) -> Dict[str, Any]:
     """The node context's fact: :func:`read_all` under twice the command deadline."""
     return read_all(timeout=max(1.0, 2 * ctx.command_timeout))

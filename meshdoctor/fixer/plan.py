@@ -29,7 +29,7 @@ from meshdoctor.fixer.model import (
     pending,
 )
 from meshdoctor.fixer.registry import all_fixes, fixes_for, lookup
-from meshdoctor.model import ERROR, FAIL, HostInfo, Remediation, Result, Verdict
+from meshdoctor.model import ERROR, FAIL, WARN, HostInfo, Remediation, Result, Verdict
 from meshdoctor.text import one_line
 
 
@@ -254,8 +254,24 @@ def run(
             journal: List[Action] = []
             options[JOURNAL] = journal  # what this machine planned, as it is applied
             try:
-                with FixLock(run_id):
+                with FixLock(run_id) as lock:
                     actions, results = run_fixes(fixes, ctx(True))
+                if lock.fallback:  # an emergency fix still runs; say where its lock was
+                    extra.append(
+                        Result(
+                            code=FIX_NOT_STARTED.code,
+                            check="fix",
+                            title=FIX_NOT_STARTED.title,
+                            status=WARN,
+                            host="mesh",
+                            summary=f"the fix ran with its lock in {lock.path}: {lock.fallback}; "
+                            "no receipt can be written there",
+                            remediation=Remediation(
+                                "Free space or make the home writable (or set "
+                                "MESHDOCTOR_STATE_DIR) so that receipts are kept again."
+                            ),
+                        )
+                    )
             except KeyboardInterrupt as exc:  # the actions taken so far, and the interrupt
                 actions, results = _interrupted(journal, str(exc) or "SIGINT")
             except (LockBusy, StateDirError, StateFileError) as exc:

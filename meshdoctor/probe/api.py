@@ -8,7 +8,9 @@ named hosts (:func:`meshdoctor.checker.fleet.gate_probe`), the interrupts, the p
 the launch (:func:`meshdoctor.probe.launcher.run_probe`) and the report
 (:func:`meshdoctor.probe.report.build`). A request the probe cannot run raises
 :class:`~meshdoctor.probe.errors.ProbeSetupError` naming the option at fault, before anything
-runs; the command line turns it into its usage error (exit 2).
+runs; the command line turns it into its usage error (exit 2). One that is valid but that this
+machine cannot run right now (not enough memory available) is a verdict that could not assess
+(MD509 error, exit 3): a state of the machine, not a typo.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, TextIO, Union
 
-from meshdoctor.probe.errors import ProbeSetupError
+from meshdoctor.probe.errors import ProbeNotNow, ProbeSetupError
 
 if TYPE_CHECKING:
     from meshdoctor.hostfile.model import Hostfile
@@ -253,7 +255,13 @@ def probe(
             "to it (probe.api.follow)",
             "--launcher",
         )
-    cfg = config(request, ranks)
+    try:
+        cfg = config(request, ranks)
+    except ProbeNotNow as exc:  # not now is not a usage error: a verdict that could not assess
+        verdict = Verdict(command="probe", strict=request.strict)
+        if on_checked is not None:
+            on_checked(verdict)
+        return _not_now(verdict, exc)
     verdict = Verdict(command="probe", strict=request.strict)
     if on_checked is not None:
         on_checked(verdict)
@@ -337,6 +345,29 @@ def save_baseline(cfg: "ProbeConfig", verdict: "Verdict", path: str) -> None:
             host="mesh",
         )
     )
+
+
+def _not_now(verdict: "Verdict", exc: ProbeNotNow) -> "Verdict":
+    """``verdict`` with the MD509 error saying why no rank was started (``exc``), exit 3."""
+    from meshdoctor.model import ERROR, HostInfo, Remediation
+    from meshdoctor.probe import codes as C
+
+    verdict.results.append(
+        C.result(
+            C.START,
+            "probe.start",
+            ERROR,
+            str(exc),
+            host="localhost",
+            evidence={"need_bytes": exc.need, "available_bytes": exc.have},
+            remediation=Remediation(
+                f"Free memory on this host and probe again, or use a smaller {exc.param} "
+                "or fewer local ranks."
+            ),
+        )
+    )
+    verdict.hosts = [HostInfo("localhost", 0)]
+    return verdict
 
 
 def _both(first: Optional["EventHook"], second: "EventHook") -> "EventHook":

@@ -171,8 +171,9 @@ START_ENTRY = Entry(
     names=("probe.start",),
     doc=Doc(
         meaning="A rank could not be started or died before reporting ready: ssh refused or "
-        "unreachable, Python or mlx missing on that host. The evidence has the rank's "
-        "stderr.",
+        "unreachable, Python or mlx missing on that host, or this host did not have the "
+        "memory the run needs available right now (nothing was started). The evidence has the "
+        "rank's stderr, or the bytes needed and available.",
         why="The mesh was not assessed (exit 3). When the interpreter of this machine's ranks "
         "(MESHDOCTOR_PYTHON) is missing or has no MLX, it fails (exit 1), the same answer "
         "`meshdoctor check` gives (MD102).",

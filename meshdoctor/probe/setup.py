@@ -1,6 +1,7 @@
 """From command-line options to a :class:`~meshdoctor.probe.config.ProbeConfig`, with every
 usage check the probe needs before it starts anything: one source of the
-mesh, a size that parses, a hostfile the backend can use, and enough memory on this host."""
+mesh, a size that parses, a hostfile the backend can use; and enough memory on this host right
+now (:class:`~meshdoctor.probe.errors.ProbeNotNow`: a state of the machine, exit 3)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from meshdoctor.mlx.backends import BACKENDS, PROBE_BACKENDS, one_of
 from meshdoctor.mlx.ports import port_count
 from meshdoctor.probe import env as envmod
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
-from meshdoctor.probe.errors import ProbeSetupError
+from meshdoctor.probe.errors import ProbeNotNow, ProbeSetupError
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
 from meshdoctor.probe.worker import DTYPE_BYTES, OPS
 
@@ -69,7 +70,8 @@ def make_config(
     available: Optional[int] = None,
     python: Optional[str] = None,
 ) -> ProbeConfig:
-    """A checked config; raises :class:`ProbeSetupError` naming the option and the fix.
+    """A checked config; raises :class:`ProbeSetupError` naming the option and the fix, or
+    :class:`ProbeNotNow` when this host lacks the memory the run needs right now.
 
     ``given``: which of --hostfile/--hosts/-n were passed (at most one). ``available``: bytes
     of free memory (default: psutil's figure for this host). ``python``: the ranks'
@@ -175,13 +177,15 @@ def make_config(
     local_count = len(local_ranks(hf))
     need = memory_needed(nbytes, local_count, iters)
     have = available if available is not None else available_memory()
-    if local_count and need > have:
-        raise ProbeSetupError(
-            f"{format_size(nbytes)} with {local_count} rank(s) on this host needs about "
-            f"{format_size(need)} (4 buffers of the message size, the outputs of a timed batch "
-            f"kept for checking, and 256MiB per rank) but only "
-            f"{format_size(have)} is available; use a smaller --size or fewer local ranks",
+    if local_count and need > have:  # a state of this machine now, not a usage error
+        raise ProbeNotNow(
+            f"not started: {format_size(nbytes)} with {local_count} rank(s) on this host needs "
+            f"about {format_size(need)} (4 buffers of the message size, the outputs of a timed "
+            f"batch kept for checking, and 256MiB per rank) but only {format_size(have)} is "
+            "available right now",
             "--size",
+            need,
+            have,
         )
     ops = list(OPS) if op == "all" else [op]
     return ProbeConfig(

@@ -13,8 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from meshdoctor.model import FAIL, OK, SKIP, Verdict
-from meshdoctor.text import one_line
-from meshdoctor.render.style import ASCII_BLANK, BLANK, SYMBOLS, clean_line, symbols
+from meshdoctor.render.style import ASCII_BLANK, BLANK, SYMBOLS, clean_line, clean_name, symbols
 
 # ``text`` on one line, control characters escaped (meshdoctor.text.one_line) and rich markup
 # escaped: host and device names come from the hostfile, states from the hosts
@@ -55,6 +54,22 @@ def _print_wide(out: Console, renderable: Any, need: int) -> None:
         out.width = old
 
 
+def _ranks(h) -> str:
+    """The ranks a fleet host runs, as the table shows them (``0``, ``0-2``, ``0, 2``): every
+    rank of the hostfile that lands on it (``node.ranks``), else its first."""
+    got = (h.node or {}).get("ranks") if isinstance(h.node, dict) else None
+    if not (isinstance(got, list) and got and all(isinstance(x, int) for x in got)):
+        return "" if h.rank is None else str(h.rank)
+    xs, runs, i = sorted(set(got)), [], 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        runs.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ", ".join(runs)
+
+
 def table(v: Verdict, out: Console) -> None:
     """Print the fleet table and, when the backend uses RDMA, the edge matrix, with the status
     symbols of the result lines (:func:`meshdoctor.render.style.symbols`: ASCII where ``out``
@@ -68,7 +83,9 @@ def table(v: Verdict, out: Console) -> None:
         for a, cells in fleet.get("areas", {}).items()
         if any(c["status"] != SKIP for c in cells.values())
     ]
-    ranks = {h.host: h.rank for h in v.hosts}
+    if not hosts:  # nothing to draw: the results say why (an empty hostfile)
+        return
+    ranks = {h.host: _ranks(h) for h in v.hosts}
     t = Table(
         title=f"fleet: {len(hosts)} host(s), backend {safe(fleet.get('backend', '?'))}",
         show_lines=False,
@@ -80,14 +97,15 @@ def table(v: Verdict, out: Console) -> None:
         t.add_column(AREA_TITLES.get(a, a), justify="center", no_wrap=True)
     for h in hosts:
         t.add_row(
-            safe(h),
-            "" if ranks.get(h) is None else str(ranks[h]),
+            clean_name(h),
+            ranks.get(h, ""),
             *[_cell(fleet["areas"][a].get(h), marks, blank) for a in areas],
         )
     # columns: text + 2 padding + 1 rule each, and the left rule; host names as printed
     need = (
-        max([len(one_line(h)) for h in hosts] + [4])
-        + 11
+        max([len(clean_name(h)) for h in hosts] + [4])
+        + max([len(r) for r in ranks.values()] + [4])
+        + 7
         + sum(max(len(AREA_TITLES.get(a, a)), 5) + 3 for a in areas)
     )
     _print_wide(out, t, need)  # a narrow pipe must not squeeze the symbols
@@ -99,7 +117,7 @@ def table(v: Verdict, out: Console) -> None:
     m = Table(title=f"edges: {safe(edges.get('summary', ''))}", title_justify="left")
     m.add_column("")
     for h in names:
-        m.add_column(safe(h))
+        m.add_column(clean_name(h))
     for i, h in enumerate(names):
         row = []
         for j in range(len(names)):
@@ -119,5 +137,5 @@ def table(v: Verdict, out: Console) -> None:
                     )
                 )
             row.append("\n".join(parts) or f"[{bad[1]}]{bad[0]} none[/]")
-        m.add_row(safe(h), *row)
+        m.add_row(clean_name(h), *row)
     _print_wide(out, m, 12 + 22 * len(names))

@@ -49,6 +49,16 @@ def clean_line(text: object) -> str:
     return escape(one_line(text))
 
 
+def clean_name(name: object) -> str:
+    """A host (or device) name as printed: cut for display when it is long
+    (:func:`meshdoctor.text.display_name`), then :func:`clean_line`; an empty name (an entry
+    without ``ssh``) reads ``(no ssh name)`` instead of a blank."""
+    from meshdoctor.text import display_name
+
+    text = str(name) if name is not None else ""
+    return clean_line(display_name(text)) if text else "(no ssh name)"
+
+
 def encodes(encoding: Optional[str], text: str = "✔✘→") -> bool:
     """Whether a stream in ``encoding`` can carry ``text`` (the symbols the renderers print)."""
     try:

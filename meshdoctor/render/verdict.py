@@ -3,7 +3,8 @@
 :mod:`meshdoctor.render.style`).
 
 One line per result (status symbol, code, title, host, summary), the remediation under each
-failure, warning and error, and a closing line with the verdict and exit code.
+failure, warning and error, and a closing line with the verdict and exit code; before them the
+fleet table (fleet mode) or the probe's --pairs matrix.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from meshdoctor.render.style import (
     SYMBOLS,
     VERDICT_STYLE,
     clean_line,
+    clean_name,
     symbols,
 )
 from meshdoctor.streams import to_devnull
@@ -36,8 +38,9 @@ class _Console(Console):
 
 
 def console(stderr: bool = False) -> Console:
-    """The console all human output goes through (highlighting off: data stays as written)."""
-    return _Console(stderr=stderr, highlight=False, soft_wrap=True)
+    """The console all human output goes through (highlighting and emoji codes off: data stays
+    as written; with emoji on, rich turns ``node:1234:`` in a log line into an emoji)."""
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def plain_console(file) -> Console:
@@ -73,8 +76,12 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
         sym, style = marks[r.status]
         title = r.title or r.check
         named = r.evidence.get("hosts") if v.fleet is not None else None
-        label = ",".join(map(str, named)) if isinstance(named, list) and named else r.host
-        host = f"[cyan]{clean_line(label)}[/] " if multi_host else ""
+        label = (
+            ",".join(clean_name(n) for n in named)
+            if isinstance(named, list) and named
+            else clean_name(r.host)
+        )
+        host = f"[cyan]{label}[/] " if multi_host else ""
         out.print(
             f"[{style}]{sym}[/] [bold]{clean_line(r.code)}[/] {host}{clean_line(title)}: "
             f"{clean_line(r.summary)}"

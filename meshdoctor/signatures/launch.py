@@ -272,4 +272,63 @@ SIGNATURES = (
             "mlx.launch: error: Malformed hostfile for jaccl backend",
         ),
     ),
+    # mlx.distributed_config's own [ERROR] lines (python/mlx/_distributed_utils/config.py,
+    # mlx 0.32.4: log_error prints "[ERROR] ..." in red on stderr; colour codes are removed first)
+    signature(
+        "MD680",
+        "config.incomplete-mesh",
+        r"\[ERROR\] Incomplete mesh, (?P<a>\S+) is not connected to (?P<b>\S+)",
+        "mlx.distributed_config found no Thunderbolt cable between the two hosts it names "
+        "(system_profiler SPThunderboltDataType on each): a JACCL mesh needs every pair cabled.",
+        "Cable the pair named (Thunderbolt 5 ports on both), check the link on each Mac "
+        "(`meshdoctor check --only MD205`), or build a ring instead (`--backend jaccl-ring` or "
+        "`ring`); `mlx.distributed_config --dot` draws what it sees.",
+        "mlx/_distributed_utils/config.py check_valid_mesh (0.32.4)",
+        check="MD205",
+        causes=[
+            ("a cable missing, loose or in a Thunderbolt 4 port", "MD205 on both hosts"),
+            ("more hosts than a full mesh can cable (each Mac has few ports)", "the host count"),
+        ],
+        examples=("\x1b[31m[ERROR] Incomplete mesh, m1 is not connected to m3 \x1b[0m",),
+    ),
+    signature(
+        "MD687",
+        "config.no-ring",
+        r"\[ERROR\] Could not find a full ring\.",
+        "mlx.distributed_config could not find a Thunderbolt ring through every host: some "
+        "host has fewer than two cabled neighbours in the cycle (it lists the rings it found).",
+        "Cable the hosts into one cycle (each host to two others), check each link "
+        "(`meshdoctor check --only MD205`); `mlx.distributed_config --dot` draws what it sees.",
+        "mlx/_distributed_utils/config.py check_valid_ring (0.32.4)",
+        check="MD205",
+        examples=("[ERROR] Could not find a full ring.",),
+    ),
+    signature(
+        "MD688",
+        "config.no-ssh",
+        r"\[ERROR\] Could not ssh to the following hosts:",
+        "mlx.distributed_config could not run `ssh -o BatchMode=yes -o ConnectTimeout=5 HOST` "
+        "on the hosts listed after this line (no key, a prompt, the host down): it needs "
+        "password-less ssh to each, as mlx.launch does.",
+        "Make `ssh -o BatchMode=yes HOST true` work for every host listed (a key in "
+        "authorized_keys, the name in your ssh config); `meshdoctor check --hostfile FILE` "
+        "names each host it cannot reach (MD402).",
+        "mlx/_distributed_utils/config.py check_ssh_connections (0.32.4)",
+        examples=("[ERROR] Could not ssh to the following hosts:",),
+    ),
+    signature(
+        "MD689",
+        "config.no-rdma",
+        r"\[(?:ERROR|WARN)\] (?P<host>\S+) does not seem to have RDMA enabled",
+        "mlx.distributed_config found no rdma_* device in `ibv_devices` on that host: RDMA is "
+        "not enabled there (macOS: from Recovery) or its Thunderbolt 5 cables are not up.",
+        "Enable RDMA on that Mac (`rdma_ctl enable` from Recovery, then reboot) and check "
+        "`meshdoctor check --only MD201` there.",
+        "mlx/_distributed_utils/config.py check_rdma (0.32.4); MLX distributed docs (RDMA)",
+        check="MD201",
+        examples=(
+            "[ERROR] m2 does not seem to have RDMA enabled",
+            "[WARN] m2 does not seem to have RDMA enabled",
+        ),
+    ),
 )

@@ -69,7 +69,9 @@ class Signature:
     that names a native crash, searched after a crash signal); ``fallback`` (:data:`CRASH` or
     :data:`TRACEBACK`: the record it names when no other signature does); ``exit_status`` (the
     rank exit status that means it) and ``exit_unless`` (text whose presence in the rank's
-    output means the exit status is explained otherwise)."""
+    output means the exit status is explained otherwise); ``envelope``: a generic wrapper of
+    other messages (``NCCL WARN ...``), dropped where a specific signature matches the same
+    line."""
 
     code: str
     name: str
@@ -86,6 +88,7 @@ class Signature:
     fallback: Optional[str] = None
     exit_status: Optional[int] = None
     exit_unless: Optional[str] = None
+    envelope: bool = False
 
     @property
     def meaning(self) -> str:
@@ -122,6 +125,7 @@ def signature(
     fallback: Optional[str] = None,
     exit_status: Optional[int] = None,
     exit_unless: Optional[str] = None,
+    envelope: bool = False,
 ) -> Signature:
     """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
     ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
@@ -157,6 +161,7 @@ def signature(
         fallback=fallback,
         exit_status=exit_status,
         exit_unless=exit_unless,
+        envelope=envelope,
     )
 
 

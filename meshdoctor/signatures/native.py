@@ -167,6 +167,50 @@ SIGNATURES = (
         examples=("RuntimeError: [metal::Device] Unable to construct residency set.",),
     ),
     signature(
+        "MD679",
+        "python.address-in-use",
+        r"OSError: \[Errno (?:98|48)\] Address already in use",
+        "The application's own socket (a server the job opens: an HTTP API, a coordinator "
+        "port) could not bind: another process already holds the port, most often a rank or "
+        "server of the last run that never exited.",
+        "Find what holds the port (`ss -ltnp`, `lsof -iTCP -sTCP:LISTEN`), stop leftover ranks "
+        "(MD301), and check the mesh's ports are free (`meshdoctor check --hostfile HOSTFILE "
+        "--only MD408`).",
+        "Python socket.bind (errno 98 EADDRINUSE on Linux, 48 on macOS); errno(3)",
+        check="MD301",
+        causes=[
+            ("a leftover rank or server of the last run", "`meshdoctor check --only MD301`"),
+            ("another job using the same port", "`ss -ltnp` names the process"),
+        ],
+        examples=(
+            "OSError: [Errno 98] Address already in use",
+            "OSError: [Errno 48] Address already in use",
+        ),
+    ),
+    signature(
+        "MD678",
+        "metal.fence-timeout",
+        r"\[Fence::wait\] Timed out",
+        "A CPU-stream operation (the distributed backends run there) waited for a Metal fence "
+        "that the GPU never signalled: the GPU work it depends on hung or was lost (a GPU "
+        "timeout, wired memory exhausted, or a peer's collective that never completed).",
+        "Look for the first failure on every rank (a peer that died, a JACCL or ring error "
+        "before it); stop leftover ranks and measure wired memory (MD302); if it recurs on one "
+        "Mac, reboot it.",
+        "MLX mlx/backend/metal/fence.cpp (Fence::wait); exo issues #2208, #2173",
+        role=EITHER,
+        check="MD302",
+        causes=[
+            ("a peer's collective never completed (it died or hung)", "a peer's earlier error"),
+            ("GPU work hung or was lost (GPU timeout)", "MTLCommandBuffer errors before it"),
+            ("wired memory exhausted", "MD302, Metal resource-limit errors"),
+        ],
+        examples=(
+            "libc++abi: terminating due to uncaught exception of type "
+            "std::runtime_error: [Fence::wait] Timed out",
+        ),
+    ),
+    signature(
         "MD676",
         "macos.kernel-panic",
         r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<msg>.+)",

@@ -91,9 +91,10 @@ SIGNATURES = (
         "Read it with the NCCL error it explains.",
         "NCCL NCCL_DEBUG",
         role=EITHER,
+        envelope=True,
         examples=(
-            "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
-            "10.0.0.8<40123>",
+            "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
+            "/dev/shm/nccl-2bX0 (size 9637888)",
         ),
     ),
     signature(
@@ -230,6 +231,62 @@ SIGNATURES = (
         examples=(
             "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'remote process exited or there "
             "was a network error'",
+        ),
+    ),
+    signature(
+        "MD686",
+        "nccl.peer-closed",
+        r"(?:NET/Socket|Net|Bootstrap|socketProgress\w*)\s*:.*?(?:Connection closed by remote "
+        r"peer|Connection reset by peer|remote peer closed)\s*(?P<peer>[0-9a-fA-F.:]+(?:<\d+>)?)?",
+        "NCCL's socket to a peer (bootstrap or data) was closed or reset by the other end: the "
+        "peer rank died, or its host or link went away. The address it names is the peer.",
+        "Find the rank at that address and read why it ended (its exit status, stderr); if no "
+        "rank died, check the link between the two hosts (cable, switch port, firewall).",
+        "NCCL socket transport (net_socket.cc, bootstrap.cc: 'Connection closed by remote peer')",
+        role=CONSEQUENCE,
+        causes=[
+            ("the peer rank died or was killed first", "its exit status (-9, 1) and stderr"),
+            ("the link or host of the peer went away", "no rank died; the peer's host is down"),
+        ],
+        examples=(
+            "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
+            "10.0.0.8<40123>",
+            "node2:1234:1300 [1] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed "
+            "by remote peer node3<52314>",
+            "NCCL WARN Bootstrap : Connection reset by peer 192.168.1.20<33075>",
+        ),
+    ),
+    signature(
+        "MD685",
+        "nccl.ib-retry-exceeded",
+        r"NET/IB\s*:\s*Got completion from peer (?P<peer>\S+) with (?:error |status=)"
+        r"(?P<status>\d+)[^\n]*?(?:hca (?P<hca>\S+))?$",
+        "An InfiniBand/RoCE work request to that peer failed: status 12 is "
+        "IBV_WC_RETRY_EXC_ERR (the transport retry counter was exceeded: the packets were "
+        "never acknowledged), 13 IBV_WC_RNR_RETRY_EXC_ERR (the peer had no receive posted). "
+        "The line names the peer and, in NCCL 2.12+, this host's HCA.",
+        "Check the link between this HCA and the peer: port state and errors "
+        "(`ibv_devinfo`, `ethtool -S`), the cable and switch port, and RoCE's lossless "
+        "settings (PFC/ECN) on both ends; a peer that died first shows in its own log.",
+        "libibverbs ibv_wc_status (IBV_WC_RETRY_EXC_ERR = 12); NCCL net_ib.cc",
+        causes=[
+            ("a flapping or faulty link, cable or switch port", "port errors, PORT_DOWN events"),
+            ("RoCE without a lossless fabric (no PFC/ECN)", "drops under load only"),
+            ("the peer process died mid-transfer", "the peer's log ends earlier"),
+        ],
+        refine=lambda g: (
+            "the transport retry counter was exceeded (IBV_WC_RETRY_EXC_ERR): the link to "
+            f"{g.get('peer')} lost packets past the retry limit"
+            + (f" on HCA {g['hca']}" if g.get("hca") else "")
+            if g.get("status") == "12"
+            else None
+        ),
+        examples=(
+            "node1:2345:2400 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<55034> "
+            "with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 "
+            "remoteGids::ffff:10.0.0.2 hca mlx5_0",
+            "NCCL WARN NET/IB : Got completion from peer 10.1.2.3<50123> with error 12, opcode "
+            "129, len 0, vendor err 129 (Recv)",
         ),
     ),
     signature(

@@ -92,7 +92,11 @@ SIGNATURES = (
         "MLX ring backend (observed with 0.32.4)",
         causes=[
             ("the neighbour never started or died first (111/61 refused)", "the neighbour's log"),
-            ("unreachable address (110/60 timeout, 113/65 no route)", "ping the IP"),
+            ("unreachable address (113/65 no route, 110/60 timeout)", "ping the IP fails"),
+            (
+                "a firewall dropping the port while the host answers (110/60 timeout)",
+                "ping answers but `nc -vz IP PORT` times out",
+            ),
         ],
         role=EITHER,
         examples=(

@@ -56,6 +56,9 @@ ANCHORS: Tuple[str, ...] = (
     "was killed",
     "panic(cpu",
     "memorystatus:",
+    "[ERROR]",  # mlx.distributed_config's log_error lines
+    "does not seem to have RDMA",  # its check_rdma line, [ERROR] or [WARN]
+    "Fence::wait",
 )
 
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
@@ -255,6 +258,8 @@ def _match_line(ix: _Index, line: str, lineno: int) -> List[Match]:
         m = sig.pattern.search(line)  # type: ignore[union-attr]
         if m:
             out.append(_match(sig, line, m, lineno))
+    if len(out) > 1 and any(not x.signature.envelope for x in out):  # the specific one says it
+        out = [x for x in out if not x.signature.envelope]
     return out
 
 

@@ -151,6 +151,11 @@ def parse(
             f"truncated or corrupted body ({type(exc).__name__} at character "
             f"{getattr(exc, 'pos', '?')}): summary salvaged from what is there"
         )
+    if header and not rest.strip():  # the header line alone: cut before the crash itself
+        warnings.append(
+            "only its header line: the body (exception, threads, images) is missing, so the "
+            "report is truncated and how the process crashed is unknown"
+        )
     kind = str(header.get("bug_type") or "")
     if body and kind in PANIC_TYPES + JETSAM_TYPES:
         return _system_report(kind, header, body, warnings)
@@ -194,13 +199,22 @@ def parse(
     summary["mlx_version"] = mlx.group(1) if mlx else None
     summary["signature"] = code
     time = parse_time(when) if when else None
-    sig = summary.get("signal") or summary.get("exception_type") or "crash"
-    where = f" in {frame[0]} {frame[1]}".rstrip() if frame else ""
-    line = f"{summary.get('process') or '?'}[{summary.get('pid') or '?'}] {sig}{where}"
+    sig = summary.get("signal") or summary.get("exception_type")
+    # a frame whose image is not known (a salvaged report) is named by its symbol alone
+    where = " in " + " ".join(x for x in frame if x) if frame and any(frame) else ""
+    pid = f"[{summary['pid']}]" if summary.get("pid") else ""
+    line = f"{summary.get('process') or 'a process'}{pid} {sig or 'crashed'}{where}"
     meaning = None
-    if code == "MD662":
+    if code == "MD662" and not (sig or frames):
         meaning = (
-            f"{summary.get('process') or 'A process'} crashed with {sig}{where}: a native "
+            f"{summary.get('process') or 'A process'} crashed, but its report is cut before "
+            "the exception and the threads: how and where it crashed is unknown. Find the "
+            "whole report on that Mac (Console.app, DiagnosticReports) and triage it again."
+        )
+    elif code == "MD662":
+        how = f" with {sig}" if sig else ""
+        meaning = (
+            f"{summary.get('process') or 'A process'} crashed{how}{where}: a native "
             "crash with no known signature. "
             + (
                 "Frames in libjaccl point at JACCL (report it to MLX with this file)."
@@ -208,8 +222,8 @@ def parse(
                 else ""
             )
         )
-    m = signatures.make_match(code, line, 0, meaning=meaning, groups={"signal": str(sig)})
-    if code == "MD662":  # the finding is the crash report: do not send the reader to find one
+    m = signatures.make_match(code, line, 0, meaning=meaning, groups={"signal": str(sig or "")})
+    if code == "MD662" and (sig or frames):  # the report is here: do not send for another one
         m.remedy = (
             "Read the faulting frame above: report the crash with this file to the project "
             "whose library it is in (MLX for libmlx/libjaccl), with the MLX and macOS versions."

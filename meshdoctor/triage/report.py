@@ -68,18 +68,27 @@ def _summary(f: Finding, by_id: Dict[str, Finding]) -> str:
     )
 
 
-def _remediation(f: Finding) -> Remediation:
+def _remediation(f: Finding, shown: Dict[str, str]) -> Remediation:
+    """What to do about ``f``. A consequence is one line: fix its first cause first (that
+    finding has the remedy and the causes in full). The known causes of a signature are listed
+    once, on its first finding (``shown``: signature name -> the id that lists them)."""
     sig = f.match.signature
+    if f.consequence_of:
+        return Remediation(
+            text=f"Fix {f.consequence_of} first: this follows from it "
+            f"(`meshdoctor explain {f.code}` says what it means alone)."
+        )
     cmd = f"meshdoctor check --only {sig.check}" if sig.check else None
     text = f.match.remedy
-    if sig.causes:
+    if sig.causes and f.match.name in shown:
+        text += f" Known causes: as for {shown[f.match.name]}."
+    elif sig.causes:
+        shown[f.match.name] = f.id
         text += (
             " Known causes, most common first: "
             + "; ".join(f"{i}. {c.what} (tell: {c.evidence})" for i, c in enumerate(sig.causes, 1))
             + "."
         )
-    if f.consequence_of:
-        text = f"Fix {f.consequence_of} first. " + text
     return Remediation(text=text, command=cmd)
 
 
@@ -100,6 +109,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
     firsts = relate(col.findings)
     by_id = {f.id: f for f in col.findings}
     timeline = order(col.findings)
+    shown: Dict[str, str] = {}  # signature name -> the finding that lists its known causes
     for f in firsts + [f for f in timeline if not f.first_cause]:
         verdict.results.append(
             Result(
@@ -111,7 +121,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 severity=None if f.first_cause or not f.consequence_of else WARNING,
                 summary=_summary(f, by_id),
                 evidence=f.to_dict(),
-                remediation=_remediation(f),
+                remediation=_remediation(f, shown),
                 needs_reboot=f.first_cause and f.code in ("MD612", "MD619"),
             )
         )

@@ -82,3 +82,29 @@ def test_md102_says_no_released_mlx_has_the_progress_guard(tmp_path, clean_env):
     assert res["status"] == "warn" and "no progress guard" in res["summary"]
     assert "no released MLX has the JACCL progress guard" in res["remediation"]["text"]
     assert "MLX PR #4530 is open" in res["remediation"]["text"]
+
+
+def test_an_mlx_import_that_overran_a_short_deadline_is_not_assessed(clean_env):
+    # reported: `MESHDOCTOR_MLX_CACHE=0 check --timeout 0.1 --only MD102` was a critical fail
+    # with reboot advice; an overrun proves a slow machine, not a hang: error, exit 3
+    env = dict(clean_env, MESHDOCTOR_MLX_CACHE="0")
+    r = run_cli("check", "--timeout", "0.1", "--only", "MD102", env=env)
+    assert r.rc == 3, r.out
+    assert "did not finish in time (not assessed)" in r.out and "reboot" not in r.out
+    assert "--timeout 45" in r.out and "UNKNOWN (exit 3)" in r.out
+
+
+def test_an_mlx_import_that_overran_the_long_deadline_is_a_hang(monkeypatch):
+    from meshdoctor import execute
+    from meshdoctor.checks import mlx_runtime
+    from meshdoctor.facts import mlx_build
+    from meshdoctor.facts.context import HANG_PROOF_S, NodeContext
+
+    hung = execute.CommandResult(["python"], None, "", "", HANG_PROOF_S + 0.1, timed_out=True)
+    slow = execute.CommandResult(["python"], None, "", "", 4.5, timed_out=True)
+    for res, status in ((hung, "fail"), (slow, "error")):
+        ctx = NodeContext(platform="linux")
+        monkeypatch.setattr(ctx, "command", lambda *a, res=res, **k: res)
+        monkeypatch.setattr(mlx_build.mlx_cache, "enabled", lambda platform: False)
+        (f,) = list(mlx_runtime.run(ctx))
+        assert f.status == status, (res, f)

@@ -83,13 +83,18 @@ def test_live_mlx_process_explains_the_wired_memory(fake_mac, started, rank):
     assert proc["rss_bytes"] >= 64 << 20 and "maps MLX's library" in proc["how"]
 
 
-def test_a_live_rank_does_not_hide_a_leak_it_cannot_explain(fake_mac, started):
+def test_a_live_rank_its_resident_size_cannot_explain_is_stopped_and_measured_again(
+    fake_mac, started
+):
+    # issue: a live MLX process whose resident size does not cover the wired total was called
+    # a dead process and a certain reboot; resident size need not include GPU-wired buffers
     p = started(HOLDER, MLX_RANK="1")
     r, f = md302(fake_mac, 9155000 * PAGE, [p.pid])  # 139.7 GiB, as after a tbt_post_recv crash
-    assert r.rc == 1 and f["status"] == "fail", r.out
-    assert f["summary"].startswith("139.7 GiB wired and live MLX processes explain at most ")
-    assert f"pid {p.pid} python (rank 1" in f["summary"]
-    assert "is held by no live process" in f["summary"] and f["needs_reboot"] is True
+    assert r.rc == 0 and f["status"] == "warn", r.out
+    assert f["summary"].startswith("139.7 GiB wired; live MLX processes explain at most ")
+    assert f"pid {p.pid} python (rank 1" in f["summary"] and "dead" not in f["summary"][:60]
+    assert not f.get("needs_reboot") and r.doc["needs_reboot"] == []
+    assert "run `meshdoctor check --only MD302` again" in f["remediation"]["text"]
 
 
 def test_no_live_mlx_process_means_a_dead_one_holds_it(fake_mac, started):
@@ -130,12 +135,13 @@ def test_wired_limit_leaving_macos_no_room_warns(fake_mac):
 
 
 def test_hung_vm_stat_is_a_finding_not_a_hang(fake_mac):
+    # an overrun of a short deadline proves a slow machine, not a wedged kernel: not assessed
     env = fake_mac("healthy", "vm-stat-hang")
     r = run_cli("check", "--json", "--only", "MD302", "--timeout", "2", env=env)
-    assert r.rc == 1, r.out
+    assert r.rc == 3, r.out
     mem = r.results("MD302")[0]
-    assert mem["status"] == "fail" and "did not finish" in mem["summary"]
-    assert mem["needs_reboot"] is True
+    assert mem["status"] == "error" and "did not finish" in mem["summary"]
+    assert not mem.get("needs_reboot") and "--timeout 45" in mem["remediation"]["text"]
     assert r.elapsed < 30, (
         r.elapsed
     )  # bounded: a verdict at all, not the hang (the figure: benchmarks/check_speed.py)

@@ -139,21 +139,33 @@ def test_healthy_evidence_names_devices_ports_and_gid_indexes(fake_mac):
     ]
 
 
-def test_hung_ibv_devinfo_is_critical_not_a_hang(fake_mac):
+def test_hung_ibv_devinfo_on_a_short_deadline_is_not_assessed_not_a_reboot(fake_mac):
+    # an overrun of a 0.9 s deadline proves a slow machine, not a wedged stack
     r = run_cli(
         "check", "--json", *RDMA, "--timeout", "2", env=fake_mac("healthy", "ibv_devinfo-hang")
     )
-    assert r.rc == 1, r.out
-    assert r.elapsed < 30, (
-        r.elapsed
-    )  # bounded: a verdict at all, not the hang (the figure: benchmarks/check_speed.py)
+    assert r.rc == 3, r.outcome()
     for code in ("MD201", "MD202", "MD203", "MD204"):
         (f,) = r.results(code)
-        assert f["status"] == "fail" and f["severity"] == "critical", f
-        assert f["needs_reboot"] is True
-        assert "RDMA stack wedged (known to follow JACCL errors)" in f["summary"]
-        assert "reboot" in f["remediation"]["text"].lower()
-    assert r.doc["needs_reboot"] == [r.results("MD201")[0]["host"]]
+        assert f["status"] == "error" and "not assessed" in f["summary"], f
+        assert not f.get("needs_reboot") and "--timeout 45" in f["remediation"]["text"]
+    assert r.doc["needs_reboot"] == []
+
+
+def test_hung_ibv_devinfo_is_critical_not_a_hang(fake_mac, monkeypatch):
+    from meshdoctor.checks import _rdma
+    from meshdoctor.facts import verbs
+    from meshdoctor.facts.context import HANG_PROOF_S
+
+    inv = verbs.Inventory(
+        verbs.WEDGED, "ibv_devinfo", detail="`ibv_devinfo -v` did not finish within 20.2 s"
+    )
+    inv.attempts.append({"reader": "ibv_devinfo", "outcome": "timeout", "duration_s": 20.3})
+    assert HANG_PROOF_S <= 20.3
+    f = _rdma.wedged_finding(inv, "ports")
+    assert f.status == "fail" and f.needs_reboot is True
+    assert "RDMA stack wedged (known to follow JACCL errors)" in f.summary
+    assert "reboot" in f.remediation.lower()
 
 
 def test_linux_without_rdma_skips_cleanly_and_fails_only_when_the_hostfile_needs_it(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -217,7 +218,7 @@ def test_the_fleet_table_uses_the_ascii_symbols_where_the_output_cannot_encode_t
     assert r.rc == 0, (r.out, r.err)
     (row,) = [ln for ln in r.out.splitlines() if "127.0.0.1" in ln and "|" in ln]
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[:2] == ["127.0.0.1", "0"] and cells[2:] and set(cells[2:]) == {"+"}, row
+    assert cells[:2] == ["127.0.0.1", "0-1"] and cells[2:] and set(cells[2:]) == {"+"}, row
     assert (
         "?" not in r.out
         and "\u2714" not in r.out
@@ -257,3 +258,32 @@ def test_the_fleet_table_uses_the_ascii_symbols_where_the_output_cannot_encode_t
     assert rows["m1"] == ["   +   ", "   !   "] and rows["m2"] == ["   ?   ", "   .   "], out
     assert "rdma_en3 +" in edges and "rdma_en4 x PORT_DOWN" in edges, out
     assert out.splitlines()[-2].startswith("? MD402")  # ? means error, in the table and below
+
+
+def test_fleet_output_a_person_reads(tmp_path, clean_env):
+    # reported: a 5000-character host name gave 92 KB and a table 5000 columns wide; the table
+    # said `rank 0` for a host running ranks 0-2; MD401 about an entry was printed under the
+    # host that read it; `[]` drew an empty table
+    long_name = tmp_path / "long.json"
+    long_name.write_text(json.dumps([{"ssh": "a" * 5000, "ips": ["10.0.0.1"]}]))
+    r = run_cli("check", "--hostfile", str(long_name), "--timeout", "3", env=clean_env)
+    assert r.rc in (1, 3) and len(r.out) < 5000, len(r.out)
+    assert "(5000 characters)" in r.out and max(len(ln) for ln in r.out.splitlines()) < 300
+    j = run_cli("check", "--hostfile", str(long_name), "--timeout", "3", "--json", env=clean_env)
+    assert j.doc["fleet"]["hosts"] == ["a" * 5000]  # the JSON keeps it whole
+
+    three = tmp_path / "three.json"
+    local = {"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}
+    three.write_text(json.dumps([local, local, local, {"ips": ["10.0.0.9"]}]))
+    r = run_cli("check", "--hostfile", str(three), "--timeout", "5", env=clean_env)
+    row = next(ln for ln in r.out.splitlines() if "127.0.0.1" in ln and "│" in ln)
+    assert re.search(r"│\s+0-\d\s+│", row), r.out
+    assert re.search(r"MD401 mesh Hostfile: hosts\[3\]\.ssh", r.out), r.out
+    assert "  Hostfile" not in r.out
+    j = run_cli("check", "--hostfile", str(three), "--timeout", "5", "--json", env=clean_env)
+    assert j.doc["hosts"][0]["node"]["ranks"][:3] == [0, 1, 2]
+
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    r = run_cli("check", "--hostfile", str(empty), "--timeout", "3", env=clean_env)
+    assert r.rc == 1 and "┏" not in r.out and "hosts: is empty" in r.out

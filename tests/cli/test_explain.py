@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -53,3 +54,33 @@ def test_explain_completes_every_code_and_name_and_knows_result_names():
 def test_explain(code, words):
     r = run_cli("explain", code)
     assert r.rc == 0 and words in r.out and "What to do" in r.out
+
+
+def _filled(text: str, width: int) -> list:
+    """Lines that end a wrapped line early: the next line of the same paragraph (same
+    indentation, not a list item) would have fitted on it, i.e. an orphan-making break."""
+    bad = []
+    lines = text.splitlines()
+    for a, b in zip(lines, lines[1:]):
+        if not a.strip() or not b.strip() or a.endswith(":") or b.lstrip().startswith("- "):
+            continue
+        if len(a) - len(a.lstrip()) != len(b) - len(b.lstrip()) or not a.startswith("  "):
+            continue
+        if len(a) + 1 + len(b.split()[0]) <= width:
+            bad.append((a, b))
+    return bad
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_explain_wraps_whole_paragraphs_leaving_no_orphan_words(columns):
+    # reported: explain re-wrapped each source line, leaving words alone on a line (MD110,
+    # MD201-205, MD401, MD403, MD601, MD635, MD642, MD704), at 80 columns and at 120
+    from meshdoctor import catalogue
+
+    width = min(columns - 1, 98)
+    for e in catalogue.entries():
+        body = catalogue.text(e, width).split("\nSources:")[0]
+        assert not _filled(body, width), (e.code, _filled(body, width)[:2])
+    r = run_cli("explain", "MD110", env=dict(os.environ, COLUMNS=str(columns)))
+    assert r.rc == 0 and max(len(x) for x in r.out.split("Sources:")[0].splitlines()) <= width
+    assert "\n  the\n" not in r.out and "\n  when\n" not in r.out

@@ -3,6 +3,10 @@ tests/fixes/)."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 
 def test_an_unknown_fix_name_is_a_usage_error_listing_the_fixes():
     from tests.helpers import run_cli
@@ -75,3 +79,41 @@ def test_a_linked_lock_in_our_own_state_directory_is_refused_not_followed(tmp_pa
     assert f"the fix lock {state / 'fix.lock'} cannot be used (a symbolic link)" in summary
     assert "remove it, then run the fix again" in summary
     assert victim.read_text() == "x" * 35
+
+
+def test_an_emergency_fix_runs_without_a_usable_state_directory(tmp_path):
+    """Reported: `fix stale-ranks` on a node whose home is read-only or full refused for want of
+    a state directory. The lock goes to the runtime directory and the run says so (MD700 warn);
+    an untrusted state directory or a file in its place is still refused (the tests above,
+    tests/cli/test_unusable_input.py)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.helpers import VALIDATOR
+
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) for a read-only mount in a private namespace")
+    home = tmp_path / "home"
+    home.mkdir()
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    env = dict(os.environ, MESHDOCTOR_STATE_DIR=str(home / "state"), XDG_RUNTIME_DIR=str(run))
+    cmd = f"mount -t tmpfs -o ro none {home} && exec {sys.executable} -m meshdoctor fix stale-ranks --yes --json"
+    p = subprocess.run(
+        ["unshare", "-m", "-p", "-f", "--mount-proc", "sh", "-c", cmd],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    if p.returncode not in (0, 1, 3) and "mount" in p.stderr:
+        pytest.skip(f"no private read-only mount here: {p.stderr.strip()[:200]}")
+    doc = json.loads(p.stdout)
+    VALIDATOR.validate(doc)
+    assert p.returncode == 0, (doc["results"], p.stderr)
+    res = {r["code"]: r for r in doc["results"]}
+    assert res["MD701"]["status"] == "ok"
+    warn = res["MD700"]
+    assert warn["status"] == "warn"
+    assert f"the fix ran with its lock in {run / 'meshdoctor' / 'fix.lock'}" in warn["summary"]
+    assert "Read-only file system" in warn["summary"] and "no receipt" in warn["summary"]
+    assert oct(os.stat(run / "meshdoctor").st_mode & 0o777) == "0o700"

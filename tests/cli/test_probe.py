@@ -387,11 +387,22 @@ def test_usage_errors_exit_2(clean_env):
         ["--size", "lots"],
         ["--size", "64MiB", "-n", "3", "--hosts", "a,b"],
         ["-n", "1"],
-        ["--size", "900GiB", "-n", "3"],
     ):
         r = run_cli("probe", *args, env=env_with(clean_env), timeout=30)
         assert r.rc == 2, (args, r.out, r.err)
         assert "Error" in r.err
+
+
+def test_not_enough_memory_right_now_is_could_not_assess_not_a_usage_error(clean_env):
+    # reported: "not enough memory right now" was exit 2, like a typo; it is a state of the machine
+    r = run_cli("probe", "--size", "900GiB", "-n", "3", env=env_with(clean_env), timeout=30)
+    assert r.rc == 3, (r.out, r.err)
+    assert "MD509" in r.out and "is available right now" in r.out and "Error" not in r.err
+    assert "UNKNOWN (exit 3)" in r.out
+    j = run_cli("probe", "--size", "900GiB", "-n", "3", "--json", env=env_with(clean_env))
+    (start,) = j.results("MD509")
+    assert start["status"] == "error" and start["evidence"]["need_bytes"] > (900 << 30)
+    assert "probe" not in j.doc  # nothing was started
 
 
 def _start_probe(clean_env, *args):

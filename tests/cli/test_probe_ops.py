@@ -139,3 +139,13 @@ def test_a_three_rank_probe_labels_all_gather_by_the_bytes_it_checked(clean_env)
     assert fig["size_bytes"] == 4092 and bw.startswith("all_gather 4092B: busbw ")
     assert fig["checked"] == 3 * 2 * (4092 // 4)  # ranks x (warmup + iters) x elements
     assert "0.000 GB/s" not in bw
+
+
+def test_a_size_rounded_for_the_ranks_says_so_and_why(clean_env):
+    # reported: `--op all_gather --size 1MiB -n 3` silently reported 1048572B
+    r = run_cli(
+        "probe", "--op", "all_gather", "--size", "1MiB", "-n", "3", "--iters", "1",
+        env=env_of(clean_env), timeout=120,
+    )  # fmt: skip
+    assert r.rc == 0, (r.out, r.err)
+    assert "size rounded from 1MiB to 1048572B: all_gather splits the message into 3 equal" in r.out

@@ -458,3 +458,79 @@ def test_an_interrupted_triage_json_keeps_what_it_had_read(tmp_path, clean_env):
     stop = [x for x in doc["results"] if x["code"] == "MD690" and x["status"] == "error"]
     assert stop and str(fifo) in stop[0]["summary"], doc["results"]
     assert "interrupted by SIGINT while reading it" in stop[0]["summary"]
+
+
+def test_a_cut_crash_report_says_so_and_claims_nothing_it_cannot_read(tmp_path):
+    # reported: a header-only .ips gave "crashed with crash" and no truncation warning; a
+    # truncated one printed `SIGSEGV in  tbt_post_recv` (the missing image left two spaces)
+    text = Path(TBT_IPS).read_text()
+    header = tmp_path / "python3.12-2026-01-05-100004.ips"
+    header.write_text(text.split("\n", 1)[0] + "\n")
+    r = run_cli("triage", str(header))
+    assert "crashed with crash" not in r.out and "[?]" not in r.out
+    assert "only its header line" in r.out and "truncated" in r.out
+    assert "cut before the exception" in r.out
+    cut = tmp_path / "python3.12-2026-01-05-110200.ips"
+    cut.write_text(text[: len(text) * 2 // 3])
+    r = run_cli("triage", str(cut), "--json")
+    lines = [f["summary"] for f in r.doc["results"] if f["code"] != "MD690"]
+    assert lines and not [ln for ln in lines if " in  " in ln], lines
+    assert any("truncated or corrupted body" in f["summary"] for f in r.results("MD690"))
+
+
+def test_a_consequence_is_one_line_and_the_first_cause_has_the_causes_in_full(tmp_path):
+    # reported: triage repeated every finding's full "Known causes" list
+    log = tmp_path / "rank0.log"
+    log.write_text(
+        "2026-01-05 10:00:01 [ring] Too many send/recv errors. Aborting\n"
+        "2026-01-05 10:00:02 [ring] Socket 5 was closed by the peer\n"
+    )
+    r = run_cli("triage", str(log))
+    assert r.rc == 1, r.out
+    assert r.out.count("Known causes") == 1
+    first = r.out.index("FIRST CAUSE")
+    assert first < r.out.index("Known causes, most common first") < r.out.index("consequence of")
+    assert "→ Fix F1 first: this follows from it" in r.out
+
+
+def test_nccl_network_failures_and_a_metal_fence_timeout_are_named(tmp_path):
+    # public inputs: NCCL net_ib.cc's completion error (status 12, IBV_WC_RETRY_EXC_ERR) with
+    # the peer and HCA named, NCCL's socket closed by the peer, MLX's "[Fence::wait] Timed
+    # out" (exo #2208, #2173); the generic "NCCL WARN: read it" gives way to the specific one
+    log = tmp_path / "ranks.log"
+    log.write_text(
+        "2026-01-05 10:00:01 node1:2345:2400 [0] NCCL WARN NET/IB : Got completion from peer "
+        "10.0.0.2<55034> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+        "::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_0\n"
+        "2026-01-05 10:00:02 node2:1234:1300 [1] NCCL WARN Net : Connection closed by remote "
+        "peer 10.0.0.1<40123>\n"
+        "2026-01-05 10:00:03 libc++abi: terminating due to uncaught exception of type "
+        "std::runtime_error: [Fence::wait] Timed out\n"
+    )
+    r = run_cli("triage", str(log), "--json")
+    assert r.rc == 1
+    codes = [x["code"] for x in r.doc["results"] if x["code"] != "MD690"]
+    assert codes[0] == "MD685" and "MD653" not in codes, codes
+    assert {"MD686", "MD678"} <= set(codes)
+    (ib,) = r.results("MD685")
+    assert "IBV_WC_RETRY_EXC_ERR" in ib["summary"] and "on HCA mlx5_0" in ib["summary"]
+    assert "FIRST CAUSE" in ib["summary"]
+    human = run_cli("triage", str(log))
+    assert "node2:1234:1300" in human.out  # as written: no emoji code turned into a picture
+
+
+def test_an_applications_address_in_use_traceback_points_at_the_port_checks(tmp_path):
+    # a job's own server failing to bind (Python's socket.bind, errno 98 / 48 on macOS) was the
+    # generic Python exception; it is a port held by a leftover (MD301) or taken (MD408)
+    log = tmp_path / "server.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "server.py", line 10, in <module>\n'
+        '    httpd = HTTPServer(("", 8080), H)\n'
+        "OSError: [Errno 98] Address already in use\n"
+    )
+    r = run_cli("triage", str(log), "--json")
+    (f,) = r.results("MD679")
+    assert "FIRST CAUSE" in f["summary"] and not r.results("MD663")
+    assert f["remediation"]["command"] == "meshdoctor check --only MD301"
+    assert "--only MD408" in f["remediation"]["text"]

@@ -6,7 +6,7 @@ remapped rows, a list of addresses for retired pages, structure-like objects wit
 memory and processes, and ``NVMLError`` (with ``.value``; ``NVMLError(NVML_ERROR_NOT_SUPPORTED)``
 is an ``NVMLError_NotSupported``) for what a GPU does not support. Scenario: the
 ``FAKE_NVML`` environment variable, a comma-separated list of
-``healthy`` (2 H200s joined by 18 NVLink links), ``ecc`` (GPU 1: 3 volatile uncorrected ECC
+``healthy`` (2 H200s joined by 18 NVLink links), ``one-gpu`` (a single H200), ``ecc`` (GPU 1: 3 volatile uncorrected ECC
 errors, row remapping pending), ``nvlink-down`` (GPU 1 links 4 and 5 down), ``exclusive`` (GPU
 0 in EXCLUSIVE_PROCESS), ``mig`` (GPU 1 MIG on), ``no-persistence``, ``throttle`` (GPU 0 hardware
 thermal slowdown, its thermal violation time growing), ``hang`` (nvmlInit never returns); ``FAKE_NVML_PROCS`` =
@@ -110,12 +110,12 @@ def nvmlSystemGetCudaDriverVersion():
 
 def nvmlDeviceGetCount():
     _handle(None)
-    return 2
+    return 1 if "one-gpu" in _flags() else 2
 
 
 def nvmlDeviceGetHandleByIndex(index):
     _handle(None)
-    if index not in (0, 1):
+    if index not in range(nvmlDeviceGetCount()):
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT)
     return SimpleNamespace(index=index)
 

@@ -17,6 +17,7 @@ from meshdoctor.probe.config import ProbeConfig, oversubscription, plan_pairs
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
 from meshdoctor.probe.report.judgement import judgement_results
 from meshdoctor.probe.report.view import MESH
+from meshdoctor.probe.sizes import format_size_exact
 
 
 WRONG_REMEDY = (
@@ -64,19 +65,38 @@ def _correctness_result(f: Dict[str, Any]) -> Optional[Result]:
     return None
 
 
-def _bandwidth_result(f: Dict[str, Any]) -> Result:
-    """One timed op's algbw, busbw and times (:func:`figures.bandwidth_line`)."""
+def _rounded_note(f: Dict[str, Any], asked: int, n: int, dtype: str) -> str:
+    """Why an op moved another size than ``asked`` bytes (``""`` when it did not): all_gather and
+    sum_scatter split the message into ``n`` equal shares of whole ``dtype`` elements, so the
+    size is rounded down to a multiple of ``n`` elements."""
+    got = f.get("size_bytes")
+    if not isinstance(got, int) or got == asked:
+        return ""
+    return (
+        f"; size rounded from {format_size_exact(asked)} to {format_size_exact(got)}: "
+        f"{f['op']} splits the message into {n} equal shares of whole {dtype} elements"
+    )
+
+
+def _bandwidth_result(f: Dict[str, Any], note: str = "") -> Result:
+    """One timed op's algbw, busbw and times (:func:`figures.bandwidth_line`), and ``note``
+    (:func:`_rounded_note`) when the size moved is not the one asked for."""
+    ev = {k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs", "busbw_gbs", "iters")}
+    if note:
+        ev["size_note"] = note[2:]
     return result(
         C.BANDWIDTH,
         f"probe.{f['op']}",
         OK,
-        figures.bandwidth_line(f),
-        evidence={k: f[k] for k in ("size_bytes", "time_s", "algbw_gbs", "busbw_gbs", "iters")},
+        figures.bandwidth_line(f) + note,
+        evidence=ev,
         host=MESH,
     )
 
 
-def _op_results(figs: List[Dict[str, Any]]) -> List[Result]:
+def _op_results(
+    figs: List[Dict[str, Any]], asked: Optional[int] = None, n: int = 1, dtype: str = ""
+) -> List[Result]:
     res: List[Result] = []
     for f in figs:
         if f.get("skipped"):
@@ -88,7 +108,8 @@ def _op_results(figs: List[Dict[str, Any]]) -> List[Result]:
         if r is not None:
             res.append(r)
         if "busbw_gbs" in f:
-            res.append(_bandwidth_result(f))
+            note = _rounded_note(f, asked, n, dtype) if asked is not None else ""
+            res.append(_bandwidth_result(f, note))
     return res
 
 
@@ -224,7 +245,7 @@ def add_measures(
     probe["skipped_ops"] = [
         {"op": f["op"], "reason": f["skipped"]} for f in figs if f.get("skipped")
     ]
-    res.extend(_op_results(figs))
+    res.extend(_op_results(figs, cfg.size, n, cfg.dtype))
     nothing = _nothing_ran(cfg, out, figs)
     if nothing is not None:
         res.append(nothing)

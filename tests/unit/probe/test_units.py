@@ -12,6 +12,7 @@ from meshdoctor.probe import env as envmod
 from meshdoctor.probe import config, worker
 from meshdoctor.probe.config import ProbeConfig, local_hostfile
 from meshdoctor.probe.events import RankState, Tracker, parse_line
+from meshdoctor.probe.errors import ProbeNotNow
 from meshdoctor.probe.setup import ProbeSetupError, make_config
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
 from meshdoctor.ranks import PROBE_MARKER_ENV
@@ -209,9 +210,10 @@ def test_setup_defaults_and_usage_errors():
         _cfg(given=["--hosts", "-n"])
     with pytest.raises(ProbeSetupError, match="IP"):
         _cfg(hosts="alpha,beta")
-    with pytest.raises(ProbeSetupError) as e:
+    with pytest.raises(ProbeNotNow) as e:  # a state of the machine, not a usage error
         _cfg(size="1GiB", nranks=3, available=2 << 30)
     assert e.value.param == "--size" and "12.75GiB" in str(e.value) and "2GiB" in str(e.value)
+    assert not isinstance(e.value, ProbeSetupError)
 
 
 def test_a_fault_can_name_its_step_and_fires_once():

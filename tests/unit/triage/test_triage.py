@@ -162,10 +162,26 @@ LINES = [
         "MD652",
     ),
     (
-        "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
-        "10.0.0.8<40123>",
+        "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
+        "/dev/shm/nccl-2bX0 (size 9637888)",
         "MD653",
     ),
+    (
+        "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
+        "10.0.0.8<40123>",
+        "MD686",
+    ),
+    (
+        "node1:2345:2400 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<55034> with "
+        "status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 hca mlx5_0",
+        "MD685",
+    ),
+    ("std::runtime_error: [Fence::wait] Timed out", "MD678"),
+    ("OSError: [Errno 98] Address already in use", "MD679"),
+    ("\x1b[31m[ERROR] Incomplete mesh, m1 is not connected to m3 \x1b[0m", "MD680"),
+    ("[ERROR] Could not find a full ring.", "MD687"),
+    ("[ERROR] Could not ssh to the following hosts:", "MD688"),
+    ("[ERROR] m2 does not seem to have RDMA enabled", "MD689"),
     ("RuntimeError: [nccl] Unknown or unsupported dtype", "MD654"),
     ("RuntimeError: [distributed] Couldn't initialize any backend", "MD655"),
     (
