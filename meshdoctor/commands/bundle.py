@@ -6,13 +6,13 @@ from typing import Optional
 
 import click
 
-from meshdoctor.cli import EXIT_CODES_HELP
+from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
 from meshdoctor.commands.options import Duration, Seconds, load_hostfile, one_host_source
 
 DEFAULT_SINCE_S = 24 * 3600.0
 
 
-@click.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_PLAIN_HELP)
 @click.option(
     "--hostfile",
     type=click.Path(dir_okay=False, allow_dash=True),

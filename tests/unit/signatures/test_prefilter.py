@@ -17,9 +17,14 @@ EXAMPLE_LINES = [ln for s in signatures.CATALOGUE for ex in s.examples for ln in
 
 
 def every_regex(line: str):
-    """What the scanner found before the prefilter: every line signature's regex, in order."""
+    """What the scanner found before the prefilter: every line signature's regex, in order,
+    less an envelope (a generic message such as MD653's ``NCCL WARN``) where a specific
+    signature matched the same line."""
     line = signatures.strip_ansi(line)
-    return [s.code for s in LINE_SIGS if s.pattern.search(line)]
+    found = [s for s in LINE_SIGS if s.pattern.search(line)]
+    if len(found) > 1 and any(not s.envelope for s in found):
+        found = [s for s in found if not s.envelope]
+    return [s.code for s in found]
 
 
 def test_every_line_signature_has_a_required_literal():
