@@ -287,3 +287,25 @@ def test_fleet_output_a_person_reads(tmp_path, clean_env):
     empty.write_text("[]")
     r = run_cli("check", "--hostfile", str(empty), "--timeout", "3", env=clean_env)
     assert r.rc == 1 and "┏" not in r.out and "hosts: is empty" in r.out
+
+
+def test_the_readmes_hosts_example_can_pass_and_host_names_cannot(clean_env):
+    # README, Fleet mode: `check --hosts 10.0.0.1,10.0.0.2,10.0.0.3 --quiet` (ring: IPs). With
+    # host names instead the default ring backend has no address to connect to: MD401 fails.
+    only = ("--local-only", "--only", "MD401", "--json")
+    names = run_cli("check", "--hosts", "m1,m2,m3", *only, env=clean_env)
+    fails = [r["summary"] for r in names.doc["results"] if r["status"] == "fail"]
+    assert names.rc == 1 and len(fails) == 3, names.outcome()
+    assert all("the ring backend needs at least one IP per host" in s for s in fails), fails
+    ips = run_cli(
+        "check",
+        "--hosts",
+        "10.0.0.1,10.0.0.2,10.0.0.3",
+        "--local-only",
+        "--only",
+        "MD401",
+        "--json",
+    )
+    assert ips.rc == 0 and not [r for r in ips.doc["results"] if r["status"] == "fail"], (
+        ips.outcome()
+    )
