@@ -23,13 +23,16 @@ from typing import Optional
 
 # colour codes around the line (common.log_warning), and any a terminal added
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# print() writes its arguments one by one, and mlx.launch's threads copying the ranks' output
-# write to the same stream meanwhile: a rank's line can land between "[WARN]" and the rest
-# ("[WARN]rank 1 step 1\n Node with rank 1 exited with code 255"). So the level is optional;
-# the status starts the line (after the level, if there) and ends it.
+# print("\033[33m[WARN]", message, "\033[0m") writes its three arguments, the spaces between
+# them and the newline one by one, and mlx.launch's threads copying the ranks' output write to
+# the same stream meanwhile: a rank's line can land before the message or right after it
+# ("[WARN]rank 1 step 1\n Node with rank 1 exited with code 255", "[WARN] Node with rank 1
+# exited with code 255rank 2 step 1\n \033[0m"). The message itself is one write, so: the
+# level is optional, the message starts the line (after the level, if there), and whatever
+# follows it is not read.
 _LINE = re.compile(
     r"^\s*(?:\[(?:WARN|INFO)\])?\s*Node with rank (?P<rank>\d+) "
-    r"(?:exited with code (?P<code>-?\d+)|(?P<killed>was killed)|(?P<done>completed))\s*$"
+    r"(?:exited with code (?P<code>-?\d+)|(?P<killed>was killed)|(?P<done>completed))"
 )
 
 EXITED = "exited"  # ``exited with code C``

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -84,10 +85,15 @@ def test_md102_says_no_released_mlx_has_the_progress_guard(tmp_path, clean_env):
     assert "MLX PR #4530 is open" in res["remediation"]["text"]
 
 
-def test_an_mlx_import_that_overran_a_short_deadline_is_not_assessed(clean_env):
+def test_an_mlx_import_that_overran_a_short_deadline_is_not_assessed(clean_env, tmp_path):
     # reported: `MESHDOCTOR_MLX_CACHE=0 check --timeout 0.1 --only MD102` was a critical fail
-    # with reboot advice; an overrun proves a slow machine, not a hang: error, exit 3
-    env = dict(clean_env, MESHDOCTOR_MLX_CACHE="0")
+    # with reboot advice; an overrun proves a slow machine, not a hang: error, exit 3. The
+    # interpreter inspected starts 2 s late, so the import overruns its 45 ms whatever the
+    # machine's speed (a warm import alone can finish inside it).
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep 2\nexec "{sys.executable}" "$@"\n')
+    slow.chmod(0o755)
+    env = dict(clean_env, MESHDOCTOR_MLX_CACHE="0", MESHDOCTOR_PYTHON=str(slow))
     r = run_cli("check", "--timeout", "0.1", "--only", "MD102", env=env)
     assert r.rc == 3, r.out
     assert "did not finish in time (not assessed)" in r.out and "reboot" not in r.out

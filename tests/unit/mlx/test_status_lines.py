@@ -22,6 +22,11 @@ from meshdoctor.mlx.status_lines import COMPLETED, EXITED, KILLED, StatusLine, p
         # 3-rank run on a loaded box: the rest began with print's separator, or without it)
         (" Node with rank 1 exited with code 255 \x1b[0m\n", StatusLine(1, EXITED, 255)),
         ("Node with rank 1 exited with code 255 \x1b[0m\n", StatusLine(1, EXITED, 255)),
+        # ... or right after the message, before print's separator (seen in CI)
+        (
+            "\x1b[33m[WARN] Node with rank 1 exited with code 255rank 2 step 1 sum 6\n",
+            StatusLine(1, EXITED, 255),
+        ),
     ],
 )
 def test_each_wording_is_read(line, want):
