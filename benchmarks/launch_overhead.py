@@ -8,7 +8,7 @@ them forever; the bound here is ``--stuck-after``).
 Run (as root: each run is in private network and PID namespaces, so the ring ports and the
 gate's process checks see only this benchmark): python benchmarks/launch_overhead.py
 [--rounds 5] [--out DIR]. Prints medians, differences and ratios; saves them as text and JSON
-under benchmarks/results/ (DIR). Targets (issue text, not asserted): the gate and supervision
+under benchmarks/results/ (DIR). Targets (the project's, not asserted): the gate and supervision
 add <= 1.5 s with the default check, <= 0.05 s with --no-check; a rank's death to launch's exit
 <= 3 s.
 """
