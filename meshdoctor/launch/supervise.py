@@ -321,8 +321,7 @@ class Job:
             self.say(
                 "  no stack for "
                 + ", ".join(f"rank {r}" for r in missing)
-                + " (not seen, or its host did not answer): run `meshdoctor triage --running` "
-                "on its host"
+                + " (not seen, or its host did not answer before the ranks were stopped)"
             )
 
     def _remote_stacks(self, local: set) -> List[Dict[str, Any]]:
