@@ -43,6 +43,12 @@ ENTRY = Entry(
 )
 
 
+def input_result(**fields: Any) -> Result:
+    """A result of MD690 (triage's own: what it read, or could not), titled with its entry;
+    ``fields``: the rest of the :class:`meshdoctor.model.Result` (status, summary, host, ...)."""
+    return Result(code=INPUT, check="triage", title=ENTRY.title, **fields)
+
+
 def _who(f: Finding) -> str:
     parts = []
     if f.host:
@@ -132,10 +138,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
     for inp in col.inputs:
         if inp.error:
             verdict.results.append(
-                Result(
-                    code=INPUT,
-                    check="triage",
-                    title=ENTRY.title,
+                input_result(
                     host=inp.host or "localhost",
                     status=ERROR,
                     summary=signatures.printable(f"{inp.source}: {inp.error}"),
@@ -144,10 +147,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
             )
         elif inp.warnings:
             verdict.results.append(
-                Result(
-                    code=INPUT,
-                    check="triage",
-                    title=ENTRY.title,
+                input_result(
                     host=inp.host or "localhost",
                     status=WARN,
                     summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
@@ -159,10 +159,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
         if host not in known:
             verdict.hosts.append(HostInfo(host=host, reachable=False))
         verdict.results.append(
-            Result(
-                code=INPUT,
-                check="triage",
-                title=ENTRY.title,
+            input_result(
                 host=host,
                 status=ERROR,
                 summary=signatures.printable(f"{host} unreachable: {why}"),
@@ -170,10 +167,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
         )
     if read and empty and not any(r.status == ERROR for r in verdict.results):
         verdict.results.append(
-            Result(
-                code=INPUT,
-                check="triage",
-                title=ENTRY.title,
+            input_result(
                 status=ERROR,
                 summary=_nothing_read(read),
                 evidence={"inputs": len(read), "bytes": sum(i.bytes for i in read)},
@@ -182,10 +176,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
     elif read:
         total = sum(i.bytes for i in read)
         verdict.results.append(
-            Result(
-                code=INPUT,
-                check="triage",
-                title=ENTRY.title,
+            input_result(
                 status=OK,
                 summary=f"read {len(read)} input(s), {total} bytes, {sum(i.lines for i in read)} "
                 f"lines: {len(col.findings)} finding(s)"
@@ -195,20 +186,14 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
         )
     elif not col.inputs and not col.unreachable:
         verdict.results.append(
-            Result(
-                code=INPUT,
-                check="triage",
-                title=ENTRY.title,
+            input_result(
                 status=ERROR,
                 summary="nothing to read (no crash report found)",
             )
         )
     elif not any(r.status == ERROR for r in verdict.results):
         verdict.results.append(
-            Result(
-                code=INPUT,
-                check="triage",
-                title=ENTRY.title,
+            input_result(
                 status=ERROR,
                 summary="nothing could be read",
             )

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.triage import stacks
 from meshdoctor.model import ERROR, OK, WARN, HostInfo, Result, Verdict
-from meshdoctor.triage.report import ENTRY, INPUT
+from meshdoctor.triage.report import input_result
 
 REMOTE_S = 60.0  # each remote host's deadline (its stack tools run under stacks.TOOL_S each)
 _WRAPPERS = ("bash", "sh", "zsh", "dash", "ssh")
@@ -51,10 +51,7 @@ def _results(host: str, got: List[Dict[str, Any]]) -> List[Result]:
     for s in got:
         who = f"rank {s['rank']}" if s.get("rank") is not None else "a rank"
         out.append(
-            Result(
-                code=INPUT,
-                check="triage",
-                title=ENTRY.title,
+            input_result(
                 host=host,
                 status=WARN if s.get("state") == "stopped" else OK,
                 summary=f"{who} (pid {s['pid']}): {s.get('summary') or 'no stack'}",
@@ -63,10 +60,7 @@ def _results(host: str, got: List[Dict[str, Any]]) -> List[Result]:
         )
     if not got:
         out.append(
-            Result(
-                code=INPUT,
-                check="triage",
-                title=ENTRY.title,
+            input_result(
                 host=host,
                 status=ERROR,
                 summary="no MLX rank process is running on this host (MLX_RANK/JACCL_RANK "
@@ -108,10 +102,7 @@ def run(hostfile: Optional[Hostfile] = None) -> Verdict:
             if rep.doc is None:
                 verdict.hosts.append(HostInfo(host=host, reachable=rep.reachable))
                 verdict.results.append(
-                    Result(
-                        code=INPUT,
-                        check="triage",
-                        title=ENTRY.title,
+                    input_result(
                         host=host,
                         status=ERROR,
                         summary=f"{host}: no answer: {rep.error or 'no verdict'}",
