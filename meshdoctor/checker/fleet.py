@@ -521,6 +521,8 @@ def _interrupted(
             )
         )
     names = list(order)
+    # in hostfile order, as an uninterrupted check lists them (they came in as they answered)
+    verdict.hosts.sort(key=lambda h: names.index(h.host) if h.host in names else len(names))
     areas, _ = _table(verdict.results, {}, [], names, [h for h in names if h in replies])
     verdict.fleet = {
         "hosts": names,
