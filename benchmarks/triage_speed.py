@@ -12,8 +12,9 @@ folder and run from there), with `grep -c` on the same file as the floor:
    error every step write it; then the bare error line the same number of times (94 MB). The
    baseline scanner runs all its regexes on every such line, so it reads --base-lines lines of
    the same text (its MB/s is a rate: the same on any length of this log).
-2. every line matches and no two are alike: the same error behind a timestamp and a rank
-   (--base-lines lines for both; the identical-line memo cannot help there).
+2. every line matches and no two are alike: the same error behind a fresh timestamp and a rank,
+   as real survivors write it (--lines lines for this tree, --base-lines for the baseline,
+   whose memo knew a line by all of its text and so matched every one of these).
 3. no line matches: --quiet-size of realistic runner output (timestamped runner lines, mlx-lm
    progress, mlx.launch and ring/jaccl noise, one failure every ~4 MiB).
 
@@ -215,15 +216,20 @@ def main() -> None:
         bare, bare_base = d / "bare.log", d / "bare-base.log"
         write_repeated(bare, a.lines, RECV)
         write_repeated(bare_base, a.base_lines, RECV)
-        stamped = d / "stamped.log"
-        write_stamped(stamped, a.base_lines)
+        stamped, stamped_base = d / "stamped.log", d / "stamped-base.log"
+        write_stamped(stamped, a.lines)
+        write_stamped(stamped_base, a.base_lines)
         blk = quiet_block()
         quiet = d / "quiet.log"
         write_quiet(quiet, parse_size(a.quiet_size), blk)
         logs = [
             ("every line matches, identical", {"this tree": rep, "base": rep_base}, "[jaccl]"),
             ("same, without the timestamp", {"this tree": bare, "base": bare_base}, "[jaccl]"),
-            ("every line matches, all differ", {"this tree": stamped, "base": stamped}, "[jaccl]"),
+            (
+                "every line matches, all differ",
+                {"this tree": stamped, "base": stamped_base},
+                "[jaccl]",
+            ),
             ("no line matches (runner output)", {"this tree": quiet, "base": quiet}, "[jaccl]"),
         ]
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -57,6 +57,10 @@ _TS = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<clock>\d{2}:\d{2}:\d{2})"
     r"(?:[.,](?P<frac>\d{1,9}))?\s?(?P<tz>Z|[+-]\d{2}:?\d{2}(?!\d))?"
 )
+# a timestamp that opens a line (optionally in brackets): the part of a line the memo ignores
+_LEAD_TS = re.compile(
+    rb"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}(?!\d)))?\]?"
+)
 _RANK = re.compile(r"\b[Rr]ank[ _=:#-]?(\d{1,4})\b")
 _FILE_RANK = re.compile(r"(?:rank|(?<![a-z])r)[-_.]?(\d{1,4})(?!\d)", re.I)
 
@@ -82,6 +86,15 @@ def parse_time(text: str) -> Optional[_dt.datetime]:
     else:
         t = t.replace(tzinfo=_dt.timezone.utc)
     return t.astimezone(_dt.timezone.utc)
+
+
+def memo_key(raw: bytes) -> bytes:
+    """What the identical-line memo knows a line by: the line without the timestamp that opens
+    it (``2026-01-05 10:00:04,120 ERROR rank 1: ...`` -> ``ERROR rank 1: ...``), so the error a
+    survivor prints every step behind a fresh timestamp is counted, not matched again. Safe
+    because no signature matches a timestamp and the time is read only for a new finding."""
+    m = _LEAD_TS.match(raw)
+    return raw[m.end() :] if m else raw
 
 
 def rank_from_name(name: str) -> Optional[int]:
@@ -191,8 +204,8 @@ class LogScan:
             if idle and self.scanner.idle and len(raw) <= MEMO_LINE_BYTES:
                 if len(self._memo) >= MEMO_LINES:
                     self._memo.clear()
-                self._memo[raw] = tuple(keys)
-                return self._memo[raw]
+                found = self._memo[memo_key(raw)] = tuple(keys)
+                return found
             return None
         if self._line_codes[0] != lineno:
             self._line_codes = (lineno, set())
@@ -305,7 +318,7 @@ class LogScan:
             ln += 1
             raw = region[s:e]
             pos = e + 1
-            keys = self._memo.get(raw) if self.scanner.idle else None
+            keys = self._memo.get(memo_key(raw)) if self.scanner.idle else None
             if keys is not None:
                 self._again(keys, ln, 1)
             else:

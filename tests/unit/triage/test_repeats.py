@@ -76,3 +76,41 @@ def test_memo_stays_bounded(monkeypatch):
     got = triage_bytes(data * 3)
     assert same(got, without_memo(monkeypatch, data * 3, logs.CHUNK))
     assert got["triage"]["findings"][0]["count"] == 300
+
+
+def stamped(n: int) -> bytes:
+    """``n`` survivor lines, each behind a fresh timestamp, ranks 0-3 in turn, a traceback
+    and a timestamp-only line in the middle (what exo-style runners write every step)."""
+    out = []
+    for i in range(n):
+        out.append(
+            b"2026-01-05 10:%02d:%02d,%03d ERROR rank %d: RuntimeError: [jaccl] Recv failed "
+            b"with errno=2\n" % (i // 60000 % 60, i // 1000 % 60, i % 1000, i % 4)
+        )
+        if i == n // 2:
+            out.append(b"[2026-01-05T10:00:09.5Z] Traceback (most recent call last):\n")
+            out.append(b'  File "train.py", line 3, in <module>\n')
+            out.append(b"RuntimeError: [jaccl] Recv failed with errno=2\n")
+            out.append(b"2026-01-05 10:00:09,600\n")
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("chunk", [4 << 20, 4096], ids=["one-block", "4KiB"])
+def test_lines_that_differ_only_in_their_timestamp_are_counted_as_matching_gives(
+    monkeypatch, chunk
+):
+    """The memo knows a line without its opening timestamp: the first line, time and last
+    line of each rank's finding and every count are what matching every line gives."""
+    monkeypatch.setattr(logs, "CHUNK", chunk)
+    data = stamped(2000)
+    got = triage_bytes(data)
+    assert same(got, without_memo(monkeypatch, data, chunk))
+    firsts = {f["rank"]: (f["line_number"], f["time"]) for f in got["triage"]["findings"]}
+    assert firsts[3] == (4, "2026-01-05T10:00:00.003000+00:00")
+    assert sum(f["count"] for f in got["triage"]["findings"]) == 2001
+
+
+def test_memo_key_drops_only_an_opening_timestamp():
+    assert logs.memo_key(b"2026-01-05 10:00:04,120 ERROR rank 1: x") == b" ERROR rank 1: x"
+    assert logs.memo_key(b"[2026-01-05T10:00:04.5Z] x") == b" x"
+    assert logs.memo_key(b"rank 1 at 2026-01-05 10:00:04: x") == b"rank 1 at 2026-01-05 10:00:04: x"
