@@ -12,9 +12,11 @@ stands, so a block whose every line holds one costs no more than its lines read.
 
 Identical lines are counted, not matched again: while no record is open, what a line gives
 depends on its text alone, so a line read before (a bounded memo of :data:`MEMO_LINES` lines of
-at most :data:`MEMO_LINE_BYTES` bytes) adds one to the count of what it gave, and a run of
-copies of one line (survivors print the same error every step) is measured with one memory
-comparison and counted at once.
+at most :data:`MEMO_LINE_BYTES` bytes, each known without the timestamp that opens it,
+:func:`memo_key`) adds one to the count of what it gave, and a run of copies of one line
+(survivors print the same error every step) is measured with one memory comparison and counted
+at once. After a line the memo knew, the next line is looked up in the memo before any anchor
+is sought (survivors' lines come one after another, ranks and timestamps changing).
 
 A lone carriage return ends a line, as a terminal shows it: tqdm / mlx-lm progress bars redraw
 one line with ``\r`` for hours, and the error that ends the job is printed after the last
@@ -61,6 +63,7 @@ _TS = re.compile(
 _LEAD_TS = re.compile(
     rb"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}(?!\d)))?\]?"
 )
+_Keys = Tuple[Tuple[str, Optional[int]], ...]  # what one line gave: (code, rank) per finding
 _RANK = re.compile(r"\b[Rr]ank[ _=:#-]?(\d{1,4})\b")
 _FILE_RANK = re.compile(r"(?:rank|(?<![a-z])r)[-_.]?(\d{1,4})(?!\d)", re.I)
 
@@ -304,31 +307,48 @@ class LogScan:
 
             return look
 
+        # (end, keys) of the line at pos when the memo knows it (found after a memo line: the
+        # errors survivors print every step come one after another), so no anchor is sought
+        peek: Optional[Tuple[int, _Keys]] = None
+        keys: Optional[_Keys]
         while pos < end:
-            if self.scanner.wants_every_line:
-                s = pos
+            if peek is not None:
+                s, (e, keys) = pos, peek
             else:
-                s = anchors.line_from(pos)
-                if s < 0:
-                    ln += region.count(b"\n", pos, end)
-                    break
-                ln += region.count(b"\n", pos, s)
-            e = region.find(b"\n", s)
-            e = end if e == -1 else e
+                if self.scanner.wants_every_line:
+                    s = pos
+                else:
+                    s = anchors.line_from(pos)
+                    if s < 0:
+                        ln += region.count(b"\n", pos, end)
+                        break
+                    ln += region.count(b"\n", pos, s)
+                e = region.find(b"\n", s)
+                e = end if e == -1 else e
             ln += 1
             raw = region[s:e]
             pos = e + 1
-            keys = self._memo.get(memo_key(raw)) if self.scanner.idle else None
-            if keys is not None:
-                self._again(keys, ln, 1)
+            if peek is None:
+                keys = self._memo.get(memo_key(raw)) if self.scanner.idle else None
+                if keys is None:
+                    keys = self._feed_line(ln, raw, time_before(s))
+                else:
+                    self._again(keys, ln, 1)
             else:
-                keys = self._feed_line(ln, raw, time_before(s))
+                self._again(keys, ln, 1)
+                peek = None
             if keys is not None and region.startswith(mv[s:pos], pos):  # copies follow it
                 n = _copies(region, mv, s, pos)
                 if n:
                     ln += n
                     pos += n * (pos - s)
                     self._again(keys, ln, n)
+            if keys is not None and pos < end and self.scanner.idle:
+                e = region.find(b"\n", pos)
+                e = end if e == -1 else e
+                known = self._memo.get(memo_key(region[pos:e]))
+                if known is not None:
+                    peek = (e, known)
         return ln
 
 
