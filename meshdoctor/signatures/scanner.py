@@ -36,10 +36,10 @@ CONTEXT_LINES = 8  # at most this many lines of context per match
 RECORD_WINDOW = 64  # a crash signal waits this many lines for its faulting frame
 TRACEBACK_LINES = 400  # a Python traceback longer than this is closed where it stands
 
-# Literal strings at least one of which is in every line a line signature can match; a reader
-# that scans gigabytes looks for these first (bytes.find) and runs the regexes only on the lines
-# that hold one. tests/unit/signatures/test_signatures.py checks every example line contains one.
-ANCHORS: Tuple[str, ...] = (
+# Literal strings that open or mark the records and statuses the scanner reads beyond single
+# line signatures (tracebacks, crash signals, launcher status lines); :data:`ANCHORS` adds each
+# line signature's own required literals to them.
+RECORD_ANCHORS: Tuple[str, ...] = (
     "jaccl",
     "[ring]",
     "rror",
@@ -134,6 +134,27 @@ def required_literals(pattern: "re.Pattern[str]") -> Optional[FrozenSet[str]]:
         return _needs(_sre.parse(pattern.pattern, pattern.flags), bool(pattern.flags & re.I))
     except Exception:  # pragma: no cover - a parser of another Python version: no prefilter
         return None
+
+
+def _anchors() -> Tuple[str, ...]:
+    """:data:`RECORD_ANCHORS` plus every literal a line signature's pattern requires
+    (:func:`required_literals`) that holds none of them: at least one of these strings is in
+    every line any signature can match, whatever text surrounds it (an MLX message printed to
+    stderr without ``RuntimeError:`` in front of it)."""
+    extra = set()
+    for sig in CATALOGUE:
+        if sig.pattern is None:
+            continue
+        for lit in required_literals(sig.pattern) or ():
+            if not any(a in lit for a in RECORD_ANCHORS):
+                extra.add(lit)
+    return RECORD_ANCHORS + tuple(sorted(extra))
+
+
+# The strings a reader that scans gigabytes looks for first (bytes.find, one automaton pass):
+# it decodes and matches only the lines that hold one. Derived, so a new signature can never be
+# missed by the reader; tests/unit/signatures/test_signatures.py checks every example holds one.
+ANCHORS: Tuple[str, ...] = _anchors()
 
 
 @dataclass(frozen=True)

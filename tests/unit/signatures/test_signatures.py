@@ -57,6 +57,31 @@ def test_example_matches_its_signature_and_only_compatible_ones(sig, text):
         assert m.line == signatures.strip_ansi(text).strip()[:300] and m.meaning and m.remedy
 
 
+# the exception wrapper an example line may carry; MLX also prints the bare message (std::cerr,
+# a C++ caller, a log that keeps only the message)
+_WRAPPER = re.compile(r"^(RuntimeError|ValueError|std::runtime_error|libc\+\+abi: .*?): ")
+BARE = [
+    (s, _WRAPPER.sub("", text, count=1))
+    for s, text in EXAMPLES
+    if s.pattern is not None and "\n" not in text and _WRAPPER.match(text)
+]
+
+
+@pytest.mark.parametrize("sig,text", BARE, ids=[f"{s.code}-{i}" for i, (s, _) in enumerate(BARE)])
+def test_a_message_without_its_exception_wrapper_is_read_too(sig, text):
+    """The log reader picks lines by the anchors every signature's own pattern requires, not
+    by the ``RuntimeError:`` in front: ``[mpi] MPI found but it does not appear to be Open
+    MPI.MLX requires ...`` as MLX prints it to stderr is found."""
+    if sig.pattern.search(text) is None:
+        pytest.skip("the pattern includes the wrapper")
+    assert sig.code in recognised("noise\n" + text + "\nnoise"), text
+
+
+def test_the_bare_open_mpi_warning_is_read():
+    text = "[mpi] MPI found but it does not appear to be Open MPI.MLX requires Open MPI but this is MPICH"
+    assert "MD669" in recognised(text)
+
+
 def test_inner_message_of_an_abort_is_classified_too():
     text = (
         "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
