@@ -20,6 +20,56 @@ _NCCL_MSG = {
 }
 
 
+# NCCL WARN texts (NCCL's src/misc/socket.cc, bootstrap.cc, init.cc, shmutils.cc, net_socket.cc)
+# -> what the warning says here and what to do
+_NCCL_WARN = (
+    (
+        "exceeded retries",
+        "NCCL's connection to a peer was refused on every retry (socketStartConnect, "
+        "ECONNREFUSED): nothing listens at that address any more (the peer died or never "
+        "started) or the address is on the wrong interface; read the peer's own log first, "
+        "then set NCCL_SOCKET_IFNAME to the interface the hosts share",
+    ),
+    (
+        "Call to connect returned",
+        "NCCL is retrying a connection to a peer that refuses it: the peer is not listening "
+        "yet (still starting) or is gone",
+    ),
+    (
+        "no socket interface found",
+        "NCCL found no network interface to bootstrap on: NCCL_SOCKET_IFNAME names an "
+        "interface this host does not have, or none is up (`ip -br addr`)",
+    ),
+    (
+        "Duplicate GPU detected",
+        "two ranks use the same GPU: CUDA_VISIBLE_DEVICES gives both the same device; run "
+        "one rank per GPU (at most as many ranks per host as it has GPUs)",
+    ),
+    (
+        "out of memory",
+        "a CUDA allocation inside NCCL ran out of GPU memory: free memory on that GPU "
+        "(nvidia-smi) or lower NCCL_BUFFSIZE",
+    ),
+    (
+        "shared memory segment",
+        "NCCL could not create its shared memory segment: /dev/shm is too small (a "
+        "container's default 64 MB: run it with --shm-size or --ipc=host)",
+    ),
+    (
+        "message truncated",
+        "a peer sent more than this rank expected: the ranks called collectives of different "
+        "sizes or in a different order (a program bug, or ranks running different code)",
+    ),
+)
+
+
+def nccl_warning(groups: Mapping[str, str]) -> Optional[str]:
+    """What the ``NCCL WARN`` text in group ``msg`` says here (the first known class it holds,
+    case-insensitive), or None for a warning of no known class."""
+    msg = groups.get("msg", "").lower()
+    return next((why for key, why in _NCCL_WARN if key.lower() in msg), None)
+
+
 def nccl_message(groups: Mapping[str, str]) -> Optional[str]:
     """What the NCCL result string in group ``msg`` of an ``NCCL error`` line means (the first
     known string it holds, case-insensitive), or None."""
@@ -89,12 +139,18 @@ SIGNATURES = (
         "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
         "NCCL error that follows.",
         "Read it with the NCCL error it explains.",
-        "NCCL NCCL_DEBUG",
+        "NCCL NCCL_DEBUG; NCCL src/misc/socket.cc, bootstrap.cc, init.cc, shmutils.cc",
         role=EITHER,
         envelope=True,
+        refine=nccl_warning,
         examples=(
             "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
             "/dev/shm/nccl-2bX0 (size 9637888)",
+            "h1:1234:1240 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: exceeded "
+            "retries (20000)",
+            "h1:1234:1240 [0] bootstrap.cc:77 NCCL WARN Bootstrap : no socket interface found",
+            "h1:1234:1240 [1] init.cc:1234 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
+            "both on CUDA device 1000",
         ),
     ),
     signature(

@@ -142,3 +142,30 @@ def test_the_scanner_names_no_code():
     from meshdoctor.signatures import scanner
 
     assert not re.search(r"MD\d{3}", inspect.getsource(scanner))
+
+
+@pytest.mark.parametrize(
+    "line,says",
+    [
+        ("NCCL WARN socketStartConnect: exceeded retries (20000)", "refused on every retry"),
+        ("NCCL WARN Bootstrap : no socket interface found", "NCCL_SOCKET_IFNAME"),
+        (
+            "NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+            "one rank per GPU",
+        ),
+        ("NCCL WARN Cuda failure 'out of memory'", "ran out of GPU memory"),
+        (
+            "NCCL WARN NET/Socket : peer 10.0.0.2<55555> message truncated : receiving "
+            "1048576 bytes instead of 65536",
+            "different sizes or in a different order",
+        ),
+    ],
+)
+def test_an_nccl_warning_of_a_known_class_says_what_it_means(line, says):
+    (m,) = [m for m in signatures.classify("node1:2345:2400 [0] " + line) if m.code == "MD653"]
+    assert says in m.meaning, m.meaning
+
+
+def test_an_nccl_warning_of_no_known_class_keeps_the_generic_meaning():
+    (m,) = signatures.classify("NCCL WARN something new")
+    assert m.code == "MD653" and "Here:" not in m.meaning
