@@ -203,7 +203,7 @@ SIGNATURES = (
         "The hostfile names an RDMA device that does not exist (MLX 0.32.1+ says 'Could not "
         "find device'; before, a SIGSEGV in ibv_reg_mr at init).",
         "Regenerate the hostfile; check ibv_devices on that node.",
-        "mlx #3777, #4180",
+        "mlx #3777, #4180; exo-explore/exo#2186",
         causes=[
             (
                 "device renamed after a reboot or re-cabling",
@@ -217,8 +217,13 @@ SIGNATURES = (
             "[jaccl] Could not find device rdma_en5 (3 available)",
             "RuntimeError: [jaccl] Could not find device rdma_en5 (3 available)",
             "Segmentation fault: 11\n  frame #0: 0x00000001 librdma.dylib`ibv_reg_mr + 28",
+            # exo-explore/exo#2186: the symbol with its iova2 suffix, then JACCL's caller
+            "Exception Type: EXC_BAD_ACCESS (SIGSEGV)\n"
+            "0   libibverbs.dylib  0x1a2b3c4d ibv_reg_mr_iova2 + 40\n"
+            "1   libjaccl.dylib  0x1a2b3c4e "
+            "jaccl::SharedBuffer::register_to_protection_domain(ibv_pd*) + 60",
         ),
-        frame=r"\bibv_reg_mr\b",
+        frame=r"\bibv_reg_mr\w*|register_to_protection_domain",
     ),
     signature(
         "MD610",
