@@ -413,13 +413,20 @@ SIGNATURES = (
         r"\[jaccl\] Couldn't connect \(error: (?P<errno>\d+)\)",
         "JACCL's TCP side channel could not reach the coordinator (4 attempts, about 15 s).",
         f"Check MLX_JACCL_COORDINATOR (rank 0's first IP and port {STARTING_PORT}) is reachable "
-        "from this rank and rank 0 started.",
-        "MLX jaccl side channel",
+        "from this rank and rank 0 started; if ping and `nc -vz IP PORT` work but connect() "
+        "stays in SYN_SENT, the fault is on this node (compare `netstat -an | grep SYN_SENT` "
+        "on both hosts; a local filter or socket problem).",
+        "MLX jaccl side channel; https://github.com/ml-explore/mlx/issues/3755",
         causes=[
             ("rank 0 not started or died first (refused)", "rank 0's log"),
             (
                 "coordinator IP unreachable (timeout 60/110, no route 65/113)",
                 "ping rank 0's first IP from this host",
+            ),
+            (
+                "connect() never leaves SYN_SENT while ping and `nc -vz IP PORT` work: a "
+                "host-local filter or socket problem on this node (60/65 on this node only)",
+                "compare `netstat -an | grep SYN_SENT` on both hosts",
             ),
         ],
         role=EITHER,

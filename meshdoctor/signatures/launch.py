@@ -110,12 +110,14 @@ SIGNATURES = (
     signature(
         "MD657",
         "launch.rank-exited",
-        r"(?:Node with rank|\b[Rr]ank) (?P<rank>\d+) (exited with code (?P<code>-?\d+)|"
-        r"(?P<killed>was killed))",
-        "mlx.launch saw a rank end. mlx.launch itself still exits 0: wrappers must not trust "
+        r"(?:Node with rank|\b[Rr]ank) (?P<rank>\d+) (?:with PID \d+ on node (?P<node>\S+) )?"
+        r"(exited with code (?P<code>-?\d+)|(?P<killed>was killed)|"
+        r"exited on(?: signal (?P<signal>\d+)|\s*$))",
+        "mlx.launch (or Open MPI's prterun/mpirun: `noticed that process rank N ... exited on "
+        "signal S`) saw a rank end. mlx.launch itself still exits 0: wrappers must not trust "
         "its exit status.",
         "Read the rank's own log; the exit code is explained in the finding.",
-        "mlx/_distributed_utils/launch.py",
+        "mlx/_distributed_utils/launch.py; Open MPI prterun(1) (its abort report)",
         role=EITHER,
         causes=[
             ("the rank's own failure (its log names it)", "the rank's log"),
@@ -128,6 +130,9 @@ SIGNATURES = (
             "[WARN] Node with rank 2 exited with code 255",
             "\x1b[33m[WARN] Node with rank 3 was killed\x1b[0m",
             "2026-01-05 10:00:06,000 ERROR supervisor: rank 2 exited with code 255.",
+            "mpirun noticed that process rank 1 with PID 4242 on node m2 exited on signal 11 "
+            "(Segmentation fault: 11).",
+            "prterun noticed that process rank 0 with PID 62282 on node node01 exited on",
         ),
     ),
     signature(
@@ -320,15 +325,79 @@ SIGNATURES = (
         "MD689",
         "config.no-rdma",
         r"\[(?:ERROR|WARN)\] (?P<host>\S+) does not seem to have RDMA enabled",
-        "mlx.distributed_config found no rdma_* device in `ibv_devices` on that host: RDMA is "
-        "not enabled there (macOS: from Recovery) or its Thunderbolt 5 cables are not up.",
-        "Enable RDMA on that Mac (`rdma_ctl enable` from Recovery, then reboot) and check "
+        "mlx.distributed_config found no rdma_* device in `ibv_devices` on that host: its "
+        "Thunderbolt hardware cannot do RDMA (Thunderbolt 4 or older), RDMA is not enabled "
+        "there (macOS: from Recovery) or its Thunderbolt 5 cables are not up.",
+        "On Thunderbolt 4 (or older) hardware RDMA cannot work, whatever rdma_ctl says: use "
+        "the ring backend (`mlx.distributed_config --backend ring`). On Thunderbolt 5, enable "
+        "RDMA on that Mac (`rdma_ctl enable` from Recovery, then reboot) and check "
         "`meshdoctor check --only MD201` there.",
-        "mlx/_distributed_utils/config.py check_rdma (0.32.4); MLX distributed docs (RDMA)",
+        "mlx/_distributed_utils/config.py check_rdma (0.32.4); MLX distributed docs (RDMA); "
+        "https://github.com/ml-explore/mlx/issues/3777; https://github.com/exo-explore/exo/pull/1813",
         check="MD201",
+        causes=[
+            (
+                "Thunderbolt 4 (or older) hardware, at most 40 Gb/s: RDMA over Thunderbolt needs "
+                "Thunderbolt 5; use the ring backend",
+                "the link runs at 40 Gb/s or less (system_profiler SPThunderboltDataType); "
+                "`ibv_devices` stays empty although `rdma_ctl status` says enabled",
+            ),
+            (
+                "RDMA not enabled on that Mac",
+                "`rdma_ctl status` says disabled: `rdma_ctl enable` from Recovery, then reboot",
+            ),
+            ("its Thunderbolt 5 cables are not up", "`meshdoctor check --only MD205`"),
+        ],
         examples=(
             "[ERROR] m2 does not seem to have RDMA enabled",
             "[WARN] m2 does not seem to have RDMA enabled",
+        ),
+    ),
+    signature(
+        "MD699",
+        "mpi.job-aborted",
+        r"(?:Unable to connect to the peer (?P<peer>\S+) on port (?P<port>\d+): (?P<why>.+)|"
+        r"\*\*\* (?P<fatal>MPI_ERRORS_ARE_FATAL)|"
+        r"(?:prterun|mpirun) has exited due to process rank (?P<rank>\d+) with PID \d+ on node "
+        r"(?P<node>\S+) calling)",
+        "Open MPI aborted the job (the mpi backend): a rank's MPI call failed and "
+        "MPI_ERRORS_ARE_FATAL ended every process, or one called MPI_Abort.",
+        "Read the first Open MPI error before the abort. Unable to connect to the peer: let the "
+        "ranks reach each other on Open MPI's TCP ports (not only ssh): name the interface "
+        "(`mpirun --mca btl_tcp_if_include IFACE`, the one whose addresses reach every host), "
+        "check the peer's address is routed from this host (`ping`, `route get IP`) and that "
+        "no firewall drops the ports.",
+        "Open MPI (btl_tcp_endpoint.c, MPI_ERRORS_ARE_FATAL, prterun); "
+        "https://github.com/ml-explore/mlx/issues/2540",
+        causes=[
+            (
+                "the MPI data port unreachable although ssh works: Open MPI picked an address "
+                "or interface the peer cannot route to, or a firewall drops its ports",
+                "btl_tcp_endpoint ... Unable to connect to the peer IP on port P: No route to host",
+            ),
+            ("a rank's own error before the abort", "an MLX error or traceback before it"),
+        ],
+        role=EITHER,
+        refine=lambda g: (
+            f"Open MPI's TCP transport could not reach {g['peer']} port {g['port']} "
+            f"({g.get('why', '').strip()}): its data ports are not reachable although ssh "
+            "(which only starts the ranks) works"
+            if g.get("peer")
+            else "MPI_ERRORS_ARE_FATAL: an MPI call failed and Open MPI ends every process; the "
+            "error before it is the cause"
+            if g.get("fatal")
+            else f"rank {g['rank']} on {g['node']} called abort: the error it printed first is "
+            "the cause"
+            if g.get("rank")
+            else None
+        ),
+        examples=(
+            "[balthasar][[59259,1],0][btl_tcp_endpoint.c:857:mca_btl_tcp_endpoint_start_connect] "
+            "peer: melchior Unable to connect to the peer 192.168.68.53 on port 1024: No route "
+            "to host",
+            "[balthasar:00000] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will "
+            "now abort,",
+            "prterun has exited due to process rank 0 with PID 0 on node balthasar calling",
         ),
     ),
 )

@@ -5,7 +5,118 @@ Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 from meshdoctor.signatures.model import CRASH, EITHER, TRACEBACK, signature
+
+# The bracketed component MLX names at the start of its error messages (``[metal::Device]``,
+# ``[jaccl]``, ``[malloc]``, ...: mlx/backend/*, mlx/distributed/* throw std::runtime_error with
+# it); a message that starts with one was raised by MLX itself.
+MLX_COMPONENT = (
+    r"\[(?P<component>metal(?:::\w+)?|METAL|jaccl|ring|nccl|mpi|distributed|malloc|"
+    r"cuda(?:::\w+)?)\]"
+)
+
+# Python's built-in exception classes (the builtins module of 3.9-3.13) a program raises or
+# lets through; a line that starts with one of them and a colon is an exception's last line.
+BUILTIN_EXCEPTIONS = (
+    "ArithmeticError AssertionError AttributeError BlockingIOError BrokenPipeError "
+    "BufferError ChildProcessError ConnectionAbortedError ConnectionError "
+    "ConnectionRefusedError ConnectionResetError EOFError EnvironmentError Exception "
+    "FileExistsError FileNotFoundError FloatingPointError IOError ImportError "
+    "IndentationError IndexError InterruptedError IsADirectoryError KeyError LookupError "
+    "MemoryError ModuleNotFoundError NameError NotADirectoryError NotImplementedError "
+    "OSError OverflowError PermissionError ProcessLookupError RecursionError ReferenceError "
+    "RuntimeError SyntaxError SystemError TabError TimeoutError TypeError "
+    "UnboundLocalError UnicodeDecodeError UnicodeEncodeError UnicodeError "
+    "UnicodeTranslateError ValueError ZeroDivisionError"
+).split()
+
+# what mlx.launch's own frames are (the launcher process, not a rank): mlx 0.2x's
+# mlx/distributed_run.py, 0.2x-0.32's mlx/_distributed_utils/launch.py
+_LAUNCHER_FILES = ("mlx/distributed_run.py", "mlx/_distributed_utils/launch.py")
+
+
+def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
+    """MD663's detail: a line read without its traceback, or one raised in mlx.launch itself
+    (its innermost frame, group ``file``, in the launcher's own files)."""
+    if groups.get("bare"):
+        return (
+            f"a bare {groups['bare']} line: the `Traceback (most recent call last):` header and "
+            "the frames that say where it was raised are not in the input; find the full "
+            "traceback in the process's own log"
+        )
+    if groups.get("file", "").replace("\\", "/").endswith(_LAUNCHER_FILES):
+        return (
+            "raised inside mlx.launch itself (a launcher fault, not the job's cause): its "
+            "thread that relays the ranks' output failed (a BlockingIOError when the rank and "
+            "the launcher share a non-blocking stdout, MLX issue #2144); the ranks may be fine: "
+            "read their own status and logs"
+        )
+    return None
+
+
+# kIOGPUCommandBufferCallbackError<Name>, the name Metal gives a failed command buffer
+_COMMAND_BUFFER: Mapping[str, str] = {
+    "OutOfMemory": "the GPU ran out of memory. In a distributed job each rank should hold only "
+    "its shard: a rank that materialises the whole model before sharding it (mlx-vlm "
+    "#1383) runs out first; check that the loader shards before it evaluates the weights, "
+    "then lower the batch or context",
+    "PageFault": "a GPU page fault: a kernel touched memory it does not own (an MLX or custom "
+    "kernel bug); report it with the MLX version",
+    "InnocentVictim": "this command buffer was killed because another one on the GPU faulted: "
+    "look for the first command buffer error before it (in any process on this Mac)",
+    "Innocent": "this command buffer was killed because another one on the GPU faulted: look "
+    "for the first command buffer error before it (in any process on this Mac)",
+    "NotPermitted": "the GPU refused the work (not permitted: the process lost GPU access, e.g. "
+    "running in the background or after a GPU reset)",
+    "SubmissionsIgnored": "Metal ignored this process's submissions after earlier GPU errors: "
+    "the first command buffer error before it is the cause",
+}
+
+
+# the MLX part a bracketed component names (MD697's detail)
+_COMPONENT = {
+    "metal": "the Metal GPU backend",
+    "METAL": "the Metal GPU backend (a command buffer)",
+    "jaccl": "the JACCL distributed backend (RDMA over Thunderbolt)",
+    "ring": "the ring distributed backend (TCP sockets)",
+    "nccl": "the NCCL distributed backend",
+    "mpi": "the MPI distributed backend",
+    "distributed": "MLX's distributed init",
+    "malloc": "MLX's host-memory allocator",
+    "cuda": "the CUDA GPU backend",
+}
+
+
+def _mlx_component(groups: Mapping[str, str]) -> Optional[str]:
+    """MD697's detail: which MLX component raised the message (group ``component``)."""
+    comp = groups.get("component", "")
+    what = _COMPONENT.get(comp) or _COMPONENT.get(comp.split("::")[0])
+    if not what:
+        return None
+    return (
+        f"[{comp}] is {what}; report the message with the MLX version "
+        "(`python -c 'import mlx.core as mx; print(mx.__version__)'`) if no MLX issue has it"
+    )
+
+
+def _missing_kernel(groups: Mapping[str, str]) -> Optional[str]:
+    """MD698's detail: what the missing kernel (group ``kernel``) says."""
+    k = groups.get("kernel", "")
+    if k == "input_coherent":
+        return (
+            "input_coherent is the kernel of MLX_METAL_FAST_SYNCH=1 (the fast CPU/GPU fence), "
+            "which MLX's PyPI wheels did not ship (MLX issue #1993): unset MLX_METAL_FAST_SYNCH "
+            "on every rank or build MLX from source"
+        )
+    if k:
+        return (
+            f"the installed metallib has no kernel {k}: mlx and mlx-metal of different "
+            "versions, or an op and dtype this MLX has no Metal kernel for"
+        )
+    return None
+
 
 SIGNATURES = (
     signature(
@@ -33,10 +144,26 @@ SIGNATURES = (
         r"kIOGPUCommandBufferCallbackErrorTimeout",
         "A collective inside a GPU command buffer waited more than ~5 s on a slow peer and the "
         "Metal watchdog killed it.",
-        "Run collectives on stream=mx.cpu and evaluate them separately; smaller command "
-        "buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) shorten each GPU wait.",
-        "Apple Metal",
-        causes=[("a slow or dead peer during a GPU-stream collective", "the peer's log")],
+        "Run collectives on stream=mx.cpu and evaluate them separately; that is not always "
+        "enough (mlx-vlm #2179: a LoRA run on a Gigabit LAN still timed out with it): keep GPU "
+        "work from waiting on a collective's result in the same command buffer, use smaller "
+        "command buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) so each GPU wait is "
+        "short, sync less often (gradient accumulation) or move to a faster link.",
+        "Apple Metal; https://github.com/Blaizzy/mlx-vlm/issues/2179",
+        causes=[
+            ("a slow or dead peer during a GPU-stream collective", "the peer's log"),
+            (
+                "network latency on a slow link (Gigabit Ethernet, Wi-Fi) during the collective: "
+                "each gradient sync outlasts the watchdog",
+                "every rank alive; `meshdoctor probe` shows the link's rate; a fast link passes",
+            ),
+            (
+                "collectives still tied to GPU buffers (their inputs or outputs evaluated in a "
+                "GPU command buffer), so stream=mx.cpu on the op alone does not take the wait "
+                "off the GPU",
+                "the timeout stays after moving the collectives to stream=mx.cpu",
+            ),
+        ],
         examples=(
             "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
             "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
@@ -62,18 +189,31 @@ SIGNATURES = (
     signature(
         "MD661",
         "metal.command-buffer-failed",
-        r"Command buffer execution failed(?!.*kIOGPUCommandBufferCallbackErrorTimeout)",
+        r"Command buffer execution failed(?!.*kIOGPUCommandBufferCallbackErrorTimeout)"
+        r"(?:.*kIOGPUCommandBufferCallbackError(?P<error>\w+))?",
         "A Metal command buffer failed (GPU timeout has its own code, MD616).",
-        "Read the error name: out of memory -> smaller working set; page fault -> MLX bug.",
-        "Apple Metal MTLCommandBufferError",
+        "Read the error name: out of memory -> smaller working set (each rank only its shard); "
+        "page fault -> MLX bug; innocent victim or submissions ignored -> the first GPU error "
+        "before it.",
+        "Apple Metal MTLCommandBufferError; https://github.com/Blaizzy/mlx-vlm/issues/1383",
         causes=[
             (
-                "GPU out of memory (kIOGPUCommandBufferCallbackErrorOutOfMemory)",
-                "the error name in the message",
+                "GPU out of memory (kIOGPUCommandBufferCallbackErrorOutOfMemory), in a "
+                "distributed job often a rank holding more than its shard (the whole model "
+                "loaded before sharding)",
+                "the error name in the message; each rank's memory against its shard's size",
             ),
             ("GPU page fault or hang", "kIOGPUCommandBufferCallbackErrorPageFault/Hang"),
+            (
+                "another command buffer faulted first and this one was killed with it",
+                "kIOGPUCommandBufferCallbackErrorInnocentVictim, SubmissionsIgnored",
+            ),
         ],
+        refine=lambda g: _COMMAND_BUFFER.get(g.get("error", "")),
         examples=(
+            "[METAL] Command buffer execution failed: Insufficient Memory "
+            "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
             "[METAL] Command buffer execution failed: Insufficient Memory "
             "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
         ),
@@ -98,15 +238,26 @@ SIGNATURES = (
     signature(
         "MD663",
         "python.exception",
-        None,
+        r"^(?P<bare>" + "|".join(BUILTIN_EXCEPTIONS) + r"): (?!" + MLX_COMPONENT + r")\S",
         "An uncaught Python exception (no known signature in it): it ends the process when "
         "raised in the main thread; one raised in another thread ends only that thread, and "
         "the process may go on.",
         "Read the exception; it is the cause unless another rank failed first. If the process "
         "went on, look at what that thread did (a failed collective in a worker thread leaves "
-        "its peers waiting).",
-        "Python",
+        "its peers waiting). One raised in mlx.launch's own frames is the launcher's fault: "
+        "read the ranks' own status.",
+        "Python; https://github.com/ml-explore/mlx/issues/2144",
         role=EITHER,
+        causes=[
+            ("the job's own error", "its frames are in the job's files"),
+            (
+                "a launcher fault: mlx.launch's output relay failed (BlockingIOError in "
+                "node_thread), the ranks may be fine",
+                "frames in mlx/_distributed_utils/launch.py or mlx/distributed_run.py",
+            ),
+        ],
+        refine=_python_exception,
+        envelope=True,
         examples=(
             "Traceback (most recent call last):\n"
             '  File "/srv/serve.py", line 40, in <module>\n'
@@ -114,6 +265,13 @@ SIGNATURES = (
             '  File "/srv/serve.py", line 31, in main\n'
             "    cfg = json.load(fh)\n"
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+            "NameError: name 'log_warning' is not defined",
+            "Traceback (most recent call last):\n"
+            '  File "/usr/lib/python3.12/threading.py", line 1010, in run\n'
+            "    self._target(*self._args, **self._kwargs)\n"
+            '  File "/opt/mlx/python/mlx/distributed_run.py", line 292, in node_thread\n'
+            "    outfile.write(msg)\n"
+            "BlockingIOError: [Errno 35] write could not complete without blocking",
         ),
         fallback=TRACEBACK,
     ),
@@ -251,6 +409,79 @@ SIGNATURES = (
         examples=(
             "1733050000.123 memorystatus: killing_top_process pid 4242 [python3.12] "
             "(vm-pageshortage 10) - memorystatus_available_pages: 1200",
+        ),
+    ),
+    signature(
+        "MD696",
+        "native.uncaught-exception",
+        r"(?:libc\+\+abi(?:\.dylib)?: terminating (?:due to|with) uncaught exception of type "
+        r"(?P<type>[\w:]+)|Terminating due to uncaught exception): (?!" + MLX_COMPONENT + r")"
+        r"(?P<msg>\S.*)",
+        "A C++ exception nobody caught ended the process (std::terminate, then abort: SIGABRT); "
+        "the message after the type is what went wrong. MLX prints `Terminating due to "
+        "uncaught exception: MSG` for one raised in its stream threads.",
+        "Read the message: a known one has its own finding on the same line; otherwise it is "
+        "the cause on this rank (report it with the MLX version if MLX raised it).",
+        "libc++abi (std::terminate); MLX mlx/scheduler.h abort_with_exception",
+        causes=[
+            ("an error MLX raised in a thread where Python cannot catch it", "the message"),
+            ("a native library's own exception (a C++ extension, a driver)", "the message"),
+        ],
+        envelope=True,
+        examples=(
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
+            "Failed to open the weights file",
+            "Terminating due to uncaught exception: Failed to open the weights file",
+        ),
+    ),
+    signature(
+        "MD697",
+        "mlx.error",
+        r"(?:\b[A-Z]\w*(?:Error|Exception)|std::\w+|uncaught exception): "
+        + MLX_COMPONENT
+        + r" ?(?P<msg>.*)",
+        "MLX error (no specific signature): MLX raised this error, and the bracketed name in "
+        "front of the message says which MLX component did.",
+        "Read the message after the component; search MLX's issues for it and report it with "
+        "the MLX version and the whole log if none has it.",
+        "MLX sources (mlx/backend, mlx/distributed: errors raised with their component in "
+        "brackets)",
+        check="MD102",
+        refine=_mlx_component,
+        envelope=True,
+        examples=(
+            "RuntimeError: [metal::Device] Unable to build metal library from source",
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
+            "[metal::Device] Unable to build metal library from source",
+        ),
+    ),
+    signature(
+        "MD698",
+        "metal.kernel-missing",
+        r"Unable to load kernel (?P<kernel>\w+)",
+        "MLX's Metal backend could not find a kernel in the metallib installed with it: the "
+        "library does not have that kernel.",
+        "Unset MLX_METAL_FAST_SYNCH (or build MLX from source to use it); install mlx and "
+        "mlx-metal of the same version on every host (`pip install -U mlx mlx-metal`, then "
+        "`pip show mlx mlx-metal`).",
+        "https://github.com/ml-explore/mlx/issues/1993; "
+        "https://github.com/ml-explore/mlx-examples/issues/1296",
+        check="MD102",
+        causes=[
+            (
+                "MLX_METAL_FAST_SYNCH=1 with a build that has no such kernel (PyPI wheels)",
+                "the kernel is input_coherent; MLX_METAL_FAST_SYNCH in the ranks' environment",
+            ),
+            (
+                "mlx and mlx-metal wheels of different versions",
+                "`pip show mlx mlx-metal` gives two versions",
+            ),
+        ],
+        refine=_missing_kernel,
+        examples=(
+            "Terminating due to uncaught exception: [metal::Device] Unable to load kernel "
+            "input_coherent",
+            "RuntimeError: [metal::Device] Unable to load kernel input_coherent",
         ),
     ),
 )

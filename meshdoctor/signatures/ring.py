@@ -46,9 +46,19 @@ SIGNATURES = (
         r"\[ring\] (Receiving from|Sending to) socket \d+ failed with errno (?P<errno>\d+)",
         "A ring socket transfer failed: errno 54/104 connection reset, 14 bad buffer, "
         "32 broken pipe, 22 a transfer of 2 GiB or more on MLX 0.32.0 or older.",
-        "Usually a peer died (see the other ranks); errno 14 points at a local memory problem.",
-        "MLX ring backend",
+        "Reset (54/104) with no error on any peer: the network dropped the connection (check "
+        "the link: Wi-Fi, NAT or firewall idle timeouts; prefer a wired link) and stop the "
+        "wedged ranks; otherwise a peer died (see the other ranks); errno 14 points at a "
+        "local memory problem.",
+        "MLX ring backend; https://github.com/ml-explore/mlx/issues/3862",
         causes=[
+            (
+                "a link reset (the network dropped or reset the connection; every peer still "
+                "alive): errno 54/104 with no error of a peer's own, often Wi-Fi or a NAT idle "
+                "timeout; after 10 such errors the ring gives up and, before mlx PR #4060, every "
+                "rank then hangs (MD614)",
+                "no peer reports an error of its own; all ranks still running",
+            ),
             ("a peer died (54/104/32)", "the peer's log"),
             ("bad local buffer (14)", "errno 14 on this rank only"),
             (
@@ -88,14 +98,22 @@ SIGNATURES = (
         r"\[ring\] Couldn't connect \(error: (?P<errno>\d+)\)",
         "The ring backend could not connect to its right-hand neighbour after 5 attempts "
         "(about 31 s; 15 s before 0.30.1).",
-        "Check the neighbour rank started and its IP is reachable from this host.",
-        "MLX ring backend (observed with 0.32.4)",
+        "Check the neighbour rank started and its IP is reachable from this host; if ping and "
+        "`nc -vz IP PORT` work but connect() stays in SYN_SENT, the fault is on this node "
+        "(compare `netstat -an | grep SYN_SENT` on both hosts; a local filter or socket "
+        "problem).",
+        "MLX ring backend (observed with 0.32.4); https://github.com/ml-explore/mlx/issues/3755",
         causes=[
             ("the neighbour never started or died first (111/61 refused)", "the neighbour's log"),
             ("unreachable address (113/65 no route, 110/60 timeout)", "ping the IP fails"),
             (
                 "a firewall dropping the port while the host answers (110/60 timeout)",
                 "ping answers but `nc -vz IP PORT` times out",
+            ),
+            (
+                "connect() never leaves SYN_SENT while ping and `nc -vz IP PORT` work: a "
+                "host-local filter or socket problem on this node (60/65 on this node only)",
+                "compare `netstat -an | grep SYN_SENT` on both hosts",
             ),
         ],
         role=EITHER,

@@ -71,6 +71,7 @@ _EXC_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)?)"
     r"(: (?P<msg>.*))?$"
 )
+_FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+')
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
 
@@ -299,7 +300,8 @@ class Scanner:
     :attr:`wants_every_line` is true); call :meth:`close` at the end. Both return the matches
     completed so far. ``generic`` adds the catalogue's fallback signatures: native.crash for a
     crash signal whose frame never came and python.exception for a traceback whose exception
-    line matched no signature (off for the probe, whose own codes say that)."""
+    line matched no signature, or for a fallback's own line pattern (an exception line read
+    without its traceback) (off for the probe, whose own codes say that)."""
 
     def __init__(self, generic: bool = False) -> None:
         self.generic = generic
@@ -336,14 +338,22 @@ class Scanner:
         self._tb = None
         if exc_line is None:
             return []
-        found = match_line(exc_line, lineno)
+        fallback = self._ix.fallback[TRACEBACK]
+        # the traceback's own fallback signature may match a bare exception line: here the
+        # record is whole, so it is the fallback record below, never the bare-line reading
+        found = [m for m in match_line(exc_line, lineno) if m.signature is not fallback]
         for m in found:
             m.context = frames[-CONTEXT_LINES:]
         if found or not self.generic:
             return found
         em = _EXC_LINE.match(exc_line.strip())
-        code = self._ix.fallback[TRACEBACK].code
-        m = make_match(code, exc_line, lineno, groups={"type": em.group("type")} if em else {})
+        groups = {"type": em.group("type")} if em else {}
+        where = next((f.group(1) for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
+        if where:
+            groups["file"] = where  # the innermost frame's file
+        m = make_match(
+            fallback.code, exc_line, lineno, meaning=fallback.meaning_for(groups), groups=groups
+        )
         m.context = frames[-CONTEXT_LINES:]
         return [m]
 
@@ -376,6 +386,8 @@ class Scanner:
             self._tb_prefix = prefix_shape(line[: line.index(TRACEBACK_START)])
             return out
         found = _match_line(self._ix, line, lineno)
+        if not self.generic:  # a fallback signature's own line (a bare exception) is generic too
+            found = [m for m in found if m.signature.fallback is None]
         if self._crash is not None:
             for sig in self._ix.frames:
                 if sig.frame.search(line):  # type: ignore[union-attr]

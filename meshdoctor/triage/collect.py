@@ -87,7 +87,15 @@ def _rank_exit(f: Finding) -> None:
     if f.code != "MD657":
         return
     f.rank = int(g["rank"]) if g.get("rank", "").isdigit() else f.rank
-    if "code" in g:
+    if "signal" in g:  # Open MPI's "exited on signal S": the rank's wait status -S
+        e = exits.explain(-int(g["signal"]))
+        f.exit = e.to_dict()
+        f.role = e.role
+        f.match.meaning = (
+            f"rank {f.rank} was killed by {exits.signal_name(int(g['signal']))} (Open MPI's "
+            f"launcher's report). {f.match.meaning}"
+        )
+    elif "code" in g:
         try:
             e = exits.explain(int(g["code"]))
         except ValueError:

@@ -253,6 +253,14 @@ LINES = [
         "(vm-pageshortage 10) - memorystatus_available_pages: 1200",
         "MD677",
     ),
+    (
+        "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
+        "Failed to open the weights file",
+        "MD696",
+    ),
+    ("RuntimeError: [metal::Device] Unable to build metal library from source", "MD697"),
+    ("Terminating due to uncaught exception: [metal::Device] Unable to load kernel x", "MD698"),
+    ("*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,", "MD699"),
 ]
 
 # codes recognised by other means than one line, and the test that shows each (here or in

@@ -1,0 +1,91 @@
+"""The generic signatures that catch a fatal line no specific one names: the uncaught C++
+exception (MD696), an MLX error with its component (MD697), a bare Python exception line
+(python.exception, MD663) and where each gives way or stays silent."""
+
+from __future__ import annotations
+
+import pytest
+
+from meshdoctor import signatures
+
+
+def codes(text: str, generic: bool = True):
+    return [m.code for m in signatures.classify(text, generic=generic)]
+
+
+@pytest.mark.parametrize(
+    "line,code",
+    [
+        # the inner message has its own signature: the generic envelope gives way
+        (
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
+            "[Fence::wait] Timed out",
+            ["MD678"],
+        ),
+        (
+            "Terminating due to uncaught exception: [metal::malloc] Resource limit (499000) exceeded.",
+            ["MD672"],
+        ),
+        # the jaccl-specific abort and the inner [jaccl] message, no generic one
+        (
+            "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
+            "[jaccl] Recv failed with error code -12",
+            ["MD608", "MD617"],
+        ),
+        # an MLX component with no specific signature: the MLX error, not the plain C++ one
+        (
+            "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
+            "[cuda] cudaStreamCreate failed",
+            ["MD697"],
+        ),
+        ("RuntimeError: [jaccl] something new went wrong", ["MD697"]),
+        ("ValueError: [distributed] something new", ["MD697"]),
+        # a bare exception line whose message has a specific signature
+        ("OSError: [Errno 48] Address already in use", ["MD679"]),
+    ],
+)
+def test_specific_first_generic_otherwise(line, code):
+    assert sorted(codes(line)) == sorted(code), line
+
+
+def test_mlx_error_names_its_component():
+    m = signatures.classify("RuntimeError: [ring] a message MLX has not printed before")[0]
+    assert m.code == "MD697" and m.groups["component"] == "ring"
+    assert "ring distributed backend" in m.meaning and "MLX version" in m.meaning
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[jaccl] all good, errno 160 is not a thing",  # no exception around it
+        "2026-01-05 10:00:01 INFO NameError: name 'x' is not defined",  # mid-line, an INFO line
+        "[INFO] ValueError: shown as an example",
+        "  KeyError: 'x'",  # indented: part of something else
+        "MyOwnError: not a builtin class",
+        "ValueError:no space",
+    ],
+)
+def test_no_generic_finding_mid_line_or_in_info_lines(text):
+    assert codes(text) == [], text
+
+
+def test_a_bare_exception_line_is_generic_only():
+    """The probe reads ranks without the generic records: a bare exception line is not one of
+    its findings; triage's reading (generic) says the traceback header is missing."""
+    line = "NameError: name 'log_warning' is not defined"
+    assert codes(line, generic=False) == []
+    (m,) = signatures.classify(line, generic=True)
+    assert m.code == "MD663" and "header" in m.meaning
+
+
+def test_an_exception_line_closing_a_traceback_is_not_read_as_bare():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/train.py", line 3, in <module>\n'
+        "    run()\n"
+        "KeyError: 'x'"
+    )
+    (m,) = signatures.classify(text, generic=True)
+    assert m.code == "MD663" and m.groups == {"type": "KeyError", "file": "/srv/train.py"}
+    assert "header" not in m.meaning and "launcher" not in m.meaning
+    assert len(m.context) == 2
