@@ -129,6 +129,11 @@ SIGNATURES = (
             "\x1b[33m[WARN] Node with rank 3 was killed\x1b[0m",
             "2026-01-05 10:00:06,000 ERROR supervisor: rank 2 exited with code 255.",
         ),
+        # launch.py prints "was killed" only for a rank its own terminate() stopped
+        role_of=lambda g: CONSEQUENCE if g.get("killed") else None,
+        role_note="'Node with rank R was killed' is mlx.launch's own teardown of a survivor "
+        "(its terminate() after another rank failed, or Ctrl-C): a consequence; an exit code "
+        "has the role its status gives (-15, mlx.launch's SIGTERM: a consequence).",
     ),
     signature(
         "MD658",
@@ -243,13 +248,25 @@ SIGNATURES = (
     signature(
         "MD669",
         "mpi.not-open-mpi",
-        r"\[mpi\] MPI found but it does not appear to be Open MPI",
-        "MLX loaded an MPI library that is not Open MPI; MLX's mpi backend needs Open MPI.",
-        "Install Open MPI (`brew install open-mpi`, `apt-get install libopenmpi-dev`) and put "
-        "it first on the library path.",
-        "MLX distributed/mpi (v0.32.1)",
+        r"\[mpi\] MPI found but it does not appear to be Open MPI\.?\s*(?:MLX requires Open MPI "
+        r"but this is (?P<version>.+))?",
+        "MLX loaded an MPI library that is not Open MPI (MPICH, Intel MPI, ...) and gave the mpi "
+        "backend up: MLX's mpi backend works only with Open MPI. MLX prints this on stderr and "
+        "goes on, so init then starts another backend or none.",
+        "Install Open MPI (`brew install open-mpi`, `apt-get install libopenmpi-dev`) and point "
+        "MLX at its library (first on the library path, or MLX_MPI_LIBNAME=/path/to/libmpi), or "
+        "launch with the ring or jaccl backend instead (`mlx.launch --backend ring`).",
+        "MLX mlx/distributed/mpi/mpi.cpp (v0.30.1-v0.32.1: the version check after dlopen, "
+        "printed to std::cerr)",
         check="MD102",
-        examples=("RuntimeError: [mpi] MPI found but it does not appear to be Open MPI.",),
+        refine=lambda g: (
+            f"the MPI library found is {g['version'].strip()}" if g.get("version") else None
+        ),
+        examples=(
+            # mpi.cpp prints the two sentences with no space between them
+            "[mpi] MPI found but it does not appear to be Open MPI.MLX requires Open MPI but "
+            "this is MPICH Version:\t4.1.2",
+        ),
     ),
     signature(
         "MD670",

@@ -5,7 +5,22 @@ Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
-from meshdoctor.signatures.model import CRASH, EITHER, TRACEBACK, signature
+from meshdoctor.signatures.model import (
+    CONSEQUENCE,
+    CRASH,
+    EITHER,
+    TRACEBACK,
+    role_by_group,
+    signature,
+)
+
+# Python's exceptions for a socket the other end closed or reset (errno 32 EPIPE, 104/54
+# ECONNRESET, 103/53 ECONNABORTED): the peer went away first (Python docs, "OS exceptions")
+_PEER_WENT_AWAY = {
+    "BrokenPipeError": CONSEQUENCE,
+    "ConnectionResetError": CONSEQUENCE,
+    "ConnectionAbortedError": CONSEQUENCE,
+}
 
 SIGNATURES = (
     signature(
@@ -114,8 +129,15 @@ SIGNATURES = (
             '  File "/srv/serve.py", line 31, in main\n'
             "    cfg = json.load(fh)\n"
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+            "Traceback (most recent call last):\n"
+            '  File "/srv/serve.py", line 52, in <module>\n'
+            "    conn.sendall(reply)\n"
+            "BrokenPipeError: [Errno 32] Broken pipe",
         ),
         fallback=TRACEBACK,
+        role_of=role_by_group("type", _PEER_WENT_AWAY),
+        role_note="A BrokenPipeError, ConnectionResetError or ConnectionAbortedError is the "
+        "other end of a socket going away first: a consequence.",
     ),
     signature(
         "MD672",
