@@ -52,6 +52,7 @@ SIGNATURES = (
         "buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) shorten each GPU wait.",
         "Apple Metal",
         causes=[("a slow or dead peer during a GPU-stream collective", "the peer's log")],
+        role=EITHER,  # the watchdog fires here because a peer was slow or dead: often an echo
         examples=(
             "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
             "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",

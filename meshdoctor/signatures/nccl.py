@@ -306,6 +306,7 @@ SIGNATURES = (
             ("RoCE without a lossless fabric (no PFC/ECN)", "drops under load only"),
             ("the peer process died mid-transfer", "the peer's log ends earlier"),
         ],
+        role=EITHER,  # a rank that dies mid-transfer leaves its peers exactly this completion
         refine=lambda g: (
             "the transport retry counter was exceeded (IBV_WC_RETRY_EXC_ERR): the link to "
             f"{g.get('peer')} lost packets past the retry limit"

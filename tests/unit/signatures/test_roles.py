@@ -60,6 +60,21 @@ def roles(text: str):
             "MD686",
             CONSEQUENCE,
         ),
+        # a completion the peer never acknowledged (NCCL net_ib.cc): a bad link alone, the
+        # echo of a peer that died mid-transfer when another rank failed
+        (
+            "NCCL WARN NET/IB : Got completion from peer 10.1.2.3<50123> with error 12, opcode "
+            "129, len 0, vendor err 129 (Recv)",
+            "MD685",
+            EITHER,
+        ),
+        # Metal's watchdog on a GPU-stream collective that waited on a slow or dead peer
+        (
+            "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
+            "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
+            "MD616",
+            EITHER,
+        ),
         # JACCL's abort of MLX <= 0.32.0 takes the role of the message inside it
         (
             "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
