@@ -17,6 +17,8 @@ outranks an original fault, whatever the order of the files:
    second, different host or rank) are all first causes; where the timestamps of that second
    carry a fraction (``10:00:04,120``), only the earliest is, so an echo milliseconds later on
    another rank (a second identical failure, a peer-closed socket) is never named first.
+   Findings of that role without a time are then not first causes (nothing places them
+   before the timed ones).
 2. When none carries a time (the untimed tie rule): the lines of one input are in the order they
    were written, so each input's earliest finding of that role is its candidate; inputs have
    no order among themselves, so every input's candidate is a first cause, one per host and
@@ -24,6 +26,9 @@ outranks an original fault, whatever the order of the files:
    input whose name sorts first). The job's own exit status (``--exit-code``) is a first cause
    only when no input gave one. Which findings are first causes therefore never depends on
    the order in which the files were given.
+
+A rank that died without a word (its log ends with no error while its peers lost it) has no
+finding of its own; :mod:`meshdoctor.triage.silent` adds one (MD691, a cause) before this runs.
 
 First causes are listed by time, then rank, host and input name. Every other finding is
 ``consequence_of`` the first cause on its own host and rank if there is one, else the first one,
