@@ -10,7 +10,9 @@ and ``Connection closed by remote peer``, survivors killed by mlx.launch's SIGTE
 ``either`` is a cause when nothing better explains it (RTR errno 22 on a survivor in the same
 second as the real fault).
 
-The first cause is chosen from the findings of the strongest role present, so an echo never
+An exit status that could be a cause (``either``: 1, 255) of a rank whose own log printed
+only consequences is their consequence (:func:`settle_exits`). The first cause is chosen from
+the findings of the strongest role present, so an echo never
 outranks an original fault, whatever the order of the files:
 
 1. When some of them carry a time, the earliest: findings of that role equally early (the same
@@ -22,8 +24,8 @@ outranks an original fault, whatever the order of the files:
 2. When none carries a time (the untimed tie rule): the lines of one input are in the order they
    were written, so each input's earliest finding of that role is its candidate; inputs have
    no order among themselves, so every input's candidate is a first cause, one per host and
-   rank (of two candidates for the same host and rank from different inputs, the one of the
-   input whose name sorts first). The job's own exit status (``--exit-code``) is a first cause
+   rank (of two candidates for the same host and rank from different inputs, what the rank
+   printed before its exit status, then the one of the input whose name sorts first). The job's own exit status (``--exit-code``) is a first cause
    only when no input gave one. Which findings are first causes therefore never depends on
    the order in which the files were given.
 
@@ -60,6 +62,23 @@ def _listing(f: Finding) -> Tuple[_dt.datetime, int, str, str, int]:
     return (f.time or _FAR, rank, f.host or "", f.source, f.match.lineno)
 
 
+def settle_exits(findings: List[Finding]) -> None:
+    """An exit status that is ``either`` (1: an uncaught exception or NCCL's exit(1); 255; one
+    with no specific meaning) of a rank whose own log printed only consequences is read as
+    their consequence: the rank ended because of what it printed (a traceback of a lost peer).
+    Changes the role of such findings in place (the same (host, rank), another input)."""
+    own: Dict[Tuple[Optional[str], Optional[int]], List[Finding]] = {}
+    for f in findings:
+        if f.exit is None and not f.job and f.rank is not None:
+            own.setdefault((f.host, f.rank), []).append(f)
+    for f in findings:
+        if f.exit is None or f.job or f.role != signatures.EITHER:
+            continue
+        said = [g for g in own.get((f.host, f.rank), []) if g.source != f.source]
+        if said and all(g.role == signatures.CONSEQUENCE for g in said):
+            f.role = signatures.CONSEQUENCE
+
+
 def order(findings: List[Finding]) -> List[Finding]:
     """Findings in timeline order: timed ones by time then file order, untimed ones in file
     order after the timed ones of the same input."""
@@ -74,6 +93,7 @@ def order(findings: List[Finding]) -> List[Finding]:
 def relate(findings: List[Finding]) -> List[Finding]:
     """Number the findings (``F1``... in timeline order), mark the first cause(s) and set
     ``consequence_of`` on the others; returns the first causes (empty for no findings)."""
+    settle_exits(findings)
     ordered = order(findings)
     for i, f in enumerate(ordered, 1):
         f.id = f"F{i}"
@@ -98,7 +118,8 @@ def relate(findings: List[Finding]) -> List[Finding]:
         tied = [f for f in earliest.values() if not f.job] or list(earliest.values())
     firsts: List[Finding] = []
     seen = set()
-    for f in sorted(tied, key=lambda f: (f.time or _FAR, f.source, f.seq)):
+    # of one host and rank: what it printed before what its exit status says, then the earliest
+    for f in sorted(tied, key=lambda f: (f.exit is not None, f.time or _FAR, f.source, f.seq)):
         who = (f.host, f.rank)
         if who in seen:
             continue

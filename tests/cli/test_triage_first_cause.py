@@ -69,6 +69,17 @@ SILENT = {
 }
 
 
+# mlx.launch's own lines for those jobs (launch.py log_warning): the survivors that raised
+# exit 1, the ranks it stopped were killed
+LAUNCH = {
+    "ring": "\x1b[33m[WARN] Node with rank 0 exited with code 1\x1b[0m\n"
+    "\x1b[33m[WARN] Node with rank 2 was killed\x1b[0m\n",
+    "nccl": "[WARN] Node with rank 0 exited with code 1\n"
+    "[WARN] Node with rank 1 exited with code 1\n"
+    "[WARN] Node with rank 2 exited with code 1\n",
+}
+
+
 def _write(d: Path, files: Dict[str, str]) -> List[str]:
     for name, text in files.items():
         (d / name).write_text(text)
@@ -112,6 +123,25 @@ def test_the_first_cause_is_the_same_in_every_order_of_the_files(tmp_path, files
         assert answer[0] == firsts, (perm, r.outcome())
         answers.add(repr(answer))
     assert len(answers) == 1, answers
+
+
+@pytest.mark.parametrize(
+    "files,firsts",
+    [
+        (dict(SILENT, **{"launch.log": LAUNCH["ring"]}), [("MD691", 1, "rank1.log", 2)]),
+        (dict(NCCL, **{"launch.log": LAUNCH["nccl"]}), [("MD653", 2, "rank2.log", 1)]),
+    ],
+    ids=["silent-rank", "nccl-shm"],
+)
+def test_a_survivors_exit_1_beside_its_lost_peer_traceback_is_no_first_cause(
+    tmp_path, files, firsts
+):
+    paths = _write(tmp_path, files)
+    for perm in (paths, paths[::-1]):
+        r = run_cli("triage", *perm, "--json")
+        assert _answer(r.doc)[0] == firsts, r.outcome()
+        exits = [f for f in r.doc["triage"]["findings"] if f["code"] == "MD657"]
+        assert exits and all(not f["first_cause"] for f in exits)
 
 
 def test_the_silent_rank_is_named_with_what_to_look_for(tmp_path):
