@@ -92,5 +92,5 @@ def run(
         if exit_code == 0:
             collect.launcher_zero(col)
     timeline.settle_exits(col.findings)  # a survivor's exit 1 follows its lost-peer traceback
-    col.findings.extend(silent.suspects(col.inputs, col.findings))  # MD691: a rank died mute
+    col.findings.extend(silent.suspects(col.inputs, col.findings, col.unreachable))  # MD691
     return build(col, verdict)

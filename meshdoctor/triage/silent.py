@@ -9,8 +9,9 @@ The rule (:func:`suspects`): among the logs read (not crash reports, not ``--exi
 rank or host is known (``rank3.log``, a hostfile host's file), at least two; no finding of any
 input is a ``cause`` or ``either`` (the job's own ``--exit-code`` aside); some finding is a
 ``consequence`` of another rank or host; then each such log with no finding, whose rank and
-host no other input's finding names either, read whole and without a warning, is a suspect
-(an interrupted triage names none). Its role is ``cause``: it is the
+host no other input's finding names either, read whole and without a warning, is a suspect.
+None is named when a log could not be read or a host could not be reached (that one may be
+the rank that died: a host powered off answers nothing), nor by an interrupted triage. Its role is ``cause``: it is the
 first cause, since by the rule no other cause was found.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import replace
-from typing import List, Optional, Sequence, Tuple
+from typing import Collection, List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Entry
@@ -106,12 +107,15 @@ def _remedy(inp: Input) -> str:
     )
 
 
-def suspects(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+def suspects(
+    inputs: Sequence[Input], findings: Sequence[Finding], unreachable: Collection[str] = ()
+) -> List[Finding]:
     """The MD691 findings (the rule in the module's docstring) for what triage read:
     ``inputs`` in the order read (their index gives each finding's ``seq``), ``findings`` of
-    them all. Empty when the rule does not hold."""
-    if any(inp.error and inp.error.startswith("interrupted") for inp in inputs):
-        return []  # what was not read cannot show a rank was silent
+    them all, ``unreachable`` the hosts that could not be read. Empty when the rule does not
+    hold."""
+    if unreachable or any(inp.error and inp.kind in _LOGS for inp in inputs):
+        return []  # a log not read (a host down, a file missing, an interrupt) may be the one
     logs = [
         (i, inp)
         for i, inp in enumerate(inputs)

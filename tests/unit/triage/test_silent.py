@@ -35,6 +35,16 @@ def test_a_host_whose_log_ends_without_an_error_is_the_suspect():
     assert f"`ssh {quoted} dmesg`" in f.match.remedy
 
 
+def test_no_suspect_when_a_host_or_a_log_could_not_be_read():
+    logs = [("m1", "[ring] Socket 4 was closed by the peer\n"), ("m2", "step 10\n")]
+    col = _read(logs)
+    assert len(silent.suspects(col.inputs, col.findings)) == 1
+    # m3 powered off: it, not m2, may be the rank that died
+    assert silent.suspects(col.inputs, col.findings, {"m3": "ssh: connect: No route"}) == []
+    col.add(Input(source="m3:/tmp/job.log", host="m3", error="No such file or directory"), [])
+    assert silent.suspects(col.inputs, col.findings) == []
+
+
 def test_no_suspect_when_every_log_has_a_finding_or_a_warning():
     col = _read([("m1", "[ring] Socket 4 was closed by the peer\n"), ("m2", "step 10\n")])
     col.inputs[1].warnings.append("read cut off at the host's deadline")
