@@ -18,7 +18,9 @@ outranks an original fault, whatever the order of the files:
 1. When some of them carry a time, the earliest: findings of that role equally early (the same
    second, different host or rank) are all first causes; where the timestamps of that second
    carry a fraction (``10:00:04,120``), only the earliest is, so an echo milliseconds later on
-   another rank (a second identical failure, a peer-closed socket) is never named first.
+   another rank (a second identical failure, a peer-closed socket) is never named first; one
+   stamped to the second only (``10:00:04``) may lie anywhere in it and stays a first cause
+   beside that earliest one.
    Findings of that role without a time are then not first causes (nothing places them
    before the timed ones).
 2. When none carries a time (the untimed tie rule): the lines of one input are in the order they
@@ -106,9 +108,12 @@ def relate(findings: List[Finding]) -> List[Finding]:
     if timed:
         t_min = min(f.time for f in timed)  # type: ignore[type-var]
         tied = [f for f in timed if _second(f.time) == _second(t_min)]
-        if any(f.time.microsecond for f in tied):  # type: ignore[union-attr]
-            # sub-second timestamps: the earliest one, whatever the order of the files
-            tied = [f for f in tied if f.time == t_min]
+        frac = [f for f in tied if f.time.microsecond]  # type: ignore[union-attr]
+        if frac:
+            # sub-second timestamps: the earliest one, whatever the order of the files; one
+            # stamped to the second only may be anywhere in it, so it stays beside that one
+            t_frac = min(f.time for f in frac)  # type: ignore[type-var]
+            tied = [f for f in tied if f.time == t_frac or not f.time.microsecond]  # type: ignore
     else:
         # no time: each input's earliest (its lines are in order); inputs have no order
         earliest: Dict[str, Finding] = {}

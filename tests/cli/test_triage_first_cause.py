@@ -80,6 +80,15 @@ LAUNCH = {
 }
 
 
+# three ranks' loggers, two with milliseconds, one to the second only: rank 2's identical
+# failure 380 ms after rank 1's is its echo; rank 0's second holds both
+STAMPED = {
+    "rank0.log": "2026-01-05 10:00:04 RuntimeError: [jaccl] Couldn't allocate protection domain\n",
+    "rank1.log": "2026-01-05 10:00:04,120 RuntimeError: [jaccl] Register memory region failed\n",
+    "rank2.log": "2026-01-05 10:00:04,500 RuntimeError: [jaccl] Register memory region failed\n",
+}
+
+
 def _write(d: Path, files: Dict[str, str]) -> List[str]:
     for name, text in files.items():
         (d / name).write_text(text)
@@ -110,8 +119,9 @@ def _answer(doc) -> tuple:
         (NCCL, [("MD653", 2, "rank2.log", 1)]),
         (TWO_CAUSES, [("MD604", 0, "rank0.log", 1), ("MD605", 1, "rank1.log", 1)]),
         (SILENT, [("MD691", 1, "rank1.log", 2)]),
+        (STAMPED, [("MD604", 0, "rank0.log", 1), ("MD605", 1, "rank1.log", 1)]),
     ],
-    ids=["ring-errno-22", "nccl-shm", "two-causes", "silent-rank"],
+    ids=["ring-errno-22", "nccl-shm", "two-causes", "silent-rank", "stamped"],
 )
 def test_the_first_cause_is_the_same_in_every_order_of_the_files(tmp_path, files, firsts):
     paths = _write(tmp_path, files)
