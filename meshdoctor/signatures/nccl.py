@@ -29,10 +29,11 @@ def nccl_message(groups: Mapping[str, str]) -> Optional[str]:
 
 
 # NCCL texts of a peer that went away (ncclRemoteError's string; misc/socket.cc's "Connection
-# closed by remote peer"; strerror of ECONNRESET and EPIPE in its "Call to recv from ... failed")
+# closed by remote peer"; strerror of ECONNRESET and EPIPE in its "Call to recv from ... failed";
+# proxy.cc's "res=6" / "retcode 6": ncclRemoteError = 6 in nccl.h)
 _PEER_WENT_AWAY = re.compile(
     r"remote process exited|Connection closed by remote peer|remote peer closed|"
-    r"Connection reset by peer|Broken pipe"
+    r"Connection reset by peer|Broken pipe|\b(?:res=|retcode )6\b"
 )
 
 
@@ -116,7 +117,8 @@ SIGNATURES = (
         ),
         role_of=peer_went_away,
         role_note="A warning that says the peer went away (Connection closed by remote peer, "
-        "reset, broken pipe) is a consequence.",
+        "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6) is a "
+        "consequence.",
     ),
     signature(
         "MD650",

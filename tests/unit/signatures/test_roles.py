@@ -60,6 +60,19 @@ def roles(text: str):
             "MD686",
             CONSEQUENCE,
         ),
+        # NCCL's proxy thread (proxy.cc) after ncclRemoteError (6) and after a system error (2)
+        (
+            "gpu-node-2:4102:4190 [0] NCCL WARN [Service thread] Error encountered progressing "
+            "operation=Connect, res=6, closing connection",
+            "MD653",
+            CONSEQUENCE,
+        ),
+        (
+            "gpu-node-2:4102:4190 [0] NCCL WARN [Proxy Service 1] Failed to execute operation "
+            "Setup from rank 1, retcode 2",
+            "MD653",
+            EITHER,
+        ),
         # a completion the peer never acknowledged (NCCL net_ib.cc): a bad link alone, the
         # echo of a peer that died mid-transfer when another rank failed
         (
