@@ -282,7 +282,8 @@ SIGNATURES = (
     signature(
         "MD617",
         "jaccl.uncaught-abort",
-        r"libc\+\+abi: terminating due to uncaught exception of type [\w:]+: (?P<inner>\[jaccl\].*)",
+        r"libc\+\+abi: terminating due to uncaught exception of type [\w:]+: "
+        r"(?P<inner>\[jaccl\].*)",
         "A JACCL data-path error aborted the process (MLX <= 0.32.0 does not propagate it).",
         "Upgrade mlx; the inner [jaccl] message names the actual fault.",
         "MLX 0.32.1",

@@ -13,10 +13,10 @@ the signature itself: a line ``pattern``; a ``frame`` (the faulting frame of a n
 lines after the crash signal); a ``fallback`` record (:data:`CRASH`: a crash signal whose frame
 never came; :data:`TRACEBACK`: a Python traceback whose exception line matched nothing); an
 ``exit_status``. A meaning that depends on a matched group (which errno, which NCCL message)
-comes from the signature's ``refine`` hook; a role that depends on one (the ring's errno 32 or 104
-is a peer's death seen from here, errno 14 a fault of this rank) from its ``role_of`` hook, and
-each :class:`Match` carries the role of what it matched. This module imports nothing of meshdoctor but the
-code vocabulary (:mod:`meshdoctor.codes.model`).
+comes from the signature's ``refine`` hook; a role that depends on one (the ring's errno 32 or
+104 is a peer's death seen from here, errno 14 a fault of this rank) from its ``role_of`` hook,
+and each :class:`Match` carries the role of what it matched. This module imports nothing of
+meshdoctor but the code vocabulary (:mod:`meshdoctor.codes.model`).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ input is a ``cause`` or ``either`` (the job's own ``--exit-code`` aside); some f
 ``consequence`` of another rank or host; then each such log with no finding, whose rank and
 host no other input's finding names either, read whole and without a warning, is a suspect.
 None is named when a log could not be read or a host could not be reached (that one may be
-the rank that died: a host powered off answers nothing), nor by an interrupted triage. Its role is ``cause``: it is the
-first cause, since by the rule no other cause was found.
+the rank that died: a host powered off answers nothing), nor by an interrupted triage. Its role
+is ``cause``: it is the first cause, since by the rule no other cause was found.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ SILENT = signature(
     causes=[
         (
             "killed by the out-of-memory killer or macOS jetsam",
-            "exit status -9 or 137; a jetsam "
-            "report (bug_type 298) or 'Out of memory: Killed process' in dmesg",
+            "exit status -9 or 137; a jetsam report (bug_type 298) or 'Out of memory: "
+            "Killed process' in dmesg",
         ),
         (
             "the machine panicked or rebooted",
@@ -58,8 +58,8 @@ SILENT = signature(
         ("the Mac slept or lost power", "pmset -g log shows Sleep at that time"),
         (
             "the link to it went down while it ran on",
-            "its exit status 0 or its log going on "
-            "after the peers' errors (a log cut short by the copy, not by the rank)",
+            "its exit status 0, or its log going on after the peers' errors (this copy of "
+            "it was cut short, not the rank)",
         ),
     ],
 )

@@ -27,9 +27,10 @@ outranks an original fault, whatever the order of the files:
    were written, so each input's earliest finding of that role is its candidate; inputs have
    no order among themselves, so every input's candidate is a first cause, one per host and
    rank (of two candidates for the same host and rank from different inputs, what the rank
-   printed before its exit status, then the one of the input whose name sorts first). The job's own exit status (``--exit-code``) is a first cause
-   only when no input gave one. Which findings are first causes therefore never depends on
-   the order in which the files were given.
+   printed before its exit status, then the one of the input whose name sorts first). The
+   job's own exit status (``--exit-code``) is a first cause only when no input gave one. Which
+   findings are first causes therefore never depends on the order in which the files were
+   given.
 
 A rank that died without a word (its log ends with no error while its peers lost it) has no
 finding of its own; :mod:`meshdoctor.triage.silent` adds one (MD691, a cause) before this runs.
