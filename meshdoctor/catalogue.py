@@ -6,7 +6,8 @@ Each code is declared once, by its producer, as a :class:`meshdoctor.codes.model
 (``checks/*.py``, :attr:`meshdoctor.checker.model.Check.entry`), a cross-node check's
 ``FLEET_CHECK.entry``, a fix's ``FIX.entry`` (``fixes/*.py``), the probe's
 :data:`meshdoctor.probe.codes.ENTRIES`, the failure signatures in :mod:`meshdoctor.signatures`
-(and triage's inputs code in :mod:`meshdoctor.triage.report`), the engine's own codes in
+(and triage's own codes: its inputs in :mod:`meshdoctor.triage.report`, the silent rank in
+:mod:`meshdoctor.triage.silent`), the engine's own codes in
 :mod:`meshdoctor.codes.engine`. Each producer also titles its own results with its entry's
 title. Discovery is explicit: :data:`SOURCES` maps each kind to the function that collects its
 entries; nothing registers itself on import. Here the entries only gain what no producer knows
@@ -77,13 +78,14 @@ def _signatures() -> List[Entry]:
     from meshdoctor.fixer.registry import all_fixes
     from meshdoctor.signatures import BY_CODE, entries
     from meshdoctor.triage.report import ENTRY
+    from meshdoctor.triage.silent import ENTRY as SILENT_RANK
 
     fixes = all_fixes()
     out = []
     for e in entries():
         check = BY_CODE[e.code].check
         out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
-    return out + [ENTRY]
+    return out + [ENTRY, SILENT_RANK]
 
 
 def _fixes() -> List[Entry]:

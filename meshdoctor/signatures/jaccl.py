@@ -6,9 +6,26 @@ community guard PR). Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+import re
+from typing import Mapping, Optional
+
 from meshdoctor.mlx.ports import STARTING_PORT
 from meshdoctor.signatures import errnos
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, by_group, signature
+
+# the inner [jaccl] messages of a peer that went away: the side channel's "Recv/Send failed with
+# errno=N" (tcp.cpp; 60 is a timeout, anything else a closed or reset socket), the liveness
+# check's "peer is gone" and the progress guard's "no completion" / "made no progress"
+_ECHO = re.compile(r"failed with errno=(?!60\b)\d+|peer is gone|no completion for|made no progress")
+
+
+def _abort_role(groups: Mapping[str, str]) -> Optional[str]:
+    """The role of an uncaught-exception abort: the role of the [jaccl] message inside it."""
+    inner = groups.get("inner", "")
+    if re.search(r"failed with errno=60\b", inner):
+        return EITHER
+    return CONSEQUENCE if _ECHO.search(inner) else None
+
 
 SIGNATURES = (
     signature(
@@ -166,10 +183,16 @@ SIGNATURES = (
         "jaccl.recv-errno-60",
         r"\[jaccl\] Recv failed with errno=60\b",
         "Side-channel timeout.",
-        "Check that the coordinator (MLX_JACCL_COORDINATOR, rank 0's first IP) is reachable.",
+        "Check that the coordinator (MLX_JACCL_COORDINATOR, rank 0's first IP) is reachable "
+        f"from this rank: `ping IP`; when ping answers, test the port: `nc -vz IP {STARTING_PORT}` "
+        "(a firewall can drop the port of a host that answers ping).",
         "MLX jaccl side channel",
         causes=[
-            ("the coordinator is unreachable from this rank", "ping rank 0's first IP"),
+            ("the coordinator is unreachable from this rank", "ping rank 0's first IP fails"),
+            (
+                "a firewall drops the coordinator's port while the host answers",
+                f"ping answers but `nc -vz IP {STARTING_PORT}` times out",
+            ),
             ("another rank never arrived", "a rank with no log line at all"),
         ],
         role=EITHER,
@@ -264,7 +287,8 @@ SIGNATURES = (
     signature(
         "MD617",
         "jaccl.uncaught-abort",
-        r"libc\+\+abi: terminating due to uncaught exception of type [\w:]+: \[jaccl\]",
+        r"libc\+\+abi: terminating due to uncaught exception of type [\w:]+: "
+        r"(?P<inner>\[jaccl\].*)",
         "A JACCL data-path error aborted the process (MLX <= 0.32.0 does not propagate it).",
         "Upgrade mlx; the inner [jaccl] message names the actual fault.",
         "MLX 0.32.1",
@@ -272,7 +296,13 @@ SIGNATURES = (
         examples=(
             "libc++abi: terminating due to uncaught exception of type "
             "std::invalid_argument: [jaccl] Recv failed with error code -12",
+            "libc++abi: terminating due to uncaught exception of type "
+            "std::runtime_error: [jaccl] Recv failed with errno=54",
         ),
+        role_of=_abort_role,
+        role_note="The [jaccl] message inside decides: a side-channel 'failed with errno=N' "
+        "(a closed or reset socket), 'peer is gone' or 'no completion' is a peer's failure "
+        "seen from here, a consequence (errno=60, a timeout: either).",
     ),
     signature(
         "MD630",
@@ -413,15 +443,21 @@ SIGNATURES = (
         r"\[jaccl\] Couldn't connect \(error: (?P<errno>\d+)\)",
         "JACCL's TCP side channel could not reach the coordinator (4 attempts, about 15 s).",
         f"Check MLX_JACCL_COORDINATOR (rank 0's first IP and port {STARTING_PORT}) is reachable "
-        "from this rank and rank 0 started; if ping and `nc -vz IP PORT` work but connect() "
-        "stays in SYN_SENT, the fault is on this node (compare `netstat -an | grep SYN_SENT` "
-        "on both hosts; a local filter or socket problem).",
+        "from this rank and rank 0 started: `ping IP`; when ping answers, test the port: "
+        f"`nc -vz IP {STARTING_PORT}` (refused: nothing listens, rank 0 is not up; a timeout: "
+        "a firewall drops the port); if ping and nc work but connect() stays in SYN_SENT, "
+        "the fault is on this node (compare `netstat -an | grep SYN_SENT` on both hosts; a "
+        "local filter or socket problem).",
         "MLX jaccl side channel; https://github.com/ml-explore/mlx/issues/3755",
         causes=[
             ("rank 0 not started or died first (refused)", "rank 0's log"),
             (
                 "coordinator IP unreachable (timeout 60/110, no route 65/113)",
-                "ping rank 0's first IP from this host",
+                "ping rank 0's first IP from this host fails",
+            ),
+            (
+                "a firewall drops the coordinator's port while the host answers (timeout 60/110)",
+                f"ping answers but `nc -vz IP {STARTING_PORT}` times out",
             ),
             (
                 "connect() never leaves SYN_SENT while ping and `nc -vz IP PORT` work: a "

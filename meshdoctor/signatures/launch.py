@@ -134,6 +134,11 @@ SIGNATURES = (
             "(Segmentation fault: 11).",
             "prterun noticed that process rank 0 with PID 62282 on node node01 exited on",
         ),
+        # launch.py prints "was killed" only for a rank its own terminate() stopped
+        role_of=lambda g: CONSEQUENCE if g.get("killed") else None,
+        role_note="'Node with rank R was killed' is mlx.launch's own teardown of a survivor "
+        "(its terminate() after another rank failed, or Ctrl-C): a consequence; an exit code "
+        "has the role its status gives (-15, mlx.launch's SIGTERM: a consequence).",
     ),
     signature(
         "MD658",
@@ -248,13 +253,25 @@ SIGNATURES = (
     signature(
         "MD669",
         "mpi.not-open-mpi",
-        r"\[mpi\] MPI found but it does not appear to be Open MPI",
-        "MLX loaded an MPI library that is not Open MPI; MLX's mpi backend needs Open MPI.",
-        "Install Open MPI (`brew install open-mpi`, `apt-get install libopenmpi-dev`) and put "
-        "it first on the library path.",
-        "MLX distributed/mpi (v0.32.1)",
+        r"\[mpi\] MPI found but it does not appear to be Open MPI\.?\s*(?:MLX requires Open MPI "
+        r"but this is (?P<version>.+))?",
+        "MLX loaded an MPI library that is not Open MPI (MPICH, Intel MPI, ...) and gave the mpi "
+        "backend up: MLX's mpi backend works only with Open MPI. MLX prints this on stderr and "
+        "goes on, so init then starts another backend or none.",
+        "Install Open MPI (`brew install open-mpi`, `apt-get install libopenmpi-dev`) and point "
+        "MLX at its library (first on the library path, or MLX_MPI_LIBNAME=/path/to/libmpi), or "
+        "launch with the ring or jaccl backend instead (`mlx.launch --backend ring`).",
+        "MLX mlx/distributed/mpi/mpi.cpp (v0.30.1-v0.32.1: the version check after dlopen, "
+        "printed to std::cerr)",
         check="MD102",
-        examples=("RuntimeError: [mpi] MPI found but it does not appear to be Open MPI.",),
+        refine=lambda g: (
+            f"the MPI library found is {g['version'].strip()}" if g.get("version") else None
+        ),
+        examples=(
+            # mpi.cpp prints the two sentences with no space between them
+            "[mpi] MPI found but it does not appear to be Open MPI.MLX requires Open MPI but "
+            "this is MPICH Version:\t4.1.2",
+        ),
     ),
     signature(
         "MD670",
@@ -365,8 +382,9 @@ SIGNATURES = (
         "Read the first Open MPI error before the abort. Unable to connect to the peer: let the "
         "ranks reach each other on Open MPI's TCP ports (not only ssh): name the interface "
         "(`mpirun --mca btl_tcp_if_include IFACE`, the one whose addresses reach every host), "
-        "check the peer's address is routed from this host (`ping`, `route get IP`) and that "
-        "no firewall drops the ports.",
+        "check the peer's address is routed from this host (`ping IP`, `route get IP`) and, "
+        "when ping answers, that no firewall drops the ports (`nc -vz IP PORT` on the port "
+        "the error names).",
         "Open MPI (btl_tcp_endpoint.c, MPI_ERRORS_ARE_FATAL, prterun); "
         "https://github.com/ml-explore/mlx/issues/2540",
         causes=[

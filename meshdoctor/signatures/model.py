@@ -13,8 +13,10 @@ the signature itself: a line ``pattern``; a ``frame`` (the faulting frame of a n
 lines after the crash signal); a ``fallback`` record (:data:`CRASH`: a crash signal whose frame
 never came; :data:`TRACEBACK`: a Python traceback whose exception line matched nothing); an
 ``exit_status``. A meaning that depends on a matched group (which errno, which NCCL message)
-comes from the signature's ``refine`` hook. This module imports nothing of meshdoctor but the
-code vocabulary (:mod:`meshdoctor.codes.model`).
+comes from the signature's ``refine`` hook; a role that depends on one (the ring's errno 32 or
+104 is a peer's death seen from here, errno 14 a fault of this rank) from its ``role_of`` hook,
+and each :class:`Match` carries the role of what it matched. This module imports nothing of
+meshdoctor but the code vocabulary (:mod:`meshdoctor.codes.model`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ CRASH, TRACEBACK = "crash", "traceback"
 
 # refine hook: the regex groups of a match -> what this match says in particular, or None
 Refine = Callable[[Mapping[str, str]], Optional[str]]
+# role hook: the regex groups of a match -> this match's role (one of ROLES), or None for the
+# signature's own
+RoleOf = Callable[[Mapping[str, str]], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,8 @@ class Signature:
     rank exit status that means it) and ``exit_unless`` (text whose presence in the rank's
     output means the exit status is explained otherwise); ``envelope``: a generic wrapper of
     other messages (``NCCL WARN ...``), dropped where a specific signature matches the same
-    line."""
+    line; ``role_of`` (see :data:`RoleOf`): the role of one match when its groups decide it
+    (:meth:`role_for`)."""
 
     code: str
     name: str
@@ -89,6 +95,13 @@ class Signature:
     exit_status: Optional[int] = None
     exit_unless: Optional[str] = None
     envelope: bool = False
+    role_of: Optional[RoleOf] = None
+
+    def role_for(self, groups: Mapping[str, str]) -> str:
+        """The role of one match with regex ``groups``: what :attr:`role_of` says of them,
+        else :attr:`role`."""
+        role = self.role_of(groups) if self.role_of is not None else None
+        return role if role in ROLES else self.role
 
     @property
     def meaning(self) -> str:
@@ -126,16 +139,24 @@ def signature(
     exit_status: Optional[int] = None,
     exit_unless: Optional[str] = None,
     envelope: bool = False,
+    role_of: Optional[RoleOf] = None,
+    role_note: str = "",
 ) -> Signature:
     """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
     ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
-    (:data:`ROLE_WHY`, plus the MLX version of ``fixed_in``), ``remedy`` (plus the ``check``
-    to run) and ``source``. Raises ValueError (naming the signature) for an empty part."""
+    (:data:`ROLE_WHY`, then ``role_note``: which matches ``role_of`` gives another role, plus
+    the MLX version of ``fixed_in``), ``remedy`` (plus the ``check`` to run) and ``source``.
+    Raises ValueError (naming the signature) for an empty part, or a ``role_of`` without its
+    ``role_note``."""
     if role not in ROLES:
         raise ValueError(f"signature {code} {name}: role {role!r} is not one of {ROLES}")
+    if role_of is not None and not role_note.strip():
+        raise ValueError(f"signature {code} {name}: role_of needs a role_note saying when")
     if fallback not in (None, CRASH, TRACEBACK):
         raise ValueError(f"signature {code} {name}: fallback {fallback!r} is not a record")
     why = ROLE_WHY[role]
+    if role_note:
+        why += " " + role_note.strip()
     if fixed_in:
         why += f" Fixed or made clear in: MLX {fixed_in}."
     action = remedy
@@ -162,6 +183,7 @@ def signature(
         exit_status=exit_status,
         exit_unless=exit_unless,
         envelope=envelope,
+        role_of=role_of,
     )
 
 
@@ -172,6 +194,16 @@ def by_group(group: str, table: Mapping[str, str]) -> Refine:
         return table.get(groups.get(group, ""))
 
     return refine
+
+
+def role_by_group(group: str, table: Mapping[str, str]) -> RoleOf:
+    """A :data:`RoleOf` hook: the role ``table`` gives the value of regex group ``group``
+    (None, the signature's own role, for a value it does not list)."""
+
+    def role_of(groups: Mapping[str, str]) -> Optional[str]:
+        return table.get(groups.get(group, ""))
+
+    return role_of
 
 
 def causes_text(s: Signature) -> str:
@@ -186,7 +218,8 @@ class Match:
     (stripped, at most :data:`meshdoctor.signatures.scanner.LINE_CHARS` characters), the regex
     ``groups``, the 1-based ``lineno`` where the record starts and up to
     :data:`meshdoctor.signatures.scanner.CONTEXT_LINES` ``context`` lines (the other lines of a
-    multi-line record)."""
+    multi-line record). ``role`` is this match's role (:meth:`Signature.role_for` its groups,
+    filled in from the signature when not given)."""
 
     code: str
     name: str
@@ -198,6 +231,11 @@ class Match:
     context: List[str] = field(default_factory=list)
     # the Signature it is a match of (set by the scanner; not part of its value)
     sig: Optional["Signature"] = field(default=None, compare=False, repr=False)
+    role: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.role and self.sig is not None:
+            self.role = self.sig.role_for(self.groups)
 
     @property
     def signature(self) -> Signature:

@@ -7,7 +7,22 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
-from meshdoctor.signatures.model import CRASH, EITHER, TRACEBACK, signature
+from meshdoctor.signatures.model import (
+    CONSEQUENCE,
+    CRASH,
+    EITHER,
+    TRACEBACK,
+    role_by_group,
+    signature,
+)
+
+# Python's exceptions for a socket the other end closed or reset (errno 32 EPIPE, 104/54
+# ECONNRESET, 103/53 ECONNABORTED): the peer went away first (Python docs, "OS exceptions")
+_PEER_WENT_AWAY = {
+    "BrokenPipeError": CONSEQUENCE,
+    "ConnectionResetError": CONSEQUENCE,
+    "ConnectionAbortedError": CONSEQUENCE,
+}
 
 # The bracketed component MLX names at the start of its error messages (``[metal::Device]``,
 # ``[jaccl]``, ``[malloc]``, ...: mlx/backend/*, mlx/distributed/* throw std::runtime_error with
@@ -164,6 +179,7 @@ SIGNATURES = (
                 "the timeout stays after moving the collectives to stream=mx.cpu",
             ),
         ],
+        role=EITHER,  # the watchdog fires here because a peer was slow or dead: often an echo
         examples=(
             "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
             "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)",
@@ -272,8 +288,15 @@ SIGNATURES = (
             '  File "/opt/mlx/python/mlx/distributed_run.py", line 292, in node_thread\n'
             "    outfile.write(msg)\n"
             "BlockingIOError: [Errno 35] write could not complete without blocking",
+            "Traceback (most recent call last):\n"
+            '  File "/srv/serve.py", line 52, in <module>\n'
+            "    conn.sendall(reply)\n"
+            "BrokenPipeError: [Errno 32] Broken pipe",
         ),
         fallback=TRACEBACK,
+        role_of=role_by_group("type", _PEER_WENT_AWAY),
+        role_note="A BrokenPipeError, ConnectionResetError or ConnectionAbortedError is the "
+        "other end of a socket going away first: a consequence.",
     ),
     signature(
         "MD672",

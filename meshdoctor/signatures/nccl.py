@@ -4,6 +4,7 @@ strings) and CUDA runtime errors. Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, Optional
 
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
@@ -77,6 +78,22 @@ def nccl_message(groups: Mapping[str, str]) -> Optional[str]:
     return next((why for key, why in _NCCL_MSG.items() if key in msg), None)
 
 
+# NCCL texts of a peer that went away (ncclRemoteError's string; misc/socket.cc's "Connection
+# closed by remote peer"; strerror of ECONNRESET and EPIPE in its "Call to recv from ... failed";
+# proxy.cc's "res=6" / "retcode 6": ncclRemoteError = 6 in nccl.h)
+_PEER_WENT_AWAY = re.compile(
+    r"remote process exited|Connection closed by remote peer|remote peer closed|"
+    r"Connection reset by peer|Broken pipe|\b(?:res=|retcode )6\b"
+)
+
+
+def peer_went_away(groups: Mapping[str, str]) -> Optional[str]:
+    """A role hook: :data:`CONSEQUENCE` when the message in group ``msg`` says the peer went
+    away (``remote process exited``, ``Connection closed by remote peer``, reset, broken pipe),
+    else None (the signature's own role)."""
+    return CONSEQUENCE if _PEER_WENT_AWAY.search(groups.get("msg", "")) else None
+
+
 SIGNATURES = (
     signature(
         "MD647",
@@ -98,7 +115,9 @@ SIGNATURES = (
         r"connect\(\) failed after (?P<ms>\d+) milliseconds and (?P<tries>\d+) retries",
         "The NCCL bootstrap could not reach rank 0's NCCL_HOST_IP:NCCL_PORT within "
         "MLX_NCCL_TIMEOUT (default 300000 ms).",
-        "Check rank 0 started and NCCL_HOST_IP/NCCL_PORT are reachable.",
+        "Check rank 0 started and NCCL_HOST_IP:NCCL_PORT is reachable from this host: "
+        "`nc -vz NCCL_HOST_IP NCCL_PORT` (refused: rank 0 is not listening; a timeout with ping "
+        "answering: a firewall drops the port).",
         "MLX 0.29.3 nccl bootstrap",
         causes=[
             ("rank 0 not started or died first", "rank 0's log"),
@@ -152,6 +171,10 @@ SIGNATURES = (
             "h1:1234:1240 [1] init.cc:1234 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
             "both on CUDA device 1000",
         ),
+        role_of=peer_went_away,
+        role_note="A warning that says the peer went away (Connection closed by remote peer, "
+        "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6) is a "
+        "consequence.",
     ),
     signature(
         "MD650",
@@ -182,6 +205,9 @@ SIGNATURES = (
             "NCCL_DEBUG=INFO for details)'",
         ),
         refine=nccl_message,
+        role_of=peer_went_away,
+        role_note="'remote process exited or there was a network error' (ncclRemoteError) is "
+        "another rank's failure seen from here: a consequence.",
     ),
     signature(
         "MD651",
@@ -292,13 +318,15 @@ SIGNATURES = (
     signature(
         "MD686",
         "nccl.peer-closed",
-        r"(?:NET/Socket|Net|Bootstrap|socketProgress\w*)\s*:.*?(?:Connection closed by remote "
-        r"peer|Connection reset by peer|remote peer closed)\s*(?P<peer>[0-9a-fA-F.:]+(?:<\d+>)?)?",
+        r"(?:NET/Socket|Net|Bootstrap|socketProgress\w*|ncclOsSocketProgressOpt)\s*:.*?"
+        r"(?:Connection closed by remote peer|Connection reset by peer|remote peer closed|"
+        r"Broken pipe)\s*(?P<peer>[0-9a-fA-F.:]+(?:<\d+>)?)?",
         "NCCL's socket to a peer (bootstrap or data) was closed or reset by the other end: the "
         "peer rank died, or its host or link went away. The address it names is the peer.",
         "Find the rank at that address and read why it ended (its exit status, stderr); if no "
         "rank died, check the link between the two hosts (cable, switch port, firewall).",
-        "NCCL socket transport (net_socket.cc, bootstrap.cc: 'Connection closed by remote peer')",
+        "NCCL socket code (misc/socket.cc: 'Connection closed by remote peer', 'Call to recv "
+        "from ... failed' in 2.12-2.28; os/linux.cc in 2.29+)",
         role=CONSEQUENCE,
         causes=[
             ("the peer rank died or was killed first", "its exit status (-9, 1) and stderr"),
@@ -310,6 +338,12 @@ SIGNATURES = (
             "node2:1234:1300 [1] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed "
             "by remote peer node3<52314>",
             "NCCL WARN Bootstrap : Connection reset by peer 192.168.1.20<33075>",
+            # NCCL 2.12-2.28 misc/socket.cc (EPIPE and ECONNRESET both under "recv from")
+            "node2:1234:1300 [1] NCCL WARN socketProgressOpt: Call to recv from "
+            "10.0.0.8<40123> failed : Broken pipe",
+            # NCCL 2.29+ os/linux.cc (a send the peer reset)
+            "node2:1234:1300 [1] NCCL WARN ncclOsSocketProgressOpt: Call to send to "
+            "10.0.0.8<40123> failed : Connection reset by peer",
         ),
     ),
     signature(
@@ -330,6 +364,7 @@ SIGNATURES = (
             ("RoCE without a lossless fabric (no PFC/ECN)", "drops under load only"),
             ("the peer process died mid-transfer", "the peer's log ends earlier"),
         ],
+        role=EITHER,  # a rank that dies mid-transfer leaves its peers exactly this completion
         refine=lambda g: (
             "the transport retry counter was exceeded (IBV_WC_RETRY_EXC_ERR): the link to "
             f"{g.get('peer')} lost packets past the retry limit"

@@ -5,7 +5,14 @@ stable: never renumber, only add."""
 from __future__ import annotations
 
 from meshdoctor.signatures import errnos
-from meshdoctor.signatures.model import CONSEQUENCE, EITHER, by_group, signature
+from meshdoctor.signatures.model import (
+    CAUSE,
+    CONSEQUENCE,
+    EITHER,
+    by_group,
+    role_by_group,
+    signature,
+)
 
 SIGNATURES = (
     signature(
@@ -67,12 +74,19 @@ SIGNATURES = (
             ),
         ],
         role=CONSEQUENCE,
+        # ring.cpp's worker: log_info(true, "Receiving from socket", fd, "failed with errno", errno)
         examples=(
             "[ring] Receiving from socket 4 failed with errno 104",
             "[ring] Receiving from socket 7 failed with errno 54",
+            "[ring] Sending to socket 5 failed with errno 32",
             "[ring] Sending to socket 5 failed with errno 22",
+            "[ring] Receiving from socket 6 failed with errno 14",
         ),
         refine=by_group("errno", errnos.TRANSFER),
+        role_of=role_by_group("errno", {"14": CAUSE, "22": CAUSE}),
+        role_note="Errno 14 (a bad buffer on this rank) and errno 22 (a transfer too large for "
+        "MLX 0.32.0 or older) are this rank's own fault, a cause; the others (32 broken pipe, "
+        "54/104 connection reset) are a peer's death seen from here.",
     ),
     signature(
         "MD620",
@@ -98,10 +112,11 @@ SIGNATURES = (
         r"\[ring\] Couldn't connect \(error: (?P<errno>\d+)\)",
         "The ring backend could not connect to its right-hand neighbour after 5 attempts "
         "(about 31 s; 15 s before 0.30.1).",
-        "Check the neighbour rank started and its IP is reachable from this host; if ping and "
-        "`nc -vz IP PORT` work but connect() stays in SYN_SENT, the fault is on this node "
-        "(compare `netstat -an | grep SYN_SENT` on both hosts; a local filter or socket "
-        "problem).",
+        "Check the neighbour rank started and its IP is reachable from this host: `ping IP`; "
+        "when ping answers, test the port the hostfile gives it: `nc -vz IP PORT` (refused: "
+        "nothing listens, the neighbour is not up; a timeout: a firewall drops the port); if "
+        "ping and nc work but connect() stays in SYN_SENT, the fault is on this node (compare "
+        "`netstat -an | grep SYN_SENT` on both hosts; a local filter or socket problem).",
         "MLX ring backend (observed with 0.32.4); https://github.com/ml-explore/mlx/issues/3755",
         causes=[
             ("the neighbour never started or died first (111/61 refused)", "the neighbour's log"),

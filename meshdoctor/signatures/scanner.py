@@ -59,6 +59,7 @@ RECORD_ANCHORS: Tuple[str, ...] = (
     "[ERROR]",  # mlx.distributed_config's log_error lines
     "does not seem to have RDMA",  # its check_rdma line, [ERROR] or [WARN]
     "Fence::wait",
+    "[mpi]",  # MLX's mpi backend prints its version warning with no error word in it
 )
 
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.

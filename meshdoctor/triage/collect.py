@@ -104,7 +104,7 @@ def _rank_exit(f: Finding) -> None:
         f.role = e.role
         f.match.meaning = f"rank {f.rank} {e.summary}. {f.match.meaning}"
     else:
-        f.role = "either"
+        f.role = f.match.role  # "was killed": mlx.launch's teardown
 
 
 class _Capped:
@@ -210,7 +210,7 @@ def read_report(data: bytes, inp: Input, col: Collected) -> None:
         match=match,
         source=inp.source,
         seq=col.seq_base(),
-        role=match.signature.role,
+        role=match.role,
         host=inp.host,
         time=when,
         crash=summary,
@@ -273,7 +273,9 @@ def read_exit_code(code: int, col: Collected) -> Tuple[Input, Optional[Finding]]
         col.add(inp, [])
         return inp, None
     m = signatures.make_match(e.code_md, f"exit status {code}", meaning=e.summary)
-    f = Finding(match=m, source=inp.source, seq=col.seq_base(), role=e.role, exit=e.to_dict())
+    f = Finding(
+        match=m, source=inp.source, seq=col.seq_base(), role=e.role, exit=e.to_dict(), job=True
+    )
     inp.findings = 1
     col.add(inp, [f])
     return inp, f
@@ -294,6 +296,7 @@ def launcher_zero(col: Collected) -> None:
             seq=col.seq_base(),
             role=signatures.CONSEQUENCE,
             exit=e.to_dict(),
+            job=True,
         )
     )
 

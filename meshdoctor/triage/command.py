@@ -11,7 +11,7 @@ from typing import BinaryIO, Optional, Sequence
 
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
-from meshdoctor.triage import collect
+from meshdoctor.triage import collect, silent, timeline
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
@@ -91,4 +91,6 @@ def run(
         collect.read_exit_code(exit_code, col)
         if exit_code == 0:
             collect.launcher_zero(col)
+    timeline.settle_exits(col.findings)  # a survivor's exit 1 follows its lost-peer traceback
+    col.findings.extend(silent.suspects(col.inputs, col.findings, col.unreachable))  # MD691
     return build(col, verdict)

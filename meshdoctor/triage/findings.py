@@ -18,7 +18,8 @@ class Finding:
     as UTC), else None; ``seq`` orders findings in file order across inputs (input index, line).
     ``count`` is how many times the same signature came back for the same rank in this input
     (only the first occurrence is kept, with ``last_lineno``). ``first_cause`` and
-    ``consequence_of`` (another finding's ``id``) are set by :mod:`.timeline`.
+    ``consequence_of`` (another finding's ``id``) are set by :mod:`.timeline`. ``job``: the
+    job's own exit status as its wrapper saw it (``--exit-code``), not one rank's.
     """
 
     match: signatures.Match
@@ -35,6 +36,7 @@ class Finding:
     crash: Optional[Dict[str, Any]] = None
     first_cause: bool = False
     consequence_of: Optional[str] = None
+    job: bool = False
 
     @property
     def code(self) -> str:

@@ -160,7 +160,7 @@ class LogScan:
             match=m,
             source=self.input.source,
             seq=self.seq_base + m.lineno,
-            role=m.signature.role,
+            role=m.role,
             host=self.input.host,
             rank=rank,
             time=time_of(),

@@ -1,17 +1,41 @@
 """One timeline for every finding, and the first cause singled out.
 
-Findings from all inputs are ordered by time (timestamps from the logs and crash reports, to the
-second) and, when there are none, by file order. Each signature has a role
-(:data:`meshdoctor.signatures.ROLES`): a ``cause`` can only be a cause, a ``consequence`` is
-another rank's failure seen from here (``[jaccl] Recv failed with errno=2`` after a peer died in
-init, survivors killed by mlx.launch's SIGTERM, -15), ``either`` is a cause when nothing better
-explains it (RTR errno 22 on a survivor in the same second as the real fault).
+Findings from all inputs are ordered by time (timestamps from the logs and crash reports) and,
+when there are none, by file order. Each finding has a role (:data:`meshdoctor.signatures.ROLES`,
+its match's: a signature whose groups decide it gives each match its own, e.g. the ring's errno
+32/104 is an echo, errno 14 a fault of this rank): a ``cause`` can only be a cause, a
+``consequence`` is another rank's failure seen from here (``[jaccl] Recv failed with errno=2``
+after a peer died in init, a broken pipe, a peer-closed socket, NCCL's ``remote process exited``
+and ``Connection closed by remote peer``, survivors killed by mlx.launch's SIGTERM, -15),
+``either`` is a cause when nothing better explains it (RTR errno 22 on a survivor in the same
+second as the real fault).
 
-The first cause is the earliest finding of the strongest role present; findings of that role
-equally early (same second, different host or rank) are all first causes. Where the timestamps
-of that second carry a fraction (``10:00:04,120``), only the earliest is, so an echo
-milliseconds later on another rank (a second identical failure, a peer-closed socket) is never
-named first because its file came first. Every other finding is
+An exit status that could be a cause (``either``: 1, 255) of a rank whose own log printed
+only consequences is their consequence (:func:`settle_exits`). The first cause is chosen from
+the findings of the strongest role present, so an echo never
+outranks an original fault, whatever the order of the files:
+
+1. When some of them carry a time, the earliest: findings of that role equally early (the same
+   second, different host or rank) are all first causes; where the timestamps of that second
+   carry a fraction (``10:00:04,120``), only the earliest is, so an echo milliseconds later on
+   another rank (a second identical failure, a peer-closed socket) is never named first; one
+   stamped to the second only (``10:00:04``) may lie anywhere in it and stays a first cause
+   beside that earliest one.
+   Findings of that role without a time are then not first causes (nothing places them
+   before the timed ones).
+2. When none carries a time (the untimed tie rule): the lines of one input are in the order they
+   were written, so each input's earliest finding of that role is its candidate; inputs have
+   no order among themselves, so every input's candidate is a first cause, one per host and
+   rank (of two candidates for the same host and rank from different inputs, what the rank
+   printed before its exit status, then the one of the input whose name sorts first). The
+   job's own exit status (``--exit-code``) is a first cause only when no input gave one. Which
+   findings are first causes therefore never depends on the order in which the files were
+   given.
+
+A rank that died without a word (its log ends with no error while its peers lost it) has no
+finding of its own; :mod:`meshdoctor.triage.silent` adds one (MD691, a cause) before this runs.
+
+First causes are listed by time, then rank, host and input name. Every other finding is
 ``consequence_of`` the first cause on its own host and rank if there is one, else the first one,
 unless it is itself a ``cause`` more than :data:`INDEPENDENT_AFTER_S` seconds later (a separate
 incident, left unrelated).
@@ -20,17 +44,42 @@ incident, left unrelated).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from meshdoctor import signatures
 from meshdoctor.triage.findings import Finding
 
 INDEPENDENT_AFTER_S = 300.0
+_FAR = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
 _STRENGTH = {signatures.CAUSE: 0, signatures.EITHER: 1, signatures.CONSEQUENCE: 2}
 
 
 def _second(t: Optional[_dt.datetime]) -> Optional[_dt.datetime]:
     return t.replace(microsecond=0) if t is not None else None
+
+
+def _listing(f: Finding) -> Tuple[_dt.datetime, int, str, str, int]:
+    """The order first causes are listed in, the same whatever the order of the inputs: time,
+    rank, host, input name, line."""
+    rank = f.rank if f.rank is not None else 1 << 30
+    return (f.time or _FAR, rank, f.host or "", f.source, f.match.lineno)
+
+
+def settle_exits(findings: List[Finding]) -> None:
+    """An exit status that is ``either`` (1: an uncaught exception or NCCL's exit(1); 255; one
+    with no specific meaning) of a rank whose own log printed only consequences is read as
+    their consequence: the rank ended because of what it printed (a traceback of a lost peer).
+    Changes the role of such findings in place (the same (host, rank), another input)."""
+    own: Dict[Tuple[Optional[str], Optional[int]], List[Finding]] = {}
+    for f in findings:
+        if f.exit is None and not f.job and f.rank is not None:
+            own.setdefault((f.host, f.rank), []).append(f)
+    for f in findings:
+        if f.exit is None or f.job or f.role != signatures.EITHER:
+            continue
+        said = [g for g in own.get((f.host, f.rank), []) if g.source != f.source]
+        if said and all(g.role == signatures.CONSEQUENCE for g in said):
+            f.role = signatures.CONSEQUENCE
 
 
 def order(findings: List[Finding]) -> List[Finding]:
@@ -47,6 +96,7 @@ def order(findings: List[Finding]) -> List[Finding]:
 def relate(findings: List[Finding]) -> List[Finding]:
     """Number the findings (``F1``... in timeline order), mark the first cause(s) and set
     ``consequence_of`` on the others; returns the first causes (empty for no findings)."""
+    settle_exits(findings)
     ordered = order(findings)
     for i, f in enumerate(ordered, 1):
         f.id = f"F{i}"
@@ -59,20 +109,30 @@ def relate(findings: List[Finding]) -> List[Finding]:
     if timed:
         t_min = min(f.time for f in timed)  # type: ignore[type-var]
         tied = [f for f in timed if _second(f.time) == _second(t_min)]
-        if any(f.time.microsecond for f in tied):  # type: ignore[union-attr]
-            # sub-second timestamps: the earliest one, whatever the order of the files
-            tied = [f for f in tied if f.time == t_min]
+        frac = [f for f in tied if f.time.microsecond]  # type: ignore[union-attr]
+        if frac:
+            # sub-second timestamps: the earliest one, whatever the order of the files; one
+            # stamped to the second only may be anywhere in it, so it stays beside that one
+            t_frac = min(f.time for f in frac)  # type: ignore[type-var]
+            tied = [f for f in tied if f.time == t_frac or not f.time.microsecond]  # type: ignore
     else:
-        tied = [min(pool, key=lambda f: f.seq)]
+        # no time: each input's earliest (its lines are in order); inputs have no order
+        earliest: Dict[str, Finding] = {}
+        for f in pool:
+            if f.source not in earliest or f.seq < earliest[f.source].seq:
+                earliest[f.source] = f
+        tied = [f for f in earliest.values() if not f.job] or list(earliest.values())
     firsts: List[Finding] = []
     seen = set()
-    for f in sorted(tied, key=lambda f: f.seq):
+    # of one host and rank: what it printed before what its exit status says, then the earliest
+    for f in sorted(tied, key=lambda f: (f.exit is not None, f.time or _FAR, f.source, f.seq)):
         who = (f.host, f.rank)
         if who in seen:
             continue
         seen.add(who)
         f.first_cause = True
         firsts.append(f)
+    firsts.sort(key=_listing)
     for f in ordered:
         if f.first_cause:
             continue

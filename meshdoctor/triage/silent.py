@@ -1,0 +1,161 @@
+"""The silent rank: a rank whose log ends without an error while every other rank reports only
+that it lost a peer (``[ring] Socket 4 was closed by the peer``, ``[jaccl] Recv failed with
+errno=2``, NCCL's ``Connection closed by remote peer``) most likely died without a word: killed
+by SIGKILL (the OOM killer, macOS jetsam), its Mac panicked, slept or lost power. Triage names it
+as the suspect with MD691, a finding it makes itself (no line of any log says it), declared here
+as triage's own catalogue entry, as MD690 is in :mod:`.report`.
+
+The rule (:func:`suspects`): among the logs read (not crash reports, not ``--exit-code``) whose
+rank or host is known (``rank3.log``, a hostfile host's file), at least two; no finding of any
+input is a ``cause`` or ``either`` (the job's own ``--exit-code`` aside); some finding is a
+``consequence`` of another rank or host; then each such log with no finding, whose rank and
+host no other input's finding names either, read whole and without a warning, is a suspect.
+None is named when a log could not be read or a host could not be reached (that one may be
+the rank that died: a host powered off answers nothing), nor by an interrupted triage. Its role
+is ``cause``: it is the first cause, since by the rule no other cause was found.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from typing import Collection, List, Optional, Sequence, Tuple
+
+from meshdoctor import signatures
+from meshdoctor.codes.model import SIGNATURE, Entry
+from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.triage.findings import Finding, Input
+
+CODE = "MD691"
+
+SILENT = signature(
+    CODE,
+    "triage.silent-rank",
+    None,
+    "This rank's log stops without an error while its peers report that they lost it (peer "
+    "closed, connection reset, recv failed): it most likely died without printing anything, "
+    "killed by SIGKILL (the out-of-memory killer, macOS jetsam), or its machine panicked, "
+    "slept or lost power.",
+    "Find out how that rank ended: its exit status (mlx.launch's '[WARN] Node with rank R "
+    "exited with code C' line: give triage the launcher's output too), the crash, jetsam and "
+    "panic reports of its host (`ssh HOST meshdoctor triage --crash-reports`, or "
+    "`meshdoctor triage --hostfile HOSTFILE` from here), whether it rebooted (`ssh HOST uptime`) "
+    "and, on Linux, its kernel log (`ssh HOST dmesg`: the OOM killer says 'Killed process').",
+    "POSIX signals (SIGKILL cannot be caught, so nothing is printed); xnu "
+    "kern_memorystatus.c (jetsam); Apple, kernel panic reports (bug_type 210)",
+    examples=(),
+    causes=[
+        (
+            "killed by the out-of-memory killer or macOS jetsam",
+            "exit status -9 or 137; a jetsam report (bug_type 298) or 'Out of memory: "
+            "Killed process' in dmesg",
+        ),
+        (
+            "the machine panicked or rebooted",
+            "a panic report (bug_type 210); uptime shorter than the job",
+        ),
+        ("the Mac slept or lost power", "pmset -g log shows Sleep at that time"),
+        (
+            "the link to it went down while it ran on",
+            "its exit status 0, or its log going on after the peers' errors (this copy of "
+            "it was cut short, not the rank)",
+        ),
+    ],
+)
+
+# what the role's usual "why" would say (the rank printed it) is not so here: triage names it
+SILENT = replace(
+    SILENT,
+    doc=replace(
+        SILENT.doc,
+        why="The suspect of a job whose other ranks only lost a peer: it is the first cause "
+        "because no rank printed a cause of its own, and the peers' errors are its "
+        "consequences; a crash, jetsam or panic report of its host, once found, says what "
+        "happened.",
+    ),
+)
+
+ENTRY = Entry(
+    code=CODE,
+    kind=SIGNATURE,
+    title="triage silent rank",
+    doc=SILENT.doc,
+    names=(SILENT.name,),
+    details=(("Known causes, most common first", causes_text(SILENT)),),
+)
+
+_LOGS = ("log", "stdin")
+
+
+def _who(host: Optional[str], rank: Optional[int]) -> str:
+    parts = ([host] if host else []) + ([f"rank {rank}"] if rank is not None else [])
+    return " ".join(parts)
+
+
+def _remedy(inp: Input) -> str:
+    """The remedy of one suspect, its host named (quoted) when known."""
+    if not inp.host:
+        return SILENT.remedy
+    h = shlex.quote(inp.host)
+    return (
+        f"Find out how {_who(inp.host, inp.rank)} ended: its exit status (mlx.launch's '[WARN] "
+        "Node with rank R exited with code C' line: give triage the launcher's output too), "
+        f"its host's crash, jetsam and panic reports (`ssh {h} meshdoctor triage "
+        f"--crash-reports`), whether it rebooted (`ssh {h} uptime`) and, on Linux, its kernel "
+        f"log (`ssh {h} dmesg`: the OOM killer says 'Killed process')."
+    )
+
+
+def suspects(
+    inputs: Sequence[Input], findings: Sequence[Finding], unreachable: Collection[str] = ()
+) -> List[Finding]:
+    """The MD691 findings (the rule in the module's docstring) for what triage read:
+    ``inputs`` in the order read (their index gives each finding's ``seq``), ``findings`` of
+    them all, ``unreachable`` the hosts that could not be read. Empty when the rule does not
+    hold."""
+    if unreachable or any(inp.error and inp.kind in _LOGS for inp in inputs):
+        return []  # a log not read (a host down, a file missing, an interrupt) may be the one
+    logs = [
+        (i, inp)
+        for i, inp in enumerate(inputs)
+        if inp.kind in _LOGS and inp.error is None and (inp.rank is not None or inp.host)
+    ]
+    if len(logs) < 2:
+        return []
+    rank_findings = [f for f in findings if not f.job]
+    if any(f.role != signatures.CONSEQUENCE for f in rank_findings):
+        return []
+    named = {(f.host, f.rank) for f in rank_findings}
+    out: List[Finding] = []
+    for i, inp in logs:
+        who: Tuple[Optional[str], Optional[int]] = (inp.host, inp.rank)
+        if inp.findings or who in named or inp.warnings:  # a log read with trouble proves nothing
+            continue
+        lost = sorted(
+            {_who(f.host, f.rank) or f.source for f in rank_findings if (f.host, f.rank) != who}
+        )
+        if not lost:
+            continue
+        m = signatures.Match(
+            code=CODE,
+            name=SILENT.name,
+            meaning=f"{SILENT.meaning} Here: {_who(inp.host, inp.rank)}'s log ends after "
+            f"{inp.lines} line(s) with no error, while {', '.join(lost)} lost a peer.",
+            remedy=_remedy(inp),
+            line=f"(end of the log after {inp.lines} line(s), no error)",
+            lineno=inp.lines,
+            sig=SILENT,
+        )
+        out.append(
+            Finding(
+                match=m,
+                source=inp.source,
+                seq=i * SEQ_STRIDE + inp.lines,
+                role=m.role,
+                host=inp.host,
+                rank=inp.rank,
+                last_lineno=inp.lines,
+            )
+        )
+    return out
