@@ -71,7 +71,10 @@ class Signature:
     rank exit status that means it) and ``exit_unless`` (text whose presence in the rank's
     output means the exit status is explained otherwise); ``envelope``: a generic wrapper of
     other messages (``NCCL WARN ...``), dropped where a specific signature matches the same
-    line."""
+    line; ``abort_frame`` (a frame that names this signature only when the process aborted,
+    SIGABRT: a frame in Metal's own image); ``report_remedy`` (the remedy when the finding
+    came from the crash report itself, an ``.ips`` file or a crash report's text with its
+    frames: it never sends the reader to find that report)."""
 
     code: str
     name: str
@@ -89,6 +92,8 @@ class Signature:
     exit_status: Optional[int] = None
     exit_unless: Optional[str] = None
     envelope: bool = False
+    abort_frame: Optional[Pattern[str]] = None
+    report_remedy: Optional[str] = None
 
     @property
     def meaning(self) -> str:
@@ -126,6 +131,8 @@ def signature(
     exit_status: Optional[int] = None,
     exit_unless: Optional[str] = None,
     envelope: bool = False,
+    abort_frame: Optional[str] = None,
+    report_remedy: Optional[str] = None,
 ) -> Signature:
     """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
     ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
@@ -162,6 +169,8 @@ def signature(
         exit_status=exit_status,
         exit_unless=exit_unless,
         envelope=envelope,
+        abort_frame=re.compile(abort_frame) if abort_frame else None,
+        report_remedy=report_remedy,
     )
 
 

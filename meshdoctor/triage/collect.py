@@ -158,6 +158,13 @@ def _open_input(path: str) -> Optional[BinaryIO]:
     return os.fdopen(fd, "rb")
 
 
+def _peek(fh: BinaryIO) -> bytes:
+    """The first bytes of a regular file, the file left where it was."""
+    head = fh.read(4096)
+    fh.seek(0)
+    return head
+
+
 def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
     """A local log or crash report (``.ips`` by name or by its header line)."""
     inp = Input(
@@ -170,7 +177,7 @@ def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
             col.add(inp, [])
             return
         with fh:
-            if path.endswith(".ips"):
+            if path.endswith(".ips") or (is_regular(fh) and ips.has_header(_peek(fh))):
                 read_report(fh.read(ips.MAX_BYTES), inp, col)
                 return
             read_stream(fh, inp, col, capped=not is_regular(fh))

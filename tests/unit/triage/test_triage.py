@@ -253,6 +253,11 @@ LINES = [
         "(vm-pageshortage 10) - memorystatus_available_pages: 1200",
         "MD677",
     ),
+    (
+        '{"bug_type":"284","timestamp":"2026-01-05 10:00:03.00 +0100","name":"GPURestart"}',
+        "MD693",
+    ),
+    ("EXC_RESOURCE -> python3.12[48213] exceeded mem limit: ActiveHard 6144 MB (fatal)", "MD694"),
 ]
 
 # codes recognised by other means than one line, and the test that shows each (here or in
