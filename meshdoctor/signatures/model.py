@@ -9,8 +9,11 @@ first, e.g. ``[jaccl] Recv failed with errno=2``). The role is also what its Doc
 "Why it matters" (:data:`ROLE_WHY`).
 
 How the scanner (:mod:`meshdoctor.signatures.scanner`) recognises a signature is declared on
-the signature itself: a line ``pattern``; a ``frame`` (the faulting frame of a native crash,
-lines after the crash signal); a ``fallback`` record (:data:`CRASH`: a crash signal whose frame
+the signature itself: a line ``pattern``; a ``frame`` (the faulting frame of a native crash:
+searched in the crashed thread's frames, ``image`symbol``, of a crash record or a crash report,
+:mod:`meshdoctor.signatures.frames`) and an ``abort_frame`` (the same, only for SIGABRT); a
+``report_remedy`` (what helps when the finding came from the crash report itself); a
+``fallback`` record (:data:`CRASH`: a crash signal whose frame
 never came; :data:`TRACEBACK`: a Python traceback whose exception line matched nothing); an
 ``exit_status``. A meaning that depends on a matched group (which errno, which NCCL message)
 comes from the signature's ``refine`` hook. This module imports nothing of meshdoctor but the

@@ -94,8 +94,11 @@ SIGNATURES = (
         "Find the crash report (~/Library/Logs/DiagnosticReports/*.ips) and triage it.",
         "POSIX signals",
         causes=[
-            ("Thunderbolt RDMA driver crash seen without its frame", "the .ips report"),
-            ("a bug in a native library", "the faulting frame in the .ips report"),
+            (
+                "Thunderbolt RDMA driver crash seen without its frame",
+                "tbt_post_recv among the crashed thread's frames in the crash report (MD612)",
+            ),
+            ("a bug in a native library", "the library of the crashed thread's top frame"),
         ],
         examples=(
             "Segmentation fault: 11",

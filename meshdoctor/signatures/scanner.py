@@ -4,7 +4,12 @@
 
 A record may span lines: a native crash prints the signal on one line and the faulting frame
 (a signature's ``frame``: ``ibv_reg_mr``, ``tbt_post_recv``) lines later; a Python traceback
-ends with its exception line. :class:`Scanner` matches records in bounded memory (a window of
+ends with its exception line. A crash record is read line by line while it is open: frames
+with no thread structure (a bare ``bt``) are tried as they come; when the text lists threads
+(Apple's crash text, lldb's ``bt all``) only the crashed thread's frames count, up to the end
+of its block (:mod:`meshdoctor.signatures.frames` reads the shapes and names the signature, as
+for an ``.ips`` report); the match carries the record's ``process``, ``pid``, ``time`` and
+``thread`` as groups, and a record with its frames takes its signature's ``report_remedy``. :class:`Scanner` matches records in bounded memory (a window of
 :data:`RECORD_WINDOW` lines, at most :data:`CONTEXT_LINES` lines of context per match).
 ``meshdoctor triage`` feeds it lines from files of any size. This module only reads text and
 names no code: what each signature is recognised by is declared on it

@@ -218,3 +218,35 @@ def test_a_crash_of_type_exc_resource_memory_reads_as_killed_for_memory(tmp_path
     human = run_cli("triage", str(rep))
     assert "killed by macOS for going over its memory limit" in human.out
     assert "native crash" not in human.out
+
+
+GENERIC = ("Find the crash report", "Look for a crash report", "DiagnosticReports/*.ips")
+
+
+def test_no_finding_from_a_crash_report_sends_the_reader_to_find_one(tmp_path):
+    from tests.unit.triage.test_triage import METAL_IPS, REG_MR_IPS, TBT_IPS
+
+    cut = tmp_path / "python3.12-2026-01-05-100009.ips"
+    cut.write_text(TBT_IPS.read_text().split("\n", 1)[0] + "\n")  # its header line only
+    native = tmp_path / "python3.12-2026-01-05-100008.ips"
+    native.write_text(TBT_IPS.read_text().replace("tbt_post_recv", "objc_release"))
+    reports = [
+        TBT_IPS,
+        REG_MR_IPS,
+        METAL_IPS,
+        cut,
+        native,
+        _report(tmp_path / "JetsamEvent-2026-01-05-100004.ips", "298", JETSAM_BODY),
+        _report(tmp_path / "panic-full-2026-01-05-100003.ips", "210", PANIC_BODY),
+        _report(tmp_path / "GPURestart-2026-01-05-100003.ips", "284", GPU_BODY),
+        _report(tmp_path / "python3.12_2026-01-05-100002.ips", "385", WAKEUPS_TEXT),
+    ]
+    r = run_cli("triage", *map(str, reports), "--json")
+    found = r.doc["triage"]["findings"]
+    codes = {f["code"] for f in found}
+    assert {"MD612", "MD609", "MD661", "MD662", "MD677", "MD676", "MD693", "MD694"} <= codes
+    assert all("crash_report" in f for f in found)
+    for f in found:
+        assert not any(g in f["remedy"] for g in GENERIC), (f["code"], f["remedy"])
+    human = run_cli("triage", *map(str, reports))
+    assert not any(g in human.out for g in GENERIC), human.out
