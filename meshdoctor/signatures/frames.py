@@ -38,7 +38,7 @@ _LLDB = re.compile(
 _GDB = re.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<sym>[^\s(]+)[^\n]*?(?:\sfrom\s+(?P<img>\S+))?\s*$"
 )
-_OFFSET = re.compile(r"\s+(?:\+\s*\d+|at\s+\S+:\d+.*|\(\S+:\d+\))$")
+_OFFSET = re.compile(r"\s+(?:\+\s*\d+\b.*|at\s+\S+:\d+.*|\(\S+:\d+\))$")
 
 # thread headers: Apple's "Thread 3 Crashed::", "Crashed Thread: 3"; lldb's "* thread #3";
 # gdb's 'Thread 3 "python3" received signal SIGSEGV' (names the crashed thread) and its

@@ -9,8 +9,10 @@ with no thread structure (a bare ``bt``) are tried as they come; when the text l
 (Apple's crash text, lldb's ``bt all``) only the crashed thread's frames count, up to the end
 of its block (:mod:`meshdoctor.signatures.frames` reads the shapes and names the signature, as
 for an ``.ips`` report); the match carries the record's ``process``, ``pid``, ``time`` and
-``thread`` as groups, and a record with its frames takes its signature's ``report_remedy``. :class:`Scanner` matches records in bounded memory (a window of
-:data:`RECORD_WINDOW` lines, at most :data:`CONTEXT_LINES` lines of context per match).
+``thread`` as groups, and a record with its frames takes its signature's ``report_remedy``.
+:class:`Scanner` matches records in bounded memory (a window of :data:`RECORD_WINDOW` lines,
+:data:`REPORT_LINES` once a record lists threads, at most :data:`MAX_FRAMES` frames kept and
+:data:`CONTEXT_LINES` lines of context per match).
 ``meshdoctor triage`` feeds it lines from files of any size. This module only reads text and
 names no code: what each signature is recognised by is declared on it
 (:class:`meshdoctor.signatures.model.Signature`), the catalogue order is
@@ -90,11 +92,12 @@ CRASH_SIGNAL = re.compile(
 
 class _CrashRecord:
     """An open crash record: its first line (``start``, ``line``: the crash signal), the
-    ``signal`` it names and its POSIX signal (``posix``), the ``heads`` just before it (Apple's
-    ``Process:`` and ``Date/Time:`` lines, :func:`report_header`), the crashed ``thread`` once named, whether its text lists
-    threads (``structured``: only the crashed thread's frames count) and whether the lines
-    now read are that thread's (``in_crashed``), its ``frames`` (``((image, symbol), line)``,
-    top first) and how many lines it waits (``window``)."""
+    ``signal`` it names and its POSIX signal (``posix``), the ``heads`` just before it
+    (Apple's ``Process:`` and ``Date/Time:`` lines, :func:`report_header`), the crashed
+    ``thread`` once named, whether its text lists threads (``structured``: only the crashed
+    thread's frames count) and whether the lines now read are that thread's (``in_crashed``),
+    its ``frames`` (``((image, symbol), line)``, top first) and how many lines it waits
+    (``window``)."""
 
     def __init__(self, start: int, line: str) -> None:
         m = CRASH_SIGNAL.search(line)
@@ -468,7 +471,7 @@ class Scanner:
             self._tb_prefix = prefix_shape(line[: line.index(TRACEBACK_START)])
             return out
         found = _match_line(self._ix, line, lineno)
-        head = report_header(line)
+        head = report_header(line) if "Process:" in line or "Date/Time:" in line else None
         if head is not None:  # "Process:", "Date/Time:" before a crash report's exception
             self._heads[head[0]] = (lineno, head[1])
         if self._crash is not None:

@@ -327,18 +327,19 @@ _RESOURCES = (
 )
 
 
-def _strings(value: Any, out: List[str], budget: int = 64) -> None:
-    """Up to ``budget`` string values found in a JSON value (depth-first), for their words."""
-    if len(out) >= budget:
+def _strings(value: Any, out: List[str], budget: int = 64, depth: int = 16) -> None:
+    """Up to ``budget`` string values found in a JSON value (depth-first, at most ``depth``
+    levels down: a body nested deeper is not walked further), for their words."""
+    if len(out) >= budget or depth <= 0:
         return
     if isinstance(value, str):
         out.append(value[:400])
     elif isinstance(value, dict):
-        for v in value.values():
-            _strings(v, out, budget)
+        for v in list(value.values())[:256]:
+            _strings(v, out, budget, depth - 1)
     elif isinstance(value, list):
         for v in value[:64]:
-            _strings(v, out, budget)
+            _strings(v, out, budget, depth - 1)
 
 
 def _event_fields(header: Dict[str, Any], rest: str, warnings: List[str]) -> Dict[str, Any]:
@@ -406,6 +407,8 @@ def _event_report(
     """:func:`parse` for a GPU restart report (:data:`GPU_RESTART_TYPES`, MD693) or an
     EXC_RESOURCE report (:data:`RESOURCE_TYPES`, MD694; None with a warning when the process
     is not an MLX rank). Their layout is not published: see :data:`UNDOCUMENTED`."""
+    if not rest.strip():
+        warnings.append("only its header line: the body is missing, so the report is truncated")
     f = _event_fields(header, rest, warnings)
     when = f.get("when") or ""
     time = parse_time(when) if when else None
