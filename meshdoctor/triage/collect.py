@@ -209,7 +209,7 @@ def read_report(data: bytes, inp: Input, col: Collected) -> None:
         match=match,
         source=inp.source,
         seq=col.seq_base(),
-        role=match.signature.role,
+        role=summary.get("role") or match.signature.role,  # a report may say more than its code
         host=inp.host,
         time=when,
         crash=summary,

@@ -27,7 +27,10 @@ then the body as JSON when it parses (``procName``/``process``/``name``, ``pid``
 (``Date/Time:``, ``Command:``/``Process:``, ``PID:``, ``Event:``, ``Action taken:``,
 ``Limit:``, the ``... exceeding limit of ...`` line); the summary says so
 (:data:`UNDOCUMENTED`). A crash (309) whose exception type is ``EXC_RESOURCE`` is MD694 too:
-killed for going over its limit (for ``MEMORY``, killed for memory), not a generic crash.
+killed for going over its limit (for ``MEMORY``, killed for memory), not a generic crash. A
+summary's ``role`` is set where the report says more than its signature's role: an
+EXC_RESOURCE whose process was killed is a ``cause`` (a rank's SIGKILL after it is its doing),
+one that only warned stays ``either``.
 """
 
 from __future__ import annotations
@@ -442,7 +445,13 @@ def _event_report(
     killed = bool(re.search(r"kill|terminat", action, re.I)) or bool(
         re.search(r"(?<!non-)\bfatal\b", words, re.I) and not action.lower().startswith("none")
     )
-    summary.update(resource=resource, limit=f.get("limit"), action=action or None, killed=killed)
+    summary.update(
+        resource=resource,
+        limit=f.get("limit"),
+        action=action or None,
+        killed=killed,
+        role=signatures.CAUSE if killed else signatures.EITHER,
+    )
     proc = str(f.get("process") or "")
     if proc and not proc.startswith(CRASH_PREFIXES):
         return (
@@ -493,7 +502,9 @@ def _resource_crash(
     m = _LIMIT.search(words + " " + str(term.get("indicator") or ""))
     limit = (m.group("limit") or m.group("l2")).strip() if m else None
     pid = f"[{summary['pid']}]" if summary.get("pid") else ""
-    summary.update(resource=resource, limit=limit, killed=True, signature="MD694")
+    summary.update(
+        resource=resource, limit=limit, killed=True, signature="MD694", role=signatures.CAUSE
+    )
     summary["exception_subtype"] = exc.get("subtype")
     match = _resource_match(str(summary.get("process") or ""), pid, resource, limit, True, "")
     when = str(body.get("captureTime") or header.get("timestamp") or "")

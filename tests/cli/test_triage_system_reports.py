@@ -218,6 +218,13 @@ def test_a_crash_of_type_exc_resource_memory_reads_as_killed_for_memory(tmp_path
     human = run_cli("triage", str(rep))
     assert "killed by macOS for going over its memory limit" in human.out
     assert "native crash" not in human.out
+    # beside mlx.launch's line for that rank's SIGKILL, the report is the first cause
+    log = tmp_path / "launch.log"
+    log.write_text("[WARN] Node with rank 1 exited with code -9\n")
+    r = run_cli("triage", str(log), str(rep), "--json")
+    first, kill = r.doc["triage"]["findings"]
+    assert (first["code"], first["role"], first["first_cause"]) == ("MD694", "cause", True)
+    assert kill["code"] == "MD657" and kill["consequence_of"] == first["id"]
 
 
 GENERIC = ("Find the crash report", "Look for a crash report", "DiagnosticReports/*.ips")
