@@ -59,7 +59,6 @@ UNDOCUMENTED = (
 )
 
 _MLX_VERSION = re.compile(r"mlx[-_/ ]v?(\d+\.\d+\.\d+)")
-_METAL = re.compile(r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportFailure")
 
 
 def _salvage(text: str) -> Dict[str, Any]:
@@ -330,6 +329,16 @@ _RESOURCES = (
 )
 
 
+def _resource(*texts: str) -> Optional[str]:
+    """The resource the first of ``texts`` that names one names (the event before the
+    exception before the limit before the body's other words)."""
+    for text in texts:
+        for name, rx in _RESOURCES:
+            if rx.search(text):
+                return name
+    return None
+
+
 def _strings(value: Any, out: List[str], budget: int = 64, depth: int = 16) -> None:
     """Up to ``budget`` string values found in a JSON value (depth-first, at most ``depth``
     levels down: a body nested deeper is not walked further), for their words."""
@@ -440,7 +449,7 @@ def _event_report(
         )
         return summary, signatures.make_match("MD693", line, 0, meaning=meaning), time, warnings
     words = " ".join(str(f.get(k) or "") for k in ("event", "exception", "limit", "text"))
-    resource = next((name for name, rx in _RESOURCES if rx.search(words)), None)
+    resource = _resource(*(str(f.get(k) or "") for k in ("event", "exception", "limit", "text")))
     action = str(f.get("action") or "")
     killed = bool(re.search(r"kill|terminat", action, re.I)) or bool(
         re.search(r"(?<!non-)\bfatal\b", words, re.I) and not action.lower().startswith("none")
@@ -498,7 +507,7 @@ def _resource_crash(
     exc = body.get("exception") if isinstance(body.get("exception"), dict) else {}
     term = body.get("termination") if isinstance(body.get("termination"), dict) else {}
     words = " ".join(str(exc.get(k) or "") for k in ("subtype", "message"))
-    resource = next((name for name, rx in _RESOURCES if rx.search(words)), None)
+    resource = _resource(str(exc.get("subtype") or ""), str(exc.get("message") or ""))
     m = _LIMIT.search(words + " " + str(term.get("indicator") or ""))
     limit = (m.group("limit") or m.group("l2")).strip() if m else None
     pid = f"[{summary['pid']}]" if summary.get("pid") else ""

@@ -41,3 +41,22 @@ def test_a_header_only_report_says_it_is_truncated():
     header = json.dumps({"bug_type": "284", "name": "GPURestart"})
     summary, match, _, warnings = ips.parse((header + "\n").encode(), "r.ips")
     assert match.code == "MD693" and any("only its header line" in w for w in warnings)
+
+
+def test_the_event_names_the_resource_before_the_rest_of_the_text():
+    header = json.dumps({"bug_type": "385", "name": "python3.12"})
+    body = (
+        "Command:          python3.12\n"
+        "PID:              48213\n"
+        "Event:            cpu usage\n"
+        "Action taken:     none\n"
+        "CPU:              90 seconds cpu time over 107 seconds (84% cpu average), exceeding "
+        "limit of 50% cpu over 180 seconds\n"
+        "Footprint:        30.20 GB (memory in use)\n"
+    )
+    summary, match, _, _ = ips.parse((header + "\n" + body).encode(), "r.ips")
+    assert (summary["resource"], summary["killed"], summary["role"]) == ("cpu", False, "either")
+    assert summary["limit"] == "50% cpu over 180 seconds"
+    assert match.line == (
+        "python3.12[48213] EXC_RESOURCE cpu (limit 50% cpu over 180 seconds): not killed"
+    )
