@@ -51,6 +51,7 @@ from meshdoctor.text import printable as text_printable
 LINE_CHARS = 300  # a matched line is kept stripped and cut to this many characters
 CONTEXT_LINES = 8  # at most this many lines of context per match
 RECORD_WINDOW = 64  # a crash signal waits this many lines for its faulting frame
+FRAME_CHARS = 1024  # a crash record's line is read as a frame or thread header this far
 REPORT_LINES = 4000  # a crash report's text (threads listed) is read this far for its crashed one
 TRACEBACK_LINES = 400  # a Python traceback longer than this is closed where it stands
 
@@ -394,7 +395,7 @@ class Scanner:
         thread, or the end of that thread's block (the record is then matched)."""
         rec = self._crash
         assert rec is not None
-        s = line.rstrip("\r\n")
+        s = line.rstrip("\r\n")[:FRAME_CHARS]
         head = thread_header(s)
         if head is not None:
             n, crashed = head
@@ -415,7 +416,7 @@ class Scanner:
         if fr is None and any(sig.frame.search(s) for sig in self._ix.frames):  # type: ignore
             fr = ("", s.strip())  # a frame in a shape of its own ("... in tbt_post_recv")
         if fr is not None:
-            rec.frames.append((fr, s.strip()))
+            rec.frames.append((fr, s.strip()[:LINE_CHARS]))
             if not rec.structured and classify_frames([fr], rec.posix)[0] is not None:
                 return self._close_crash()  # frames with no thread structure: the first decides
             if len(rec.frames) >= MAX_FRAMES:
@@ -477,7 +478,7 @@ class Scanner:
         if self._crash is not None:
             # the record's own lines (its frames, its threads, a frame signature's line) are
             # matched as the record: one match, never a stack line read as another failure
-            s = line.rstrip("\r\n")
+            s = line.rstrip("\r\n")[:FRAME_CHARS]
             if parse_frame(s) is not None or thread_header(s) is not None:
                 found = []
             found = [m for m in found if m.signature.frame is None]
