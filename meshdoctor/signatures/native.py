@@ -289,7 +289,9 @@ SIGNATURES = (
         "mx.set_memory_limit, the wired limit iogpu.wired_limit_mb) and shorter command "
         "buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER); update macOS, and report it "
         "to Apple with the report file.",
-        "Apple, Diagnosing issues using crash reports and device logs (GPU restart reports)",
+        "DumpGPURestart, the macOS tool that saves a GPU restart report after a GPU hang or "
+        "reset (peterspath.net, 'What are DumpGPURestart and DumpPanic?'); the report's "
+        "bug_type from its JSON header line",
         causes=[
             ("GPU memory pressure (wired memory exhausted)", "MD302; Metal out-of-memory errors"),
             ("a GPU hang in a long command buffer", "GPU timeout errors (MD616) before it"),
@@ -311,8 +313,8 @@ SIGNATURES = (
         "Read which resource and limit: for memory, use a smaller model or shard it over more "
         "ranks and lower the wired limit (iogpu.wired_limit_mb); for CPU or wakeups, nothing "
         "stopped the process, so look for the first failure elsewhere.",
-        "xnu bsd/kern/kern_memorystatus.c (memorystatus_log_exception); Apple, EXC_RESOURCE "
-        "reports (bug_type 385)",
+        "xnu bsd/kern/kern_memorystatus.c (memorystatus_log_exception); Apple, Understanding "
+        "the exception types in a crash report (EXC_RESOURCE)",
         role=EITHER,
         check="MD302",
         causes=[
