@@ -9,7 +9,9 @@ The summary names the process, pid, exception type and signal, the faulting thre
 with their images, the macOS version and any MLX version found in image paths, and the signature
 that matches: ``tbt_post_recv``/``tbt_post_send`` in ``libthunderboltrdma.dylib`` (MD612, mlx
 #4192), ``ibv_reg_mr`` (MD609: a missing device before MLX 0.32.1), a Metal command-buffer abort
-(MD661), else a native crash (MD662). A truncated or corrupted report gives what can be salvaged
+(MD661), else a native crash (MD662): the frame signatures' own patterns
+(:func:`meshdoctor.signatures.classify_frames`, the classification a crash pasted as text into
+a log gets too). A truncated or corrupted report gives what can be salvaged
 with a warning; nothing here raises on bad input.
 
 Other reports in the same folders, read the same way (the header's ``bug_type``): a kernel
