@@ -364,8 +364,13 @@ def _fetch_host(
                 "1",
                 "-type",
                 "f",
+                "(",
                 "-name",
                 "*.ips",
+                "-o",
+                "-name",
+                f"*{ips.TEXT_SUFFIX}",
+                ")",
                 "-mmin",
                 f"-{minutes}",
             ],
@@ -377,6 +382,9 @@ def _fetch_host(
         paths = [p for p in r.stdout.splitlines() if ips.is_rank_report(p)]
         for p in sorted(paths)[-MAX_REPORTS_PER_DIR:]:
             inp = Input(source=f"{host}:{p}", host=host)
+            if p.endswith(ips.TEXT_SUFFIX):  # a crash report as text, read as a log
+                _stream_remote(host, p, inp, col, deadline)
+                continue
             rr = hosts.run(host, ["head", "-c", str(ips.MAX_BYTES), "--", p], timeout=left())
             if rr.returncode != 0:
                 inp.kind = "crash-report"

@@ -52,6 +52,7 @@ CRASH_PREFIXES = ("python", "Python", "mlx", "exo")  # process names of MLX rank
 SYSTEM_PREFIXES = ("JetsamEvent", "panic", "Kernel", "GPURestart", "ExcResource")
 PANIC_TYPES = ("210",)
 JETSAM_TYPES = ("298", "198")
+TEXT_SUFFIX = ".crash"  # Apple's crash report text, as macOS 11 and before wrote it
 GPU_RESTART_TYPES = ("284",)
 RESOURCE_TYPES = ("385",)
 UNDOCUMENTED = (
@@ -313,9 +314,12 @@ def is_rank_report(name: str) -> bool:
     """Whether a report's file name (``<process>-<date>-<time>.ips``) is of a process that
     can be an MLX rank (python, mlx, exo; a resource report is named by its process too), or
     a jetsam, kernel panic, GPU restart or resource report (:data:`SYSTEM_PREFIXES`) that can
-    explain a rank's end. A file given by name is read whatever its name (its header's
+    explain a rank's end; a rank's crash report as text (:data:`TEXT_SUFFIX`, read as a log:
+    the scanner's crash record). A file given by name is read whatever its name (its header's
     ``bug_type`` decides)."""
     base = name.rsplit("/", 1)[-1]
+    if base.endswith(TEXT_SUFFIX):  # a crash report as text (macOS 11 and before): a rank's
+        return base.startswith(CRASH_PREFIXES)
     return base.endswith(".ips") and base.startswith(CRASH_PREFIXES + SYSTEM_PREFIXES)
 
 

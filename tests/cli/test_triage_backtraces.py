@@ -124,3 +124,14 @@ def test_a_metal_abort_in_crash_text_is_a_metal_failure(tmp_path):
     assert f["code"] == "MD661" and "MTLReportFailure" in f["line"]
     assert f["groups"]["thread"] == "0" and f["time"].startswith("2026-01-05T09:00:05")
     assert "Application Specific Information" in f["remedy"]
+
+
+def test_a_text_crash_report_in_a_diagnostic_reports_folder_is_read(tmp_path):
+    d = tmp_path / "DiagnosticReports"
+    d.mkdir()
+    (d / "python3.12_2026-01-05-100004_Mac-mini.crash").write_text(CRASH_TEXT.read_text())
+    (d / "Safari_2026-01-05-100004_Mac-mini.crash").write_text(CRASH_TEXT.read_text())
+    r = run_cli("triage", "--crash-reports", str(d), "--since", "2d", "--json")
+    (f,) = _findings(r)
+    assert f["code"] == "MD612" and f["source"].endswith("_Mac-mini.crash")
+    assert [i["source"] for i in r.doc["triage"]["inputs"]] == [f["source"]]
