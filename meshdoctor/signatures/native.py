@@ -306,7 +306,8 @@ SIGNATURES = (
         "MD694",
         "macos.exc-resource",
         r"EXC_RESOURCE -> (?P<proc>[^\[]*)\[(?P<pid>\d+)\] exceeded mem limit: "
-        r"(?P<limit>\w+) (?P<mb>\d+) MB \((?P<fatal>fatal|non-fatal)\)",
+        r"(?P<limit>\w+) (?P<mb>\d+) MB \((?P<fatal>fatal|non-fatal)\)"
+        r"|^\s*Exception Type:\s+(?P<report>EXC_RESOURCE)\b",
         "A process went over a macOS resource limit (EXC_RESOURCE: memory, CPU, wakeups or "
         "disk writes). Over a hard memory limit it is killed for memory; over a CPU, wakeups "
         "or disk-writes limit, or a soft memory limit, it is only reported and goes on.",
@@ -330,10 +331,17 @@ SIGNATURES = (
                 else "went on (a warning, not killed)"
             )
             if g.get("mb")
-            else None
+            else (
+                "a crash report of type EXC_RESOURCE: the process was killed for going over "
+                "the limit its Exception Subtype line names (MEMORY: killed for memory; "
+                "CPU_FATAL: for CPU time)"
+                if g.get("report")
+                else None
+            )
         ),
         examples=(
             "EXC_RESOURCE -> python3.12[48213] exceeded mem limit: ActiveHard 6144 MB (fatal)",
+            "Exception Type:  EXC_RESOURCE",
         ),
     ),
 )

@@ -135,3 +135,18 @@ def test_a_text_crash_report_in_a_diagnostic_reports_folder_is_read(tmp_path):
     (f,) = _findings(r)
     assert f["code"] == "MD612" and f["source"].endswith("_Mac-mini.crash")
     assert [i["source"] for i in r.doc["triage"]["inputs"]] == [f["source"]]
+
+
+def test_a_crash_text_of_type_exc_resource_is_a_resource_kill_not_a_native_crash(tmp_path):
+    log = tmp_path / "rank1.log"
+    log.write_text(
+        "Process:               python3.12 [48213]\n"
+        "Date/Time:             2026-01-05 10:00:04.1830 +0100\n\n"
+        "Exception Type:        EXC_RESOURCE\n"
+        "Exception Subtype:     MEMORY\n"
+        "Exception Message:     (Limit 6144 MB) Crossed Memory High Watermark\n\n"
+        "Thread 0 Crashed::  Dispatch queue: com.apple.main-thread\n"
+        "0   libsystem_kernel.dylib        \t       0x18c9e5f30 __psynch_cvwait + 8\n"
+    )
+    (f,) = _findings(run_cli("triage", str(log), "--json"))
+    assert f["code"] == "MD694" and "killed for going over the limit" in f["meaning"]
