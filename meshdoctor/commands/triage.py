@@ -26,7 +26,8 @@ from meshdoctor.commands.options import Duration, load_hostfile, output_options
     default=None,
     metavar="[DIR]",
     type=click.Path(file_okay=False),
-    help="Also read macOS crash reports (.ips) of python/MLX processes from DIR, or "
+    help="Also read macOS crash reports (.ips) of python/MLX processes, and kernel panic, "
+    "jetsam, GPU restart and resource reports, from DIR, or "
     "without DIR from ~/Library/Logs/DiagnosticReports and "
     "/Library/Logs/DiagnosticReports (without DIR, put it after the FILEs: "
     "a word right after it is taken as DIR).",

@@ -18,7 +18,9 @@ One module per family, each signature where its text comes from:
 
 :mod:`~meshdoctor.signatures.model` holds the vocabulary (roles, :class:`Signature` with its
 Doc and examples, :class:`Match`), :mod:`~meshdoctor.signatures.errnos` the socket errnos,
-:mod:`~meshdoctor.signatures.scanner` the matching (it names no code). Parsers run nothing:
+:mod:`~meshdoctor.signatures.scanner` the matching (it names no code),
+:mod:`~meshdoctor.signatures.frames` a crashed thread's frames (from text, or a crash report)
+and the frame signature they name. Parsers run nothing:
 this package only reads text. Codes are stable: never renumber, only add. :func:`entries` gives
 the catalogue (:mod:`meshdoctor.catalogue`) every signature's entry for ``meshdoctor explain``.
 """
@@ -29,6 +31,7 @@ from typing import Iterable, List
 
 from meshdoctor.codes.model import SIGNATURE, Entry
 from meshdoctor.signatures.families import BY_CODE, CATALOGUE, FAMILIES, FRAME_SIGNATURES
+from meshdoctor.signatures.frames import classify_frames
 from meshdoctor.signatures.model import (
     CAUSE,
     CONSEQUENCE,
@@ -72,6 +75,7 @@ __all__ = [
     "Signature",
     "classify",
     "classify_exit",
+    "classify_frames",
     "codes",
     "entries",
     "make_match",

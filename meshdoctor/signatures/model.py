@@ -9,8 +9,11 @@ first, e.g. ``[jaccl] Recv failed with errno=2``). The role is also what its Doc
 "Why it matters" (:data:`ROLE_WHY`).
 
 How the scanner (:mod:`meshdoctor.signatures.scanner`) recognises a signature is declared on
-the signature itself: a line ``pattern``; a ``frame`` (the faulting frame of a native crash,
-lines after the crash signal); a ``fallback`` record (:data:`CRASH`: a crash signal whose frame
+the signature itself: a line ``pattern``; a ``frame`` (the faulting frame of a native crash:
+searched in the crashed thread's frames, ``image`symbol``, of a crash record or a crash report,
+:mod:`meshdoctor.signatures.frames`) and an ``abort_frame`` (the same, only for SIGABRT); a
+``report_remedy`` (what helps when the finding came from the crash report itself); a
+``fallback`` record (:data:`CRASH`: a crash signal whose frame
 never came; :data:`TRACEBACK`: a Python traceback whose exception line matched nothing); an
 ``exit_status``. A meaning that depends on a matched group (which errno, which NCCL message)
 comes from the signature's ``refine`` hook; a role that depends on one (the ring's errno 32 or
@@ -77,7 +80,10 @@ class Signature:
     output means the exit status is explained otherwise); ``envelope``: a generic wrapper of
     other messages (``NCCL WARN ...``), dropped where a specific signature matches the same
     line; ``role_of`` (see :data:`RoleOf`): the role of one match when its groups decide it
-    (:meth:`role_for`)."""
+    (:meth:`role_for`); ``abort_frame`` (a frame that names this signature only when the process aborted,
+    SIGABRT: a frame in Metal's own image); ``report_remedy`` (the remedy when the finding
+    came from the crash report itself, an ``.ips`` file or a crash report's text with its
+    frames: it never sends the reader to find that report)."""
 
     code: str
     name: str
@@ -96,6 +102,8 @@ class Signature:
     exit_unless: Optional[str] = None
     envelope: bool = False
     role_of: Optional[RoleOf] = None
+    abort_frame: Optional[Pattern[str]] = None
+    report_remedy: Optional[str] = None
 
     def role_for(self, groups: Mapping[str, str]) -> str:
         """The role of one match with regex ``groups``: what :attr:`role_of` says of them,
@@ -141,6 +149,8 @@ def signature(
     envelope: bool = False,
     role_of: Optional[RoleOf] = None,
     role_note: str = "",
+    abort_frame: Optional[str] = None,
+    report_remedy: Optional[str] = None,
 ) -> Signature:
     """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
     ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
@@ -184,6 +194,8 @@ def signature(
         exit_unless=exit_unless,
         envelope=envelope,
         role_of=role_of,
+        abort_frame=re.compile(abort_frame) if abort_frame else None,
+        report_remedy=report_remedy,
     )
 
 

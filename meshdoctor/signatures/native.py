@@ -151,7 +151,7 @@ SIGNATURES = (
             "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
             "  frame #0: libthunderboltrdma.dylib`tbt_post_recv + 44",
         ),
-        frame=r"tbt_post_(recv|send)",
+        frame=r"tbt_post_(recv|send)|libthunderboltrdma[^`]*`tbt_",
     ),
     signature(
         "MD616",
@@ -232,7 +232,15 @@ SIGNATURES = (
             "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
             "[METAL] Command buffer execution failed: Insufficient Memory "
             "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+            "Exception Type:  EXC_CRASH (SIGABRT)\n"
+            "  frame #3: 0x000000019b7c1a2c Metal`MTLReportFailure + 500",
         ),
+        # a crashed thread in Metal's command-buffer code, or any Metal frame of an abort
+        frame=r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportFailure",
+        abort_frame=r"^[^`]*Metal[^`]*`",
+        report_remedy="Read the abort message in the report's Application Specific "
+        "Information (the Metal error name): out of memory -> smaller working set; page fault "
+        "-> report it to MLX with the report, the MLX and the macOS versions.",
     ),
     signature(
         "MD662",
@@ -242,14 +250,29 @@ SIGNATURES = (
         "Find the crash report (~/Library/Logs/DiagnosticReports/*.ips) and triage it.",
         "POSIX signals",
         causes=[
-            ("Thunderbolt RDMA driver crash seen without its frame", "the .ips report"),
-            ("a bug in a native library", "the faulting frame in the .ips report"),
+            (
+                "Thunderbolt RDMA driver crash seen without its frame",
+                "tbt_post_recv among the crashed thread's frames in the crash report (MD612)",
+            ),
+            ("a bug in a native library", "the library of the crashed thread's top frame"),
         ],
         examples=(
             "Segmentation fault: 11",
             "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)",
+            "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
+            "Crashed Thread:        0  Dispatch queue: com.apple.main-thread\n"
+            "Thread 0 Crashed::  Dispatch queue: com.apple.main-thread\n"
+            "0   libobjc.A.dylib    0x000000018c3d0c20 objc_release + 16",
         ),
         fallback=CRASH,
+        refine=lambda g: (
+            f"the crashed thread's top frame is {g['frame']}, not one of a known failure"
+            + (" (a libjaccl frame: report it to MLX)" if "jaccl" in g["frame"] else "")
+            if g.get("frame")
+            else None
+        ),
+        report_remedy="Read the faulting frame: report the crash with this file to the project "
+        "whose library it is in (MLX for libmlx/libjaccl), with the MLX and macOS versions.",
     ),
     signature(
         "MD663",
@@ -505,6 +528,74 @@ SIGNATURES = (
             "Terminating due to uncaught exception: [metal::Device] Unable to load kernel "
             "input_coherent",
             "RuntimeError: [metal::Device] Unable to load kernel input_coherent",
+        ),
+    ),
+    signature(
+        "MD693",
+        "macos.gpu-restart",
+        r'"bug_type"\s*:\s*"284"',
+        "The Mac's GPU hung or faulted and macOS restarted it (a GPU restart report, bug_type "
+        "284, written by DumpGPURestart): every Metal command buffer in flight on that Mac "
+        "failed at that moment, so a rank's Metal errors or aborts right after it are its "
+        "consequences.",
+        "See what ran on the GPU at that time (the report names the process when it can); "
+        "lower memory pressure (smaller model or batch, a lower MLX memory limit with "
+        "mx.set_memory_limit, the wired limit iogpu.wired_limit_mb) and shorter command "
+        "buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER); update macOS, and report it "
+        "to Apple with the report file.",
+        "DumpGPURestart, the macOS tool that saves a GPU restart report after a GPU hang or "
+        "reset (peterspath.net, 'What are DumpGPURestart and DumpPanic?'); the report's "
+        "bug_type from its JSON header line",
+        causes=[
+            ("GPU memory pressure (wired memory exhausted)", "MD302; Metal out-of-memory errors"),
+            ("a GPU hang in a long command buffer", "GPU timeout errors (MD616) before it"),
+            ("a GPU driver fault", "the report's text; repeats after a macOS update or not"),
+        ],
+        examples=(
+            '{"bug_type":"284","timestamp":"2026-01-05 10:00:03.00 +0100",'
+            '"os_version":"macOS 26.2 (25C56)","name":"GPURestart"}',
+        ),
+    ),
+    signature(
+        "MD694",
+        "macos.exc-resource",
+        r"EXC_RESOURCE -> (?P<proc>[^\[]*)\[(?P<pid>\d+)\] exceeded mem limit: "
+        r"(?P<limit>\w+) (?P<mb>\d+) MB \((?P<fatal>fatal|non-fatal)\)"
+        r"|^\s*Exception Type:\s+(?P<report>EXC_RESOURCE)\b",
+        "A process went over a macOS resource limit (EXC_RESOURCE: memory, CPU, wakeups or "
+        "disk writes). Over a hard memory limit it is killed for memory; over a CPU, wakeups "
+        "or disk-writes limit, or a soft memory limit, it is only reported and goes on.",
+        "Read which resource and limit: for memory, use a smaller model or shard it over more "
+        "ranks and lower the wired limit (iogpu.wired_limit_mb); for CPU or wakeups, nothing "
+        "stopped the process, so look for the first failure elsewhere.",
+        "xnu bsd/kern/kern_memorystatus.c (memorystatus_log_exception); Apple, Understanding "
+        "the exception types in a crash report (EXC_RESOURCE)",
+        role=EITHER,
+        check="MD302",
+        causes=[
+            ("over a hard (fatal) memory limit: killed", "'(fatal)' or Action taken: killed"),
+            ("over a CPU or wakeups limit: a warning", "Event: cpu usage / wakeups"),
+        ],
+        refine=lambda g: (
+            f"{g.get('proc') or 'the process'} crossed its {g.get('limit')} limit of "
+            f"{g.get('mb')} MB and "
+            + (
+                "was killed for memory"
+                if g.get("fatal") == "fatal"
+                else "went on (a warning, not killed)"
+            )
+            if g.get("mb")
+            else (
+                "a crash report of type EXC_RESOURCE: the process was killed for going over "
+                "the limit its Exception Subtype line names (MEMORY: killed for memory; "
+                "CPU_FATAL: for CPU time)"
+                if g.get("report")
+                else None
+            )
+        ),
+        examples=(
+            "EXC_RESOURCE -> python3.12[48213] exceeded mem limit: ActiveHard 6144 MB (fatal)",
+            "Exception Type:  EXC_RESOURCE",
         ),
     ),
 )

@@ -4,8 +4,15 @@
 
 A record may span lines: a native crash prints the signal on one line and the faulting frame
 (a signature's ``frame``: ``ibv_reg_mr``, ``tbt_post_recv``) lines later; a Python traceback
-ends with its exception line. :class:`Scanner` matches records in bounded memory (a window of
-:data:`RECORD_WINDOW` lines, at most :data:`CONTEXT_LINES` lines of context per match).
+ends with its exception line. A crash record is read line by line while it is open: frames
+with no thread structure (a bare ``bt``) are tried as they come; when the text lists threads
+(Apple's crash text, lldb's ``bt all``) only the crashed thread's frames count, up to the end
+of its block (:mod:`meshdoctor.signatures.frames` reads the shapes and names the signature, as
+for an ``.ips`` report); the match carries the record's ``process``, ``pid``, ``time`` and
+``thread`` as groups, and a record with its frames takes its signature's ``report_remedy``.
+:class:`Scanner` matches records in bounded memory (a window of :data:`RECORD_WINDOW` lines,
+:data:`REPORT_LINES` once a record lists threads, at most :data:`MAX_FRAMES` frames kept and
+:data:`CONTEXT_LINES` lines of context per match).
 ``meshdoctor triage`` feeds it lines from files of any size. This module only reads text and
 names no code: what each signature is recognised by is declared on it
 (:class:`meshdoctor.signatures.model.Signature`), the catalogue order is
@@ -28,12 +35,24 @@ except ImportError:  # pragma: no cover - a platform without its wheel: every re
     _AhoCorasick = None  # type: ignore[assignment,misc]
 
 from meshdoctor.signatures.families import BY_CODE, CATALOGUE, FRAME_SIGNATURES
+from meshdoctor.signatures.frames import (
+    MAX_FRAMES,
+    Frame,
+    classify_frames,
+    names_crashed_thread,
+    parse_frame,
+    posix_signal,
+    report_header,
+    thread_header,
+)
 from meshdoctor.signatures.model import CRASH, TRACEBACK, Match, Signature
 from meshdoctor.text import printable as text_printable
 
 LINE_CHARS = 300  # a matched line is kept stripped and cut to this many characters
 CONTEXT_LINES = 8  # at most this many lines of context per match
 RECORD_WINDOW = 64  # a crash signal waits this many lines for its faulting frame
+FRAME_CHARS = 1024  # a crash record's line is read as a frame or thread header this far
+REPORT_LINES = 4000  # a crash report's text (threads listed) is read this far for its crashed one
 TRACEBACK_LINES = 400  # a Python traceback longer than this is closed where it stands
 
 # Literal strings that open or mark the records and statuses the scanner reads beyond single
@@ -60,13 +79,41 @@ RECORD_ANCHORS: Tuple[str, ...] = (
     "does not seem to have RDMA",  # its check_rdma line, [ERROR] or [WARN]
     "Fence::wait",
     "[mpi]",  # MLX's mpi backend prints its version warning with no error word in it
+    "EXC_",  # macOS exception types: EXC_RESOURCE lines, lldb's "stop reason = EXC_..."
+    "Process:",  # a crash report's text names its process and time before the exception
+    "Date/Time:",
+    "bug_type",  # a crash report's JSON header line pasted into a log
 )
 
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
 CRASH_SIGNAL = re.compile(
     r"\b(SIGSEGV|SIGBUS|SIGILL|SIGABRT|SIGFPE|SIGTRAP|EXC_BAD_ACCESS|"
-    r"EXC_CRASH|Segmentation fault|Bus error)\b"
+    r"EXC_CRASH|EXC_BAD_INSTRUCTION|EXC_ARITHMETIC|EXC_BREAKPOINT|Segmentation fault|Bus error)\b"
 )
+
+
+class _CrashRecord:
+    """An open crash record: its first line (``start``, ``line``: the crash signal), the
+    ``signal`` it names and its POSIX signal (``posix``), the ``heads`` just before it
+    (Apple's ``Process:`` and ``Date/Time:`` lines, :func:`report_header`), the crashed
+    ``thread`` once named, whether its text lists threads (``structured``: only the crashed
+    thread's frames count) and whether the lines now read are that thread's (``in_crashed``),
+    its ``frames`` (``((image, symbol), line)``, top first) and how many lines it waits
+    (``window``)."""
+
+    def __init__(self, start: int, line: str) -> None:
+        m = CRASH_SIGNAL.search(line)
+        self.start, self.line = start, line
+        self.signal = m.group(1) if m else ""
+        self.posix = posix_signal(line) or ("SIGSEGV" if "Segmentation" in self.signal else None)
+        self.heads: Dict[str, Tuple[str, ...]] = {}
+        self.thread: Optional[int] = None
+        self.structured = False
+        self.in_crashed = False
+        self.frames: List[Tuple[Frame, str]] = []
+        self.window = RECORD_WINDOW
+
+
 TRACEBACK_START = "Traceback (most recent call last):"
 _EXC_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)?)"
@@ -260,6 +307,12 @@ def _match(sig: Signature, line: str, m: "re.Match[str]", lineno: int = 0) -> Ma
     return Match(sig.code, sig.name, meaning, sig.remedy, _cut(line), groups, lineno, sig=sig)
 
 
+def _match_sig(sig: Signature, line: str, lineno: int, groups: Dict[str, str]) -> Match:
+    return Match(
+        sig.code, sig.name, sig.meaning_for(groups), sig.remedy, _cut(line), groups, lineno, sig=sig
+    )
+
+
 def make_match(
     code: str,
     line: str,
@@ -307,13 +360,17 @@ class Scanner:
     def __init__(self, generic: bool = False) -> None:
         self.generic = generic
         self._ix = _index()
-        self._crash: Optional[Tuple[int, str]] = None  # (lineno, line) of an open crash signal
+        self._crash: Optional[_CrashRecord] = None  # an open crash record
+        # the last crash report header lines seen: kind -> (lineno, values)
+        self._heads: Dict[str, Tuple[int, Tuple[str, ...]]] = {}
         self._tb: Optional[Tuple[int, List[str]]] = None  # (lineno, last frames) of a traceback
         self._tb_prefix: Optional["re.Pattern[str]"] = None  # its lines' launcher/rank prefix
 
     @property
     def wants_every_line(self) -> bool:
-        return self._tb is not None
+        """A record is open whose lines hold no anchor (a traceback's frames, a crashed
+        thread's frames)."""
+        return self._tb is not None or self._crash is not None
 
     @property
     def idle(self) -> bool:
@@ -322,16 +379,76 @@ class Scanner:
         return self._tb is None and self._crash is None
 
     def _expire_crash(self, lineno: int) -> List[Match]:
-        if self._crash is None or lineno - self._crash[0] <= RECORD_WINDOW:
+        rec = self._crash
+        if rec is None or lineno - rec.start <= rec.window:
             return []
-        start, line = self._crash
-        self._crash = None
-        return [self._generic_crash(start, line)] if self.generic else []
+        return self._close_crash()
 
-    def _generic_crash(self, start: int, line: str) -> Match:
-        m = CRASH_SIGNAL.search(line)
-        code = self._ix.fallback[CRASH].code
-        return make_match(code, line, start, groups={"signal": m.group(1)} if m else {})
+    def _close_crash(self) -> List[Match]:
+        """The match of the open crash record (its frames classified), closing it."""
+        rec, self._crash = self._crash, None
+        assert rec is not None
+        sig, frame = classify_frames([f for f, _ in rec.frames], rec.posix)
+        if sig is None and not self.generic:
+            return []
+        groups = {"signal": rec.signal} if rec.signal else {}
+        if "process" in rec.heads:
+            groups["process"], groups["pid"] = rec.heads["process"]
+        if "time" in rec.heads:
+            groups["time"] = rec.heads["time"][0]
+        if rec.thread is not None and rec.structured:
+            groups["thread"] = str(rec.thread)
+        raw = dict(rec.frames)
+        if sig is None:
+            sig = self._ix.fallback[CRASH]
+            if frame is not None:
+                groups["frame"] = " ".join(x for x in frame if x)
+            line = rec.line
+        else:
+            line = raw.get(frame, rec.line) if frame is not None else rec.line
+        m = _match_sig(sig, line, rec.start, groups)
+        if rec.frames:  # the crash's own text, its frames with it: never "find the report"
+            m.remedy = sig.report_remedy or sig.remedy
+        shown = [raw[frame]] if frame is not None and frame in raw else []
+        shown += [r for f, r in rec.frames if r not in shown]
+        m.context = [_cut(rec.line)] + [_cut(r) for r in shown][: CONTEXT_LINES - 1]
+        return [m]
+
+    def _crash_line(self, lineno: int, line: str) -> List[Match]:
+        """One line inside an open crash record: a thread header, a frame of the crashed
+        thread, or the end of that thread's block (the record is then matched)."""
+        rec = self._crash
+        assert rec is not None
+        s = line.rstrip("\r\n")[:FRAME_CHARS]
+        head = thread_header(s)
+        if head is not None:
+            n, crashed = head
+            rec.window = REPORT_LINES
+            if names_crashed_thread(s):  # "Crashed Thread: 3": its block comes later
+                rec.thread = n
+                return []
+            rec.structured = True
+            if rec.frames and rec.in_crashed:  # the crashed thread's block ended
+                return self._close_crash()
+            rec.in_crashed = crashed or (rec.thread is not None and n == rec.thread)
+            if rec.in_crashed:
+                rec.thread = n
+            return []
+        if rec.structured and not rec.in_crashed:
+            return []
+        fr = parse_frame(s)
+        if fr is None and any(sig.frame.search(s) for sig in self._ix.frames):  # type: ignore
+            fr = ("", s.strip())  # a frame in a shape of its own ("... in tbt_post_recv")
+        if fr is not None:
+            rec.frames.append((fr, s.strip()[:LINE_CHARS]))
+            if not rec.structured and classify_frames([fr], rec.posix)[0] is not None:
+                return self._close_crash()  # frames with no thread structure: the first decides
+            if len(rec.frames) >= MAX_FRAMES:
+                return self._close_crash()
+            return []
+        if rec.frames and (not s.strip() or s.startswith("Binary Images")):
+            return self._close_crash()
+        return []
 
     def _close_tb(self, exc_line: Optional[str], lineno: int) -> List[Match]:
         assert self._tb is not None
@@ -389,27 +506,30 @@ class Scanner:
         found = _match_line(self._ix, line, lineno)
         if not self.generic:  # a fallback signature's own line (a bare exception) is generic too
             found = [m for m in found if m.signature.fallback is None]
+        head = report_header(line) if "Process:" in line or "Date/Time:" in line else None
+        if head is not None:  # "Process:", "Date/Time:" before a crash report's exception
+            self._heads[head[0]] = (lineno, head[1])
         if self._crash is not None:
-            for sig in self._ix.frames:
-                if sig.frame.search(line):  # type: ignore[union-attr]
-                    start, sig_line = self._crash
-                    self._crash = None
-                    same = [m for m in found if m.code == sig.code]
-                    m = same[0] if same else make_match(sig.code, line, start)
-                    m.lineno, m.context = start, [_cut(sig_line), _cut(line)]
-                    if not same:
-                        found.append(m)
-                    break
-        elif not found and CRASH_SIGNAL.search(line):
-            self._crash = (lineno, line)
+            # the record's own lines (its frames, its threads, a frame signature's line) are
+            # matched as the record: one match, never a stack line read as another failure
+            s = line.rstrip("\r\n")[:FRAME_CHARS]
+            if parse_frame(s) is not None or thread_header(s) is not None:
+                found = []
+            found = [m for m in found if m.signature.frame is None]
+            return out + found + self._crash_line(lineno, line)
+        if not found and CRASH_SIGNAL.search(line):
+            self._crash = _CrashRecord(lineno, line)
+            self._crash.heads = {
+                k: v for k, (at, v) in self._heads.items() if lineno - at <= RECORD_WINDOW
+            }
+            out += self._crash_line(lineno, line)
         return out + found
 
     def close(self) -> List[Match]:
         """Matches of records still open at the end of the input."""
         out: List[Match] = []
-        if self._crash is not None and self.generic:
-            out.append(self._generic_crash(*self._crash))
-        self._crash = None
+        if self._crash is not None:
+            out += self._close_crash()
         if self._tb is not None:
             self._tb = None  # a traceback cut off before its exception line names nothing
         return out

@@ -166,6 +166,13 @@ def _open_input(path: str) -> Optional[BinaryIO]:
     return os.fdopen(fd, "rb")
 
 
+def _peek(fh: BinaryIO) -> bytes:
+    """The first bytes of a regular file, the file left where it was."""
+    head = fh.read(4096)
+    fh.seek(0)
+    return head
+
+
 def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
     """A local log or crash report (``.ips`` by name or by its header line)."""
     inp = Input(
@@ -178,7 +185,7 @@ def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
             col.add(inp, [])
             return
         with fh:
-            if path.endswith(".ips"):
+            if path.endswith(".ips") or (is_regular(fh) and ips.has_header(_peek(fh))):
                 read_report(fh.read(ips.MAX_BYTES), inp, col)
                 return
             read_stream(fh, inp, col, capped=not is_regular(fh))
@@ -210,7 +217,7 @@ def read_report(data: bytes, inp: Input, col: Collected) -> None:
         match=match,
         source=inp.source,
         seq=col.seq_base(),
-        role=match.role,
+        role=summary.get("role") or match.role,  # a report may say more than its code
         host=inp.host,
         time=when,
         crash=summary,
@@ -368,8 +375,13 @@ def _fetch_host(
                 "1",
                 "-type",
                 "f",
+                "(",
                 "-name",
                 "*.ips",
+                "-o",
+                "-name",
+                f"*{ips.TEXT_SUFFIX}",
+                ")",
                 "-mmin",
                 f"-{minutes}",
             ],
@@ -381,6 +393,9 @@ def _fetch_host(
         paths = [p for p in r.stdout.splitlines() if ips.is_rank_report(p)]
         for p in sorted(paths)[-MAX_REPORTS_PER_DIR:]:
             inp = Input(source=f"{host}:{p}", host=host)
+            if p.endswith(ips.TEXT_SUFFIX):  # a crash report as text, read as a log
+                _stream_remote(host, p, inp, col, deadline)
+                continue
             rr = hosts.run(host, ["head", "-c", str(ips.MAX_BYTES), "--", p], timeout=left())
             if rr.returncode != 0:
                 inp.kind = "crash-report"

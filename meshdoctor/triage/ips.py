@@ -9,15 +9,30 @@ The summary names the process, pid, exception type and signal, the faulting thre
 with their images, the macOS version and any MLX version found in image paths, and the signature
 that matches: ``tbt_post_recv``/``tbt_post_send`` in ``libthunderboltrdma.dylib`` (MD612, mlx
 #4192), ``ibv_reg_mr`` (MD609: a missing device before MLX 0.32.1), a Metal command-buffer abort
-(MD661), else a native crash (MD662). A truncated or corrupted report gives what can be salvaged
+(MD661), else a native crash (MD662): the frame signatures' own patterns
+(:func:`meshdoctor.signatures.classify_frames`, the classification a crash pasted as text into
+a log gets too). A truncated or corrupted report gives what can be salvaged
 with a warning; nothing here raises on bad input.
 
 Other reports in the same folders, read the same way (the header's ``bug_type``): a kernel
 panic (``"210"``: the body's ``panicString``, MD676), and a jetsam event (``"298"``, older
 ``"198"``: the body's ``processes`` list, whose killed entries carry a ``reason``; MD677 when an
 MLX rank's process is among them, so a rank's SIGKILL reads as macOS killing it for memory).
-GPU events (``"284"``) and EXC_RESOURCE reports (``"385"``) are not read: their layout is not
-publicly documented ("unknown").
+
+GPU restart reports (``"284"``, written by DumpGPURestart after the GPU hung or faulted and was
+restarted: MD693) and EXC_RESOURCE reports (``"385"``, a process over a CPU, wakeups, memory or
+disk-writes limit: MD694) have no published body layout. From them only this is read: the
+header (``bug_type``, ``name``, ``app_name``, ``timestamp``, ``os_version``, ``incident_id``),
+then the body as JSON when it parses (``procName``/``process``/``name``, ``pid``,
+``captureTime``/``date``, ``exception.{type,subtype,message}``, ``event``/``reason``,
+``limit``, ``action``, and the words of its text values), else as ``Key: value`` text lines
+(``Date/Time:``, ``Command:``/``Process:``, ``PID:``, ``Event:``, ``Action taken:``,
+``Limit:``, the ``... exceeding limit of ...`` line); the summary says so
+(:data:`UNDOCUMENTED`). A crash (309) whose exception type is ``EXC_RESOURCE`` is MD694 too:
+killed for going over its limit (for ``MEMORY``, killed for memory), not a generic crash. A
+summary's ``role`` is set where the report says more than its signature's role: an
+EXC_RESOURCE whose process was killed is a ``cause`` (a rank's SIGKILL after it is its doing),
+one that only warned stays ``either``.
 """
 
 from __future__ import annotations
@@ -33,12 +48,20 @@ from meshdoctor.triage.logs import parse_time
 MAX_BYTES = 16 << 20  # a crash report is read up to this size
 TOP_FRAMES = 8  # frames of the faulting thread kept in the summary
 CRASH_PREFIXES = ("python", "Python", "mlx", "exo")  # process names of MLX ranks
-SYSTEM_PREFIXES = ("JetsamEvent", "panic", "Kernel")  # jetsam and kernel panic report names
+# jetsam, kernel panic, GPU restart and resource report names
+SYSTEM_PREFIXES = ("JetsamEvent", "panic", "Kernel", "GPURestart", "ExcResource")
 PANIC_TYPES = ("210",)
 JETSAM_TYPES = ("298", "198")
+TEXT_SUFFIX = ".crash"  # Apple's crash report text, as macOS 11 and before wrote it
+GPU_RESTART_TYPES = ("284",)
+RESOURCE_TYPES = ("385",)
+UNDOCUMENTED = (
+    "this report kind has no published layout: read from its header (bug_type, name, "
+    "app_name, timestamp, os_version, incident_id) and the body's common fields (process "
+    "name, pid, time, exception type and subtype, event, limit, action taken)"
+)
 
 _MLX_VERSION = re.compile(r"mlx[-_/ ]v?(\d+\.\d+\.\d+)")
-_METAL = re.compile(r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportFailure")
 
 
 def _salvage(text: str) -> Dict[str, Any]:
@@ -96,21 +119,13 @@ def _os(header: Dict[str, Any], body: Dict[str, Any]) -> Optional[str]:
 
 
 def _classify(
-    frames: List[Tuple[str, str]], all_text: str, signal: Optional[str]
+    frames: List[Tuple[str, str]], signal: Optional[str]
 ) -> Tuple[str, Optional[Tuple[str, str]]]:
-    """The signature code for these frames and the frame that decided it."""
-    for img, sym in frames[:32]:
-        if re.search(r"tbt_post_(recv|send)", sym) or (
-            "libthunderboltrdma" in img and sym.startswith("tbt_")
-        ):
-            return "MD612", (img, sym)
-    for img, sym in frames[:32]:
-        if "ibv_reg_mr" in sym:
-            return "MD609", (img, sym)
-    for img, sym in frames[:32]:
-        if _METAL.search(sym) or ("Metal" in img and signal == "SIGABRT"):
-            return "MD661", (img, sym)
-    return "MD662", (frames[0] if frames else None)
+    """The signature code for the faulting thread's frames and the frame that decided it (the
+    frame signatures' own patterns, :func:`meshdoctor.signatures.classify_frames`; a native
+    crash, MD662, when none names them)."""
+    sig, frame = signatures.classify_frames(frames, signal)
+    return (sig.code if sig is not None else "MD662"), frame
 
 
 def parse(
@@ -135,6 +150,9 @@ def parse(
         warnings.append("first line nested too deeply to be the JSON header of a crash report")
     except ValueError:
         warnings.append("first line is not the JSON header of a crash report")
+    kind = str(header.get("bug_type") or "")
+    if kind in GPU_RESTART_TYPES + RESOURCE_TYPES:
+        return _event_report(kind, header, rest, warnings)
     try:
         b = json_text.loads(rest) if rest.strip() else None
         if isinstance(b, dict):
@@ -156,7 +174,6 @@ def parse(
             "only its header line: the body (exception, threads, images) is missing, so the "
             "report is truncated and how the process crashed is unknown"
         )
-    kind = str(header.get("bug_type") or "")
     if body and kind in PANIC_TYPES + JETSAM_TYPES:
         return _system_report(kind, header, body, warnings)
     if body:
@@ -192,7 +209,9 @@ def parse(
             "salvaged": True,
         }
         when = s["captureTime"] or str(header.get("timestamp") or "")
-    code, frame = _classify(frames, text, summary.get("signal"))
+    if str(summary.get("exception_type") or "") == "EXC_RESOURCE" and body:
+        return _resource_crash(header, body, summary, warnings)
+    code, frame = _classify(frames, summary.get("signal"))
     summary["faulting_frame"] = {"image": frame[0], "symbol": frame[1]} if frame else None
     summary["top_frames"] = [f"{i} {s}".strip() for i, s in frames[:TOP_FRAMES]]
     mlx = _MLX_VERSION.search(text)
@@ -223,10 +242,12 @@ def parse(
             )
         )
     m = signatures.make_match(code, line, 0, meaning=meaning, groups={"signal": str(sig or "")})
-    if code == "MD662" and (sig or frames):  # the report is here: do not send for another one
+    if sig or frames:  # the report is here: its remedy never sends the reader to find it
+        m.remedy = m.signature.report_remedy or m.remedy
+    else:  # this very report is cut: what helps is a whole copy of it, not "find a report"
         m.remedy = (
-            "Read the faulting frame above: report the crash with this file to the project "
-            "whose library it is in (MLX for libmlx/libjaccl), with the MLX and macOS versions."
+            "Copy this report again, whole, from that Mac (Console.app > Crash Reports, or "
+            "the DiagnosticReports folder it came from) and triage the copy."
         )
     m.context = summary["top_frames"][: signatures.CONTEXT_LINES]
     return summary, m, time, warnings
@@ -276,9 +297,230 @@ def _system_report(
     return summary, match, time, warnings
 
 
+def has_header(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes) starts with a crash report's JSON header line
+    (an object with a ``bug_type``): such a file is a report whatever its name."""
+    first = head.split(b"\n", 1)[0].strip()
+    if not first.startswith(b"{") or b"bug_type" not in first:
+        return False
+    try:
+        h = json_text.loads(first.decode("utf-8", "replace"))
+    except (ValueError, json_text.TooDeep):
+        return False
+    return isinstance(h, dict) and "bug_type" in h
+
+
 def is_rank_report(name: str) -> bool:
     """Whether a report's file name (``<process>-<date>-<time>.ips``) is of a process that
-    can be an MLX rank (python, mlx, exo), or a jetsam or kernel panic report
-    (:data:`SYSTEM_PREFIXES`) that can explain a rank's end."""
+    can be an MLX rank (python, mlx, exo; a resource report is named by its process too), or
+    a jetsam, kernel panic, GPU restart or resource report (:data:`SYSTEM_PREFIXES`) that can
+    explain a rank's end; a rank's crash report as text (:data:`TEXT_SUFFIX`, read as a log:
+    the scanner's crash record). A file given by name is read whatever its name (its header's
+    ``bug_type`` decides)."""
     base = name.rsplit("/", 1)[-1]
+    if base.endswith(TEXT_SUFFIX):  # a crash report as text (macOS 11 and before): a rank's
+        return base.startswith(CRASH_PREFIXES)
     return base.endswith(".ips") and base.startswith(CRASH_PREFIXES + SYSTEM_PREFIXES)
+
+
+_KEY_LINE = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z /_-]{0,40}?)\s*:\s+(?P<value>\S.*?)\s*$")
+_LIMIT = re.compile(
+    r"exceeding limit of (?P<limit>[^\n]{1,120})|\blimit[= ]\s*(?P<l2>[\w. ]{1,40}MB)"
+)
+_RESOURCES = (
+    ("memory", re.compile(r"\bmem(ory)?\b", re.I)),
+    ("cpu", re.compile(r"\bcpu\b", re.I)),
+    ("wakeups", re.compile(r"\bwakeups?\b", re.I)),
+    ("disk writes", re.compile(r"\b(disk writes|io|writes)\b", re.I)),
+)
+
+
+def _resource(*texts: str) -> Optional[str]:
+    """The resource the first of ``texts`` that names one names (the event before the
+    exception before the limit before the body's other words)."""
+    for text in texts:
+        for name, rx in _RESOURCES:
+            if rx.search(text):
+                return name
+    return None
+
+
+def _strings(value: Any, out: List[str], budget: int = 64, depth: int = 16) -> None:
+    """Up to ``budget`` string values found in a JSON value (depth-first, at most ``depth``
+    levels down: a body nested deeper is not walked further), for their words."""
+    if len(out) >= budget or depth <= 0:
+        return
+    if isinstance(value, str):
+        out.append(value[:400])
+    elif isinstance(value, dict):
+        for v in list(value.values())[:256]:
+            _strings(v, out, budget, depth - 1)
+    elif isinstance(value, list):
+        for v in value[:64]:
+            _strings(v, out, budget, depth - 1)
+
+
+def _event_fields(header: Dict[str, Any], rest: str, warnings: List[str]) -> Dict[str, Any]:
+    """What a GPU restart or resource report says, read as :data:`UNDOCUMENTED` describes:
+    ``process``, ``pid``, ``when``, ``exception`` (``type subtype message``), ``event``,
+    ``limit``, ``action``, ``text`` (the body's words, for what the fields do not say)."""
+    f: Dict[str, Any] = {}
+    body: Any = None
+    if rest.strip():
+        try:
+            body = json_text.loads(rest)
+        except (ValueError, json_text.TooDeep):
+            body = None
+    if isinstance(body, dict):
+        exc = body.get("exception") if isinstance(body.get("exception"), dict) else {}
+        words: List[str] = []
+        _strings(body, words)
+        pid = body.get("pid")
+        f.update(
+            process=body.get("procName") or body.get("process") or body.get("name"),
+            pid=pid if isinstance(pid, int) else None,
+            when=body.get("captureTime") or body.get("date"),
+            exception=" ".join(
+                str(exc.get(k)) for k in ("type", "subtype", "message") if exc.get(k)
+            ),
+            event=body.get("event") or body.get("resource") or body.get("reason"),
+            limit=body.get("limit"),
+            action=body.get("action") or body.get("actionTaken"),
+            text="\n".join(words),
+        )
+    else:
+        kv: Dict[str, str] = {}
+        for ln in rest.splitlines()[:400]:
+            m = _KEY_LINE.match(ln)
+            if m:
+                kv.setdefault(m.group("key").strip().lower(), m.group("value")[:300])
+        proc = kv.get("command") or kv.get("process")
+        if proc:
+            proc = re.sub(r"\s*\[\d+\]$", "", proc)
+        pid = kv.get("pid") or ""
+        f.update(
+            process=proc,
+            pid=int(pid) if pid.isdigit() else None,
+            when=kv.get("date/time") or kv.get("date"),
+            exception=kv.get("exception type") or "",
+            event=kv.get("event"),
+            limit=kv.get("limit"),
+            action=kv.get("action taken"),
+            text=rest[:20000],
+        )
+        if not kv and rest.strip():
+            warnings.append("body is neither JSON nor 'Key: value' lines: only the header read")
+    if not f.get("limit"):
+        m = _LIMIT.search(str(f.get("text") or "") + "\n" + str(f.get("exception") or ""))
+        if m:
+            f["limit"] = (m.group("limit") or m.group("l2")).strip().rstrip(".")
+    f["process"] = f.get("process") or header.get("app_name") or header.get("name")
+    f["when"] = f.get("when") or header.get("timestamp")
+    return {k: (str(v) if k not in ("pid",) and v is not None else v) for k, v in f.items()}
+
+
+def _event_report(
+    kind: str, header: Dict[str, Any], rest: str, warnings: List[str]
+) -> Tuple[Optional[Dict[str, Any]], Optional[signatures.Match], Optional[_dt.datetime], List[str]]:
+    """:func:`parse` for a GPU restart report (:data:`GPU_RESTART_TYPES`, MD693) or an
+    EXC_RESOURCE report (:data:`RESOURCE_TYPES`, MD694; None with a warning when the process
+    is not an MLX rank). Their layout is not published: see :data:`UNDOCUMENTED`."""
+    if not rest.strip():
+        warnings.append("only its header line: the body is missing, so the report is truncated")
+    f = _event_fields(header, rest, warnings)
+    when = f.get("when") or ""
+    time = parse_time(when) if when else None
+    summary: Dict[str, Any] = {
+        "bug_type": kind,
+        "os": header.get("os_version"),
+        "incident_id": header.get("incident_id"),
+        "process": f.get("process"),
+        "pid": f.get("pid"),
+        "read": UNDOCUMENTED,
+    }
+    pid = f"[{f['pid']}]" if f.get("pid") else ""
+    if kind in GPU_RESTART_TYPES:
+        what = f.get("event") or f.get("exception") or ""
+        proc = f.get("process")
+        if proc in ("GPURestart", "DumpGPURestart"):  # the report's own name, not a process
+            proc = summary["process"] = None
+        summary.update(event=what or None, signature="MD693")
+        line = (
+            "GPU restart"
+            + (f" ({what})" if what and "restart" not in what.lower() else "")
+            + (f" while {proc}{pid} ran" if proc else "")
+        )
+        meaning = signatures.BY_CODE["MD693"].meaning + (
+            f" Here: {proc}{pid} had GPU work in flight." if proc else ""
+        )
+        return summary, signatures.make_match("MD693", line, 0, meaning=meaning), time, warnings
+    words = " ".join(str(f.get(k) or "") for k in ("event", "exception", "limit", "text"))
+    resource = _resource(*(str(f.get(k) or "") for k in ("event", "exception", "limit", "text")))
+    action = str(f.get("action") or "")
+    killed = bool(re.search(r"kill|terminat", action, re.I)) or bool(
+        re.search(r"(?<!non-)\bfatal\b", words, re.I) and not action.lower().startswith("none")
+    )
+    summary.update(
+        resource=resource,
+        limit=f.get("limit"),
+        action=action or None,
+        killed=killed,
+        role=signatures.CAUSE if killed else signatures.EITHER,
+    )
+    proc = str(f.get("process") or "")
+    if proc and not proc.startswith(CRASH_PREFIXES):
+        return (
+            summary,
+            None,
+            time,
+            warnings + [f"an EXC_RESOURCE report of {proc}, not an MLX rank"],
+        )
+    match = _resource_match(proc, pid, resource, f.get("limit"), killed, action)
+    return summary, match, time, warnings
+
+
+def _resource_match(
+    proc: str, pid: str, resource: Optional[str], limit: Optional[str], killed: bool, action: str
+) -> signatures.Match:
+    """The MD694 match of a process over a ``resource`` limit, ``killed`` or not."""
+    who = f"{proc or 'a process'}{pid}"
+    res = resource or "a resource"
+    lim = f" (limit {limit})" if limit else ""
+    line = f"{who} EXC_RESOURCE {res}{lim}: " + ("killed" if killed else "not killed")
+    if killed and resource == "memory":
+        detail = (
+            f"{who} was killed by macOS for going over its memory limit{lim}: a rank that ended "
+            "with SIGKILL and no error of its own was taken by the system for memory, not by MLX."
+        )
+    elif killed:
+        detail = f"{who} was killed by macOS for going over its {res} limit{lim}."
+    else:
+        detail = (
+            f"{who} went over its {res} limit{lim} and macOS only reported it"
+            + (f" (action taken: {action})" if action else "")
+            + ": a warning, the process was not killed, so look for the first failure elsewhere."
+        )
+    groups = {"resource": res, "killed": "yes" if killed else "no"}
+    return signatures.make_match("MD694", line, 0, meaning=detail, groups=groups)
+
+
+def _resource_crash(
+    header: Dict[str, Any], body: Dict[str, Any], summary: Dict[str, Any], warnings: List[str]
+) -> Tuple[Optional[Dict[str, Any]], Optional[signatures.Match], Optional[_dt.datetime], List[str]]:
+    """:func:`parse` for a crash (309) whose exception type is EXC_RESOURCE: the process was
+    killed for going over a resource limit (``exception.subtype``: MEMORY, CPU, WAKEUPS, IO),
+    MD694, not a native crash."""
+    exc = body.get("exception") if isinstance(body.get("exception"), dict) else {}
+    term = body.get("termination") if isinstance(body.get("termination"), dict) else {}
+    words = " ".join(str(exc.get(k) or "") for k in ("subtype", "message"))
+    resource = _resource(str(exc.get("subtype") or ""), str(exc.get("message") or ""))
+    m = _LIMIT.search(words + " " + str(term.get("indicator") or ""))
+    limit = (m.group("limit") or m.group("l2")).strip() if m else None
+    pid = f"[{summary['pid']}]" if summary.get("pid") else ""
+    summary.update(
+        resource=resource, limit=limit, killed=True, signature="MD694", role=signatures.CAUSE
+    )
+    summary["exception_subtype"] = exc.get("subtype")
+    match = _resource_match(str(summary.get("process") or ""), pid, resource, limit, True, "")
+    when = str(body.get("captureTime") or header.get("timestamp") or "")
+    return summary, match, (parse_time(when) if when else None), warnings

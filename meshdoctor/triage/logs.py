@@ -163,7 +163,8 @@ class LogScan:
             role=m.role,
             host=self.input.host,
             rank=rank,
-            time=time_of(),
+            # a record that states its own time (a crash report's Date/Time) is placed there
+            time=(parse_time(m.groups["time"]) if m.groups.get("time") else None) or time_of(),
             last_lineno=m.lineno,
         )
         if self.on_match is not None:

@@ -261,6 +261,11 @@ LINES = [
     ("RuntimeError: [metal::Device] Unable to build metal library from source", "MD697"),
     ("Terminating due to uncaught exception: [metal::Device] Unable to load kernel x", "MD698"),
     ("*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,", "MD699"),
+    (
+        '{"bug_type":"284","timestamp":"2026-01-05 10:00:03.00 +0100","name":"GPURestart"}',
+        "MD693",
+    ),
+    ("EXC_RESOURCE -> python3.12[48213] exceeded mem limit: ActiveHard 6144 MB (fatal)", "MD694"),
 ]
 
 # codes recognised by other means than one line, and the test that shows each (here or in

@@ -1,0 +1,138 @@
+"""The frames of a crashed thread, read from text, and the signature they name.
+
+One classification for every shape a crash comes in: a macOS crash report's JSON body
+(:mod:`meshdoctor.triage.ips` gives its faulting thread's frames) and a crash pasted as text
+into a log (:mod:`meshdoctor.signatures.scanner` reads the record line by line with
+:func:`parse_frame` and :func:`thread_header`). :func:`classify_frames` tries the catalogue's
+frame signatures (:data:`meshdoctor.signatures.families.FRAME_SIGNATURES`, each declaring its
+``frame`` and ``abort_frame`` patterns) on the frames, top first; this module names no code.
+
+Text shapes read (public formats):
+
+* Apple's crash report text (the ``.crash`` format before macOS 12, still printed by
+  Console.app; Apple, "Examining the fields in a crash report"): ``Process: NAME [PID]``,
+  ``Exception Type: EXC_BAD_ACCESS (SIGSEGV)``, ``Crashed Thread: N``, then one block per
+  thread (``Thread N:`` or ``Thread N Crashed:``) of frame lines
+  ``0   libfoo.dylib   0x0000000104c0d52c symbol + 44``;
+* lldb's ``bt`` (``* thread #N, stop reason = EXC_BAD_ACCESS (...)``, then
+  ``frame #0: 0x... libfoo.dylib`symbol + 44``; the ``*`` marks the stopped thread);
+* gdb's ``bt`` (``Thread N "name" received signal SIGSEGV``, then
+  ``#0  0x... in symbol (args) from /path/libfoo.so``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence, Tuple
+
+from meshdoctor.signatures.families import FRAME_SIGNATURES
+from meshdoctor.signatures.model import Signature
+
+Frame = Tuple[str, str]  # (image, symbol); image "" when the text does not name it
+MAX_FRAMES = 32  # frames of a thread that are tried, top first
+
+_APPLE = re.compile(r"^\s*\d+\s+(?P<img>\S(?:.*?\S)?)\s+0x[0-9a-fA-F]+\s+(?P<sym>\S.*?)\s*$")
+_LLDB = re.compile(
+    r"^\s*\*?\s*frame #\d+:\s*(?:0x[0-9a-fA-F]+\s+)?(?P<img>[^`\s]+)`(?P<sym>\S.*?)\s*$"
+)
+_GDB = re.compile(
+    r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<sym>[^\s(]+)[^\n]*?(?:\sfrom\s+(?P<img>\S+))?\s*$"
+)
+_OFFSET = re.compile(r"\s+(?:\+\s*\d+\b.*|at\s+\S+:\d+.*|\(\S+:\d+\))$")
+
+# thread headers: Apple's "Thread 3 Crashed::", "Crashed Thread: 3"; lldb's "* thread #3";
+# gdb's 'Thread 3 "python3" received signal SIGSEGV' (names the crashed thread) and its
+# "Thread 3 (Thread 0x7f... (LWP 1234)):" of `thread apply all bt`
+_APPLE_THREAD = re.compile(r"^Thread (?P<n>\d+)(?P<crashed> Crashed)?(?::|\s|$)")
+_CRASHED_THREAD = re.compile(r"^Crashed Thread:\s+(?P<n>\d+)")
+_LLDB_THREAD = re.compile(r"^\s*(?P<star>\*)?\s*thread #(?P<n>\d+)\b")
+_GDB_SIGNAL = re.compile(r"^Thread (?P<n>\d+) .*received signal")
+_PROCESS = re.compile(r"^Process:\s+(?P<proc>\S.*?)\s+\[(?P<pid>\d+)\]")
+_POSIX = re.compile(r"\b(SIG[A-Z]{2,6})\b")
+_DATE = re.compile(
+    r"^Date/Time:\s+(?P<when>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\S*(?: [+-]\d{4})?)"
+)
+
+
+def parse_frame(line: str) -> Optional[Frame]:
+    """``(image, symbol)`` of one frame line of Apple's crash text, lldb or gdb, without the
+    offset (``+ 44``) and source location; None for a line that is no frame."""
+    s = line.rstrip()
+    m = _LLDB.match(s) or _APPLE.match(s)
+    if m:
+        return m.group("img"), _OFFSET.sub("", m.group("sym"))
+    m = _GDB.match(s)
+    if m:
+        img = m.group("img") or ""
+        return img.rsplit("/", 1)[-1], m.group("sym")
+    return None
+
+
+def thread_header(line: str) -> Optional[Tuple[Optional[int], bool]]:
+    """``(thread number, crashed)`` of a line that starts a thread's block (``crashed``: the
+    text marks it as the crashed or stopped one); ``(N, True)`` with no block for Apple's
+    ``Crashed Thread: N`` and gdb's ``received signal`` line; None for any other line."""
+    s = line.rstrip()
+    m = _CRASHED_THREAD.match(s) or _GDB_SIGNAL.match(s)
+    if m:
+        return int(m.group("n")), True
+    m = _APPLE_THREAD.match(s)
+    if m:
+        return int(m.group("n")), bool(m.group("crashed"))
+    m = _LLDB_THREAD.match(s)
+    if m:
+        return int(m.group("n")), bool(m.group("star"))
+    return None
+
+
+def names_crashed_thread(line: str) -> bool:
+    """Whether ``line`` names the crashed thread without starting its block (``Crashed
+    Thread: N``, gdb's ``received signal`` line)."""
+    s = line.rstrip()
+    return bool(_CRASHED_THREAD.match(s) or _GDB_SIGNAL.match(s))
+
+
+def report_header(line: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """What a crash report text's header line before the exception says: ``("process",
+    (name, pid))`` of ``Process: python3.12 [48213]``, ``("time", (when,))`` of ``Date/Time:
+    2026-01-05 10:00:04.1830 +0100``; None for any other line."""
+    s = line.strip()
+    m = _PROCESS.match(s)
+    if m:
+        return "process", (m.group("proc"), m.group("pid"))
+    m = _DATE.match(s)
+    if m:
+        return "time", (m.group("when"),)
+    return None
+
+
+def posix_signal(text: str) -> Optional[str]:
+    """The first POSIX signal name in ``text`` (``EXC_BAD_ACCESS (SIGSEGV)`` -> ``SIGSEGV``)."""
+    m = _POSIX.search(text)
+    return m.group(1) if m else None
+
+
+def frame_text(frame: Frame) -> str:
+    """One frame as frame patterns read it: ``image`symbol`` (lldb's own notation), or the
+    symbol alone when the image is unknown."""
+    img, sym = frame
+    return f"{img}`{sym}" if img else sym
+
+
+def classify_frames(
+    frames: Sequence[Frame], signal: Optional[str] = None
+) -> Tuple[Optional[Signature], Optional[Frame]]:
+    """The frame signature that the crashed thread's ``frames`` (top first, the first
+    :data:`MAX_FRAMES` tried) name, and the frame that decided it: each frame signature in
+    catalogue-family order is tried on every frame (its ``frame`` pattern; its
+    ``abort_frame`` pattern only when ``signal`` is SIGABRT). ``(None, top frame)`` when none
+    names them: the crash record's generic signature is the caller's."""
+    top = list(frames[:MAX_FRAMES])
+    texts = [frame_text(f) for f in top]
+    for sig in FRAME_SIGNATURES:
+        for fr, text in zip(top, texts):
+            if sig.frame is not None and sig.frame.search(text):
+                return sig, fr
+            if sig.abort_frame is not None and signal == "SIGABRT" and sig.abort_frame.search(text):
+                return sig, fr
+    return None, (top[0] if top else None)
