@@ -17,6 +17,7 @@ Shape (every key optional; a piece that could not be read is named in ``errors``
                      "peers": ["<peer port domain UUID>", ...]}]},
      "interfaces": {"en2": [{"ip": "192.168.7.1", "prefixlen": 30}]},
      "env": {"MLX_METAL_FAST_SYNCH": "1"},
+     "power": {"sleep": 0, "disksleep": 0, "powernap": 0},
      "ports": {"needed": [PORT], "busy": {"PORT": "python3 (pid 4242)"}},
      "reach": {"rank": 2, "targets": {"10.0.0.3:32325": "refused"}},
      "coordinator": {"rank": 0, "host": "m1", "from_rank": 1, "target": "10.0.0.1:32323",
@@ -270,6 +271,13 @@ def _route_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
     return route_facts(ctx)
 
 
+def _power_facts(ctx: NodeContext) -> Dict[str, Any]:
+    """``pmset -g``'s sleep settings on a Mac (:func:`meshdoctor.facts.power.power_summary`)."""
+    from meshdoctor.facts.power import power_summary
+
+    return power_summary(ctx)
+
+
 def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     """Everything the cross-node checks read about this node (see the module docstring).
 
@@ -282,6 +290,7 @@ def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     pieces: List[tuple] = [("platform", _platform_facts), ("mlx", _mlx_facts)]
     if ctx.is_mac:
         pieces += [("rdma", _rdma_facts), ("thunderbolt", _thunderbolt_facts)]
+        pieces.append(("power", _power_facts))
     pieces += [("reach", _reach_facts), ("coordinator", _coordinator_facts)]
     pieces.append(("routes", _route_facts))
     for name, fn in pieces:
