@@ -11,7 +11,8 @@ Shape (every key optional; a piece that could not be read is named in ``errors``
      "platform": {"os": "darwin", "os_version": "26.3.1", "build": "25D2128", "python": "3.12.3",
                   "chip": "Apple M4 Pro"},
      "mlx": {"installed": true, "version": "0.32.1", "jaccl_guard": false, "backends": {...}},
-     "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE", "active": true}}},
+     "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE", "active": true,
+                                                    "ports": {"1": "PORT_ACTIVE"}}}},
      "thunderbolt": {"readable": true, "ports": [{"receptacle": 1, "domain_uuid": "...",
                      "interface": "en2", "device": "rdma_en2", "connected": true,
                      "peers": ["<peer port domain UUID>", ...]}]},
@@ -119,10 +120,14 @@ def _rdma_facts(ctx: NodeContext) -> Dict[str, Any]:
     inv = ctx.fact(gather_verbs)
     devices: Dict[str, Any] = {}
     for d in inv.devices:
-        states = [p.state for p in d.ports if p.state]
+        # the state shown is the one "active" is read from: the active port's when one is
+        # (a device whose port 1 is down and port 2 active is PORT_ACTIVE), else the first read
+        active = [p for p in d.ports if p.active]
+        read = active or [p for p in d.ports if p.state_known]
         devices[d.name] = {
-            "state": states[0] if states else "unknown",
-            "active": any(p.active for p in d.ports),
+            "state": read[0].state_name if read else "unknown",
+            "active": bool(active),
+            "ports": {str(p.num): p.state_name for p in d.ports},
         }
     for name in inv.listed or []:
         devices.setdefault(name, {"state": "unknown", "active": False})

@@ -130,6 +130,23 @@ class Port:
         """True when the port state was read at all (by name or code)."""
         return bool(self.state) or self.state_code is not None
 
+    @property
+    def state_name(self) -> str:
+        """The state as it was read: its name (``PORT_INIT``), else the name of its code (``2``
+        -> ``PORT_INIT``, ``enum ibv_port_state``), else ``unknown``. Every summary of a port's
+        state is written from this, so that it says what the reading says."""
+        if self.state:
+            return self.state
+        if self.state_code is not None:
+            return PORT_STATES.get(self.state_code, f"state {self.state_code}")
+        return "unknown"
+
+    @property
+    def down(self) -> bool:
+        """True only for PORT_DOWN (code 1): the link is not up. PORT_INIT and PORT_ARMED are
+        neither down nor active (the link is up, the port not yet activated)."""
+        return self.state == "PORT_DOWN" or (not self.state and self.state_code == 1)
+
     def mapped_gids(self) -> List[Gid]:
         """The IPv4-mapped GIDs, in index order."""
         return sorted((g for g in self.gids if g.ipv4), key=lambda g: g.index)
@@ -138,7 +155,7 @@ class Port:
         """JSON form: port number, state (``unknown`` if not read), state code, MTUs, GIDs."""
         return {
             "port": self.num,
-            "state": self.state or "unknown",
+            "state": self.state_name,
             "state_code": self.state_code,
             "max_mtu": self.max_mtu,
             "active_mtu": self.active_mtu,
