@@ -97,13 +97,25 @@ def run(ctx: NodeContext):
                 )
             )
     if probe.state == TIMED_OUT and not any(r["result"] == "hung" for r in probe.devices):
-        out.append(
-            error(
-                f"the protection-domain probe did not answer (not assessed): {probe.detail}",
-                evidence=ev,
-                remediation=slow_not_hung("The protection-domain probe"),
+        # it hung before any device: loading pyverbs or listing the devices
+        if probe.hang:
+            out.append(
+                fail(
+                    f"the RDMA device list did not come back: {probe.detail}; the RDMA "
+                    "driver is wedged",
+                    evidence=ev,
+                    needs_reboot=True,
+                    remediation=HUNG_REMEDY,
+                )
             )
-        )
+        else:
+            out.append(
+                error(
+                    f"the protection-domain probe did not answer (not assessed): {probe.detail}",
+                    evidence=ev,
+                    remediation=slow_not_hung("The protection-domain probe"),
+                )
+            )
     if probe.state == UNREADABLE:
         out.append(
             error(

@@ -145,3 +145,10 @@ def test_the_system_interpreter_is_not_started_where_sysfs_lists_no_rdma_driver(
         f"no RDMA subsystem: {tmp_path}/sys/class/infiniband does not exist (no RDMA driver "
         "is loaded), so pyverbs through"
     )
+
+
+def test_a_device_list_that_never_returns_is_not_assessed_on_a_short_deadline(clean_env):
+    r, (f,) = _md208(_env(clean_env, "listhang"))
+    assert f["status"] == "error"
+    assert f["summary"].startswith("the protection-domain probe did not answer (not assessed): `")
+    assert "did not finish within" in f["summary"]
