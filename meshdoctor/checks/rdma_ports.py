@@ -91,9 +91,18 @@ def _port_states(dev) -> List[Dict[str, Any]]:
             "port": p.num,
             "state": p.state_name,
             "state_code": p.state_code,
+            **({"phys_state": p.phys_state} if p.phys_state else {}),
         }
         for p in dev.ports
     ]
+
+
+def _port_text(p) -> str:
+    """``"port 1 PORT_DOWN (physical state POLLING)"``: the logical state read, and the
+    physical one when ``ibv_devinfo -v`` printed it (the link, apart from the port)."""
+    return f"port {p.num} {p.state_name}" + (
+        f" (physical state {p.phys_state})" if p.phys_state else ""
+    )
 
 
 def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str, Any]]):
@@ -125,7 +134,7 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
                 )
             )
         elif not any(p.active for p in dev.ports):
-            states = ", ".join(f"port {p.num} {p.state_name}" for p in dev.ports)
+            states = ", ".join(_port_text(p) for p in dev.ports)
             why, remedy = _down_advice(ctx)
             if not why and not any(p.down for p in dev.ports):
                 remedy = NOT_ACTIVATED_REMEDY  # the link is up: no cable or peer to blame

@@ -106,7 +106,9 @@ def test_no_active_port_at_all_names_the_states_read(fake_mac):
 
 
 def test_a_named_device_in_port_init_fails_saying_port_init(fake_mac, tmp_path):
-    hf = write(tmp_path / "hosts.json", json.dumps(mesh()))  # rank 0 names en2, en3, en4
+    doc = mesh()
+    doc["hosts"][0]["rdma"] = [None, "rdma_en3", "rdma_en4", "rdma_en6"]
+    hf = write(tmp_path / "hosts.json", json.dumps(doc))
     r = run_cli(
         "check",
         "--only",
@@ -117,11 +119,24 @@ def test_a_named_device_in_port_init_fails_saying_port_init(fake_mac, tmp_path):
         str(hf),
         env=fake_mac(*MIXED),
     )
-    by = {f["evidence"]["device"]: f for f in r.results("MD202")}
+    by = {f["evidence"]["device"]: f for f in r.results("MD202") if f["status"] == "fail"}
+    # the logical state read, and the physical one `ibv_devinfo -v` printed beside it
     assert by["rdma_en3"]["summary"] == (
-        "rdma_en3 (towards rank 2 (m3)) is not active: port 1 PORT_INIT"
+        "rdma_en3 (towards rank 1 (m2)) is not active: port 1 PORT_INIT (physical state LINK_UP)"
     )
     assert "was not activated" in by["rdma_en3"]["remediation"]["text"]
     assert by["rdma_en4"]["summary"] == (
-        "rdma_en4 (towards rank 3 (m4)) is not active: port 1 PORT_ARMED"
+        "rdma_en4 (towards rank 2 (m3)) is not active: port 1 PORT_ARMED (physical state LINK_UP)"
     )
+    assert by["rdma_en4"]["evidence"]["ports"] == [
+        {
+            "device": "rdma_en4",
+            "port": 1,
+            "state": "PORT_ARMED",
+            "state_code": 3,
+            "phys_state": "LINK_UP",
+        }
+    ]
+    # port 1 down, port 2 active: the device is usable, so it is not a finding
+    assert "rdma_en6" not in by
+    assert by["rdma_en4"]["evidence"]["named_devices"] == {"active": 1, "named": 3}
