@@ -126,14 +126,16 @@ def run(ctx: NodeContext):
             )
         )
     good = [r["device"] for r in probe.devices if r["result"] == "ok"]
+    hung = [r["device"] for r in probe.devices if r["result"] == "hung"]
     missing = [r["device"] for r in probe.devices if r["result"] == "missing"]
     skipped = [r["device"] for r in probe.devices if r["result"] == "not_probed"]
     tail = (f"; not listed: {', '.join(missing)} (MD202 reports them)" if missing else "") + (
         f"; not probed after the overrun: {', '.join(skipped)}" if skipped else ""
     )
     if out:
-        if tail:
-            out[0].summary += tail
+        # the devices left out are said once, by the overrun's finding when there is one
+        overran = [f for f in out if f.evidence.get("device") in hung] or out
+        overran[0].summary += tail
         return out
     if not good:
         return skip(
@@ -155,13 +157,14 @@ CHECK = Check(
     doc=Doc(
         meaning="""
 Opens each RDMA device the hostfile names for this node (every listed device without a
-hostfile), allocates a protection domain and frees it (ibv_open_device, ibv_alloc_pd through
-pyverbs), in a child process under the command deadline. A device that does not open or
+hostfile), allocates a protection domain and frees it (ibv_open_device, ibv_alloc_pd: through
+pyverbs where it imports, else through the verbs library itself, libibverbs or on macOS
+librdma.dylib, as exo PR #1467 does), in a child process under the command deadline. A device that does not open or
 refuses the protection domain fails with the verbs call and its errno (12 ENOMEM, 19 ENODEV,
 ...). A call that does not return within the deadline fails as a wedged driver when the
 deadline was long enough to prove a hang, else is "not assessed" with the --timeout that
-would tell. Skips when libibverbs cannot be loaded (pyverbs imports neither in this
-interpreter nor in the system one) or there is no RDMA subsystem. A named device that is not
+would tell. Skips when neither pyverbs nor the verbs library loads, or there is no RDMA
+subsystem. A named device that is not
 listed is MD202's finding.
 """,
         why="""
@@ -177,7 +180,8 @@ reboot the node. A probe that hangs means a wedged driver: reboot. Kill leftover
         sources=(
             "exo PR #1467 (ibv_alloc_pd probe; replug the Thunderbolt 5 cable)",
             "exo issue #2186 (SIGSEGV in ibv_reg_mr with a null protection domain)",
-            "rdma-core pyverbs (pyverbs.device.Context, pyverbs.pd.PD)",
+            "rdma-core pyverbs (pyverbs.device.Context, pyverbs.pd.PD) and libibverbs "
+            "(ibv_get_device_list, ibv_open_device, ibv_alloc_pd)",
         ),
     ),
 )

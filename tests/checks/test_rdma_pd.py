@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from tests.checks.test_rdma_checks import mesh
 from tests.helpers import run_cli, write
 from tests.stubs import HERE
@@ -96,12 +98,42 @@ def test_a_pd_call_that_hangs_past_the_proof_deadline_is_a_wedged_driver(clean_e
     assert f["summary"].endswith("the RDMA driver is wedged")
 
 
-def test_skips_when_libibverbs_is_not_loadable(clean_env):
+def _sysfs_with_a_device(tmp_path):
+    """A sysfs that lists an RDMA device, so that the probe's child is started."""
+    (tmp_path / "sys" / "class" / "infiniband" / "mlx5_0").mkdir(parents=True)
+    return str(tmp_path / "sys")
+
+
+def test_skips_when_neither_pyverbs_nor_the_verbs_library_loads(clean_env, tmp_path):
     env = {k: v for k, v in clean_env.items() if k != "PYTHONPATH"}
-    env["MESHDOCTOR_SYSTEM_PYTHON"] = ""  # no system interpreter to try either
+    env.update(
+        MESHDOCTOR_SYSTEM_PYTHON="",  # no system interpreter to try either
+        MESHDOCTOR_VERBS_LIBRARY="",  # nor a library for ctypes
+        SYSFS_PATH=_sysfs_with_a_device(tmp_path),
+    )
     r, (f,) = _md208(env)
     assert f["status"] == "skip"
-    assert f["summary"].startswith("libibverbs is not loadable here: pyverbs")
+    assert f["summary"].startswith(
+        "libibverbs is not loadable here: libibverbs does not load: pyverbs: "
+        "ModuleNotFoundError: No module named 'pyverbs'; no verbs library for ctypes"
+    )
+
+
+def test_without_pyverbs_the_real_libibverbs_is_asked_through_ctypes(clean_env, tmp_path):
+    """This box's own libibverbs (rdma-core), with no RDMA driver loaded: ibv_get_device_list
+    fails, and the probe says so in libibverbs' words."""
+    import ctypes.util
+
+    if not ctypes.util.find_library("ibverbs"):
+        pytest.skip("libibverbs (rdma-core) is not installed on this machine")
+    env = {k: v for k, v in clean_env.items() if k != "PYTHONPATH"}
+    env.update(MESHDOCTOR_SYSTEM_PYTHON="", SYSFS_PATH=_sysfs_with_a_device(tmp_path))
+    r, (f,) = _md208(env)
+    # no driver behind the sysfs entry: libibverbs answers ENOSYS, as rdma-core does
+    assert f["status"] == "skip"
+    assert f["evidence"]["binding"].startswith("ctypes libibverbs")
+    assert f["summary"].startswith("no RDMA subsystem: ctypes libibverbs")
+    assert f["summary"].endswith("VerbsError: ibv_get_device_list failed: Function not implemented")
 
 
 def test_skips_without_an_rdma_subsystem(clean_env):
@@ -125,8 +157,8 @@ def test_on_a_mac_it_skips_saying_pyverbs_is_linux_only(fake_mac, clean_env):
     r, (f,) = _md208(env)
     assert f["status"] == "skip"
     assert f["summary"] == (
-        "libibverbs is not loadable here: pyverbs (rdma-core's Python binding of libibverbs) "
-        "is Linux only"
+        "libibverbs is not loadable here: a simulated Mac: its verbs library is not this "
+        "machine's to load"
     )
 
 
@@ -152,3 +184,53 @@ def test_a_device_list_that_never_returns_is_not_assessed_on_a_short_deadline(cl
     assert f["status"] == "error"
     assert f["summary"].startswith("the protection-domain probe did not answer (not assessed): `")
     assert "did not finish within" in f["summary"]
+
+
+@pytest.fixture
+def verbs_stub(tmp_path):
+    """tests/fixtures/verbs_stub/fakeverbs.c built as a shared library (a C compiler needed)."""
+    import shutil
+    import subprocess
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the libibverbs stand-in")
+    lib = tmp_path / "libfakeverbs.so"
+    src = HERE / "fixtures" / "verbs_stub" / "fakeverbs.c"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(src)], check=True, timeout=120)
+    return str(lib)
+
+
+def test_through_ctypes_a_refused_protection_domain_fails_with_its_errno(
+    clean_env, tmp_path, verbs_stub
+):
+    """No pyverbs anywhere: the probe calls the verbs library itself (as exo PR #1467 does on
+    macOS), here a stand-in with libibverbs' entry points."""
+    env = {k: v for k, v in clean_env.items() if k != "PYTHONPATH"}
+    env.update(
+        MESHDOCTOR_SYSTEM_PYTHON="",
+        MESHDOCTOR_VERBS_LIBRARY=verbs_stub,
+        SYSFS_PATH=_sysfs_with_a_device(tmp_path),
+        FAKE_VERBS="rdma_en2=ok,rdma_en3=pd:12,rdma_en4=open:19,rdma_en5=pd:hang,rdma_en6=ok",
+    )
+    r, got = _md208(env)
+    by = {f["evidence"]["device"]: f for f in got}
+    assert by["rdma_en3"]["summary"] == (
+        "rdma_en3 is listed but ibv_alloc_pd fails: errno 12 (ENOMEM: Cannot allocate "
+        "memory); a rank cannot register memory on it"
+    )
+    assert by["rdma_en4"]["summary"].startswith(
+        "rdma_en4 is listed but ibv_open_device fails: errno 19 (ENODEV: No such device)"
+    )
+    assert by["rdma_en5"]["status"] == "error"
+    assert by["rdma_en5"]["summary"].startswith("rdma_en5: ibv_alloc_pd did not return within")
+    assert by["rdma_en5"]["summary"].endswith("; not probed after the overrun: rdma_en6")
+    assert by["rdma_en3"]["evidence"]["binding"] == f"ctypes {verbs_stub}"
+    rows = {d["device"]: d["result"] for d in by["rdma_en3"]["evidence"]["devices"]}
+    assert rows == {
+        "rdma_en2": "ok",
+        "rdma_en3": "error",
+        "rdma_en4": "error",
+        "rdma_en5": "hung",
+        "rdma_en6": "not_probed",
+    }
