@@ -226,7 +226,8 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
             remedy = NOT_ACTIVATED_REMEDY
         out.append(
             warn(
-                f"no RDMA port is active ({_not_active(p for _, p in down)}): {cause}",
+                f"no RDMA port is active ({_not_active(p for _, p in down) or 'no port read'}): "
+                f"{cause}",
                 evidence=ev,
                 remediation=remedy,
             )
