@@ -34,6 +34,7 @@ MAC_COMMANDS = (
     "ifconfig",
     "route",
     "launchctl",
+    "pmset",
 )
 
 

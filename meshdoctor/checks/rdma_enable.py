@@ -55,7 +55,7 @@ NO_ENUM_REMEDY = (
 
 def _device_summary(inv: verbs.Inventory) -> Dict[str, Any]:
     return {
-        d.name: {"transport": d.transport, "ports": {p.num: p.state or "unknown" for p in d.ports}}
+        d.name: {"transport": d.transport, "ports": {p.num: p.state_name for p in d.ports}}
         for d in inv.devices
     }
 
@@ -70,8 +70,14 @@ def _tb4_summary(ctl: Dict[str, Any], inv: verbs.Inventory, hw: Dict[str, Any]) 
             "would not help"
         )
     if inv.state == verbs.OK and inv.names:
-        down = [d.name for d in inv.devices if d.ports and not any(p.active for p in d.ports)]
-        tail = f" (ports {'PORT_DOWN' if down else 'not usable'})" if down else ""
+        # the states the ports that are not active read (PORT_INIT is not PORT_DOWN): one for
+        # all of them, else each device's
+        idle = [d for d in inv.devices if d.ports and not any(p.active for p in d.ports)]
+        states = {d.name: "/".join(dict.fromkeys(p.state_name for p in d.ports)) for d in idle}
+        if len(set(states.values())) == 1:
+            tail = f" (ports {next(iter(states.values()))})"
+        else:
+            tail = " (" + ", ".join(f"{n} {st}" for n, st in states.items()) + ")" if states else ""
         return (
             f"{head}; `ibv_devices` lists {', '.join(inv.names)}, but they are never usable "
             f"on Thunderbolt 4{tail}"

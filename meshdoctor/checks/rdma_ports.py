@@ -8,6 +8,11 @@ has RDMA enabled; ports also drop after hours of traffic). Without a hostfile
 it reports the active ports; on macOS a port that is ``PORT_DOWN`` although its Thunderbolt link is
 connected to a peer Mac warns (on Thunderbolt 4 hardware it says so: those ports never come up).
 Runbook: a 4-node full mesh has 3 active ports per node.
+
+Every summary names each port by the state it read (``Port.state_name``): ``PORT_INIT`` and
+``PORT_ARMED`` (link up, not yet configured or activated: ibv_devinfo(1), rdma-core
+``enum ibv_port_state``) are counted as what they are, never as down, and get the advice for a
+port that was not activated rather than the one for a missing cable or peer.
 """
 
 from __future__ import annotations
@@ -33,6 +38,20 @@ DOWN_REMEDY = (
 )
 
 
+NOT_ACTIVATED_REMEDY = (
+    "The port's link is up but the port was not activated (ibv_devinfo(1): PORT_INIT waits "
+    "for a subnet manager to configure it, PORT_ARMED to activate it). Check again in a "
+    "moment: a port passes through these states on its way to PORT_ACTIVE. On InfiniBand a "
+    "port that stays in PORT_INIT has no subnet manager on its fabric (start opensm there)."
+)
+# what each state that is not PORT_ACTIVE means, in the summaries (ibv_devinfo(1), rdma-core
+# verbs.h ``enum ibv_port_state``)
+STATE_MEANING = {
+    "PORT_DOWN": "not cabled, or the peer has RDMA disabled",
+    "PORT_INIT": "link up, not yet configured",
+    "PORT_ARMED": "link up, not yet activated",
+}
+
 TB4_DOWN_REMEDY = (
     "This Mac's Thunderbolt ports are Thunderbolt 4 (no Thunderbolt 5 receptacle): "
     "its rdma_enX devices never come up, whatever the cable or the peer. Run the "
@@ -53,16 +72,37 @@ def _down_advice(ctx: NodeContext):
     return "", DOWN_REMEDY
 
 
+def _not_active(ports) -> str:
+    """``"1 PORT_DOWN (not cabled, ...), 1 PORT_INIT (link up, ...)"``: the ports that are not
+    active counted by the state each read, in the order first seen."""
+    counts: Dict[str, int] = {}
+    for p in ports:
+        counts[p.state_name] = counts.get(p.state_name, 0) + 1
+    return ", ".join(
+        f"{n} {st}" + (f" ({STATE_MEANING[st]})" if st in STATE_MEANING else "")
+        for st, n in counts.items()
+    )
+
+
 def _port_states(dev) -> List[Dict[str, Any]]:
     return [
         {
             "device": dev.name,
             "port": p.num,
-            "state": p.state or "unknown",
+            "state": p.state_name,
             "state_code": p.state_code,
+            **({"phys_state": p.phys_state} if p.phys_state else {}),
         }
         for p in dev.ports
     ]
+
+
+def _port_text(p) -> str:
+    """``"port 1 PORT_DOWN (physical state POLLING)"``: the logical state read, and the
+    physical one when ``ibv_devinfo -v`` printed it (the link, apart from the port)."""
+    return f"port {p.num} {p.state_name}" + (
+        f" (physical state {p.phys_state})" if p.phys_state else ""
+    )
 
 
 def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str, Any]]):
@@ -94,8 +134,10 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
                 )
             )
         elif not any(p.active for p in dev.ports):
-            states = ", ".join(f"port {p.num} {p.state or 'unknown'}" for p in dev.ports)
+            states = ", ".join(_port_text(p) for p in dev.ports)
             why, remedy = _down_advice(ctx)
+            if not why and not any(p.down for p in dev.ports):
+                remedy = NOT_ACTIVATED_REMEDY  # the link is up: no cable or peer to blame
             problems.append(
                 fail(
                     f"{name} (towards {towards}) is not active: {states}{why}",
@@ -109,7 +151,7 @@ def _with_hostfile(ctx: NodeContext, inv: verbs.Inventory, named: List[Dict[str,
                 {
                     "device": name,
                     "port": port.num,
-                    "state": port.state,
+                    "state": port.state_name,
                     "towards": [u["peer"] for u in uses],
                 }
             )
@@ -157,10 +199,10 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
                 peer = link.peers[0].name or link.peers[0].domain_uuid
                 out.append(
                     warn(
-                        f"{dev.name} port {p.num} is {p.state} although {link.hardware_port} "
+                        f"{dev.name} port {p.num} is {p.state_name} although {link.hardware_port} "
                         f"({link.interface}) is cabled to a peer Mac ({peer}){why}",
                         evidence={**ev, "device": dev.name, "port": p.num, "link": link.to_dict()},
-                        remediation=remedy,
+                        remediation=remedy if why or p.down else NOT_ACTIVATED_REMEDY,
                     )
                 )
     if unknown:
@@ -173,10 +215,19 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
         )
     if not active and not unknown:
         why, remedy = _down_advice(ctx)
-        cause = why.strip(" ()") if why else "no peer with RDMA enabled is cabled to this node"
+        cause = (
+            why.strip(" ()")
+            if why
+            else "no peer with RDMA enabled is cabled to this node"
+            if all(p.down for _, p in down)
+            else "no port was activated"
+        )
+        if not why and not any(p.down for _, p in down):
+            remedy = NOT_ACTIVATED_REMEDY
         out.append(
             warn(
-                f"no RDMA port is active ({len(down)} down): {cause}",
+                f"no RDMA port is active ({_not_active(p for _, p in down) or 'no port read'}): "
+                f"{cause}",
                 evidence=ev,
                 remediation=remedy,
             )
@@ -186,11 +237,7 @@ def _without_hostfile(ctx: NodeContext, inv: verbs.Inventory):
             ok(
                 f"{len(active)} active RDMA port(s): "
                 + ", ".join(f"{d.name} port {p.num}" for d, p in active)
-                + (
-                    f"; {len(down)} down (not cabled, or the peer has RDMA disabled)"
-                    if down
-                    else ""
-                ),
+                + (f"; not active: {_not_active(p for _, p in down)}" if down else ""),
                 evidence=ev,
             )
         )
@@ -216,8 +263,9 @@ CHECK = Check(
         meaning="""
 With --hostfile: every RDMA device the hostfile names for this node (its `rdma` row) must exist
 and have a PORT_ACTIVE port. A name that does not exist fails with the list of devices that do:
-rdma_enX names follow the enX numbering and change after re-cabling or a reboot. A port that is
-PORT_DOWN fails. A device whose state cannot be read is reported as "could not assess" (exit 3).
+rdma_enX names follow the enX numbering and change after re-cabling or a reboot. A device with
+no PORT_ACTIVE port fails, its ports named by the state each read (PORT_DOWN; PORT_INIT or
+PORT_ARMED: the link is up, the port not yet activated). A device whose state cannot be read is reported as "could not assess" (exit 3).
 
 Without a hostfile: lists the active ports (a 4-node full mesh has 3 per node); on macOS a port
 that is down although its Thunderbolt cable reaches a peer Mac warns.

@@ -11,12 +11,14 @@ Shape (every key optional; a piece that could not be read is named in ``errors``
      "platform": {"os": "darwin", "os_version": "26.3.1", "build": "25D2128", "python": "3.12.3",
                   "chip": "Apple M4 Pro"},
      "mlx": {"installed": true, "version": "0.32.1", "jaccl_guard": false, "backends": {...}},
-     "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE", "active": true}}},
+     "rdma": {"state": "ok", "devices": {"rdma_en2": {"state": "PORT_ACTIVE", "active": true,
+                                                    "ports": {"1": "PORT_ACTIVE"}}}},
      "thunderbolt": {"readable": true, "ports": [{"receptacle": 1, "domain_uuid": "...",
                      "interface": "en2", "device": "rdma_en2", "connected": true,
                      "peers": ["<peer port domain UUID>", ...]}]},
      "interfaces": {"en2": [{"ip": "192.168.7.1", "prefixlen": 30}]},
      "env": {"MLX_METAL_FAST_SYNCH": "1"},
+     "power": {"sleep": 0, "disksleep": 0, "powernap": 0},
      "ports": {"needed": [PORT], "busy": {"PORT": "python3 (pid 4242)"}},
      "reach": {"rank": 2, "targets": {"10.0.0.3:32325": "refused"}},
      "coordinator": {"rank": 0, "host": "m1", "from_rank": 1, "target": "10.0.0.1:32323",
@@ -118,10 +120,14 @@ def _rdma_facts(ctx: NodeContext) -> Dict[str, Any]:
     inv = ctx.fact(gather_verbs)
     devices: Dict[str, Any] = {}
     for d in inv.devices:
-        states = [p.state for p in d.ports if p.state]
+        # the state shown is the one "active" is read from: the active port's when one is
+        # (a device whose port 1 is down and port 2 active is PORT_ACTIVE), else the first read
+        active = [p for p in d.ports if p.active]
+        read = active or [p for p in d.ports if p.state_known]
         devices[d.name] = {
-            "state": states[0] if states else "unknown",
-            "active": any(p.active for p in d.ports),
+            "state": read[0].state_name if read else "unknown",
+            "active": bool(active),
+            "ports": {str(p.num): p.state_name for p in d.ports},
         }
     for name in inv.listed or []:
         devices.setdefault(name, {"state": "unknown", "active": False})
@@ -270,6 +276,13 @@ def _route_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
     return route_facts(ctx)
 
 
+def _power_facts(ctx: NodeContext) -> Dict[str, Any]:
+    """``pmset -g``'s sleep settings on a Mac (:func:`meshdoctor.facts.power.power_summary`)."""
+    from meshdoctor.facts.power import power_summary
+
+    return power_summary(ctx)
+
+
 def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     """Everything the cross-node checks read about this node (see the module docstring).
 
@@ -282,6 +295,7 @@ def node_facts(ctx: NodeContext) -> Dict[str, Any]:
     pieces: List[tuple] = [("platform", _platform_facts), ("mlx", _mlx_facts)]
     if ctx.is_mac:
         pieces += [("rdma", _rdma_facts), ("thunderbolt", _thunderbolt_facts)]
+        pieces.append(("power", _power_facts))
     pieces += [("reach", _reach_facts), ("coordinator", _coordinator_facts)]
     pieces.append(("routes", _route_facts))
     for name, fn in pieces:

@@ -43,6 +43,7 @@ from meshdoctor.parsers.ibv import (
     LIMIT_KEYS,
     LINK_LAYERS,
     MTU_BYTES,
+    PHYS_STATES,
     PORT_STATES,
     Device,
     Gid,
@@ -147,6 +148,7 @@ def _pyverbs_port(ctx_obj: Any, num: int) -> Port:
         MTU_BYTES.get(_attr(pa, "active_mtu")),
         LINK_LAYERS.get(ll, str(ll)) if ll is not None else "",
         _attr(pa, "gid_tbl_len"),
+        phys_state=PHYS_STATES.get(_attr(pa, "phys_state"), ""),
     )
     for idx in range(min(port.gid_tbl_len or 0, MAX_GIDS_SCANNED)):
         try:

@@ -27,6 +27,17 @@ PORT_STATES = {
     5: "PORT_ACTIVE_DEFER",
 }
 PORT_ACTIVE = "PORT_ACTIVE"
+# Physical port states as ``ibv_devinfo -v`` prints them (``phys_state: LINK_UP (5)``; rdma-core
+# ``devinfo.c`` port_phy_state_str, the InfiniBand PortPhysicalState values).
+PHYS_STATES = {
+    1: "SLEEP",
+    2: "POLLING",
+    3: "DISABLED",
+    4: "PORT_CONFIGURATION_TRAINING",
+    5: "LINK_UP",
+    6: "LINK_ERROR_RECOVERY",
+    7: "PHY_TEST",
+}
 # ``enum ibv_mtu``: 1..5 -> 256..4096 bytes.
 MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 # ``enum ibv_link_layer`` as pyverbs reports it.
@@ -109,7 +120,8 @@ class Gid:
 @dataclass
 class Port:
     """One port of a device. ``state`` is the name (``PORT_ACTIVE``) or '' if not read;
-    ``state_code`` the number (4 = active); MTUs in bytes; ``gids`` the non-zero GID table."""
+    ``state_code`` the number (4 = active); MTUs in bytes; ``gids`` the non-zero GID table;
+    ``phys_state`` the physical state's name (``LINK_UP``, ``POLLING``) or '' if not read."""
 
     num: int
     state: str = ""
@@ -119,6 +131,7 @@ class Port:
     link_layer: str = ""
     gid_tbl_len: Optional[int] = None
     gids: List[Gid] = field(default_factory=list)
+    phys_state: str = ""
 
     @property
     def active(self) -> bool:
@@ -130,6 +143,23 @@ class Port:
         """True when the port state was read at all (by name or code)."""
         return bool(self.state) or self.state_code is not None
 
+    @property
+    def state_name(self) -> str:
+        """The state as it was read: its name (``PORT_INIT``), else the name of its code (``2``
+        -> ``PORT_INIT``, ``enum ibv_port_state``), else ``unknown``. Every summary of a port's
+        state is written from this, so that it says what the reading says."""
+        if self.state:
+            return self.state
+        if self.state_code is not None:
+            return PORT_STATES.get(self.state_code, f"state {self.state_code}")
+        return "unknown"
+
+    @property
+    def down(self) -> bool:
+        """True only for PORT_DOWN (code 1): the link is not up. PORT_INIT and PORT_ARMED are
+        neither down nor active (the link is up, the port not yet activated)."""
+        return self.state == "PORT_DOWN" or (not self.state and self.state_code == 1)
+
     def mapped_gids(self) -> List[Gid]:
         """The IPv4-mapped GIDs, in index order."""
         return sorted((g for g in self.gids if g.ipv4), key=lambda g: g.index)
@@ -138,13 +168,14 @@ class Port:
         """JSON form: port number, state (``unknown`` if not read), state code, MTUs, GIDs."""
         return {
             "port": self.num,
-            "state": self.state or "unknown",
+            "state": self.state_name,
             "state_code": self.state_code,
             "max_mtu": self.max_mtu,
             "active_mtu": self.active_mtu,
             "link_layer": self.link_layer,
             "gid_tbl_len": self.gid_tbl_len,
             "gids": [g.to_dict() for g in self.gids],
+            **({"phys_state": self.phys_state} if self.phys_state else {}),
         }
 
 
@@ -253,6 +284,8 @@ def _port_key(port: Port, key: str, value: str) -> None:
         setattr(port, key, to_int(name) if to_int(name) is not None else MTU_BYTES.get(code or 0))
     elif key == "link_layer":
         port.link_layer = name
+    elif key == "phys_state":
+        port.phys_state = name or PHYS_STATES.get(code or 0, "")
     elif key == "gid_tbl_len":
         port.gid_tbl_len = to_int(name)
 

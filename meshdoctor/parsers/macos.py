@@ -1,4 +1,4 @@
-"""Parsers for macOS command output: ``sw_vers``, ``vm_stat``, ``sysctl``.
+"""Parsers for macOS command output: ``sw_vers``, ``vm_stat``, ``sysctl``, ``pmset -g``.
 
 Formats: Apple's and rdma-core's tool output. Every parser takes text and returns data; none raises on unexpected
 text (lines it cannot read are skipped, missing values are absent from the result).
@@ -7,7 +7,7 @@ text (lines it cannot read are skipped, missing values are absent from the resul
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 _PAGE_SIZE = re.compile(r"page size of (\d+) bytes")
 _VM_LINE = re.compile(r"^\s*([^:]+):\s*(\d+)\.?\s*$")
@@ -75,3 +75,28 @@ def to_int(text: Optional[str]) -> Optional[int]:
         return int(str(text).strip())
     except (TypeError, ValueError):
         return None
+
+
+_PMSET_LINE = re.compile(r"^\s+(\S(?:.*?\S)?)\s+(-?\d+|\S+)(?:\s+\((.*)\))?\s*$")
+
+
+def parse_pmset(text: str) -> Dict[str, Dict[str, Any]]:
+    """``pmset -g`` -> ``{setting: {"value": int | str, "note": str}}``.
+
+    Apple's pmset(1) prints the settings in use as indented ``name  value`` lines after
+    ``Currently in use:`` (`` sleep                1 (sleep prevented by sharingd)``,
+    `` disksleep            10``, `` powernap             1``, `` hibernatefile /var/vm/sleepimage``);
+    a name may hold spaces (``Sleep On Power Button 1``). Timer values (``sleep``,
+    ``disksleep``, ``displaysleep``) are minutes, 0 = never; flags (``powernap``, ``standby``)
+    are 0/1. A value that is a number is an int; ``note`` is the text in parentheses after it
+    (why sleep is prevented now), '' when none. Heading lines (not indented) are skipped.
+    """
+    out: Dict[str, Dict[str, Any]] = {}
+    for line in (text or "").splitlines():
+        m = _PMSET_LINE.match(line)
+        if not m:
+            continue
+        name, raw, note = m.group(1), m.group(2), (m.group(3) or "").strip()
+        value: Any = int(raw) if re.fullmatch(r"-?\d+", raw) else raw
+        out[name] = {"value": value, "note": note}
+    return out

@@ -42,3 +42,14 @@ def test_rdma_disabled_chain_and_remedy(fake_mac):
     assert "Recovery" in w["remediation"]["text"] and "rdma_ctl enable" in w["remediation"]["text"]
     chain = w["evidence"]["chain"]
     assert chain["rdma_ctl"]["enabled"] is False and chain["ibv_devices"] == []
+
+
+def test_thunderbolt_4_summary_names_the_states_its_ports_read(fake_mac, tmp_path):
+    text = (FIXTURES / "tb4-devices-listed" / "ibv_devinfo__v.txt").read_text()
+    text = text.replace("PORT_DOWN (1)", "PORT_INIT (2)", 1)
+    env = fake_mac("healthy", "tb4-devices-listed", extra={"ibv_devinfo__v.txt": text})
+    r = run_cli("check", "--only", "MD201", "--json", env=env)
+    (f,) = r.results("MD201")
+    assert (
+        "never usable on Thunderbolt 4 (rdma_en2 PORT_INIT, rdma_en3 PORT_DOWN, rdma_en4 PORT_DOWN)"
+    ) in f["summary"]

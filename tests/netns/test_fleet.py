@@ -66,7 +66,7 @@ def test_healthy_four_mac_mesh_is_go_with_every_edge_active(bed):
     )
     assert "6/6 edges active" in summaries(r, "MD404")
     assert r.doc["fleet"]["edges"]["active"] == 6
-    for code in ("MD403", "MD405", "MD406", "MD407", "MD409"):
+    for code in ("MD403", "MD405", "MD406", "MD407", "MD409", "MD414"):
         assert r.status(code) == "ok", summaries(r, code)
     assert {x["host"] for x in r.doc["results"]} >= {"h0", "h1", "h2", "h3"}
     human = fleet(bed)
@@ -152,6 +152,23 @@ def test_leftover_wired_memory_on_one_host_blocks_the_launch_named_by_host(bed):
     bad = [x for x in r.results("MD409") if x["status"] == "fail"]
     assert bad and bad[0]["host"] == "h1" and "h1" in bad[0]["summary"]
     assert r.doc["needs_reboot"] == ["h1"]
+
+
+def test_one_mac_that_sleeps_is_named_with_the_command_to_paste_here(bed):
+    """pmset on h2 says sleep 1: its MD104 warns with the command through `ssh h2`, and MD414
+    names h2 as the Mac whose sleep settings differ from the other three."""
+    bed.mesh.write(sets={"h2": ["sleep-on"]})
+    r = fleet(bed, "--json")
+    never = "sudo pmset -a sleep 0 disksleep 0 powernap 0"
+    (w,) = [x for x in r.results("MD104") if x["status"] == "warn"]
+    assert w["host"] == "h2" and w["summary"].startswith("system sleep is on")
+    assert w["remediation"]["command"] == f"ssh h2 '{never}'"
+    assert f"`ssh h2 '{never}'`" in w["remediation"]["text"]
+    assert {x["host"] for x in r.results("MD104") if x["status"] == "ok"} == {"h0", "h1", "h3"}
+    (d,) = r.results("MD414")
+    assert d["status"] == "warn" and d["host"] == "h2"
+    assert d["summary"].endswith("odd one(s) out: h2")
+    assert d["remediation"]["command"] == f"ssh h2 '{never}'"
 
 
 def test_stopped_sshd_is_could_not_assess_and_not_waited_on(bed):

@@ -73,7 +73,7 @@ def run(view: FleetView):
             on(
                 [hi, hj],
                 fail(
-                    f"edge {hi}-{hj} is down ({desc}): "
+                    f"edge {hi}-{hj} is not active ({desc}): "
                     + "; ".join(f"{d} on {h} is {s}" for h, d, s in bad),
                     evidence={
                         "edge": [hi, hj],

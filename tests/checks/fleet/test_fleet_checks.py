@@ -39,6 +39,7 @@ def _facts(i: int, **over) -> dict:
             "interfaces": {"en2": [{"ip": f"192.168.100.{i + 1}", "prefixlen": 30}]},
         },
         "ports": {"needed": [32323] if i == 0 else [], "busy": {}},
+        "power": {"sleep": 0, "disksleep": 0, "powernap": 0},
     }
     for path, value in over.items():
         node = f

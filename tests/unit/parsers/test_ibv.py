@@ -132,3 +132,27 @@ def test_small_helpers():
     assert normalize_gid("::ffff:169.254.10.1") == "::ffff:169.254.10.1"
     assert normalize_gid("0000:0000:0000:0000:0000:0000:0000:0000") == "::"
     assert normalize_gid("not a gid") is None
+
+
+def test_mixed_port_states_are_read_as_printed_with_the_physical_state():
+    rep = parse_ibv_devinfo((FIXTURES / "mixed-port-states" / "ibv_devinfo__v.txt").read_text())
+    got = {
+        (d.name, p.num): (p.state_name, p.phys_state, p.active, p.down)
+        for d in rep.devices
+        for p in d.ports
+    }
+    assert got[("rdma_en2", 1)] == ("PORT_ACTIVE", "LINK_UP", True, False)
+    assert got[("rdma_en3", 1)] == ("PORT_INIT", "LINK_UP", False, False)  # not down
+    assert got[("rdma_en4", 1)] == ("PORT_ARMED", "LINK_UP", False, False)
+    assert got[("rdma_en6", 1)] == ("PORT_DOWN", "POLLING", False, True)
+    assert got[("rdma_en6", 2)] == ("PORT_ACTIVE", "LINK_UP", True, False)
+    assert not rep.warnings and not rep.unparsed
+
+
+def test_a_state_read_by_its_code_alone_is_named_by_it():
+    rep = parse_ibv_devinfo(
+        "hca_id:\tx\n\t\tport:\t1\n\t\t\tstate:\t\t\t(2)\n\t\t\tphys_state:\t\t(5)\n"
+    )
+    (p,) = rep.devices[0].ports
+    assert p.state_name == "PORT_INIT" and p.phys_state == "LINK_UP" and not p.down
+    assert p.to_dict()["state"] == "PORT_INIT"

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from meshdoctor.parsers import macos
+from tests.stubs import FIXTURES
 
 
 def test_macos_parsers_on_documented_formats():
@@ -41,3 +42,24 @@ def test_macos_parsers_on_truncated_fixture(noise, cut):
     )[:cut]
     v = macos.wired_bytes(macos.parse_vm_stat(text))
     assert v is None or v >= 0
+
+
+def test_pmset_reads_apples_settings_with_their_notes():
+    text = (FIXTURES / "sleep-on" / "pmset__g.txt").read_text()
+    got = macos.parse_pmset(text)
+    assert got["sleep"] == {"value": 1, "note": "sleep prevented by sharingd, powerd"}
+    assert got["disksleep"] == {"value": 10, "note": ""}
+    assert got["powernap"]["value"] == 1
+    assert got["Sleep On Power Button"]["value"] == 1  # a name with spaces
+    assert got["hibernatefile"]["value"] == "/var/vm/sleepimage"  # not a number: text
+    assert "System-wide power settings:" not in got and "Currently in use:" not in got
+    assert macos.parse_pmset(" displaysleep 10\n standby 1\n") == {
+        "displaysleep": {"value": 10, "note": ""},
+        "standby": {"value": 1, "note": ""},
+    }
+
+
+@given(st.text())
+def test_pmset_parser_never_raises(text):
+    for v in macos.parse_pmset(text).values():
+        assert isinstance(v["value"], (int, str))
