@@ -27,7 +27,9 @@ outranks an original fault, whatever the order of the files:
    were written, so each input's earliest finding of that role is its candidate; inputs have
    no order among themselves, so every input's candidate is a first cause, one per host and
    rank (of two candidates for the same host and rank from different inputs, what the rank
-   printed before its exit status, then the one of the input whose name sorts first). The
+   printed before its exit status, then the one of the input whose name sorts first; the
+   other, when neither is an exit status, is left unrelated: two logs of one rank without
+   times may be two runs, github.com/ml-explore/mlx/issues/3755's jaccl and ring logs). The
    job's own exit status (``--exit-code``) is a first cause only when no input gave one. Which
    findings are first causes therefore never depends on the order in which the files were
    given.
@@ -123,18 +125,22 @@ def relate(findings: List[Finding]) -> List[Finding]:
                 earliest[f.source] = f
         tied = [f for f in earliest.values() if not f.job] or list(earliest.values())
     firsts: List[Finding] = []
-    seen = set()
+    seen: Dict[Tuple[Optional[str], Optional[int]], Finding] = {}
+    apart = set()  # untimed candidates of one rank in another input: nothing says they are related
     # of one host and rank: what it printed before what its exit status says, then the earliest
     for f in sorted(tied, key=lambda f: (f.exit is not None, f.time or _FAR, f.source, f.seq)):
         who = (f.host, f.rank)
         if who in seen:
+            kept = seen[who]
+            if f.time is None and f.exit is None and kept.exit is None and f.source != kept.source:
+                apart.add(id(f))
             continue
-        seen.add(who)
+        seen[who] = f
         f.first_cause = True
         firsts.append(f)
     firsts.sort(key=_listing)
     for f in ordered:
-        if f.first_cause:
+        if f.first_cause or id(f) in apart:
             continue
         own = next((c for c in firsts if (c.host, c.rank) == (f.host, f.rank)), firsts[0])
         if (

@@ -196,3 +196,16 @@ def test_the_jobs_exit_status_never_outranks_a_ranks_own_finding(tmp_path):
     r = run_cli("triage", *paths, "--exit-code", "137", "--json")
     fs = {f["id"]: f for f in r.doc["triage"]["findings"]}
     assert [fs[i]["code"] for i in r.doc["triage"]["first_cause"]] == ["MD691"], r.outcome()
+
+
+def test_two_untimed_logs_of_one_rank_are_two_failures_not_one_chain(tmp_path):
+    """mlx #3755: the same rank's jaccl run and ring run, pasted as two logs without times,
+    failed to connect each on its own; neither is named the consequence of the other."""
+    files = {
+        "rank2-jaccl.log": "[jaccl] Couldn't connect (error: 60)\n",
+        "rank2-ring.log": "[ring] Couldn't connect (error: 65)\n",
+    }
+    for order in itertools.permutations(_write(tmp_path, files)):
+        doc = run_cli("triage", *order, "--json").doc
+        found = {f["code"]: f for f in doc["triage"]["findings"]}
+        assert found["MD637"]["first_cause"] and found["MD621"]["consequence_of"] is None
