@@ -415,6 +415,32 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD692",
+        "metal.fence-wait-hang",
+        r"mlx::core::Fence::wait\(|IOSurfaceSharedEvent waitUntilSignaledValue",
+        "A sampled stack of a hung rank (`sample PID`, py-spy --native) waits on a Metal fence "
+        "or GPU event: the CPU stream waits for GPU work that never signals. With "
+        "MLX_METAL_FAST_SYNCH=1 this is the fence handoff deadlock reported for pipeline "
+        "generation over the ring backend, while the ring's socket threads sit idle (the "
+        "network is not the stall).",
+        "Unset MLX_METAL_FAST_SYNCH in the ranks' environment and run again; if it still hangs "
+        "without it, look for the first failure on the other ranks (a collective that never "
+        "completed) and for GPU timeouts (MD616).",
+        "https://github.com/ml-explore/mlx/issues/3830; MLX mlx/backend/metal/fence.cpp",
+        role=EITHER,
+        causes=[
+            (
+                "MLX_METAL_FAST_SYNCH=1: the fence handoff deadlock",
+                "the variable in the ranks' environment; socket threads idle in the same sample",
+            ),
+            ("a peer's collective never completed", "a peer's earlier error or its own hang"),
+        ],
+        examples=(
+            "  ... mlx::core::Fence::wait(mlx::core::Stream, mlx::core::array const&)::$_2 ...",
+            "    -[IOSurfaceSharedEvent waitUntilSignaledValue:timeoutMS:]  (in IOSurface) + 84",
+        ),
+    ),
+    signature(
         "MD676",
         "macos.kernel-panic",
         r"panic\(cpu \d+ caller 0x[0-9a-fA-F]+\): (?P<msg>.+)",

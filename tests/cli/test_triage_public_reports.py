@@ -191,3 +191,22 @@ def test_no_rdma_names_thunderbolt_4_first(tmp_path):
     assert f["code"] == "MD689"
     assert f["causes"][0]["cause"].startswith("Thunderbolt 4 (or older) hardware, at most 40 Gb/s")
     assert "ring backend" in f["remedy"]
+
+
+# https://github.com/ml-explore/mlx/issues/3830: `sample` of a hung rank, MLX_METAL_FAST_SYNCH=1
+FENCE_HANG = """\
+Call graph:
+    2706 Thread_1234   DispatchQueue_1: com.apple.main-thread  (serial)
+      2706 start  (in dyld) + 2840
+        2706 mlx::core::array::wait()  (in libmlx.dylib) + 76
+          2706 mlx::core::Event::wait()  (in libmlx.dylib) + 60
+            2706 -[IOSurfaceSharedEvent waitUntilSignaledValue:timeoutMS:]  (in IOSurface) + 84
+    2706 Thread_1240
+      2706 mlx::core::distributed::ring::SocketThread::worker()  (in libmlx.dylib) + 212
+        2706 std::__1::condition_variable::wait(std::__1::unique_lock<std::__1::mutex>&)
+"""
+
+
+def test_a_hung_rank_waiting_on_a_metal_fence_points_at_fast_synch(tmp_path):
+    f = first(triage(tmp_path, {"rank0-sample.txt": FENCE_HANG}))
+    assert f["code"] == "MD692" and "MLX_METAL_FAST_SYNCH" in f["remedy"]
