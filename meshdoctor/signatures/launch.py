@@ -7,7 +7,35 @@ Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+
+# what a shell's job-status word says of the signal that ended the job (zsh's and bash's
+# strsignal texts, macOS's "Killed: 9" / "Abort trap: 6")
+_SHELL_SIGNAL = (
+    (
+        "kill",
+        "SIGKILL: the process could not clean up; most often the memory ran out (Linux's OOM "
+        "killer: `dmesg | grep -i oom`; macOS's jetsam: a JetsamEvent report) or kill -9",
+    ),
+    (
+        "abort",
+        "SIGABRT: an uncaught C++ exception or a failed assertion (the libc++abi line above "
+        "it names the exception)",
+    ),
+    ("segmentation", "SIGSEGV: a native crash (its crash report names the faulting frame)"),
+    ("bus error", "SIGBUS: a native crash (its crash report names the faulting frame)"),
+    ("terminated", "SIGTERM: something stopped it (mlx.launch's teardown, Slurm, a timeout)"),
+)
+
+
+def shell_signal(groups: Mapping[str, str]) -> Optional[str]:
+    """What the job-status word in group ``sig`` of a shell line says (the signal, its usual
+    causes), or None."""
+    word = (groups.get("sig") or "").lower()
+    return next((why for key, why in _SHELL_SIGNAL if key in word), None)
+
 
 SIGNATURES = (
     signature(
@@ -158,6 +186,35 @@ SIGNATURES = (
         examples=(
             "[WARN] Node with rank 3 exited with code -9",
             "[WARN] Node with rank 0 exited with code 137",
+        ),
+    ),
+    signature(
+        "MD695",
+        "shell.job-killed",
+        r"^(?:zsh: (?P<sig>killed|abort|segmentation fault|bus error|terminated)\b"
+        r"|\S+: line \d+: +\d+ (?P<sig2>Killed|Aborted|Segmentation fault|Bus error|Terminated)\b"
+        r"|(?P<sig3>Killed: 9|Abort trap: 6|Killed|Terminated: 15|Terminated)$)",
+        "The shell that ran the job says a signal ended it (zsh's `zsh: killed  CMD`, bash's "
+        "`line N: PID Killed  CMD`, macOS's `Killed: 9`): the process printed nothing more "
+        "because it could not.",
+        "Read what the signal means below: for SIGKILL look for memory first (dmesg, a "
+        "JetsamEvent report: `meshdoctor triage --crash-reports`), for SIGABRT/SIGSEGV the "
+        "crash report and the line before it.",
+        "zsh and bash job status messages (strsignal); POSIX wait status",
+        causes=[
+            ("memory ran out (OOM killer, jetsam): SIGKILL", "dmesg | grep -i oom; JetsamEvent"),
+            ("an uncaught C++ exception: SIGABRT", "a libc++abi line before it"),
+            ("a native crash: SIGSEGV, SIGBUS", "a crash report of the process"),
+        ],
+        role=EITHER,
+        refine=lambda g: shell_signal(
+            {"sig": g.get("sig") or g.get("sig2") or g.get("sig3") or ""}
+        ),
+        examples=(
+            "zsh: killed     python train.py",
+            "zsh: abort      python -m mlx_lm.generate --model m",
+            "bash: line 1: 12345 Killed                  python3 train.py",
+            "Killed: 9",
         ),
     ),
     signature(

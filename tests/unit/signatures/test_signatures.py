@@ -174,3 +174,16 @@ def test_an_nccl_warning_of_a_known_class_says_what_it_means(line, says):
 def test_an_nccl_warning_of_no_known_class_keeps_the_generic_meaning():
     (m,) = signatures.classify("NCCL WARN something new")
     assert m.code == "MD653" and "Here:" not in m.meaning
+
+
+def test_every_line_signature_requires_a_literal_the_reader_looks_for():
+    """The log reader feeds only lines holding an anchor; every line signature's pattern
+    requires a literal (so :data:`ANCHORS`, derived from them, covers it)."""
+    from meshdoctor.signatures.scanner import required_literals
+
+    loose = [s.code for s in signatures.CATALOGUE if s.pattern is not None]
+    loose = [c for c in loose if not required_literals(signatures.BY_CODE[c].pattern)]
+    assert loose == []
+    for s in signatures.CATALOGUE:
+        for lit in required_literals(s.pattern) if s.pattern is not None else ():
+            assert any(a in lit for a in signatures.ANCHORS), (s.code, lit)

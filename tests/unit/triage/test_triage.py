@@ -178,6 +178,7 @@ LINES = [
     ),
     ("std::runtime_error: [Fence::wait] Timed out", "MD678"),
     ("  mlx::core::Fence::wait(mlx::core::Stream, mlx::core::array const&)::$_2", "MD692"),
+    ("zsh: killed     python train.py", "MD695"),
     ("OSError: [Errno 98] Address already in use", "MD679"),
     ("\x1b[31m[ERROR] Incomplete mesh, m1 is not connected to m3 \x1b[0m", "MD680"),
     ("[ERROR] Could not find a full ring.", "MD687"),
