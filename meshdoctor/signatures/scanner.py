@@ -115,6 +115,7 @@ class _CrashRecord:
 
 
 TRACEBACK_START = "Traceback (most recent call last):"
+_FRAME_LINE = re.compile(r'File "[^"]*", line \d+')  # a traceback's frame line, without its indent
 _EXC_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)?)"
     r"(: (?P<msg>.*))?$"
@@ -489,6 +490,7 @@ class Scanner:
                     s = s[pm.end() :]
             if (
                 s.startswith((" ", "\t"))
+                or _FRAME_LINE.match(s)  # a frame whose indent was lost (pasted in a mail)
                 or not s.strip()
                 or s.startswith(("During handling", "The above exception", TRACEBACK_START))
             ):

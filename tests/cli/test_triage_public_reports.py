@@ -210,3 +210,20 @@ Call graph:
 def test_a_hung_rank_waiting_on_a_metal_fence_points_at_fast_synch(tmp_path):
     f = first(triage(tmp_path, {"rank0-sample.txt": FENCE_HANG}))
     assert f["code"] == "MD692" and "MLX_METAL_FAST_SYNCH" in f["remedy"]
+
+
+# https://github.com/exo-explore/exo/issues/1004: a traceback pasted with its frames unindented
+UNINDENTED = """\
+[ 2025-12-24 13:04:46.001 | WARNING | exo.worker.runner.runner:main:249 ] Runner 079d crashed \
+with critical exception [jaccl] Malformed device file
+Traceback (most recent call last):
+
+File "__main__.py", line 38, in <module>
+
+File "multiprocessing/spawn.py", line 122, in spawn_main
+"""
+
+
+def test_a_frame_line_that_lost_its_indent_is_not_read_as_the_exception(tmp_path):
+    doc = triage(tmp_path, {"node.log": UNINDENTED})
+    assert [f["code"] for f in doc["triage"]["findings"]] == ["MD631"]
