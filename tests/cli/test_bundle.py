@@ -26,6 +26,7 @@ def members(path):
 
 def test_local_bundle_collects_redacts_and_lists_failures(fake_mac, clean_env, tmp_path):
     env = dict(clean_env, **fake_mac("healthy", extra={"ifconfig.exit": "1"}))
+    (tmp_path / "bin" / "pmset").unlink()  # a Mac image without pmset: the tool is missing
     home = tmp_path / "home"
     reports = home / "Library" / "Logs" / "DiagnosticReports"
     reports.mkdir(parents=True)
