@@ -38,6 +38,19 @@ _LLDB = re.compile(
 _GDB = re.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<sym>[^\s(]+)[^\n]*?(?:\sfrom\s+(?P<img>\S+))?\s*$"
 )
+# a frame as a report quotes it in short: its number, symbol and offset, no image or address
+# ("  1  jaccl::MeshImpl::all_gather(char const*, char*, long long) + 1380")
+_SHORT = re.compile(r"^\s*\d+\s+(?P<sym>[A-Za-z_~].*?)\s+\+\s*\d+\s*$")
+# the system's own frames on top of a crashed thread (the copy, the abort, the signal
+# trampoline): not the code at fault
+_SYSTEM = re.compile(
+    r"^(?:libsystem_\w+\.dylib|libc\+\+abi\.dylib|libdyld\.dylib|dyld|"
+    r"libc\.so\.\d+|libpthread\.so\.\d+)$"
+)
+_SYSTEM_SYMBOL = re.compile(
+    r"^(?:_platform_\w+|__?pthread_kill|pthread_kill|abort|__abort|_sigtramp|raise|"
+    r"__cxa_throw|std::__terminate|__pthread_start|_pthread_start|thread_start)\b"
+)
 _OFFSET = re.compile(r"\s+(?:\+\s*\d+\b.*|at\s+\S+:\d+.*|\(\S+:\d+\))$")
 
 # thread headers: Apple's "Thread 3 Crashed::", "Crashed Thread: 3"; lldb's "* thread #3";
@@ -65,7 +78,17 @@ def parse_frame(line: str) -> Optional[Frame]:
     if m:
         img = m.group("img") or ""
         return img.rsplit("/", 1)[-1], m.group("sym")
+    m = _SHORT.match(s)
+    if m:
+        return "", m.group("sym")
     return None
+
+
+def is_system_frame(frame: Frame) -> bool:
+    """Whether a frame is the system's own (libsystem_*, libc++abi, dyld, the abort and signal
+    trampolines) rather than code a crash can be blamed on."""
+    img, sym = frame
+    return bool(_SYSTEM.match(img) or _SYSTEM_SYMBOL.match(sym))
 
 
 def thread_header(line: str) -> Optional[Tuple[Optional[int], bool]]:
@@ -126,7 +149,8 @@ def classify_frames(
     :data:`MAX_FRAMES` tried) name, and the frame that decided it: each frame signature in
     catalogue-family order is tried on every frame (its ``frame`` pattern; its
     ``abort_frame`` pattern only when ``signal`` is SIGABRT). ``(None, top frame)`` when none
-    names them: the crash record's generic signature is the caller's."""
+    names them (the top frame that is not the system's own, :func:`is_system_frame`): the
+    crash record's generic signature is the caller's."""
     top = list(frames[:MAX_FRAMES])
     texts = [frame_text(f) for f in top]
     for sig in FRAME_SIGNATURES:
@@ -135,4 +159,5 @@ def classify_frames(
                 return sig, fr
             if sig.abort_frame is not None and signal == "SIGABRT" and sig.abort_frame.search(text):
                 return sig, fr
-    return None, (top[0] if top else None)
+    culprit = next((f for f in top if not is_system_frame(f)), top[0] if top else None)
+    return None, culprit

@@ -193,7 +193,8 @@ SIGNATURES = (
         "shell.job-killed",
         r"^(?:zsh: (?P<sig>killed|abort|segmentation fault|bus error|terminated)\b"
         r"|\S+: line \d+: +\d+ (?P<sig2>Killed|Aborted|Segmentation fault|Bus error|Terminated)\b"
-        r"|(?P<sig3>Killed: 9|Abort trap: 6|Killed|Terminated: 15|Terminated)$)",
+        r"|(?P<sig3>Killed: 9|Abort trap: 6|Killed|Terminated: 15|Terminated|"
+        r"(?:Aborted|Segmentation fault|Bus error) \(core dumped\))$)",
         "The shell that ran the job says a signal ended it (zsh's `zsh: killed  CMD`, bash's "
         "`line N: PID Killed  CMD`, macOS's `Killed: 9`): the process printed nothing more "
         "because it could not.",
@@ -215,6 +216,7 @@ SIGNATURES = (
             "zsh: abort      python -m mlx_lm.generate --model m",
             "bash: line 1: 12345 Killed                  python3 train.py",
             "Killed: 9",
+            "Aborted (core dumped)",
         ),
     ),
     signature(

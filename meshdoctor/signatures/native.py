@@ -29,7 +29,7 @@ _PEER_WENT_AWAY = {
 # it); a message that starts with one was raised by MLX itself.
 MLX_COMPONENT = (
     r"\[(?P<component>metal(?:::\w+)?|METAL|jaccl|ring|nccl|mpi|distributed|malloc|"
-    r"cuda(?:::\w+)?)\]"
+    r"cuda(?:::\w+)?|[A-Z]\w*::\w+)\]"  # the last: an MLX op's own, [Matmul::eval_cpu]
 )
 
 # Python's built-in exception classes (the builtins module of 3.9-3.13) a program raises or
@@ -55,6 +55,13 @@ _LAUNCHER_FILES = ("mlx/distributed_run.py", "mlx/_distributed_utils/launch.py")
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a line read without its traceback, or one raised in mlx.launch itself
     (its innermost frame, group ``file``, in the launcher's own files)."""
+    if "no Stream(" in groups.get("msg", "") and "current thread" in groups.get("msg", ""):
+        return (
+            "MLX 0.31.2 made streams thread-local, so a stream made in one thread does not "
+            "exist in another: a server or generator that evaluates in a worker thread with a "
+            "module-level stream fails like this (mlx-lm issue #1181); upgrade mlx-lm to "
+            "0.31.3 or later, or pin mlx 0.31.1"
+        )
     if groups.get("bare"):
         return (
             f"a bare {groups['bare']} line: the `Traceback (most recent call last):` header and "
@@ -90,6 +97,20 @@ _COMMAND_BUFFER: Mapping[str, str] = {
 }
 
 
+def _command_buffer(groups: Mapping[str, str]) -> Optional[str]:
+    """MD661's detail: the error name Metal gave the command buffer (group ``error``), else
+    its status code (group ``status``) where one is known."""
+    if groups.get("error") in _COMMAND_BUFFER:
+        return _COMMAND_BUFFER[groups["error"]]
+    if (groups.get("status") or "").lower() == "0000000e":
+        return (
+            "status 0000000e (Internal Error) is what a command buffer that ran too long "
+            "reports (MLX issue #1231): the GPU timed out; make each evaluated graph smaller "
+            "(MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) or run fewer processes per GPU"
+        )
+    return None
+
+
 # the MLX part a bracketed component names (MD697's detail)
 _COMPONENT = {
     "metal": "the Metal GPU backend",
@@ -108,6 +129,10 @@ def _mlx_component(groups: Mapping[str, str]) -> Optional[str]:
     """MD697's detail: which MLX component raised the message (group ``component``)."""
     comp = groups.get("component", "")
     what = _COMPONENT.get(comp) or _COMPONENT.get(comp.split("::")[0])
+    if not what and "::" in comp:  # [Matmul::eval_cpu]: the op and the device it ran on
+        op, method = comp.split("::", 1)
+        where = " on the CPU" if "cpu" in method else " on the GPU" if "gpu" in method else ""
+        what = f"the {op} operation{where} (MLX refused it: an unsupported dtype or shape there)"
     if not what:
         return None
     return (
@@ -143,7 +168,10 @@ SIGNATURES = (
         "mlx #4192, #4319; Apple FB24371487",
         causes=[
             ("a Thunderbolt cable was unplugged mid-collective", "both ends die; mlx #4192"),
-            ("a link dropped on its own after hours", "port PORT_DOWN until reboot; mlx #4319"),
+            (
+                "the driver crashed on its own after hours, no cable touched",
+                "ports still PORT_ACTIVE after the crash; mlx #4319",
+            ),
         ],
         examples=(
             "0 libthunderboltrdma.dylib tbt_post_recv + 44",
@@ -206,8 +234,10 @@ SIGNATURES = (
         "MD661",
         "metal.command-buffer-failed",
         r"Command buffer execution failed(?!.*kIOGPUCommandBufferCallbackErrorTimeout)"
-        r"(?:.*kIOGPUCommandBufferCallbackError(?P<error>\w+))?",
-        "A Metal command buffer failed (GPU timeout has its own code, MD616).",
+        r"(?:.*\((?P<status>[0-9a-fA-F]{8}):(?:kIOGPUCommandBufferCallbackError(?P<error>\w+)"
+        r"|[^)]*)\))?",
+        "A Metal command buffer failed (a timeout named kIOGPUCommandBufferCallbackErrorTimeout "
+        "has its own code, MD616).",
         "Read the error name: out of memory -> smaller working set (each rank only its shard); "
         "page fault -> MLX bug; innocent victim or submissions ignored -> the first GPU error "
         "before it.",
@@ -225,10 +255,13 @@ SIGNATURES = (
                 "kIOGPUCommandBufferCallbackErrorInnocentVictim, SubmissionsIgnored",
             ),
         ],
-        refine=lambda g: _COMMAND_BUFFER.get(g.get("error", "")),
+        refine=_command_buffer,
         examples=(
             "[METAL] Command buffer execution failed: Insufficient Memory "
             "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
+            # https://github.com/ml-explore/mlx/issues/1231
+            "RuntimeError: [METAL] Command buffer execution failed: Internal Error "
+            "(0000000e:Internal Error)",
             "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
             "[METAL] Command buffer execution failed: Insufficient Memory "
             "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
@@ -236,7 +269,8 @@ SIGNATURES = (
             "  frame #3: 0x000000019b7c1a2c Metal`MTLReportFailure + 500",
         ),
         # a crashed thread in Metal's command-buffer code, or any Metal frame of an abort
-        frame=r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportFailure",
+        frame=r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportFailure"
+        r"|gpu::check_error\(MTL::CommandBuffer",
         abort_frame=r"^[^`]*Metal[^`]*`",
         report_remedy="Read the abort message in the report's Application Specific "
         "Information (the Metal error name): out of memory -> smaller working set; page fault "
@@ -277,7 +311,8 @@ SIGNATURES = (
     signature(
         "MD663",
         "python.exception",
-        r"^(?P<bare>" + "|".join(BUILTIN_EXCEPTIONS) + r"): (?!" + MLX_COMPONENT + r")\S",
+        r"^(?P<bare>" + "|".join(BUILTIN_EXCEPTIONS) + r"): (?!" + MLX_COMPONENT + r"|EXC_)"
+        r"(?P<msg>\S.*)",
         "An uncaught Python exception (no known signature in it): it ends the process when "
         "raised in the main thread; one raised in another thread ends only that thread, and "
         "the process may go on.",
@@ -408,6 +443,11 @@ SIGNATURES = (
             ("a peer's collective never completed (it died or hung)", "a peer's earlier error"),
             ("GPU work hung or was lost (GPU timeout)", "MTLCommandBuffer errors before it"),
             ("wired memory exhausted", "MD302, Metal resource-limit errors"),
+            (
+                "an MLX fence bug with JACCL and MLX_METAL_FAST_SYNCH=1 (builds patched for it "
+                "deadlocked instead)",
+                "MLX_METAL_FAST_SYNCH in the ranks' environment; exo issue #2208",
+            ),
         ],
         examples=(
             "libc++abi: terminating due to uncaught exception of type "
@@ -416,28 +456,61 @@ SIGNATURES = (
     ),
     signature(
         "MD692",
-        "metal.fence-wait-hang",
-        r"mlx::core::Fence::wait\(|IOSurfaceSharedEvent waitUntilSignaledValue",
-        "A sampled stack of a hung rank (`sample PID`, py-spy --native) waits on a Metal fence "
-        "or GPU event: the CPU stream waits for GPU work that never signals. With "
-        "MLX_METAL_FAST_SYNCH=1 this is the fence handoff deadlock reported for pipeline "
-        "generation over the ring backend, while the ring's socket threads sit idle (the "
-        "network is not the stall).",
-        "Unset MLX_METAL_FAST_SYNCH in the ranks' environment and run again; if it still hangs "
-        "without it, look for the first failure on the other ranks (a collective that never "
+        "mlx.wait-hang",
+        r"(?P<fence>mlx::core::Fence::wait\(|IOSurfaceSharedEvent waitUntilSignaledValue)"
+        r"|(?P<cuda>mlx::core::cu::(?:AtomicEvent::wait|event_wait)\b)"
+        r"|(?P<exo>mlx_item evaluation timed out after (?P<secs>\d+)s)",
+        "A hung rank waits inside MLX for work that never completes: its sampled stack "
+        "(`sample PID`, `py-spy dump --native`) sits in a Metal fence or GPU event wait, or a "
+        "CUDA event wait, or a runner's watchdog gave up on an MLX evaluation. The rank is "
+        "alive, the network need not be at fault.",
+        "Read which wait below. A Metal fence with MLX_METAL_FAST_SYNCH=1: unset it and run "
+        "again. A CUDA event: an MLX CUDA bug on that GPU generation, report it with the GPU "
+        "and MLX version. A watchdog: give the first evaluation more time or faster storage. "
+        "Otherwise look for the first failure on the other ranks (a collective that never "
         "completed) and for GPU timeouts (MD616).",
-        "https://github.com/ml-explore/mlx/issues/3830; MLX mlx/backend/metal/fence.cpp",
+        "https://github.com/ml-explore/mlx/issues/3830 (Metal fence, FAST_SYNCH); "
+        "https://github.com/ml-explore/mlx/issues/3876 (CUDA event); "
+        "https://github.com/exo-explore/exo/issues/1826 (exo's mlx_item watchdog); MLX "
+        "mlx/backend/metal/fence.cpp",
         role=EITHER,
         causes=[
             (
-                "MLX_METAL_FAST_SYNCH=1: the fence handoff deadlock",
-                "the variable in the ranks' environment; socket threads idle in the same sample",
+                "MLX_METAL_FAST_SYNCH=1: the Metal fence handoff deadlock (pipeline generation "
+                "over the ring backend, the socket threads idle)",
+                "the variable in the ranks' environment; a Fence::wait frame",
+            ),
+            (
+                "a CUDA completion event never signalled (MLX's CUDA build on a new GPU "
+                "generation, a barrier's all_sum waiting for ever)",
+                "cu::AtomicEvent::wait under eval; the sockets healthy",
+            ),
+            (
+                "the first evaluation outlasting a runner's watchdog (a huge model loaded from "
+                "slow storage)",
+                "exo's 'mlx_item evaluation timed out after 10s'",
             ),
             ("a peer's collective never completed", "a peer's earlier error or its own hang"),
         ],
+        refine=lambda g: (
+            "a Metal fence or GPU event wait: with MLX_METAL_FAST_SYNCH=1 the fence handoff "
+            "deadlock (MLX issue #3830); unset it"
+            if g.get("fence")
+            else "a CUDA event that never signalled (MLX issue #3876): not the network"
+            if g.get("cuda")
+            else f"exo's watchdog ended the runner after {g.get('secs')} s of one MLX "
+            "evaluation: a first evaluation slowed by loading (slow storage) or a FAST_SYNCH "
+            "hang (exo issue #1826)"
+            if g.get("exo")
+            else None
+        ),
         examples=(
             "  ... mlx::core::Fence::wait(mlx::core::Stream, mlx::core::array const&)::$_2 ...",
             "    -[IOSurfaceSharedEvent waitUntilSignaledValue:timeoutMS:]  (in IOSurface) + 84",
+            "    mlx::core::cu::AtomicEvent::wait (libmlx.so)",
+            "[ 2026-04-01 12:46:18.963 | ERROR    | exo.worker.engines.mlx.auto_parallel:watchdog:99 "
+            "] mlx_item evaluation timed out after 10s. This may indicate an issue with "
+            "FAST_SYNCH and tensor parallel sharding. Terminating process.",
         ),
     ),
     signature(
@@ -488,7 +561,8 @@ SIGNATURES = (
         "native.uncaught-exception",
         r"(?:libc\+\+abi(?:\.dylib)?: terminating (?:due to|with) uncaught exception of type "
         r"(?P<type>[\w:]+)|Terminating due to uncaught exception): (?!" + MLX_COMPONENT + r")"
-        r"(?P<msg>\S.*)",
+        r"(?P<msg>\S.*)"
+        r"|terminate called after throwing an instance of '(?P<type2>[^']+)'",
         "A C++ exception nobody caught ended the process (std::terminate, then abort: SIGABRT); "
         "the message after the type is what went wrong. MLX prints `Terminating due to "
         "uncaught exception: MSG` for one raised in its stream threads.",
@@ -504,12 +578,15 @@ SIGNATURES = (
             "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
             "Failed to open the weights file",
             "Terminating due to uncaught exception: Failed to open the weights file",
+            # libstdc++ (Linux; exo-explore/exo#690): the message follows on the what(): line
+            "terminate called after throwing an instance of 'std::runtime_error'\n"
+            "  what():  Failed to open the weights file",
         ),
     ),
     signature(
         "MD697",
         "mlx.error",
-        r"(?:\b[A-Z]\w*(?:Error|Exception)|std::\w+|uncaught exception): "
+        r"(?:\b[A-Z]\w*(?:Error|Exception)|std::\w+|uncaught exception|what\(\)): +"
         + MLX_COMPONENT
         + r" ?(?P<msg>.*)",
         "MLX error (no specific signature): MLX raised this error, and the bracketed name in "

@@ -65,6 +65,7 @@ RECORD_ANCHORS: Tuple[str, ...] = (
     "ailed",
     "SIG",
     "Traceback",
+    "Exception in thread",  # threading's excepthook: a traceback follows
     "Node with rank",
     "Segmentation",
     "NCCL",
@@ -115,6 +116,7 @@ class _CrashRecord:
 
 
 TRACEBACK_START = "Traceback (most recent call last):"
+_THREAD_EXCEPTION = re.compile(r"Exception in thread [^\n]*:\s*$")  # threading's excepthook
 _FRAME_LINE = re.compile(r'File "[^"]*", line \d+')  # a traceback's frame line, without its indent
 _EXC_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)?)"
@@ -466,7 +468,7 @@ class Scanner:
         if found or not self.generic:
             return found
         em = _EXC_LINE.match(exc_line.strip())
-        groups = {"type": em.group("type")} if em else {}
+        groups = {"type": em.group("type"), "msg": em.group("msg") or ""} if em else {}
         where = next((f.group(1) for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
         if where:
             groups["file"] = where  # the innermost frame's file
@@ -501,9 +503,13 @@ class Scanner:
                     out += self._close_tb(None, lineno)
                 return out
             return out + self._close_tb(s, lineno)
-        if TRACEBACK_START in line:
+        th = _THREAD_EXCEPTION.search(line) if TRACEBACK_START not in line else None
+        if TRACEBACK_START in line or th:
+            # threading's "Exception in thread NAME:" heads a traceback too (its own line
+            # may not have been pasted)
+            at = th.start() if th else line.index(TRACEBACK_START)
             self._tb = (lineno, [])
-            self._tb_prefix = prefix_shape(line[: line.index(TRACEBACK_START)])
+            self._tb_prefix = prefix_shape(line[:at])
             return out
         found = _match_line(self._ix, line, lineno)
         if not self.generic:  # a fallback signature's own line (a bare exception) is generic too

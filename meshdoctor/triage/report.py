@@ -62,7 +62,10 @@ def _who(f: Finding) -> str:
 def _summary(f: Finding, by_id: Dict[str, Finding]) -> str:
     when = f.time.strftime("%H:%M:%S") if f.time else None
     head = ", ".join(x for x in (_who(f), f.where(), when) if x)
-    if f.first_cause:
+    if f.first_cause and f.role == signatures.CONSEQUENCE:
+        # only echoes were read: the first seen, its cause is in a log that is not here
+        tag = "FIRST SEEN (an echo: its cause is in a log not given, or in none)"
+    elif f.first_cause:
         tag = "FIRST CAUSE"
     elif f.consequence_of:
         c = by_id[f.consequence_of]

@@ -122,7 +122,7 @@ def test_generic_uncaught_exception_and_mlx_error_are_causes(tmp_path):
 def test_a_bare_exception_line_is_a_python_exception_without_its_header(tmp_path):
     # https://github.com/ml-explore/mlx/issues/2944 (mlx.distributed_config)
     f = first(triage(tmp_path, {"config.log": "NameError: name 'log_warning' is not defined\n"}))
-    assert f["code"] == "MD663" and f["groups"] == {"bare": "NameError"}
+    assert f["code"] == "MD663" and f["groups"]["bare"] == "NameError"
     assert "Traceback (most recent call last):` header" in f["meaning"]
 
 
@@ -227,3 +227,92 @@ File "multiprocessing/spawn.py", line 122, in spawn_main
 def test_a_frame_line_that_lost_its_indent_is_not_read_as_the_exception(tmp_path):
     doc = triage(tmp_path, {"node.log": UNINDENTED})
     assert [f["code"] for f in doc["triage"]["findings"]] == ["MD631"]
+
+
+def test_a_libstdcxx_abort_of_an_mlx_op_is_a_cause_naming_the_op(tmp_path):
+    # https://github.com/exo-explore/exo/issues/690 (MLX on a Linux CPU)
+    doc = triage(
+        tmp_path,
+        {
+            "exo.txt": "terminate called after throwing an instance of 'std::runtime_error'\n"
+            "  what():  [Matmul::eval_cpu] Currently only supports float32.\n"
+            "Aborted (core dumped)\n"
+        },
+    )
+    codes = {f["code"]: f for f in doc["triage"]["findings"]}
+    assert first(doc)["code"] == "MD696"
+    assert "the Matmul operation on the CPU" in codes["MD697"]["meaning"]
+    assert "SIGABRT" in codes["MD695"]["meaning"]
+
+
+def test_a_short_crashed_thread_blames_the_first_frame_that_is_not_the_systems(tmp_path):
+    # https://github.com/exo-explore/exo/issues/1808: memmove on top, JACCL's all_gather below
+    f = first(
+        triage(
+            tmp_path,
+            {
+                "crash.txt": "Exception Type:  EXC_BAD_ACCESS (SIGBUS)\n\nThread 2 Crashed:\n"
+                "  0  _platform_memmove                                        + 544\n"
+                "  1  jaccl::MeshImpl::all_gather(char const*, char*, long long) + 1380\n"
+                "  2  mlx::core::scheduler::StreamThread::thread_fn()          + 456\n"
+            },
+        )
+    )
+    assert f["code"] == "MD662" and "jaccl::MeshImpl::all_gather" in f["meaning"]
+    assert "report it to MLX" in f["meaning"] and "Find the crash report" not in f["remedy"]
+
+
+def test_hung_waits_inside_mlx_are_named_by_what_they_wait_on(tmp_path):
+    cuda = 'Thread 0x7F8A1C2E4740 (active): "MainThread"\n    mlx::core::cu::AtomicEvent::wait (libmlx.so)\n'
+    exo = (
+        "[ 2026-04-01 12:46:18.963 | ERROR    | exo.worker.engines.mlx.auto_parallel:watchdog:99 ] "
+        "mlx_item evaluation timed out after 10s. This may indicate an issue with FAST_SYNCH "
+        "and tensor parallel sharding. Terminating process.\n"
+    )
+    # https://github.com/ml-explore/mlx/issues/3876, https://github.com/exo-explore/exo/issues/1826
+    a = first(triage(tmp_path, {"pyspy.txt": cuda}))
+    assert a["code"] == "MD692" and "CUDA event" in a["meaning"]
+    b = first(triage(tmp_path, {"exo.log": exo}))
+    assert b["code"] == "MD692" and "watchdog ended the runner after 10 s" in b["meaning"]
+
+
+def test_metal_internal_error_0xe_reads_as_a_gpu_timeout(tmp_path):
+    # https://github.com/ml-explore/mlx/issues/1231
+    line = "RuntimeError: [METAL] Command buffer execution failed: Internal Error (0000000e:Internal Error)\n"
+    f = first(triage(tmp_path, {"rank0.log": line}))
+    assert f["code"] == "MD661" and "the GPU timed out" in f["meaning"]
+
+
+def test_a_worker_threads_exception_without_its_traceback_line_keeps_its_frames(tmp_path):
+    # https://github.com/ml-explore/mlx-lm/issues/1181
+    log = (
+        "Exception in thread Thread-2 (_generate):\n"
+        '  File "mlx_lm/server.py", line 825, in _generate\n'
+        "    prompt_responses, gen_responses = batch_generator.next()\n"
+        "RuntimeError: There is no Stream(gpu, 0) in current thread.\n"
+    )
+    f = first(triage(tmp_path, {"server.log": log}))
+    assert f["code"] == "MD663" and "mlx-lm to 0.31.3" in f["meaning"]
+    assert "header" not in f["meaning"] and f["context"]
+
+
+def test_a_crash_summary_line_is_no_python_exception(tmp_path):
+    # https://github.com/exo-explore/exo/issues/1458 (the reporter's summary of a crash report)
+    text = (
+        "Exception: EXC_CRASH / SIGABRT (Abort trap: 6)\n"
+        "  [libmlx.dylib] mlx::core::gpu::check_error(MTL::CommandBuffer*)\n"
+    )
+    f = first(triage(tmp_path, {"summary.txt": text}))
+    assert f["code"] == "MD661"
+
+
+def test_only_echoes_read_is_said_plainly(tmp_path):
+    # https://github.com/exo-explore/exo/issues/2067: one rank's log, its peer's failure elsewhere
+    r = run_cli("triage", str(_one(tmp_path, "RuntimeError: [jaccl] Recv failed with errno=2\n")))
+    assert "[F1 FIRST SEEN (an echo: its cause is in a log not given, or in none)]" in r.out
+
+
+def _one(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "exo.log"
+    p.write_text(text)
+    return p

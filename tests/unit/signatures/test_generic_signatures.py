@@ -86,6 +86,10 @@ def test_an_exception_line_closing_a_traceback_is_not_read_as_bare():
         "KeyError: 'x'"
     )
     (m,) = signatures.classify(text, generic=True)
-    assert m.code == "MD663" and m.groups == {"type": "KeyError", "file": "/srv/train.py"}
+    assert m.code == "MD663" and m.groups == {
+        "type": "KeyError",
+        "msg": "'x'",
+        "file": "/srv/train.py",
+    }
     assert "header" not in m.meaning and "launcher" not in m.meaning
     assert len(m.context) == 2
