@@ -457,7 +457,9 @@ SIGNATURES = (
     signature(
         "MD692",
         "mlx.wait-hang",
-        r"(?P<fence>mlx::core::Fence::wait\(|IOSurfaceSharedEvent waitUntilSignaledValue)"
+        # the Fence::wait frame: a GPU event wait alone (IOSurfaceSharedEvent) is what any
+        # thread blocked behind a stuck stream shows, a spinning JACCL peer's too (mlx #3910)
+        r"(?P<fence>mlx::core::Fence::wait\()"
         r"|(?P<cuda>mlx::core::cu::(?:AtomicEvent::wait|event_wait)\b)"
         r"|(?P<exo>mlx_item evaluation timed out after (?P<secs>\d+)s)",
         "A hung rank waits inside MLX for work that never completes: its sampled stack "
@@ -506,7 +508,6 @@ SIGNATURES = (
         ),
         examples=(
             "  ... mlx::core::Fence::wait(mlx::core::Stream, mlx::core::array const&)::$_2 ...",
-            "    -[IOSurfaceSharedEvent waitUntilSignaledValue:timeoutMS:]  (in IOSurface) + 84",
             "    mlx::core::cu::AtomicEvent::wait (libmlx.so)",
             "[ 2026-04-01 12:46:18.963 | ERROR    | exo.worker.engines.mlx.auto_parallel:watchdog:99 "
             "] mlx_item evaluation timed out after 10s. This may indicate an issue with "

@@ -199,6 +199,7 @@ Call graph:
     2706 Thread_1234   DispatchQueue_1: com.apple.main-thread  (serial)
       2706 start  (in dyld) + 2840
         2706 mlx::core::array::wait()  (in libmlx.dylib) + 76
+          2706 mlx::core::Fence::wait(mlx::core::Stream, mlx::core::array const&)  (in libmlx.dylib) + 96
           2706 mlx::core::Event::wait()  (in libmlx.dylib) + 60
             2706 -[IOSurfaceSharedEvent waitUntilSignaledValue:timeoutMS:]  (in IOSurface) + 84
     2706 Thread_1240
@@ -304,6 +305,18 @@ def test_a_crash_summary_line_is_no_python_exception(tmp_path):
     )
     f = first(triage(tmp_path, {"summary.txt": text}))
     assert f["code"] == "MD661"
+
+
+def test_a_gpu_event_wait_behind_a_spinning_jaccl_peer_is_not_the_fence_deadlock(tmp_path):
+    # https://github.com/ml-explore/mlx/issues/3910: the main thread waits on the GPU event
+    # because the stream thread spins in MeshImpl::recv (a dead peer)
+    sample = (
+        "    2706 mlx::core::Event::wait()  (in libmlx.dylib) + 60\n"
+        "      2706 -[IOSurfaceSharedEvent waitUntilSignaledValue:timeoutMS:]  (in IOSurface)\n"
+        "    2706 jaccl::MeshImpl::recv(char*, long, int)  (in libjaccl.dylib) + 120\n"
+    )
+    r = run_cli("triage", str(_one(tmp_path, sample)), "--json")
+    assert [f["code"] for f in r.doc["triage"]["findings"]] == ["MD611"]
 
 
 def test_only_echoes_read_is_said_plainly(tmp_path):
