@@ -188,25 +188,87 @@ def required_literals(pattern: "re.Pattern[str]") -> Optional[FrozenSet[str]]:
         return None
 
 
-def _anchors() -> Tuple[str, ...]:
-    """:data:`RECORD_ANCHORS` plus every literal a line signature's pattern requires
-    (:func:`required_literals`) that holds none of them: at least one of these strings is in
-    every line any signature can match, whatever text surrounds it (an MLX message printed to
-    stderr without ``RuntimeError:`` in front of it)."""
-    extra = set()
-    for sig in CATALOGUE:
-        if sig.pattern is None:
+def _anchored(items, ignorecase: bool, anchors: Sequence[str]) -> bool:
+    """Whether every match of the parsed regex sequence ``items`` holds one of ``anchors``: a
+    literal run that holds one, or a required group, repeat or alternation (every branch)
+    that is anchored."""
+    run: List[str] = []
+    for op, av in items:
+        if op is _sre.LITERAL and not ignorecase:
+            run.append(chr(av))
             continue
-        for lit in required_literals(sig.pattern) or ():
-            if not any(a in lit for a in RECORD_ANCHORS):
-                extra.add(lit)
-    return RECORD_ANCHORS + tuple(sorted(extra))
+        if op in _ZERO_WIDTH:
+            continue
+        if any(a in "".join(run) for a in anchors):
+            return True
+        run = []
+        if op is _sre.SUBPATTERN:
+            _, add, remove, sub = av
+            icase = (ignorecase or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE
+            if _anchored(sub, icase, anchors):
+                return True
+        elif op is _sre.BRANCH:
+            if all(_anchored(b, ignorecase, anchors) for b in av[1]):
+                return True
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
+            if _anchored(av[2], ignorecase, anchors):
+                return True
+    return any(a in "".join(run) for a in anchors)
 
 
-# The strings a reader that scans gigabytes looks for first (bytes.find, one automaton pass):
-# it decodes and matches only the lines that hold one. Derived, so a new signature can never be
-# missed by the reader; tests/unit/signatures/test_signatures.py checks every example holds one.
-ANCHORS: Tuple[str, ...] = _anchors()
+def anchored(pattern: "re.Pattern[str]", anchors: Optional[Sequence[str]] = None) -> bool:
+    """Whether every text ``pattern`` finds holds one of ``anchors`` (default
+    :data:`ANCHORS`), so a reader that feeds only lines holding an anchor never misses it."""
+    try:
+        items = _sre.parse(pattern.pattern, pattern.flags)
+    except Exception:  # pragma: no cover - a parser of another Python version
+        return False
+    return _anchored(items, bool(pattern.flags & re.I), ANCHORS if anchors is None else anchors)
+
+
+# Words of the MLX, NCCL, Open MPI and shell messages that hold no record anchor (no "rror",
+# no "ailed": "[mpi] MPI found but it does not appear to be Open MPI", "Resource limit (N)
+# exceeded", "zsh: killed"), chosen so that every match of every line signature's pattern
+# holds one of them or a record anchor (:func:`anchored`). Few on purpose: an automaton over
+# more than 64 strings loses its SIMD prefilter (Rust aho-corasick's Teddy) and reads a block
+# about three times slower; tests/unit/signatures/test_signatures.py fails for a signature
+# that none covers.
+MESSAGE_ANCHORS: Tuple[str, ...] = (
+    "ouldn't",
+    "peer",
+    "xception",
+    "upported",
+    "Can't ",
+    "Unable to",
+    "distributed",
+    "device",
+    "valid",
+    "limit",
+    "should",
+    "Killed",
+    "Terminat",
+    "terminate called",
+    "exited",
+    "MeshImpl",
+    "mlx::core::",
+    "std::",
+    "what()",
+    "zsh: ",
+    ": line ",
+    "Abort trap",
+    "(core dumped)",
+    "Broken pipe",
+    "MPI_ERRORS",
+    "mlx_item",
+    "sum_scatter",
+    "maximum allowed buffer",
+    "hostfile is malformed",
+)
+
+# The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes
+# and matches only the lines that hold one; tests/unit/signatures/test_signatures.py checks
+# every example and every literal a signature's pattern requires holds one.
+ANCHORS: Tuple[str, ...] = RECORD_ANCHORS + MESSAGE_ANCHORS
 
 
 @dataclass(frozen=True)
