@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 try:  # the regex parser of the standard library (re's own, named sre_parse before 3.11)
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -149,12 +149,15 @@ def _better(a: Optional[FrozenSet[str]], b: Optional[FrozenSet[str]]) -> Optiona
     return a
 
 
-def _needs(items, ignorecase: bool) -> Optional[FrozenSet[str]]:
+Better = Callable[[Optional[FrozenSet[str]], Optional[FrozenSet[str]]], Optional[FrozenSet[str]]]
+
+
+def _needs(items, ignorecase: bool, better: Better = _better) -> Optional[FrozenSet[str]]:
     """Literals at least one of which every match of the parsed regex sequence ``items``
     contains (the standard library's own parse of the pattern), or None when none is certain:
-    the longest run of literal characters, or the union of a required alternation's branches,
-    or what a required group or repeat (at least once) needs. Case-insensitive parts need
-    nothing (a literal would be too narrow)."""
+    of the longest runs of literal characters, the unions of a required alternation's
+    branches and what a required group or repeat (at least once) needs, the one ``better``
+    keeps. Case-insensitive parts need nothing (a literal would be too narrow)."""
     best: Optional[FrozenSet[str]] = None
     run: List[str] = []
     for op, av in items:
@@ -163,67 +166,51 @@ def _needs(items, ignorecase: bool) -> Optional[FrozenSet[str]]:
             continue
         if op in _ZERO_WIDTH:
             continue
-        best = _better(best, frozenset({"".join(run)}) if run else None)
+        best = better(best, frozenset({"".join(run)}) if run else None)
         run = []
         if op is _sre.SUBPATTERN:
             _, add, remove, sub = av
             icase = (ignorecase or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE
-            best = _better(best, _needs(sub, icase))
+            best = better(best, _needs(sub, icase, better))
         elif op is _sre.BRANCH:
-            alts = [_needs(b, ignorecase) for b in av[1]]
+            alts = [_needs(b, ignorecase, better) for b in av[1]]
             if all(alts):
-                best = _better(best, frozenset().union(*alts))  # type: ignore[arg-type]
+                best = better(best, frozenset().union(*alts))  # type: ignore[arg-type]
         elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
-            best = _better(best, _needs(av[2], ignorecase))
-    return _better(best, frozenset({"".join(run)}) if run else None)
+            best = better(best, _needs(av[2], ignorecase, better))
+    return better(best, frozenset({"".join(run)}) if run else None)
+
+
+def _parse(pattern: "re.Pattern[str]", better: Better) -> Optional[FrozenSet[str]]:
+    try:
+        return _needs(
+            _sre.parse(pattern.pattern, pattern.flags), bool(pattern.flags & re.I), better
+        )
+    except Exception:  # pragma: no cover - a parser of another Python version
+        return None
 
 
 def required_literals(pattern: "re.Pattern[str]") -> Optional[FrozenSet[str]]:
     """Literal strings at least one of which is in every text ``pattern`` finds (its search
     can only succeed on a line holding one), derived from the pattern itself; None when the
-    pattern has no certain literal (it is then tried on every line)."""
-    try:
-        return _needs(_sre.parse(pattern.pattern, pattern.flags), bool(pattern.flags & re.I))
-    except Exception:  # pragma: no cover - a parser of another Python version: no prefilter
-        return None
-
-
-def _anchored(items, ignorecase: bool, anchors: Sequence[str]) -> bool:
-    """Whether every match of the parsed regex sequence ``items`` holds one of ``anchors``: a
-    literal run that holds one, or a required group, repeat or alternation (every branch)
-    that is anchored."""
-    run: List[str] = []
-    for op, av in items:
-        if op is _sre.LITERAL and not ignorecase:
-            run.append(chr(av))
-            continue
-        if op in _ZERO_WIDTH:
-            continue
-        if any(a in "".join(run) for a in anchors):
-            return True
-        run = []
-        if op is _sre.SUBPATTERN:
-            _, add, remove, sub = av
-            icase = (ignorecase or bool(add & re.IGNORECASE)) and not remove & re.IGNORECASE
-            if _anchored(sub, icase, anchors):
-                return True
-        elif op is _sre.BRANCH:
-            if all(_anchored(b, ignorecase, anchors) for b in av[1]):
-                return True
-        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and av[0] >= 1:
-            if _anchored(av[2], ignorecase, anchors):
-                return True
-    return any(a in "".join(run) for a in anchors)
+    pattern has no certain literal (it is then tried on every line: no prefilter)."""
+    return _parse(pattern, _better)
 
 
 def anchored(pattern: "re.Pattern[str]", anchors: Optional[Sequence[str]] = None) -> bool:
     """Whether every text ``pattern`` finds holds one of ``anchors`` (default
-    :data:`ANCHORS`), so a reader that feeds only lines holding an anchor never misses it."""
-    try:
-        items = _sre.parse(pattern.pattern, pattern.flags)
-    except Exception:  # pragma: no cover - a parser of another Python version
-        return False
-    return _anchored(items, bool(pattern.flags & re.I), ANCHORS if anchors is None else anchors)
+    :data:`ANCHORS`), so a reader that feeds only lines holding an anchor never misses it:
+    some set of literals the pattern requires (:func:`required_literals`' reading, keeping a
+    set whose every literal holds an anchor wherever there is one) is all anchored."""
+    anc = ANCHORS if anchors is None else anchors
+
+    def held(x: Optional[FrozenSet[str]]) -> bool:
+        return bool(x) and all(any(a in lit for a in anc) for lit in x)  # type: ignore[union-attr]
+
+    def covered_first(a, b):
+        return a if held(a) else b if held(b) else _better(a, b)
+
+    return held(_parse(pattern, covered_first))
 
 
 # Words of the MLX, NCCL, Open MPI and shell messages that hold no record anchor (no "rror",
