@@ -552,7 +552,11 @@ class Scanner:
                     out += self._close_tb(None, lineno)
                 return out
             return out + self._close_tb(s, lineno)
-        th = _THREAD_EXCEPTION.search(line) if TRACEBACK_START not in line else None
+        th = (
+            _THREAD_EXCEPTION.search(line)
+            if "Exception in thread" in line and TRACEBACK_START not in line
+            else None
+        )
         if TRACEBACK_START in line or th:
             # threading's "Exception in thread NAME:" heads a traceback too (its own line
             # may not have been pasted)
