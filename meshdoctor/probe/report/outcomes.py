@@ -18,7 +18,14 @@ from meshdoctor.probe.config import (
     init_deadline,
     oversubscription,
 )
-from meshdoctor.probe.culprits import blame_hang, cause_remedy, how, peers_lost, signal_name
+from meshdoctor.probe.culprits import (
+    blame_hang,
+    cause_remedy,
+    how,
+    is_cause,
+    peers_lost,
+    signal_name,
+)
 from meshdoctor.probe.events import RankState, describe_step
 from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
 from meshdoctor.probe.report.view import MESH, LaunchView
@@ -114,17 +121,23 @@ def _start_failed(lc: LaunchView) -> List[Result]:
 
 def _group_failed(lc: LaunchView) -> Result:
     """``init`` (or a death or hang before every rank left init): the group did not form. The
-    first rank at fault and how it failed, else the formation deadline."""
+    first rank at fault and how it failed; the rank the hang report names (stopped or
+    silent) when the ranks that failed only lost a peer; else the formation deadline."""
     cfg, out = lc.cfg, lc.out
     n = cfg.world_size
     sts = lc.lead or [s for s in out.ranks if s.errors]
+    silent = out.hang and (out.hang.get("not_arrived") or out.hang.get("no_heartbeat"))
+    if silent and not any(is_cause(s, out.early_exits.get(s.rank)) for s in sts):
+        # only lost peers failed (the tracker's first failure is an echo), while the hang
+        # report names a rank that never arrived or went silent: that rank is the fault
+        sts = []
     if sts:
         first = sts[0]
         msg = (
             f"group formation ({cfg.backend}, {n} ranks) failed: rank {first.rank} "
             f"({first.host}) {how(first, out.early_exits.get(first.rank))}"
         )
-    elif out.hang and (out.hang.get("not_arrived") or out.hang.get("no_heartbeat")):
+    elif silent:
         # found by the hang report (a rank stopped or silent), not by the formation deadline
         missing = _missing_phrases(out.hang, n)
         msg = f"group formation ({cfg.backend}, {n} ranks) did not finish: " + "; ".join(missing)

@@ -119,3 +119,39 @@ def test_known_hang_defects_by_version():
     assert not D.has("0.32.1") and not D.has("0.32.4") and not D.has("") and not D.has("x")
     assert hang_defects("ring", ["0.32.4", "0.32.2"]) == [(D, ["0.32.2"])]
     assert hang_defects("jaccl", ["0.32.2"]) == [] and hang_note("ring", ["0.32.4"]) == ""
+
+
+def test_a_stopped_rank_in_init_outranks_a_peer_that_only_lost_it():
+    """CI under two CPU burners: rank 1 was stopped in init, rank 2 failed first with the ring's
+    'connection to a peer was lost' (an echo); the group result names rank 1 from the hang
+    report, not rank 2."""
+    from meshdoctor.probe.config import ProbeConfig, local_hostfile
+    from meshdoctor.probe.culprits import culprits
+    from meshdoctor.probe.events import RankState
+    from meshdoctor.probe.outcome import LaunchOutcome
+    from meshdoctor.probe.report.outcomes import _group_failed
+    from meshdoctor.probe.report.view import LaunchView
+
+    cfg = ProbeConfig(hostfile=local_hostfile(3), ops=["all_sum"], size=64 << 10, cpus=8)
+    ranks = [RankState(r, "127.0.0.1", True) for r in range(3)]
+    ranks[2].errors.append(
+        {"type": "RuntimeError", "message": "[ring] connection to a peer was lost"}
+    )
+    out = LaunchOutcome("init", "run", ranks, {}, 1.0, None, started_at=0.0)
+    out.failure = {"rank": 2, "type": "RuntimeError"}
+    out.early_exits = {2: 1}
+    step = {"op": "init", "phase": "init", "iter": 0, "seq": 1}
+    out.hang = {
+        "step": step,
+        "not_arrived": [dict(step, rank=1, host="127.0.0.1")],
+        "no_heartbeat": [{"rank": 1, "silent_s": 3.0, "state": "stopped"}],
+        "waiting": [],
+    }
+    lead = culprits(out)
+    assert [s.rank for s in lead] == [2]  # the tracker's first failure, an echo
+    view = LaunchView(
+        cfg=cfg, out=out, formed=False, lead=lead, first_host="127.0.0.1", detect_s=1.0
+    )
+    res = _group_failed(view)
+    assert res.summary.startswith("group formation (ring, 3 ranks) did not finish"), res.summary
+    assert "rank 1 (process stopped" in res.summary and res.evidence["ranks"] == [1]
