@@ -102,7 +102,7 @@ def table(rows: List[Dict[str, object]]) -> List[str]:
     """The rows as aligned text lines."""
     lines = [
         f"{'ranks':>5} {'size':>7} {'probe GB/s':>11} {'bare GB/s':>10} {'probe/bare':>10} "
-        f"{'#wrong':>6} {'checked':>11} {'iters':>5} {'wall s':>7}"
+        f"{'spread':>11} {'#wrong':>6} {'checked':>11} {'iters':>5} {'wall s':>7}"
     ]
     for r in rows:
         head = f"{r['ranks']:>5} {format_size(int(r['size'])):>7}"
@@ -111,11 +111,13 @@ def table(rows: List[Dict[str, object]]) -> List[str]:
             continue
         ratio = r["ratio"]
         mark = "" if ratio is None else ("  ok" if ratio >= TARGET else "  below target")
+        rr = r.get("round_ratios") or []
+        spread = f"{min(rr):.2f}-{max(rr):.2f}" if rr else "-"
         if r.get("cores_shared"):
             mark += " (more ranks than cores)"
         lines.append(
             f"{head} {r['probe_busbw_gbs']:>11.4f} {r['bare_busbw_gbs']:>10.4f} "
-            f"{ratio if ratio is not None else '-':>10} {r['wrong']:>6} {r['checked']:>11} "
+            f"{ratio if ratio is not None else '-':>10} {spread:>11} {r['wrong']:>6} {r['checked']:>11} "
             f"{r.get('iters', '-'):>5} {r['wall_s']:>7}{mark}"
         )
     return lines

@@ -674,6 +674,12 @@ class Worker:
             finally:  # the backend has read its files (MLX_HOSTFILE, MLX_IBV_DEVICES)
                 _remove(self.files)
 
+        # Every array of the run (data, expected values, the exact check, the primed buffers)
+        # lives where the collective runs: on MLX's CUDA build the default device is the GPU,
+        # whose arrays are CUDA managed memory, so a ring or JACCL collective on the CPU stream
+        # would move every page between GPU and CPU at each call and check (on one H200 host,
+        # ring at 2 ranks and 256 MiB: probe/bare 0.62 before, benchmarks/results).
+        mx.set_default_device(self.stream)
         self.group, _ = self.step("init", "init", 0, init)
         if self.group.size() != self.n or self.group.rank() != self.rank:
             raise RuntimeError(
