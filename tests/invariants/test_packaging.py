@@ -1,29 +1,42 @@
-"""A non-editable install ships every module: each package directory of the source tree is named
-in pyproject.toml (an editable install, as the tests use, would hide a missing one)."""
+"""A non-editable install ships every module and every data file: a wheel built from this tree
+holds each ``.py`` file and each data file under ``meshdoctor/`` (an editable install, as the
+tests use, would hide a package or a data file the build leaves out)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
-tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_every_package_directory_is_listed_in_pyproject():
-    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    listed = set(cfg["packages"])
-    dirs = {name: ROOT / path for name, path in cfg.get("package-dir", {}).items()}
-    found = set()
-    for init in (ROOT / "meshdoctor").rglob("__init__.py"):
-        rel = init.parent.relative_to(ROOT)
-        found.add(".".join(rel.parts))
-    for name, path in dirs.items():
-        found.update(
-            ".".join((name, *init.parent.relative_to(path).parts))
-            for init in path.rglob("__init__.py")
-        )
-    assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
-    assert listed - found == set(), "these listed packages have no __init__.py"
+def test_a_wheel_of_this_tree_holds_every_module_and_data_file(tmp_path):
+    pytest.importorskip("setuptools")  # built without isolation: no index is asked
+    src = tmp_path / "src"  # a copy: the build writes build/ and *.egg-info beside the sources
+    shutil.copytree(
+        ROOT / "meshdoctor", src / "meshdoctor", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    p = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        + ["--disable-pip-version-check", "-w", str(tmp_path / "dist"), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    (wheel,) = (tmp_path / "dist").glob("meshdoctor-*.whl")
+    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("meshdoctor/")}
+    tree = {
+        f.relative_to(ROOT).as_posix()
+        for f in (ROOT / "meshdoctor").rglob("*")
+        if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc"
+    }
+    assert tree - shipped == set(), "the wheel leaves these out: see [tool.setuptools] in pyproject"
