@@ -24,15 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
 
-from meshdoctor.codes.engine import (
-    CHECK_INTERRUPTED,
-    FIX_INTERRUPTED,
-    FIX_NOT_STARTED,
-    FLEET_REACH,
-    HEALTHY_SUBMESH,
-    INTERNAL_ERROR,
-    SUPPORT_BUNDLE,
-)
+from meshdoctor.codes.engine import ENTRIES as ENGINE_ENTRIES
 from meshdoctor.codes.model import (  # re-exported: the vocabulary explain and the tests use
     CHECK,
     FIX,
@@ -46,8 +38,13 @@ from meshdoctor.codes.model import (  # re-exported: the vocabulary explain and 
 )
 
 
+def _engine(kind: str) -> List[Entry]:
+    """The engine's own entries of ``kind`` (:data:`meshdoctor.codes.engine.ENTRIES`)."""
+    return [e for e in ENGINE_ENTRIES if kind_of(e.code) == kind]
+
+
 def _internal() -> List[Entry]:
-    return [INTERNAL_ERROR]
+    return _engine(INTERNAL)
 
 
 def _checks() -> List[Entry]:
@@ -61,7 +58,7 @@ def _checks() -> List[Entry]:
     found = [c.entry for c in [*all_checks(), *all_fleet_checks()]]
     return [
         replace(e, fixes=tuple(f.code for f in fixes if e.code in f.resolves))
-        for e in found + [FLEET_REACH, HEALTHY_SUBMESH, SUPPORT_BUNDLE, CHECK_INTERRUPTED]
+        for e in found + _engine(CHECK)
     ]
 
 
@@ -91,7 +88,10 @@ def _signatures() -> List[Entry]:
 def _fixes() -> List[Entry]:
     from meshdoctor.fixer.registry import all_fixes
 
-    return [FIX_NOT_STARTED] + [f.entry for f in all_fixes()] + [FIX_INTERRUPTED]
+    engine = _engine(FIX)  # MD700 before the fixes' MD701-MD789, MD790 after them
+    own = [f.entry for f in all_fixes()]
+    first = min((e.code for e in own), default="MD7")
+    return [e for e in engine if e.code < first] + own + [e for e in engine if e.code > first]
 
 
 # kind -> the function that collects its entries (explicit discovery)

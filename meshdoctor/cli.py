@@ -32,18 +32,18 @@ EXIT_CODES_PLAIN_HELP = _EXIT_CODES.format(strict="")
 GROUP_EXIT_CODES_HELP = _EXIT_CODES.format(strict=" unless check or probe has --strict")
 
 
-# Commands that answer for an interrupt with their own verdict (``check``: the verdict so far
-# and MD190; ``probe``: MD510, also before any rank started; one JSON document with --json); the interrupt handling stays recording (not raising)
-# until they arm it. Every other command is stopped by a signal at once (exit 3).
-OWN_INTERRUPTS = frozenset({"check", "launch", "probe"})
-
-
 class CommandInfo(NamedTuple):
-    """Where a command lives (``module``, ``attr``: its click command) and its one-line help."""
+    """Where a command lives (``module``, ``attr``: its click command), its one-line help, and
+    ``own_interrupts``: the command answers for an interrupt with its own verdict (``check``:
+    the verdict so far and MD190; ``probe``: MD510, also before any rank started; ``launch``:
+    the ranks stopped and the verdict written), so the interrupt handling stays recording (not
+    raising) until the command arms it. Every other command is stopped by a signal at once
+    (exit 3)."""
 
     module: str
     attr: str
     short_help: str
+    own_interrupts: bool = False
 
 
 # Every command: name -> where it lives and the one line `meshdoctor --help` and shell completion
@@ -58,6 +58,7 @@ COMMANDS: Dict[str, CommandInfo] = {
         "meshdoctor.commands.check",
         "check",
         "Inspect this node or every host of the mesh; go or no-go.",
+        own_interrupts=True,
     ),
     "explain": CommandInfo(
         "meshdoctor.commands.explain",
@@ -73,6 +74,7 @@ COMMANDS: Dict[str, CommandInfo] = {
         "meshdoctor.commands.launch",
         "launch",
         "Gate the mesh, run the job with mlx.launch, exit with the ranks' real status.",
+        own_interrupts=True,
     ),
     "list-checks": CommandInfo(
         "meshdoctor.commands.list_checks",
@@ -83,6 +85,7 @@ COMMANDS: Dict[str, CommandInfo] = {
         "meshdoctor.commands.probe",
         "probe",
         "Prove the mesh moves data: real MLX collectives, exact values, busbw.",
+        own_interrupts=True,
     ),
     "schema": CommandInfo(
         "meshdoctor.commands.schema",
@@ -159,7 +162,8 @@ def cli(ctx: click.Context) -> None:
     says what a finding means and what to do.
     """
     interrupts = ctx.find_object(Interrupts)
-    if interrupts is not None and ctx.invoked_subcommand not in OWN_INTERRUPTS:
+    info = COMMANDS.get(ctx.invoked_subcommand or "")
+    if interrupts is not None and not (info and info.own_interrupts):
         interrupts.arm()  # from here a signal stops the command (a pending one: now)
 
 
