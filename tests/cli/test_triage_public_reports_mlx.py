@@ -52,3 +52,45 @@ def test_mpi_init_on_linux_names_the_library_name_mlx_loads(tmp_path):
     assert "libmpi.dylib" in f["meaning"] and "libmpi.so" in f["meaning"]
     assert "0.24.1" in f["meaning"] and "MLX_MPI_LIBNAME" in f["remedy"]
     assert "github.com/ml-explore/mlx/issues/1964" in run_cli("explain", "MD623").out
+
+
+# https://github.com/ml-explore/mlx-examples/issues/1293 (pipeline_generate.py on a Qwen2 model)
+PIPELINE_QWEN2 = """\
+$ mlx.launch --hostfile hosts.json --backend ring pipeline_generate.py --model \
+mlx-community/DeepSeek-R1-Distill-Qwen-32B-4bit --prompt "hello"
+""" + 2 * """\
+Traceback (most recent call last):
+  File "/Users/user/mlx-examples/llms/mlx_lm/examples/pipeline_generate.py", line 73, in <module>
+    model.model.pipeline(group)
+  File "/Users/user/miniconda3/envs/py310/lib/python3.10/site-packages/mlx/nn/layers/base.py", \
+line 103, in __getattr__
+    super(Module, self).__getattribute__(key)
+AttributeError: 'Qwen2Model' object has no attribute 'pipeline'
+""" + """\
+[WARN] Node with rank 0 exited with code 1
+[WARN] Node with rank 1 exited with code 1
+"""
+
+
+def test_a_model_without_pipeline_support_is_named_not_the_network(tmp_path):
+    doc = triage(tmp_path, {"launch.log": PIPELINE_QWEN2})
+    f = first(doc)
+    assert f["code"] == "MD663" and f["groups"]["type"] == "AttributeError"
+    assert "(Qwen2Model) has no pipeline-parallel support in mlx-lm" in f["meaning"]
+    assert "not a network or backend fault" in f["meaning"]
+    assert "one machine" in f["meaning"]
+    ranks = [x for x in doc["triage"]["findings"] if x["code"] == "MD657"]
+    assert len(ranks) == 2 and all(x["consequence_of"] == f["id"] for x in ranks)
+
+
+def test_mlx_lm_sharded_load_refusal_is_the_same_kind(tmp_path):
+    # mlx-lm's own words for it (mlx_lm/utils.py sharded_load)
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/sharded_generate.py", line 63, in <module>\n'
+        "    model, tokenizer = sharded_load(args.model, pipeline_group, tensor_group)\n"
+        "ValueError: The model does not support tensor parallelism but a tensor_group was "
+        "provided\n"
+    )
+    f = first(triage(tmp_path, {"rank0.log": text}))
+    assert f["code"] == "MD663" and "has no tensor-parallel support" in f["meaning"]
