@@ -94,3 +94,48 @@ def test_mlx_lm_sharded_load_refusal_is_the_same_kind(tmp_path):
     )
     f = first(triage(tmp_path, {"rank0.log": text}))
     assert f["code"] == "MD663" and "has no tensor-parallel support" in f["meaning"]
+
+
+# https://github.com/ml-explore/mlx/issues/4276 (ring recv errno 14 on 1 GbE and Thunderbolt)
+EFAULT_RECEIVER = 10 * "[ring] Receiving from socket 51 failed with errno 14\n" + (
+    "[ring] Too many send/recv errors. Aborting...\n"
+)
+EPIPE_SENDER = 3 * "[ring] Sending to socket 48 failed with errno 32\n"
+
+
+def test_ring_recv_efault_is_a_memory_side_fault_and_the_peer_epipe_its_echo(tmp_path):
+    doc = triage(tmp_path, {"rank0.log": EPIPE_SENDER, "rank1.log": EFAULT_RECEIVER})
+    f = first(doc)
+    assert f["code"] == "MD615" and f["rank"] == 1 and f["groups"]["errno"] == "14"
+    assert "memory-side fault" in f["meaning"] and "not the network" in f["meaning"]
+    assert "no cable, Wi-Fi or link change helps" in f["meaning"]
+    assert f["remedy"].startswith("Errno 14 (EFAULT) is a memory-side fault")
+    echo = next(x for x in doc["triage"]["findings"] if x["rank"] == 0)
+    assert echo["groups"]["errno"] == "32" and echo["consequence_of"] == f["id"]
+
+
+# https://github.com/exo-explore/exo/issues/2111 (4 Macs, JACCL tensor parallel, 11 minutes in)
+EXO_PD = """\
+[ 2026-05-23 14:31:07.114 | INFO     | exo.worker.runner.runner_supervisor:start_task:182 ] \
+Starting task ChatCompletion(task_id='c1d1e9a2')
+[ 2026-05-23 14:42:19.877 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner \
+8e2f4c1a crashed with critical exception [jaccl] Couldn't allocate protection domain
+RuntimeError: [jaccl] Couldn't allocate protection domain
+[ 2026-05-23 14:42:20.011 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner \
+5d6e7f80 crashed with critical exception [jaccl] Recv failed with errno=2
+RuntimeError: [jaccl] Recv failed with errno=2
+libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command \
+buffer execution failed: Internal Error (0000000e:Internal Error)
+"""
+
+
+def test_jaccl_protection_domain_failure_is_exhausted_driver_state_first(tmp_path):
+    doc = triage(tmp_path, {"runner.log": EXO_PD})
+    f = first(doc)
+    assert f["code"] == "MD604"
+    assert "run out of verbs resources or is in a broken state" in f["meaning"]
+    assert f["remedy"].startswith("Reboot this host, or replug its Thunderbolt cable")
+    assert f["check"] == "meshdoctor check --only MD208"
+    rest = [x for x in doc["triage"]["findings"] if not x["first_cause"] and x["code"] != "MD690"]
+    assert {x["code"] for x in rest} == {"MD606", "MD661"}
+    assert all(x["consequence_of"] == f["id"] for x in rest)
