@@ -227,16 +227,34 @@ SIGNATURES = (
         "MD616",
         "metal.gpu-timeout",
         r"kIOGPUCommandBufferCallbackErrorTimeout",
-        "A collective inside a GPU command buffer waited more than ~5 s on a slow peer and the "
-        "Metal watchdog killed it.",
-        "Run collectives on stream=mx.cpu and evaluate them separately; that is not always "
+        "A collective inside a GPU command buffer (a distributed all_sum, all_gather, send or "
+        "recv on the GPU stream) waited more than ~5 s on a slower or stalled peer and the "
+        "Metal watchdog killed it; on mixed Macs the faster rank waits on the slower one.",
+        "Run collectives on stream=mx.cpu and evaluate them separately (mlx-lm's trainer does "
+        "for its loss and token reductions since mlx-examples PR #1200: upgrade mlx-lm when "
+        "mlx_lm.lora times out at its first validation loss); that is not always "
         "enough (mlx-vlm #2179: a LoRA run on a Gigabit LAN still timed out with it): keep GPU "
         "work from waiting on a collective's result in the same command buffer, use smaller "
         "command buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) so each GPU wait is "
         "short, sync less often (gradient accumulation) or move to a faster link.",
-        "Apple Metal; https://github.com/Blaizzy/mlx-vlm/issues/2179",
+        "Apple Metal; https://github.com/Blaizzy/mlx-vlm/issues/2179; "
+        "https://github.com/ml-explore/mlx-examples/issues/1185 (mlx-examples PR #1200); "
+        "https://github.com/ml-explore/mlx/issues/1804",
         causes=[
             ("a slow or dead peer during a GPU-stream collective", "the peer's log"),
+            (
+                "mlx-lm's LoRA trainer before mlx-examples PR #1200 reduced the validation loss "
+                "with all_sum on the GPU stream: Macs of different speeds time out at the "
+                "first validation loss (mlx-examples #1185)",
+                "mlx_lm.lora over mpirun or mlx.launch; the abort right after 'Starting training'",
+            ),
+            (
+                "a peer stalled out of memory (swapping): mlx-lm's pipeline parallelism gives "
+                "every rank an equal share of the layers, so the host with the least RAM cannot "
+                "hold its share and stops answering (mlx #1804)",
+                "a rank that printed nothing (no mlx-lm memory warning, no error) while this "
+                "one timed out; hosts of unequal RAM; that host's memory pressure or swap",
+            ),
             (
                 "network latency on a slow link (Gigabit Ethernet, Wi-Fi) during the collective: "
                 "each gradient sync outlasts the watchdog",
@@ -389,8 +407,7 @@ SIGNATURES = (
             "    cfg = json.load(fh)\n"
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
             "NameError: name 'log_warning' is not defined",
-            "ValueError: The model does not support pipelining but a pipeline_group was "
-            "provided",
+            "ValueError: The model does not support pipelining but a pipeline_group was provided",
             "Traceback (most recent call last):\n"
             '  File "/usr/lib/python3.12/threading.py", line 1010, in run\n'
             "    self._target(*self._args, **self._kwargs)\n"
