@@ -437,15 +437,27 @@ SIGNATURES = (
         "MD689",
         "config.no-rdma",
         r"\[(?:ERROR|WARN)\] (?P<host>\S+) does not seem to have RDMA enabled",
-        "mlx.distributed_config found no rdma_* device in `ibv_devices` on that host: its "
-        "Thunderbolt hardware cannot do RDMA (Thunderbolt 4 or older), RDMA is not enabled "
-        "there (macOS: from Recovery) or its Thunderbolt 5 cables are not up.",
-        "On Thunderbolt 4 (or older) hardware RDMA cannot work, whatever rdma_ctl says: use "
-        "the ring backend (`mlx.distributed_config --backend ring`). On Thunderbolt 5, enable "
-        "RDMA on that Mac (`rdma_ctl enable` from Recovery, then reboot) and check "
-        "`meshdoctor check --only MD201` there.",
+        "mlx.distributed_config (or mlx.launch for jaccl and jaccl-ring) found no rdma_* "
+        "device in `ibv_devices` on that host: most often its Thunderbolt hardware cannot do "
+        "RDMA at all (Thunderbolt 4 or older, 40 Gb/s: RDMA over Thunderbolt needs Thunderbolt "
+        "5, and `rdma_ctl status` says enabled all the same), else RDMA is not enabled there "
+        "(macOS: from Recovery) or its Thunderbolt 5 cables are not up.",
+        "If `rdma_ctl status` says enabled while `ibv_devices` lists no rdma_* device, or the "
+        "link runs at 40 Gb/s or less (system_profiler SPThunderboltDataType), the hardware is "
+        "Thunderbolt 4 or older: RDMA cannot work there and enabling it again will not help: "
+        "launch with the ring backend over the Thunderbolt link (`mlx.launch --backend ring`, "
+        "`mlx.distributed_config --backend ring`), not jaccl or jaccl-ring. Only if `rdma_ctl "
+        "status` says disabled on a Thunderbolt 5 Mac: `rdma_ctl enable` from Recovery, then "
+        "reboot, and check `meshdoctor check --only MD201` there.",
         "mlx/_distributed_utils/config.py check_rdma (0.32.4); MLX distributed docs (RDMA); "
-        "https://github.com/ml-explore/mlx/issues/3777; https://github.com/exo-explore/exo/pull/1813",
+        "https://github.com/ml-explore/mlx/issues/3777; https://github.com/exo-explore/exo/pull/1813; "
+        "https://github.com/jundot/omlx/issues/3037",
+        refine=lambda g: (
+            f"{g['host']} has no RDMA device; on a 40 Gb/s (Thunderbolt 4) link that is the "
+            "hardware, not a setting"
+            if g.get("host")
+            else None
+        ),
         check="MD201",
         causes=[
             (
