@@ -55,10 +55,13 @@ def test_mpi_init_on_linux_names_the_library_name_mlx_loads(tmp_path):
 
 
 # https://github.com/ml-explore/mlx-examples/issues/1293 (pipeline_generate.py on a Qwen2 model)
-PIPELINE_QWEN2 = """\
+PIPELINE_QWEN2 = (
+    """\
 $ mlx.launch --hostfile hosts.json --backend ring pipeline_generate.py --model \
 mlx-community/DeepSeek-R1-Distill-Qwen-32B-4bit --prompt "hello"
-""" + 2 * """\
+"""
+    + 2
+    * """\
 Traceback (most recent call last):
   File "/Users/user/mlx-examples/llms/mlx_lm/examples/pipeline_generate.py", line 73, in <module>
     model.model.pipeline(group)
@@ -66,10 +69,12 @@ Traceback (most recent call last):
 line 103, in __getattr__
     super(Module, self).__getattribute__(key)
 AttributeError: 'Qwen2Model' object has no attribute 'pipeline'
-""" + """\
+"""
+    + """\
 [WARN] Node with rank 0 exited with code 1
 [WARN] Node with rank 1 exited with code 1
 """
+)
 
 
 def test_a_model_without_pipeline_support_is_named_not_the_network(tmp_path):
@@ -139,3 +144,124 @@ def test_jaccl_protection_domain_failure_is_exhausted_driver_state_first(tmp_pat
     rest = [x for x in doc["triage"]["findings"] if not x["first_cause"] and x["code"] != "MD690"]
     assert {x["code"] for x in rest} == {"MD606", "MD661"}
     assert all(x["consequence_of"] == f["id"] for x in rest)
+
+
+# https://github.com/ml-explore/mlx/issues/1804 (pipeline_generate.py on 192, 128 and 64 GB Macs)
+UNEVEN_RAM = """\
+$ mpirun -np 3 --hostfile hosts.txt /opt/anaconda3/bin/python3 pipeline_generate.py --prompt \
+"Hello world"
+[machine1] [WARNING] Generating with a model that requires 105432 MB which is close to the \
+maximum recommended size of 157286 MB. This can be slow.
+[machine2] [WARNING] Generating with a model that requires 105432 MB which is close to the \
+maximum recommended size of 104857 MB. This can be slow.
+libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command \
+buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)
+[machine1:51234] *** Process received signal ***
+[machine1:51234] Signal: Abort trap: 6 (6)
+[machine1:51234] *** End of error message ***
+--------------------------------------------------------------------------
+prterun noticed that process rank 0 with PID 51234 on node machine1 exited on
+signal 6 (Abort trap: 6).
+--------------------------------------------------------------------------
+"""
+HOSTS = "machine1 slots=1\nmachine2 slots=1\nmachine3 slots=1\n"
+
+
+def test_the_host_that_printed_nothing_is_the_suspect_not_the_gpu_timeout(tmp_path):
+    (tmp_path / "hosts.txt").write_text(HOSTS)
+    doc = triage(tmp_path, {"mpirun.log": UNEVEN_RAM})
+    f = first(doc)
+    assert f["code"] == "MD691" and f["host"] == "machine3" and f["rank"] == 2
+    assert "only machine1, machine2 printed anything" in f["meaning"]
+    assert "the model needs 105432 MB" in f["meaning"] and "equal share" in f["meaning"]
+    assert "ssh machine3 meshdoctor triage --crash-reports" in f["remedy"]
+    assert "split the pipeline by RAM" in f["remedy"]
+    timeout = next(x for x in doc["triage"]["findings"] if x["code"] == "MD616")
+    assert timeout["consequence_of"] == f["id"] and not timeout["first_cause"]
+
+
+def test_without_the_hostfile_the_unheard_rank_is_still_the_suspect(tmp_path):
+    f = first(triage(tmp_path, {"mpirun.log": UNEVEN_RAM}))
+    assert f["code"] == "MD691" and f["host"] is None
+    assert "other than machine1, machine2" in f["meaning"]
+
+
+def test_a_hostfile_outside_the_logs_folder_is_not_read(tmp_path):
+    (tmp_path / "hosts.txt").write_text(HOSTS)
+    (tmp_path / "logs").mkdir()
+    log = UNEVEN_RAM.replace("--hostfile hosts.txt", "--hostfile ../hosts.txt")
+    f = first(triage(tmp_path / "logs", {"mpirun.log": log}))
+    assert f["code"] == "MD691" and f["host"] is None
+
+
+def test_every_host_heard_or_a_cause_printed_names_no_silent_rank(tmp_path):
+    heard = UNEVEN_RAM.replace("-np 3", "-np 2")
+    assert "MD691" not in {
+        x["code"] for x in triage(tmp_path, {"a.log": heard})["triage"]["findings"]
+    }
+    own = UNEVEN_RAM + "RuntimeError: [jaccl] Couldn't allocate protection domain\n"
+    f = first(triage(tmp_path, {"b.log": own}))
+    assert f["code"] == "MD604"
+
+
+# https://github.com/ml-explore/mlx-examples/issues/1185 (distributed mlx_lm.lora on mixed Macs)
+LORA_TIMEOUT = """\
+$ mpirun --hostfile ~/hosts.txt -n 3 --wdir /Users/ivan/.pyenv/shims mlx_lm.lora --model \
+mistralai/Mistral-7B-v0.3 --train --data ~/Desktop/data --max-seq-length 8192 --batch-size 3
+Loading pretrained model
+Loading datasets
+Training
+Trainable parameters: 0.047% (3.408M/7248.024M)
+Starting training..., iters: 1000
+libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command \
+buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)
+[Mac:46703] *** Process received signal ***
+[Mac:46703] Signal: Abort trap: 6 (6)
+[Mac:46703] *** End of error message ***
+--------------------------------------------------------------------------
+prterun noticed that process rank 1 with PID 46703 on node Mac exited on
+signal 6 (Abort trap: 6).
+--------------------------------------------------------------------------
+"""
+
+
+def test_gpu_timeout_of_a_distributed_reduction_names_the_cpu_stream_and_mlx_lm(tmp_path):
+    doc = triage(tmp_path, {"mpirun.log": LORA_TIMEOUT})
+    f = first(doc)
+    assert f["code"] == "MD616" and "all_sum" in f["meaning"]
+    assert "slower or stalled peer" in f["meaning"]
+    assert f["remedy"].startswith("Run collectives on stream=mx.cpu")
+    assert "mlx-examples PR #1200: upgrade mlx-lm" in f["remedy"]
+    # one host heard of three, and no hostfile beside the log: no silent rank is guessed
+    assert "MD691" not in {x["code"] for x in doc["triage"]["findings"]}
+
+
+# https://github.com/jundot/omlx/issues/3037 (two Mac minis over Thunderbolt 4)
+OMLX_LOG = """\
+2026-08-22 18:03:11,402 INFO omlx.cluster.autoconfigure: fabric: thunderbolt link mini-a <-> \
+mini-b (40 Gb/s)
+2026-08-22 18:03:11,403 INFO omlx.cluster.autoconfigure: backend: jaccl-ring (Thunderbolt link \
+detected, without RDMA)
+[ERROR] mini-b does not seem to have RDMA enabled
+2026-08-22 18:03:14,210 ERROR omlx.cluster.launcher: cluster launch failed: mlx.launch exited \
+with code 1
+"""
+MINI_B = """\
+$ rdma_ctl status
+enabled
+$ ibv_devices
+    device                 node GUID
+    ------              ----------------
+$ system_profiler SPThunderboltDataType | grep Speed
+          Speed: Up to 40 Gb/s
+"""
+
+
+def test_no_rdma_device_on_a_thunderbolt_4_link_says_use_the_ring_backend(tmp_path):
+    doc = triage(tmp_path, {"omlx-cluster.log": OMLX_LOG, "mini-b-rdma.txt": MINI_B})
+    f = first(doc)
+    assert f["code"] == "MD689" and f["groups"]["host"] == "mini-b"
+    assert "mini-b has no RDMA device" in f["meaning"] and "Thunderbolt 4" in f["meaning"]
+    assert "enabling it again will not help" in f["remedy"]
+    assert "`mlx.launch --backend ring`" in f["remedy"] and "not jaccl or jaccl-ring" in f["remedy"]
+    assert f["remedy"].index("ring backend") < f["remedy"].index("Recovery")
