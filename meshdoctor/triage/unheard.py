@@ -42,7 +42,7 @@ _HOSTFILE = re.compile(
 )
 _MLX_HOSTS = re.compile(r"\bmlx\.launch\b.*?\s--hosts(?:\s+|=)(?P<hosts>[\w.,:-]+)")
 # a rank's line tagged with its host: [machine1] ..., [machine1:51234] ...; prterun's "on node H"
-_TAG = re.compile(r"^\s*\[(?P<host>[A-Za-z0-9][\w.-]*)(?::\d+)?\]")
+_TAG = re.compile(r"^\s*\[(?P<host>[A-Za-z][\w.-]*)(?::\d+)?\]")
 _NODE = re.compile(r"\bon node (?P<host>[A-Za-z0-9][\w.-]*)")
 # bracketed words that are not hosts: MLX components and log levels
 _NOT_HOSTS = frozenset(
@@ -126,10 +126,10 @@ def _beside(log: str, name: str) -> Optional[str]:
     path = os.path.realpath(os.path.join(folder, name))
     if os.path.dirname(path) != folder:
         return None
-    return _head(path)
+    return head(path)
 
 
-def _head(path: str) -> Optional[str]:
+def head(path: str) -> Optional[str]:
     """The first :data:`HEAD_BYTES` of a regular file, decoded; None for anything else."""
     try:
         fd = os.open(
@@ -205,7 +205,7 @@ def suspects(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         own = [f for f in findings if f.source == inp.source and not f.job]
         if not own or any(f.role == signatures.CAUSE for f in own):
             continue
-        text = _head(inp.source)
+        text = head(inp.source)
         h = read_text(text) if text is not None else None
         missing = _unheard(h) if h is not None else None
         if h is None or not missing:

@@ -265,3 +265,17 @@ def test_no_rdma_device_on_a_thunderbolt_4_link_says_use_the_ring_backend(tmp_pa
     assert "enabling it again will not help" in f["remedy"]
     assert "`mlx.launch --backend ring`" in f["remedy"] and "not jaccl or jaccl-ring" in f["remedy"]
     assert f["remedy"].index("ring backend") < f["remedy"].index("Recovery")
+
+
+def test_the_pasted_rdma_transcript_decides_thunderbolt_4(tmp_path):
+    doc = triage(tmp_path, {"omlx-cluster.log": OMLX_LOG, "mini-b-rdma.txt": MINI_B})
+    f = first(doc)
+    assert "Decided by mini-b-rdma.txt: `rdma_ctl status` says enabled" in f["meaning"]
+    assert "runs at up to 40 Gb/s: Thunderbolt 4 (or older) hardware" in f["meaning"]
+    assert "rdma_ctl enable again will not help" in f["meaning"]
+
+
+def test_a_thunderbolt_5_transcript_decides_nothing(tmp_path):
+    tb5 = MINI_B.replace("enabled", "disabled").replace("40 Gb/s", "120 Gb/s")
+    f = first(triage(tmp_path, {"omlx-cluster.log": OMLX_LOG, "mini-b-rdma.txt": tb5}))
+    assert f["code"] == "MD689" and "Decided by" not in f["meaning"]
