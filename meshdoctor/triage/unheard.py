@@ -14,7 +14,10 @@ N unheard (or, with a host list, the hosts not heard by name); no finding of it 
 none named by :mod:`.silent`. mlx-lm's memory warning (``[WARNING] Generating with a model that
 requires X MB which is close to the maximum recommended size of Y MB``, mlx_lm/generate.py
 wired_limit) printed by the hosts heard is quoted as the evidence of memory pressure. Parsing is
-pure (:func:`read_text`); the only I/O is a bounded second read of the log file's head.
+pure (:func:`read_text`, :func:`open_mpi_ranks`); the only I/O is a bounded second read of the
+log file's head (:func:`head`, regular files only) and, to name the unheard host and its rank,
+of the launch line's ``--hostfile`` when it is a relative name of a file in the log's own
+folder (:func:`_beside`).
 """
 
 from __future__ import annotations
