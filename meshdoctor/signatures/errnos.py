@@ -10,7 +10,11 @@ from typing import Dict
 TRANSFER: Dict[str, str] = {
     "54": "connection reset by peer (macOS ECONNRESET)",
     "104": "connection reset by peer (Linux ECONNRESET)",
-    "14": "bad buffer address (EFAULT)",
+    "14": "bad buffer address (EFAULT): the kernel refused the buffer this rank's MLX handed "
+    "to recv/send, a memory-side fault in the receiving (or sending) rank, not the network: it "
+    "reproduces on every fabric (mlx #4276), so no cable, Wi-Fi or link change helps; report "
+    "it to MLX with the version and try another MLX version or backend meanwhile; a peer's "
+    "broken pipe (32) or reset (54/104) after it is its echo",
     "32": "broken pipe (EPIPE)",
     "22": "invalid argument (EINVAL): with MLX 0.32.0 or older, a single transfer of 2 GiB or "
     "more (fixed in 0.32.1, MLX PR #4281)",

@@ -121,11 +121,27 @@ SIGNATURES = (
         "MD604",
         "jaccl.no-protection-domain",
         r"\[jaccl\] Couldn't allocate protection domain",
-        "The device could not allocate a protection domain.",
-        "Check port state (ibv_devinfo); on TB4 hardware use the ring backend; else replug the "
-        "cable or reboot the node.",
-        "mlx #4530; exo PR #1467",
+        "JACCL could not allocate an RDMA protection domain (ibv_alloc_pd returned none): the "
+        "Thunderbolt RDMA driver on this host has run out of verbs resources or is in a broken "
+        "state (after long runs or many group init/teardown cycles, or a boot-time driver "
+        "bug), or its port cannot carry RDMA at all (PORT_DOWN, Thunderbolt 4). The peers' "
+        "'Recv failed with errno=2' and aborts that follow are its consequences.",
+        "Reboot this host, or replug its Thunderbolt cable, to reset the RDMA stack, then "
+        "relaunch; avoid creating and tearing down the group again and again in one process. "
+        "If it fails from the very first launch, check the port state (ibv_devinfo: "
+        "PORT_DOWN) and, on Thunderbolt 4 hardware, use the ring backend.",
+        "MLX jaccl rdma.cpp (Connection::allocate_protection_domain); mlx #4530; "
+        "https://github.com/ml-explore/mlx/issues/3207; exo PR #1467; exo #2111",
         causes=[
+            (
+                "the RDMA driver's state is exhausted after a long run or many init/teardown "
+                "cycles (exo #2111: after 11 minutes of inference)",
+                "it worked earlier in the same job or boot; a reboot or replug fixes it",
+            ),
+            (
+                "boot-time driver bug",
+                "port PORT_ACTIVE yet it fails; replugging the cable fixes it (exo PR #1467)",
+            ),
             (
                 "the port is PORT_DOWN (peer Mac off, RDMA not enabled there, cable out)",
                 "`ibv_devinfo` shows state PORT_DOWN (1)",
@@ -134,13 +150,8 @@ SIGNATURES = (
                 "Thunderbolt 4 hardware: rdma_enX devices listed but never usable",
                 "ports top out at 40 Gb/s, no TB5 receptacle (MD201)",
             ),
-            (
-                "boot-time driver bug",
-                "port PORT_ACTIVE yet it fails; replugging the cable fixes it (exo PR #1467)",
-            ),
-            ("stale resources after many init cycles", "fixed by a reboot"),
         ],
-        check="MD202",
+        check="MD208",
         examples=("RuntimeError: [jaccl] Couldn't allocate protection domain",),
     ),
     signature(

@@ -37,6 +37,23 @@ def shell_signal(groups: Mapping[str, str]) -> Optional[str]:
     return next((why for key, why in _SHELL_SIGNAL if key in word), None)
 
 
+def _backend_unavailable(groups: Mapping[str, str]) -> Optional[str]:
+    """MD623's detail for the mpi backend (group ``mpi``): MLX's mpi init (strict) found no
+    Open MPI library it could load. MLX dlopens libmpi by name (mlx/distributed/mpi/mpi.cpp's
+    get_libmpi_name): before 0.24.1 (MLX PR #1975) the name was libmpi.dylib on every platform,
+    so on Linux it never loaded (mlx #1964)."""
+    if not groups.get("mpi"):
+        return None
+    return (
+        "mx.distributed.init(backend='mpi') could not load Open MPI's shared library; MLX "
+        "opens it by name: on Linux, MLX before 0.24.1 looks for libmpi.dylib (the macOS name) "
+        "instead of libmpi.so and fails even with Open MPI installed (mlx #1964, fixed by MLX "
+        "PR #1975): upgrade MLX; with 0.24.1+ libmpi.so itself must be on the loader's path "
+        "(Debian/Ubuntu: libopenmpi-dev), or set MLX_MPI_LIBNAME (0.29.4+) to the library, or "
+        "use the ring backend meanwhile"
+    )
+
+
 SIGNATURES = (
     signature(
         "MD618",
@@ -76,20 +93,39 @@ SIGNATURES = (
     signature(
         "MD623",
         "backend.unavailable",
-        r"Cannot initialize (?P<backend>[\w-]+) distributed backend",
+        r"Cannot initialize (?:(?P<backend>[\w-]+) distributed backend|(?P<mpi>MPI)\b)",
         "This MLX build cannot start that backend: JACCL needs macOS 26.2 or later on Apple "
-        "silicon with RDMA enabled and mlx 0.30.1 or later; mpi and nccl need their libraries.",
+        "silicon with RDMA enabled and mlx 0.30.1 or later; mpi and nccl need their libraries "
+        "(the mpi backend says 'Cannot initialize MPI' when it cannot load Open MPI's libmpi).",
         "Run `meshdoctor check` on that host (MD102 lists the backends its MLX has), or probe "
-        "with --backend ring.",
-        "MLX distributed init (observed with 0.32.4)",
+        "with --backend ring. For mpi: on Linux upgrade MLX to 0.24.1 or later (earlier "
+        "versions dlopen the macOS name libmpi.dylib there), make libmpi.so loadable (Debian "
+        "and Ubuntu ship that name only in libopenmpi-dev) or name the library in "
+        "MLX_MPI_LIBNAME (MLX 0.29.4+); or launch with the ring backend.",
+        "MLX distributed init (observed with 0.32.4); mlx/distributed/mpi/mpi.cpp "
+        "(get_libmpi_name, MLX PR #1975 in 0.24.1, MLX_MPI_LIBNAME MLX PR #2741 in 0.29.4); "
+        "https://github.com/ml-explore/mlx/issues/1964",
         causes=[
             ("backend not compiled into this MLX build (mlx[cpu] has no nccl)", "MD102"),
             ("librdma cannot load (macOS < 26.2, RDMA disabled)", "MD201"),
+            (
+                "mpi on Linux with MLX older than 0.24.1: it looks for libmpi.dylib, the macOS "
+                "name, so it fails with Open MPI installed (mlx #1964, fixed by MLX PR #1975)",
+                "'Cannot initialize MPI' on a Linux host (/home paths, a container); "
+                "`python -c 'import mlx.core as mx; print(mx.__version__)'`",
+            ),
+            (
+                "mpi: libmpi.so (Linux) or libmpi.dylib (macOS) is not on the loader's path, or "
+                "only a versioned file (libmpi.so.40) is installed",
+                "`ldconfig -p | grep libmpi` (Linux), DYLD_LIBRARY_PATH (macOS)",
+            ),
         ],
         check="MD102",
+        refine=_backend_unavailable,
         examples=(
             "RuntimeError: Cannot initialize jaccl distributed backend.",
             "RuntimeError: Cannot initialize mpi distributed backend.",
+            "RuntimeError: Cannot initialize MPI",
         ),
     ),
     signature(
@@ -401,15 +437,27 @@ SIGNATURES = (
         "MD689",
         "config.no-rdma",
         r"\[(?:ERROR|WARN)\] (?P<host>\S+) does not seem to have RDMA enabled",
-        "mlx.distributed_config found no rdma_* device in `ibv_devices` on that host: its "
-        "Thunderbolt hardware cannot do RDMA (Thunderbolt 4 or older), RDMA is not enabled "
-        "there (macOS: from Recovery) or its Thunderbolt 5 cables are not up.",
-        "On Thunderbolt 4 (or older) hardware RDMA cannot work, whatever rdma_ctl says: use "
-        "the ring backend (`mlx.distributed_config --backend ring`). On Thunderbolt 5, enable "
-        "RDMA on that Mac (`rdma_ctl enable` from Recovery, then reboot) and check "
-        "`meshdoctor check --only MD201` there.",
+        "mlx.distributed_config (or mlx.launch for jaccl and jaccl-ring) found no rdma_* "
+        "device in `ibv_devices` on that host: most often its Thunderbolt hardware cannot do "
+        "RDMA at all (Thunderbolt 4 or older, 40 Gb/s: RDMA over Thunderbolt needs Thunderbolt "
+        "5, and `rdma_ctl status` says enabled all the same), else RDMA is not enabled there "
+        "(macOS: from Recovery) or its Thunderbolt 5 cables are not up.",
+        "If `rdma_ctl status` says enabled while `ibv_devices` lists no rdma_* device, or the "
+        "link runs at 40 Gb/s or less (system_profiler SPThunderboltDataType), the hardware is "
+        "Thunderbolt 4 or older: RDMA cannot work there and enabling it again will not help: "
+        "launch with the ring backend over the Thunderbolt link (`mlx.launch --backend ring`, "
+        "`mlx.distributed_config --backend ring`), not jaccl or jaccl-ring. Only if `rdma_ctl "
+        "status` says disabled on a Thunderbolt 5 Mac: `rdma_ctl enable` from Recovery, then "
+        "reboot, and check `meshdoctor check --only MD201` there.",
         "mlx/_distributed_utils/config.py check_rdma (0.32.4); MLX distributed docs (RDMA); "
-        "https://github.com/ml-explore/mlx/issues/3777; https://github.com/exo-explore/exo/pull/1813",
+        "https://github.com/ml-explore/mlx/issues/3777; https://github.com/exo-explore/exo/pull/1813; "
+        "https://github.com/jundot/omlx/issues/3037",
+        refine=lambda g: (
+            f"{g['host']} has no RDMA device; on a 40 Gb/s (Thunderbolt 4) link that is the "
+            "hardware, not a setting"
+            if g.get("host")
+            else None
+        ),
         check="MD201",
         causes=[
             (

@@ -5,6 +5,7 @@ Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+import re
 from typing import Mapping, Optional
 
 from meshdoctor.signatures.model import (
@@ -52,9 +53,50 @@ BUILTIN_EXCEPTIONS = (
 _LAUNCHER_FILES = ("mlx/distributed_run.py", "mlx/_distributed_utils/launch.py")
 
 
+# mlx-lm's distributed loaders call model.model.pipeline(group) (pipeline parallelism) or
+# model.shard(group) (tensor parallelism), methods only some model families define: an older
+# example script fails on the missing attribute (mlx-examples #1293), mlx_lm.utils.sharded_load
+# says so itself ("The model does not support pipelining but a pipeline_group was provided")
+_NO_SHARDING = re.compile(
+    r"'(?P<cls>\w+)' object has no attribute '(?P<attr>pipeline|shard)'|"
+    r"The model does not support (?P<what>pipelining|tensor parallelism|any sharding)"
+)
+_SHARDING_KIND = {
+    "pipeline": "pipeline",
+    "pipelining": "pipeline",
+    "shard": "tensor",
+    "tensor parallelism": "tensor",
+}
+
+
+def _no_sharding(msg: str) -> Optional[str]:
+    """The detail of an exception that says a model family has no pipeline- or
+    tensor-parallel support in mlx-lm (mlx-examples #1293; mlx_lm/utils.py sharded_load), or
+    None."""
+    m = _NO_SHARDING.search(msg)
+    if m is None:
+        return None
+    kind = _SHARDING_KIND.get(m.group("attr") or m.group("what") or "")
+    what = f"{kind}-parallel" if kind else "pipeline- or tensor-parallel"
+    who = f"this model's architecture ({m.group('cls')})" if m.group("cls") else "this model"
+    return (
+        f"{who} has no {what} support in mlx-lm (its model class defines no "
+        f"{'pipeline()' if kind == 'pipeline' else 'shard()' if kind else 'pipeline() or shard()'}"
+        "): the job's own Python error, raised alike on every rank before any communication, "
+        "not a network or backend fault. Use a model family whose mlx-lm model defines it "
+        "(pipeline: DeepSeek V2/V3 at first, more in newer mlx-lm: upgrade it; mlx_lm's "
+        "sharded_load tries tensor parallelism first), or run the model on one machine if it "
+        "fits there"
+    )
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
-    """MD663's detail: a line read without its traceback, or one raised in mlx.launch itself
-    (its innermost frame, group ``file``, in the launcher's own files)."""
+    """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
+    (:func:`_no_sharding`), a line read without its traceback, or one raised in mlx.launch
+    itself (its innermost frame, group ``file``, in the launcher's own files)."""
+    sharding = _no_sharding(groups.get("msg", ""))
+    if sharding:
+        return sharding
     if "no Stream(" in groups.get("msg", "") and "current thread" in groups.get("msg", ""):
         return (
             "MLX 0.31.2 made streams thread-local, so a stream made in one thread does not "
@@ -185,16 +227,34 @@ SIGNATURES = (
         "MD616",
         "metal.gpu-timeout",
         r"kIOGPUCommandBufferCallbackErrorTimeout",
-        "A collective inside a GPU command buffer waited more than ~5 s on a slow peer and the "
-        "Metal watchdog killed it.",
-        "Run collectives on stream=mx.cpu and evaluate them separately; that is not always "
+        "A collective inside a GPU command buffer (a distributed all_sum, all_gather, send or "
+        "recv on the GPU stream) waited more than ~5 s on a slower or stalled peer and the "
+        "Metal watchdog killed it; on mixed Macs the faster rank waits on the slower one.",
+        "Run collectives on stream=mx.cpu and evaluate them separately (mlx-lm's trainer does "
+        "for its loss and token reductions since mlx-examples PR #1200: upgrade mlx-lm when "
+        "mlx_lm.lora times out at its first validation loss); that is not always "
         "enough (mlx-vlm #2179: a LoRA run on a Gigabit LAN still timed out with it): keep GPU "
         "work from waiting on a collective's result in the same command buffer, use smaller "
         "command buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) so each GPU wait is "
         "short, sync less often (gradient accumulation) or move to a faster link.",
-        "Apple Metal; https://github.com/Blaizzy/mlx-vlm/issues/2179",
+        "Apple Metal; https://github.com/Blaizzy/mlx-vlm/issues/2179; "
+        "https://github.com/ml-explore/mlx-examples/issues/1185 (mlx-examples PR #1200); "
+        "https://github.com/ml-explore/mlx/issues/1804",
         causes=[
             ("a slow or dead peer during a GPU-stream collective", "the peer's log"),
+            (
+                "mlx-lm's LoRA trainer before mlx-examples PR #1200 reduced the validation loss "
+                "with all_sum on the GPU stream: Macs of different speeds time out at the "
+                "first validation loss (mlx-examples #1185)",
+                "mlx_lm.lora over mpirun or mlx.launch; the abort right after 'Starting training'",
+            ),
+            (
+                "a peer stalled out of memory (swapping): mlx-lm's pipeline parallelism gives "
+                "every rank an equal share of the layers, so the host with the least RAM cannot "
+                "hold its share and stops answering (mlx #1804)",
+                "a rank that printed nothing (no mlx-lm memory warning, no error) while this "
+                "one timed out; hosts of unequal RAM; that host's memory pressure or swap",
+            ),
             (
                 "network latency on a slow link (Gigabit Ethernet, Wi-Fi) during the collective: "
                 "each gradient sync outlasts the watchdog",
@@ -325,6 +385,13 @@ SIGNATURES = (
         causes=[
             ("the job's own error", "its frames are in the job's files"),
             (
+                "a model family without mlx-lm's pipeline or tensor parallelism: the loader "
+                "calls model.model.pipeline() or model.shard(), which that model class lacks "
+                "(mlx-examples #1293)",
+                "AttributeError: '...Model' object has no attribute 'pipeline' (or 'shard'), "
+                "or 'The model does not support pipelining', on every rank",
+            ),
+            (
                 "a launcher fault: mlx.launch's output relay failed (BlockingIOError in "
                 "node_thread), the ranks may be fine",
                 "frames in mlx/_distributed_utils/launch.py or mlx/distributed_run.py",
@@ -340,6 +407,7 @@ SIGNATURES = (
             "    cfg = json.load(fh)\n"
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
             "NameError: name 'log_warning' is not defined",
+            "ValueError: The model does not support pipelining but a pipeline_group was provided",
             "Traceback (most recent call last):\n"
             '  File "/usr/lib/python3.12/threading.py", line 1010, in run\n'
             "    self._target(*self._args, **self._kwargs)\n"

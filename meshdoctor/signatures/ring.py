@@ -53,11 +53,13 @@ SIGNATURES = (
         r"\[ring\] (Receiving from|Sending to) socket \d+ failed with errno (?P<errno>\d+)",
         "A ring socket transfer failed: errno 54/104 connection reset, 14 bad buffer, "
         "32 broken pipe, 22 a transfer of 2 GiB or more on MLX 0.32.0 or older.",
-        "Reset (54/104) with no error on any peer: the network dropped the connection (check "
-        "the link: Wi-Fi, NAT or firewall idle timeouts; prefer a wired link) and stop the "
-        "wedged ranks; otherwise a peer died (see the other ranks); errno 14 points at a "
-        "local memory problem.",
-        "MLX ring backend; https://github.com/ml-explore/mlx/issues/3862",
+        "Errno 14 (EFAULT) is a memory-side fault of this rank's MLX, not the network: no "
+        "link fix helps; report it to MLX and try another MLX version or backend. Reset "
+        "(54/104) with no error on any peer: the network dropped the connection (check the "
+        "link: Wi-Fi, NAT or firewall idle timeouts; prefer a wired link) and stop the wedged "
+        "ranks; otherwise (32, 54/104) a peer died first: see the other ranks.",
+        "MLX ring backend; https://github.com/ml-explore/mlx/issues/3862; "
+        "https://github.com/ml-explore/mlx/issues/4276 (errno 14 on any fabric)",
         causes=[
             (
                 "a link reset (the network dropped or reset the connection; every peer still "
@@ -67,7 +69,11 @@ SIGNATURES = (
                 "no peer reports an error of its own; all ranks still running",
             ),
             ("a peer died (54/104/32)", "the peer's log"),
-            ("bad local buffer (14)", "errno 14 on this rank only"),
+            (
+                "a bad receive or send buffer in this rank's MLX (14, EFAULT): a memory-side "
+                "MLX bug, the same on every fabric (mlx #4276)",
+                "errno 14 on this rank only; the peer shows only broken pipe (32) after it",
+            ),
             (
                 "one transfer of 2 GiB or more on MLX <= 0.32.0 (22, MLX PR #4281)",
                 "errno 22 on the sender; MD102 names the version",

@@ -250,6 +250,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "sum_scatter",
     "maximum allowed buffer",
     "hostfile is malformed",
+    "Cannot initialize",  # MLX's strict mpi init: "Cannot initialize MPI" (mlx #1964)
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes

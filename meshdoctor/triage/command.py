@@ -11,7 +11,7 @@ from typing import BinaryIO, Optional, Sequence
 
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
-from meshdoctor.triage import collect, silent, timeline
+from meshdoctor.triage import collect, pasted, silent, timeline, unheard
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
@@ -93,4 +93,6 @@ def run(
             collect.launcher_zero(col)
     timeline.settle_exits(col.findings)  # a survivor's exit 1 follows its lost-peer traceback
     col.findings.extend(silent.suspects(col.inputs, col.findings, col.unreachable))  # MD691
+    col.findings.extend(unheard.suspects(col.inputs, col.findings))  # MD691, one combined log
+    pasted.decide(col.inputs, col.findings)  # MD689 decided by a pasted rdma_ctl/ibv transcript
     return build(col, verdict)
