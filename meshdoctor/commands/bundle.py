@@ -7,7 +7,13 @@ from typing import Optional
 import click
 
 from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
-from meshdoctor.commands.options import Duration, Seconds, load_hostfile, one_host_source
+from meshdoctor.commands.options import (
+    Duration,
+    OutputFile,
+    Seconds,
+    load_hostfile,
+    one_host_source,
+)
 
 DEFAULT_SINCE_S = 24 * 3600.0
 
@@ -24,7 +30,7 @@ DEFAULT_SINCE_S = 24 * 3600.0
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputFile(),
     default=None,
     metavar="FILE.tar.gz",
     help="Where to write the archive (default: meshdoctor-bundle-<UTC stamp>.tar.gz here).",

@@ -16,6 +16,7 @@ from meshdoctor.probe import api
 from meshdoctor.probe.expected import LINK_CLASSES
 from meshdoctor.probe.worker import DTYPES
 from meshdoctor.commands.options import (
+    OutputFile,
     Seconds,
     check_environment,
     command_interrupts,
@@ -158,7 +159,7 @@ from meshdoctor.checker.runner import Interrupted
 @click.option(
     "--save-baseline",
     "save_baseline",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     metavar="FILE",
     help="Save this run's figures (per op, size, pair and wire) to FILE when it is go.",

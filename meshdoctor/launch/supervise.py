@@ -42,6 +42,7 @@ from meshdoctor.launch.tee import Tee
 from meshdoctor.mlx import status_lines
 from meshdoctor.mlx.launch_rules import runs_without_ssh
 from meshdoctor.ranks import PROBE_MARKER_ENV, identify, launcher_rank, send_signal
+from meshdoctor.receipts import open_stream
 from meshdoctor.text import one_line
 
 SURVIVOR_GRACE_S = 1.0  # a rank failed -> mlx.launch still running this long -> stop the rest
@@ -227,7 +228,7 @@ class Job:
         log = None
         if self.spec.log_path:
             try:
-                log = open(self.spec.log_path, "wb")
+                log = os.fdopen(open_stream(self.spec.log_path), "wb")
             except OSError as exc:
                 out.log_error = exc.strerror or str(exc)
                 self.say(f"cannot write --log {self.spec.log_path}: {out.log_error}")
