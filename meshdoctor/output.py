@@ -227,8 +227,16 @@ def internal_error(exc: Exception, ctx: Optional[click.Context] = None) -> NoRet
     * else a reader that went away (``| head``, EPIPE) ends it quietly with status 0: a closed
       pipe is not a verdict;
     * else one line ``meshdoctor: internal error: TYPE: MESSAGE`` on stderr, exit 3.
+
+    Standard output that cannot be written (:class:`meshdoctor.streams.StdoutUnwritable`, a
+    full disk) comes first: one line ``meshdoctor: cannot write standard output: ...``, exit 3.
     """
+    from meshdoctor.streams import StdoutUnwritable, say_unwritable
+
     report = ctx.meta.pop(_REPORT, None) if ctx is not None else None
+    if isinstance(exc, StdoutUnwritable):  # the verdict cannot reach its reader: say why
+        say_unwritable(exc)
+        sys.exit(EXIT_UNKNOWN)
     if report is not None:
         verdict, as_json, quiet = report
         verdict.results.append(internal_error_result(exc))

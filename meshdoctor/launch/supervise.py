@@ -259,6 +259,8 @@ class Job:
                 self.tee.join(DRAIN_S)
                 out.output_bytes = self.tee.total
                 out.log_error = out.log_error or self.tee.log_error
+                if self.tee.pass_error:
+                    self.say(f"{self.tee.pass_error}; the job was still read to its end")
             if log is not None:
                 log.close()
 
