@@ -74,8 +74,8 @@ from meshdoctor.checker.runner import Interrupted
     "--size",
     default=api.ProbeRequest.size,
     show_default=True,
-    help="Message size per rank: 4096, 64KB, 256MiB, 1GiB (all_gather: the gathered "
-    "output, sum_scatter: the whole input, as nccl-tests).",
+    help="Message size per rank: 4096, 64KB, 256MiB, 1GiB (B: bytes, b: bits, as in "
+    "--min-busbw; all_gather: the gathered output, sum_scatter: the whole input, as nccl-tests).",
 )
 @click.option(
     "--iters",
@@ -140,7 +140,8 @@ from meshdoctor.checker.runner import Interrupted
     "min_busbw",
     default=None,
     metavar="RATE",
-    help="Fail an op or pair whose busbw is below RATE (10GB/s, 800Mb/s, 25Gbps).",
+    help="Fail an op or pair whose busbw is below RATE (10GB/s, 800Mb/s, 25Gbps; B: bytes, "
+    "b: bits).",
 )
 @click.option(
     "--link",
