@@ -114,8 +114,7 @@ class Tee:
         for raw in whole:
             if b"Node with rank" not in raw:
                 continue
-            st = status_lines.parse(raw[:LINE_BYTES].decode("utf-8", "replace"))
-            if st is not None:
+            for st in status_lines.parse_all(raw[:LINE_BYTES].decode("utf-8", "replace")):
                 self.statuses.append((now, st))
 
 
