@@ -102,15 +102,14 @@ def bundle(
         click.echo(to_json({"bundle": share.to_json()}))
         return
     from meshdoctor.checker.here import this_host_name
-    from meshdoctor.hostfile.locality import local_ranks, machines
+    from meshdoctor.hostfile.locality import reached
 
     if hf is None:
         names, local = [this_host_name()], [this_host_name()]
-    else:
-        order = machines(hf)
-        here = local_ranks(hf)
-        names = list(order)
-        local = [hf.hosts[here[0]].ssh] if here else []
+    else:  # as mlx.launch reaches the ranks (and triage the logs): here only for 127.0.0.1
+        reach = reached(hf)
+        names = list(reach)
+        local = [n for n, here in reach.items() if here]
     verdict = report_to(Verdict(command="bundle"), as_json=as_json, quiet=quiet)
     shares = gather.gather(names, local, text, since, timeout, python)
     path = output or time.strftime("meshdoctor-bundle-%Y%m%d-%H%M%S.tar.gz", time.gmtime())
