@@ -162,6 +162,9 @@ def test_probe_busbw_and_wrong_values_per_op(clean_env):
     assert wrong["all_sum"] == 0
     info = fams["meshdoctor_info"].samples[0].labels
     assert info["command"] == "probe" and info["backend"] == "ring"
+    from importlib.metadata import version
+
+    assert info["mlx_version"] == version("mlx"), info  # what the ranks reported
 
 
 def test_an_internal_error_is_in_the_chosen_format_and_file(clean_env, tmp_path):
