@@ -182,7 +182,7 @@ from meshdoctor.checker.runner import Interrupted
 @click.option(
     "--healthy-hostfile",
     "healthy_hostfile",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputFile(),
     default=None,
     metavar="OUT",
     help="With --hostfile and --pairs: write OUT, the hostfile restricted to the hosts that "

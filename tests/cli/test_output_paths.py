@@ -162,3 +162,21 @@ def test_a_link_to_dev_stdout_writes_where_standard_output_goes(tmp_path, clean_
     assert link.is_symlink() and os.readlink(link) == "/dev/stdout"
     text = into.read_text()
     assert text.startswith("before\nGO "), text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--hostfile", "{hf}", "--healthy-hostfile"],
+        ["probe", "--hostfile", "{hf}", "--pairs", "--healthy-hostfile"],
+        ["fix", "auto-setup", "--output-hostfile"],
+    ],
+)
+def test_every_other_output_path_is_judged_when_the_options_are_read(args, tmp_path, clean_env):
+    hf = tmp_path / "hosts.json"
+    hf.write_text('[{"ssh": "127.0.0.1"}, {"ssh": "127.0.0.1"}]')
+    argv = [a.format(hf=hf) for a in args]
+    for target in (tmp_path, tmp_path / "no" / "out.json"):
+        r = run_cli(*argv, str(target), env=clean_env, timeout=60)
+        assert r.rc == 2 and "Invalid value" in r.err, (target, r.rc, r.err[-1500:])
+        assert ("does not exist" in r.err) == (target != tmp_path), r.err
