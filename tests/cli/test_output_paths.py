@@ -54,7 +54,10 @@ def _needs(name: str) -> None:
 
 def _run(name: str, target: str, tmp: Path, env) -> "object":
     (tmp / "rank.log").write_text("rank 0 step 3 sum 6\n")
-    return run_cli(*_commands(target, tmp)[name], env=env, timeout=240, cwd=str(tmp))
+    # a private PID namespace: a probe -n or a gate never meets another job's ranks on the box
+    return run_cli(
+        *_commands(target, tmp)[name], env=env, timeout=240, cwd=str(tmp), private_pids=True
+    )
 
 
 @pytest.mark.skipif(not ROOT, reason="mknod of a character device needs root")

@@ -631,7 +631,9 @@ def test_probe_hostfile_human_output_shows_the_figures_as_n_does(clean_env, tmp_
         "probe", "--hostfile", str(hf), *common, env=env_with(clean_env), timeout=180,
         private_pids=True,
     )  # fmt: skip
-    local = run_cli("probe", "-n", "2", *common, env=env_with(clean_env), timeout=180)
+    local = run_cli(
+        "probe", "-n", "2", *common, env=env_with(clean_env), timeout=180, private_pids=True
+    )  # fmt: skip
     assert fleet.rc == 0 and local.rc == 0, (fleet.out, fleet.err, local.out)
     assert "fleet: 1 host(s)" in fleet.out, fleet.out
     for code in ("MD501", "MD504", "MD505", "MD506"):
