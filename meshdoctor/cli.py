@@ -17,7 +17,7 @@ from typing import Dict, List, NamedTuple, Optional
 import click
 
 from meshdoctor import __version__
-from meshdoctor.streams import make_usable, to_devnull
+from meshdoctor.streams import make_usable, say_unwritable, to_devnull
 from meshdoctor.interrupts import Interrupts
 
 _EXIT_CODES = (
@@ -232,6 +232,9 @@ def _exit(code, interrupts: Optional[Interrupts] = None) -> None:
         sys.stdout.flush()
     except (BrokenPipeError, ValueError):
         to_devnull(1)
-    except OSError:
-        pass
+    except OSError as exc:  # a full disk, ...: what was printed never reached its reader
+        from meshdoctor.model import EXIT_UNKNOWN
+
+        say_unwritable(exc)
+        code = EXIT_UNKNOWN
     sys.exit(code)

@@ -8,7 +8,6 @@ The ``--json`` path never imports rich: :mod:`meshdoctor.render.verdict` is impo
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from dataclasses import dataclass
@@ -76,19 +75,15 @@ def rendered(verdict: Verdict, fmt: str, *, quiet: bool = False) -> str:
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Replace the file ``path`` with ``text`` (UTF-8) as a reader never sees half of it: a
-    temporary file in the same folder (named ``.NAME.PID.RANDOM.tmp``, which node_exporter's
-    textfile collector ignores: it reads only ``*.prom``), fsynced, renamed over ``path``
-    (rename(2) is atomic), mode 0644 less the umask (node_exporter reads it as another user).
-    Raises OSError."""
-    from meshdoctor.receipts import write_file
+    """Write ``text`` (UTF-8) to ``path`` with :func:`meshdoctor.receipts.write_path`: a
+    regular file is replaced as a reader never sees half of it (a temporary file in the same
+    folder named ``.NAME.PID.RANDOM.tmp``, which node_exporter's textfile collector ignores: it
+    reads only ``*.prom``; fsynced, renamed over it), mode 0644 less the umask (node_exporter
+    reads it as another user); a device, FIFO or ``/dev/stdout`` is written in place, never
+    replaced. Raises OSError."""
+    from meshdoctor.receipts import write_path
 
-    folder = os.path.dirname(os.path.abspath(path))
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
-    try:
-        write_file(fd, os.path.basename(path), text.encode("utf-8"), mode=0o644)
-    finally:
-        os.close(fd)
+    write_path(path, text.encode("utf-8"), mode=0o644)
 
 
 def _finite(obj):
@@ -232,8 +227,16 @@ def internal_error(exc: Exception, ctx: Optional[click.Context] = None) -> NoRet
     * else a reader that went away (``| head``, EPIPE) ends it quietly with status 0: a closed
       pipe is not a verdict;
     * else one line ``meshdoctor: internal error: TYPE: MESSAGE`` on stderr, exit 3.
+
+    Standard output that cannot be written (:class:`meshdoctor.streams.StdoutUnwritable`, a
+    full disk) comes first: one line ``meshdoctor: cannot write standard output: ...``, exit 3.
     """
+    from meshdoctor.streams import StdoutUnwritable, say_unwritable
+
     report = ctx.meta.pop(_REPORT, None) if ctx is not None else None
+    if isinstance(exc, StdoutUnwritable):  # the verdict cannot reach its reader: say why
+        say_unwritable(exc)
+        sys.exit(EXIT_UNKNOWN)
     if report is not None:
         verdict, as_json, quiet = report
         verdict.results.append(internal_error_result(exc))

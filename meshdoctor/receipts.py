@@ -16,6 +16,12 @@ write, empty or read a file of their choosing through a link):
   a reader sees the old file or the whole new one, never a part. The one exception is the lock
   file, which must stay one inode for ``fcntl.flock``: it holds only ``<pid> <run_id>``.
 
+Files at a path the user named (``--output``, ``--healthy-hostfile``, ``launch --json`` and
+``--log``, ``bundle -o``, ``probe --save-baseline``) have one writer, :func:`write_path`
+(:func:`open_stream` for a stream), judged before any work by :func:`output_problem`: only a
+regular file is replaced; a character device or FIFO is written in place, a descriptor
+(``/dev/stdout``) through itself, a folder, block device or another user's link refused.
+
 Receipts are JSON files (mode 0600), one per run, under ``receipts/``; the lock is
 ``fcntl.flock`` on ``fix.lock``. Sources: open(2) (``O_NOFOLLOW``, ``O_EXCL``, ``O_NONBLOCK`` on a
 FIFO), rename(2) (atomic replacement), fsync(2), flock(2).
@@ -269,16 +275,155 @@ def write_file(dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
         os.fsync(dir_fd)
 
 
-def write_path(path: str, data: bytes) -> None:
-    """Replace the file at ``path`` (anywhere, not only the state directory) with ``data`` the
-    same way as :func:`write_file`: a temporary file in its folder, fsynced, renamed over it, so
-    a reader sees the old file or the whole new one. Raises OSError."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+# --- files at a path the user named (--output, --healthy-hostfile, --json, -o, --log, ...) ----
+# /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N name a descriptor of this process: they
+# are written through that descriptor, as bash's redirections do ("REDIRECTION" in bash(1)), never
+# reopened (a regular file behind them would be written from offset 0) nor replaced.
+_STD_FDS = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_MAX_LINKS = 40  # the most symbolic links followed, as the kernel's own limit (path_resolution(7))
+
+
+def _fd_named(path: str) -> Optional[int]:
+    """The descriptor number ``path`` names (:data:`_STD_FDS`, ``/dev/fd/N``,
+    ``/proc/self/fd/N``, ``/proc/<our pid>/fd/N``), or None."""
+    if path in _STD_FDS:
+        return _STD_FDS[path]
+    head, _, tail = path.rpartition("/")
+    if not tail.isdigit():
+        return None
+    if head in ("/dev/fd", "/proc/self/fd", "/proc/thread-self/fd", f"/proc/{os.getpid()}/fd"):
+        return int(tail)
+    return None
+
+
+def _refused(path: str, why: str, code: int = errno.EPERM) -> OSError:
+    return OSError(code, f"{why}: not written", path)
+
+
+def output_target(path: str) -> Tuple[str, Any]:
+    """Where a write to the user-named ``path`` lands, as ``(kind, where)``: ``("fd", N)`` a
+    descriptor of this process (:func:`_fd_named`); ``("in-place", real path)`` an existing
+    character device or FIFO, written where it is; ``("file", real path)`` a regular file or a
+    name that does not exist yet, replaced atomically (:func:`write_path`). Symbolic links are
+    followed (the link stays) only when owned by us or root and when the folder they lead into
+    is ours or root's; a folder, a block device, a socket, a link owned by another user or into
+    another user's folder is refused. Raises OSError (its ``strerror`` says why)."""
+    me = os.geteuid()
+    cur = os.path.abspath(path)
+    for _ in range(_MAX_LINKS):
+        n = _fd_named(cur)
+        if n is not None:
+            return "fd", n
+        folder, name = os.path.split(cur)
+        folder = os.path.realpath(folder)
+        cur = os.path.join(folder, name)
+        n = _fd_named(cur)
+        if n is not None:
+            return "fd", n
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return "file", cur
+        if stat.S_ISLNK(st.st_mode):
+            if st.st_uid not in (me, 0):
+                raise _refused(path, f"{cur} is a symbolic link owned by uid {st.st_uid}")
+            target = os.path.join(folder, os.readlink(cur))
+            into = os.path.realpath(os.path.dirname(os.path.abspath(target)))
+            try:
+                owner = os.stat(into).st_uid
+            except OSError:
+                owner = me  # a dangling link: the folder check below names it
+            if owner not in (me, 0) and _fd_named(target) is None:
+                raise _refused(path, f"{cur} links into {into}, a folder of uid {owner}")
+            cur = target
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return "file", cur
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            return "in-place", cur
+        if stat.S_ISDIR(st.st_mode):
+            raise _refused(path, f"{cur} is a folder", errno.EISDIR)
+        what = "a block device" if stat.S_ISBLK(st.st_mode) else "neither a file nor a device"
+        raise _refused(path, f"{cur} is {what}")
+    raise OSError(errno.ELOOP, "too many symbolic links", path)
+
+
+def output_problem(path: str) -> Optional[str]:
+    """Why a write to ``path`` would fail, said before any work is done (a usage error), or
+    None: refused by :func:`output_target`, a descriptor that is not open, a folder that does
+    not exist or that we cannot write in, a device or FIFO we cannot write. A full disk is only
+    found by the write itself."""
     try:
-        write_file(fd, os.path.basename(path), data)
+        kind, where = output_target(path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if kind == "fd":
+        try:
+            os.fstat(where)
+        except OSError:
+            return f"descriptor {where} is not open"
+        return None
+    if kind == "in-place":
+        return None if os.access(where, os.W_OK) else f"{where} cannot be written"
+    folder = os.path.dirname(where)
+    if not os.path.isdir(folder):
+        return f"the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} cannot be written"
+    return None
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def write_path(path: str, data: bytes, mode: int = 0o600) -> None:
+    """Write ``data`` to the user-named ``path``, the one writer of every such file
+    (``--output``, ``--healthy-hostfile``, ``launch --json``, ``bundle -o``,
+    ``probe --save-baseline``): where :func:`output_target` says. A regular file (or a new name)
+    is replaced as :func:`write_file` does (a temporary file in its folder, ``mode`` less the
+    umask, fsynced, renamed over it: a reader sees the old file or the whole new one); a
+    character device or FIFO is written in place (opened ``O_WRONLY``, never created, truncated
+    or replaced: ``/dev/null`` stays a device); a descriptor (``/dev/stdout``) through itself.
+    Raises OSError."""
+    import sys
+
+    kind, where = output_target(path)
+    if kind == "fd":
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        _write_fd(where, data)
+        return
+    if kind == "in-place":
+        fd = os.open(where, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY)
+        try:
+            _write_fd(fd, data)
+        finally:
+            os.close(fd)
+        return
+    folder = os.open(os.path.dirname(where), _DIR_FLAGS & ~os.O_NOFOLLOW)
+    try:
+        write_file(folder, os.path.basename(where), data, mode=mode)
     finally:
-        os.close(fd)
+        os.close(folder)
+
+
+def open_stream(path: str) -> int:
+    """A descriptor open for writing a stream (``launch --log``) at the user-named ``path``,
+    where :func:`output_target` says: a regular file created or emptied (``O_NOFOLLOW``: the
+    link was judged already), a device or FIFO opened as it is, a descriptor duplicated. The
+    caller closes it. Raises OSError."""
+    kind, where = output_target(path)
+    if kind == "fd":
+        return os.dup(where)
+    if kind == "in-place":
+        return os.open(where, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY)
+    return os.open(
+        where, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+    )
 
 
 def runtime_path() -> Path:

@@ -7,7 +7,13 @@ from typing import Optional
 import click
 
 from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
-from meshdoctor.commands.options import Duration, Seconds, load_hostfile, one_host_source
+from meshdoctor.commands.options import (
+    Duration,
+    OutputFile,
+    Seconds,
+    load_hostfile,
+    one_host_source,
+)
 
 DEFAULT_SINCE_S = 24 * 3600.0
 
@@ -24,7 +30,7 @@ DEFAULT_SINCE_S = 24 * 3600.0
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputFile(),
     default=None,
     metavar="FILE.tar.gz",
     help="Where to write the archive (default: meshdoctor-bundle-<UTC stamp>.tar.gz here).",
@@ -96,15 +102,14 @@ def bundle(
         click.echo(to_json({"bundle": share.to_json()}))
         return
     from meshdoctor.checker.here import this_host_name
-    from meshdoctor.hostfile.locality import local_ranks, machines
+    from meshdoctor.hostfile.locality import reached
 
     if hf is None:
         names, local = [this_host_name()], [this_host_name()]
-    else:
-        order = machines(hf)
-        here = local_ranks(hf)
-        names = list(order)
-        local = [hf.hosts[here[0]].ssh] if here else []
+    else:  # as mlx.launch reaches the ranks (and triage the logs): here only for 127.0.0.1
+        reach = reached(hf)
+        names = list(reach)
+        local = [n for n, here in reach.items() if here]
     verdict = report_to(Verdict(command="bundle"), as_json=as_json, quiet=quiet)
     shares = gather.gather(names, local, text, since, timeout, python)
     path = output or time.strftime("meshdoctor-bundle-%Y%m%d-%H%M%S.tar.gz", time.gmtime())

@@ -11,6 +11,7 @@ from meshdoctor.cli import EXIT_CODES_HELP
 from meshdoctor.model import HostInfo, Verdict
 from meshdoctor.output import emit, report_to
 from meshdoctor.commands.options import (
+    OutputFile,
     Seconds,
     check_environment,
     command_interrupts,
@@ -112,7 +113,7 @@ def _hosts_list(hosts: str):
 @click.option(
     "--healthy-hostfile",
     "healthy_hostfile",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputFile(),
     default=None,
     metavar="OUT",
     help="With --hostfile: write OUT, the hostfile restricted to the hosts (and jaccl "

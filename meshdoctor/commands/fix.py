@@ -11,7 +11,13 @@ import click
 from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
-from meshdoctor.commands.options import Seconds, check_environment, load_hostfile, output_options
+from meshdoctor.commands.options import (
+    OutputFile,
+    Seconds,
+    check_environment,
+    load_hostfile,
+    output_options,
+)
 
 
 def _complete_fixes(ctx, param, incomplete: str):
@@ -57,7 +63,7 @@ class _FixCommand(click.Command):
 )
 @click.option(
     "--output-hostfile",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     help="auto-setup: where mlx.distributed_config writes the new hostfile.",
 )

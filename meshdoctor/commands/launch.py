@@ -11,6 +11,7 @@ import click
 from meshdoctor.cli import EXIT_CODES_HELP
 from meshdoctor.mlx.backends import BACKENDS
 from meshdoctor.commands.options import (
+    OutputFile,
     Duration,
     check_environment,
     command_interrupts,
@@ -74,7 +75,7 @@ EPILOG = (
     "json_path",
     default=None,
     metavar="FILE",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     help="Write the verdict (gate, job, ranks, triage, stacks, cleanup) as one JSON document "
     "to FILE (the job's stdout stays the job's).",
 )
@@ -83,7 +84,7 @@ EPILOG = (
     "log_path",
     default=None,
     metavar="FILE",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     help="Also write the job's whole output (stdout and stderr, as read) to FILE.",
 )
 @click.option(

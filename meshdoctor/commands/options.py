@@ -49,6 +49,27 @@ class Duration(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class OutputFile(click.Path):
+    """A file meshdoctor writes at the user's word (``--output``, ``--healthy-hostfile``,
+    ``launch --json``/``--log``, ``bundle -o``, ``probe --save-baseline``): judged when the
+    options are read, before any work, by :func:`meshdoctor.receipts.output_problem` (a folder,
+    a block device, a link owned by another user or into another user's folder, a folder that
+    does not exist or cannot be written: a usage error, exit 2). Completed as a file name."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value, param, ctx):
+        from meshdoctor.receipts import output_problem
+        from meshdoctor.text import one_line
+
+        value = super().convert(value, param, ctx)
+        why = output_problem(value)
+        if why is not None:
+            self.fail(f"{one_line(value)!r}: {one_line(why)}", param, ctx)
+        return value
+
+
 def load_checks():
     """Every check; a module in MESHDOCTOR_EXTRA_CHECKS that cannot be used is a usage error
     (exit 2) naming the module and why."""
@@ -174,19 +195,9 @@ def output_options(command):
 
     @functools.wraps(command)
     def run(*args, fmt=None, output=None, unknown_as=None, **kwargs):
-        import os
-
         if kwargs.get("as_json") and fmt not in (None, "json"):
             raise click.UsageError(f"--json and --format {fmt} ask for two formats: give one")
         fmt = fmt or ("json" if kwargs.get("as_json") else "human")
-        if output is not None:
-            folder = os.path.dirname(os.path.abspath(output))
-            if not os.path.isdir(folder):
-                raise click.BadParameter(
-                    f"{output!r}: the folder {folder!r} does not exist", param_hint="--output"
-                )
-            if os.path.isdir(output):
-                raise click.BadParameter(f"{output!r} is a folder", param_hint="--output")
         use_sink(Sink(fmt, output, unknown_as))
         if fmt != "human" and "as_json" in kwargs:
             kwargs["as_json"] = True
@@ -205,11 +216,12 @@ def output_options(command):
             ),
             click.option(
                 "--output",
-                type=click.Path(dir_okay=False),
+                type=OutputFile(),
                 default=None,
                 metavar="FILE",
                 help="Write the verdict to FILE instead of standard output, atomically "
-                "(a temporary file in the same folder, then renamed over FILE).",
+                "(a temporary file in the same folder, then renamed over FILE; a device or "
+                "FIFO is written in place, a folder refused).",
             ),
             click.option(
                 "--unknown-as",

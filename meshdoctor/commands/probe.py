@@ -16,6 +16,7 @@ from meshdoctor.probe import api
 from meshdoctor.probe.expected import LINK_CLASSES
 from meshdoctor.probe.worker import DTYPES
 from meshdoctor.commands.options import (
+    OutputFile,
     Seconds,
     check_environment,
     command_interrupts,
@@ -73,8 +74,8 @@ from meshdoctor.checker.runner import Interrupted
     "--size",
     default=api.ProbeRequest.size,
     show_default=True,
-    help="Message size per rank: 4096, 64KB, 256MiB, 1GiB (all_gather: the gathered "
-    "output, sum_scatter: the whole input, as nccl-tests).",
+    help="Message size per rank: 4096, 64KB, 256MiB, 1GiB (B: bytes, b: bits, as in "
+    "--min-busbw; all_gather: the gathered output, sum_scatter: the whole input, as nccl-tests).",
 )
 @click.option(
     "--iters",
@@ -139,7 +140,8 @@ from meshdoctor.checker.runner import Interrupted
     "min_busbw",
     default=None,
     metavar="RATE",
-    help="Fail an op or pair whose busbw is below RATE (10GB/s, 800Mb/s, 25Gbps).",
+    help="Fail an op or pair whose busbw is below RATE (10GB/s, 800Mb/s, 25Gbps; B: bytes, "
+    "b: bits).",
 )
 @click.option(
     "--link",
@@ -158,7 +160,7 @@ from meshdoctor.checker.runner import Interrupted
 @click.option(
     "--save-baseline",
     "save_baseline",
-    type=click.Path(dir_okay=False),
+    type=OutputFile(),
     default=None,
     metavar="FILE",
     help="Save this run's figures (per op, size, pair and wire) to FILE when it is go.",
@@ -180,7 +182,7 @@ from meshdoctor.checker.runner import Interrupted
 @click.option(
     "--healthy-hostfile",
     "healthy_hostfile",
-    type=click.Path(dir_okay=False, writable=True),
+    type=OutputFile(),
     default=None,
     metavar="OUT",
     help="With --hostfile and --pairs: write OUT, the hostfile restricted to the hosts that "

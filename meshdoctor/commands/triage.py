@@ -109,11 +109,11 @@ def triage(
         )
     # mlx.launch's rule (MLX 0.32.4 launch.py): only the ssh name 127.0.0.1 runs here without
     # ssh; every other name is read over ssh, as its ranks were launched
-    from meshdoctor.mlx.launch_rules import runs_without_ssh
+    from meshdoctor.hostfile.locality import reached
 
-    entries = [h.ssh for h in hf.hosts if h.ssh] if hf is not None else []
-    here = any(runs_without_ssh(n) for n in entries)
-    hosts = list(dict.fromkeys(n for n in entries if not runs_without_ssh(n)))
+    reach = reached(hf) if hf is not None else {}
+    here = any(reach.values())
+    hosts = [n for n, local in reach.items() if not local]
     report_to(Verdict(command="triage"), as_json=as_json, quiet=quiet)  # for an internal error
     verdict = run_triage(
         list(files),

@@ -13,7 +13,8 @@ Two questions, kept apart:
 
 ``check`` runs the node checks of the ranks that land on this machine, ``check --hostfile`` and
 ``fix`` serve this machine in-process instead of over ssh; ``probe`` starts ranks the way
-mlx.launch would (:func:`launched_here`). Where the answers disagree, :func:`ssh_to_self`
+mlx.launch would (:func:`launched_here`), and ``triage`` and ``bundle`` read the hosts the same
+way (:func:`reached`). Where the answers disagree, :func:`ssh_to_self`
 names the entries that land here but are reached with ssh (the fleet check proves that ssh),
 and :func:`locality_problems` the entries whose addresses cannot work (MD401 and ``probe``).
 
@@ -85,6 +86,24 @@ def ssh_names(hf: "Hostfile") -> List[str]:
     """The ssh names mlx.launch reaches with ssh (every entry not :func:`launched_here`),
     each once, in rank order."""
     return list(dict.fromkeys(h.ssh for h in hf.hosts if not launched_here(h)))
+
+
+def reached(hf: "Hostfile") -> Dict[str, bool]:
+    """How a command that reads or collects on the hosts of ``hf`` (``triage --hostfile``,
+    ``bundle --hostfile``) reaches them, the way mlx.launch reaches their ranks: ``{name:
+    here}`` in the order of each name's first rank, ``here`` True for the one name read in this
+    process (the first entry :func:`launched_here`, ``127.0.0.1``; every such entry is that
+    name), False for each ssh name reached with ``ssh NAME`` (:func:`ssh_names`: ``localhost``
+    and this machine's own names included, as the ranks there were)."""
+    out: Dict[str, bool] = {}
+    here_name: Optional[str] = None
+    for h in hf.hosts:
+        if launched_here(h):
+            here_name = h.ssh if here_name is None else here_name
+            out.setdefault(here_name, True)
+        else:
+            out.setdefault(h.ssh, False)
+    return out
 
 
 def is_this_machine(host: "Host", names: Optional[Iterable[str]] = None) -> bool:

@@ -326,19 +326,16 @@ def _launch_hostfile(req: LaunchRequest) -> Tuple[Optional[str], Optional[str]]:
 
 
 def write_verdict(verdict: Verdict, path: str) -> Optional[str]:
-    """Write ``verdict`` as one JSON document to ``path`` (a temporary file beside it, then a
-    rename: a reader never sees half of it); returns why it could not be written, or None."""
+    """Write ``verdict`` as one JSON document to ``path``
+    (:func:`meshdoctor.receipts.write_path`: a regular file replaced atomically, a reader never
+    sees half of it; a device or FIFO written in place); returns why it could not be written,
+    or None."""
     from meshdoctor.output import to_json
+    from meshdoctor.receipts import write_path
 
     verdict.finish()
-    d = os.path.dirname(os.path.abspath(path)) or "."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".meshdoctor-", dir=d)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(to_json(verdict.to_dict()) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        write_path(path, (to_json(verdict.to_dict()) + "\n").encode("utf-8"))
     except OSError as exc:
         return exc.strerror or str(exc)
     return None

@@ -41,7 +41,8 @@ class RankStatus:
     client's for a remote rank; None when never seen), ``status`` (``completed``, ``exited``,
     ``killed`` (by mlx.launch), ``torn-down`` (by meshdoctor), ``never-reported``), ``code``
     (mlx.launch's code for ``exited``), ``after_teardown`` (the line came after meshdoctor began
-    stopping the job: a consequence)."""
+    stopping the job, by its teardown or by forwarding an interrupt: a consequence, never the
+    first failure)."""
 
     rank: int
     host: str

@@ -42,6 +42,7 @@ from meshdoctor.launch.tee import Tee
 from meshdoctor.mlx import status_lines
 from meshdoctor.mlx.launch_rules import runs_without_ssh
 from meshdoctor.ranks import PROBE_MARKER_ENV, identify, launcher_rank, send_signal
+from meshdoctor.receipts import open_stream
 from meshdoctor.text import one_line
 
 SURVIVOR_GRACE_S = 1.0  # a rank failed -> mlx.launch still running this long -> stop the rest
@@ -94,6 +95,9 @@ class Job:
         self.tee: Optional[Tee] = None
         self.t0 = time.monotonic()
         self.t_teardown: Optional[float] = None
+        # when meshdoctor began ending the job: the forwarded interrupt, else the teardown; a
+        # rank's status line from then on is a consequence of it, never the first failure
+        self.t_stopping: Optional[float] = None
 
     # --- start ---------------------------------------------------------------------------------
     def _env(self) -> Dict[str, str]:
@@ -144,8 +148,12 @@ class Job:
             self.ranks[int(rank)].pid = self.pids[int(rank)]
 
     def _first_failure(self) -> Optional[float]:
+        """When the first rank failed (monotonic), from mlx.launch's status lines before
+        meshdoctor began ending the job (:attr:`t_stopping`); None: none did."""
         assert self.tee is not None
         for t, st in list(self.tee.statuses):
+            if self.t_stopping is not None and t >= self.t_stopping:
+                break
             if st.kind == status_lines.KILLED or (st.kind == status_lines.EXITED and st.code):
                 return t
         return None
@@ -194,6 +202,8 @@ class Job:
 
         assert self.popen is not None
         self.t_teardown = time.monotonic()
+        if self.t_stopping is None:
+            self.t_stopping = self.t_teardown
         out.times["teardown"] = self.t_teardown - self.t0
         out.survivors = self._alive()
         targets = [
@@ -227,7 +237,7 @@ class Job:
         log = None
         if self.spec.log_path:
             try:
-                log = open(self.spec.log_path, "wb")
+                log = os.fdopen(open_stream(self.spec.log_path), "wb")
             except OSError as exc:
                 out.log_error = exc.strerror or str(exc)
                 self.say(f"cannot write --log {self.spec.log_path}: {out.log_error}")
@@ -244,7 +254,8 @@ class Job:
                     out.kind = self._watch()
             except KeyboardInterrupt as exc:
                 out.kind, out.signal = INTERRUPTED, (exc.args[0] if exc.args else "SIGINT")
-                out.times["interrupted"] = time.monotonic() - self.t0
+                self.t_stopping = time.monotonic()
+                out.times["interrupted"] = self.t_stopping - self.t0
                 self.say(f"{out.signal}: forwarded to mlx.launch; stopping the job")
                 self._forward_interrupt(out.signal)
             self._end(out)
@@ -258,6 +269,8 @@ class Job:
                 self.tee.join(DRAIN_S)
                 out.output_bytes = self.tee.total
                 out.log_error = out.log_error or self.tee.log_error
+                if self.tee.pass_error:
+                    self.say(f"{self.tee.pass_error}; the job was still read to its end")
             if log is not None:
                 log.close()
 
@@ -362,7 +375,7 @@ class Job:
             seen.add(st.rank)
             r = self.ranks[st.rank]
             r.status, r.code = st.kind, st.code
-            r.after_teardown = self.t_teardown is not None and t >= self.t_teardown
+            r.after_teardown = self.t_stopping is not None and t >= self.t_stopping
             if (
                 out.first_failed is None
                 and st.kind == status_lines.EXITED

@@ -9,6 +9,7 @@ stops only the passing through: the job still runs and is still read to the end.
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import threading
@@ -29,7 +30,8 @@ class Tee:
     streams in the order read; ``statuses``: ``(monotonic time, StatusLine)`` in the order
     mlx.launch printed them; ``last_output``: monotonic time of the last byte on either
     stream; ``total``: bytes read; ``log_error``: why ``--log`` could not be written (None:
-    fine or none)."""
+    fine or none); ``pass_error``: why passing the output through to our stdout or stderr
+    stopped for a reason other than its reader leaving (a full disk: ENOSPC), or None."""
 
     def __init__(self, log: Optional[BinaryIO] = None) -> None:
         self._lock = threading.Lock()
@@ -37,6 +39,7 @@ class Tee:
         self._copy_bytes = 0
         self._log = log
         self.log_error: Optional[str] = None
+        self.pass_error: Optional[str] = None
         self.statuses: List[Tuple[float, StatusLine]] = []
         self.last_output = time.monotonic()
         self.total = 0
@@ -76,7 +79,10 @@ class Tee:
             if not data:
                 break
             if passing:
-                passing = _write_all(dest, data)
+                why = _write_all(dest, data)
+                passing = why is None
+                if why and self.pass_error is None:
+                    self.pass_error = f"cannot write standard {_NAMES.get(dest, dest)}: {why}"
             self._keep(data, status)
         try:
             os.close(fd)
@@ -108,13 +114,16 @@ class Tee:
         for raw in whole:
             if b"Node with rank" not in raw:
                 continue
-            st = status_lines.parse(raw[:LINE_BYTES].decode("utf-8", "replace"))
-            if st is not None:
+            for st in status_lines.parse_all(raw[:LINE_BYTES].decode("utf-8", "replace")):
                 self.statuses.append((now, st))
 
 
-def _write_all(fd: int, data: bytes) -> bool:
-    """Write all of ``data`` to ``fd``; False when the reader went away (stop writing)."""
+_NAMES = {1: "output", 2: "error"}
+
+
+def _write_all(fd: int, data: bytes) -> Optional[str]:
+    """Write all of ``data`` to ``fd``; None when it was, else stop writing: ``""`` when the
+    reader went away (EPIPE, a closed descriptor), else why it cannot be written (a full disk)."""
     view = memoryview(data)
     while view:
         try:
@@ -124,7 +133,9 @@ def _write_all(fd: int, data: bytes) -> bool:
         except BlockingIOError:  # a non-blocking descriptor that is full: wait until writable
             select.select([], [fd], [], 1.0)
             continue
-        except OSError:  # EPIPE, a closed descriptor: the job is still read to the end
-            return False
+        except OSError as exc:  # the job is still read to the end
+            if isinstance(exc, BrokenPipeError) or exc.errno == errno.EBADF:
+                return ""
+            return exc.strerror or str(exc)
         view = view[n:]
-    return True
+    return None

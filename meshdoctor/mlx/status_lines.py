@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional
 
 # colour codes around the line (common.log_warning), and any a terminal added
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -27,11 +27,15 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # them and the newline one by one, and mlx.launch's threads copying the ranks' output write to
 # the same stream meanwhile: a rank's line can land before the message or right after it
 # ("[WARN]rank 1 step 1\n Node with rank 1 exited with code 255", "[WARN] Node with rank 1
-# exited with code 255rank 2 step 1\n \033[0m"). The message itself is one write, so: the
-# level is optional, the message starts the line (after the level, if there), and whatever
-# follows it is not read.
-_LINE = re.compile(
-    r"^\s*(?:\[(?:WARN|INFO)\])?\s*Node with rank (?P<rank>\d+) "
+# exited with code 255rank 2 step 1\n \033[0m"). Two ranks' threads ending together interleave
+# their pieces the same way ("[WARN][WARN] Node with rank 1 exited with code 1 Node with rank 2
+# exited with code 1 \033[0m \033[0m"). The message itself is one write, so: levels are
+# optional and may repeat, the first message starts the line (after the levels, if there),
+# each further one follows the one before it (with levels and spaces between), and whatever
+# else follows is not read.
+_LEAD = re.compile(r"(?:\s|\[(?:WARN|INFO)\])*")
+_MESSAGE = re.compile(
+    r"Node with rank (?P<rank>\d+) "
     r"(?:exited with code (?P<code>-?\d+)|(?P<killed>was killed)|(?P<done>completed))"
 )
 
@@ -51,12 +55,30 @@ class StatusLine:
     code: Optional[int]
 
 
+def parse_all(line: str) -> List[StatusLine]:
+    """Every :class:`StatusLine` in ``line`` (one line of mlx.launch's stderr, with or without
+    its colour codes and newline), in order: several when ranks' threads ended together and
+    their prints interleaved; [] for any other line (a rank's own output)."""
+    text = _ANSI.sub("", line.rstrip("\r\n"))
+    found: List[StatusLine] = []
+    pos = 0
+    while True:
+        pos = _LEAD.match(text, pos).end()
+        m = _MESSAGE.match(text, pos)
+        if m is None:
+            return found
+        found.append(_status(m))
+        pos = m.end()
+
+
 def parse(line: str) -> Optional[StatusLine]:
-    """The :class:`StatusLine` ``line`` (one line of mlx.launch's stderr, with or without its
-    colour codes and newline) is, or None when it is any other line (a rank's own output)."""
-    m = _LINE.match(_ANSI.sub("", line.rstrip("\r\n")))
-    if m is None:
-        return None
+    """The first :class:`StatusLine` in ``line`` (:func:`parse_all`), or None when it is any
+    other line (a rank's own output)."""
+    found = parse_all(line)
+    return found[0] if found else None
+
+
+def _status(m: "re.Match[str]") -> StatusLine:
     rank = int(m.group("rank"))
     if m.group("killed"):
         return StatusLine(rank, KILLED, None)

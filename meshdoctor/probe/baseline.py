@@ -12,8 +12,6 @@ target, fsync, rename).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from typing import Any, Dict, List, Mapping, Optional
 
 from meshdoctor.probe.sizes import format_size_exact
@@ -142,24 +140,13 @@ def read(path: str) -> Dict[str, Any]:
 
 
 def write(path: str, doc: Mapping[str, Any]) -> Optional[str]:
-    """Write ``doc`` to ``path`` (a temporary file beside it, fsync, rename); returns None, or
-    the reason it could not be written."""
-    folder = os.path.dirname(os.path.abspath(path))
+    """Write ``doc`` to ``path`` (:func:`meshdoctor.receipts.write_path`: a regular file
+    replaced atomically, a device or FIFO written in place); returns None, or the reason it
+    could not be written."""
+    from meshdoctor.receipts import write_path
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".meshdoctor-baseline-", dir=folder)
+        write_path(path, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8"))
     except OSError as exc:
-        return f"cannot write in {folder}: {exc.strerror or exc}"
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1, sort_keys=True)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return f"cannot write {path}: {exc.strerror or exc}"
     return None

@@ -1,10 +1,13 @@
 """Message sizes: parsing ``256MiB``/``1GiB``/``4096``/``64KB``, formatting, and the memory a
 probe needs on one host.
 
-Units: a plain number is bytes; ``KiB``/``MiB``/``GiB``/``TiB`` are powers of 1024;
-``KB``/``MB``/``GB``/``TB`` are powers of 1000 (SI); the bare letters ``K``/``M``/``G``/``T`` are
-powers of 1024, as in nccl-tests ``-b 8M`` (nccl-tests doc/PERFORMANCE.md). ``B`` may follow a number. Case
-does not matter for the prefix letter.
+Units, one rule for every size and rate option (``--size``, ``launch --probe``,
+``--min-busbw``): ``B`` is a byte and ``b`` a bit (eight of them: IEC 80000-13 and IEEE 1541
+symbols; ``10MB`` is 10^7 bytes, ``10Mb`` 1.25 x 10^6), in sizes as in rates. A plain number is
+bytes; ``KiB``/``MiB``/``GiB``/``TiB`` (``Kib``... in bits) are powers of 1024;
+``KB``/``MB``/``GB``/``TB`` (``Kb``...) powers of 1000 (SI); the bare letters ``K``/``M``/``G``/``T``
+are powers of 1024 bytes, as in nccl-tests ``-b 8M`` (nccl-tests doc/PERFORMANCE.md). The case
+of the prefix letter does not matter; the case of ``B``/``b`` does.
 """
 
 from __future__ import annotations
@@ -14,24 +17,15 @@ from typing import Dict, Iterable
 
 from meshdoctor.probe.worker import batch_plan
 
-_UNITS: Dict[str, int] = {
-    "": 1,
-    "b": 1,
-    "k": 1 << 10,
-    "m": 1 << 20,
-    "g": 1 << 30,
-    "t": 1 << 40,
-    "kib": 1 << 10,
-    "mib": 1 << 20,
-    "gib": 1 << 30,
-    "tib": 1 << 40,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+_POWERS: Dict[str, int] = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kKmMgGtT])([iI])?)?(B|b|bits?)?\s*$")
 MAX_SIZE = 1 << 40  # 1 TiB: anything larger is a typo, not a probe
+
+
+def is_bits(unit: str) -> bool:
+    """Whether the unit letters ``unit`` (``b``, ``bit``, ``bits``; not ``B``) count bits, the
+    one meaning of a lower-case ``b`` in every size and rate (see the module's doc)."""
+    return unit in ("b", "bit", "bits")
 
 
 class SizeError(ValueError):
@@ -39,19 +33,24 @@ class SizeError(ValueError):
 
 
 def parse_size(text: str) -> int:
-    """Bytes in ``text`` (e.g. ``"256MiB"`` -> 268435456, ``"64KB"`` -> 64000, ``"4096"``).
+    """Bytes in ``text`` (e.g. ``"256MiB"`` -> 268435456, ``"64KB"`` -> 64000, ``"4096"``,
+    ``"80Mb"`` -> 10000000: ``b`` is a bit, see the module's doc).
 
     Raises :class:`SizeError` for anything else (empty, negative, unknown unit, zero, a
     fractional byte count, more than 1 TiB).
     """
     m = _SIZE.match(str(text))
-    hint = "use e.g. 4096, 64KB, 256MiB or 1GiB"
+    hint = "use e.g. 4096, 64KB, 256MiB or 1GiB (B: bytes, b: bits)"
     if not m:
         raise SizeError(f"{text!r} is not a size; {hint}")
-    number, unit = m.group(1), m.group(2).lower()
-    if unit not in _UNITS:
-        raise SizeError(f"{text!r}: unknown unit {m.group(2)!r}; {hint}")
-    value = float(number) * _UNITS[unit]
+    number, prefix, binary, unit = m.group(1), (m.group(2) or "").lower(), m.group(3), m.group(4)
+    if binary and not prefix:
+        raise SizeError(f"{text!r} is not a size; {hint}")
+    # KiB, bare K (nccl-tests' -b 8M): 1024s; KB, Kb: 1000s
+    base = 1024 if binary or not unit else 1000
+    value = float(number) * base ** _POWERS[prefix]
+    if unit and is_bits(unit):
+        value /= 8
     if value != int(value):
         raise SizeError(f"{text!r} is not a whole number of bytes; {hint}")
     if value <= 0:
@@ -127,9 +126,9 @@ def mesh_wire_floor(ops: Iterable[str], n: int, wires: int) -> int:
 
 
 # Rates (--min-busbw): a number, a decimal prefix (k, M, G, T: powers of 1000, as link rates
-# are), ``B`` for bytes or ``b`` for bits (case matters here: 10GB/s is 8 x 10Gb/s), then
-# ``/s`` or ``ps``: ``10GB/s``, ``800Mb/s``, ``25Gbps``, ``1.5 GB/s``.
-_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKMGT]?)(B|b|bit|Bit)?\s*(?:/s|ps)\s*$")
+# are), ``B`` for bytes or ``b`` for bits (as in sizes: 10GB/s is 8 x 10Gb/s), then ``/s`` or
+# ``ps``: ``10GB/s``, ``800Mb/s``, ``25Gbps``, ``1.5 GB/s``.
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKMGT]?)(B|b|bits?|Bit)?\s*(?:/s|ps)\s*$")
 _RATE_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
@@ -144,7 +143,7 @@ def parse_rate(text: str) -> float:
             "(bits), e.g. 10GB/s, 800Mb/s, 25Gbps"
         )
     value = float(m.group(1)) * _RATE_PREFIX[m.group(2)]
-    if m.group(3) in ("b", "bit", "Bit"):
+    if m.group(3) and (is_bits(m.group(3)) or m.group(3) == "Bit"):
         value /= 8
     if value <= 0:
         raise SizeError(f"{text!r}: a rate must be above 0")

@@ -11,7 +11,8 @@ values that are names, never free text (codes, check names, hosts, statuses, ops
 carries ``command`` (check, probe, triage, fix), so one textfile directory can hold the file of
 each command side by side.
 
-The families (:data:`FAMILIES`): ``meshdoctor_info`` (version, MLX version, backend; value 1),
+The families (:data:`FAMILIES`): ``meshdoctor_info`` (version, MLX version, backend; value 1;
+``mlx_version`` and ``backend`` only when the run learnt them),
 ``meshdoctor_verdict`` and ``meshdoctor_check_status`` (state sets: 1 for the state that holds,
 0 for the others), ``meshdoctor_needs_reboot`` per host, ``meshdoctor_rdma_edges_active`` /
 ``_expected`` (MD404, fleet mode), ``meshdoctor_rdma_devices_active`` / ``_expected`` per
@@ -38,7 +39,7 @@ Sample = Tuple[Labels, float]
 # name -> help; every family is a gauge (a value of the last run, not a counter)
 FAMILIES: Dict[str, str] = {
     "meshdoctor_info": "meshdoctor's version, the MLX version and the backend of the last run "
-    "(value 1).",
+    "(value 1; a label the run did not learn is left out).",
     "meshdoctor_verdict": "Verdict of the last run: 1 for the verdict it gave (go, no-go, "
     "unknown), 0 for the others.",
     "meshdoctor_exit_code": "Exit code of the last run by meshdoctor's contract (0 go, 1 no-go, "
@@ -101,12 +102,19 @@ def _number(v: Any) -> Optional[float]:
 
 
 def _mlx_version(doc: Dict[str, Any]) -> str:
+    """The MLX version the run learnt: the MLX build check's (MD102), else the one the probe's
+    ranks reported when they were ready (``probe.ranks[].mlx``; several, comma-separated, when
+    the ranks disagree), else ""."""
     for r in doc.get("results", []):
         if r.get("code") == "MD102" and isinstance(r.get("evidence"), dict):
             v = r["evidence"].get("version")
-            if isinstance(v, str):
+            if isinstance(v, str) and v:
                 return v
-    return ""
+    ranks = (doc.get("probe") or {}).get("ranks") or []
+    seen = sorted(
+        {r["mlx"] for r in ranks if isinstance(r, dict) and isinstance(r.get("mlx"), str)}
+    )
+    return ",".join(v for v in seen if v)
 
 
 def _backend(doc: Dict[str, Any]) -> str:
@@ -128,17 +136,11 @@ def samples(doc: Dict[str, Any]) -> Dict[str, List[Sample]]:
     cmd = (("command", str(doc.get("command", ""))),)
     out: Dict[str, List[Sample]] = {name: [] for name in FAMILIES}
     tool = doc.get("tool") or {}
-    out["meshdoctor_info"].append(
-        (
-            cmd
-            + (
-                ("version", str(tool.get("version", ""))),
-                ("mlx_version", _mlx_version(doc)),
-                ("backend", _backend(doc)),
-            ),
-            1,
-        )
-    )
+    # a label the run did not learn is left out, never written empty (Prometheus data model:
+    # an empty label value is the same as no label, prometheus.io/docs/concepts/data_model)
+    known = (("mlx_version", _mlx_version(doc)), ("backend", _backend(doc)))
+    info = (("version", str(tool.get("version", ""))),) + tuple(kv for kv in known if kv[1])
+    out["meshdoctor_info"].append((cmd + info, 1))
     for v in VERDICTS:
         out["meshdoctor_verdict"].append((cmd + (("verdict", v),), int(doc.get("verdict") == v)))
     if _number(doc.get("exit_code")) is not None:

@@ -51,6 +51,17 @@ def plain_console(file) -> Console:
     )
 
 
+# The probe's own results (check names ``probe.*``, :mod:`meshdoctor.probe.codes`): the fleet
+# table summarises the gate's checks only, so these keep their lines, ok ones included, as
+# ``probe -n`` prints them (the figures: #wrong, busbw, algbw, time per call).
+_OWN_LINE_PREFIX = "probe."
+
+
+def _own_line(r) -> bool:
+    """Whether result ``r`` is printed on its own line even when ok in fleet mode."""
+    return str(r.check or "").startswith(_OWN_LINE_PREFIX)
+
+
 def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -> None:
     """Print ``v``, each result under its own title (the check name when it has none).
     ``quiet`` prints only failures and errors (with ``--strict`` warnings too, since they
@@ -71,8 +82,8 @@ def verdict(v: Verdict, *, quiet: bool = False, out: Optional[Console] = None) -
     for r in v.results:
         if quiet and r.status not in shown:
             continue
-        if v.fleet is not None and r.status in (OK, SKIP):
-            continue
+        if v.fleet is not None and r.status in (OK, SKIP) and not _own_line(r):
+            continue  # the fleet table above stands for it
         sym, style = marks[r.status]
         title = r.title or r.check
         named = r.evidence.get("hosts") if v.fleet is not None else None

@@ -81,14 +81,15 @@ def run(hostfile: Optional[Hostfile] = None) -> Verdict:
     running: Dict[str, List[Dict[str, Any]]] = {}
     here = this_host_name()
     remote: List[str] = []
-    if hostfile is not None:
-        from meshdoctor.hostfile.locality import is_this_machine
+    local: List[str] = []
+    if hostfile is not None:  # reached as mlx.launch reaches the ranks: here only for 127.0.0.1
+        from meshdoctor.hostfile.locality import reached
 
-        local = [h for h in hostfile.hosts if is_this_machine(h)]
-        if local:
-            here = local[0].ssh or here
-        remote = list(dict.fromkeys(h.ssh for h in hostfile.hosts if not is_this_machine(h)))
-    if hostfile is None or len(remote) < len(hostfile.hosts):
+        reach = reached(hostfile)
+        local = [n for n, mine in reach.items() if mine]
+        here = local[0] if local and local[0] else here
+        remote = [n for n, mine in reach.items() if not mine]
+    if hostfile is None or local:
         running[here] = local_stacks()
         verdict.hosts.append(HostInfo(host=here, reachable=True))
         verdict.results.extend(_results(here, running[here]))

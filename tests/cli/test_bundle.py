@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tarfile
 import time
 
@@ -105,4 +106,11 @@ def test_an_archive_that_cannot_be_written_is_an_error(clean_env, tmp_path):
         env=dict(clean_env, HOME=str(tmp_path)),
         timeout=120,
     )
+    assert r.rc == 2 and "does not exist" in r.err  # judged before anything is collected
+    if os.geteuid() != 0:
+        return
+    full = tmp_path / "full"  # /dev/full's major and minor: the write itself fails (ENOSPC)
+    os.mknod(full, stat.S_IFCHR | 0o666, os.stat("/dev/full").st_rdev)
+    r = run_cli("bundle", "-o", str(full), "--json", env=dict(clean_env, HOME=str(tmp_path)))
     assert r.rc == 3 and "could not write" in r.results("MD412")[-1]["summary"]
+    assert stat.S_ISCHR(os.lstat(full).st_mode)

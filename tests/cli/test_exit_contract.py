@@ -168,6 +168,46 @@ def test_a_reader_that_went_away_is_not_a_verdict(clean_env, args, code):
     assert p.stderr == "", p.stderr  # quiet: no traceback, no "Broken pipe" message
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list-checks", "--all"],
+        ["list-checks", "--json"],
+        ["explain", "MD301"],
+        ["schema"],
+        ["--help"],
+        ["--version"],
+        ["check", "--help"],
+        ["fix", "--list"],
+        ["check", "--only", "MD101"],
+        ["check", "--json", "--only", "MD101"],
+        ["triage", "-"],
+        ["launch", "--no-check", "--", sys.executable, "-c", "print('job output')"],
+    ],
+)
+def test_a_stdout_that_cannot_be_written_is_said_as_such(clean_env, args):
+    """``> /dev/full`` (ENOSPC on every write, full(4)): one line naming standard output, never
+    "internal error"; exit 3 (the verdict never reached its reader), except launch, whose exit
+    status is the job's."""
+    if args[0] == "launch":
+        pytest.importorskip("mlx.core")
+    with open("/dev/full", "w") as full:  # written to, never replaced
+        p = subprocess.run(
+            [sys.executable, "-m", "meshdoctor", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            input="RuntimeError: [jaccl] Recv failed with errno=104\n" * (args[0] == "triage"),
+            text=True,
+            env=clean_env,
+            timeout=120,
+        )
+    said = "meshdoctor: cannot write standard output: No space left on device"
+    assert said in p.stderr, p.stderr
+    assert "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.count("cannot write standard output") == 1, p.stderr
+    assert p.returncode == (0 if args[0] == "launch" else 3), p.stderr
+
+
 def test_head_reads_one_line_of_the_listing_and_the_pipeline_succeeds(clean_env):
     p = subprocess.run(
         [

@@ -314,4 +314,9 @@ def test_ctrl_c_is_forwarded_ranks_are_stopped_and_the_verdict_written(bed, clea
     d = bed.doc()
     assert d["launch"]["job"]["outcome"] == "interrupted" and d["launch"]["exit_status"] == 3
     assert d["exit_code"] == 3
+    # the ranks ended because of the interrupt: none of them is the first failure
+    job = d["launch"]["job"]
+    assert job["first_failed_rank"] is None, job
+    assert all(r["after_teardown"] for r in job["ranks"] if r["status"] == "exited"), job
+    assert "failed first" not in text, text[-4000:]
     assert bed.left() == []

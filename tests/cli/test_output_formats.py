@@ -97,12 +97,22 @@ def test_output_in_a_missing_folder_is_a_usage_error(clean_env, tmp_path):
     assert r.rc == 2 and "does not exist" in r.err
 
 
-def test_an_output_that_cannot_be_written_is_said_and_exits_3(fake_mac, clean_env):
+def test_an_output_that_cannot_be_written_is_said_and_exits_3(fake_mac, clean_env, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root")
+    full = tmp_path / "full"  # /dev/full's major and minor: every write is ENOSPC (full(4))
+    os.mknod(full, stat.S_IFCHR | 0o666, os.stat("/dev/full").st_rdev)
+    env = _mac(fake_mac, clean_env, "healthy")
+    r = run_cli(*CHECK, "--format", "junit", "--output", str(full), env=env)
+    assert r.rc == 3 and r.out == "" and f"cannot write --output {full}: " in r.err, r.err
+    assert "No space left on device" in r.err and stat.S_ISCHR(os.lstat(full).st_mode)
+
+
+def test_an_output_in_a_folder_that_refuses_new_files_is_a_usage_error(clean_env):
     if not os.path.isdir("/proc/self"):
         pytest.skip("no /proc: no folder that refuses a new file even to root")
-    env = _mac(fake_mac, clean_env, "healthy")
-    r = run_cli(*CHECK, "--format", "junit", "--output", "/proc/self/meshdoctor.xml", env=env)
-    assert r.rc == 3 and r.out == "" and "cannot write --output /proc/self/meshdoctor.xml" in r.err
+    r = run_cli("check", "--local-only", "--output", "/proc/self/meshdoctor.xml", env=clean_env)
+    assert r.rc == 2 and "cannot be written" in r.err, r.err
 
 
 def test_unknown_as_chooses_the_exit_status_and_keeps_the_verdict(clean_env):
@@ -152,6 +162,9 @@ def test_probe_busbw_and_wrong_values_per_op(clean_env):
     assert wrong["all_sum"] == 0
     info = fams["meshdoctor_info"].samples[0].labels
     assert info["command"] == "probe" and info["backend"] == "ring"
+    from importlib.metadata import version
+
+    assert info["mlx_version"] == version("mlx"), info  # what the ranks reported
 
 
 def test_an_internal_error_is_in_the_chosen_format_and_file(clean_env, tmp_path):

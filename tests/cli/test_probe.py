@@ -619,3 +619,23 @@ def test_an_interrupted_probe_suggests_the_same_probe_again(clean_env):
     doc = json.loads(out)
     (stop,) = [x for x in doc["results"] if x["code"] == "MD510"]
     assert stop["remediation"]["command"] == "meshdoctor " + " ".join(args), stop
+
+
+def test_probe_hostfile_human_output_shows_the_figures_as_n_does(clean_env, tmp_path):
+    """The fleet table stands for the gate's checks only: the probe's own results (MD501,
+    MD504, MD505, MD506) are printed after it, ok ones included, as ``probe -n`` prints them."""
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2))
+    common = ("--size", "4096", "--iters", "1", "--op", "all_sum")
+    fleet = run_cli(
+        "probe", "--hostfile", str(hf), *common, env=env_with(clean_env), timeout=180,
+        private_pids=True,
+    )  # fmt: skip
+    local = run_cli(
+        "probe", "-n", "2", *common, env=env_with(clean_env), timeout=180, private_pids=True
+    )  # fmt: skip
+    assert fleet.rc == 0 and local.rc == 0, (fleet.out, fleet.err, local.out)
+    assert "fleet: 1 host(s)" in fleet.out, fleet.out
+    for code in ("MD501", "MD504", "MD505", "MD506"):
+        assert f"✔ {code} " in fleet.out and f"✔ {code} " in local.out, (code, fleet.out)
+    assert "busbw" in fleet.out and "#wrong 0 of" in fleet.out, fleet.out

@@ -335,7 +335,9 @@ def test_nothing_read_is_not_a_go(tmp_path):
 
 
 @pytest.mark.parametrize("source", ["device", "stdin"])
-def test_an_input_with_no_end_is_read_up_to_the_stated_cap(source, clean_env):
+def test_a_device_is_read_up_to_the_stated_cap_and_not_assessed_past_it(source, clean_env):
+    """A device may never end: reading stops at the cap and the verdict is unknown (exit 3,
+    "not assessed past 1 GiB"), never a go."""
     import subprocess
     import sys
 
@@ -343,7 +345,7 @@ def test_an_input_with_no_end_is_read_up_to_the_stated_cap(source, clean_env):
 
     line = f"{sys.executable} -m meshdoctor triage --json /dev/zero"
     if source == "stdin":
-        line = f"cat /dev/zero | {sys.executable} -m meshdoctor triage --json -"
+        line = f"{sys.executable} -m meshdoctor triage --json - < /dev/zero"
     p = subprocess.run(
         ["bash", "-c", f"timeout 300 {line}"],
         capture_output=True,
@@ -351,13 +353,45 @@ def test_an_input_with_no_end_is_read_up_to_the_stated_cap(source, clean_env):
         env=clean_env,
         timeout=330,
     )
-    assert p.returncode in (0, 1, 3), (p.returncode, p.stderr[-2000:])
+    assert p.returncode == 3, (p.returncode, p.stderr[-2000:])
+    doc = json.loads(p.stdout)
+    validate(doc)
+    assert doc["verdict"] == "unknown"
+    (inp,) = doc["triage"]["inputs"]
+    assert inp["bytes"] == STREAM_MAX_BYTES, inp
+    (e,) = [x for x in doc["results"] if x["code"] == "MD690" and x["status"] == "error"]
+    assert f"not assessed past {STREAM_MAX_BYTES >> 30} GiB" in e["summary"], e
+
+
+def test_a_pipe_is_read_to_its_end_past_the_device_cap(clean_env):
+    """``job | meshdoctor triage`` reads the whole pipe (bounded memory): the job's writes
+    never meet a closed pipe (SIGPIPE, exit 141), and the error at its very end is found."""
+    import subprocess
+    import sys
+
+    from meshdoctor.triage.collect import STREAM_MAX_BYTES
+
+    n = STREAM_MAX_BYTES + (64 << 20)
+    err = "RuntimeError: [jaccl] Recv failed with errno=104"
+    job = f"{{ yes 'step 1 loss 2.31 tokens/s 4012' | head -c {n}; echo '{err}'; }}"
+    p = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f"{job} | timeout 600 {sys.executable} -m meshdoctor triage --json -;"
+            ' echo "pipestatus ${PIPESTATUS[*]}" >&2',
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env,
+        timeout=660,
+    )
+    assert "pipestatus 0 1" in p.stderr, p.stderr[-2000:]  # the job 0, triage no-go
     doc = json.loads(p.stdout)
     validate(doc)
     (inp,) = doc["triage"]["inputs"]
-    assert inp["bytes"] == STREAM_MAX_BYTES, inp
-    said = " | ".join(x["summary"] for x in doc["results"] if x["code"] == "MD690")
-    assert f"stopped after {STREAM_MAX_BYTES >> 20} MiB: not a regular file" in said, said
+    assert inp["bytes"] == n + len(err) + 1 and not inp["warnings"], inp
+    assert doc["verdict"] == "no-go" and doc["triage"]["first_cause"], doc["triage"]["first_cause"]
 
 
 def test_a_fifo_nobody_writes_to_ends_at_the_stated_wait(tmp_path, clean_env):

@@ -82,3 +82,45 @@ def test_localhost_on_a_host_without_an_sshd_on_loopback_is_no_go(bed, tmp_path)
     hf = write(tmp_path / "lo.json", hf.read_text().replace("localhost", "127.0.0.1"))
     doc = _check_in_h0(bed, hf)
     assert doc["verdict"] == "go" and not _reach(doc), doc["results"]
+
+
+def _in_h0(bed, *args: str) -> dict:
+    """``meshdoctor ARGS --json`` run inside h0's namespace with the bed's ssh config; the
+    parsed, schema-checked verdict."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLX_", "JACCL_"))}
+    env["MESHDOCTOR_SSH_CONFIG"] = str(bed.ssh_config)
+    p = subprocess.run(
+        ["ip", "netns", "exec", bed.netns["h0"], sys.executable, "-m", "meshdoctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    )
+    doc = json.loads(p.stdout)
+    validate(doc)
+    assert doc["exit_code"] == p.returncode
+    return doc
+
+
+def test_bundle_and_triage_reach_localhost_with_ssh_as_mlx_launch_does(bed, tmp_path):
+    """One reach rule for every command: `localhost` is reached with ssh (nothing listens on
+    h0's loopback: refused, named), 127.0.0.1 is read in this process."""
+    log = write(tmp_path / "rank.log", "RuntimeError: [jaccl] Recv failed with errno=104\n")
+    for name, here in (("localhost", False), ("127.0.0.1", True)):
+        hf = write(tmp_path / f"{name}.json", json.dumps([{"ssh": name, "ips": [bed.ips["h0"]]}]))
+        out = tmp_path / f"{name}.tar.gz"
+        doc = _in_h0(bed, "bundle", "--hostfile", str(hf), "-o", str(out), "--json")
+        (share,) = [x for x in doc["results"] if x["host"] == name]
+        if here:
+            assert share["status"] == "ok", share
+        else:
+            assert share["status"] == "warn", share
+            assert "could not collect on localhost" in share["summary"], share
+            assert "Connection refused" in share["summary"], share
+        doc = _in_h0(bed, "triage", "--hostfile", str(hf), str(log), "--json")
+        unreachable = [x["summary"] for x in doc["results"] if "unreachable" in x["summary"]]
+        if here:
+            assert not unreachable, unreachable
+        else:
+            assert unreachable and "Connection refused" in unreachable[0], doc["results"]

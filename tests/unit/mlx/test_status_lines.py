@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from meshdoctor.mlx.status_lines import COMPLETED, EXITED, KILLED, StatusLine, parse, shell_status
+from meshdoctor.mlx.status_lines import (
+    COMPLETED,
+    EXITED,
+    KILLED,
+    StatusLine,
+    parse,
+    parse_all,
+    shell_status,
+)
 
 
 @pytest.mark.parametrize(
@@ -31,6 +39,32 @@ from meshdoctor.mlx.status_lines import COMPLETED, EXITED, KILLED, StatusLine, p
 )
 def test_each_wording_is_read(line, want):
     assert parse(line) == want
+
+
+@pytest.mark.parametrize(
+    "line, want",
+    [
+        # two ranks' threads ended together: print()'s pieces interleaved (each message whole)
+        (
+            "\x1b[33m[WARN]\x1b[33m[WARN] Node with rank 1 exited with code 1 Node with rank 2 "
+            "exited with code -9 \x1b[0m \x1b[0m\n",
+            [StatusLine(1, EXITED, 1), StatusLine(2, EXITED, -9)],
+        ),
+        (
+            "[WARN][WARN]  Node with rank 1 exited with code 1Node with rank 2 was killed",
+            [StatusLine(1, EXITED, 1), StatusLine(2, KILLED, None)],
+        ),
+        (
+            "[WARN] Node with rank 0 exited with code 1 [WARN] Node with rank 3 completed",
+            [StatusLine(0, EXITED, 1), StatusLine(3, COMPLETED, 0)],
+        ),
+        ("[WARN] Node with rank 1 exited with code 255rank 2 step 1", [StatusLine(1, EXITED, 255)]),
+        ("rank 1: [WARN] Node with rank 1 exited with code 255", []),
+    ],
+)
+def test_interleaved_lines_keep_every_ranks_status(line, want):
+    assert parse_all(line) == want
+    assert parse(line) == (want[0] if want else None)
 
 
 @pytest.mark.parametrize(

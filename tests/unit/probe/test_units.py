@@ -27,12 +27,29 @@ from meshdoctor.ranks import PROBE_MARKER_ENV
         ("64KB", 64000),
         ("8M", 8 << 20),
         ("1.5KiB", 1536),
-        (" 2 gib ", 2 << 30),
+        (" 2 GIB ", 2 << 30),
         ("100B", 100),
+        # b is a bit, in sizes as in rates (--min-busbw 800Mb/s): one meaning of each letter
+        ("10MB", 10**7),
+        ("10Mb", 10**7 // 8),
+        ("80Mb", 10**7),
+        ("8Mib", 1 << 20),
+        (" 2 gib ", 2 << 27),
+        ("4096b", 512),
+        ("64kb", 8000),
     ],
 )
 def test_sizes_parse(text, n):
     assert parse_size(text) == n
+
+
+def test_b_is_a_bit_in_every_size_and_rate():
+    from meshdoctor.probe.sizes import parse_rate
+
+    assert parse_size("800Mb") * 1e-9 == parse_rate("800Mb/s") == 0.1  # bytes, GB/s
+    assert parse_size("10GB") * 1e-9 == parse_rate("10GB/s") == 10.0
+    with pytest.raises(SizeError, match="whole number of bytes"):
+        parse_size("3b")
 
 
 @pytest.mark.parametrize("text", ["", "abc", "-5", "0", "12XB", "1.3B", "2TiB", "MiB", "1e9"])

@@ -5,6 +5,7 @@ tests/cli/test_node_exporter.py."""
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from meshdoctor.model import HostInfo, Result, Verdict
@@ -50,6 +51,22 @@ def _doc() -> dict:
         ],
     }
     return v.finish().to_dict()
+
+
+@pytest.mark.parametrize("command", ["triage", "fix", "probe"])
+def test_info_never_has_an_empty_label(command):
+    """What the run did not learn is left out (an empty label value is the same as none in
+    Prometheus' data model); the probe's MLX version comes from its ranks."""
+    v = Verdict(command=command)
+    if command == "probe":
+        v.probe = {"backend": "ring", "ranks": [{"rank": 0, "mlx": "0.32.4"}, {"rank": 1}]}
+    text = prometheus.render(v.finish().to_dict())
+    assert '=""' not in text.split("# HELP meshdoctor_verdict")[0], text
+    (info,) = _families(text)["meshdoctor_info"].samples
+    want = {"command": command, "version": info.labels["version"]}
+    if command == "probe":
+        want.update(mlx_version="0.32.4", backend="ring")
+    assert info.labels == want
 
 
 def test_every_family_parses_and_carries_the_run():

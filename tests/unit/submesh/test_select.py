@@ -104,3 +104,21 @@ def test_written_atomically_over_an_old_file(tmp_path):
     assert [h["ssh"] for h in json.loads(out.read_text())["hosts"]] == ["m0", "m1", "m2"]
     assert os.listdir(tmp_path) == ["ok.json"]
     assert "3 of 4 hosts pass" in r.summary and "failing: m3" in r.summary
+
+
+def test_a_fifo_target_is_written_through_never_replaced(tmp_path):
+    import stat
+    import threading
+
+    hf = jaccl()
+    split = select.from_results(hf, [res("MD302", "fail", "m2")])
+    fifo = tmp_path / "ok.json"
+    os.mkfifo(fifo)
+    got = []
+    t = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    t.start()
+    r = write.report(hf, split, str(fifo))
+    t.join(30)
+    assert r.status == "warn" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert [h["ssh"] for h in json.loads(got[0])["hosts"]] == ["m0", "m1", "m3"]
+    assert os.listdir(tmp_path) == ["ok.json"]
