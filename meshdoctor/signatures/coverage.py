@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from meshdoctor.signatures.model import Match
 from meshdoctor.signatures.scanner import Scanner
 
-TABLES = ("mlx.tsv", "nccl.tsv")
+TABLES = ("mlx.tsv",)
 
 # sample values of the wildcards, by the field's name (the source expression's last word)
 SAMPLES: Dict[str, str] = {
@@ -53,6 +53,10 @@ SAMPLES: Dict[str, str] = {
     "p": "0x7f00",
 }
 DEFAULT_SAMPLE = "7"
+# a field whose sample differs by component (a CUDA call's name, not a device's)
+COMPONENT_SAMPLES: Dict[str, Dict[str, str]] = {
+    "cuda": {"name": "cudaMallocAsync(&data, size, stream)"},
+}
 
 # how a site's text reaches the user -> the line(s) it makes
 HOW: Dict[str, Tuple[str, ...]] = {
@@ -125,12 +129,11 @@ def fill(pattern: str, samples: Optional[Dict[str, str]] = None) -> str:
 
 def sample_lines(site: Site) -> Tuple[str, ...]:
     """The lines a user meets for ``site`` (:data:`HOW`), its wildcards filled."""
-    text = fill(site.pattern)
+    text = fill(site.pattern, {**SAMPLES, **COMPONENT_SAMPLES.get(site.component, {})})
     where = site.where.split(":")[0].split("/")[-1] + ":" + (site.where.split(":") + ["1"])[1]
     where = where.split(",")[0]
     return tuple(
-        form.replace("{where}", where).replace("{}", text)
-        for form in HOW.get(site.how, ("{}",))
+        form.replace("{where}", where).replace("{}", text) for form in HOW.get(site.how, ("{}",))
     )
 
 
@@ -179,8 +182,14 @@ def summary(rs: Sequence[Reading]) -> List[Dict[str, object]]:
         key = (r.site.table.split(".")[0], r.site.component)
         d = by.setdefault(
             key,
-            {"table": key[0], "component": key[1], "rows": 0, "covered": 0, "generic": 0,
-             "missed": 0},
+            {
+                "table": key[0],
+                "component": key[1],
+                "rows": 0,
+                "covered": 0,
+                "generic": 0,
+                "missed": 0,
+            },
         )
         d["rows"] += 1  # type: ignore[operator]
         d["covered" if r.status != MISSED else "missed"] += 1  # type: ignore[operator]

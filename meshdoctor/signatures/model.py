@@ -85,8 +85,12 @@ def failure_class(
     name: str, regex: str, meaning: str, cause: str, remedy: str, source: str
 ) -> FailureClass:
     """Declare a :class:`FailureClass` (``regex`` compiled; every part required)."""
-    for part, text in (("meaning", meaning), ("cause", cause), ("remedy", remedy),
-                       ("source", source)):
+    for part, text in (
+        ("meaning", meaning),
+        ("cause", cause),
+        ("remedy", remedy),
+        ("source", source),
+    ):
         if not text.strip():
             raise ValueError(f"failure class {name}: empty {part}")
     return FailureClass(name, re.compile(regex), meaning, cause, remedy, source)
@@ -115,7 +119,7 @@ class Signature:
     came from the crash report itself, an ``.ips`` file or a crash report's text with its
     frames: it never sends the reader to find that report); ``classes``: the
     :class:`FailureClass` readings of a signature that reads many texts (the first whose
-    regex finds the match's ``msg`` names it, before ``refine``)."""
+    regex finds the match's groups names it, before ``refine``)."""
 
     code: str
     name: str
@@ -139,9 +143,11 @@ class Signature:
     classes: Tuple[FailureClass, ...] = ()
 
     def failure_class(self, groups: Mapping[str, str]) -> Optional[FailureClass]:
-        """The first of :attr:`classes` whose regex finds the ``msg`` group of a match (its
-        ``line`` group when it has none), or None."""
-        text = groups.get("msg", groups.get("line", ""))
+        """The first of :attr:`classes` whose regex finds the text of a match's groups (its
+        ``component`` in brackets first, as MLX prints it), or None."""
+        text = " ".join(v for k, v in groups.items() if k != "component")
+        if groups.get("component"):
+            text = f"[{groups['component']}] {text}"
         return next((c for c in self.classes if c.regex.search(text)), None)
 
     def role_for(self, groups: Mapping[str, str]) -> str:

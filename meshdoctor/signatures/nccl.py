@@ -212,7 +212,7 @@ SIGNATURES = (
     signature(
         "MD651",
         "cuda.out-of-memory",
-        r"CUDA error.*out of memory",
+        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory",
         "The GPU ran out of memory.",
         "Use a smaller batch or model shard; check no other process holds the GPU (nvidia-smi).",
         "CUDA runtime cudaErrorMemoryAllocation",
@@ -220,12 +220,16 @@ SIGNATURES = (
             ("model or batch too large for the GPU", "nvidia-smi memory at the limit"),
             ("another process holds GPU memory", "nvidia-smi lists it"),
         ],
-        examples=("CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88",),
+        examples=(
+            "CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88",
+            # MLX v0.32.1 mlx/backend/cuda/utils.cpp: "{} failed: {}"
+            "RuntimeError: cudaMallocAsync(&data, size, stream) failed: out of memory",
+        ),
     ),
     signature(
         "MD652",
         "cuda.error",
-        r"CUDA error(?!.*out of memory)",
+        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:)(?!.*out of memory)",
         "A CUDA call failed; MLX exits with status 1 after printing it.",
         "Read the CUDA error text; check the driver and GPU health (nvidia-smi, dmesg Xid).",
         "CUDA runtime error strings",
@@ -235,6 +239,8 @@ SIGNATURES = (
         ],
         examples=(
             "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
+            "RuntimeError: cudaStreamSynchronize(stream) failed: an illegal memory access was "
+            "encountered",
         ),
     ),
     signature(

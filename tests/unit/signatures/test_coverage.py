@@ -1,0 +1,63 @@
+"""The source-site tables (``meshdoctor/signatures/sites/*.tsv``, made by
+``tools/extract_sites.py`` from MLX's and NCCL's sources and wheels) against the catalogue:
+every row's text, its wildcards filled with sample values and written as the user meets it,
+is read by a signature through the scanner triage uses."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from meshdoctor.signatures import coverage
+
+TABLES = [t for t in coverage.TABLES]
+
+
+def _rows(table):
+    try:
+        return coverage.load(table)
+    except FileNotFoundError:
+        pytest.skip(f"no table {table} yet")
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_every_table_says_where_it_comes_from(table):
+    rows, prov = _rows(table)
+    keys = [k for k, _ in prov]
+    assert "source" in keys and re.search(r"commit [0-9a-f]{40}", dict(prov)["source"])
+    assert "wheel" in keys  # the released wheels it read
+    assert rows and all(r.component and r.where and r.pattern for r in rows)
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_every_source_site_is_read_by_a_signature(table):
+    rows, _ = _rows(table)
+    missed = [
+        f"{r.site.component} {r.site.where}: {r.lines}"
+        for r in map(coverage.read, rows)
+        if r.status == coverage.MISSED
+    ]
+    assert missed == []
+
+
+def test_generic_readings_are_at_most_a_tenth_of_the_sites():
+    rs = [coverage.read(r) for t in TABLES for r in _rows(t)[0]]
+    generic = [f"{r.site.where}: {r.lines[0]}" for r in rs if r.status == coverage.GENERIC]
+    assert len(generic) * 10 <= len(rs), generic
+
+
+def test_a_sample_line_is_the_text_as_the_user_meets_it():
+    site = coverage.Site(
+        "ring",
+        "mlx/distributed/ring/ring.cpp:212",
+        "stderr",
+        "[ring] Sending to socket {fd} failed with errno {errno}",
+        "mlx.tsv",
+    )
+    assert coverage.sample_lines(site) == ("[ring] Sending to socket 7 failed with errno 22",)
+    r = coverage.read(site)
+    assert r.status == coverage.COVERED and r.codes == ("MD615",)
+    # a text nothing reads is missed, never counted
+    nothing = coverage.Site("x", "x.cpp:1", "stderr", "all is well {x}", "mlx.tsv")
+    assert coverage.read(nothing).status == coverage.MISSED
