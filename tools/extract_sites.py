@@ -51,8 +51,25 @@ def _unescape(lit: str) -> str:
 def _field(expr: str) -> str:
     """A wildcard named after the expression that fills it (``{errno}``, ``{rank}``)."""
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", expr)
-    skip = {"std", "to_string", "c_str", "str", "strerror", "size", "get", "this", "static_cast",
-            "int", "char", "auto", "const", "data", "value", "first", "second"}
+    skip = {
+        "std",
+        "to_string",
+        "c_str",
+        "str",
+        "strerror",
+        "size",
+        "get",
+        "this",
+        "static_cast",
+        "int",
+        "char",
+        "auto",
+        "const",
+        "data",
+        "value",
+        "first",
+        "second",
+    }
     name = next((w for w in reversed(words) if w not in skip), "x")
     if "strerror" in expr:
         name = "strerror"
@@ -93,8 +110,11 @@ def _split_top(expr: str, sep: str) -> List[str]:
 def _printf(fmt: str) -> str:
     """A printf format as a pattern: every conversion a wildcard (``{s}``, ``{d}``)."""
     fmt = fmt.replace("{", "{{").replace("}", "}}")
-    fmt = re.sub(r"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcspn])",
-                 lambda m: "{" + m.group(1) + "}", fmt)
+    fmt = re.sub(
+        r"%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?([diouxXeEfgGcspn])",
+        lambda m: "{" + m.group(1) + "}",
+        fmt,
+    )
     return fmt.replace("%%", "%")
 
 
@@ -118,8 +138,9 @@ def _operand(expr: str, consts: Dict[str, str]) -> str:
     lits = re.findall(_STR, expr)
     if lits and re.fullmatch(r"(?:\s*" + _STR + r"\s*)+", expr):
         return "".join(_unescape(x) for x in lits).replace("{", "{{").replace("}", "}}")
-    m = re.fullmatch(r"(?:fmt::|std::)format\(\s*(" + _STR + r"(?:\s*" + _STR + r")*)\s*(.*)\)",
-                     expr, re.S)
+    m = re.fullmatch(
+        r"(?:fmt::|std::)format\(\s*(" + _STR + r"(?:\s*" + _STR + r")*)\s*(.*)\)", expr, re.S
+    )
     if m:
         fmt = "".join(_unescape(x) for x in re.findall(_STR, m.group(1)))
         rest = m.group(2).lstrip(",")
@@ -145,10 +166,11 @@ def _concat(expr: str, consts: Dict[str, str]) -> str:
 def _constants(text: str) -> Dict[str, str]:
     """``#define NAME "text"`` and ``constexpr ... NAME = "text"`` of one source file."""
     out = {}
-    for m in re.finditer(r'#define\s+(\w+)\s+(' + _STR + r')', text):
+    for m in re.finditer(r"#define\s+(\w+)\s+(" + _STR + r")", text):
         out[m.group(1)] = _unescape(m.group(2))
-    for m in re.finditer(r'(?:constexpr|const)\s+[\w:\s*]+?\b(\w+)\s*(?:\[\])?\s*=\s*(' + _STR
-                         + r')\s*;', text):
+    for m in re.finditer(
+        r"(?:constexpr|const)\s+[\w:\s*]+?\b(\w+)\s*(?:\[\])?\s*=\s*(" + _STR + r")\s*;", text
+    ):
         out[m.group(1)] = _unescape(m.group(2))
     return out
 
@@ -180,7 +202,7 @@ def _call_args(stmt: str, name_re: str) -> Optional[List[str]]:
     m = re.search(name_re + r"\s*\(", stmt)
     if not m:
         return None
-    inner = stmt[m.end():]
+    inner = stmt[m.end() :]
     depth, end = 1, None
     i = 0
     while i < len(inner):
@@ -219,7 +241,7 @@ def _stream_text(text: str, throw_at: int, var: str, consts: Dict[str, str]) -> 
     if decl is None:
         return None
     parts = []
-    for m in re.finditer(r"\b" + re.escape(var) + r"\s*<<", text[decl.end():throw_at]):
+    for m in re.finditer(r"\b" + re.escape(var) + r"\s*<<", text[decl.end() : throw_at]):
         stmt, _ = _statement(text, decl.end() + m.start())
         ops = _split_top(stmt, "<<")[1:]
         parts.append("".join(_operand(o, consts) for o in ops))
@@ -395,8 +417,9 @@ def py_sites(path: str) -> List[Tuple[int, str, str]]:
 
 def lib_strings(path: str) -> List[str]:
     """The printable strings of a binary (``strings -n 8``)."""
-    res = subprocess.run(["strings", "-n", "8", path], capture_output=True, text=True,
-                         timeout=600, check=True)
+    res = subprocess.run(
+        ["strings", "-n", "8", path], capture_output=True, text=True, timeout=600, check=True
+    )
     return res.stdout.splitlines()
 
 
@@ -404,8 +427,12 @@ def _literal_parts(pattern: str) -> List[str]:
     return [p.strip() for p in re.split(r"\{[^{}]*\}", pattern) if len(p.strip()) >= 6]
 
 
-def new_strings(strings: Iterable[str], keep: "re.Pattern[str]", known: Sequence[str],
-                drop: Optional["re.Pattern[str]"] = None) -> List[str]:
+def new_strings(
+    strings: Iterable[str],
+    keep: "re.Pattern[str]",
+    known: Sequence[str],
+    drop: Optional["re.Pattern[str]"] = None,
+) -> List[str]:
     """The strings that ``keep`` selects, that ``drop`` does not, and that no literal part of
     ``known`` (the source's patterns) contains or is contained in."""
     parts = [p for k in known for p in _literal_parts(k)]
@@ -505,16 +532,22 @@ def mlx_rows(src: str, wheels: str) -> Tuple[List[Row], List[str]]:
             sites.append((_mlx_component(rel), rel, line, how, pat))
     # 0.32.4's Python files (the same in every mlx wheel: the macOS one first) and jaccl's
     # headers (mlx-metal's include/jaccl, newer than the checkout's)
-    mlx_wheels = sorted((d for d in os.listdir(wheels) if d.startswith("mlx-")),
-                        key=lambda d: "macosx" not in d)
+    mlx_wheels = sorted(
+        (d for d in os.listdir(wheels) if d.startswith("mlx-")), key=lambda d: "macosx" not in d
+    )
     py_wheel = mlx_wheels[0] if mlx_wheels else None
     metal = next((d for d in sorted(os.listdir(wheels)) if d.startswith("mlx_metal-")), None)
     if metal:
         inc = os.path.join(wheels, metal, "mlx", "include", "jaccl")
         heads = set(os.listdir(inc)) if os.path.isdir(inc) else set()
-        sites = [s for s in sites
-                 if not (s[1].startswith("mlx/distributed/jaccl/lib/jaccl/")
-                         and os.path.basename(s[1]) in heads)]
+        sites = [
+            s
+            for s in sites
+            if not (
+                s[1].startswith("mlx/distributed/jaccl/lib/jaccl/")
+                and os.path.basename(s[1]) in heads
+            )
+        ]
         read.append(metal + ".whl:mlx/include/jaccl")
         for h in sorted(heads):
             rel = f"mlx/include/jaccl/{h}"
@@ -537,8 +570,11 @@ def mlx_rows(src: str, wheels: str) -> Tuple[List[Row], List[str]]:
                     continue
                 read.append(f"{d}.whl:{f}")
                 for s in new_strings(lib_strings(os.path.join(dd, f)), MLX_LIB_KEEP, known):
-                    comp = _mlx_component("mlx/distributed/" + s[1:].split("]")[0].split(":")[0]
-                                          + "/") if s.startswith("[") else "distributed"
+                    comp = (
+                        _mlx_component("mlx/distributed/" + s[1:].split("]")[0].split(":")[0] + "/")
+                        if s.startswith("[")
+                        else "distributed"
+                    )
                     if s.startswith(("[metal", "[METAL", "[malloc", "[Fence")):
                         comp = "metal"
                     if s.startswith(("[CUDA", "[cuda")):
