@@ -23,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from meshdoctor.signatures.model import Match
 from meshdoctor.signatures.scanner import Scanner
 
-TABLES = ("mlx.tsv",)
+TABLES = ("mlx.tsv", "nccl.tsv")
 
 # sample values of the wildcards, by the field's name (the source expression's last word)
 SAMPLES: Dict[str, str] = {

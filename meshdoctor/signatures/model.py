@@ -168,11 +168,12 @@ class Signature:
 
     def meaning_for(self, groups: Mapping[str, str]) -> str:
         """The meaning of one match with regex ``groups``: :attr:`meaning`, followed by
-        ``Here: ...`` when :attr:`refine` knows what these groups say."""
+        ``Here: ...`` when :attr:`refine` knows what these groups say or one of
+        :attr:`classes` names them (both, refine's first, when both do)."""
         cls = self.failure_class(groups) if self.classes else None
-        detail = cls.text() if cls is not None else None
-        if detail is None and self.refine is not None:
-            detail = self.refine(groups)
+        parts = [self.refine(groups) if self.refine is not None else None]
+        parts.append(cls.text() if cls is not None else None)
+        detail = "; ".join(p for p in parts if p)
         return f"{self.meaning} Here: {detail}." if detail else self.meaning
 
 

@@ -8,6 +8,7 @@ import re
 from typing import Mapping, Optional
 
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+from meshdoctor.signatures.nccl_classes import CLASSES
 
 # NCCL result strings (ncclGetErrorString) inside an ``NCCL error`` line -> what they mean here
 _NCCL_MSG = {
@@ -162,6 +163,7 @@ SIGNATURES = (
         role=EITHER,
         envelope=True,
         refine=nccl_warning,
+        classes=CLASSES,
         examples=(
             "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
             "/dev/shm/nccl-2bX0 (size 9637888)",
