@@ -432,16 +432,18 @@ def new_strings(
     keep: "re.Pattern[str]",
     known: Sequence[str],
     drop: Optional["re.Pattern[str]"] = None,
+    whole: bool = False,
 ) -> List[str]:
     """The strings that ``keep`` selects, that ``drop`` does not, and that no literal part of
-    ``known`` (the source's patterns) contains or is contained in."""
-    parts = [p for k in known for p in _literal_parts(k)]
+    ``known`` (the source's patterns) contains or is contained in (``whole``: ``known`` are
+    whole literals, and only one that contains the string explains it)."""
+    parts = list(known) if whole else [p for k in known for p in _literal_parts(k)]
     out = []
     for s in strings:
         t = s.strip()
         if not keep.search(t) or (drop is not None and drop.search(t)):
             continue
-        if any(t in p or p in t for p in parts):
+        if any(t in p or (not whole and p in t) for p in parts):
             continue
         if t not in out:
             out.append(t)
@@ -626,16 +628,64 @@ def nccl_sites(path: str) -> List[Tuple[int, str, str]]:
     return out
 
 
-NCCL_LIB_KEEP = re.compile(r"%s|%d|%m|failed|error|Error|Failed|cannot|Cannot|Could not")
+# the libnccl.so.2 strings of the scoped files' messages (their prefixes) that may be failures;
+# the DOCA SDK that 2.32 links in is left out
+NCCL_LIB_KEEP = re.compile(
+    r"^(?:NET/IB|NET/Socket|Bootstrap|bootstrap\w*: |Proxy|\[Proxy|\[Service|Net :|ncclSocket|"
+    r"socketProgress|ncclOsSocket|Message truncated|Error while|Error: |Call to (?:socket|"
+    r"connect|accept|bind|listen|recv|send|read|write|ibv_reg|ibv_modify|ibv_create_qp|"
+    r"ibv_open|ibv_query_port|ibv_query_gid|getifaddrs|setsockopt|getsockopt|shutdown|close|"
+    r"open|mmap|ftruncate|posix_fallocate|unlink)).*(?:failed|error|Error|Failed|cannot|"
+    r"Cannot|[Cc]ould not|[Uu]nable|[Ii]nvalid|mismatch|[Tt]runcated|exceeded|not supported|"
+    r"refused|closed)"
+)
+NCCL_LIB_DROP = re.compile(r"DOCA|doca|GIN|umem|UAR|DevX")
+
+
+def _all_literals(src: str) -> List[str]:
+    """Every string literal (adjacent ones joined) of the checkout's ``src`` tree: what a
+    library string must not be part of to be new."""
+    out = set()
+    for d, _, fs in os.walk(os.path.join(src, "src")):
+        for f in fs:
+            if not f.endswith((".cc", ".h", ".cu", ".cuh", ".c")):
+                continue
+            text = open(os.path.join(d, f), encoding="utf-8", errors="replace").read()
+            for m in re.finditer(r"(?:" + _STR + r"\s*)+", text):
+                lit = "".join(_unescape(x) for x in re.findall(_STR, m.group(0))).strip()
+                if len(lit) >= 8:
+                    out.add(lit)
+    return sorted(out)
+
+
+def _nccl_lib_component(s: str) -> str:
+    if s.startswith("NET/IB") or s.startswith("Error: ") or s.startswith("Call to ibv_"):
+        return "net_ib" if s.startswith(("NET/IB", "Error: ")) else "ibvwrap"
+    if s.startswith("NET/Socket"):
+        return "net_socket"
+    if s.lower().startswith("bootstrap"):
+        return "bootstrap"
+    return "socket"
 
 
 def nccl_rows(src: str, wheels: str) -> Tuple[List[Row], List[str]]:
+    """The NCCL table (the WARN sites of :data:`NCCL_DIRS`, then the strings of the wheel's
+    libnccl.so.2 that no literal of the checkout holds) and the wheels it read."""
     sites = []
     for rel in _files(src, NCCL_DIRS, (".cc", ".h", ".cu")):
         for line, how, pat in nccl_sites(os.path.join(src, rel)):
             sites.append((_nccl_component(rel), rel, line, how, pat))
     rows = _group(sites)
-    read = []
+    read: List[str] = []
+    lits = _all_literals(src)
+    for d in sorted(os.listdir(wheels)):
+        lib = os.path.join(wheels, d, "nvidia", "nccl", "lib", "libnccl.so.2")
+        if not (d.startswith("nvidia_nccl") and os.path.isfile(lib)):
+            continue
+        read.append(f"{d}.whl:nvidia/nccl/lib/libnccl.so.2")
+        ver = d.split("-")[1]
+        for s in new_strings(lib_strings(lib), NCCL_LIB_KEEP, lits, NCCL_LIB_DROP, True):
+            rows.append((_nccl_lib_component(s), f"libnccl.so.2 ({ver})", "WARN", _printf(s)))
     return rows, read
 
 

@@ -357,8 +357,8 @@ SIGNATURES = (
     signature(
         "MD685",
         "nccl.ib-retry-exceeded",
-        r"NET/IB\s*:\s*Got completion from peer (?P<peer>\S+) with (?:error |status=)"
-        r"(?P<status>\d+)[^\n]*?(?:hca (?P<hca>\S+))?$",
+        r"NET/IB(?:/GIN)?\s*:\s*Got completion from peer (?P<peer>\S+) with (?:error |status=)"
+        r"(?:[^(\n]*\()?(?P<status>\d+)\)?[^\n]*?(?:hca (?P<hca>\S+))?$",
         "An InfiniBand/RoCE work request to that peer failed: status 12 is "
         "IBV_WC_RETRY_EXC_ERR (the transport retry counter was exceeded: the packets were "
         "never acknowledged), 13 IBV_WC_RNR_RETRY_EXC_ERR (the peer had no receive posted). "
@@ -386,6 +386,10 @@ SIGNATURES = (
             "remoteGids::ffff:10.0.0.2 hca mlx5_0",
             "NCCL WARN NET/IB : Got completion from peer 10.1.2.3<50123> with error 12, opcode "
             "129, len 0, vendor err 129 (Recv)",
+            # NCCL v2.30.7 src/transport/net_ib/p2p.cc: status=%s(%d), ibv_wc_status_str first
+            "node1:2345:2400 [0] NCCL WARN NET/IB: Got completion from peer 10.0.0.2<55034> "
+            "with status=transport retry counter exceeded(12) opcode=Recv(128) vendor_err=129 "
+            "localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0",
         ),
     ),
     signature(

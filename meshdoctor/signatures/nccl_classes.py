@@ -22,7 +22,7 @@ CLASSES = (
     ),
     fc(
         "nccl.reg-mr",
-        r"ibv_reg_mr|reg_mr|could not find mr|Cannot allocate memory",
+        r"ibv_reg_mr|reg_mr|reg_dmabuf_mr|could not find mr|Cannot allocate memory",
         "registering memory with the RDMA device failed",
         "the locked-memory limit (ENOMEM under a small `ulimit -l`), then the kernel's or "
         "driver's memory registration (peer memory for GPU buffers)",
@@ -73,9 +73,20 @@ CLASSES = (
         _S + "src/os/linux.cc, src/misc/socket.cc",
     ),
     fc(
+        "nccl.socket-call",
+        r"Call to (?:accept|bind|close|getifaddrs|getsockopt|listen|open|read|setsockopt[\w ]*|"
+        r"shutdown|socket|write) failed:",
+        "a socket system call NCCL made failed (the text after it is the errno's)",
+        "too many open files (EMFILE: `ulimit -n`), a port in use (bind: EADDRINUSE), or an "
+        "interface that went away",
+        "read the errno text; raise `ulimit -n`; free or change the port; check NCCL_SOCKET_IFNAME",
+        "NCCL 2.32.3 libnccl.so.2 (nvidia-nccl-cu13 wheel); NCCL v2.30.7 src/misc/socket.cc",
+    ),
+    fc(
         "nccl.peer-lost",
         r"Call to \S+ \S+ failed :|socket progress error|Socket recv failed while polling|"
-        r"Could not receive type from localRank|Connection closed|call to tpRank \d+.* failed",
+        r"Could not receive type from localRank|Connection closed|asynchronous (?:bootstrap )?"
+        r"send (?:to peer \d+ )?failed|call to tpRank \d+.* failed",
         "a socket to a peer failed mid-transfer",
         "the peer rank died or its host or link went away",
         "find the rank that failed first; if none died, check the link between the hosts",
@@ -85,7 +96,9 @@ CLASSES = (
         "nccl.ib-fault",
         r"Got completion from peer|CQE with error|async fatal event|failed QP|marked as "
         r"failed|Fatal error\. Detected|The error is fatal|encountered a fatal error|GID table "
-        r"changed|async event|unknown event type|stale CQE|functional device",
+        r"changed|async event|unknown event type|stale CQE|functional device|(?:ECE|Init|RTR|"
+        r"RTS|Reset) failed \(\d+\) for QP|Flush QP|port-recovery|Resiliency QPs|GID change|"
+        r"GID-change",
         "the InfiniBand/RoCE device reported a failed work request or a fatal event",
         "a link, cable or switch port fault (port down, retry exceeded), RoCE without a "
         "lossless fabric, or the peer died mid-transfer",
@@ -96,7 +109,7 @@ CLASSES = (
     fc(
         "nccl.ib-device",
         r"Unable to (?:open|query) (?:device|port)|ibv_modify_qp|lib wrapper not "
-        r"initialized|Call to +failed|mlx5dv|virtual (?:device|NIC)|vNic|physical device|"
+        r"initialized|Call to +failed|Call to ibv_\w+ failed|mlx5dv|virtual (?:device|NIC)|vNic|physical device|"
         r"RoceGetVersionNum|OOO RQ|FLID|SUBNET_PREFIX|DOCA|GIN|Peermem|DMA-BUF|plane ID|"
         r"data_direct",
         "NCCL could not open, query or set up the RDMA device",
@@ -180,7 +193,8 @@ CLASSES = (
         r"peer|ready == 0|Unexpected connections|bcastGrowHandle|are NULL|out of range|already "
         r"checked in|out of bounds|Group creation failed|schedule creation|has no transport|"
         r"NULL request|ncclNetSocketListen|events=|Rma Proxy|incomplete proxy op|"
-        r"replacement QP|Cannot replace QP|Can't make virtual|unable to allocate|could not retreive|"
+        r"replacement QP|Cannot replace QP|NET/IB: Invalid |Failed QP index|duplicate socket "
+        r"index|ncclSocketStateError|Can't make virtual|unable to allocate|could not retreive|"
         r"resiliency send request",
         "an internal consistency check of NCCL failed (ncclInternalError)",
         "usually the echo of an earlier failure (a closed socket, an aborted communicator); "
