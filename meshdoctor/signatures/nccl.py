@@ -19,6 +19,12 @@ _NCCL_MSG = {
     "remote process exited or there was a network error": "a peer rank died or the network "
     "between them failed: look at the "
     "other ranks first",
+    "internal error": "an internal check of NCCL failed (ncclInternalError): usually after an "
+    "earlier failure; the NCCL WARN lines before it say which",
+    "invalid usage": "NCCL was called in a way it does not allow (ncclInvalidUsage): an "
+    "NCCL_* setting or the program's use of the API; NCCL_DEBUG=WARN names it",
+    "invalid argument": "an argument of an NCCL call was invalid (ncclInvalidArgument): "
+    "NCCL_DEBUG=WARN names it",
 }
 
 
@@ -65,9 +71,29 @@ _NCCL_WARN = (
 )
 
 
+# ncclResult_t (NCCL v2.30.7 src/nccl.h.in) -> what a trace line's "-> N" says failed
+NCCL_RESULTS = {
+    "1": "a CUDA call failed (ncclUnhandledCudaError)",
+    "2": "a system call failed (ncclSystemError: sockets, /dev/shm, limits)",
+    "3": "an internal check failed (ncclInternalError), often after an earlier failure",
+    "4": "an argument was invalid (ncclInvalidArgument)",
+    "5": "NCCL was used in a way it does not allow (ncclInvalidUsage)",
+    "6": "a peer exited or the network failed (ncclRemoteError): another rank failed first",
+    "7": "an operation is still in progress (ncclInProgress)",
+    "8": "an operation timed out (ncclTimeout)",
+}
+
+
 def nccl_warning(groups: Mapping[str, str]) -> Optional[str]:
     """What the ``NCCL WARN`` text in group ``msg`` says here (the first known class it holds,
-    case-insensitive), or None for a warning of no known class."""
+    case-insensitive), or for an ``NCCL INFO file:line -> N`` trace line (group ``res``) what
+    its result code names and where it failed (``site``:``at``); None otherwise."""
+    if groups.get("res"):
+        what = NCCL_RESULTS.get(groups["res"])
+        where = f"{groups.get('site', '')}:{groups.get('at', '')}"
+        return f"the failure passed through {where} with result {groups['res']}" + (
+            f": {what}" if what else ""
+        )
     msg = groups.get("msg", "").lower()
     return next((why for key, why in _NCCL_WARN if key.lower() in msg), None)
 
@@ -91,7 +117,10 @@ _PEER_WENT_AWAY = re.compile(
 def peer_went_away(groups: Mapping[str, str]) -> Optional[str]:
     """A role hook: :data:`CONSEQUENCE` when the message in group ``msg`` says the peer went
     away (``remote process exited``, ``Connection closed by remote peer``, reset, broken pipe),
-    else None (the signature's own role)."""
+    or a trace line's result (group ``res``) is ncclRemoteError (6), else None (the
+    signature's own role)."""
+    if groups.get("res") == "6":
+        return CONSEQUENCE
     return CONSEQUENCE if _PEER_WENT_AWAY.search(groups.get("msg", "")) else None
 
 
@@ -155,9 +184,13 @@ SIGNATURES = (
     signature(
         "MD653",
         "nccl.warn",
-        r"NCCL WARN (?P<msg>.*)",
+        r"NCCL WARN (?P<msg>.*)|NCCL INFO (?P<site>[\w/.-]+\.(?:cc|cu|h|cpp)):(?P<at>\d+) -> "
+        r"(?P<res>\d+)",
         "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
-        "NCCL error that follows.",
+        "NCCL error that follows. Its init and bootstrap trace lines (NCCL_DEBUG=INFO, "
+        "'bootstrap.cc:312 -> 3') follow a failure back up the calls: the rank whose trace "
+        "starts first failed first, and the result code names the class (1 CUDA, 2 system, 3 "
+        "internal, 4 invalid argument, 5 invalid usage, 6 a peer or the network).",
         "Read it with the NCCL error it explains.",
         "NCCL NCCL_DEBUG; NCCL src/misc/socket.cc, bootstrap.cc, init.cc, shmutils.cc",
         role=EITHER,
@@ -172,16 +205,18 @@ SIGNATURES = (
             "h1:1234:1240 [0] bootstrap.cc:77 NCCL WARN Bootstrap : no socket interface found",
             "h1:1234:1240 [1] init.cc:1234 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
             "both on CUDA device 1000",
+            # NCCL v2.30.7 src/include/checks.h: INFO_LOC(NCCL_ALL, "-> %d", res)
+            "h1:1234:1240 [0] NCCL INFO bootstrap.cc:312 -> 3",
         ),
         role_of=peer_went_away,
         role_note="A warning that says the peer went away (Connection closed by remote peer, "
-        "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6) is a "
-        "consequence.",
+        "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6), or a "
+        "trace line with result 6, is a consequence.",
     ),
     signature(
         "MD650",
         "nccl.error",
-        r"NCCL error (?P<file>[^\s:]+):(?P<line>\d+) '(?P<msg>[^']*)'",
+        r"NCCL (?:error|failure) (?P<file>[^\s:]+):(?P<line>\d+) '(?P<msg>[^']*)'",
         "An NCCL call failed; MLX printed it and exited with status 1 (no Python exception).",
         "See the message: 'remote process exited' means another rank failed first.",
         "MLX nccl backend; NCCL ncclGetErrorString",
@@ -205,6 +240,9 @@ SIGNATURES = (
             "was a network error'",
             "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
             "NCCL_DEBUG=INFO for details)'",
+            # nccl-tests src/common.h NCCLCHECK: "%s: Test NCCL failure %s:%d '%s / %s'"
+            "node1: Test NCCL failure common.cu:1279 'internal error - please report this "
+            "issue to the NCCL developers / '",
         ),
         refine=nccl_message,
         role_of=peer_went_away,

@@ -78,3 +78,21 @@ def test_an_nccl_warning_is_read_with_and_without_its_prefix():
 
     (m,) = match_line(lines[0])
     assert "NCCL_SHM_DISABLE=1" in m.meaning and "/dev/shm" in m.meaning
+
+
+def test_an_nccl_failure_is_read_as_nccl_nccl_tests_and_mlx_print_it():
+    """NCCL's result string through MLX (``NCCL error file:line '...'``) and nccl-tests
+    (``Test NCCL failure file.cu:N '... / ...'``), and NCCL's trace line (``file:line -> N``,
+    NCCL v2.30.7 src/include/checks.h) whose result code names the class."""
+    from meshdoctor.signatures import match_line
+
+    mlx = "NCCL error /mlx/distributed/nccl/nccl.cpp:182 'invalid usage (run with NCCL_DEBUG=WARN for details)'"
+    tests = "node1: Test NCCL failure common.cu:1279 'invalid usage (run with NCCL_DEBUG=WARN for details) / '"
+    for line in (mlx, tests):
+        (m,) = match_line(line)
+        assert m.code == "MD650" and "ncclInvalidUsage" in m.meaning
+    (first,) = match_line("h1:1234:1240 [0] NCCL INFO bootstrap.cc:312 -> 2")
+    assert "bootstrap.cc:312" in first.meaning and "ncclSystemError" in first.meaning
+    assert first.role != "consequence"
+    (echo,) = match_line("h2:99:101 [1] NCCL INFO transport/net.cc:12 -> 6")
+    assert echo.role == "consequence" and "ncclRemoteError" in echo.meaning
