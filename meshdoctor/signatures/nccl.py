@@ -240,7 +240,7 @@ SIGNATURES = (
             "was a network error'",
             "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
             "NCCL_DEBUG=INFO for details)'",
-            # nccl-tests src/common.h NCCLCHECK: "%s: Test NCCL failure %s:%d '%s / %s'"
+            # nccl-tests common.h NCCLCHECK (NVIDIA/nccl-tests #166)
             "node1: Test NCCL failure common.cu:1279 'internal error - please report this "
             "issue to the NCCL developers / '",
         ),

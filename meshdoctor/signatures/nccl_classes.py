@@ -13,7 +13,7 @@ _S = "NCCL v2.30.7 "
 CLASSES = (
     fc(
         "nccl.shm",
-        r"shared memory|/dev/shm|Could not map \S+ size|failed to extend|shm (?:close|unlink)",
+        r"shared memory|/dev/shm|posix_fallocate|Could not map \S+ size|failed to extend|shm (?:close|unlink)",
         "NCCL could not create, size or map a shared-memory segment in /dev/shm",
         "/dev/shm is full or too small (a container's 64 MB default)",
         "size the tmpfs (docker --shm-size=1g or --ipc=host; `df -h /dev/shm`), or set "
@@ -39,7 +39,7 @@ CLASSES = (
         "settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) that differ across ranks",
         "make every rank call the same collectives in the same order with the same counts; "
         "give every rank the same NCCL_* environment",
-        _S + "src/bootstrap.cc, src/transport/net_socket.cc; NVIDIA/nccl #1273",
+        _S + "src/bootstrap.cc, src/transport/net_socket.cc; NVIDIA/nccl #605",
     ),
     fc(
         "nccl.version-mismatch",

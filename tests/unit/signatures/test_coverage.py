@@ -96,3 +96,18 @@ def test_an_nccl_failure_is_read_as_nccl_nccl_tests_and_mlx_print_it():
     assert first.role != "consequence"
     (echo,) = match_line("h2:99:101 [1] NCCL INFO transport/net.cc:12 -> 6")
     assert echo.role == "consequence" and "ncclRemoteError" in echo.meaning
+
+
+def test_a_full_dev_shm_is_named_from_the_lines_of_nvidia_nccl_290():
+    """NVIDIA/nccl #290 (NCCL in a container with docker's 64 MB /dev/shm): the WARN names
+    the shared-memory class and its remedy, the trace line after it a system error."""
+    from meshdoctor.signatures import classify
+
+    text = (
+        "gpu2-ru7:2143:2561 [1] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : "
+        "No space left on device\n"
+        "gpu2-ru7:2143:2561 [1] NCCL INFO include/shm.h:41 -> 2\n"
+    )
+    (m,) = classify(text)
+    assert m.code == "MD653" and "/dev/shm" in m.meaning and "NCCL_SHM_DISABLE=1" in m.meaning
+    assert m.signature.failure_class(m.groups).name == "nccl.shm"
