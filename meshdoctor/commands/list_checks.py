@@ -18,8 +18,19 @@ from meshdoctor.commands.options import load_checks
     help="List every code of the catalogue: also the internal error, the probe's "
     "codes (MD5xx), the failure signatures (MD6xx) and the fixes (MD7xx).",
 )
-def list_checks(as_json: bool, everything: bool) -> None:
+@click.option(
+    "--coverage",
+    is_flag=True,
+    help="Print how many of MLX's and NCCL's own error and warning sites (the tables read "
+    "from their sources and wheels) the failure signatures read, per component.",
+)
+def list_checks(as_json: bool, everything: bool, coverage: bool) -> None:
     """List every check with its code, name, platforms and title."""
+    if coverage:
+        if as_json:  # the --json document is a list of codes (verdict.schema.json)
+            raise click.UsageError("--coverage prints a table, not JSON: drop --json")
+        _coverage()
+        return
     from meshdoctor.codes.engine import FLEET_REACH
     from meshdoctor.checker.fleet_model import all_fleet_checks
 
@@ -64,3 +75,27 @@ def list_checks(as_json: bool, everything: bool) -> None:
         click.echo(
             plain(f"{r['code']}  {r['name']:<{width}} {','.join(r['platforms']):<13} {r['title']}")
         )
+
+
+def _coverage() -> None:
+    """``--coverage``: per table and component, rows, rows covered and rows on a generic
+    reading, each row no signature reads (``not read: ...``), then the total line
+    (:func:`meshdoctor.signatures.coverage.total_line`)."""
+    from meshdoctor.signatures import coverage
+
+    rs = coverage.readings()
+    rows = coverage.summary(rs)
+    from meshdoctor.render.style import plain
+
+    click.echo(f"{'table':<6} {'component':<14} {'rows':>5} {'covered':>8} {'generic':>8}")
+    for d in rows:
+        click.echo(
+            plain(
+                f"{d['table']:<6} {d['component']:<14} {d['rows']:>5} {d['covered']:>8} "
+                f"{d['generic']:>8}"
+            )
+        )
+    for r in rs:
+        if r.status == coverage.MISSED:
+            click.echo(plain(f"not read: {r.site.component} {r.site.where}: {r.site.pattern}"))
+    click.echo(coverage.total_line(rs))

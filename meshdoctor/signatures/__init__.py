@@ -92,10 +92,17 @@ def codes() -> Iterable[str]:
 
 def entries() -> List[Entry]:
     """The catalogue entries of every signature, in catalogue order (title ``signature NAME``,
-    the signature's Doc, the known causes as a detail)."""
+    the signature's Doc, the known causes and the failure classes as details)."""
     out = []
     for s in CATALOGUE:
         details = (("Known causes, most common first", causes_text(s)),) if s.causes else ()
+        if s.classes:  # each class with its meaning, cause, what helps and source
+            details += (
+                (
+                    "Failure classes",
+                    "\n".join(f"- {c.name}: {c.text()} [{c.source}]" for c in s.classes),
+                ),
+            )
         out.append(
             Entry(
                 code=s.code,

@@ -370,8 +370,8 @@ SIGNATURES = (
     signature(
         "MD632",
         "jaccl.too-many-peers",
-        r"\[jaccl\].*(maximum number of supported peers is 8|mesh supports up to 8 peers|"
-        r"Up to 4 per direction supported)",
+        r"\[jaccl\].*(maximum number of supported peers is \d+|mesh supports up to \d+ peers|"
+        r"Up to \d+ per direction supported)",
         "The JACCL mesh supports at most 8 ranks and jaccl-ring at most 4 devices per direction.",
         "Use at most 8 ranks for a mesh, or jaccl-ring / ring.",
         "MLX jaccl MESH_MAX_PEERS, RING_MAX_CONNS",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
+from meshdoctor.signatures.mlx_classes import LAUNCH
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
 
 # what a shell's job-status word says of the signal that ended the job (zsh's and bash's
@@ -411,14 +412,14 @@ SIGNATURES = (
     signature(
         "MD687",
         "config.no-ring",
-        r"\[ERROR\] Could not find a full ring\.",
+        r"\[ERROR\] (?:Could not find a full ring\.|Rings found:)",
         "mlx.distributed_config could not find a Thunderbolt ring through every host: some "
         "host has fewer than two cabled neighbours in the cycle (it lists the rings it found).",
         "Cable the hosts into one cycle (each host to two others), check each link "
         "(`meshdoctor check --only MD205`); `mlx.distributed_config --dot` draws what it sees.",
         "mlx/_distributed_utils/config.py check_valid_ring (0.32.4)",
         check="MD205",
-        examples=("[ERROR] Could not find a full ring.",),
+        examples=("[ERROR] Could not find a full ring.", "[ERROR] Rings found:"),
     ),
     signature(
         "MD688",
@@ -523,6 +524,27 @@ SIGNATURES = (
             "[balthasar:00000] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will "
             "now abort,",
             "prterun has exited due to process rank 0 with PID 0 on node balthasar calling",
+        ),
+    ),
+    signature(
+        "MD600",
+        "launch.message",
+        r"(?:\[WARN\] |\[ERROR\] |\bmlx\.(?:launch|distributed_config): error: )(?P<msg>.*)|"
+        r"(?P<notice>\[jaccl\] Connection attempt \d+ waiting \d+ ms)",
+        "mlx.launch or mlx.distributed_config printed a warning, an error or a usage error "
+        "(its [WARN]/[ERROR] lines, argparse's 'error:' line), or a JACCL rank a retry notice; "
+        "the failure class it names says what it means here.",
+        "Read the message with the lines around it; the class named says what to do.",
+        "MLX 0.32.4 wheel mlx/_distributed_utils/launch.py, config.py, common.py (log_warning, "
+        "log_error, parser.error)",
+        role=EITHER,
+        envelope=True,
+        classes=LAUNCH,
+        examples=(
+            "[WARN] 'FOO' is an invalid environment variable so it is ignored",
+            "mlx.launch: error: No script is provided",
+            "[ERROR] Neither thunderbolt mesh nor ring found.",
+            "[jaccl] Connection attempt 2 waiting 1000 ms",
         ),
     ),
 )

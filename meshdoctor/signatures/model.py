@@ -63,6 +63,40 @@ class Cause:
 
 
 @dataclass(frozen=True)
+class FailureClass:
+    """One failure class of a signature that reads many texts of one component (NCCL's
+    ``WARN`` lines): the ``name``, the ``regex`` searched in the match's ``msg`` group (its
+    whole line when it has none), what it means here (``meaning``), its ``cause``, what helps
+    (``remedy``) and its public ``source`` (the files and version whose sites it reads)."""
+
+    name: str
+    regex: Pattern[str]
+    meaning: str
+    cause: str
+    remedy: str
+    source: str
+
+    def text(self) -> str:
+        """The class as one sentence: meaning, cause and what helps."""
+        return f"{self.meaning} (cause: {self.cause}); what helps: {self.remedy}"
+
+
+def failure_class(
+    name: str, regex: str, meaning: str, cause: str, remedy: str, source: str
+) -> FailureClass:
+    """Declare a :class:`FailureClass` (``regex`` compiled; every part required)."""
+    for part, text in (
+        ("meaning", meaning),
+        ("cause", cause),
+        ("remedy", remedy),
+        ("source", source),
+    ):
+        if not text.strip():
+            raise ValueError(f"failure class {name}: empty {part}")
+    return FailureClass(name, re.compile(regex), meaning, cause, remedy, source)
+
+
+@dataclass(frozen=True)
 class Signature:
     """One known failure, as :func:`signature` declares it.
 
@@ -83,7 +117,9 @@ class Signature:
     (:meth:`role_for`); ``abort_frame`` (a frame that names this signature only when the process aborted,
     SIGABRT: a frame in Metal's own image); ``report_remedy`` (the remedy when the finding
     came from the crash report itself, an ``.ips`` file or a crash report's text with its
-    frames: it never sends the reader to find that report)."""
+    frames: it never sends the reader to find that report); ``classes``: the
+    :class:`FailureClass` readings of a signature that reads many texts (the first whose
+    regex finds the match's groups names it, before ``refine``)."""
 
     code: str
     name: str
@@ -104,6 +140,15 @@ class Signature:
     role_of: Optional[RoleOf] = None
     abort_frame: Optional[Pattern[str]] = None
     report_remedy: Optional[str] = None
+    classes: Tuple[FailureClass, ...] = ()
+
+    def failure_class(self, groups: Mapping[str, str]) -> Optional[FailureClass]:
+        """The first of :attr:`classes` whose regex finds the text of a match's groups (its
+        ``component`` in brackets first, as MLX prints it), or None."""
+        text = " ".join(v for k, v in groups.items() if k != "component")
+        if groups.get("component"):
+            text = f"[{groups['component']}] {text}"
+        return next((c for c in self.classes if c.regex.search(text)), None)
 
     def role_for(self, groups: Mapping[str, str]) -> str:
         """The role of one match with regex ``groups``: what :attr:`role_of` says of them,
@@ -123,8 +168,12 @@ class Signature:
 
     def meaning_for(self, groups: Mapping[str, str]) -> str:
         """The meaning of one match with regex ``groups``: :attr:`meaning`, followed by
-        ``Here: ...`` when :attr:`refine` knows what these groups say."""
-        detail = self.refine(groups) if self.refine is not None else None
+        ``Here: ...`` when :attr:`refine` knows what these groups say or one of
+        :attr:`classes` names them (both, refine's first, when both do)."""
+        cls = self.failure_class(groups) if self.classes else None
+        parts = [self.refine(groups) if self.refine is not None else None]
+        parts.append(cls.text() if cls is not None else None)
+        detail = "; ".join(p for p in parts if p)
         return f"{self.meaning} Here: {detail}." if detail else self.meaning
 
 
@@ -151,6 +200,7 @@ def signature(
     role_note: str = "",
     abort_frame: Optional[str] = None,
     report_remedy: Optional[str] = None,
+    classes: Sequence[FailureClass] = (),
 ) -> Signature:
     """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
     ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
@@ -196,6 +246,7 @@ def signature(
         role_of=role_of,
         abort_frame=re.compile(abort_frame) if abort_frame else None,
         report_remedy=report_remedy,
+        classes=tuple(classes),
     )
 
 

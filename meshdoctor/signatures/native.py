@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional
 
+from meshdoctor.signatures.mlx_classes import MLX_ERROR, UNTAGGED
 from meshdoctor.signatures.model import (
     CONSEQUENCE,
     CRASH,
@@ -381,6 +382,7 @@ SIGNATURES = (
         "its peers waiting). One raised in mlx.launch's own frames is the launcher's fault: "
         "read the ranks' own status.",
         "Python; https://github.com/ml-explore/mlx/issues/2144",
+        classes=UNTAGGED,
         role=EITHER,
         causes=[
             ("the job's own error", "its frames are in the job's files"),
@@ -667,6 +669,7 @@ SIGNATURES = (
         check="MD102",
         refine=_mlx_component,
         envelope=True,
+        classes=MLX_ERROR,
         examples=(
             "RuntimeError: [metal::Device] Unable to build metal library from source",
             "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
@@ -676,7 +679,7 @@ SIGNATURES = (
     signature(
         "MD698",
         "metal.kernel-missing",
-        r"Unable to load kernel (?P<kernel>\w+)",
+        r"Unable to load (?:kernel|function) (?P<kernel>\w+)",
         "MLX's Metal backend could not find a kernel in the metallib installed with it: the "
         "library does not have that kernel.",
         "Unset MLX_METAL_FAST_SYNCH (or build MLX from source to use it); install mlx and "

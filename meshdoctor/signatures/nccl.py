@@ -8,6 +8,7 @@ import re
 from typing import Mapping, Optional
 
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+from meshdoctor.signatures.nccl_classes import CLASSES
 
 # NCCL result strings (ncclGetErrorString) inside an ``NCCL error`` line -> what they mean here
 _NCCL_MSG = {
@@ -18,6 +19,12 @@ _NCCL_MSG = {
     "remote process exited or there was a network error": "a peer rank died or the network "
     "between them failed: look at the "
     "other ranks first",
+    "internal error": "an internal check of NCCL failed (ncclInternalError): usually after an "
+    "earlier failure; the NCCL WARN lines before it say which",
+    "invalid usage": "NCCL was called in a way it does not allow (ncclInvalidUsage): an "
+    "NCCL_* setting or the program's use of the API; NCCL_DEBUG=WARN names it",
+    "invalid argument": "an argument of an NCCL call was invalid (ncclInvalidArgument): "
+    "NCCL_DEBUG=WARN names it",
 }
 
 
@@ -64,9 +71,29 @@ _NCCL_WARN = (
 )
 
 
+# ncclResult_t (NCCL v2.30.7 src/nccl.h.in) -> what a trace line's "-> N" says failed
+NCCL_RESULTS = {
+    "1": "a CUDA call failed (ncclUnhandledCudaError)",
+    "2": "a system call failed (ncclSystemError: sockets, /dev/shm, limits)",
+    "3": "an internal check failed (ncclInternalError), often after an earlier failure",
+    "4": "an argument was invalid (ncclInvalidArgument)",
+    "5": "NCCL was used in a way it does not allow (ncclInvalidUsage)",
+    "6": "a peer exited or the network failed (ncclRemoteError): another rank failed first",
+    "7": "an operation is still in progress (ncclInProgress)",
+    "8": "an operation timed out (ncclTimeout)",
+}
+
+
 def nccl_warning(groups: Mapping[str, str]) -> Optional[str]:
     """What the ``NCCL WARN`` text in group ``msg`` says here (the first known class it holds,
-    case-insensitive), or None for a warning of no known class."""
+    case-insensitive), or for an ``NCCL INFO file:line -> N`` trace line (group ``res``) what
+    its result code names and where it failed (``site``:``at``); None otherwise."""
+    if groups.get("res"):
+        what = NCCL_RESULTS.get(groups["res"])
+        where = f"{groups.get('site', '')}:{groups.get('at', '')}"
+        return f"the failure passed through {where} with result {groups['res']}" + (
+            f": {what}" if what else ""
+        )
     msg = groups.get("msg", "").lower()
     return next((why for key, why in _NCCL_WARN if key.lower() in msg), None)
 
@@ -90,7 +117,10 @@ _PEER_WENT_AWAY = re.compile(
 def peer_went_away(groups: Mapping[str, str]) -> Optional[str]:
     """A role hook: :data:`CONSEQUENCE` when the message in group ``msg`` says the peer went
     away (``remote process exited``, ``Connection closed by remote peer``, reset, broken pipe),
-    else None (the signature's own role)."""
+    or a trace line's result (group ``res``) is ncclRemoteError (6), else None (the
+    signature's own role)."""
+    if groups.get("res") == "6":
+        return CONSEQUENCE
     return CONSEQUENCE if _PEER_WENT_AWAY.search(groups.get("msg", "")) else None
 
 
@@ -154,14 +184,19 @@ SIGNATURES = (
     signature(
         "MD653",
         "nccl.warn",
-        r"NCCL WARN (?P<msg>.*)",
+        r"NCCL WARN (?P<msg>.*)|NCCL INFO (?P<site>[\w/.-]+\.(?:cc|cu|h|cpp)):(?P<at>\d+) -> "
+        r"(?P<res>\d+)",
         "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
-        "NCCL error that follows.",
+        "NCCL error that follows. Its init and bootstrap trace lines (NCCL_DEBUG=INFO, "
+        "'bootstrap.cc:312 -> 3') follow a failure back up the calls: the rank whose trace "
+        "starts first failed first, and the result code names the class (1 CUDA, 2 system, 3 "
+        "internal, 4 invalid argument, 5 invalid usage, 6 a peer or the network).",
         "Read it with the NCCL error it explains.",
         "NCCL NCCL_DEBUG; NCCL src/misc/socket.cc, bootstrap.cc, init.cc, shmutils.cc",
         role=EITHER,
         envelope=True,
         refine=nccl_warning,
+        classes=CLASSES,
         examples=(
             "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
             "/dev/shm/nccl-2bX0 (size 9637888)",
@@ -170,16 +205,18 @@ SIGNATURES = (
             "h1:1234:1240 [0] bootstrap.cc:77 NCCL WARN Bootstrap : no socket interface found",
             "h1:1234:1240 [1] init.cc:1234 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 "
             "both on CUDA device 1000",
+            # NCCL v2.30.7 src/include/checks.h: INFO_LOC(NCCL_ALL, "-> %d", res)
+            "h1:1234:1240 [0] NCCL INFO bootstrap.cc:312 -> 3",
         ),
         role_of=peer_went_away,
         role_note="A warning that says the peer went away (Connection closed by remote peer, "
-        "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6) is a "
-        "consequence.",
+        "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6), or a "
+        "trace line with result 6, is a consequence.",
     ),
     signature(
         "MD650",
         "nccl.error",
-        r"NCCL error (?P<file>[^\s:]+):(?P<line>\d+) '(?P<msg>[^']*)'",
+        r"NCCL (?:error|failure) (?P<file>[^\s:]+):(?P<line>\d+) '(?P<msg>[^']*)'",
         "An NCCL call failed; MLX printed it and exited with status 1 (no Python exception).",
         "See the message: 'remote process exited' means another rank failed first.",
         "MLX nccl backend; NCCL ncclGetErrorString",
@@ -203,6 +240,9 @@ SIGNATURES = (
             "was a network error'",
             "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
             "NCCL_DEBUG=INFO for details)'",
+            # nccl-tests common.h NCCLCHECK (NVIDIA/nccl-tests #166)
+            "node1: Test NCCL failure common.cu:1279 'internal error - please report this "
+            "issue to the NCCL developers / '",
         ),
         refine=nccl_message,
         role_of=peer_went_away,
@@ -212,7 +252,7 @@ SIGNATURES = (
     signature(
         "MD651",
         "cuda.out-of-memory",
-        r"CUDA error.*out of memory",
+        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory",
         "The GPU ran out of memory.",
         "Use a smaller batch or model shard; check no other process holds the GPU (nvidia-smi).",
         "CUDA runtime cudaErrorMemoryAllocation",
@@ -220,12 +260,16 @@ SIGNATURES = (
             ("model or batch too large for the GPU", "nvidia-smi memory at the limit"),
             ("another process holds GPU memory", "nvidia-smi lists it"),
         ],
-        examples=("CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88",),
+        examples=(
+            "CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88",
+            # MLX v0.32.1 mlx/backend/cuda/utils.cpp: "{} failed: {}"
+            "RuntimeError: cudaMallocAsync(&data, size, stream) failed: out of memory",
+        ),
     ),
     signature(
         "MD652",
         "cuda.error",
-        r"CUDA error(?!.*out of memory)",
+        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:)(?!.*out of memory)",
         "A CUDA call failed; MLX exits with status 1 after printing it.",
         "Read the CUDA error text; check the driver and GPU health (nvidia-smi, dmesg Xid).",
         "CUDA runtime error strings",
@@ -235,6 +279,8 @@ SIGNATURES = (
         ],
         examples=(
             "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
+            "RuntimeError: cudaStreamSynchronize(stream) failed: an illegal memory access was "
+            "encountered",
         ),
     ),
     signature(
@@ -349,8 +395,8 @@ SIGNATURES = (
     signature(
         "MD685",
         "nccl.ib-retry-exceeded",
-        r"NET/IB\s*:\s*Got completion from peer (?P<peer>\S+) with (?:error |status=)"
-        r"(?P<status>\d+)[^\n]*?(?:hca (?P<hca>\S+))?$",
+        r"NET/IB(?:/GIN)?\s*:\s*Got completion from peer (?P<peer>\S+) with (?:error |status=)"
+        r"(?:[^(\n]*\()?(?P<status>\d+)\)?[^\n]*?(?:hca (?P<hca>\S+))?$",
         "An InfiniBand/RoCE work request to that peer failed: status 12 is "
         "IBV_WC_RETRY_EXC_ERR (the transport retry counter was exceeded: the packets were "
         "never acknowledged), 13 IBV_WC_RNR_RETRY_EXC_ERR (the peer had no receive posted). "
@@ -378,6 +424,10 @@ SIGNATURES = (
             "remoteGids::ffff:10.0.0.2 hca mlx5_0",
             "NCCL WARN NET/IB : Got completion from peer 10.1.2.3<50123> with error 12, opcode "
             "129, len 0, vendor err 129 (Recv)",
+            # NCCL v2.30.7 src/transport/net_ib/p2p.cc: status=%s(%d), ibv_wc_status_str first
+            "node1:2345:2400 [0] NCCL WARN NET/IB: Got completion from peer 10.0.0.2<55034> "
+            "with status=transport retry counter exceeded(12) opcode=Recv(128) vendor_err=129 "
+            "localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0",
         ),
     ),
     signature(

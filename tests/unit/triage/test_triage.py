@@ -182,6 +182,8 @@ LINES = [
     ("OSError: [Errno 98] Address already in use", "MD679"),
     ("\x1b[31m[ERROR] Incomplete mesh, m1 is not connected to m3 \x1b[0m", "MD680"),
     ("[ERROR] Could not find a full ring.", "MD687"),
+    ("mlx.launch: error: No script is provided", "MD600"),
+    ("[WARN] 'X' is an invalid environment variable so it is ignored", "MD600"),
     ("[ERROR] Could not ssh to the following hosts:", "MD688"),
     ("[ERROR] m2 does not seem to have RDMA enabled", "MD689"),
     ("RuntimeError: [nccl] Unknown or unsupported dtype", "MD654"),

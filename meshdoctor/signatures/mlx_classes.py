@@ -1,0 +1,310 @@
+"""Failure classes of MLX's own messages that no signature of their own reads: each a
+:class:`~meshdoctor.signatures.model.FailureClass` (its meaning, cause and what helps) of
+the component's generic reading, found by the message's text (the rows of
+``sites/mlx.tsv``, MLX v0.32.1 sources and 0.32.4 wheels). Three readings hold them:
+mlx.error (``RuntimeError: [component] ...``, :data:`MLX_ERROR`), python.exception (a
+message without a component, :data:`UNTAGGED`) and launch.message (mlx.launch's and
+mlx.distributed_config's ``[WARN]``/``[ERROR]`` and usage-error lines, :data:`LAUNCH`)."""
+
+from __future__ import annotations
+
+from meshdoctor.signatures.model import failure_class as fc
+
+_V = "MLX v0.32.1 "
+_W = "MLX 0.32.4 wheel "
+
+# "[component] message" errors (mlx.error)
+MLX_ERROR = (
+    fc(
+        "jaccl.post-failed",
+        r"\[jaccl\] (?:Send|Recv) failed with error code (?!-12\b)-?\d+",
+        "posting a work request to a JACCL queue pair failed (ibv_post_send/ibv_post_recv "
+        "returned this error code; -12, a full queue, has its own reading)",
+        "the queue pair left the ready-to-send state after a peer or link went away (22: "
+        "EINVAL), or the driver refused the request",
+        "look for the first failure on the other ranks; if none, run `meshdoctor check` on "
+        "this host (RDMA ports, GIDs) and restart the job",
+        _W + "mlx/include/jaccl/rdma.h (post_send/post_recv)",
+    ),
+    fc(
+        "jaccl.buffer-registered-twice",
+        r"\[jaccl\] Buffer can be registered once per protection domain",
+        "JACCL was asked to register one buffer twice in one protection domain",
+        "an MLX defect (the group's buffers are registered once at setup), not the mesh",
+        "upgrade mlx; report it to ml-explore/mlx with the version and the program",
+        _V + "mlx/distributed/jaccl/lib/jaccl/rdma.cpp",
+    ),
+    fc(
+        "jaccl.pool-stopped",
+        r"\[ThreadPool::enqueue\] Not allowed on stopped ThreadPool",
+        "a JACCL collective was started after its group's worker pool stopped",
+        "the program used the group while the process was exiting (a collective in an "
+        "atexit hook or a daemon thread) or after an earlier JACCL error tore the group down",
+        "read the earlier error of this rank; finish collectives before the process exits",
+        _W + "mlx/include/jaccl/threadpool.h",
+    ),
+    fc(
+        "distributed.factory-backend",
+        r"An all gather factory is only supported with the 'jaccl' backend",
+        "an all-gather factory was asked of a backend other than jaccl",
+        "the program passes a factory with backend ring, mpi or nccl",
+        "use backend jaccl for it, or drop the factory argument",
+        _V + "mlx/distributed/distributed.cpp",
+    ),
+    fc(
+        "nccl.windows",
+        r"\[nccl\] Distributed NCCL is not yet supported on Windows",
+        "MLX's nccl backend does not run on Windows",
+        "the job runs on a Windows host",
+        "run the nccl ranks on Linux hosts",
+        _V + "mlx/distributed/nccl/nccl.cpp",
+    ),
+    fc(
+        "metal.no-device",
+        r"\[metal::load_device\] No Metal device available",
+        "this process sees no Metal GPU",
+        "a headless, sandboxed or virtualized macOS session (a launchd job without a GUI "
+        "session, a VM, an ssh session under some sandboxes)",
+        "run the rank in a session that has the GPU (log in on the Mac, or a LaunchAgent in "
+        "the user's session), or use the cpu device",
+        _V + "mlx/backend/metal/device.cpp",
+    ),
+    fc(
+        "metal.cpu-build",
+        r"\[metal::(?:device_info|get_metallib_path)\] Cannot get .* without metal backend",
+        "a Metal function was called on an MLX build without the Metal backend",
+        "the mlx-cpu build on Linux, or mlx installed without mlx-metal on a Mac",
+        "on a Mac `pip install -U mlx mlx-metal` of the same version; on Linux do not ask for "
+        "Metal (mx.metal.*)",
+        _W + "libmlx.so (mlx-cpu 0.32.4)",
+    ),
+    fc(
+        "metal.wired-limit",
+        r"\[metal::set_wired_limit\] Setting a wired limit larger than the maximum working",
+        "the wired-memory limit asked for is above the GPU's maximum working set",
+        "mx.set_wired_limit (or a server's setting) above what macOS lets the GPU wire",
+        "ask for less, or raise the system's limit first (`sudo sysctl "
+        "iogpu.wired_limit_mb=N`) on every host",
+        _V + "mlx/backend/metal/allocator.cpp",
+    ),
+    fc(
+        "metal.command-queue",
+        r"\[metal::CommandEncoder\] Failed to make new command queue",
+        "Metal refused a new command queue",
+        "too many streams in this process, or the GPU was reset under it",
+        "use fewer streams; if the GPU restarted (a GPU restart report), reboot the host",
+        _V + "mlx/backend/metal/device.cpp",
+    ),
+    fc(
+        "metal.math-mode",
+        r"\[metal::Device\] (?:Invalid math mode|Metal math mode `relaxed` requires)",
+        "the Metal math mode set is unknown or needs a newer macOS",
+        "MLX_METAL_MATH_MODE (or the program) asks for relaxed math on macOS 14 or older, "
+        "or for a mode that does not exist",
+        "unset it, or upgrade macOS to 15 or later on every host",
+        _V + "mlx/backend/metal/device.cpp",
+    ),
+    fc(
+        "metal.jit-failed",
+        r"\[metal::Device\] Unable to build metal library from source",
+        "MLX could not compile a Metal kernel at run time",
+        "a kernel source this Metal compiler rejects (an MLX and macOS mismatch), or a "
+        "custom kernel with an error",
+        "upgrade mlx and macOS together; for a custom kernel read the compiler message",
+        _V + "mlx/backend/metal/device.cpp",
+    ),
+    fc(
+        "metal.shared-event",
+        r"\[Event::Event\] Failed to create Metal shared event",
+        "Metal refused a shared event (what MLX's streams wait on)",
+        "the GPU driver is out of resources or was reset",
+        "restart the job; if it repeats, reboot the host",
+        _V + "mlx/backend/metal/event.cpp",
+    ),
+    fc(
+        "metal.capture",
+        r"\[metal::start_capture\] Failed to start",
+        "a Metal GPU capture could not start",
+        "MTL_CAPTURE_ENABLED=1 is not set, or the capture path exists already",
+        "set MTL_CAPTURE_ENABLED=1 and pass a new .gputrace path",
+        _W + "libmlx.dylib (mlx-metal 0.32.4)",
+    ),
+)
+
+# messages raised without a component in brackets (python.exception)
+UNTAGGED = (
+    fc(
+        "group.size-one",
+        r"Cannot (?:send to|recv from) a singleton group",
+        "send or recv on a group of one process",
+        "the ranks never formed a group: each process initialised alone (started without "
+        "mlx.launch, a backend this MLX lacks, or a non-strict init that fell back to a "
+        "group of size 1)",
+        "start the ranks with mlx.launch and init with strict=True to see why the backend "
+        "did not start",
+        _V + "mlx/distributed/ops.cpp",
+    ),
+    fc(
+        "group.bad-peer",
+        r"Invalid (?:destination|source)=-?\d+ for a group of size \d+",
+        "send or recv to a rank outside the group",
+        "a rank number at or above the world size (more ranks assumed than were launched)",
+        "compute peers from group.size(); launch as many ranks as the program expects",
+        _V + "mlx/distributed/ops.cpp",
+    ),
+    fc(
+        "group.sum-scatter-shape",
+        r"\[sum_scatter\] Invalid shape",
+        "sum_scatter's first axis is not divisible by the group size",
+        "the array's axis 0 does not split evenly across the ranks",
+        "pad axis 0 to a multiple of the world size",
+        _V + "mlx/distributed/ops.cpp",
+    ),
+    fc(
+        "group.reduce-op",
+        r"Only all reduce sum, max and min are supported",
+        "an all-reduce with an operation the backends lack",
+        "the program asked for a reduction other than sum, max or min",
+        "express it with all_sum, all_max or all_min",
+        _V + "mlx/distributed/primitives.cpp",
+    ),
+    fc(
+        "mpi.failure",
+        r"(?:\bInvalid type$|MPI could not split this group|Cannot initialize MPI\b)",
+        "the mpi backend failed: it could not start (no Open MPI library found), split the "
+        "group, or reduce this dtype",
+        "libmpi not found at run time (Open MPI not installed, or not on the library path), "
+        "or a dtype MPI has no type for",
+        "install Open MPI on every host (or use backend ring/jaccl); cast to a supported dtype",
+        _V + "mlx/distributed/mpi/mpi.cpp",
+    ),
+    fc(
+        "stream.other-thread",
+        r"There is no Stream\((?:gpu|cpu), \d+\) in current thread",
+        "a stream made on another thread was used here",
+        "MLX's streams belong to the thread that made them (an array or stream handed to a "
+        "worker thread)",
+        "make the stream in the thread that uses it, or evaluate before handing arrays over",
+        _V + "mlx/backend/metal/device.cpp, mlx/backend/cuda/device.cpp",
+    ),
+    fc(
+        "cuda.event-misuse",
+        r"(?:Should not wait on a CudaEvent before recording|CudaEvent can not wait on CPU)",
+        "an MLX CUDA event was waited on in a way it does not allow",
+        "an MLX defect in stream synchronisation",
+        "upgrade mlx; report it to ml-explore/mlx with the program",
+        _V + "mlx/backend/cuda/event.cu",
+    ),
+    fc(
+        "metal.metallib-missing",
+        r"(?:Failed to load the (?:default )?metallib|Can not load metallib from specified)",
+        "MLX could not load its Metal kernel library",
+        "mlx-metal missing, of another version than mlx, or MLX_METALLIB_PATH pointing away",
+        "`pip install -U mlx mlx-metal` of the same version on every host; unset MLX_METALLIB_PATH",
+        _V + "mlx/backend/metal/device.cpp",
+    ),
+    fc(
+        "hostfile.unreadable",
+        r"(?:Hostfile \S+ doesn't exist|Failed to parse hostfile|Hostname cannot be empty)",
+        "mlx.launch could not read the hostfile",
+        "a wrong path, JSON that does not parse, or an entry without its ssh name",
+        "`meshdoctor check --hostfile FILE` names what is wrong in it",
+        _W + "mlx/_distributed_utils/common.py",
+    ),
+    fc(
+        "launch.bad-number",
+        r"Number should be positive",
+        "an mlx.launch option that takes a count got zero or less",
+        "-n / --repeat-hostnames given 0 or a negative number",
+        "pass a positive number",
+        _W + "mlx/_distributed_utils/common.py",
+    ),
+    fc(
+        "config.no-local-ip",
+        r"Ran out of available local IPs",
+        "mlx.distributed_config ran out of addresses for the Thunderbolt links",
+        "more links than the address range it assigns from",
+        "assign the links' addresses by hand, or use fewer links",
+        _W + "mlx/_distributed_utils/config.py",
+    ),
+)
+
+# mlx.launch's and mlx.distributed_config's own lines (launch.message)
+LAUNCH = UNTAGGED[-3:] + (
+    fc(
+        "config.no-sudo",
+        r"Automatic setup requested but the following hosts do not have",
+        "mlx.distributed_config --auto-setup needs passwordless sudo on every host",
+        "the hosts listed after it ask for a sudo password",
+        "allow the network setup commands in sudoers on those hosts, or run the printed "
+        "commands by hand",
+        _W + "mlx/_distributed_utils/config.py",
+    ),
+    fc(
+        "config.no-topology",
+        r"(?:Neither thunderbolt mesh nor ring found|RDMA is not available and ring is not)",
+        "mlx.distributed_config found no Thunderbolt mesh or ring between the hosts",
+        "cables missing or in the wrong ports, Thunderbolt Bridge holding the ports, or RDMA "
+        "off (rdma_ctl)",
+        "run with --dot to see the links found; `meshdoctor check --hostfile` on the hosts",
+        _W + "mlx/_distributed_utils/config.py",
+    ),
+    fc(
+        "config.no-ip",
+        r"Could not extract ip for",
+        "mlx.distributed_config could not read a host's IP",
+        "the host's interface has no IPv4 address, or ssh to it printed something else",
+        "give the host an IPv4 address on the interface it uses; check `ssh HOST ipconfig "
+        "getifaddr en0`",
+        _W + "mlx/_distributed_utils/config.py",
+    ),
+    fc(
+        "config.some-no-rdma",
+        r"Some of the hosts don't have RDMA enabled",
+        "some hosts have RDMA off, so the jaccl backend cannot use them",
+        "`rdma_ctl enable` not run (from recovery) on those hosts, or macOS older than 26.2",
+        "enable RDMA on them (the warnings before it name the hosts), or use backend ring",
+        _W + "mlx/_distributed_utils/config.py",
+    ),
+    fc(
+        "launch.bad-env",
+        r"is an invalid environment variable so it is ignored",
+        "an --env value of mlx.launch is not NAME=VALUE, so it was dropped",
+        "a value without '=' (or a shell that split it)",
+        "pass --env NAME=VALUE, quoted",
+        _W + "mlx/_distributed_utils/launch.py",
+    ),
+    fc(
+        "launch.ring-needs-ips",
+        r"The ring backend requires IPs to be provided instead of hostnames",
+        "the ring hostfile lists host names where the backend needs IP addresses",
+        "'ips' entries hold names",
+        "write each host's IPv4 address in its 'ips'",
+        _W + "mlx/_distributed_utils/launch.py",
+    ),
+    fc(
+        "launch.no-script",
+        r"No script is provided",
+        "mlx.launch was given no program to run",
+        "the script argument is missing (or swallowed by an option)",
+        "pass the script after the options: mlx.launch ... script.py",
+        _W + "mlx/_distributed_utils/launch.py",
+    ),
+    fc(
+        "launch.bad-backend",
+        r"The backend should be one of",
+        "mlx.launch does not know this backend name",
+        "a backend this mlx.launch lacks (jaccl-ring before MLX 0.30.1) or a typo",
+        "use one of the names printed; upgrade mlx on every host for jaccl",
+        _W + "mlx/_distributed_utils/launch.py",
+    ),
+    fc(
+        "jaccl.connect-retry",
+        r"\[jaccl\] Connection attempt \d+ waiting",
+        "a JACCL rank is retrying its connection to the coordinator (rank 0)",
+        "rank 0 is not listening yet, or MLX_JACCL_COORDINATOR names an address it does not "
+        "hold; after the last attempt the rank fails with Couldn't connect",
+        "if it goes on, check rank 0 started and the coordinator address is rank 0's",
+        _V + "mlx/distributed/jaccl/lib/jaccl/rdma.cpp",
+    ),
+)

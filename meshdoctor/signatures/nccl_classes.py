@@ -1,0 +1,206 @@
+"""Failure classes of NCCL's ``WARN`` lines (the sites of ``sites/nccl.tsv``: NCCL v2.30.7
+src/transport/net_ib, net_socket.cc, shm.cc, p2p.cc, bootstrap.cc, proxy.cc, init.cc,
+misc/socket.cc, misc/shmutils.cc, misc/ibvwrap.cc, misc/cudawrap.cc, os/linux.cc), each a
+:class:`~meshdoctor.signatures.model.FailureClass` of nccl.warn with its cause and what
+helps, most specific first."""
+
+from __future__ import annotations
+
+from meshdoctor.signatures.model import failure_class as fc
+
+_S = "NCCL v2.30.7 "
+
+CLASSES = (
+    fc(
+        "nccl.shm",
+        r"shared memory|/dev/shm|posix_fallocate|Could not map \S+ size|failed to extend|shm (?:close|unlink)",
+        "NCCL could not create, size or map a shared-memory segment in /dev/shm",
+        "/dev/shm is full or too small (a container's 64 MB default)",
+        "size the tmpfs (docker --shm-size=1g or --ipc=host; `df -h /dev/shm`), or set "
+        "NCCL_SHM_DISABLE=1 to use another transport",
+        _S + "src/os/linux.cc, src/misc/shmutils.cc, src/proxy.cc; NVIDIA/nccl #290",
+    ),
+    fc(
+        "nccl.reg-mr",
+        r"ibv_reg_mr|reg_mr|reg_dmabuf_mr|could not find mr|Cannot allocate memory",
+        "registering memory with the RDMA device failed",
+        "the locked-memory limit (ENOMEM under a small `ulimit -l`), then the kernel's or "
+        "driver's memory registration (peer memory for GPU buffers)",
+        "raise the locked-memory limit (`ulimit -l unlimited`, limits.conf memlock, docker "
+        "--ulimit memlock=-1); then check nvidia-peermem / DMA-BUF support",
+        _S + "src/misc/ibvwrap.cc, src/transport/net_ib",
+    ),
+    fc(
+        "nccl.mismatch",
+        r"[Mm]essage truncated|Mismatched response size|mismatch in info from procs|magic "
+        r"mismatch|posted incorrect receive info",
+        "a peer sent a message of another size than this rank expected",
+        "ranks calling collectives of different sizes or in a different order, or NCCL "
+        "settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) that differ across ranks",
+        "make every rank call the same collectives in the same order with the same counts; "
+        "give every rank the same NCCL_* environment",
+        _S + "src/bootstrap.cc, src/transport/net_socket.cc; NVIDIA/nccl #605",
+    ),
+    fc(
+        "nccl.version-mismatch",
+        r"Mismatched NCCL version|mixed local (?:Coll)?Net device counts|netName \S+ is "
+        r"different|incompatible",
+        "the ranks do not agree on NCCL's version or their network devices",
+        "different NCCL builds on the hosts, or hosts with different NIC counts or link types",
+        "install the same NCCL on every host; select NICs of one link type (NCCL_IB_HCA) or "
+        "set the NCCL_IGNORE_*_MISMATCH the message names",
+        _S + "src/init.cc, src/transport/net_ib",
+    ),
+    fc(
+        "nccl.no-interface",
+        r"no socket interface found|No usable listening interface|no (?:device|interface) "
+        r"found|No IP interface found|NCCL_OOB_NET_IFNAME|No valid \S+ pair found|getting "
+        r"address info|unsupported IP family|neither AF_INET|Invalid NCCL_COMM_ID",
+        "NCCL found no usable network interface or address",
+        "NCCL_SOCKET_IFNAME (or NCCL_OOB_NET_IFNAME) names an interface this host lacks, or "
+        "none is up with an address; NCCL_COMM_ID malformed",
+        "set NCCL_SOCKET_IFNAME to the interface the hosts share (`ip -br addr`)",
+        _S + "src/bootstrap.cc, src/misc/socket.cc, src/transport/net_socket.cc",
+    ),
+    fc(
+        "nccl.connect",
+        r"connect to \S+ (?:returned|failed)|exceeded (?:error )?retr|PollConnect|Accept "
+        r"failed|TryAccept",
+        "NCCL could not connect to (or accept) a peer's socket",
+        "the peer is not listening (it died or has not started), a firewall drops the port, "
+        "or the address is on the wrong interface",
+        "read the peer's log first; then `nc -vz PEER PORT` and NCCL_SOCKET_IFNAME",
+        _S + "src/os/linux.cc, src/misc/socket.cc",
+    ),
+    fc(
+        "nccl.socket-call",
+        r"Call to (?:accept|bind|close|getifaddrs|getsockopt|listen|open|read|setsockopt[\w ]*|"
+        r"shutdown|socket|write) failed:",
+        "a socket system call NCCL made failed (the text after it is the errno's)",
+        "too many open files (EMFILE: `ulimit -n`), a port in use (bind: EADDRINUSE), or an "
+        "interface that went away",
+        "read the errno text; raise `ulimit -n`; free or change the port; check NCCL_SOCKET_IFNAME",
+        "NCCL 2.32.3 libnccl.so.2 (nvidia-nccl-cu13 wheel); NCCL v2.30.7 src/misc/socket.cc",
+    ),
+    fc(
+        "nccl.peer-lost",
+        r"Call to \S+ \S+ failed :|socket progress error|Socket recv failed while polling|"
+        r"Could not receive type from localRank|Connection closed|asynchronous (?:bootstrap )?"
+        r"send (?:to peer \d+ )?failed|call to tpRank \d+.* failed",
+        "a socket to a peer failed mid-transfer",
+        "the peer rank died or its host or link went away",
+        "find the rank that failed first; if none died, check the link between the hosts",
+        _S + "src/os/linux.cc, src/proxy.cc, src/transport/net_socket.cc",
+    ),
+    fc(
+        "nccl.ib-fault",
+        r"Got completion from peer|CQE with error|async fatal event|failed QP|marked as "
+        r"failed|Fatal error\. Detected|The error is fatal|encountered a fatal error|GID table "
+        r"changed|async event|unknown event type|stale CQE|functional device|(?:ECE|Init|RTR|"
+        r"RTS|Reset) failed \(\d+\) for QP|Flush QP|port-recovery|Resiliency QPs|GID change|"
+        r"GID-change",
+        "the InfiniBand/RoCE device reported a failed work request or a fatal event",
+        "a link, cable or switch port fault (port down, retry exceeded), RoCE without a "
+        "lossless fabric, or the peer died mid-transfer",
+        "check the port (`ibv_devinfo`: PORT_ACTIVE, `ethtool -S` errors), the cable and the "
+        "switch; read the peer's log",
+        _S + "src/transport/net_ib",
+    ),
+    fc(
+        "nccl.ib-device",
+        r"Unable to (?:open|query) (?:device|port)|ibv_modify_qp|lib wrapper not "
+        r"initialized|Call to +failed|Call to ibv_\w+ failed|mlx5dv|virtual (?:device|NIC)|vNic|physical device|"
+        r"RoceGetVersionNum|OOO RQ|FLID|SUBNET_PREFIX|DOCA|GIN|Peermem|DMA-BUF|plane ID|"
+        r"data_direct",
+        "NCCL could not open, query or set up the RDMA device",
+        "rdma-core or the driver missing or mismatched, a device NCCL_IB_HCA names that is "
+        "down, a wrong GID index (NCCL_IB_GID_INDEX), or a feature the NIC lacks",
+        "run `ibv_devinfo` on the host; fix NCCL_IB_HCA / NCCL_IB_GID_INDEX, or set "
+        "NCCL_IB_DISABLE=1 to use sockets",
+        _S + "src/misc/ibvwrap.cc, src/transport/net_ib",
+    ),
+    fc(
+        "nccl.cuda-driver",
+        r"CUDA Driver version|PFN functions|Retrieve \S+ .*failed|Failed to set CUDA device|"
+        r"cudaIpcGetMemHandle|failed to peer with device|libnvidia-ml",
+        "a CUDA driver call NCCL needs failed",
+        "a driver older than the CUDA runtime, a GPU not visible to the process, or peer "
+        "access refused between GPUs",
+        "compare `nvidia-smi` with the wheel's CUDA; check CUDA_VISIBLE_DEVICES; try "
+        "NCCL_P2P_DISABLE=1",
+        _S + "src/misc/cudawrap.cc, src/transport/p2p.cc, src/proxy.cc",
+    ),
+    fc(
+        "nccl.gpu-mapping",
+        r"same GPU|Duplicate GPU|intra proc ranks|local ranks rank|invalid IPC peer|diviser "
+        r"of the number of ranks",
+        "the ranks' GPUs or local ranks do not map as NCCL expects",
+        "two ranks on one GPU (CUDA_VISIBLE_DEVICES), or hosts whose ranks disagree on who "
+        "is local",
+        "run one rank per GPU; give each local rank its own device",
+        _S + "src/init.cc, src/transport/p2p.cc",
+    ),
+    fc(
+        "nccl.usage",
+        r"Invalid config|Invalig config|ncclConfig_t|improper usage|Invalid rank requested|"
+        r"Invalid device|invalid device count|exceeds ndev|should not be called when|"
+        r"ncclCommGrow|before the previous operation returned|already been destroyed|"
+        r"CTA_POLICY|graphStreamOrdering|NCCL_WORK_FIFO_BYTES|NCCL_SOCKET_NTHREADS|"
+        r"NCCL_NSOCKS_PERTHREAD|SHM locality|Resiliency is enabled",
+        "NCCL was called or configured in a way it does not accept (ncclInvalidUsage)",
+        "an NCCL_* setting out of range, or the program's use of the API (rank or device "
+        "numbers, a communicator used after an error or after it was destroyed)",
+        "fix the setting or call the message names; unset NCCL_* variables you did not mean",
+        _S + "src/init.cc, src/bootstrap.cc, src/transport/net_socket.cc, src/transport/shm.cc",
+    ),
+    fc(
+        "nccl.aborted",
+        r"abort state|SetAsyncError|commDestroySync|commReclaim|destroys proxy resource|"
+        r"cleanup callback failed|Error encountered progressing operation|Failed to execute "
+        r"operation|proxyDestroy failed",
+        "the communicator was aborted or torn down after an error",
+        "an earlier failure on this or another rank (this line is its consequence)",
+        "find the first error of the job (the earliest WARN, the rank that exited first)",
+        _S + "src/init.cc, src/proxy.cc",
+    ),
+    fc(
+        "nccl.resources",
+        r"unable to allocate|Failed to allocate|Too many connections|Not enough space|Cannot "
+        r"allocate any more",
+        "NCCL ran out of host resources (memory, connections)",
+        "host memory exhausted, or too many ranks or connections for the limits",
+        "free host memory; raise `ulimit -n`; lower NCCL_NSOCKS_PERTHREAD / NCCL_SOCKET_NTHREADS",
+        _S + "src/transport/net_socket.cc, src/transport/net_ib, src/proxy.cc",
+    ),
+    fc(
+        "nccl.system-call",
+        r"Poll failed|sched_[gs]etaffinity|Could not find real path|WSAPoll|listenSock",
+        "a system call NCCL relies on failed",
+        "a container's seccomp or cgroup limits, a CPU affinity mask NCCL cannot apply, or "
+        "sysfs not mounted",
+        "run with the container's defaults relaxed (--cap-add SYS_NICE, sysfs mounted); check "
+        "the CPU set given to the rank",
+        _S + "src/os/linux.cc, src/proxy.cc",
+    ),
+    fc(
+        "nccl.internal",
+        r"pass NULL socket|socket is invalid|socket state|invalid socket|invalid arguments|"
+        r"Invalid argument|string is null|Proxy append|Inactive op|List loop|dequeue|opId=|"
+        r"Could not find pool|Unknown command|Unrecognized request|Unknown completion|No "
+        r"format specified|expected a '(?:send|recv)' request|Invalid (?:request index|wr_id)|"
+        r"replay|failed request|repost|Unsupported|prob(?:e|ing)|Resiliency context|outstanding "
+        r"recovery|GoToPrevState|alive message|Listencomm|already connected|non-connected "
+        r"peer|ready == 0|Unexpected connections|bcastGrowHandle|are NULL|out of range|already "
+        r"checked in|out of bounds|Group creation failed|schedule creation|has no transport|"
+        r"NULL request|ncclNetSocketListen|events=|Rma Proxy|incomplete proxy op|"
+        r"replacement QP|Cannot replace QP|NET/IB: Invalid |Failed QP index|duplicate socket "
+        r"index|ncclSocketStateError|Can't make virtual|unable to allocate|could not retreive|"
+        r"resiliency send request",
+        "an internal consistency check of NCCL failed (ncclInternalError)",
+        "usually the echo of an earlier failure (a closed socket, an aborted communicator); "
+        "alone, an NCCL defect",
+        "find the earlier error first; if there is none, upgrade NCCL and report it to "
+        "NVIDIA/nccl with NCCL_DEBUG=INFO output",
+        _S + "src/misc/socket.cc, src/proxy.cc, src/transport/net_ib, src/bootstrap.cc",
+    ),
+)
