@@ -11,7 +11,7 @@ from typing import BinaryIO, Optional, Sequence
 
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
-from meshdoctor.triage import collect, silent, timeline
+from meshdoctor.triage import alone, collect, hung, mismatch, silent, timeline
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
@@ -93,4 +93,7 @@ def run(
             collect.launcher_zero(col)
     timeline.settle_exits(col.findings)  # a survivor's exit 1 follows its lost-peer traceback
     col.findings.extend(silent.suspects(col.inputs, col.findings, col.unreachable))  # MD691
+    col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
+    col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
+    col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
     return build(col, verdict)

@@ -87,7 +87,11 @@ class Finding:
 class Input:
     """One thing triage read (or tried to): ``kind`` is ``log``, ``crash-report``, ``stdin``
     or ``exit-code``; ``warnings`` are problems it still got past (binary bytes, a truncated
-    report); ``error`` is set when nothing of it could be read."""
+    report); ``error`` is set when nothing of it could be read. ``head`` and ``tail``: the
+    text of a log's first and last bytes (:data:`meshdoctor.triage.logs.HEAD_BYTES`,
+    :data:`~meshdoctor.triage.logs.TAIL_BYTES`; the whole text of a small log is in both), for
+    the readings made across inputs rather than line by line (a group of size 1, a hang
+    without an error); not part of the JSON form."""
 
     source: str
     kind: str = "log"
@@ -98,6 +102,8 @@ class Input:
     findings: int = 0
     warnings: List[str] = field(default_factory=list)
     error: Optional[str] = None
+    head: str = field(default="", repr=False, compare=False)
+    tail: str = field(default="", repr=False, compare=False)
 
     def to_dict(self) -> Dict[str, Any]:
         """JSON form of one input: source, kind, host, rank, size and what could not be read."""

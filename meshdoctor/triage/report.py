@@ -16,7 +16,7 @@ from typing import Any, Dict
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
-from meshdoctor.triage import silent
+from meshdoctor.triage import alone, hung, mismatch, silent
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Finding
 from meshdoctor.triage.timeline import order, relate
@@ -116,7 +116,8 @@ def _nothing_read(read) -> str:
 def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
-    titles[silent.CODE] = silent.ENTRY.title
+    for own in (silent.ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY):  # triage's own readings
+        titles[own.code] = own.title
     firsts = relate(col.findings)
     by_id = {f.id: f for f in col.findings}
     timeline = order(col.findings)
