@@ -67,6 +67,9 @@ _LEAD_TS = re.compile(
 )
 _Keys = Tuple[Tuple[str, Optional[int]], ...]  # what one line gave: (code, rank) per finding
 _RANK = re.compile(r"\b[Rr]ank[ _=:#-]?(\d{1,4})\b")
+# Open MPI's --tag-output ("[1,3]<stderr>:", mpirun(1)) and PRRTE's "[prterun-HOST-PID@1,3]<stdout>:"
+# (openpmix/prrte #1405): the job id, then the rank of the process that printed the line
+_MPI_TAG = re.compile(r"^\s*\[(?:[\w.-]+@)?\d+,(\d{1,6})\]<std(?:out|err|diag)>:")
 _FILE_RANK = re.compile(r"(?:rank|(?<![a-z])r)[-_.]?(\d{1,4})(?!\d)", re.I)
 
 
@@ -110,8 +113,9 @@ def rank_from_name(name: str) -> Optional[int]:
 
 
 def line_rank(line: str) -> Optional[int]:
-    """The rank a line speaks of (``[Rank 0] ...``, ``Node with rank 2 ...``, ``rank=1``)."""
-    m = _RANK.search(line)
+    """The rank a line speaks of: the rank in Open MPI's output tag (``[1,2]<stderr>:``) that
+    printed it, else one it names (``[Rank 0] ...``, ``Node with rank 2 ...``, ``rank=1``)."""
+    m = _MPI_TAG.match(line) or _RANK.search(line)
     return int(m.group(1)) if m else None
 
 
