@@ -9,6 +9,22 @@ from typing import Any, Dict, List, Optional
 from meshdoctor import signatures
 
 
+def check_command(sig: signatures.Signature) -> Optional[str]:
+    """The meshdoctor check a finding of ``sig`` suggests (its ``check``), or None. A check of
+    the RDMA stack (MD2xx: it reads ``ibv_devinfo``) carries a ``--timeout`` long enough to
+    prove a hang (:func:`meshdoctor.checker.here.proof_timeout`): after a JACCL error
+    ``ibv_devinfo`` is known to hang until a reboot (MLX #3910, #4278), and the default
+    deadline could only say "not assessed" of it."""
+    if not sig.check:
+        return None
+    cmd = f"meshdoctor check --only {sig.check}"
+    if sig.check.startswith("MD2"):
+        from meshdoctor.checker.here import proof_timeout
+
+        cmd += f" --timeout {proof_timeout()}"
+    return cmd
+
+
 @dataclass
 class Finding:
     """One failure seen in one input.
@@ -73,7 +89,7 @@ class Finding:
         if self.match.groups:
             d["groups"] = dict(self.match.groups)
         if sig.check:
-            d["check"] = f"meshdoctor check --only {sig.check}"
+            d["check"] = check_command(sig)
         if sig.fixed_in:
             d["fixed_in"] = f"mlx {sig.fixed_in}"
         if self.exit is not None:

@@ -18,7 +18,7 @@ from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
 from meshdoctor.triage import alone, hung, mismatch, silent
 from meshdoctor.triage.collect import Collected
-from meshdoctor.triage.findings import Finding
+from meshdoctor.triage.findings import Finding, check_command
 from meshdoctor.triage.timeline import order, relate
 
 INPUT = "MD690"
@@ -88,7 +88,7 @@ def _remediation(f: Finding, shown: Dict[str, str]) -> Remediation:
             text=f"Fix {f.consequence_of} first: this follows from it "
             f"(`meshdoctor explain {f.code}` says what it means alone)."
         )
-    cmd = f"meshdoctor check --only {sig.check}" if sig.check else None
+    cmd = check_command(sig)
     text = f.match.remedy
     if sig.causes and f.match.name in shown:
         text += f" Known causes: as for {shown[f.match.name]}."
