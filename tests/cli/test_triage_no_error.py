@@ -156,6 +156,33 @@ def test_ranks_in_different_collectives_from_lldb_dumps_are_an_order_mismatch(tm
     assert "different collectives" in r["summary"]
 
 
+def _sample(pid: int, collective: str) -> str:
+    """macOS `sample PID` output of a rank blocked in an MPI collective (its call graph)."""
+    return (
+        f"Analysis of sampling python3.12 (pid {pid}) every 1 millisecond\n"
+        f"Process:         python3.12 [{pid}]\n\n"
+        "Call graph:\n"
+        "    2740 Thread_8123   DispatchQueue_1: com.apple.main-thread  (serial)\n"
+        "    + 2740 start  (in dyld) + 2840  [0x18a5a2b98]\n"
+        "    +   2740 mlx::core::eval(std::vector<mlx::core::array>)  (in libmlx.dylib) + 64"
+        "  [0x105a00040]\n"
+        f"    +     2740 mlx::core::distributed::mpi::MPIGroup::{collective}(mlx::core::array "
+        "const&, mlx::core::array&, mlx::core::Stream)  (in libmlx.dylib) + 200  [0x105a1b2c8]\n"
+        "    +       2740 __psynch_cvwait  (in libsystem_kernel.dylib) + 8  [0x18a8e5e2c]\n"
+    )
+
+
+def test_ranks_in_different_collectives_from_macos_sample_are_an_order_mismatch(tmp_path):
+    # the same hang of ml-explore/mlx#1210 seen with `sample` on each Mac
+    files = {
+        "rank0.sample.txt": _sample(4711, "all_sum"),
+        "rank1.sample.txt": _sample(4712, "all_gather"),
+    }
+    (r,) = fails(triage(tmp_path, files))
+    assert r["code"] == "MD891"
+    assert "rank 0 waits in all_sum; rank 1 waits in all_gather" in r["summary"]
+
+
 def test_every_rank_in_the_same_all_sum_at_the_same_line_is_no_order_mismatch(tmp_path):
     same = MISMATCH_DUMPS.replace("train_step (/Users/sck/MLX_mpi_example3.py:58)\n", "")
     same = same.replace("MLX_mpi_example3.py:66", "MLX_mpi_example3.py:71")
