@@ -116,19 +116,26 @@ def _tail_lines(inp: Input) -> List[Tuple[int, str]]:
 
 def _last(inp: Input) -> Tuple[Optional[_dt.datetime], Optional[Tuple[int, str]], bool]:
     """An input's last timestamp, its last progress line ``(line number, text)`` and whether
-    that line shows a count below its total."""
+    that line stops short: one more logged step would still be below its total (the step: the
+    difference from the progress line before it with the same total, else 1; so a log every 10
+    steps that ends at ``step 190/200`` of steps 0-199 finished, one at ``step 37/200`` did
+    not)."""
     when: Optional[_dt.datetime] = None
     prog: Optional[Tuple[int, str]] = None
-    short = False
+    last: Optional[Tuple[int, int]] = None
+    step = 1
     for lineno, text in reversed(_tail_lines(inp)):
         if when is None:
             when = parse_time(text)
-        if prog is None:
-            got = progress(text)
-            if got is not None:
-                prog, short = (lineno, text.strip()), got[0] < got[1]
-        if when is not None and prog is not None:
+        got = progress(text)
+        if got is None:
+            continue
+        if last is None:
+            prog, last = (lineno, text.strip()), got
+        elif got[1] == last[1] and got[0] < last[0]:
+            step = last[0] - got[0]
             break
+    short = last is not None and last[0] + step < last[1]
     return when, prog, short
 
 

@@ -227,3 +227,9 @@ def test_a_hang_is_read_from_a_later_supervisor_line_and_the_timeout_exit(tmp_pa
 def test_a_run_that_reached_its_last_step_is_no_hang(tmp_path):
     doc = triage(tmp_path, {"rank0.log": _steps(0, 200), "rank1.log": _steps(1, 200)})
     assert doc["verdict"] == "go" and not fails(doc)
+
+
+def test_a_run_logged_every_10_steps_that_ended_at_its_last_logged_step_is_no_hang(tmp_path):
+    log = "".join(f"2026-09-09 10:00:{s // 10:02d},000 step {s}/200\n" for s in range(0, 200, 10))
+    doc = triage(tmp_path, {"rank0.log": log, "rank1.log": log.replace("step", "rank 1 step")})
+    assert not fails(doc), doc["results"]
