@@ -29,7 +29,7 @@ CODE = "MD891"
 
 ORDER_SIG = signature(
     CODE,
-    "triage.collective-order-mismatch",
+    "triage.collective-order",
     None,
     "A collective-order mismatch: the ranks' stacks show them blocked in different "
     "collectives, or in the same collective called from different lines of the program. A "
