@@ -7,7 +7,9 @@ Each code is declared once, by its producer, as a :class:`meshdoctor.codes.model
 ``FLEET_CHECK.entry``, a fix's ``FIX.entry`` (``fixes/*.py``), the probe's
 :data:`meshdoctor.probe.codes.ENTRIES`, the failure signatures in :mod:`meshdoctor.signatures`
 (and triage's own codes: its inputs in :mod:`meshdoctor.triage.report`, the silent rank in
-:mod:`meshdoctor.triage.silent`), the engine's own codes in
+:mod:`meshdoctor.triage.silent`, every rank alone in :mod:`meshdoctor.triage.alone`, ranks in different
+collectives in :mod:`meshdoctor.triage.mismatch`, the hang
+without an error in :mod:`meshdoctor.triage.hung`), the engine's own codes in
 :mod:`meshdoctor.codes.engine`. Each producer also titles its own results with its entry's
 title. Discovery is explicit: :data:`SOURCES` maps each kind to the function that collects its
 entries; nothing registers itself on import. Here the entries only gain what no producer knows
@@ -16,7 +18,7 @@ alone: the fixes that resolve each code. Only the commands that show the catalog
 
 Kinds and their ranges (:data:`meshdoctor.codes.model.RANGES`): ``internal`` MD100; ``check``
 MD101-MD499 (MD1xx node and runtime, MD2xx RDMA and Thunderbolt, MD3xx memory and processes,
-MD4xx hostfile and fleet); ``probe`` MD5xx; ``signature`` MD6xx; ``fix`` MD7xx.
+MD4xx hostfile and fleet); ``probe`` MD5xx; ``signature`` MD6xx and MD8xx; ``fix`` MD7xx.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ def _signatures() -> List[Entry]:
     from meshdoctor.fixer.registry import all_fixes
     from meshdoctor.signatures import BY_CODE, entries
     from meshdoctor.triage.report import ENTRY
+    from meshdoctor.triage.alone import ENTRY as ALONE
+    from meshdoctor.triage.hung import ENTRY as HUNG
+    from meshdoctor.triage.mismatch import ENTRY as ORDER
     from meshdoctor.triage.silent import ENTRY as SILENT_RANK
 
     fixes = all_fixes()
@@ -82,7 +87,7 @@ def _signatures() -> List[Entry]:
     for e in entries():
         check = BY_CODE[e.code].check
         out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
-    return out + [ENTRY, SILENT_RANK]
+    return out + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG]
 
 
 def _fixes() -> List[Entry]:

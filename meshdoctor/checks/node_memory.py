@@ -106,8 +106,9 @@ def _mac(ctx: NodeContext, vm: psutil._common.svmem):
 def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
     """Who holds ``wired`` bytes (above ``idle_limit``): live MLX processes first (ranks or not,
     by pid and resident size); while one lives, what their resident size does not explain may
-    still be theirs (GPU-wired buffers): stop and measure again; with none, a dead one holds
-    it."""
+    still be theirs (GPU-wired buffers): stop and measure again; with none while processes of
+    other users could not be inspected, not proven (one may be a live server); with none at
+    all, a dead one holds it."""
     scope = scope_pids()
     unreadable: list = []
     live = find_mlx_processes(scope, unreadable)
@@ -138,23 +139,26 @@ def _attribute(wired: int, idle_limit: int, ev: dict) -> list:
                 "only a reboot of this node releases it.",
             )
         ]
-    if unexplained > idle_limit:
-        held = (
-            f"live MLX processes explain at most {_gib(explained)} ({names}); the other "
-            f"{_gib(unexplained)} is held by no live process"
-            if live
-            else "no live process uses MLX"
-        )
-        caveat = (
-            f"; {len(unreadable)} process(es) of other users could not be inspected "
-            "(run as root to include them)"
-            if unreadable
-            else ""
-        )
+    if unexplained > idle_limit and unreadable and not live:
+        # another user's process (a server under launchd) may be the live holder: unproven
+        return [
+            warn(
+                f"{_gib(wired)} wired and no process this check could inspect uses MLX, but "
+                f"{len(unreadable)} process(es) of other users could not be inspected: not "
+                "proven to be a dead process",
+                evidence=ev,
+                remediation="Run the check as root (`sudo meshdoctor check --only MD302`) so "
+                "every process is inspected (a single-node MLX server of another user may "
+                "hold it); memory that stays wired with no MLX process left is held by a dead "
+                "one and only a reboot of this node releases it.",
+            )
+        ]
+    if unexplained > idle_limit:  # every process inspected, none uses MLX
+        held = "no live process uses MLX"
         return [
             fail(
                 f"{_gib(wired)} wired and {held} (more than {_gib(idle_limit)}): a dead "
-                f"process holds it{caveat}",
+                "process holds it",
                 evidence=ev,
                 needs_reboot=True,
                 remediation="Wired memory left by a crashed rank (for example after a "
@@ -241,8 +245,11 @@ When more than max(16 GiB, 20 % of RAM) is wired, it is first attributed to live
 that use MLX (ranks or not, such as a single-node mlx_lm.server; named with pid and resident
 size): if they explain it, it warns (not a leak, no reboot). While any live MLX process exists
 it only warns, since a resident size need not include the GPU buffers it wired: stop it and
-measure again. It fails (and lists the node in needs_reboot) only when more than that threshold
-is wired and no live process uses MLX. MESHDOCTOR_ATTRIBUTE_PIDS=pid,... limits the attribution
+measure again. A process uses MLX when it maps libmlx, or, when its map cannot be read, when its
+command line names an MLX program (any word with "mlx": mlx_lm, vllm-mlx, omlx; or exo). It
+fails (and lists the node in needs_reboot) only when more than that threshold is wired and no
+live process uses MLX, every process inspected; when processes of other users could not be
+inspected it warns (not proven: run it as root). MESHDOCTOR_ATTRIBUTE_PIDS=pid,... limits the attribution
 to those process trees. Fails when vm_stat overruns a deadline long enough to prove a hang (a
 wedged kernel); a shorter overrun, or a vm_stat that is missing or fails, leaves the node
 unassessed (error). Warns when the wired limit leaves macOS less than 8 GiB, when the

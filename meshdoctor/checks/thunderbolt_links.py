@@ -11,7 +11,13 @@ link. Rules:
 * Thunderbolt Bridge (``bridge0``) with ``status: active`` fails: a known cause of RTR errno 22 and
   of broadcast storms on a mesh;
 * each RDMA interface needs an IPv4 address (``inet`` line), else its port has only ``fe80::``
-  GIDs and RTR fails with errno 22.
+  GIDs and RTR fails with errno 22;
+* under a ring hostfile (no RDMA used) the same Thunderbolt Bridge is checked when this node's
+  hostfile address is one of bridge0's own: the ring's traffic then goes through the bridge, a
+  flat L2 fabric over every Thunderbolt port with no loop protection (a broadcast storm on a
+  cabled ring of 3 or more Macs), instead of one address per cable as
+  ``mlx.distributed_config --auto-setup`` sets (MLX #1903: a ring hostfile on bridge0's
+  address; MLX PR #1902 takes bridge0 down).
 """
 
 from __future__ import annotations
@@ -125,10 +131,46 @@ def _slow_link(link: Link, label: str, hw: Dict[str, Any], ev: Dict[str, Any], r
     )
 
 
+RING_BRIDGE_REMEDY = (
+    "Give the ring one address per Thunderbolt cable instead of bridge0's: `mlx.distributed_config "
+    "--over thunderbolt --backend ring --hosts HOSTS --auto-setup` takes bridge0 down, sets "
+    "the addresses and writes the hostfile; by hand, `sudo ifconfig {bridge} down` and make "
+    "Thunderbolt Bridge inactive in System Settings > Network, then put each Thunderbolt "
+    "interface's IPv4 address in the hostfile."
+)
+
+
+def _ring_on_bridge(ctx: NodeContext):
+    """Under a ring hostfile on a Mac: a failure when this node's hostfile address is one of the
+    active Thunderbolt Bridge's own (its ``inet``), else None (the ring check does not apply)."""
+    hf = ctx.hostfile
+    if hf is None or not ctx.is_mac or hf.effective_backend != "ring" or not ctx.ranks:
+        return None
+    from meshdoctor.facts.thunderbolt import gather_thunderbolt
+
+    tb = ctx.fact(gather_thunderbolt)
+    bridge = tb.bridge if tb.readable and tb.sources.get("ifconfig") == "ok" else None
+    if bridge is None or not bridge.active:
+        return None
+    mine = [ip for r in ctx.ranks for ip in hf.hosts[r].ips]
+    on = [ip for ip in mine if ip in bridge.inet]
+    if not on:
+        return None
+    return fail(
+        f"the ring hostfile's address {', '.join(on)} for this node is on the Thunderbolt "
+        f"Bridge ({bridge.name}"
+        + (f", members {', '.join(bridge.members)}" if bridge.members else "")
+        + "), not on a Thunderbolt interface: the ring's data crosses the bridge, which has no "
+        "loop protection on a cabled ring",
+        evidence={**tb.evidence(), "bridge": bridge.to_dict(), "hostfile_ips": mine},
+        remediation=RING_BRIDGE_REMEDY.format(bridge=bridge.name),
+    )
+
+
 def run(ctx: NodeContext):
     role = verbs.rdma_role(ctx)
     if role == verbs.UNUSED:
-        return skip(verbs.unused_skip_reason(ctx))
+        return _ring_on_bridge(ctx) or skip(verbs.unused_skip_reason(ctx))
     from meshdoctor.facts.thunderbolt import SYSTEM_PROFILER, gather_thunderbolt
 
     tb = ctx.fact(gather_thunderbolt)
@@ -239,7 +281,8 @@ checks the links of the devices named for this node, otherwise every connected l
   with a jaccl hostfile; the advice is the ring backend); between Thunderbolt 5-capable ports it
   is the cable or a dock in between (warns).
 - A device named in the hostfile whose port has no cable fails (cabling and hostfile disagree).
-- Thunderbolt Bridge (bridge0) active fails.
+- Thunderbolt Bridge (bridge0) active fails; under a ring hostfile (no RDMA) it fails when
+  this node's hostfile address is bridge0's own (the ring's data then crosses the bridge).
 - Each RDMA interface needs an IPv4 address (fails without one).
 """,
         why="""
@@ -255,6 +298,7 @@ port to port.
 """,
         sources=(
             "MLX PR #1902 (mlx.distributed_config --auto-setup takes bridge0 down)",
+            "MLX #1903 (a ring hostfile on bridge0's address)",
             "mlx #4530 (RTR errno 22)",
             "system_profiler(8), networksetup(8)",
         ),

@@ -7,7 +7,7 @@ the others; :mod:`meshdoctor.catalogue` collects them. Codes are stable: never r
 
 Kinds and their ranges (:data:`RANGES`): ``internal`` MD100; ``check`` MD101-MD499 (MD1xx node
 and runtime, MD2xx RDMA and Thunderbolt, MD3xx memory and processes, MD4xx hostfile and fleet);
-``probe`` MD5xx; ``signature`` MD6xx; ``fix`` MD7xx.
+``probe`` MD5xx; ``signature`` MD6xx and, once MD6xx was full, MD8xx; ``fix`` MD7xx.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Dict, Optional, Tuple
 INTERNAL, CHECK, PROBE, SIGNATURE, FIX = "internal", "check", "probe", "signature", "fix"
 KINDS = (INTERNAL, CHECK, PROBE, SIGNATURE, FIX)
 
-# kind -> (lowest, highest) code number, inclusive
-RANGES: Dict[str, Tuple[int, int]] = {
-    INTERNAL: (100, 100),
-    CHECK: (101, 499),
-    PROBE: (500, 599),
-    SIGNATURE: (600, 699),
-    FIX: (700, 799),
+# kind -> its spans of code numbers, each (lowest, highest), inclusive
+RANGES: Dict[str, Tuple[Tuple[int, int], ...]] = {
+    INTERNAL: ((100, 100),),
+    CHECK: ((101, 499),),
+    PROBE: ((500, 599),),
+    SIGNATURE: ((600, 699), (800, 899)),
+    FIX: ((700, 799),),
 }
 
 # The role a finding plays when several ranks fail together: a ``cause`` (something went wrong
@@ -97,4 +97,4 @@ def kind_of(code: str) -> Optional[str]:
     if len(c) != 5 or not c.startswith("MD") or not c[2:].isdigit():
         return None
     n = int(c[2:])
-    return next((k for k, (lo, hi) in RANGES.items() if lo <= n <= hi), None)
+    return next((k for k, spans in RANGES.items() if any(lo <= n <= hi for lo, hi in spans)), None)

@@ -43,7 +43,7 @@ def explain(code: str) -> None:
         return
     raise click.BadParameter(
         f"no code {code!r}; `meshdoctor list-checks --all` lists every "
-        "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx, fixes "
+        "code (checks MD1xx-MD4xx, probe MD5xx, signatures MD6xx and MD8xx, fixes "
         "MD7xx)",
         param_hint="CODE",
     )

@@ -16,7 +16,7 @@ from meshdoctor.commands.options import load_checks
     "everything",
     is_flag=True,
     help="List every code of the catalogue: also the internal error, the probe's "
-    "codes (MD5xx), the failure signatures (MD6xx) and the fixes (MD7xx).",
+    "codes (MD5xx), the failure signatures (MD6xx, MD8xx) and the fixes (MD7xx).",
 )
 @click.option(
     "--coverage",

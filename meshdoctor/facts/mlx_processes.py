@@ -2,9 +2,11 @@
 
 A process uses MLX when its memory map contains MLX's library (``libmlx.so``/``libmlx.dylib``:
 every ``import mlx.core`` loads it), or, when its map cannot be read (another user, macOS without
-privileges), when its command line names a known MLX program (``mlx_lm``, ``mlx_vlm``,
-``mlx.launch``, ``exo``) or it is a rank (:mod:`meshdoctor.ranks`). Ranks and non-ranks alike:
-a single-node ``mlx_lm.server`` has no ``MLX_RANK`` and may hold hundreds of GiB.
+privileges), when its command line names an MLX program (any word holding ``mlx``, whatever
+its case: ``mlx_lm.server``, ``vllm-mlx`` / ``vllm_mlx``, ``rapid-mlx``, ``omlx``,
+``mlx.launch``; and ``exo``) or it is a rank (:mod:`meshdoctor.ranks`). Ranks and non-ranks
+alike: a single-node ``mlx_lm.server`` has no ``MLX_RANK`` and may hold hundreds of GiB
+(mlx-lm PR #1252: sibling vllm-mlx servers held 464 GB wired, freed when one was killed).
 
 Scope: every process on the machine, or only the process trees rooted at the pids listed in
 ``MESHDOCTOR_ATTRIBUTE_PIDS`` (comma-separated) when it is set: an operator asks "does this job
@@ -14,6 +16,7 @@ explain the memory?", and a test reasons only about the processes it started.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set
 
@@ -23,7 +26,9 @@ from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS, own_descendants, p
 
 SCOPE_ENV = "MESHDOCTOR_ATTRIBUTE_PIDS"
 LIB_MARKS = ("libmlx.so", "libmlx.dylib")
-CMDLINE_MARKS = ("mlx_lm", "mlx_vlm", "mlx.launch", "mlx_whisper", "exo")
+# an MLX program named on a command line: "mlx" in any word (mlx_lm, vllm-mlx, omlx, oMLX.app),
+# or exo; a false match only makes MD302 say "live MLX process" instead of "reboot"
+CMDLINE_MARK = re.compile(r"mlx|(?:^|[/\s])exo(?:$|[\s.])", re.I)
 
 
 @dataclass
@@ -122,7 +127,7 @@ def identify(proc: psutil.Process, unreadable: Optional[List[int]] = None) -> Op
             maps = _maps_mlx(proc, text)
             if maps:
                 how = f"maps MLX's library ({'/'.join(LIB_MARKS)})"
-            elif maps is None and any(m in text for m in CMDLINE_MARKS):
+            elif maps is None and CMDLINE_MARK.search(text):
                 how = "command line names an MLX program (memory map unreadable)"
             elif maps is None and (rank is not None or PROBE_MARKER_ENV in env):
                 how = "an MLX rank (memory map unreadable)"

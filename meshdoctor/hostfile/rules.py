@@ -264,6 +264,29 @@ def _duplicates(hf: "Hostfile", backend: str, out: List[Problem]) -> None:
             ipseen.setdefault(ip, h.rank)
 
 
+def _ring_order(hf: "Hostfile") -> Optional[Problem]:
+    """jaccl-ring's ring is the order of the hosts: when ring neighbours have no RDMA device
+    listed between them but the devices listed form a ring in another order, one problem that
+    says so and gives that order (:mod:`meshdoctor.hostfile.ring`); None otherwise (then each
+    missing cell is named, as for any row)."""
+    from meshdoctor.hostfile import ring
+
+    gaps = ring.missing_neighbours(hf)
+    order = ring.cable_ring(hf) if gaps else None
+    if not gaps or order is None or not all(h.rdma_row for h in hf.hosts):
+        return None
+    n = hf.world_size
+    pairs = "; ".join(f"{ring.names(hf, {i})} and {ring.names(hf, {(i + 1) % n})}" for i in gaps)
+    return Problem(
+        "hosts",
+        "jaccl-ring's ring is the order of the hosts (rank i sends to rank i+1, the last to "
+        f"rank 0), but these ring neighbours have no RDMA device listed between them: {pairs}. "
+        f"The devices listed form a ring in the order {ring.order_text(hf, order)}: list the "
+        "hosts in that order (each rdma row and its columns moved with its host), or regenerate "
+        "the hostfile with `mlx.distributed_config --backend jaccl-ring` (MLX PR #4284)",
+    )
+
+
 def _jaccl_rules(hf: "Hostfile", backend: str, out: List[Problem]) -> None:
     n = hf.world_size
     if backend == "jaccl" and n > JACCL_MESH_MAX:
@@ -280,6 +303,9 @@ def _jaccl_rules(hf: "Hostfile", backend: str, out: List[Problem]) -> None:
                 "JACCL needs an IP on rank 0: it is the coordinator (MLX_JACCL_COORDINATOR)",
             )
         )
+    reordered = _ring_order(hf) if backend == "jaccl-ring" else None
+    if reordered is not None:
+        out.append(reordered)
     for h in hf.hosts:
         where = f"hosts[{h.rank}].rdma"
         if not h.rdma_row:
@@ -301,13 +327,16 @@ def _jaccl_rules(hf: "Hostfile", backend: str, out: List[Problem]) -> None:
                 continue
             needed = backend == "jaccl" or j in ((h.rank - 1) % n, (h.rank + 1) % n)
             if cell is None:
-                if needed:
+                if needed and reordered is None:
                     peer = hf.hosts[j].ssh if j < n else j
-                    out.append(
-                        Problem(
-                            cw, f"no RDMA device towards rank {j} ({peer}); {backend} needs one"
-                        )
+                    why = (
+                        f", its ring neighbour: {backend}'s ring is the order of the hosts, and "
+                        "the devices listed form no ring through every host in any order (a "
+                        "cable missing, or a device not listed)"
+                        if backend == "jaccl-ring"
+                        else f"; {backend} needs one"
                     )
+                    out.append(Problem(cw, f"no RDMA device towards rank {j} ({peer}){why}"))
             elif isinstance(cell, str):
                 if not cell:
                     out.append(Problem(cw, "empty device name"))

@@ -279,6 +279,8 @@ def launch(
     status = out.exit_status()
     section["job"] = out.to_dict()
     section["stacks"] = out.stacks
+    if out.order is not None:
+        section["order"] = out.order
     section["cleanup"] = {
         "survivors": out.survivors,
         "actions": out.teardown,

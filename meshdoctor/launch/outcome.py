@@ -78,7 +78,8 @@ class JobOutcome:
     ``first_failed`` (the rank of rule 2), ``signal`` (the interrupt's name), ``message``,
     ``survivors`` (ranks still running when meshdoctor stopped the job), ``teardown``
     (:class:`meshdoctor.teardown.Report` actions), ``stacks`` (:mod:`meshdoctor.triage.stacks`
-    dicts), ``times`` (seconds: ``started`` -> ``first_failure``, ``teardown``, ``ended``)."""
+    dicts) and ``order`` (their :func:`meshdoctor.triage.stacks.order_reading`, None when
+    none), ``times`` (seconds: ``started`` -> ``first_failure``, ``teardown``, ``ended``)."""
 
     kind: str
     ranks: List[RankStatus]
@@ -91,6 +92,7 @@ class JobOutcome:
     teardown: List[Dict[str, str]] = field(default_factory=list)
     leftovers: List[Dict[str, Any]] = field(default_factory=list)
     stacks: List[Dict[str, Any]] = field(default_factory=list)
+    order: Optional[Dict[str, Any]] = None
     times: Dict[str, float] = field(default_factory=dict)
     output_bytes: int = 0
     log: Optional[str] = None

@@ -329,6 +329,12 @@ class Job:
                 self.ranks[s["rank"]].stopped = True
                 stopped.append(s["rank"])
                 out.message += f"; rank {s['rank']} stopped (SIGSTOP)"
+        reading = stacks.order_reading(out.stacks)
+        if reading is not None:
+            out.order = reading.to_dict()
+            self.say(f"  {one_line(reading.summary)}")
+            if reading.mismatch:
+                out.message += "; " + reading.summary
         missing = sorted(set(range(len(self.ranks))) - {s["rank"] for s in out.stacks})
         if missing:
             self.say(

@@ -11,7 +11,7 @@ from typing import BinaryIO, Optional, Sequence
 
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
-from meshdoctor.triage import collect, pasted, silent, timeline, unheard
+from meshdoctor.triage import alone, collect, hung, mismatch, pasted, silent, timeline, unheard
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
@@ -95,4 +95,7 @@ def run(
     col.findings.extend(silent.suspects(col.inputs, col.findings, col.unreachable))  # MD691
     col.findings.extend(unheard.suspects(col.inputs, col.findings))  # MD691, one combined log
     pasted.decide(col.inputs, col.findings)  # MD689 decided by a pasted rdma_ctl/ibv transcript
+    col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
+    col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
+    col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
     return build(col, verdict)

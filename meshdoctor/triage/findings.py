@@ -9,6 +9,22 @@ from typing import Any, Dict, List, Optional
 from meshdoctor import signatures
 
 
+def check_command(sig: signatures.Signature) -> Optional[str]:
+    """The meshdoctor check a finding of ``sig`` suggests (its ``check``), or None. A check of
+    the RDMA stack (MD2xx: it reads ``ibv_devinfo``) carries a ``--timeout`` long enough to
+    prove a hang (:func:`meshdoctor.checker.here.proof_timeout`): after a JACCL error
+    ``ibv_devinfo`` is known to hang until a reboot (MLX #3910, #4278), and the default
+    deadline could only say "not assessed" of it."""
+    if not sig.check:
+        return None
+    cmd = f"meshdoctor check --only {sig.check}"
+    if sig.check.startswith("MD2"):
+        from meshdoctor.checker.here import proof_timeout
+
+        cmd += f" --timeout {proof_timeout()}"
+    return cmd
+
+
 @dataclass
 class Finding:
     """One failure seen in one input.
@@ -73,7 +89,7 @@ class Finding:
         if self.match.groups:
             d["groups"] = dict(self.match.groups)
         if sig.check:
-            d["check"] = f"meshdoctor check --only {sig.check}"
+            d["check"] = check_command(sig)
         if sig.fixed_in:
             d["fixed_in"] = f"mlx {sig.fixed_in}"
         if self.exit is not None:
@@ -88,7 +104,11 @@ class Input:
     """One thing triage read (or tried to): ``kind`` is ``log``, ``crash-report``, ``stdin``
     or ``exit-code``; ``warnings`` are problems it still got past (binary bytes, a truncated
     report); ``error`` is set when nothing of it could be read; ``unassessed`` when only a part
-    was (a device read up to its cap: the rest is not assessed, also one of ``warnings``)."""
+    was (a device read up to its cap: the rest is not assessed, also one of ``warnings``).
+    ``head`` and ``tail``: the text of a log's first and last bytes
+    (:data:`meshdoctor.triage.logs.HEAD_BYTES`, :data:`~meshdoctor.triage.logs.TAIL_BYTES`; the
+    whole text of a small log is in both), for the readings made across inputs rather than line
+    by line (a group of size 1, a hang without an error); not part of the JSON form."""
 
     source: str
     kind: str = "log"
@@ -100,6 +120,8 @@ class Input:
     warnings: List[str] = field(default_factory=list)
     error: Optional[str] = None
     unassessed: Optional[str] = None
+    head: str = field(default="", repr=False, compare=False)
+    tail: str = field(default="", repr=False, compare=False)
 
     def to_dict(self) -> Dict[str, Any]:
         """JSON form of one input: source, kind, host, rank, size and what could not be read."""

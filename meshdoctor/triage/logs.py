@@ -47,6 +47,8 @@ WINDOW = 64 << 10  # bytes searched for anchors at a time (then up to the next l
 MEMO_LINES = 4096  # identical-line memo: at most this many lines (cleared when full) ...
 MEMO_LINE_BYTES = 1024  # ... each at most this long
 RUN_BYTES = 1 << 20  # a run of identical lines is compared at most this many bytes at a time
+HEAD_BYTES = 256 << 10  # the first bytes of an input kept as text (Input.head) ...
+TAIL_BYTES = 64 << 10  # ... and the last ones (Input.tail), for the readings across inputs
 
 _ANCHORS = [a.encode() for a in signatures.ANCHORS]
 try:  # one pass for every anchor (Rust aho-corasick; leftmost-first turns on its SIMD prefilter)
@@ -65,6 +67,9 @@ _LEAD_TS = re.compile(
 )
 _Keys = Tuple[Tuple[str, Optional[int]], ...]  # what one line gave: (code, rank) per finding
 _RANK = re.compile(r"\b[Rr]ank[ _=:#-]?(\d{1,4})\b")
+# Open MPI's --tag-output ("[1,3]<stderr>:", mpirun(1)) and PRRTE's "[prterun-HOST-PID@1,3]<stdout>:"
+# (openpmix/prrte #1405): the job id, then the rank of the process that printed the line
+_MPI_TAG = re.compile(r"^\s*\[(?:[\w.-]+@)?\d+,(\d{1,6})\]<std(?:out|err|diag)>:")
 _FILE_RANK = re.compile(r"(?:rank|(?<![a-z])r)[-_.]?(\d{1,4})(?!\d)", re.I)
 
 
@@ -108,8 +113,9 @@ def rank_from_name(name: str) -> Optional[int]:
 
 
 def line_rank(line: str) -> Optional[int]:
-    """The rank a line speaks of (``[Rank 0] ...``, ``Node with rank 2 ...``, ``rank=1``)."""
-    m = _RANK.search(line)
+    """The rank a line speaks of: the rank in Open MPI's output tag (``[1,2]<stderr>:``) that
+    printed it, else one it names (``[Rank 0] ...``, ``Node with rank 2 ...``, ``rank=1``)."""
+    m = _MPI_TAG.match(line) or _RANK.search(line)
     return int(m.group(1)) if m else None
 
 
@@ -240,11 +246,15 @@ class LogScan:
         lineno = 0  # lines completed before the current block
         first = True
         held_cr = b""  # a \r ending a block: a line end of its own unless \n follows
+        head, tail = b"", b""
         while True:
             block = stream.read(CHUNK)
             if not block:
                 break
             self.input.bytes += len(block)
+            if len(head) < HEAD_BYTES:
+                head += block[: HEAD_BYTES - len(head)]
+            tail = (tail + block)[-TAIL_BYTES:] if len(block) < TAIL_BYTES else block[-TAIL_BYTES:]
             if first:
                 self._sniff(block)
                 first = False
@@ -268,6 +278,8 @@ class LogScan:
             self._add(m, lambda: None)
         self.input.lines = lineno
         self.input.findings = len(self.findings)
+        self.input.head = head.decode("utf-8", "replace")
+        self.input.tail = tail.decode("utf-8", "replace")
         self._warn()
         return self.findings
 

@@ -6,8 +6,8 @@ name in the file's name, or the only such host) shows RDMA enabled with no devic
 Thunderbolt link of at most 40 Gb/s, the finding says what that proves: Thunderbolt 4 (or older)
 hardware, which cannot do RDMA however rdma_ctl is set (MLX distributed docs: RDMA over
 Thunderbolt needs Thunderbolt 5; jundot/omlx #3037). Parsing goes through
-:mod:`meshdoctor.parsers.ibv`; the only I/O is a bounded second read of the input's head
-(:func:`meshdoctor.triage.unheard.head`).
+:mod:`meshdoctor.parsers.ibv`; it reads the head of each input kept as it was read
+(:attr:`meshdoctor.triage.findings.Input.head`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Dict, List, Optional, Sequence
 
 from meshdoctor.parsers.ibv import parse_ibv_devices, parse_rdma_ctl_status
 from meshdoctor.triage.findings import Finding, Input
-from meshdoctor.triage.unheard import head
 
 NO_RDMA = "MD689"
 _PROMPT = re.compile(r"^\s*[$%#]\s+(?P<cmd>\S+)")
@@ -93,7 +92,7 @@ def decide(inputs: Sequence[Input], findings: Sequence[Finding]) -> None:
         mine = [h for h in hosts if h in name] or (list(hosts) if len(hosts) == 1 else [])
         if len(mine) != 1:
             continue
-        text = head(inp.source)
+        text = inp.head or None  # the input's first bytes, kept as it was read
         proof = _proof(read_transcript(text)) if text else None
         if proof is None:
             continue

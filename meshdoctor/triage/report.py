@@ -16,9 +16,9 @@ from typing import Any, Dict
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
-from meshdoctor.triage import silent
+from meshdoctor.triage import alone, hung, mismatch, silent
 from meshdoctor.triage.collect import Collected
-from meshdoctor.triage.findings import Finding
+from meshdoctor.triage.findings import Finding, check_command
 from meshdoctor.triage.timeline import order, relate
 
 INPUT = "MD690"
@@ -88,7 +88,7 @@ def _remediation(f: Finding, shown: Dict[str, str]) -> Remediation:
             text=f"Fix {f.consequence_of} first: this follows from it "
             f"(`meshdoctor explain {f.code}` says what it means alone)."
         )
-    cmd = f"meshdoctor check --only {sig.check}" if sig.check else None
+    cmd = check_command(sig)
     text = f.match.remedy
     if sig.causes and f.match.name in shown:
         text += f" Known causes: as for {shown[f.match.name]}."
@@ -116,7 +116,8 @@ def _nothing_read(read) -> str:
 def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
-    titles[silent.CODE] = silent.ENTRY.title
+    for own in (silent.ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY):  # triage's own readings
+        titles[own.code] = own.title
     firsts = relate(col.findings)
     by_id = {f.id: f for f in col.findings}
     timeline = order(col.findings)

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.triage import stacks
-from meshdoctor.model import ERROR, OK, WARN, HostInfo, Result, Verdict
+from meshdoctor.model import ERROR, FAIL, OK, WARN, HostInfo, Remediation, Result, Verdict
 from meshdoctor.triage.report import input_result
 
 REMOTE_S = 60.0  # each remote host's deadline (its stack tools run under stacks.TOOL_S each)
@@ -72,8 +72,10 @@ def _results(host: str, got: List[Dict[str, Any]]) -> List[Result]:
 
 def run(hostfile: Optional[Hostfile] = None) -> Verdict:
     """The verdict of ``triage --running``: one result per rank process (``ok``; ``warn`` for
-    a stopped one) with its stacks in the evidence, an ``error`` for a host with none; the
-    ``triage`` section's ``running`` holds host -> stacks. ``hostfile``: also every other host
+    a stopped one) with its stacks in the evidence, an ``error`` for a host with none, and a
+    ``fail`` (MD891) first when :func:`~.stacks.order_reading` of all the ranks finds a
+    collective-order mismatch; the ``triage`` section's ``running`` holds host -> stacks and
+    ``order`` that reading. ``hostfile``: also every other host
     in it, over ssh (:func:`meshdoctor.fanout.run_meshdoctor`)."""
     from meshdoctor.checker.here import this_host_name
 
@@ -114,4 +116,25 @@ def run(hostfile: Optional[Hostfile] = None) -> Verdict:
             verdict.hosts.append(HostInfo(host=host, reachable=True))
             verdict.results.extend(_results(host, running[host]))
     verdict.triage = {"inputs": [], "findings": [], "first_cause": [], "running": running}
+    reading = stacks.order_reading(
+        [dict(s, host=host) for host, found in running.items() for s in found]
+    )
+    if reading is not None:
+        verdict.triage["order"] = reading.to_dict()
+    if reading is not None and reading.mismatch:
+        from meshdoctor.triage import mismatch
+
+        verdict.results.insert(
+            0,
+            Result(
+                code=mismatch.CODE,
+                check=mismatch.ORDER_SIG.name,
+                title=mismatch.ENTRY.title,
+                host="mesh",
+                status=FAIL,
+                summary=reading.summary,
+                evidence=reading.to_dict(),
+                remediation=Remediation(text=mismatch.ORDER_SIG.remedy),
+            ),
+        )
     return verdict

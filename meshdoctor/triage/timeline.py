@@ -84,6 +84,31 @@ def settle_exits(findings: List[Finding]) -> None:
             f.role = signatures.CONSEQUENCE
 
 
+WRAPPED = "inner"  # the group of a signature that wraps another message (MD617's [jaccl] ...)
+
+
+def settle_wrappers(findings: List[Finding]) -> None:
+    """A line that wraps a specific error (``libc++abi: terminating due to uncaught exception
+    of type std::runtime_error: [jaccl] Changing queue pair to RTR failed with errno 22``) is
+    that error first: the finding of the wrapped message (another finding of the same line)
+    takes the stronger role of the two, and the wrapper's (a signature with an ``inner``
+    group) becomes its consequence. Changes roles in place."""
+    by_line: Dict[Tuple[str, int], List[Finding]] = {}
+    for f in findings:
+        if f.match.lineno and not f.job:
+            by_line.setdefault((f.source, f.match.lineno), []).append(f)
+    for same in by_line.values():
+        wrappers = [f for f in same if f.match.groups.get(WRAPPED)]
+        inner = [f for f in same if f not in wrappers]
+        if not wrappers or not inner:
+            continue
+        best = min(same, key=lambda f: _STRENGTH[f.role]).role
+        for f in inner:
+            f.role = best
+        for f in wrappers:
+            f.role = signatures.CONSEQUENCE
+
+
 def order(findings: List[Finding]) -> List[Finding]:
     """Findings in timeline order: timed ones by time then file order, untimed ones in file
     order after the timed ones of the same input."""
@@ -99,6 +124,7 @@ def relate(findings: List[Finding]) -> List[Finding]:
     """Number the findings (``F1``... in timeline order), mark the first cause(s) and set
     ``consequence_of`` on the others; returns the first causes (empty for no findings)."""
     settle_exits(findings)
+    settle_wrappers(findings)
     ordered = order(findings)
     for i, f in enumerate(ordered, 1):
         f.id = f"F{i}"

@@ -14,10 +14,10 @@ N unheard (or, with a host list, the hosts not heard by name); no finding of it 
 none named by :mod:`.silent`. mlx-lm's memory warning (``[WARNING] Generating with a model that
 requires X MB which is close to the maximum recommended size of Y MB``, mlx_lm/generate.py
 wired_limit) printed by the hosts heard is quoted as the evidence of memory pressure. Parsing is
-pure (:func:`read_text`, :func:`open_mpi_ranks`); the only I/O is a bounded second read of the
-log file's head (:func:`head`, regular files only) and, to name the unheard host and its rank,
-of the launch line's ``--hostfile`` when it is a relative name of a file in the log's own
-folder (:func:`_beside`).
+pure (:func:`read_text`, :func:`open_mpi_ranks`) and reads the log's head as it was read
+(:attr:`meshdoctor.triage.findings.Input.head`); the only I/O, to name the unheard host and
+its rank, is a bounded read of the launch line's ``--hostfile`` when it is a relative name of
+a regular file in the log's own folder (:func:`_beside`, :func:`head`).
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def suspects(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         own = [f for f in findings if f.source == inp.source and not f.job]
         if not own or any(f.role == signatures.CAUSE for f in own):
             continue
-        text = head(inp.source)
+        text = inp.head or None  # the input's first bytes, kept as it was read
         h = read_text(text) if text is not None else None
         missing = _unheard(h) if h is not None else None
         if h is None or not missing:

@@ -145,3 +145,56 @@ def test_hung_vm_stat_is_a_finding_not_a_hang(fake_mac):
     assert r.elapsed < 30, (
         r.elapsed
     )  # bounded: a verdict at all, not the hang (the figure: benchmarks/check_speed.py)
+
+
+def _unshare_user() -> bool:
+    try:
+        p = subprocess.run(
+            ["unshare", "--user", "--map-root-user", "true"], capture_output=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return p.returncode == 0
+
+
+@pytest.mark.skipif(not _unshare_user(), reason="needs unshare --user (a user namespace)")
+def test_a_live_mlx_server_whose_map_cannot_be_read_is_no_dead_process(fake_mac, started):
+    # ml-explore/mlx-lm PR #1252: sibling vllm-mlx servers (`python -m vllm_mlx.cli serve`) held
+    # 464 GB wired; killing one freed 441 GB at once: a live server, not a dead process. Run in
+    # a user namespace, meshdoctor cannot read the server's memory map (as on macOS without
+    # privileges), only its command line.
+    import json
+
+    from tests.helpers import validate
+
+    p = started(PLAIN)  # a live process that uses no MLX
+    srv = subprocess.Popen(
+        [sys.executable, "-c", PLAIN, "vllm_mlx.cli", "serve", "Qwen3.5-35B-A3B-4bit"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert srv.stdout.readline().strip() == "ready"
+        env = fake_mac("healthy", extra={"vm_stat.txt": vm_stat(30_000_000 * PAGE)})
+        env["MESHDOCTOR_ATTRIBUTE_PIDS"] = f"{srv.pid},{p.pid}"
+        r = subprocess.run(
+            ["unshare", "--user", "--map-root-user", sys.executable, "-m", "meshdoctor"]
+            + ["check", "--json", "--only", "MD302"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        srv.kill()
+        srv.wait(timeout=30)
+    doc = json.loads(r.stdout)
+    validate(doc)
+    (f,) = [x for x in doc["results"] if x["code"] == "MD302" and "wired" in x["summary"]]
+    assert f["status"] == "warn" and not f.get("needs_reboot"), f
+    assert doc["needs_reboot"] == []
+    assert "not proven to be a dead process" in f["summary"]
+    (proc,) = f["evidence"]["mlx_processes"]
+    assert proc["pid"] == srv.pid and "command line names an MLX program" in proc["how"]

@@ -152,6 +152,26 @@ def test_hung_ibv_devinfo_on_a_short_deadline_is_not_assessed_not_a_reboot(fake_
     assert r.doc["needs_reboot"] == []
 
 
+def test_after_a_jaccl_error_the_suggested_check_proves_the_wedged_stack(fake_mac, tmp_path):
+    # exo-explore/exo#1847: JACCL errors on a Mac Studio mesh; ibv_devinfo then hangs until a
+    # reboot (MLX #3910, #4278). The check triage suggests has a deadline long enough to prove
+    # the hang, so it answers "wedged: reboot", never "not assessed".
+    import shlex
+
+    log = tmp_path / "runner.log"
+    log.write_text("RuntimeError: [jaccl] Changing queue pair to RTR failed with errno 22\n")
+    t = run_cli("triage", str(log), "--json")
+    (r,) = [x for x in t.doc["results"] if x["code"] == "MD601"]
+    cmd = shlex.split(r["remediation"]["command"])
+    assert cmd[:4] == ["meshdoctor", "check", "--only", "MD203"] and "--timeout" in cmd, cmd
+    c = run_cli(*cmd[1:], "--json", env=fake_mac("healthy", "ibv_devinfo-hang"))
+    assert c.rc == 1, c.outcome()
+    (f,) = c.results("MD203")
+    assert f["status"] == "fail" and f["needs_reboot"], f
+    assert "RDMA stack wedged" in f["summary"] and "not assessed" not in f["summary"]
+    assert c.doc["needs_reboot"], c.doc
+
+
 def test_hung_ibv_devinfo_is_critical_not_a_hang(fake_mac, monkeypatch):
     from meshdoctor.checks import _rdma
     from meshdoctor.facts import verbs

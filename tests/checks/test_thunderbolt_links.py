@@ -106,3 +106,65 @@ def test_40_gbps_link_through_a_dock_between_tb5_ports_is_the_dock(fake_mac):
     assert w["evidence"]["cause"] == "dock"
     assert "the dock in between (TS5 Plus) limits it" in w["summary"]
     assert r.rc == 0
+
+
+# https://github.com/ml-explore/mlx/issues/1903: a Mac mini whose ring hostfile address 10.25.0.1
+# sits on bridge0 (members en2, en3, en4), as its ifconfig in the thread shows
+BRIDGE_1903 = """\
+bridge0: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 9000
+\toptions=63<RXCSUM,TXCSUM,TSO4,TSO6>
+\tether 36:6a:0f:f5:b0:80
+\tinet6 fe80::1442:a0bf:3f10:95ba%bridge0 prefixlen 64 secured scopeid 0x12
+\tinet 10.25.0.1 netmask 0xffffff00 broadcast 10.25.0.255
+\tConfiguration:
+\t\tid 0:0:0:0:0:0 priority 0 hellotime 0 fwddelay 0
+\t\tmaxage 0 holdcnt 0 proto stp maxaddr 100 timeout 1200
+\t\troot id 0:0:0:0:0:0 priority 0 ifcost 0 port 0
+\t\tipfilter disabled flags 0x0
+\tmember: en2 flags=3<LEARNING,DISCOVER>
+\t        ifmaxaddr 0 port 11 priority 0 path cost 0
+\tmember: en3 flags=3<LEARNING,DISCOVER>
+\t        ifmaxaddr 0 port 12 priority 0 path cost 0
+\tmember: en4 flags=3<LEARNING,DISCOVER>
+\t        ifmaxaddr 0 port 13 priority 0 path cost 0
+\tnd6 options=201<PERFORMNUD,DAD>
+\tmedia: autoselect
+\tstatus: active
+"""
+
+
+def _ring_hostfile(tmp_path, my_ip: str):
+    doc = {
+        "backend": "ring",
+        "hosts": [{"ssh": "localhost", "ips": [my_ip]}, {"ssh": "m2", "ips": ["10.25.0.2"]}],
+    }
+    return write(tmp_path / "hosts.json", json.dumps(doc))
+
+
+def _ifconfig_with(bridge: str) -> str:
+    text = (FIXTURES / "healthy" / "ifconfig.txt").read_text()
+    return text.split("bridge0:")[0] + bridge
+
+
+def test_a_ring_hostfile_address_on_bridge0_fails_as_for_jaccl(fake_mac, tmp_path):
+    env = fake_mac("healthy", extra={"ifconfig.txt": _ifconfig_with(BRIDGE_1903)})
+    hf = _ring_hostfile(tmp_path, "10.25.0.1")
+    r = run_cli("check", "--json", *TB, "--local-only", "--hostfile", str(hf), env=env)
+    assert r.rc == 1, r.outcome()
+    (f,) = r.results("MD205")
+    assert f["status"] == "fail"
+    assert f["summary"].startswith(
+        "the ring hostfile's address 10.25.0.1 for this node is on the Thunderbolt Bridge "
+        "(bridge0, members en2, en3, en4)"
+    )
+    assert (
+        "--backend ring" in f["remediation"]["text"]
+        and "--auto-setup" in (f["remediation"]["text"])
+    )
+
+
+def test_a_ring_hostfile_address_on_a_thunderbolt_interface_is_not_the_bridge(fake_mac, tmp_path):
+    env = fake_mac("healthy", extra={"ifconfig.txt": _ifconfig_with(BRIDGE_1903)})
+    hf = _ring_hostfile(tmp_path, "169.254.37.21")  # en2's own address in the fixture
+    r = run_cli("check", "--json", *TB, "--local-only", "--hostfile", str(hf), env=env)
+    assert r.status("MD205") == "skip", r.out

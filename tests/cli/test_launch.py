@@ -48,6 +48,8 @@ if r == 0:
     sys.stdout.buffer.write(os.environ["JOB_PAYLOAD"].encode())
     sys.stdout.flush()
 for step in range(steps):
+    if step == 1 and fail == f"skip{r}":
+        time.sleep(600)  # this rank never enters step 1's all_sum: the others wait for it
     x = mx.distributed.all_sum(mx.ones(4) * (r + 1), group=g)
     mx.eval(x)
     sys.stderr.write(f"rank {r} step {step} sum {x[0].item():g}\n")
@@ -271,6 +273,29 @@ def test_a_stopped_rank_with_hang_after_gets_every_stack_then_teardown(bed, clea
         assert f"rank {r} (pid {s['pid']}): " in err
     assert stacks[1]["state"] == "stopped" and d["launch"]["job"]["ranks"][1]["stopped"]
     assert sorted(d["launch"]["cleanup"]["survivors"]) == [0, 1, 2]
+    assert d["launch"]["job"]["outcome"] == "hang"
+    assert bed.left() == []
+
+
+def test_a_rank_that_skips_an_all_sum_is_read_as_a_collective_order_mismatch(bed, clean_env):
+    # ml-explore/mlx#1210: a rank that does not call an all_sum the others call hangs them all,
+    # with no error; --hang-after's stacks name where each rank is
+    p = _run(
+        bed,
+        bed.env(clean_env, JOB_FAIL="skip1", JOB_STEPS="4"),
+        bed.args("--hang-after", "5s"),
+    )
+    assert p.returncode != 0, _err(p)
+    err = _err(p)
+    d = bed.doc()
+    order = d["launch"]["order"]
+    assert order["mismatch"], order
+    by = {w["rank"]: w for w in order["ranks"]}
+    assert by[0]["collective"] == by[2]["collective"] == "all_sum", order
+    assert by[0]["site"] == by[2]["site"] and by[0]["site"].startswith(str(bed.dir)), order
+    assert by[1]["collective"] is None and by[1]["site"] != by[0]["site"], order
+    assert "collective-order mismatch: rank 0 on 127.0.0.1 waits in all_sum at " in err, err[-3000:]
+    assert "rank 1 on 127.0.0.1 waits in no collective at " in err, err[-3000:]
     assert d["launch"]["job"]["outcome"] == "hang"
     assert bed.left() == []
 

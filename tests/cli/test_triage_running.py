@@ -87,3 +87,9 @@ def test_running_shows_every_ranks_stack_and_names_the_stopped_one(tmp_path, cle
         assert "job.py" in (by_rank[r]["evidence"]["python"] or ""), by_rank[r]
     running = doc["triage"]["running"]
     assert sum(len(v) for v in running.values()) == 3
+    # the ranks' stacks read together (the reading launch --hang-after gives too): the stopped
+    # rank is why the others wait, not an order of the program
+    order = doc["triage"]["order"]
+    assert not order["mismatch"] and order["summary"].startswith("rank 1 on "), order
+    assert "stopped (SIGSTOP or SIGTSTP)" in order["summary"]
+    assert not [r for r in doc["results"] if r["code"] == "MD891"]

@@ -77,3 +77,50 @@ def test_ipv6_is_refused_only_where_mlx_reads_ip_port():
         json.dumps({"backend": "ring", "hosts": [{"ssh": "a", "ips": ["fe80::1"]}]}), names={"c"}
     )
     assert one.problems == ()
+
+
+def _jaccl_ring(order):
+    """A jaccl-ring hostfile of Macs cabled in the ring m1-m2-m3-m4-m1 (each Mac's rdma_en2 to
+    the next, rdma_en3 to the one before), its hosts listed in ``order``."""
+    from meshdoctor.hostfile.load import parse
+
+    phys = ["m1", "m2", "m3", "m4"]
+    dev = {}
+    for k, h in enumerate(phys):
+        dev[(h, phys[(k + 1) % 4])] = "rdma_en2"
+        dev[(h, phys[(k - 1) % 4])] = "rdma_en3"
+    hosts = [
+        {"ssh": h, "ips": [f"10.0.0.{i + 1}"], "rdma": [dev.get((h, o)) for o in order]}
+        for i, h in enumerate(order)
+    ]
+    return parse(json.dumps({"backend": "jaccl-ring", "hosts": hosts}))
+
+
+def test_a_jaccl_ring_out_of_cable_order_offers_the_order_of_the_cables():
+    # ml-explore/mlx#4283 (fixed by MLX PR #4284): two hosts permuted, rows and columns
+    # together, so ring neighbours have no cable between them and every rank ends alone
+    probs = _jaccl_ring(["m1", "m3", "m2", "m4"]).problems
+    (p,) = probs
+    assert p.path == "hosts", probs
+    assert "jaccl-ring's ring is the order of the hosts" in p.message
+    assert "rank 0 (m1) and rank 1 (m3); rank 2 (m2) and rank 3 (m4)" in p.message
+    assert "form a ring in the order m1, m2, m3, m4" in p.message
+    assert not any(".rdma[" in q.path for q in probs)  # no "edit hosts[0].rdma[1]"
+
+
+def test_a_jaccl_ring_in_cable_order_has_no_problem():
+    assert _jaccl_ring(["m1", "m2", "m3", "m4"]).problems == ()
+
+
+def test_a_jaccl_ring_whose_cables_form_no_ring_names_each_missing_neighbour():
+    from meshdoctor.hostfile.load import parse
+
+    hosts = [
+        {"ssh": "m1", "ips": ["10.0.0.1"], "rdma": [None, "rdma_en2", None]},
+        {"ssh": "m2", "ips": ["10.0.0.2"], "rdma": ["rdma_en3", None, "rdma_en2"]},
+        {"ssh": "m3", "ips": ["10.0.0.3"], "rdma": [None, "rdma_en3", None]},
+    ]
+    probs = parse(json.dumps({"backend": "jaccl-ring", "hosts": hosts})).problems
+    paths = sorted(p.path for p in probs)
+    assert paths == ["hosts[0].rdma[2]", "hosts[2].rdma[0]"], probs
+    assert all("form no ring through every host" in p.message for p in probs)

@@ -1,0 +1,207 @@
+"""Every rank alone in a group of size 1: the launcher started N processes, and each reports
+rank 0 of a world of 1 (``rank 0 of 1``, ``rank=0 world_size=1``), or ``Distributed
+available: False``, or an ``all_sum`` of ones that comes back as ones. No line says it is an
+error: MLX's non-strict ``mx.distributed.init()`` (the default) returns the singleton group
+(``rank() == 0``, ``size() == 1``) when no backend forms a group (MLX
+``mlx/distributed/distributed.cpp``; ``mlx/distributed/mpi/no_mpi.cpp``: a build without a
+backend), so each process runs the whole job on its own. Triage names it with MD890, a
+finding it makes itself from what the ranks printed, across the inputs.
+
+The rule (:func:`readings`): in the logs read (their first and last bytes, :attr:`Input.head`
+and :attr:`Input.tail`), lines that say a rank is alone (:data:`ALONE`), and a job of more than
+one process: a launcher line (``mpirun -np 2``, ``mlx.launch -n 2`` or ``--hosts a,b``) names
+N of 2 or more, or two or more such lines came from different processes (different text, or
+different inputs); no line shows a rank other than 0 or a world larger than 1. An ``all_sum``
+of ones that is still ones is counted only with the launcher's N or from two processes, like
+the others. The finding is a ``cause``: the rest of the job's errors (a whole model loaded on
+every rank, ranks that never meet) follow from it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from meshdoctor import signatures
+from meshdoctor.codes.model import SIGNATURE, Entry
+from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.triage.findings import Finding, Input
+
+CODE = "MD890"
+
+ALONE_SIG = signature(
+    CODE,
+    "triage.alone-in-size-1-group",
+    None,
+    "Every rank of this job is alone in a group of size 1: the launcher started several "
+    "processes, but each reports rank 0 of 1 (or 'Distributed available: False', or an "
+    "all_sum of ones equal to 1). MLX's default, non-strict init returns a group of size 1 "
+    "when no backend forms a group, without an error, so each process ran the whole job by "
+    "itself.",
+    'Find out why no backend formed the group: `python -c "import mlx.core as mx; '
+    'print(mx.distributed.is_available())"` on each host (False: this MLX build has no '
+    "distributed backend, install the release wheel or a build with it); launch with the "
+    "backend the program asks for (`mlx.launch --backend ring|jaccl|mpi ...`: mlx.launch sets "
+    "that backend's environment only); and init strictly "
+    "(`mx.distributed.init(strict=True, backend=...)`) so the real error is printed instead of "
+    "a group of size 1.",
+    "MLX mlx/distributed/distributed.cpp (non-strict init: the singleton group) and "
+    "mlx/distributed/mpi/no_mpi.cpp; mlx #1196 (a wheel without MPI: every process rank 0, "
+    "fixed by MLX PR #1199); MLX PR #4558 (a failed non-strict init cached)",
+    examples=(),
+    check="MD102",
+    causes=[
+        (
+            "this MLX build has no such backend (a wheel or source build without MPI, ring "
+            "or JACCL)",
+            "'Distributed available: False', or mx.distributed.is_available() False on the host",
+        ),
+        (
+            "the launcher did not pass the backend the program asks for (mpirun for a "
+            "program that inits jaccl or ring, mlx.launch --backend ring for one that inits "
+            "jaccl, or plain python/ssh with no launcher environment)",
+            "the program's init(backend=...) differs from the launcher's --backend; no "
+            "MLX_RANK / MLX_HOSTFILE / OMPI_COMM_WORLD_RANK in the ranks' environment",
+        ),
+        (
+            "an earlier non-strict init failed and its group of size 1 was cached, so a "
+            "later init returns it (MLX PR #4558)",
+            "the program calls init() more than once (a library inits first); a strict init "
+            "run alone forms the group",
+        ),
+    ],
+)
+
+ALONE_SIG = replace(
+    ALONE_SIG,
+    doc=replace(
+        ALONE_SIG.doc,
+        why="Nothing fails at the moment it happens: every process computes alone (its "
+        "all_sum returns its own data, each loads the whole model), so the job is wrong, "
+        "slow or runs out of memory later; what follows is a consequence of this.",
+    ),
+)
+
+ENTRY = Entry(
+    code=CODE,
+    kind=SIGNATURE,
+    title="triage every rank alone",
+    doc=ALONE_SIG.doc,
+    names=(ALONE_SIG.name,),
+    details=(("Known causes, most common first", causes_text(ALONE_SIG)),),
+)
+
+# a rank that says it is rank 0 of a world of 1
+_RANK0_OF_1 = re.compile(r"\brank\W{0,3}0\s*(?:/|of|out of)\s*1\b", re.I)
+_RANK0 = re.compile(r"\brank(?:\(\))?\W{0,3}0\b", re.I)
+_SIZE1 = re.compile(r"\b(?:world[ _.]?)?size(?:\(\))?\W{0,3}1\b", re.I)
+_UNAVAILABLE = re.compile(r"\bdistributed[ _.](?:is[ _.])?available(?:\(\))?\W{0,4}false\b", re.I)
+# an all_sum of ones printed as ones: array([1, 1, ..., 1], dtype=float32)
+_ONES = re.compile(r"\barray\(\[\s*1(?:\.0*)?(?:\s*,\s*(?:1(?:\.0*)?|\.\.\.))+\s*\]")
+# a line that shows a real group: a rank above 0, or a world of 2 or more
+_GROUP = re.compile(
+    r"\brank(?:\(\))?\W{0,3}0*[1-9]\d*\s*(?:/|of|out of)\s*\d+|"
+    r"\b(?:world[ _.]?)?size(?:\(\))?\W{0,3}(?:[2-9]|[1-9]\d+)\b|"
+    r"\bdistributed[ _.](?:is[ _.])?available(?:\(\))?\W{0,4}true\b",
+    re.I,
+)
+# the launcher's command line with the number of processes it starts
+_MPIRUN = re.compile(r"\b(?:mpirun|mpiexec|prterun)\b.*?\s-(?:np|n|c)\s+(\d+)")
+_LAUNCH_N = re.compile(r"\bmlx\.launch\b.*?\s(?:-n|--nproc)\s+(\d+)")
+_LAUNCH_HOSTS = re.compile(r"\bmlx\.launch\b.*?\s--hosts[ =](\S+)")
+
+_LOGS = ("log", "stdin")
+
+
+def _lines(inp: Input) -> Iterator[Tuple[int, str]]:
+    """``(line number, text)`` of the lines in an input's head and tail (each line once)."""
+    head = inp.head.splitlines()
+    yield from enumerate(head, 1)
+    if inp.tail and len(inp.head.encode()) < inp.bytes:  # the tail holds lines past the head
+        tail = inp.tail.splitlines()[1:]  # its first line may be cut
+        first = inp.lines - len(tail) + 1
+        for i, ln in enumerate(tail):
+            if first + i > len(head):
+                yield first + i, ln
+
+
+def alone_line(text: str) -> Optional[str]:
+    """Why ``text`` says its rank is alone (``"rank 0 of 1"``, ``"no backend"``, ``"ones"``), or
+    None."""
+    if _UNAVAILABLE.search(text):
+        return "no backend"
+    if _RANK0_OF_1.search(text) or (_RANK0.search(text) and _SIZE1.search(text)):
+        return "rank 0 of 1"
+    if _ONES.search(text):
+        return "ones"
+    return None
+
+
+def started(text: str) -> Optional[int]:
+    """The number of processes a launcher line starts (``mpirun -np 2``, ``mlx.launch -n 2``,
+    ``mlx.launch --hosts a,b``), or None."""
+    for rx in (_MPIRUN, _LAUNCH_N):
+        m = rx.search(text)
+        if m:
+            return int(m.group(1))
+    m = _LAUNCH_HOSTS.search(text)
+    return len([h for h in m.group(1).split(",") if h]) if m else None
+
+
+def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD890 finding (the rule in the module's docstring) for what triage read, or none:
+    ``inputs`` in the order read (their index gives the finding's ``seq``); ``findings``
+    are the others (unused but for symmetry with the other readings)."""
+    del findings
+    said: List[Tuple[int, Input, int, str, str]] = []  # (input index, input, line, text, why)
+    n: Optional[int] = None
+    for i, inp in enumerate(inputs):
+        if inp.kind not in _LOGS or inp.error:
+            continue
+        for lineno, text in _lines(inp):
+            if _GROUP.search(text):
+                return []  # a real group (or part of one) was formed
+            got = started(text)
+            if got is not None:
+                n = max(n or 0, got)
+            why = alone_line(text)
+            if why:
+                said.append((i, inp, lineno, text.strip(), why))
+    if not said:
+        return []
+    processes = len({(i, text) for i, _, _, text, _ in said})
+    if (n or processes) < 2:
+        return []
+    i, inp, lineno, text, _ = said[0]
+    count = n or processes
+    whys = sorted({w for *_, w in said})
+    what = {
+        "no backend": "'Distributed available: False'",
+        "rank 0 of 1": "rank 0 of a group of size 1",
+        "ones": "an all_sum of ones that is still ones",
+    }
+    m = signatures.Match(
+        code=CODE,
+        name=ALONE_SIG.name,
+        meaning=f"{ALONE_SIG.meaning} Here: {count} processes were started"
+        + (" (the launcher's line)" if n else "")
+        + f" and {len(said)} line(s) report {', '.join(what[w] for w in whys)}.",
+        remedy=ALONE_SIG.remedy,
+        line=signatures.printable(text),
+        lineno=lineno,
+        sig=ALONE_SIG,
+    )
+    return [
+        Finding(
+            match=m,
+            source=inp.source,
+            seq=i * SEQ_STRIDE + lineno,
+            role=m.role,
+            host=inp.host,
+            rank=inp.rank,
+            last_lineno=said[-1][2] if said[-1][0] == i else lineno,
+            count=len(said),
+        )
+    ]

@@ -1,0 +1,213 @@
+"""A hang with no error: every rank's output stops part-way and no line says why. A
+collective that one rank never enters (a ring or JACCL deadlock, MLX #4475; a rank that skipped
+an ``all_sum``, MLX #1210) blocks the others for ever and prints nothing, so the logs simply
+end. Triage names it with MD892, a finding it makes itself across the inputs, and says since
+when and how to see where the ranks wait.
+
+The rule (:func:`readings`): the logs read (at least one) hold no finding of a rank (the job's
+own ``--exit-code`` aside), and their output stopped part-way: the last progress line of a log
+(``step 37/200``, ``Iter 40/1000``, tqdm's ``12%|..| 120/1000``, ``progress: 2048/8192``)
+shows a count below its total, or a line of another input (a launcher, a supervisor, a
+timestamped kill) comes :data:`GAP_S` seconds or more after every rank's last timestamp, or the
+job's exit status says it was ended from outside (timeout(1)'s 124, SIGKILL, SIGTERM, SIGINT).
+"Since when" is the latest of the ranks' last timestamps (else the last progress line). Its
+role is ``cause``: the exit status that follows is its consequence.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import replace
+from typing import List, Optional, Sequence, Tuple
+
+from meshdoctor import signatures
+from meshdoctor.codes.model import SIGNATURE, Entry
+from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.logs import parse_time
+
+CODE = "MD892"
+GAP_S = 60.0  # a later line this long after the ranks' last one: their output had stopped
+# exit statuses of a job ended from outside: timeout(1) (124), SIGINT (130, -2), SIGKILL (137,
+# -9), SIGTERM (143, -15)
+_ENDED_FROM_OUTSIDE = {124, 130, 137, 143, -2, -9, -15}
+
+HUNG_SIG = signature(
+    CODE,
+    "triage.hang-without-error",
+    None,
+    "The job hung: every rank's output stops part-way (a progress count below its total, or "
+    "no line for a long time while the job went on) and no rank printed an error. A "
+    "collective that some rank never enters, or a transport that stopped moving data, blocks "
+    "the others without a word.",
+    "See where each rank waits while it still hangs: `meshdoctor triage --running` on each "
+    "host (or `meshdoctor triage --running --hostfile HOSTFILE` for all of them) prints every "
+    "rank's Python and native stack and the collective it is blocked in (`py-spy dump --pid "
+    "PID` by hand); ranks in different collectives, or the same one from different lines, "
+    "mean the program calls them in a different order on different ranks. Next time run the "
+    "job under `meshdoctor launch --hang-after SECONDS -- ...`, which takes the stacks when "
+    "the output stops.",
+    "MLX #4475 (ranks blocked in all_sum, no log output, no exception); MLX #1210 (a rank "
+    "that skips an all_sum hangs the others); py-spy dump (https://github.com/benfred/py-spy)",
+    examples=(),
+    causes=[
+        (
+            "the ranks call collectives in a different order or number (one inside an "
+            "`if rank == 0`, a data-dependent loop length)",
+            "stacks: ranks blocked in different collectives, or the same one from different lines",
+        ),
+        (
+            "a transport deadlock inside the backend (MLX #4475: ring all_sum on the CPU stream)",
+            "stacks: every rank in the same all_sum at the same line, in recv/poll",
+        ),
+        (
+            "a rank is stopped or starved (SIGSTOP, a debugger, swapping)",
+            "its process state 'stopped' (T), or its CPU time not growing",
+        ),
+    ],
+)
+
+HUNG_SIG = replace(
+    HUNG_SIG,
+    doc=replace(
+        HUNG_SIG.doc,
+        why="A hang prints nothing, so nothing else in the logs names a cause: the stacks of "
+        "the live ranks are the evidence; the exit status of a job ended after it is its "
+        "consequence.",
+    ),
+)
+
+ENTRY = Entry(
+    code=CODE,
+    kind=SIGNATURE,
+    title="triage hang without an error",
+    doc=HUNG_SIG.doc,
+    names=(HUNG_SIG.name,),
+    details=(("Known causes, most common first", causes_text(HUNG_SIG)),),
+)
+
+# progress lines: (done, total)
+_PROGRESS = (
+    re.compile(r"\d+%\|[^|]*\|\s*(\d+)/(\d+)"),  # tqdm
+    re.compile(r"\b(?:step|iter(?:ation)?|epoch|batch|progress)\b\W{0,3}(\d+)\s*/\s*(\d+)", re.I),
+)
+_LOGS = ("log", "stdin")
+
+
+def progress(text: str) -> Optional[Tuple[int, int]]:
+    """``(done, total)`` of a progress line (``step 37/200``, tqdm's ``| 120/1000``), or None."""
+    for rx in _PROGRESS:
+        m = rx.search(text)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def _tail_lines(inp: Input) -> List[Tuple[int, str]]:
+    """``(line number, text)`` of the lines of an input's tail, in order."""
+    lines = (inp.tail or inp.head).splitlines()
+    if len(inp.head.encode()) < inp.bytes and lines:
+        lines = lines[1:]  # the tail's first line may be cut
+    first = inp.lines - len(lines) + 1
+    return [(first + i, ln) for i, ln in enumerate(lines)]
+
+
+def _last(inp: Input) -> Tuple[Optional[_dt.datetime], Optional[Tuple[int, str]], bool]:
+    """An input's last timestamp, its last progress line ``(line number, text)`` and whether
+    that line stops short: one more logged step would still be below its total (the step: the
+    difference from the progress line before it with the same total, else 1; so a log every 10
+    steps that ends at ``step 190/200`` of steps 0-199 finished, one at ``step 37/200`` did
+    not)."""
+    when: Optional[_dt.datetime] = None
+    prog: Optional[Tuple[int, str]] = None
+    last: Optional[Tuple[int, int]] = None
+    step = 1
+    for lineno, text in reversed(_tail_lines(inp)):
+        if when is None:
+            when = parse_time(text)
+        got = progress(text)
+        if got is None:
+            continue
+        if last is None:
+            prog, last = (lineno, text.strip()), got
+        elif got[1] == last[1] and got[0] < last[0]:
+            step = last[0] - got[0]
+            break
+    short = last is not None and last[0] + step < last[1]
+    return when, prog, short
+
+
+def _first_time(inp: Input) -> Optional[_dt.datetime]:
+    return next((t for t in map(parse_time, inp.head.splitlines()[:50]) if t), None)
+
+
+def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD892 finding (the rule in the module's docstring) for what triage read, or none:
+    ``inputs`` in the order read, ``findings`` of them all (the job's exit status among
+    them)."""
+    if any(not f.job for f in findings):
+        return []  # a rank printed something: that is read instead
+    logs = [(i, inp) for i, inp in enumerate(inputs) if inp.kind in _LOGS and not inp.error]
+    logs = [(i, inp) for i, inp in logs if inp.lines]
+    if not logs:
+        return []
+    lasts = [(i, inp, *_last(inp)) for i, inp in logs]
+    later = None  # a line of another input long after the ranks' last ones
+    stamped = sorted((x for x in lasts if x[2] is not None), key=lambda x: x[2])
+    if len(stamped) >= 2 and (stamped[-1][2] - stamped[-2][2]).total_seconds() >= GAP_S:
+        later = stamped[-1][2]
+        lasts = [x for x in lasts if x is not stamped[-1]]
+    short = [x for x in lasts if x[4]]
+    times = [x[2] for x in lasts if x[2] is not None]
+    ranks_end = max(times) if times else None
+    ended = [
+        f
+        for f in findings
+        if f.job and f.exit and int(f.exit.get("code", 0) or 0) in _ENDED_FROM_OUTSIDE
+    ]
+    if not short and not ended and later is None:
+        return []
+    i, inp, when, prog, _ = (short or [x for x in lasts if x[2] == ranks_end] or lasts)[-1]
+    lineno, line = prog if prog is not None else (inp.lines, _tail_lines(inp)[-1][1].strip())
+    since = ranks_end.strftime("%Y-%m-%d %H:%M:%S UTC") if ranks_end else None
+    here = []
+    if since:
+        start = min((t for t in map(_first_time, (x[1] for x in lasts)) if t), default=None)
+        ran = (
+            f", {int((ranks_end - start).total_seconds())} s after the first line" if start else ""
+        )
+        here.append(f"the ranks' output stops at {since}{ran}")
+    for _, x, _, p, s in lasts:
+        if p is not None and s:
+            here.append(f"{x.source} stops at '{p[1]}' (line {p[0]})")
+    if later is not None and ranks_end is not None:
+        here.append(
+            f"a later line at {later.strftime('%H:%M:%S')} shows the job still there "
+            f"{int((later - ranks_end).total_seconds())} s after"
+        )
+    for f in ended:
+        here.append(f"the job ended with {f.source} (ended from outside: a timeout or a kill)")
+    m = signatures.Match(
+        code=CODE,
+        name=HUNG_SIG.name,
+        meaning=f"{HUNG_SIG.meaning} Here: {'; '.join(here)}.",
+        remedy=HUNG_SIG.remedy,
+        line=signatures.printable(line),
+        lineno=lineno,
+        groups={"since": since} if since else {},
+        sig=HUNG_SIG,
+    )
+    return [
+        Finding(
+            match=m,
+            source=inp.source,
+            seq=i * SEQ_STRIDE + lineno,
+            role=m.role,
+            host=inp.host,
+            rank=inp.rank if len(logs) == 1 else None,
+            time=ranks_end,
+            last_lineno=lineno,
+        )
+    ]

@@ -1,0 +1,159 @@
+"""Ranks waiting in different collectives: the stack dumps of a hung job's ranks (``py-spy
+dump``, gdb's or lldb's backtraces, macOS ``sample``) given to triage as files are read by
+:func:`meshdoctor.triage.stacks.order_reading`, the reading that ``triage --running`` and
+``launch --hang-after`` give of the live ranks too. Ranks blocked in different collectives,
+or in the same one from different lines of the program, are a collective-order mismatch:
+MD891, a finding triage makes itself, naming each rank's collective and its ``file:line``.
+
+A dump is split into one process per section: py-spy's ``Process N:`` header, lldb's
+``Process N stopped``, sample's ``Analysis of sampling ... (pid N)``, or a short line naming
+a rank (``== rank 1 ==``); a section's rank is the one such a line names, else the input's
+(``rank1.txt``). The finding's role is ``cause``: the ranks' later errors (a timeout, a kill)
+follow from it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import List, Optional, Sequence, Tuple
+
+from meshdoctor import signatures
+from meshdoctor.codes.model import SIGNATURE, Entry
+from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.triage import stacks
+from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.triage.findings import Finding, Input
+
+CODE = "MD891"
+
+ORDER_SIG = signature(
+    CODE,
+    "triage.collective-order",
+    None,
+    "A collective-order mismatch: the ranks' stacks show them blocked in different "
+    "collectives, or in the same collective called from different lines of the program. A "
+    "collective completes only when every rank of the group enters the same one, so each "
+    "waits for peers that are elsewhere, for ever, and nothing is printed.",
+    "Make every rank call the same collectives in the same order and number: no collective "
+    "inside `if rank == ...` (compute it on every rank, print on one), no loop whose length "
+    "depends on the rank's data (agree on it first with an all_sum or all_max); the "
+    "file:line of each rank says where each one went.",
+    "MLX #1210 (a rank that skips an all_sum hangs the others); MLX docs, distributed "
+    "communication (every process must take part in each collective)",
+    examples=(),
+    causes=[
+        (
+            "a collective inside a branch taken on some ranks only (`if rank == 0: "
+            "print(all_sum(x))`)",
+            "one rank's file:line is inside an `if rank` block",
+        ),
+        (
+            "ranks that run a different number of steps (a data-dependent loop, uneven shards)",
+            "the same collective from the same loop on every rank, one rank past its end",
+        ),
+        (
+            "an exception caught on one rank that skips a collective",
+            "that rank's log shows the caught error, or its stack is outside the loop",
+        ),
+    ],
+)
+
+ORDER_SIG = replace(
+    ORDER_SIG,
+    doc=replace(
+        ORDER_SIG.doc,
+        why="A hang of the program, not of the mesh: every link may be fine, and no backend "
+        "prints an error; what follows (a timeout, a kill) is its consequence.",
+    ),
+)
+
+ENTRY = Entry(
+    code=CODE,
+    kind=SIGNATURE,
+    title="triage collective-order mismatch",
+    doc=ORDER_SIG.doc,
+    names=(ORDER_SIG.name,),
+    details=(("Known causes, most common first", causes_text(ORDER_SIG)),),
+)
+
+# what marks a stack dump, and where one process's part of a file starts
+_PY_SPY = re.compile(r"^Thread (?:0x)?[0-9A-Fa-f]+ \((?:idle|active)", re.M)
+_DUMP = re.compile(
+    r"^(?:Thread (?:0x)?[0-9A-Fa-f]+ \((?:idle|active)|Thread \d+ \(Thread |#\d+\s+0x|"
+    r"\s*\*?\s*frame #\d+: 0x|Call graph:)",
+    re.M,
+)
+_SECTION = re.compile(
+    r"^(?:Process (?P<pid>\d+)(?::| stopped)|Analysis of sampling \S+ \(pid (?P<spid>\d+)\)|"
+    r"(?P<sep>[=#\-*\s\[]*rank[ _:=#]?(?P<rank>\d{1,4})\b.{0,60}))$",
+    re.I | re.M,
+)
+_LOGS = ("log", "stdin")
+
+
+def dumps(text: str, rank: Optional[int] = None) -> List[stacks.RankStack]:
+    """The processes of one stack-dump text, each a :class:`~.stacks.RankStack` (its
+    ``python`` the py-spy text, its ``native`` the whole section); ``rank``: the input's rank,
+    for a text of one process. Empty when ``text`` holds no stack dump."""
+    if not _DUMP.search(text):
+        return []
+    cuts: List[Tuple[int, Optional[int], int]] = []  # (offset, rank, pid)
+    for m in _SECTION.finditer(text):
+        if m.group("sep") is not None and _DUMP.match(m.group(0)):
+            continue
+        r = int(m.group("rank")) if m.group("rank") else None
+        pid = int(m.group("pid") or m.group("spid") or 0)
+        if cuts and cuts[-1][1] is not None and r is None and m.start() - cuts[-1][0] < 200:
+            cuts[-1] = (cuts[-1][0], cuts[-1][1], pid)  # a rank line, then its process header
+            continue
+        cuts.append((m.start(), r, pid))
+    if not cuts:
+        cuts = [(0, rank, 0)]
+    out = []
+    for n, (at, r, pid) in enumerate(cuts):
+        part = text[at : cuts[n + 1][0] if n + 1 < len(cuts) else len(text)]
+        if not _DUMP.search(part):
+            continue
+        r = r if r is not None else (rank if len(cuts) == 1 else None)
+        out.append(
+            stacks.RankStack(r, pid, python=part if _PY_SPY.search(part) else None, native=part)
+        )
+    return out
+
+
+def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD891 finding for the stack dumps among ``inputs`` (logs whose text holds one), or
+    none: when :func:`~.stacks.order_reading` of all their processes says they wait in
+    different collectives or at different lines."""
+    del findings
+    got: List[Tuple[int, Input, stacks.RankStack]] = []
+    for i, inp in enumerate(inputs):
+        if inp.kind not in _LOGS or inp.error:
+            continue
+        for st in dumps(inp.head, inp.rank):
+            got.append((i, inp, st))
+    reading = stacks.order_reading([dict(st.to_dict(), host=inp.host) for _, inp, st in got])
+    if reading is None or not reading.mismatch:
+        return []
+    i, inp, _ = got[0]
+    m = signatures.Match(
+        code=CODE,
+        name=ORDER_SIG.name,
+        meaning=f"{ORDER_SIG.meaning} Here: {reading.summary}.",
+        remedy=ORDER_SIG.remedy,
+        line=signatures.printable(reading.summary.split(": the ranks are in")[0]),
+        lineno=1,
+        sig=ORDER_SIG,
+    )
+    return [
+        Finding(
+            match=m,
+            source=inp.source,
+            seq=i * SEQ_STRIDE + 1,
+            role=m.role,
+            host=inp.host,
+            rank=None,
+            last_lineno=1,
+        )
+    ]
