@@ -41,26 +41,35 @@ for s in (%s):
     signal.signal(s, note)
 """ % ", ".join(str(int(s)) for s in CATCHABLE)
 
-MLX_HOLDER = _RECORDER + """
+MLX_HOLDER = (
+    _RECORDER
+    + """
 import mlx.core as mx
 a = mx.ones((16 << 20,), dtype=mx.float32)  # 64 MiB
 mx.eval(a)
 while True:
     time.sleep(3600)
 """
+)
 
-LAUNCHER = _RECORDER + """
+LAUNCHER = (
+    _RECORDER
+    + """
 import subprocess
 env = dict(os.environ, MLX_RANK="0", MLX_WORLD_SIZE="1")
 rank = subprocess.Popen([sys.executable, "-c", sys.argv[3], log, "rank"], env=env)
 while True:
     time.sleep(3600)
 """
+)
 
-RANK = _RECORDER + """
+RANK = (
+    _RECORDER
+    + """
 while True:
     time.sleep(3600)
 """
+)
 
 
 def _spawn(argv, **kw) -> subprocess.Popen:

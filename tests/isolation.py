@@ -150,9 +150,7 @@ def netns_mounts() -> List[str]:
     except OSError:
         return []
     return sorted(
-        f.split()[4]
-        for f in lines
-        if len(f.split()) > 4 and f.split()[4].startswith("/run/netns/")
+        f.split()[4] for f in lines if len(f.split()) > 4 and f.split()[4].startswith("/run/netns/")
     )
 
 

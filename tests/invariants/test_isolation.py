@@ -66,7 +66,7 @@ def test_an_orphan_a_test_plants_has_a_live_parent():
         os.kill(pid, 9)
 
 
-LEAVES = '''
+LEAVES = """
 import subprocess
 
 def test_that_leaves_a_sleep():
@@ -74,7 +74,7 @@ def test_that_leaves_a_sleep():
 
 def test_that_cleans_up():
     subprocess.run(["true"], check=True)
-'''
+"""
 
 
 def _nested_run(tmp_path, body: str) -> subprocess.CompletedProcess:
@@ -102,12 +102,12 @@ def test_a_process_left_behind_fails_the_run_and_names_its_test(tmp_path):
     assert "(sleep 300)" in line and "test_that_leaves_a_sleep" in line, line
 
 
-LEAKS_NETNS = '''
+LEAKS_NETNS = """
 import subprocess
 
 def test_that_leaves_a_netns():
     subprocess.run(["ip", "netns", "add", "md-leak-{tag}"], check=True)
-'''
+"""
 
 
 def test_a_network_namespace_left_behind_fails_the_run(tmp_path):
