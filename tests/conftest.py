@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,10 +23,12 @@ _LEFTOVERS = "meshdoctor_leftovers"
 
 def pytest_configure(config):
     """In the controller: start each xdist worker in its own namespaces (one worker when no
-    ``-n`` was given); in an isolated worker: bring its loopback up and note its netns mounts."""
+    ``-n`` was given); in an isolated worker: bring its network up, give it state directories
+    of its own and note its netns mounts."""
     if hasattr(config, "workerinput"):
         if os.environ.get(isolation.ISOLATED_ENV) == "1":
-            isolation.loopback_up()
+            isolation.network_up()
+            config._meshdoctor_state = isolation.private_state()
             config._meshdoctor_netns = isolation.netns_mounts()
         return
     why = ""
@@ -64,6 +67,7 @@ def pytest_sessionfinish(session):
             for x in isolation.leaked_netns(getattr(config, "_meshdoctor_netns", []))
         ]
         config.workeroutput[_LEFTOVERS] = left
+        shutil.rmtree(getattr(config, "_meshdoctor_state", ""), ignore_errors=True)
         return
     found = getattr(config, _LEFTOVERS, None)
     if found:

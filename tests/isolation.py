@@ -5,7 +5,8 @@ ports. Run beside a user's MLX job, a test of those would judge that job instead
 staged; and a rank-looking process a test plants would be seen by the user's own meshdoctor.
 So each pytest-xdist worker runs as the child of an init (``dumb-init``, which reaps orphans as
 pid 1 must, and forwards signals) in a new PID namespace with its own ``/proc``, a new mount
-namespace and a new network namespace with only its loopback up (util-linux ``unshare(1)``
+namespace and a new network namespace with only its loopback and one address of its own up
+(:func:`network_up`) (util-linux ``unshare(1)``
 ``--pid --fork --mount-proc --net --kill-child``; as a user without root, through a user
 namespace mapped to that user):
 
@@ -85,14 +86,49 @@ def isolated_spec(spec: str, prefix: Tuple[str, ...]) -> str:
     return "//".join([*parts, f"python={python}", f"env:{ISOLATED_ENV}=1"])
 
 
-def loopback_up() -> None:
-    """Bring ``lo`` up in this (new) network namespace: SIOCGIFFLAGS then SIOCSIFFLAGS with
-    IFF_UP (netdevice(7)); a new network namespace starts with it down."""
+SELF_IF, SELF_ADDR = "mdself", "10.213.0.1/32"  # the beds use 10.213.<10..249>.0/24
+
+
+def network_up() -> None:
+    """Bring ``lo`` up in this (new) network namespace (SIOCGIFFLAGS then SIOCSIFFLAGS with
+    IFF_UP, netdevice(7); a new network namespace starts with it down), and give it one address
+    that is not a loopback one, on a veth pair of its own (``ip``, where it is there): glibc's
+    getaddrinfo(3) with AI_ADDRCONFIG, as slurmctld calls it, finds no address on a namespace
+    that has only ``lo``. Traffic to it never leaves the namespace."""
     siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         req = struct.pack("16sH14x", b"lo", 0)
         flags = struct.unpack("16sH14x", fcntl.ioctl(s.fileno(), siocgifflags, req))[1]
         fcntl.ioctl(s.fileno(), siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
+    if shutil.which("ip") is None:
+        return
+    for argv in (
+        ["link", "add", SELF_IF, "type", "veth", "peer", "name", SELF_IF + "1"],
+        ["addr", "add", SELF_ADDR, "dev", SELF_IF],
+        ["link", "set", SELF_IF, "up"],
+        ["link", "set", SELF_IF + "1", "up"],
+    ):
+        subprocess.run(["ip", *argv], capture_output=True, timeout=30)
+
+
+def private_state() -> Path:
+    """Point this worker's meshdoctor runs at state, cache and runtime directories of its own
+    (``XDG_STATE_HOME``, ``XDG_CACHE_HOME``, ``XDG_RUNTIME_DIR``: the XDG Base Directory
+    Specification, read by platformdirs): never the user's receipts, fix lock or MLX build
+    cache, nor another worker's. A test that names its own (``MESHDOCTOR_STATE_DIR``) still
+    does. Returns the directory that holds the three, for the worker to remove at its end."""
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="md-worker-"))
+    for var, sub in (
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_RUNTIME_DIR", "run"),
+    ):
+        (base / sub).mkdir(mode=0o700)
+        os.environ[var] = str(base / sub)
+    os.environ.pop("MESHDOCTOR_STATE_DIR", None)
+    return base
 
 
 def _describe(pid: int) -> str:
