@@ -42,9 +42,32 @@ def pytest_configure(config):
         setattr(config, _NOT_ISOLATED, why)
         return
     if config.option.dist == "no" or not config.option.tx:
-        config.option.dist, config.option.tx = "load", ["popen"]
+        config.option.dist, config.option.tx = "loadgroup", ["popen"]
+    elif config.option.dist == "load":  # tests sharing a bed stay on one worker (below)
+        config.option.dist = "loadgroup"
     config.option.tx = [isolation.isolated_spec(t, prefix) for t in config.option.tx]
     setattr(config, _LEFTOVERS, [])
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that share a test bed run on one worker, so that each bed starts once a run: those
+    using one session-scoped fixture of ours (the Slurm bed) form one group, those using a
+    module-scoped one (a netns bed of a module) one group per module (xdist's ``loadgroup``);
+    every other test goes to whichever worker is free."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        group = None
+        for name, defs in (info.name2fixturedefs.items() if info else ()):
+            d = defs[-1]
+            if not getattr(d.func, "__module__", "").startswith("tests."):
+                continue
+            if d.scope == "session":
+                group = f"session-{name}"
+                break
+            if d.scope == "module":
+                group = item.nodeid.split("::")[0]
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_report_header(config):
