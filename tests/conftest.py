@@ -57,7 +57,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         group = None
-        for name, defs in (info.name2fixturedefs.items() if info else ()):
+        for name, defs in info.name2fixturedefs.items() if info else ():
             d = defs[-1]
             if not getattr(d.func, "__module__", "").startswith("tests."):
                 continue
