@@ -42,32 +42,25 @@ def pytest_configure(config):
         setattr(config, _NOT_ISOLATED, why)
         return
     if config.option.dist == "no" or not config.option.tx:
-        config.option.dist, config.option.tx = "loadgroup", ["popen"]
-    elif config.option.dist == "load":  # tests sharing a bed stay on one worker (below)
-        config.option.dist = "loadgroup"
+        config.option.dist, config.option.tx = "load", ["popen"]
     config.option.tx = [isolation.isolated_spec(t, prefix) for t in config.option.tx]
     setattr(config, _LEFTOVERS, [])
 
 
-def pytest_collection_modifyitems(config, items):
-    """Tests that share a test bed run on one worker, so that each bed starts once a run: those
-    using one session-scoped fixture of ours (the Slurm bed) form one group, those using a
-    module-scoped one (a netns bed of a module) one group per module (xdist's ``loadgroup``);
-    every other test goes to whichever worker is free."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        group = None
-        for name, defs in info.name2fixturedefs.items() if info else ():
-            d = defs[-1]
-            if not getattr(d.func, "__module__", "").startswith("tests."):
-                continue
-            if d.scope == "session":
-                group = f"session-{name}"
-                break
-            if d.scope == "module":
-                group = item.nodeid.split("::")[0]
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Each test module is one unit of work, on one worker, in its own order (its module-scoped
+    netns bed starts once), and every test of tests/slurm/ one unit (the Slurm bed starts once a
+    run); the units go to whichever worker is free, the largest first (xdist's loadscope)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BedScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return (
+                "tests/slurm" if nodeid.startswith("tests/slurm/") else super()._split_scope(nodeid)
+            )
+
+    return BedScheduling(config, log)
 
 
 def pytest_report_header(config):
