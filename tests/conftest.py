@@ -51,7 +51,10 @@ def pytest_configure(config):
 def pytest_xdist_make_scheduler(config, log):
     """Each test module is one unit of work, on one worker, in its own order (its module-scoped
     netns bed starts once), and every test of tests/slurm/ one unit (the Slurm bed starts once a
-    run); the units go to whichever worker is free, the largest first (xdist's loadscope)."""
+    run); the units go to whichever worker is free, the largest first (xdist's loadscope).
+    For ``--dist load`` (``-n`` alone) and ``loadscope``; any other ``--dist`` is xdist's own."""
+    if config.option.dist not in ("load", "loadscope"):
+        return None  # a distribution the user chose (--dist each, loadfile, ...)
     from xdist.scheduler import LoadScopeScheduling
 
     class BedScheduling(LoadScopeScheduling):
