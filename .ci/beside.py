@@ -14,6 +14,8 @@ what a test planted where the user sees it).
 not stopped, still parent and child, never signalled, and the watcher saw no stale rank.
 ``stop DIR``: stops all three. ``leftovers TOKEN``: the processes whose environment has
 ``MESHDOCTOR_CI_RUN=TOKEN`` (what the run started) still alive; exit 1 when there are any.
+``netns-before FILE`` / ``netns-left FILE TOKEN``: the md* network namespaces made during the
+run and left (not those where a process of another program still runs); exit 1 for any.
 """
 
 from __future__ import annotations
@@ -198,7 +200,42 @@ def leftovers(token: str) -> int:
     return 1 if left else 0
 
 
+def _netns() -> set:
+    p = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=30)
+    return {line.split()[0] for line in p.stdout.splitlines() if line.strip()}
+
+
+def netns_leftovers(before: Path, token: str) -> int:
+    """Exit 1, naming them, for the md* network namespaces made since ``before`` (a file of
+    ``ip netns list`` names) and still there, leaving out one with a live process that the run
+    did not start (a bed of another program on this machine)."""
+    had = set(before.read_text().split()) if before.exists() else set()
+    left = []
+    for name in sorted(_netns() - had):
+        if not name.startswith("md"):
+            continue
+        pids = subprocess.run(
+            ["ip", "netns", "pids", name], capture_output=True, text=True, timeout=30
+        ).stdout.split()
+        theirs = False
+        for pid in pids:
+            try:
+                theirs |= psutil.Process(int(pid)).environ().get("MESHDOCTOR_CI_RUN") != token
+            except (psutil.Error, ValueError):
+                continue
+        if not theirs:
+            left.append(name)
+    for name in left:
+        print(f"network namespace left behind by the run: {name}", file=sys.stderr)
+    return 1 if left else 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "netns-before":
+        Path(sys.argv[2]).write_text("\n".join(sorted(_netns())))
+        sys.exit(0)
+    if sys.argv[1] == "netns-left":
+        sys.exit(netns_leftovers(Path(sys.argv[2]), sys.argv[3]))
     what, arg = sys.argv[1], sys.argv[2]
     fn = {"start": start, "watch": watch, "check": check, "stop": stop}.get(what)
     sys.exit(fn(Path(arg)) if fn else leftovers(arg))
