@@ -236,18 +236,22 @@ def test_a_fifo_hostfile_with_no_writer_ends_on_a_signal_for_every_command(
 def test_a_slow_pipe_on_standard_input_ends_at_the_stated_deadline(clean_env):
     from meshdoctor.commands.options import HOSTFILE_READ_S
 
-    p = subprocess.run(
-        [
-            "bash",
-            "-c",
-            f"sleep {HOSTFILE_READ_S + 60:g} | timeout {HOSTFILE_READ_S + 90:g} "
-            f"{sys.executable} -m meshdoctor check --hostfile - --json",
-        ],
-        capture_output=True,
-        text=True,
-        env=clean_env,
-        timeout=HOSTFILE_READ_S + 120,
-    )
+    # a writer that holds the pipe open past the deadline and never writes; stopped once
+    # meshdoctor has ended (a shell pipeline would wait for it to the end)
+    writer = subprocess.Popen(["sleep", f"{HOSTFILE_READ_S + 60:g}"], stdout=subprocess.PIPE)
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "meshdoctor", "check", "--hostfile", "-", "--json"],
+            stdin=writer.stdout,
+            capture_output=True,
+            text=True,
+            env=clean_env,
+            timeout=HOSTFILE_READ_S + 90,
+        )
+    finally:
+        writer.kill()
+        writer.wait()
+        writer.stdout.close()
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert f"no complete hostfile within {HOSTFILE_READ_S:g} s" in p.stderr, p.stderr
     assert "Fatal Python error" not in p.stderr and "Traceback" not in p.stderr
