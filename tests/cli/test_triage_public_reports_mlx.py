@@ -140,7 +140,8 @@ def test_jaccl_protection_domain_failure_is_exhausted_driver_state_first(tmp_pat
     assert f["code"] == "MD604"
     assert "run out of verbs resources or is in a broken state" in f["meaning"]
     assert f["remedy"].startswith("Reboot this host, or replug its Thunderbolt cable")
-    assert f["check"] == "meshdoctor check --only MD208"
+    # the check it suggests, with a deadline long enough to prove a hung verbs call
+    assert f["check"] == "meshdoctor check --only MD208 --timeout 45"
     rest = [x for x in doc["triage"]["findings"] if not x["first_cause"] and x["code"] != "MD690"]
     assert {x["code"] for x in rest} == {"MD606", "MD661"}
     assert all(x["consequence_of"] == f["id"] for x in rest)
