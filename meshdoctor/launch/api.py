@@ -74,6 +74,24 @@ def _hostfile_of(req: LaunchRequest) -> Optional[Hostfile]:
     return None
 
 
+def gated_hostfile(req: LaunchRequest) -> Optional[Hostfile]:
+    """The hostfile the gate judges: the one mlx.launch will read, as the backend mlx.launch
+    will start (``--backend`` wins over the hostfile's ``"backend"``: MLX 0.32.4 ``launch.py``).
+    With ``--backend`` and no hosts named, mlx.launch's default ``--hosts 127.0.0.1``. None:
+    no hosts and no backend named (the gate checks this node)."""
+    import dataclasses
+
+    hf = _hostfile_of(req)
+    if hf is None and req.backend:
+        from meshdoctor.hostfile.load import from_list
+        from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
+
+        hf = from_list(LOCAL_SSH_NAME)
+    if hf is not None and req.backend and hf.backend != req.backend:
+        hf = dataclasses.replace(hf, backend=req.backend)
+    return hf
+
+
 def rank_hosts(req: LaunchRequest) -> List[str]:
     """Each rank's ssh name, in rank order, as mlx.launch will see them."""
     hf = _hostfile_of(req)
@@ -86,7 +104,7 @@ def gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
     the ``launch.gate`` section: ``ran``, ``how`` (``fleet``, ``node``, ``probe``),
     ``verdict``, ``duration_s``."""
     t0 = time.monotonic()
-    hf = _hostfile_of(req)
+    hf = gated_hostfile(req)
     if req.probe_size is not None:
         from meshdoctor.probe import api as probe_api
 

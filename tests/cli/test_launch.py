@@ -315,3 +315,48 @@ def test_ctrl_c_is_forwarded_ranks_are_stopped_and_the_verdict_written(bed, clea
     assert d["launch"]["job"]["outcome"] == "interrupted" and d["launch"]["exit_status"] == 3
     assert d["exit_code"] == 3
     assert bed.left() == []
+
+
+# --- the gate judges the launch that will happen -------------------------------------------------
+def _gate_run(tmp_path, clean_env, *args: str, hostfile: Optional[dict] = None):
+    """``launch ARGS -- python -c 'print("job ran")'`` in a private PID namespace, with
+    ``hostfile`` written and passed first; returns the run and whether the job started."""
+    from tests.helpers import run_cli
+
+    pre: List[str] = []
+    if hostfile is not None:
+        path = tmp_path / "hosts.json"
+        path.write_text(json.dumps(hostfile))
+        pre = ["--hostfile", str(path)]
+    r = run_cli(
+        "launch",
+        *pre,
+        *args,
+        "--",
+        sys.executable,
+        "-c",
+        "print('job ran')",
+        env=clean_env,
+        timeout=RUN_S,
+        private_pids=True,
+    )
+    return r, "job ran" in r.out
+
+
+RING2 = {"backend": "ring", "hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2}
+
+
+@pytest.mark.parametrize(
+    "backend, said",
+    [
+        ("jaccl", "hosts[0].rdma: missing: jaccl needs a row of 2 entries"),
+        ("mpi", "backend mpi is not available in this build"),
+    ],
+)
+def test_the_gate_checks_the_backend_of_launch_backend(tmp_path, clean_env, backend, said):
+    # mlx.launch starts --backend, whatever the hostfile's "backend" says (MLX 0.32.4 launch.py)
+    r, ran = _gate_run(tmp_path, clean_env, "--backend", backend, hostfile=RING2)
+    assert r.rc == 1 and not ran, r.err
+    assert said in r.err, r.err
+    r, ran = _gate_run(tmp_path, clean_env, "--backend", "ring", hostfile=RING2)
+    assert r.rc == 0 and ran, r.err
