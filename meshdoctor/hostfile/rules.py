@@ -4,7 +4,7 @@ over them (exit 2).
 
 Rules (mlx.launch's hostfile format, mlx 0.32.4): hosts present, each with a non-empty ``ssh``
 (:func:`host_name_problem`); ``ips`` valid addresses; ``envs`` are ``K=V``; a known backend
-(:data:`meshdoctor.mlx.backends.BACKENDS`); no duplicate hosts; ring needs IPs on every host;
+(:data:`meshdoctor.mlx.backends.BACKENDS`); no duplicate hosts; ring needs two or more ranks (:data:`ONE_RING_RANK`) and IPs on every host;
 jaccl rows have N entries, null on the diagonal, every off-diagonal cell filled (jaccl) or both
 ring neighbours (jaccl-ring); jaccl needs an IP on rank 0 for the coordinator; no IPv6 address
 where MLX reads "ip:port"; a jaccl mesh has at most :data:`JACCL_MESH_MAX` ranks; an entry that is
@@ -172,6 +172,8 @@ def consistency_problems(
     out.extend(
         p for p in locality_problems(hf, names) if p.path.split(".")[0] + ".ssh" not in paths
     )
+    if backend == "ring" and hf.world_size == 1:
+        out.append(Problem("hosts", ONE_RING_RANK))
     if backend == "ring" and hf.world_size > 1:
         for h in hf.hosts:
             if not h.ips and f"hosts[{h.rank}].ips" not in paths:
@@ -186,6 +188,19 @@ def consistency_problems(
         _jaccl_rules(hf, backend, out)
     _ipv6_rules(hf, backend, out)
     return out
+
+
+# mlx.launch writes MLX_HOSTFILE for the ring backend only for two or more hosts
+# (``json.dumps(ring_hosts) if len(ring_hosts) > 1 else ""`` in launch_ring, MLX 0.32.4
+# ``mlx/_distributed_utils/launch.py``): a single rank gets an empty file, and
+# ``mx.distributed.init()`` fails reading it ("[json.exception.parse_error.101] ... unexpected end
+# of input", run on mlx 0.32.4), the failure triage names MD644.
+ONE_RING_RANK = (
+    "1 rank with the ring backend: mlx.launch gives a single ring rank an empty MLX_HOSTFILE "
+    "and mx.distributed.init() fails parsing it (MLX 0.32.4 launch.py; triage: MD644); list "
+    "two or more ranks (the same host may be listed again), or run a one-rank program without "
+    "mlx.launch"
+)
 
 
 def _is_ipv6(addr: str) -> bool:

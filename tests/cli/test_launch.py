@@ -360,3 +360,13 @@ def test_the_gate_checks_the_backend_of_launch_backend(tmp_path, clean_env, back
     assert said in r.err, r.err
     r, ran = _gate_run(tmp_path, clean_env, "--backend", "ring", hostfile=RING2)
     assert r.rc == 0 and ran, r.err
+
+
+def test_the_gate_refuses_a_one_rank_ring_hostfile_as_check_and_probe_do(tmp_path, clean_env):
+    # the rank would die parsing an empty MLX_HOSTFILE (MD644): not started
+    one = {"backend": "ring", "hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}]}
+    r, ran = _gate_run(tmp_path, clean_env, hostfile=one)
+    assert r.rc == 1 and not ran, r.err
+    assert "MD401" in r.err and "1 rank with the ring backend" in r.err, r.err
+    r, ran = _gate_run(tmp_path, clean_env, "--hosts", "127.0.0.1")
+    assert r.rc == 1 and not ran and "1 rank with the ring backend" in r.err, r.err

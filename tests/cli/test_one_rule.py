@@ -234,7 +234,7 @@ def test_text_from_outside_is_escaped_before_it_reaches_the_terminal(clean_env, 
 
 
 def test_hostfile_dash_reads_standard_input(clean_env):
-    text = json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}])
+    text = json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2)
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", "-", env=clean_env, input=text)
     assert r.rc == 0 and r.results("MD401")[0]["evidence"]["hostfile"] == "<stdin>"
     r = run_cli(
