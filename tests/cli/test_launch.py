@@ -370,3 +370,46 @@ def test_the_gate_refuses_a_one_rank_ring_hostfile_as_check_and_probe_do(tmp_pat
     assert "MD401" in r.err and "1 rank with the ring backend" in r.err, r.err
     r, ran = _gate_run(tmp_path, clean_env, "--hosts", "127.0.0.1")
     assert r.rc == 1 and not ran and "1 rank with the ring backend" in r.err, r.err
+
+
+def test_the_gate_checks_the_mlx_of_the_python_the_command_runs(tmp_path, clean_env):
+    # `-- python ...` runs the `python` the ranks' shell finds on PATH (mlx.launch execs the
+    # command as given), not meshdoctor's interpreter: one without MLX is no-go, unstarted
+    bare = Path("/usr/bin/python3")
+    if not bare.exists() or subprocess.run([str(bare), "-c", "import mlx"]).returncode == 0:
+        pytest.skip("needs a /usr/bin/python3 without MLX")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(bare)
+    env = dict(clean_env, PATH=f"{bin_dir}{os.pathsep}{clean_env.get('PATH', '')}")
+    from tests.helpers import run_cli
+
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps(RING2))
+    r = run_cli(
+        "launch",
+        "--hostfile",
+        str(hf),
+        "--",
+        "python",
+        "-c",
+        "print('job ran')",
+        env=env,
+        timeout=RUN_S,
+        private_pids=True,
+    )
+    assert r.rc == 1 and "job ran" not in r.out, r.err
+    assert "MD102" in r.err and f"MLX is not importable from {bin_dir / 'python'}" in r.err, r.err
+    r = run_cli(
+        "launch",
+        "--hostfile",
+        str(hf),
+        "--",
+        sys.executable,
+        "-c",
+        "print('job ran')",
+        env=env,
+        timeout=RUN_S,
+        private_pids=True,
+    )
+    assert r.rc == 0 and "job ran" in r.out, r.err
