@@ -34,7 +34,7 @@ EPILOG = (
 
 @click.command(
     epilog=EPILOG,
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    context_settings={"allow_interspersed_args": False},
 )
 @click.option(
     "--hostfile",

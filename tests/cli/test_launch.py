@@ -413,3 +413,27 @@ def test_the_gate_checks_the_mlx_of_the_python_the_command_runs(tmp_path, clean_
         private_pids=True,
     )
     assert r.rc == 0 and "job ran" in r.out, r.err
+
+
+@pytest.mark.parametrize("bad", ["--no-chek", "--bogus", "--bogus=1"])
+def test_an_unknown_option_before_the_command_is_a_usage_error(tmp_path, clean_env, bad):
+    from tests.helpers import run_cli
+
+    marker = tmp_path / "ran"
+    r = run_cli("launch", bad, "--", "touch", str(marker), env=clean_env, timeout=RUN_S)
+    assert r.rc == 2, r.err
+    assert f"No such option '{bad.split('=')[0]}'" in r.err, r.err
+    assert not marker.exists()  # nothing was launched
+    # after the command's first word, every word is the command's own
+    r = run_cli(
+        "launch",
+        "--no-check",
+        "--",
+        sys.executable,
+        "-c",
+        "print('x')",
+        "--no-chek",
+        env=clean_env,
+        timeout=RUN_S,
+    )
+    assert r.rc == 0 and r.out.strip() == "x", r.err
