@@ -196,10 +196,8 @@ def consistency_problems(
 # ``mx.distributed.init()`` fails reading it ("[json.exception.parse_error.101] ... unexpected end
 # of input", run on mlx 0.32.4), the failure triage names MD644.
 ONE_RING_RANK = (
-    "1 rank with the ring backend: mlx.launch gives a single ring rank an empty MLX_HOSTFILE "
-    "and mx.distributed.init() fails parsing it (MLX 0.32.4 launch.py; triage: MD644); list "
-    "two or more ranks (the same host may be listed again), or run a one-rank program without "
-    "mlx.launch"
+    "1 rank with the ring backend: mlx.launch gives a lone ring rank an empty MLX_HOSTFILE, "
+    "which mx.distributed.init() fails to parse (MD644); list two or more ranks"
 )
 
 

@@ -151,3 +151,33 @@ def test_a_one_rank_ring_hostfile_fails_as_mlx_launch_would_run_it(tmp_path, cle
     assert "MD644" in bad[0]["summary"]
     p = run_cli("probe", "--hostfile", str(one), env=clean_env)
     assert p.rc == 2 and "1 rank with the ring backend" in p.err, p.err
+
+
+def test_a_hosts_list_of_names_says_what_to_write_and_a_list_of_ips_passes(clean_env):
+    # the README's fleet example: host names carry no IP for the ring backend
+    r = run_cli(
+        "check",
+        "--local-only",
+        "--only",
+        "MD401",
+        "--hosts",
+        "mac[01-16]",
+        "--json",
+        env=clean_env,
+    )
+    assert r.rc == 1
+    bad = [x for x in r.results("MD401") if x["status"] == "fail"]
+    assert len(bad) == 16 and bad[0]["summary"].startswith("hosts[0].ips: the ring backend")
+    assert "list the hosts by IP (--hosts 10.0.0.1,10.0.0.2" in bad[0]["remediation"]["text"]
+    assert "Edit the --hosts list" not in json.dumps(r.doc)
+    r = run_cli(
+        "check",
+        "--local-only",
+        "--only",
+        "MD401",
+        "--hosts",
+        "10.0.0.[1-16]",
+        "--json",
+        env=clean_env,
+    )
+    assert r.rc == 0 and not [x for x in r.results("MD401") if x["status"] == "fail"], r.out
