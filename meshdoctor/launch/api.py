@@ -112,7 +112,11 @@ def gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
         say(f"gate: fleet check and a {req.probe_size} {GATE_PROBE_OP} probe of every rank")
         got = probe_api.probe(
             probe_api.ProbeRequest(
-                hostfile=hf, backend=req.backend, size=req.probe_size, op=GATE_PROBE_OP
+                hostfile=hf,
+                backend=req.backend,
+                size=req.probe_size,
+                op=GATE_PROBE_OP,
+                beside_hint="launch without --probe (the gate then only warns, MD411)",
             ),
             gate=True,
         )

@@ -619,3 +619,49 @@ def test_an_interrupted_probe_suggests_the_same_probe_again(clean_env):
     doc = json.loads(out)
     (stop,) = [x for x in doc["results"] if x["code"] == "MD510"]
     assert stop["remediation"]["command"] == "meshdoctor " + " ".join(args), stop
+
+
+def _beside_a_rank(clean_env, *args: str):
+    """``probe ARGS --json`` in a private PID namespace beside a rank of a running job planted
+    there (``MLX_RANK=1`` under a live shell): ``(exit status, verdict, stderr, rank pid)``."""
+    import subprocess
+
+    from tests.helpers import private_pids_prefix
+
+    prefix = list(private_pids_prefix())
+    if not prefix:
+        pytest.skip("needs a private PID namespace (unshare)")
+    script = (
+        "MLX_RANK=1 sleep 300 & rank=$!; sleep 0.5; "
+        f'"$0" -m meshdoctor probe "$@" --json > "$OUT"; rc=$?; '
+        'kill "$rank"; echo "$rank" >&2; exit $rc'
+    )
+    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+    try:
+        p = subprocess.run(
+            # pid 1 of the namespace adopts what it starts: the rank's parent is a second shell
+            prefix + ["sh", "-c", 'sh -c "$0" "$@"; exit $?', script, sys.executable, *args],
+            env=dict(clean_env, OUT=out),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            stdin=subprocess.DEVNULL,
+        )
+        doc = json.loads(open(out).read())
+    finally:
+        os.unlink(out)
+    validate(doc)
+    return p.returncode, doc, p.stderr, int(p.stderr.strip().splitlines()[-1])
+
+
+def test_probe_n_beside_a_running_jobs_rank_here_refuses_as_probe_hostfile_does(clean_env):
+    # the rule of check (MD301 warns) and probe --hostfile (MD411 refuses) for the local mesh
+    rc, doc, err, pid = _beside_a_rank(clean_env, "-n", "2", "--size", "4096")
+    assert rc == 1, err
+    refused = [x for x in doc["results"] if x["code"] == "MD411" and x["status"] == "fail"]
+    assert refused and refused[0]["summary"].startswith("not launched: the mesh is in use")
+    assert f"rank 1 pid {pid}" in refused[0]["summary"], refused
+    assert "--beside-running-job" in refused[0]["remediation"]["text"]
+    assert doc.get("probe") is None  # no rank was started
+    rc, doc, err, _ = _beside_a_rank(clean_env, "-n", "2", "--size", "4096", "--beside-running-job")
+    assert rc == 0 and doc["probe"], err
