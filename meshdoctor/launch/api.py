@@ -12,12 +12,13 @@ reaches over ssh wrote since the launch).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.launch import locate
@@ -29,6 +30,7 @@ from meshdoctor.text import one_line, shell_line
 
 GATE_CHECK_TIMEOUT_S = 10.0  # each check's deadline in the gate (``check``'s default)
 GATE_PROBE_OP = "all_sum"  # --probe SIZE: one all_sum of SIZE per rank
+PYTHON_ENV = "MESHDOCTOR_PYTHON"  # the interpreter whose MLX the node checks inspect
 STDIN_NAME = "<stdin>"  # the path of a hostfile read from standard input (hostfile.load)
 
 
@@ -76,7 +78,8 @@ def _hostfile_of(req: LaunchRequest) -> Optional[Hostfile]:
 
 def gated_hostfile(req: LaunchRequest) -> Optional[Hostfile]:
     """The hostfile the gate judges: the one mlx.launch will read, as the backend mlx.launch
-    will start (``--backend`` wins over the hostfile's ``"backend"``: MLX 0.32.4 ``launch.py``).
+    will start (:meth:`meshdoctor.hostfile.model.Hostfile.launched_backend`: ``--backend`` wins
+    over the hostfile's ``"backend"``, MLX 0.32.4 ``launch.py``).
     With ``--backend`` and no hosts named, mlx.launch's default ``--hosts 127.0.0.1``. None:
     no hosts and no backend named (the gate checks this node)."""
     import dataclasses
@@ -87,8 +90,15 @@ def gated_hostfile(req: LaunchRequest) -> Optional[Hostfile]:
         from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 
         hf = from_list(LOCAL_SSH_NAME)
-    if hf is not None and req.backend and hf.backend != req.backend:
-        hf = dataclasses.replace(hf, backend=req.backend)
+    if hf is None:
+        return None
+    from meshdoctor.probe.setup import default_backend
+
+    # no --backend and none written: mlx.launch's own choice, nccl for a CUDA build of the
+    # ranks' MLX (MESHDOCTOR_PYTHON during the gate), else ring
+    chosen = hf.launched_backend(req.backend, cuda=lambda: default_backend() == "nccl")
+    if chosen != hf.effective_backend or (req.backend and hf.backend != req.backend):
+        hf = dataclasses.replace(hf, backend=chosen)
     return hf
 
 
@@ -99,10 +109,38 @@ def rank_hosts(req: LaunchRequest) -> List[str]:
 
 
 # --- the gate -----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _ranks_python(python: Optional[str]) -> Iterator[None]:
+    """``MESHDOCTOR_PYTHON`` (the interpreter whose MLX the checks inspect,
+    :class:`meshdoctor.facts.context.NodeContext`) set to ``python`` while the gate runs, so
+    it judges the MLX the job's ranks will import; restored before the job starts."""
+    if python is None:
+        yield
+        return
+    old = os.environ.get(PYTHON_ENV)
+    os.environ[PYTHON_ENV] = python
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(PYTHON_ENV, None)
+        else:
+            os.environ[PYTHON_ENV] = old
+
+
 def gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
     """Run the gate into ``verdict`` (its results, hosts, fleet and probe sections); returns
     the ``launch.gate`` section: ``ran``, ``how`` (``fleet``, ``node``, ``probe``),
-    ``verdict``, ``duration_s``."""
+    ``verdict``, ``duration_s``, ``python`` (the job's interpreter whose MLX the checks
+    inspected, :func:`meshdoctor.launch.locate.job_python`; None when the command names none)."""
+    python = locate.job_python(req.command)
+    with _ranks_python(python):
+        section = _gate(req, verdict, say)
+    section["python"] = python
+    return section
+
+
+def _gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
     t0 = time.monotonic()
     hf = gated_hostfile(req)
     if req.probe_size is not None:

@@ -437,3 +437,24 @@ def test_an_unknown_option_before_the_command_is_a_usage_error(tmp_path, clean_e
         timeout=RUN_S,
     )
     assert r.rc == 0 and r.out.strip() == "x", r.err
+
+
+RUNNING_RANK = (
+    # a subshell (not the namespace's pid 1, which adopts orphans) waits on it: a live parent
+    "( MLX_RANK=1 {py} -c 'import time; time.sleep(300)'; : ) &\n"
+    "i=0; while [ $i -lt 100 ] && ! pgrep -f 'time.sleep\\(300\\)' >/dev/null; do "
+    "sleep 0.1; i=$((i+1)); done"
+)
+
+
+def test_launch_probe_beside_a_running_job_names_a_way_launch_has(bed, clean_env):
+    # the probe's own remedy (--beside-running-job) is not an option of launch
+    py = shlex.quote(sys.executable)
+    p = _run(bed, bed.env(clean_env), bed.args("--probe", "4096"), plant=RUNNING_RANK.format(py=py))
+    assert p.returncode == 1, _err(p)
+    err = _err(p)
+    assert "fail MD411" in err and "--beside-running-job" not in err, err
+    assert "launch without --probe" in err
+    d = bed.doc()
+    md411 = [r for r in d["results"] if r["code"] == "MD411" and r["status"] == "fail"]
+    assert md411 and "--beside-running-job" not in json.dumps(md411)
