@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Sequence, Tuple
 
 from meshdoctor.hostfile.locality import locality_problems
-from meshdoctor.hostfile.types import BadCell, Document, Problem, launch_json
+from meshdoctor.hostfile.types import BadCell, Document, Problem, is_ip_address, launch_json
 from meshdoctor.mlx.backends import BACKENDS, JACCL_BACKENDS
 
 if TYPE_CHECKING:
@@ -120,9 +120,7 @@ def _entry_problems(rank: int, ssh: Any, ips: Any, rdma_is_list: bool) -> List[P
         out.append(Problem(f"{where}.ips", "must be a list of IP addresses"))
     else:
         for j, ip in enumerate(ips):
-            try:
-                ipaddress.ip_address(ip)
-            except (ValueError, TypeError):
+            if not is_ip_address(ip):
                 out.append(Problem(f"{where}.ips[{j}]", f"{ip!r} is not an IP address"))
     if not rdma_is_list:
         out.append(Problem(f"{where}.rdma", "must be a list with one entry per rank"))
