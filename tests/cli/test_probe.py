@@ -87,6 +87,7 @@ def test_three_ranks_64mib_all_ops(clean_env):
         "--json",
         env=env_with(clean_env),
         timeout=150,
+        private_pids=True,
     )
     assert r.rc == 0, (r.out, r.err)
     p = r.doc["probe"]
@@ -166,6 +167,7 @@ def test_kill_one_rank_cli(clean_env):
         "--json",
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="kill:1:6"),
         timeout=60,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     dead = codes_of(r.doc, "MD502")[0]
@@ -188,6 +190,7 @@ def test_a_rank_stopped_during_group_formation_is_named(clean_env):
         "--json",
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:1"),
         timeout=120,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     group = [x for x in codes_of(r.doc, "MD501") if x["status"] == "fail"]
@@ -244,6 +247,7 @@ def test_corrupted_value_is_caught(clean_env):
         "--json",
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="corrupt:1"),
         timeout=60,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     wrong = {x["check"]: x for x in codes_of(r.doc, "MD504")}
@@ -326,6 +330,7 @@ def test_pairs_matrix(clean_env):
         "--json",
         env=env_with(clean_env),
         timeout=90,
+        private_pids=True,
     )
     assert r.rc == 0, (r.out, r.err)
     pf = r.doc["probe"]["pairs"]
@@ -371,8 +376,10 @@ def test_json_path_does_not_import_rich(clean_env):
     )
     import subprocess
 
-    p = subprocess.run(
-        [sys.executable, "-c", code],
+    from tests.helpers import private_pids_prefix
+
+    p = subprocess.run(  # beside no other job's rank (probe -n refuses those, MD411)
+        [*private_pids_prefix(), sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env=env_with(clean_env),
