@@ -161,11 +161,19 @@ def launch(
         hang_after=hang_after,
         rerun=("meshdoctor", *sys.argv[1:]),
     )
+    from meshdoctor.probe.errors import ProbeSetupError
+
     try:
         got = api.launch(req, interrupts=interrupts)
     except locate.LauncherMissing as exc:
         sys.stderr.write(f"meshdoctor: {exc}\n")
         sys.exit(3)
+    except ProbeSetupError as exc:  # the gate's probe refused the request before any rank ran
+        said = str(exc)
+        if exc.param == "--size":  # the probe's --size is launch's --probe SIZE
+            said = said.replace("--size ", "SIZE ", 1)
+        hint = {"--size": "--probe", "-n": "--probe"}.get(exc.param, exc.param)
+        raise click.BadParameter(said, param_hint=hint) from None
     if json_path is not None:
         why = api.write_verdict(got.verdict, json_path)
         if why:

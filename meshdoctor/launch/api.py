@@ -147,7 +147,6 @@ def _gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
         from meshdoctor.probe import api as probe_api
 
         how = "probe"
-        say(f"gate: fleet check and a {req.probe_size} {GATE_PROBE_OP} probe of every rank")
         got = probe_api.probe(
             probe_api.ProbeRequest(
                 hostfile=hf,
@@ -157,6 +156,9 @@ def _gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
                 beside_hint="launch without --probe (the gate then only warns, MD411)",
             ),
             gate=True,
+            on_checked=lambda _: say(  # said once the request is sound (else a usage error)
+                f"gate: fleet check and a {req.probe_size} {GATE_PROBE_OP} probe of every rank"
+            ),
         )
         verdict.results.extend(got.results)
         verdict.hosts.extend(got.hosts)

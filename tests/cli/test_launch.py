@@ -458,3 +458,29 @@ def test_launch_probe_beside_a_running_job_names_a_way_launch_has(bed, clean_env
     d = bed.doc()
     md411 = [r for r in d["results"] if r["code"] == "MD411" and r["status"] == "fail"]
     assert md411 and "--beside-running-job" not in json.dumps(md411)
+
+
+@pytest.mark.parametrize("size", ["1", "6"])
+def test_a_probe_size_the_probe_refuses_is_a_usage_error_as_probe_size_is(
+    tmp_path, clean_env, size
+):
+    from tests.helpers import run_cli
+
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps(RING2))
+    probe = run_cli("probe", "--hostfile", str(hf), "--size", size, env=clean_env)
+    assert probe.rc == 2 and "must be a whole number of float32 elements" in probe.err
+    r = run_cli(
+        "launch",
+        "--hostfile",
+        str(hf),
+        "--probe",
+        size,
+        "--",
+        "true",
+        env=clean_env,
+        timeout=RUN_S,
+    )
+    assert r.rc == 2, r.err
+    assert "Invalid value for --probe: SIZE " + size in r.err, r.err
+    assert "internal error" not in r.err and "gate:" not in r.err
