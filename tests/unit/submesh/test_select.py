@@ -91,7 +91,9 @@ def test_fewer_than_two_pass_writes_nothing_and_says_so(tmp_path):
     split = select.from_results(hf, [res("MD302", "fail", "m0"), res("MD302", "fail", "m1")])
     out = tmp_path / "ok.json"
     r = write.report(hf, split, str(out))
-    assert "fewer than two ranks pass (1 rank(s) on 1 of 3 host(s))" in r.summary and not out.exists()
+    assert (
+        "fewer than two ranks pass (1 rank(s) on 1 of 3 host(s))" in r.summary and not out.exists()
+    )
     assert r.evidence["passing"] == ["m2"] and set(r.evidence["failing"]) == {"m0", "m1"}
 
 
