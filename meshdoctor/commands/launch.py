@@ -147,6 +147,7 @@ def launch(
         except HostfileError as exc:
             raise click.BadParameter(str(exc), param_hint="--hosts") from None
     from meshdoctor.launch import api, locate
+    from meshdoctor.output import program
 
     req = api.LaunchRequest(
         command=tuple(command),
@@ -159,7 +160,7 @@ def launch(
         yes=yes,
         log=log_path,
         hang_after=hang_after,
-        rerun=("meshdoctor", *sys.argv[1:]),
+        rerun=(program(), *sys.argv[1:]),
     )
     from meshdoctor.probe.errors import ProbeSetupError
 

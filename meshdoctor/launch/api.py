@@ -26,6 +26,7 @@ from meshdoctor.launch.outcome import INTERRUPTED, NOT_STARTED, JobOutcome
 from meshdoctor.launch.supervise import JobSpec, Say, run_job, say_stderr
 from meshdoctor.mlx.launch_rules import runs_without_ssh
 from meshdoctor.model import ERROR, FAIL, EXIT_NOGO, EXIT_UNKNOWN, Result, Verdict
+from meshdoctor.output import as_run, program
 from meshdoctor.text import one_line, shell_line
 
 GATE_CHECK_TIMEOUT_S = 10.0  # each check's deadline in the gate (``check``'s default)
@@ -193,9 +194,9 @@ def _say_gate_failures(verdict: Verdict, answer: str, say: Say) -> None:
     for r in bad:
         say(f"  {r.status} {r.code} {one_line(r.host)}: {one_line(r.summary)}")
         if r.remediation is not None and r.remediation.text:
-            say(f"    fix: {one_line(r.remediation.text)}")
+            say(f"    fix: {one_line(as_run(r.remediation.text))}")
         if r.remediation is not None and r.remediation.command:
-            say(f"    run: {one_line(r.remediation.command)}")
+            say(f"    run: {one_line(as_run(r.remediation.command))}")
 
 
 # --- after the job ------------------------------------------------------------------------------
@@ -364,8 +365,8 @@ def launch(
         if first is not None:
             say(f"first cause: {first.code} {one_line(first.summary)}")
             if first.remediation is not None and first.remediation.text:
-                say(f"  what to do: {one_line(first.remediation.text)}")
-            say(f"  more: meshdoctor explain {first.code}")
+                say(f"  what to do: {one_line(as_run(first.remediation.text))}")
+            say(f"  more: {shell_line([program(), 'explain', first.code])}")
         if req.fix:
             section["cleanup"]["fix"] = _fix(req, say)
         if req.rerun:
