@@ -87,7 +87,9 @@ Checks the mlx.launch hostfile given with --hostfile: a list of hosts or an obje
 "backend", "envs" and "hosts"; each host has an "ssh" name, "ips" and for JACCL an "rdma" row.
 
 Fails on each inconsistency, naming the entry: unknown backend, malformed envs, a host without
-ssh name, invalid IPs, duplicate hosts (JACCL), a ring host without IPs, a JACCL row that does not
+ssh name, invalid IPs, duplicate hosts (JACCL), a ring hostfile of one rank (mlx.launch hands a
+lone ring rank an empty MLX_HOSTFILE that mx.distributed.init() cannot parse), a ring host
+without IPs (from --hosts: name the hosts by IP), a JACCL row that does not
 have one entry per rank, a non-null diagonal (hosts[i].rdma[i] must be null), a missing device
 towards a peer (every peer for jaccl, both ring neighbours for jaccl-ring), no IP on rank 0 (the
 coordinator), an IPv6 address where MLX reads "ip:port" (any ring IP, JACCL's coordinator: rank 0's

@@ -640,7 +640,7 @@ def _beside_a_rank(clean_env, *args: str):
         pytest.skip("needs a private PID namespace (unshare)")
     script = (
         "MLX_RANK=1 sleep 300 & rank=$!; sleep 0.5; "
-        f'"$0" -m meshdoctor probe "$@" --json > "$OUT"; rc=$?; '
+        '"$0" -m meshdoctor probe "$@" --json > "$OUT"; rc=$?; '
         'kill "$rank"; echo "$rank" >&2; exit $rc'
     )
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
