@@ -23,6 +23,7 @@ def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):
         "--json",
         env=clean_env,
         timeout=120,
+        private_pids=True,  # beside no other job's rank (probe -n refuses those, MD411)
     )
     assert r.rc == 1, (r.out, r.err)
     group = [x for x in r.doc["results"] if x["code"] == "MD501"][0]
@@ -55,6 +56,7 @@ def test_rank_stopped_inside_an_all_sum_is_named(clean_env):
         "--json",
         env=dict(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:8"),
         timeout=120,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     hang = [x for x in r.doc["results"] if x["code"] == "MD503"][0]
