@@ -294,6 +294,7 @@ def probe(
             override=request.beside_hint,
         ):
             return verdict
+        verdict.fleet = None  # one machine: no fleet to show, as before the gate
     if callable(interrupts):
         interrupts = interrupts()
     from meshdoctor.probe.report import build
