@@ -416,7 +416,18 @@ def _start_probe(clean_env, *args):
     import subprocess
 
     return subprocess.Popen(
-        [sys.executable, "-m", "meshdoctor", "probe", "-n", "3", "--json", *args],
+        # about teardown, not the gate: it must run beside another job's ranks on the box
+        [
+            sys.executable,
+            "-m",
+            "meshdoctor",
+            "probe",
+            "-n",
+            "3",
+            "--json",
+            "--beside-running-job",
+            *args,
+        ],
         env=env_with(clean_env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -606,7 +617,17 @@ def test_an_interrupted_probe_suggests_the_same_probe_again(clean_env):
     import subprocess
     import sys
 
-    args = ["probe", "-n", "2", "--size", "4KiB", "--timeout", "60", "--json"]
+    args = [
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "4KiB",
+        "--timeout",
+        "60",
+        "--json",
+        "--beside-running-job",
+    ]
     p = subprocess.Popen(  # rank 1 stops at step 3: the probe cannot end before the signal
         [sys.executable, "-m", "meshdoctor", *args],
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:3"),
