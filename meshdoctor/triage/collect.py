@@ -32,10 +32,9 @@ DEFAULT_SINCE_S = 24 * 3600.0
 MAX_REPORTS_PER_DIR = 50
 HOST_DEADLINE_S = 120.0
 SEQ_STRIDE = 1 << 40  # seq = input index * SEQ_STRIDE + line number
-# What triage reads of a device (/dev/zero, /dev/urandom, a serial line): it may never end, so
-# reading stops here and the input is "not assessed" past it (never a go). A pipe or FIFO is read
-# to its end however long (``job | meshdoctor triage``: stopping would break the job's pipe,
-# SIGPIPE), and a regular file whole; both in bounded memory (:mod:`meshdoctor.triage.logs`).
+# What triage reads of an input that is not a regular file (a device such as /dev/zero, a FIFO, a
+# pipe on standard input): such a stream may never end, so reading stops here and says so. A
+# job's log is far smaller; a regular file of any size is read whole (in bounded memory).
 STREAM_MAX_BYTES = 1 << 30
 # Seconds a FIFO may go without a writer before triage gives it up (a FIFO nobody writes to
 # would otherwise block its open, and the whole triage, for ever).
@@ -123,17 +122,6 @@ class _Capped:
         return data
 
 
-def is_device(stream: Any) -> bool:
-    """Whether ``stream`` (a file object with a descriptor) is a character or block device, a
-    stream that may never end (``stat(2)``: ``S_ISCHR``, ``S_ISBLK``); False for a regular
-    file, FIFO, pipe or socket (each ends: at its size, or when its writers close it)."""
-    try:
-        mode = os.fstat(stream.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):
-        return False
-    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-
-
 def is_regular(stream: Any) -> bool:
     """Whether ``stream`` (a file object with a descriptor) is a regular file; False for a
     device, FIFO, pipe, socket, or a stream without a descriptor."""
@@ -144,17 +132,15 @@ def is_regular(stream: Any) -> bool:
 
 
 def read_stream(stream: BinaryIO, inp: Input, col: Collected, capped: bool = False) -> None:
-    """Scan one log stream into ``col`` to its end; ``capped`` (a device, :func:`is_device`):
-    read at most :data:`STREAM_MAX_BYTES` of it, and when there was more mark ``inp`` not
-    assessed past that point (``inp.unassessed``: an error result, never a go)."""
+    """Scan one log stream into ``col``; ``capped``: read at most :data:`STREAM_MAX_BYTES` of
+    it (a stream that is not a regular file), and say so in ``inp`` when there was more."""
     source: Any = _Capped(stream, STREAM_MAX_BYTES) if capped else stream
     found = logs.scan(source, inp, col.seq_base(), on_match=_rank_exit)
     if capped and source.cut:
-        inp.unassessed = (
-            f"not assessed past {STREAM_MAX_BYTES >> 30} GiB: a device that does not end, "
-            f"reading stopped there; what was read is triaged"
+        inp.warnings.append(
+            f"stopped after {STREAM_MAX_BYTES >> 20} MiB: not a regular file (a device or a "
+            "pipe that does not end); what was read is triaged"
         )
-        inp.warnings.append(inp.unassessed)
     col.add(inp, found)
 
 
@@ -202,7 +188,7 @@ def read_file(path: str, col: Collected, host: Optional[str] = None) -> None:
             if path.endswith(".ips") or (is_regular(fh) and ips.has_header(_peek(fh))):
                 read_report(fh.read(ips.MAX_BYTES), inp, col)
                 return
-            read_stream(fh, inp, col, capped=is_device(fh))
+            read_stream(fh, inp, col, capped=not is_regular(fh))
     except OSError as exc:
         inp.error = f"cannot read: {exc.strerror or exc}"
         col.add(inp, [])

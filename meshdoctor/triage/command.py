@@ -49,7 +49,7 @@ def run(
                 if stdin is None:
                     stdin = sys.stdin.buffer
                 inp = Input(source="<stdin>", kind="stdin")
-                collect.read_stream(stdin, inp, col, capped=collect.is_device(stdin))
+                collect.read_stream(stdin, inp, col, capped=not collect.is_regular(stdin))
             elif not hosts or here or os.path.exists(path):
                 collect.read_file(path, col)
         if hosts:

@@ -87,8 +87,7 @@ class Finding:
 class Input:
     """One thing triage read (or tried to): ``kind`` is ``log``, ``crash-report``, ``stdin``
     or ``exit-code``; ``warnings`` are problems it still got past (binary bytes, a truncated
-    report); ``error`` is set when nothing of it could be read; ``unassessed`` when only a part
-    was (a device read up to its cap: the rest is not assessed, also one of ``warnings``)."""
+    report); ``error`` is set when nothing of it could be read."""
 
     source: str
     kind: str = "log"
@@ -99,7 +98,6 @@ class Input:
     findings: int = 0
     warnings: List[str] = field(default_factory=list)
     error: Optional[str] = None
-    unassessed: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """JSON form of one input: source, kind, host, rank, size and what could not be read."""

@@ -154,7 +154,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
             verdict.results.append(
                 input_result(
                     host=inp.host or "localhost",
-                    status=ERROR if inp.unassessed else WARN,
+                    status=WARN,
                     summary=signatures.printable(f"{inp.source}: {'; '.join(inp.warnings)}"),
                     evidence=inp.to_dict(),
                 )
