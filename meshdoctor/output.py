@@ -157,14 +157,47 @@ def rerun_command(verdict: Verdict, argv: Sequence[str], text: str) -> Optional[
     return shell_line(["meshdoctor", *words])
 
 
+def program(argv0: Optional[str] = None, path: Optional[str] = None) -> str:
+    """How to run this meshdoctor again where the user is: ``meshdoctor`` when that name on
+    ``PATH`` (``path``, default this process's) is the program that ran, else the path the user
+    typed (``argv0``, default ``sys.argv[0]``: ``.venv/bin/meshdoctor`` from a venv that is not
+    on ``PATH``), as one word (quote it with :func:`meshdoctor.text.shell_line`).
+    ``python -m meshdoctor`` and a bare name typed stay ``meshdoctor``."""
+    import shutil
+
+    argv0 = sys.argv[0] if argv0 is None and sys.argv else (argv0 or "")
+    if os.path.basename(argv0) != "meshdoctor" or os.sep not in argv0:
+        return "meshdoctor"
+    found = shutil.which("meshdoctor", path=path)
+    if found and os.path.realpath(found) == os.path.realpath(argv0):
+        return "meshdoctor"
+    return argv0
+
+
+def as_run(text: str, prog: Optional[str] = None) -> str:
+    """``text`` (a remedy's command, or prose quoting commands in backquotes) with each
+    ``meshdoctor ...`` command it gives written with :func:`program` (``prog``) instead."""
+    prog = shell_line([prog or program()])
+    if prog == "meshdoctor" or "meshdoctor" not in text:
+        return text
+    if text.startswith("meshdoctor "):
+        text = prog + text[len("meshdoctor") :]
+    return re.sub(r"(`|\$ )meshdoctor(?= )", lambda m: m.group(1) + prog, text)
+
+
 def _reruns(verdict: Verdict) -> None:
     """Give every remedy that asks to run this command again, and has no command of its own,
-    the command with its options (:func:`rerun_command`)."""
+    the command with its options (:func:`rerun_command`); then write every ``meshdoctor ...``
+    command of a remedy as the program that ran is called (:func:`as_run`)."""
     argv = sys.argv[1:]
+    prog = program()
     for r in verdict.results:
         rem = r.remediation
         if rem is not None and not rem.command:
             rem.command = rerun_command(verdict, argv, rem.text)
+        if rem is not None and prog != "meshdoctor":
+            rem.text = as_run(rem.text, prog)
+            rem.command = as_run(rem.command, prog) if rem.command else rem.command
 
 
 def emit(verdict: Verdict, *, as_json: bool, quiet: bool = False) -> NoReturn:

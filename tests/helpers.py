@@ -104,14 +104,22 @@ def run_cli(
     timeout: float = 60,
     cwd: Optional[str] = None,
     input: Optional[str] = None,
-    private_pids: bool = False,
+    private_pids: Optional[bool] = None,
 ) -> Run:
     """Run ``python -m meshdoctor ARGS`` (``input``: text on its stdin); parse and
     schema-validate stdout when ``--json``.
 
     ``private_pids``: run it in a private PID namespace (:func:`private_pids_prefix`), for a
     test whose verdict would otherwise depend on the MLX jobs running on the machine (MD301,
-    MD302); where no namespace can be made it runs as usual."""
+    MD302, MD411); where no namespace can be made it runs as usual. None: only for a probe of
+    ranks on this machine alone (no ``--hostfile``/``--hosts``), whose gate refuses to start
+    beside another job's ranks here."""
+    if private_pids is None:
+        private_pids = (
+            bool(args)
+            and args[0] == "probe"
+            and not ({"--hostfile", "--hosts", "--help", "--launcher"} & set(args))
+        )
     t0 = time.monotonic()
     prefix = list(private_pids_prefix()) if private_pids else []
     p = subprocess.run(

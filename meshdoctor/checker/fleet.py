@@ -538,13 +538,14 @@ def gate_probe(
     verdict: Verdict,
     opts: Optional[FleetOptions] = None,
     beside_running_job: bool = False,
+    override: str = "pass --beside-running-job to probe anyway",
 ) -> bool:
     """``meshdoctor probe --hostfile``: run the fleet check first. On a no-go, put the check's
     hosts, its failed results and the ``fleet`` section into the probe's ``verdict`` and return
     False (do not launch); otherwise attach only the ``fleet`` section and return True (a host
     that could not be assessed is left to the probe, which names it in its own terms). A
     running job's ranks on any host (MD411) refuse the launch too, as a fail naming the job,
-    unless ``beside_running_job``."""
+    unless ``beside_running_job``; ``override``: the remedy's words for the caller's way past it."""
     check = Verdict(command="check")
     check_fleet(hf, check, opts or FleetOptions())
     verdict.fleet = check.fleet
@@ -557,7 +558,7 @@ def gate_probe(
             if r.remediation is not None:
                 r.remediation.text = (
                     "A probe beside a running job shares its RDMA devices' queue pairs and can "
-                    "break it: let the job finish, or pass --beside-running-job to probe anyway."
+                    f"break it: let the job finish, or {override}."
                 )
         verdict.results.extend(r for r in check.results if r.status in (FAIL, ERROR, WARN))
         return False

@@ -14,6 +14,20 @@ from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.hostfile.phrases import n_ranks
 
 
+def _remedy(hf, path: str) -> str:
+    """What to do about the problem at ``path``: edit the file there; for a ``--hosts`` list
+    (no file to edit), what to write in the list instead."""
+    if hf.path is not None:
+        return f"Edit {hf.path} at {path}, or regenerate it with mlx.distributed_config."
+    if path.endswith(".ips") and hf.effective_backend == "ring":
+        return (
+            "--hosts gives each host only its name, and the ring backend connects to IP "
+            "addresses: list the hosts by IP (--hosts 10.0.0.1,10.0.0.2: mlx.launch takes an "
+            'IP as both), or pass --hostfile with "ips" for each host.'
+        )
+    return f"Fix the --hosts list at {path}, or pass --hostfile."
+
+
 def run(ctx: NodeContext):
     hf = ctx.hostfile
     if hf is None:
@@ -23,7 +37,7 @@ def run(ctx: NodeContext):
         fail(
             f"{path}: {msg}",
             evidence={"hostfile": hf.path, "path": path},
-            remediation=f"Edit {source} at {path}, or regenerate it with mlx.distributed_config.",
+            remediation=_remedy(hf, path),
         )
         for path, msg in hf.problems
     ]
@@ -73,7 +87,9 @@ Checks the mlx.launch hostfile given with --hostfile: a list of hosts or an obje
 "backend", "envs" and "hosts"; each host has an "ssh" name, "ips" and for JACCL an "rdma" row.
 
 Fails on each inconsistency, naming the entry: unknown backend, malformed envs, a host without
-ssh name, invalid IPs, duplicate hosts (JACCL), a ring host without IPs, a JACCL row that does not
+ssh name, invalid IPs, duplicate hosts (JACCL), a ring hostfile of one rank (mlx.launch hands a
+lone ring rank an empty MLX_HOSTFILE that mx.distributed.init() cannot parse), a ring host
+without IPs (from --hosts: name the hosts by IP), a JACCL row that does not
 have one entry per rank, a non-null diagonal (hosts[i].rdma[i] must be null), a missing device
 towards a peer (every peer for jaccl, both ring neighbours for jaccl-ring), no IP on rank 0 (the
 coordinator), an IPv6 address where MLX reads "ip:port" (any ring IP, JACCL's coordinator: rank 0's

@@ -15,8 +15,21 @@ from __future__ import annotations
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.checks._gpu import gpus_or_finding
+from meshdoctor.facts.mlx_build import gather_mlx
 from meshdoctor.facts.nvml import COMPUTE_MODES, VISIBLE_ENV, visible
 from meshdoctor.text import shell_line
+
+
+def _backend(ctx: NodeContext) -> str:
+    """The backend mlx.launch starts this hostfile with
+    (:meth:`meshdoctor.hostfile.model.Hostfile.launched_backend`): only nccl gives each rank a
+    GPU of its own (``CUDA_VISIBLE_DEVICES``); ring and mpi ranks share the host's GPUs."""
+    hf = ctx.hostfile
+    if hf is None:
+        return ""
+    return hf.launched_backend(
+        cuda=lambda: bool((ctx.fact(gather_mlx).get("cuda") or {}).get("available"))
+    )
 
 
 def run(ctx: NodeContext):
@@ -32,12 +45,13 @@ def run(ctx: NodeContext):
             evidence=snap,
             remediation="Check `nvidia-smi`; a GPU that fell off the bus needs a reboot.",
         )
-    if ranks and ranks > len(snap["gpus"]):
+    backend = _backend(ctx) if ranks > 1 else ""
+    if ranks and ranks > len(snap["gpus"]) and backend == "nccl":
         out.append(
             fail(
                 f"the hostfile puts {ranks} ranks on this host but it has "
                 f"{len(snap['gpus'])} GPU(s): each nccl rank needs its own GPU",
-                evidence={"ranks": ctx.ranks, "gpus": len(snap["gpus"])},
+                evidence={"ranks": ctx.ranks, "gpus": len(snap["gpus"]), "backend": backend},
                 remediation="List this host once per GPU at most in the hostfile.",
             )
         )
@@ -115,6 +129,11 @@ def run(ctx: NodeContext):
             ok(
                 f"{len(gpus)} GPU(s) ({', '.join(names)}), compute mode Default, MIG off"
                 + (f"; {ranks} rank(s) here" if ranks else "")
+                + (
+                    f" (the {backend} backend: ranks share the GPUs)"
+                    if backend and backend != "nccl" and ranks > len(snap["gpus"])
+                    else ""
+                )
                 + (f"; {VISIBLE_ENV}={seen['value']!r} shows all of them" if seen["set"] else ""),
                 evidence={"gpus": [{k: g.get(k) for k in ("index", "name", "uuid")} for g in gpus]},
             )
@@ -130,13 +149,14 @@ CHECK = Check(
     platforms=("linux",),
     doc=Doc(
         meaning="""
-Reads every GPU through NVML. Fails when the hostfile puts more ranks on this host than it has
-GPUs, when a GPU is in compute mode Prohibited, when MIG is on or pending, or when a GPU cannot
+Reads every GPU through NVML. Fails when the hostfile puts more nccl ranks on this host than it
+has GPUs (ring and mpi ranks share a host's GPUs), when a GPU is in compute mode Prohibited, when MIG is on or pending, or when a GPU cannot
 be read. Warns on an exclusive compute mode and on persistence mode off. Skipped without an
 NVIDIA driver.
 """,
         why="""
-Each nccl rank gets its own GPU through CUDA_VISIBLE_DEVICES. NCCL does not communicate between
+Each nccl rank gets its own GPU through CUDA_VISIBLE_DEVICES; mlx.launch sets nothing of the
+kind for ring or mpi ranks. NCCL does not communicate between
 MIG instances. Under an exclusive compute mode a second process, such as a leftover rank, is
 refused with 'all CUDA-capable devices are busy or unavailable'. With persistence mode off every
 start initialises the GPU again.

@@ -127,7 +127,8 @@ HEALTHY_SUBMESH = Entry(
         "from 0, each rdma row cut to the ranks kept and, for jaccl, to the cables whose "
         "ports are active at both ends. A JACCL mesh connects every pair, so of two hosts "
         "with no working cable between them the one with more such pairs is left out. "
-        "Nothing is written when fewer than two hosts pass, or when a finding about the whole "
+        "Nothing is written when the passing hosts hold fewer than two ranks, or when a finding "
+        "about the whole "
         "mesh (the hostfile's own problems) leaves nothing to vouch for.",
         why="The largest mesh that still works lets a job run while a bad node is repaired; "
         "the file is written atomically (a temporary file renamed over OUT), so a launch never "

@@ -35,7 +35,7 @@ EPILOG = (
 
 @click.command(
     epilog=EPILOG,
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    context_settings={"allow_interspersed_args": False},
 )
 @click.option(
     "--hostfile",
@@ -148,6 +148,7 @@ def launch(
         except HostfileError as exc:
             raise click.BadParameter(str(exc), param_hint="--hosts") from None
     from meshdoctor.launch import api, locate
+    from meshdoctor.output import program
 
     req = api.LaunchRequest(
         command=tuple(command),
@@ -160,13 +161,21 @@ def launch(
         yes=yes,
         log=log_path,
         hang_after=hang_after,
-        rerun=("meshdoctor", *sys.argv[1:]),
+        rerun=(program(), *sys.argv[1:]),
     )
+    from meshdoctor.probe.errors import ProbeSetupError
+
     try:
         got = api.launch(req, interrupts=interrupts)
     except locate.LauncherMissing as exc:
         sys.stderr.write(f"meshdoctor: {exc}\n")
         sys.exit(3)
+    except ProbeSetupError as exc:  # the gate's probe refused the request before any rank ran
+        said = str(exc)
+        if exc.param == "--size":  # the probe's --size is launch's --probe SIZE
+            said = said.replace("--size ", "SIZE ", 1)
+        hint = {"--size": "--probe", "-n": "--probe"}.get(exc.param, exc.param)
+        raise click.BadParameter(said, param_hint=hint) from None
     if json_path is not None:
         why = api.write_verdict(got.verdict, json_path)
         if why:

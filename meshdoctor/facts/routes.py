@@ -29,7 +29,8 @@ def peer_addresses(ctx: NodeContext) -> List[Tuple[str, str]]:
     :data:`MAX_PEERS`): for the ring, each rank's right neighbour's addresses (a ring rank
     connects to its right neighbour, mlx 0.32.4 ``ring.cpp``); for JACCL, rank 0's first address
     (the coordinator, ``MLX_JACCL_COORDINATOR``) from ranks other than 0; for any other backend,
-    every other entry's addresses."""
+    every other entry's addresses. Only IP addresses (an address MD401 refuses, ``999.1.1.1``,
+    is never looked up)."""
     from meshdoctor.mlx.backends import JACCL_BACKENDS
 
     hf = ctx.hostfile
@@ -39,12 +40,13 @@ def peer_addresses(ctx: NodeContext) -> List[Tuple[str, str]]:
     backend = hf.effective_backend
     if backend == "ring":
         targets = [hf.hosts[(r + 1) % hf.world_size] for r in sorted(mine)]
-        pairs = [(ip, h.ssh) for h in targets if h.rank not in mine for ip in h.ips]
+        pairs = [(ip, h.ssh) for h in targets if h.rank not in mine for ip in h.addresses()]
     elif backend in JACCL_BACKENDS:
         first = hf.hosts[0]
-        pairs = [(first.ips[0], first.ssh)] if first.ips and 0 not in mine and mine else []
+        ok = first.ips and first.addresses()[:1] == [first.ips[0]]
+        pairs = [(first.ips[0], first.ssh)] if ok and 0 not in mine and mine else []
     else:
-        pairs = [(ip, h.ssh) for h in hf.hosts if h.rank not in mine for ip in h.ips]
+        pairs = [(ip, h.ssh) for h in hf.hosts if h.rank not in mine for ip in h.addresses()]
     return list(dict(pairs).items())[:MAX_PEERS]
 
 

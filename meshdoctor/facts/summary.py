@@ -46,6 +46,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from meshdoctor import __version__
 from meshdoctor.facts.context import NodeContext
+from meshdoctor.hostfile.types import is_ip_address
 from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.mlx.ports import STARTING_PORT
 from meshdoctor.mlx.ports import ring_ports as launch_ring_ports
@@ -228,7 +229,11 @@ def _reach_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
     if hf is None or not ctx.ranks or hf.effective_backend != "ring" or hf.world_size < 2:
         return None
     right = (ctx.ranks[0] + 1) % hf.world_size
-    targets = [(ip, port) for ip, port in zip(hf.hosts[right].ips, ring_ports(hf, right))]
+    targets = [
+        (ip, port)
+        for ip, port in zip(hf.hosts[right].ips, ring_ports(hf, right))
+        if is_ip_address(ip)  # one MD401 refuses is never looked up nor connected to
+    ]
     each = min(REACH_TIMEOUT_S, ctx.command_timeout)
     got = outcomes(
         {
@@ -256,8 +261,8 @@ def _coordinator_facts(ctx: NodeContext) -> Optional[Dict[str, Any]]:
     if hf is None or hf.effective_backend not in JACCL_BACKENDS or hf.world_size < 2:
         return None
     others = [r for r in ctx.ranks if r != 0]
-    if not others or not hf.hosts[0].ips:
-        return None
+    if not others or not hf.hosts[0].ips or not is_ip_address(hf.hosts[0].ips[0]):
+        return None  # an address MD401 refuses is never looked up nor connected to
     ip = hf.hosts[0].ips[0]
     each = min(REACH_TIMEOUT_S, ctx.command_timeout)
     return {

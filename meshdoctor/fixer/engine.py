@@ -181,10 +181,11 @@ def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Res
         ]
 
 
-def not_applicable(fx: Fix, platform: str) -> Optional[Verification]:
+def not_applicable(fx: Fix, platform: str, alone: bool = False) -> Optional[Verification]:
     """Why ``fx`` does nothing on a host of ``platform`` (a host-scope fix whose ``platforms``
-    do not list it), as the verification of an empty plan; None where it applies."""
-    if fx.scope != HOST_SCOPE or platform in fx.platforms:
+    do not list it; with ``alone``, a fleet-scope fix asked about this machine alone, no
+    hostfile naming a fleet), as the verification of an empty plan; None where it applies."""
+    if (fx.scope != HOST_SCOPE and not alone) or platform in fx.platforms:
         return None
     return Verification(
         True, f"not applicable on {platform} (applies to {', '.join(fx.platforms)})"
@@ -265,6 +266,13 @@ def run_fixes(fixes: Sequence[Fix], ctx: FixContext) -> Tuple[List[Action], List
             results += value[1]
     for f in fixes:
         if f.scope == FLEET_SCOPE:
+            from meshdoctor.facts.context import current_platform
+
+            here = current_platform()
+            elsewhere = not_applicable(f, here, alone=ctx.hostfile is None)
+            if elsewhere is not None:  # no fleet named, and this machine is not one it serves
+                results += fix_result(f, "mesh", [], elsewhere)
+                continue
             a, r = run_one(f, ctx, "mesh")
             actions += a
             results += r

@@ -149,7 +149,8 @@ class Fix:
     What it applies to, which the engine reads so that no other module names a fix:
     ``platforms``: where a host-scope fix acts (:func:`meshdoctor.facts.context.current_platform`
     of the host; elsewhere the engine plans nothing and reports it not applicable; a
-    fleet-scope fix runs from here, so its platforms are not checked); ``backends``: the
+    fleet-scope fix runs from here, so its platforms are checked only when no hostfile names
+    a fleet, this machine being the whole of it); ``backends``: the
     hostfile backends (:data:`meshdoctor.hostfile.BACKENDS`) whose failures it is chosen for
     when ``meshdoctor fix`` picks the fixes itself (:func:`meshdoctor.fixer.registry.fixes_for`;
     a fix named by the operator runs whatever the backend). Both default to every one.

@@ -487,6 +487,7 @@ FIX = Fix(
     resolves=("MD203",),
     risk=DISRUPTIVE,
     scope=FLEET_SCOPE,
+    platforms=("darwin",),  # the Macs it configures; from a controller of any OS with --hostfile
     backends=JACCL_BACKENDS,  # it configures Thunderbolt RDMA (--over thunderbolt) for JACCL
     plan=plan,
     apply=apply,

@@ -8,8 +8,9 @@ typed values; :meth:`Hostfile.to_launch_json` is the JSON text another meshdocto
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Optional, Tuple, Union
 
 from meshdoctor.hostfile import locality, rules
 from meshdoctor.hostfile.types import Document, Host, Problem
@@ -70,11 +71,40 @@ class Hostfile:
             return "jaccl"
         return "ring"
 
+    def launched_backend(
+        self, option: Optional[str] = None, cuda: Union[bool, Callable[[], bool]] = False
+    ) -> str:
+        """The backend mlx.launch starts this hostfile with (MLX 0.32.4
+        ``mlx/_distributed_utils/launch.py``): its ``--backend`` (``option``), else the
+        hostfile's ``"backend"``, else ``nccl`` when the ranks' MLX is the CUDA build
+        (``mx.cuda.is_available()``; ``cuda``, or a function asked only then), else ``ring``. A hostfile that names no backend
+        but lists ``rdma`` rows is taken as ``jaccl`` (:attr:`effective_backend`): that is what
+        it was written for."""
+        if option:
+            return option
+        if self.backend:
+            return self.backend
+        if self.effective_backend != "ring":
+            return self.effective_backend
+        return "nccl" if (cuda() if callable(cuda) else cuda) else "ring"
+
     def to_launch_json(self) -> str:
         """The hostfile as JSON text in mlx.launch's format, for another meshdoctor to read
         (``check --hostfile`` sends it to every host on stdin): the document as read, so every
         host validates what the user wrote, or for a hostfile built from values (``--hosts``),
         those values (``parse`` of it gives the same hosts, backend, envs and problems). A
-        variant with another backend (``probe --backend``) keeps the document it came from."""
+        variant with another backend (``probe --backend``, ``launch --backend``) is the
+        document it came from with that ``"backend"``: every host checks the backend that will
+        run."""
         assert self._document is not None  # set by __post_init__
-        return self._document.text
+        text = self._document.text
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text
+        written = data.get("backend", "") if isinstance(data, dict) else ""
+        if written == self.backend or not isinstance(data, (dict, list)):
+            return text
+        doc = dict(data) if isinstance(data, dict) else {"hosts": data}
+        doc["backend"] = self.backend
+        return json.dumps(doc)

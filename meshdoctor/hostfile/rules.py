@@ -4,7 +4,7 @@ over them (exit 2).
 
 Rules (mlx.launch's hostfile format, mlx 0.32.4): hosts present, each with a non-empty ``ssh``
 (:func:`host_name_problem`); ``ips`` valid addresses; ``envs`` are ``K=V``; a known backend
-(:data:`meshdoctor.mlx.backends.BACKENDS`); no duplicate hosts; ring needs IPs on every host;
+(:data:`meshdoctor.mlx.backends.BACKENDS`); no duplicate hosts; ring needs two or more ranks (:data:`ONE_RING_RANK`) and IPs on every host;
 jaccl rows have N entries, null on the diagonal, every off-diagonal cell filled (jaccl) or both
 ring neighbours (jaccl-ring); jaccl needs an IP on rank 0 for the coordinator; no IPv6 address
 where MLX reads "ip:port"; a jaccl mesh has at most :data:`JACCL_MESH_MAX` ranks; an entry that is
@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Sequence, Tuple
 
 from meshdoctor.hostfile.locality import locality_problems
-from meshdoctor.hostfile.types import BadCell, Document, Problem, launch_json
+from meshdoctor.hostfile.types import BadCell, Document, Problem, is_ip_address, launch_json
 from meshdoctor.mlx.backends import BACKENDS, JACCL_BACKENDS
 
 if TYPE_CHECKING:
@@ -120,9 +120,7 @@ def _entry_problems(rank: int, ssh: Any, ips: Any, rdma_is_list: bool) -> List[P
         out.append(Problem(f"{where}.ips", "must be a list of IP addresses"))
     else:
         for j, ip in enumerate(ips):
-            try:
-                ipaddress.ip_address(ip)
-            except (ValueError, TypeError):
+            if not is_ip_address(ip):
                 out.append(Problem(f"{where}.ips[{j}]", f"{ip!r} is not an IP address"))
     if not rdma_is_list:
         out.append(Problem(f"{where}.rdma", "must be a list with one entry per rank"))
@@ -172,6 +170,8 @@ def consistency_problems(
     out.extend(
         p for p in locality_problems(hf, names) if p.path.split(".")[0] + ".ssh" not in paths
     )
+    if backend == "ring" and hf.world_size == 1:
+        out.append(Problem("hosts", ONE_RING_RANK))
     if backend == "ring" and hf.world_size > 1:
         for h in hf.hosts:
             if not h.ips and f"hosts[{h.rank}].ips" not in paths:
@@ -186,6 +186,17 @@ def consistency_problems(
         _jaccl_rules(hf, backend, out)
     _ipv6_rules(hf, backend, out)
     return out
+
+
+# mlx.launch writes MLX_HOSTFILE for the ring backend only for two or more hosts
+# (``json.dumps(ring_hosts) if len(ring_hosts) > 1 else ""`` in launch_ring, MLX 0.32.4
+# ``mlx/_distributed_utils/launch.py``): a single rank gets an empty file, and
+# ``mx.distributed.init()`` fails reading it ("[json.exception.parse_error.101] ... unexpected end
+# of input", run on mlx 0.32.4), the failure triage names MD644.
+ONE_RING_RANK = (
+    "1 rank with the ring backend: mlx.launch gives a lone ring rank an empty MLX_HOSTFILE, "
+    "which mx.distributed.init() fails to parse (MD644); list two or more ranks"
+)
 
 
 def _is_ipv6(addr: str) -> bool:

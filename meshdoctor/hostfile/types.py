@@ -6,6 +6,7 @@ mlx.launch's JSON form). The rules and the locality read these; the validated wh
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, NamedTuple, Sequence, Tuple, Union
@@ -43,6 +44,16 @@ class BadCell:
 RdmaCell = Union[None, str, Tuple[str, ...], BadCell]
 
 
+def is_ip_address(value: Any) -> bool:
+    """Whether ``value`` is an IPv4 or IPv6 address as :mod:`ipaddress` reads it
+    (``999.1.1.1`` and host names are not)."""
+    try:
+        ipaddress.ip_address(value)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Host:
     """One rank's entry: ``rank`` (its position), ``ssh`` name ('' when missing), ``ips`` (the
@@ -62,6 +73,11 @@ class Host:
         rdma = tuple(tuple(c) if isinstance(c, list) else c for c in self.rdma)
         object.__setattr__(self, "rdma", rdma)
         object.__setattr__(self, "rdma_row", self.rdma_row or bool(rdma))
+
+    def addresses(self) -> List[str]:
+        """The entry's ``ips`` that are IP addresses (:func:`is_ip_address`), in order: the
+        only ones anything may look up or connect to (MD401 names the others)."""
+        return [ip for ip in self.ips if is_ip_address(ip)]
 
     def devices_to(self, peer: int) -> List[str]:
         """RDMA device names this host uses towards rank ``peer`` (empty if none listed)."""

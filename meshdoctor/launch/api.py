@@ -12,12 +12,13 @@ reaches over ssh wrote since the launch).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.launch import locate
@@ -25,10 +26,12 @@ from meshdoctor.launch.outcome import INTERRUPTED, NOT_STARTED, JobOutcome
 from meshdoctor.launch.supervise import JobSpec, Say, run_job, say_stderr
 from meshdoctor.mlx.launch_rules import runs_without_ssh
 from meshdoctor.model import ERROR, FAIL, EXIT_NOGO, EXIT_UNKNOWN, Result, Verdict
+from meshdoctor.output import as_run, program
 from meshdoctor.text import one_line, shell_line
 
 GATE_CHECK_TIMEOUT_S = 10.0  # each check's deadline in the gate (``check``'s default)
 GATE_PROBE_OP = "all_sum"  # --probe SIZE: one all_sum of SIZE per rank
+PYTHON_ENV = "MESHDOCTOR_PYTHON"  # the interpreter whose MLX the node checks inspect
 STDIN_NAME = "<stdin>"  # the path of a hostfile read from standard input (hostfile.load)
 
 
@@ -74,6 +77,32 @@ def _hostfile_of(req: LaunchRequest) -> Optional[Hostfile]:
     return None
 
 
+def gated_hostfile(req: LaunchRequest) -> Optional[Hostfile]:
+    """The hostfile the gate judges: the one mlx.launch will read, as the backend mlx.launch
+    will start (:meth:`meshdoctor.hostfile.model.Hostfile.launched_backend`: ``--backend`` wins
+    over the hostfile's ``"backend"``, MLX 0.32.4 ``launch.py``).
+    With ``--backend`` and no hosts named, mlx.launch's default ``--hosts 127.0.0.1``. None:
+    no hosts and no backend named (the gate checks this node)."""
+    import dataclasses
+
+    hf = _hostfile_of(req)
+    if hf is None and req.backend:
+        from meshdoctor.hostfile.load import from_list
+        from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
+
+        hf = from_list(LOCAL_SSH_NAME)
+    if hf is None:
+        return None
+    from meshdoctor.probe.setup import default_backend
+
+    # no --backend and none written: mlx.launch's own choice, nccl for a CUDA build of the
+    # ranks' MLX (MESHDOCTOR_PYTHON during the gate), else ring
+    chosen = hf.launched_backend(req.backend, cuda=lambda: default_backend() == "nccl")
+    if chosen != hf.effective_backend or (req.backend and hf.backend != req.backend):
+        hf = dataclasses.replace(hf, backend=chosen)
+    return hf
+
+
 def rank_hosts(req: LaunchRequest) -> List[str]:
     """Each rank's ssh name, in rank order, as mlx.launch will see them."""
     hf = _hostfile_of(req)
@@ -81,22 +110,56 @@ def rank_hosts(req: LaunchRequest) -> List[str]:
 
 
 # --- the gate -----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _ranks_python(python: Optional[str]) -> Iterator[None]:
+    """``MESHDOCTOR_PYTHON`` (the interpreter whose MLX the checks inspect,
+    :class:`meshdoctor.facts.context.NodeContext`) set to ``python`` while the gate runs, so
+    it judges the MLX the job's ranks will import; restored before the job starts."""
+    if python is None:
+        yield
+        return
+    old = os.environ.get(PYTHON_ENV)
+    os.environ[PYTHON_ENV] = python
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(PYTHON_ENV, None)
+        else:
+            os.environ[PYTHON_ENV] = old
+
+
 def gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
     """Run the gate into ``verdict`` (its results, hosts, fleet and probe sections); returns
     the ``launch.gate`` section: ``ran``, ``how`` (``fleet``, ``node``, ``probe``),
-    ``verdict``, ``duration_s``."""
+    ``verdict``, ``duration_s``, ``python`` (the job's interpreter whose MLX the checks
+    inspected, :func:`meshdoctor.launch.locate.job_python`; None when the command names none)."""
+    python = locate.job_python(req.command)
+    with _ranks_python(python):
+        section = _gate(req, verdict, say)
+    section["python"] = python
+    return section
+
+
+def _gate(req: LaunchRequest, verdict: Verdict, say: Say) -> Dict[str, Any]:
     t0 = time.monotonic()
-    hf = _hostfile_of(req)
+    hf = gated_hostfile(req)
     if req.probe_size is not None:
         from meshdoctor.probe import api as probe_api
 
         how = "probe"
-        say(f"gate: fleet check and a {req.probe_size} {GATE_PROBE_OP} probe of every rank")
         got = probe_api.probe(
             probe_api.ProbeRequest(
-                hostfile=hf, backend=req.backend, size=req.probe_size, op=GATE_PROBE_OP
+                hostfile=hf,
+                backend=req.backend,
+                size=req.probe_size,
+                op=GATE_PROBE_OP,
+                beside_hint="launch without --probe (the gate then only warns, MD411)",
             ),
             gate=True,
+            on_checked=lambda _: say(  # said once the request is sound (else a usage error)
+                f"gate: fleet check and a {req.probe_size} {GATE_PROBE_OP} probe of every rank"
+            ),
         )
         verdict.results.extend(got.results)
         verdict.hosts.extend(got.hosts)
@@ -131,9 +194,9 @@ def _say_gate_failures(verdict: Verdict, answer: str, say: Say) -> None:
     for r in bad:
         say(f"  {r.status} {r.code} {one_line(r.host)}: {one_line(r.summary)}")
         if r.remediation is not None and r.remediation.text:
-            say(f"    fix: {one_line(r.remediation.text)}")
+            say(f"    fix: {one_line(as_run(r.remediation.text))}")
         if r.remediation is not None and r.remediation.command:
-            say(f"    run: {one_line(r.remediation.command)}")
+            say(f"    run: {one_line(as_run(r.remediation.command))}")
 
 
 # --- after the job ------------------------------------------------------------------------------
@@ -304,8 +367,8 @@ def launch(
         if first is not None:
             say(f"first cause: {first.code} {one_line(first.summary)}")
             if first.remediation is not None and first.remediation.text:
-                say(f"  what to do: {one_line(first.remediation.text)}")
-            say(f"  more: meshdoctor explain {first.code}")
+                say(f"  what to do: {one_line(as_run(first.remediation.text))}")
+            say(f"  more: {shell_line([program(), 'explain', first.code])}")
         if req.fix:
             section["cleanup"]["fix"] = _fix(req, say)
         if req.rerun:

@@ -10,6 +10,7 @@ its environment), else the same code as ``python -c`` through ``mlx._distributed
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import List, Optional, Sequence
 
@@ -44,6 +45,40 @@ def launcher(python: Optional[str] = None) -> List[str]:
             "(pip install mlx) in this environment"
         )
     return [python, "-c", _MAIN]
+
+
+_PYTHON_NAME = re.compile(r"python[0-9.]*")  # python, python3, python3.12 (whole name)
+
+
+def job_python(command: Sequence[str], path: Optional[str] = None) -> Optional[str]:
+    """The interpreter the job's ranks run on this machine: ``command[0]`` as the rank's shell
+    finds it (mlx.launch ends each rank's script with ``exec "${cmd[@]}"``, MLX 0.32.4
+    ``launch.py``: a bare name is looked up on ``PATH``, ``path`` or this process's), when it
+    is a Python (its name is ``python``, ``python3``, ``python3.12``...), or the interpreter of
+    its ``#!`` line (a console script such as ``mlx_lm.generate``). None when the command runs
+    no Python that can be named (a shell script, a binary, a name not found)."""
+    if not command:
+        return None
+    import shutil
+
+    found = shutil.which(command[0], path=path)
+    if found is None:
+        return None
+    if _PYTHON_NAME.fullmatch(os.path.basename(command[0])):
+        return os.path.abspath(found)
+    try:
+        with open(found, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if words[:1] and os.path.basename(words[0]) == "env" and len(words) > 1:
+        return job_python(words[1:2], path)
+    if words and _PYTHON_NAME.fullmatch(os.path.basename(words[0])) and os.path.isabs(words[0]):
+        return words[0]
+    return None
 
 
 def argv(

@@ -43,6 +43,9 @@ __all__ = [
 
 BAR = "bar"  # a rich progress bar on stderr (a terminal)
 LOG = "log"  # plain progress lines on stderr at a bounded rate (a log, a CI job)
+# The gate of a probe whose ranks all run on this machine (-n): the stale-rank check (MD301) and
+# the running job it finds (MD411), the rule ``probe --hostfile`` and ``check`` apply to a host
+LOCAL_GATE = ("MD301", "MD411")
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,9 @@ class ProbeRequest:
     started, the mesh comes from its environment (:mod:`meshdoctor.probe.launched`); rank 0
     gives the verdict (:func:`probe`), every other rank relays to it (:func:`follow`).
     ``beside_running_job``: launch even when the gate finds a running job's ranks on a host
-    (MD411; without it the probe refuses).
+    (MD411; without it the probe refuses), on the hosts named or, for ranks on this machine
+    (``-n``), here (:data:`LOCAL_GATE`); ``beside_hint``: how the refusal's remedy says to
+    override it (the caller's own option).
 
     The judgement (MD513): ``min_busbw`` (a rate, ``"10GB/s"``, ``"800Mb/s"``, or GB/s as a
     number: below it fails), ``link`` (a class of :data:`meshdoctor.probe.expected.LINK_CLASSES`:
@@ -89,6 +94,7 @@ class ProbeRequest:
     strict: bool = False
     launcher: Optional[str] = None
     beside_running_job: bool = False
+    beside_hint: str = "pass --beside-running-job to probe anyway"
     min_busbw: Union[str, float, None] = None
     link: Optional[str] = None
     baseline: Optional[str] = None
@@ -274,8 +280,21 @@ def probe(
             verdict,
             FleetOptions(python=cfg.remote_python),
             beside_running_job=request.beside_running_job,
+            override=request.beside_hint,
         ):
             return verdict
+    elif gate and ranks is None:  # ranks on this machine (-n): the same rule for a running job
+        from meshdoctor.checker.fleet import FleetOptions, gate_probe
+
+        if not gate_probe(
+            cfg.hostfile,
+            verdict,
+            FleetOptions(only=list(LOCAL_GATE)),
+            beside_running_job=request.beside_running_job,
+            override=request.beside_hint,
+        ):
+            return verdict
+        verdict.fleet = None  # one machine: no fleet to show, as before the gate
     if callable(interrupts):
         interrupts = interrupts()
     from meshdoctor.probe.report import build

@@ -39,15 +39,28 @@ def check_local_gpus(
     short = [r for r in ranks if local_rank(hf, r) >= gpus]
     if not short:
         return
-    instead = (
-        f"probe with -n {gpus}"
-        if gpus >= 2
-        else "give --hostfile one entry per GPU host (a probe needs two GPUs)"
-    )
+    every = len(ranks) == hf.world_size and hf.path is None  # -n: ranks on this machine only
+    if every:
+        instead = (
+            f"-n {gpus} (one nccl rank per GPU)"
+            if gpus >= 2
+            else "--backend ring (the ranks share this machine over loopback), or --hostfile "
+            "with one entry per GPU host (an nccl probe needs two GPUs)"
+        )
+        remedy = f"Probe this machine with {instead}."
+        fix = f"Probe with {instead}."
+    else:
+        instead = (
+            f"probe with -n {gpus}"
+            if gpus >= 2
+            else "give --hostfile one entry per GPU host (a probe needs two GPUs)"
+        )
+        fix = f"Put at most {gpus} rank(s) of the hostfile on this machine, or {instead}."
+        remedy = f"{fix[:-1]}; then probe the new hostfile."
     raise PreflightError(
         f"hosts[{short[0]}]",
         f"{len(ranks)} nccl ranks run on this machine but it has {gpus} GPU(s): "
         f"{ranks_phrase(short)} would see no GPU (each nccl rank gets its own GPU through "
-        f"CUDA_VISIBLE_DEVICES, as mlx.launch does). Put at most {gpus} rank(s) of the "
-        f"hostfile on this machine, or {instead}.",
+        f"CUDA_VISIBLE_DEVICES, as mlx.launch does). {fix}",
+        remedy,
     )

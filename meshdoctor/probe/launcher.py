@@ -528,6 +528,8 @@ def run_probe(
                 ports = []
         except PreflightError as exc:
             run.preflight = {"where": exc.where, "message": str(exc)}
+            if exc.remedy:
+                run.preflight["remedy"] = exc.remedy
             return run
         marker = run_id if not run.launches else f"{run_id}.{len(run.launches)}"
         out = Launch(cfg, marker, plan, local, ports, on_event, interrupts).run()

@@ -18,11 +18,13 @@ REMOTE_PORT_RANGE = (20000, 32000)
 
 class PreflightError(Exception):
     """The run cannot start as configured; ``where`` is a hostfile path like ``hosts[1].ips[0]``,
-    the message says what is wrong and what to do."""
+    the message says what is wrong and what to do; ``remedy``: what the result's remedy says
+    (None: fix the hostfile entry named, then probe again)."""
 
-    def __init__(self, where: str, message: str) -> None:
+    def __init__(self, where: str, message: str, remedy: Optional[str] = None) -> None:
         super().__init__(message)
         self.where = where
+        self.remedy = remedy
 
 
 def choose_ports(hf: Hostfile, local: Sequence[bool], port: Optional[int]) -> List[int]:

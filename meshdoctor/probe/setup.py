@@ -124,11 +124,7 @@ def make_config(
             f"{MAX_WORLD_SIZE}; probe a subset of the hosts",
             where,
         )
-    chosen = (
-        backend
-        or hf.backend
-        or (hf.effective_backend if hf.effective_backend != "ring" else default_backend(python))
-    )
+    chosen = hf.launched_backend(backend, cuda=lambda: default_backend(python) == "nccl")
     if chosen not in PROBE_BACKENDS:
         if backend:  # the option named it
             raise ProbeSetupError(

@@ -169,13 +169,19 @@ def from_pairs(hf: Hostfile, pairs: Mapping[str, Any]) -> Split:
     return Split(keep, failing, {}, blocked if not keep else [], dict(order))
 
 
+def passing_ranks(split: Split) -> int:
+    """How many ranks the passing hosts hold."""
+    return sum(len(split.ranks.get(h, ())) for h in split.passing)
+
+
 def restrict(hf: Hostfile, split: Split) -> Optional[Hostfile]:
     """``hf`` restricted to ``split.passing``: their entries in rank order, ranks renumbered
     from 0, each rdma row cut to the kept ranks' columns and to the kept cables; ``backend`` and
-    ``envs`` as written. None when fewer than two hosts pass (nothing worth launching)."""
+    ``envs`` as written. None when the passing hosts hold fewer than two ranks (nothing worth
+    launching; one host with three ring ranks is a mesh)."""
     from meshdoctor.hostfile.types import Host
 
-    if len(split.passing) < 2:
+    if passing_ranks(split) < 2:
         return None
     keep = [r for h in split.passing for r in split.ranks[h]]
     keep.sort()

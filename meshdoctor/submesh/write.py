@@ -8,7 +8,7 @@ from typing import Optional
 from meshdoctor.codes.engine import HEALTHY_SUBMESH
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.model import ERROR, OK, WARN, Remediation, Result
-from meshdoctor.submesh.select import Split, restrict
+from meshdoctor.submesh.select import Split, passing_ranks, restrict
 
 MESH = "mesh"
 
@@ -28,7 +28,8 @@ def _result(status: str, summary: str, evidence: dict, remedy: Optional[Remediat
 
 def report(hf: Hostfile, split: Split, out: str) -> Result:
     """Write the hostfile ``split`` leaves (:func:`meshdoctor.submesh.select.restrict`) to
-    ``out`` and say so; nothing is written when fewer than two hosts pass or ``split.blocked``.
+    ``out`` and say so; nothing is written when the passing hosts hold fewer than two ranks or
+    ``split.blocked``.
     Evidence: ``passing``, ``failing`` (host -> reasons), ``cables_cut`` ("host rank->peer:
     kept devices"), ``written`` (the path, or None)."""
     from meshdoctor.text import shell_line
@@ -60,12 +61,18 @@ def report(hf: Hostfile, split: Split, out: str) -> Result:
         )
     sub = restrict(hf, split)
     if sub is None:
+        ranks = passing_ranks(split)
         return _result(
             WARN,
-            f"no healthy hostfile written: fewer than two hosts pass "
-            f"({len(split.passing)} of {len(split.hosts)}); {lists}",
+            f"no healthy hostfile written: fewer than two ranks pass ({ranks} rank(s) on "
+            f"{len(split.passing)} of {len(split.hosts)} host(s)); {lists}",
             evidence,
-            Remediation("Repair the failing hosts named, then check again."),
+            Remediation(
+                "Repair the failing hosts named, then check again."
+                if failing
+                else "Nothing failed, and a mesh needs two ranks or more: there is no sub-mesh "
+                "to write; launch the hostfile as it is."
+            ),
         )
     from meshdoctor.receipts import write_path
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.helpers import run_cli, write
 from tests.unit.hostfile.test_hostfile import mesh
 
@@ -88,9 +90,12 @@ def test_cli_hostfile_without_this_machine_warns(tmp_path, clean_env):
 
 
 def test_check_says_one_rank_and_both_ranks_in_words(tmp_path, clean_env):
-    one = write(tmp_path / "one.json", json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}]))
+    one = write(
+        tmp_path / "one.json",
+        json.dumps({"backend": "nccl", "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}]}),
+    )
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(one), env=clean_env)
-    assert r.results("MD401")[0]["summary"] == "1 rank, backend ring; this machine is rank 0"
+    assert r.results("MD401")[0]["summary"] == "1 rank, backend nccl; this machine is rank 0"
     two = write(
         tmp_path / "two.json",
         json.dumps(
@@ -129,3 +134,50 @@ def test_a_cell_naming_one_device_twice_fails_md401(tmp_path, clean_env):
         x["summary"].startswith("hosts[0].rdma[1]: names rdma_en3 twice")
         for x in r.results("MD401")
     )
+
+
+@pytest.mark.parametrize("backend", ["ring", ""])
+def test_a_one_rank_ring_hostfile_fails_as_mlx_launch_would_run_it(tmp_path, clean_env, backend):
+    # mlx.launch gives a lone ring rank an empty MLX_HOSTFILE (MLX 0.32.4 launch_ring) and
+    # mx.distributed.init() dies parsing it: check, the probe and launch's gate refuse it alike
+    doc = {"hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}]}
+    if backend:
+        doc["backend"] = backend
+    one = write(tmp_path / "one.json", json.dumps(doc))
+    r = run_cli("check", "--json", "--only", "MD401", "--hostfile", str(one), env=clean_env)
+    assert r.rc == 1
+    bad = [x for x in r.results("MD401") if x["status"] == "fail"]
+    assert len(bad) == 1 and "1 rank with the ring backend" in bad[0]["summary"], bad
+    assert "MD644" in bad[0]["summary"]
+    p = run_cli("probe", "--hostfile", str(one), env=clean_env)
+    assert p.rc == 2 and "1 rank with the ring backend" in p.err, p.err
+
+
+def test_a_hosts_list_of_names_says_what_to_write_and_a_list_of_ips_passes(clean_env):
+    # the README's fleet example: host names carry no IP for the ring backend
+    r = run_cli(
+        "check",
+        "--local-only",
+        "--only",
+        "MD401",
+        "--hosts",
+        "mac[01-16]",
+        "--json",
+        env=clean_env,
+    )
+    assert r.rc == 1
+    bad = [x for x in r.results("MD401") if x["status"] == "fail"]
+    assert len(bad) == 16 and bad[0]["summary"].startswith("hosts[0].ips: the ring backend")
+    assert "list the hosts by IP (--hosts 10.0.0.1,10.0.0.2" in bad[0]["remediation"]["text"]
+    assert "Edit the --hosts list" not in json.dumps(r.doc)
+    r = run_cli(
+        "check",
+        "--local-only",
+        "--only",
+        "MD401",
+        "--hosts",
+        "10.0.0.[1-16]",
+        "--json",
+        env=clean_env,
+    )
+    assert r.rc == 0 and not [x for x in r.results("MD401") if x["status"] == "fail"], r.out

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.checks.test_gpu_checks import results
 from tests.helpers import run_cli
 
@@ -39,6 +41,20 @@ def test_more_ranks_than_gpus_fails(gpu_env, tmp_path):
     r = run_cli("check", "--only", "MD111", "--hostfile", str(hf), "--json", env=gpu_env())
     assert r.rc == 1
     assert "puts 3 ranks on this host but it has 2 GPU(s)" in results(r, "MD111")[0]["summary"]
+
+
+@pytest.mark.parametrize("backend", ["ring", "mpi"])
+def test_ring_and_mpi_ranks_share_the_gpus(gpu_env, tmp_path, backend):
+    # only mlx.launch's nccl backend gives each rank a GPU of its own (CUDA_VISIBLE_DEVICES)
+    hf = tmp_path / "hosts.json"
+    hf.write_text(
+        json.dumps({"backend": backend, "hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 3})
+    )
+    r = run_cli("check", "--only", "MD111", "--hostfile", str(hf), "--json", env=gpu_env())
+    assert r.rc == 0, r.out
+    got = results(r, "MD111")[0]
+    assert got["status"] == "ok" and "3 rank(s) here" in got["summary"], got
+    assert f"the {backend} backend: ranks share the GPUs" in got["summary"], got
 
 
 def test_nvml_that_hangs_is_an_error_not_a_hang(gpu_env):

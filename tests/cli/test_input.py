@@ -69,7 +69,7 @@ def test_size_must_be_whole_elements_at_least_one_per_rank():
 def test_hostfile_encodings(tmp_path, clean_env):
     bom = tmp_path / "bom.json"
     bom.write_bytes(
-        b"\xef\xbb\xbf" + json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}]).encode()
+        b"\xef\xbb\xbf" + json.dumps([{"ssh": "localhost", "ips": ["127.0.0.1"]}] * 2).encode()
     )
     r = run_cli(
         "check", "--json", "--only", "MD401", "--local-only", "--hostfile", str(bom), env=clean_env

@@ -345,3 +345,172 @@ def test_ctrl_c_is_forwarded_ranks_are_stopped_and_the_verdict_written(bed, clea
     assert all(r["after_teardown"] for r in job["ranks"] if r["status"] == "exited"), job
     assert "failed first" not in text, text[-4000:]
     assert bed.left() == []
+
+
+# --- the gate judges the launch that will happen -------------------------------------------------
+def _gate_run(tmp_path, clean_env, *args: str, hostfile: Optional[dict] = None):
+    """``launch ARGS -- python -c 'print("job ran")'`` in a private PID namespace, with
+    ``hostfile`` written and passed first; returns the run and whether the job started."""
+    from tests.helpers import run_cli
+
+    pre: List[str] = []
+    if hostfile is not None:
+        path = tmp_path / "hosts.json"
+        path.write_text(json.dumps(hostfile))
+        pre = ["--hostfile", str(path)]
+    r = run_cli(
+        "launch",
+        *pre,
+        *args,
+        "--",
+        sys.executable,
+        "-c",
+        "print('job ran')",
+        env=clean_env,
+        timeout=RUN_S,
+        private_pids=True,
+    )
+    return r, "job ran" in r.out
+
+
+RING2 = {"backend": "ring", "hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2}
+
+
+@pytest.mark.parametrize(
+    "backend, said",
+    [
+        ("jaccl", "hosts[0].rdma: missing: jaccl needs a row of 2 entries"),
+        ("mpi", "backend mpi is not available in this build"),
+    ],
+)
+def test_the_gate_checks_the_backend_of_launch_backend(tmp_path, clean_env, backend, said):
+    # mlx.launch starts --backend, whatever the hostfile's "backend" says (MLX 0.32.4 launch.py)
+    r, ran = _gate_run(tmp_path, clean_env, "--backend", backend, hostfile=RING2)
+    assert r.rc == 1 and not ran, r.err
+    assert said in r.err, r.err
+    r, ran = _gate_run(tmp_path, clean_env, "--backend", "ring", hostfile=RING2)
+    assert r.rc == 0 and ran, r.err
+
+
+def test_the_gate_refuses_a_one_rank_ring_hostfile_as_check_and_probe_do(tmp_path, clean_env):
+    # the rank would die parsing an empty MLX_HOSTFILE (MD644): not started
+    one = {"backend": "ring", "hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}]}
+    r, ran = _gate_run(tmp_path, clean_env, hostfile=one)
+    assert r.rc == 1 and not ran, r.err
+    assert "MD401" in r.err and "1 rank with the ring backend" in r.err, r.err
+    r, ran = _gate_run(tmp_path, clean_env, "--hosts", "127.0.0.1")
+    assert r.rc == 1 and not ran and "1 rank with the ring backend" in r.err, r.err
+
+
+def test_the_gate_checks_the_mlx_of_the_python_the_command_runs(tmp_path, clean_env):
+    # `-- python ...` runs the `python` the ranks' shell finds on PATH (mlx.launch execs the
+    # command as given), not meshdoctor's interpreter: one without MLX is no-go, unstarted
+    bare = Path("/usr/bin/python3")
+    if not bare.exists() or subprocess.run([str(bare), "-c", "import mlx"]).returncode == 0:
+        pytest.skip("needs a /usr/bin/python3 without MLX")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(bare)
+    env = dict(clean_env, PATH=f"{bin_dir}{os.pathsep}{clean_env.get('PATH', '')}")
+    from tests.helpers import run_cli
+
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps(RING2))
+    r = run_cli(
+        "launch",
+        "--hostfile",
+        str(hf),
+        "--",
+        "python",
+        "-c",
+        "print('job ran')",
+        env=env,
+        timeout=RUN_S,
+        private_pids=True,
+    )
+    assert r.rc == 1 and "job ran" not in r.out, r.err
+    assert "MD102" in r.err and f"MLX is not importable from {bin_dir / 'python'}" in r.err, r.err
+    r = run_cli(
+        "launch",
+        "--hostfile",
+        str(hf),
+        "--",
+        sys.executable,
+        "-c",
+        "print('job ran')",
+        env=env,
+        timeout=RUN_S,
+        private_pids=True,
+    )
+    assert r.rc == 0 and "job ran" in r.out, r.err
+
+
+@pytest.mark.parametrize("bad", ["--no-chek", "--bogus", "--bogus=1"])
+def test_an_unknown_option_before_the_command_is_a_usage_error(tmp_path, clean_env, bad):
+    from tests.helpers import run_cli
+
+    marker = tmp_path / "ran"
+    r = run_cli("launch", bad, "--", "touch", str(marker), env=clean_env, timeout=RUN_S)
+    assert r.rc == 2, r.err
+    assert f"No such option '{bad.split('=')[0]}'" in r.err, r.err
+    assert not marker.exists()  # nothing was launched
+    # after the command's first word, every word is the command's own
+    r = run_cli(
+        "launch",
+        "--no-check",
+        "--",
+        sys.executable,
+        "-c",
+        "print('x')",
+        "--no-chek",
+        env=clean_env,
+        timeout=RUN_S,
+    )
+    assert r.rc == 0 and r.out.strip() == "x", r.err
+
+
+RUNNING_RANK = (
+    # a subshell (not the namespace's pid 1, which adopts orphans) waits on it: a live parent
+    "( MLX_RANK=1 {py} -c 'import time; time.sleep(300)'; : ) &\n"
+    "i=0; while [ $i -lt 100 ] && ! pgrep -f 'time.sleep\\(300\\)' >/dev/null; do "
+    "sleep 0.1; i=$((i+1)); done"
+)
+
+
+def test_launch_probe_beside_a_running_job_names_a_way_launch_has(bed, clean_env):
+    # the probe's own remedy (--beside-running-job) is not an option of launch
+    py = shlex.quote(sys.executable)
+    p = _run(bed, bed.env(clean_env), bed.args("--probe", "4096"), plant=RUNNING_RANK.format(py=py))
+    assert p.returncode == 1, _err(p)
+    err = _err(p)
+    assert "fail MD411" in err and "--beside-running-job" not in err, err
+    assert "launch without --probe" in err
+    d = bed.doc()
+    md411 = [r for r in d["results"] if r["code"] == "MD411" and r["status"] == "fail"]
+    assert md411 and "--beside-running-job" not in json.dumps(md411)
+
+
+@pytest.mark.parametrize("size", ["1", "6"])
+def test_a_probe_size_the_probe_refuses_is_a_usage_error_as_probe_size_is(
+    tmp_path, clean_env, size
+):
+    from tests.helpers import run_cli
+
+    hf = tmp_path / "hosts.json"
+    hf.write_text(json.dumps(RING2))
+    probe = run_cli("probe", "--hostfile", str(hf), "--size", size, env=clean_env)
+    assert probe.rc == 2 and "must be a whole number of float32 elements" in probe.err
+    r = run_cli(
+        "launch",
+        "--hostfile",
+        str(hf),
+        "--probe",
+        size,
+        "--",
+        "true",
+        env=clean_env,
+        timeout=RUN_S,
+    )
+    assert r.rc == 2, r.err
+    assert "Invalid value for --probe: SIZE " + size in r.err, r.err
+    assert "internal error" not in r.err and "gate:" not in r.err

@@ -170,7 +170,7 @@ def test_mlx_missing_from_meshdoctor_python_is_one_answer_from_check_and_probe(t
     for python in (str(tmp_path / "no-such-python"), sys.executable + "-missing"):
         env = dict(_probe_env(clean_env), MESHDOCTOR_PYTHON=python)
         c = run_cli("check", "--json", "--only", "MD102", env=env)
-        p = run_cli("probe", "-n", "2", "--size", "4096", "--json", env=env)
+        p = run_cli("probe", "-n", "2", "--size", "4096", "--json", env=env, private_pids=True)
         assert c.rc == p.rc == 1, (c.out, p.out)
         assert "no such executable file" in c.results("MD102")[0]["summary"]
         assert "no such executable file" in p.results("MD509")[0]["summary"]
@@ -181,7 +181,7 @@ def test_mlx_missing_from_meshdoctor_python_is_one_answer_from_check_and_probe(t
     bare.chmod(0o755)
     env = dict(_probe_env(clean_env), MESHDOCTOR_PYTHON=str(bare))
     c = run_cli("check", "--json", "--only", "MD102", env=env)
-    p = run_cli("probe", "-n", "2", "--size", "4096", "--json", env=env)
+    p = run_cli("probe", "-n", "2", "--size", "4096", "--json", env=env, private_pids=True)
     assert c.rc == p.rc == 1, (c.out, p.out, p.err)
     for said in (c.results("MD102")[0]["summary"], p.results("MD509")[0]["summary"]):
         assert said.startswith("MLX is not importable from ") and "No module named 'mlx'" in said
@@ -234,7 +234,7 @@ def test_text_from_outside_is_escaped_before_it_reaches_the_terminal(clean_env, 
 
 
 def test_hostfile_dash_reads_standard_input(clean_env):
-    text = json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}])
+    text = json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}] * 2)
     r = run_cli("check", "--json", "--only", "MD401", "--hostfile", "-", env=clean_env, input=text)
     assert r.rc == 0 and r.results("MD401")[0]["evidence"]["hostfile"] == "<stdin>"
     r = run_cli(

@@ -87,6 +87,7 @@ def test_three_ranks_64mib_all_ops(clean_env):
         "--json",
         env=env_with(clean_env),
         timeout=150,
+        private_pids=True,
     )
     assert r.rc == 0, (r.out, r.err)
     p = r.doc["probe"]
@@ -166,6 +167,7 @@ def test_kill_one_rank_cli(clean_env):
         "--json",
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="kill:1:6"),
         timeout=60,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     dead = codes_of(r.doc, "MD502")[0]
@@ -188,6 +190,7 @@ def test_a_rank_stopped_during_group_formation_is_named(clean_env):
         "--json",
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:1"),
         timeout=120,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     group = [x for x in codes_of(r.doc, "MD501") if x["status"] == "fail"]
@@ -244,6 +247,7 @@ def test_corrupted_value_is_caught(clean_env):
         "--json",
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="corrupt:1"),
         timeout=60,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     wrong = {x["check"]: x for x in codes_of(r.doc, "MD504")}
@@ -326,6 +330,7 @@ def test_pairs_matrix(clean_env):
         "--json",
         env=env_with(clean_env),
         timeout=90,
+        private_pids=True,
     )
     assert r.rc == 0, (r.out, r.err)
     pf = r.doc["probe"]["pairs"]
@@ -371,8 +376,10 @@ def test_json_path_does_not_import_rich(clean_env):
     )
     import subprocess
 
-    p = subprocess.run(
-        [sys.executable, "-c", code],
+    from tests.helpers import private_pids_prefix
+
+    p = subprocess.run(  # beside no other job's rank (probe -n refuses those, MD411)
+        [*private_pids_prefix(), sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env=env_with(clean_env),
@@ -409,7 +416,18 @@ def _start_probe(clean_env, *args):
     import subprocess
 
     return subprocess.Popen(
-        [sys.executable, "-m", "meshdoctor", "probe", "-n", "3", "--json", *args],
+        # about teardown, not the gate: it must run beside another job's ranks on the box
+        [
+            sys.executable,
+            "-m",
+            "meshdoctor",
+            "probe",
+            "-n",
+            "3",
+            "--json",
+            "--beside-running-job",
+            *args,
+        ],
         env=env_with(clean_env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -599,7 +617,17 @@ def test_an_interrupted_probe_suggests_the_same_probe_again(clean_env):
     import subprocess
     import sys
 
-    args = ["probe", "-n", "2", "--size", "4KiB", "--timeout", "60", "--json"]
+    args = [
+        "probe",
+        "-n",
+        "2",
+        "--size",
+        "4KiB",
+        "--timeout",
+        "60",
+        "--json",
+        "--beside-running-job",
+    ]
     p = subprocess.Popen(  # rank 1 stops at step 3: the probe cannot end before the signal
         [sys.executable, "-m", "meshdoctor", *args],
         env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:1:3"),
@@ -639,3 +667,49 @@ def test_probe_hostfile_human_output_shows_the_figures_as_n_does(clean_env, tmp_
     for code in ("MD501", "MD504", "MD505", "MD506"):
         assert f"✔ {code} " in fleet.out and f"✔ {code} " in local.out, (code, fleet.out)
     assert "busbw" in fleet.out and "#wrong 0 of" in fleet.out, fleet.out
+
+
+def _beside_a_rank(clean_env, *args: str):
+    """``probe ARGS --json`` in a private PID namespace beside a rank of a running job planted
+    there (``MLX_RANK=1`` under a live shell): ``(exit status, verdict, stderr, rank pid)``."""
+    import subprocess
+
+    from tests.helpers import private_pids_prefix
+
+    prefix = list(private_pids_prefix())
+    if not prefix:
+        pytest.skip("needs a private PID namespace (unshare)")
+    script = (
+        "MLX_RANK=1 sleep 300 & rank=$!; sleep 0.5; "
+        '"$0" -m meshdoctor probe "$@" --json > "$OUT"; rc=$?; '
+        'kill "$rank"; echo "$rank" >&2; exit $rc'
+    )
+    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+    try:
+        p = subprocess.run(
+            # pid 1 of the namespace adopts what it starts: the rank's parent is a second shell
+            prefix + ["sh", "-c", 'sh -c "$0" "$@"; exit $?', script, sys.executable, *args],
+            env=dict(clean_env, OUT=out),
+            capture_output=True,
+            text=True,
+            timeout=240,
+            stdin=subprocess.DEVNULL,
+        )
+        doc = json.loads(open(out).read())
+    finally:
+        os.unlink(out)
+    validate(doc)
+    return p.returncode, doc, p.stderr, int(p.stderr.strip().splitlines()[-1])
+
+
+def test_probe_n_beside_a_running_jobs_rank_here_refuses_as_probe_hostfile_does(clean_env):
+    # the rule of check (MD301 warns) and probe --hostfile (MD411 refuses) for the local mesh
+    rc, doc, err, pid = _beside_a_rank(clean_env, "-n", "2", "--size", "4096")
+    assert rc == 1, err
+    refused = [x for x in doc["results"] if x["code"] == "MD411" and x["status"] == "fail"]
+    assert refused and refused[0]["summary"].startswith("not launched: the mesh is in use")
+    assert f"rank 1 pid {pid}" in refused[0]["summary"], refused
+    assert "--beside-running-job" in refused[0]["remediation"]["text"]
+    assert doc.get("probe") is None  # no rank was started
+    rc, doc, err, _ = _beside_a_rank(clean_env, "-n", "2", "--size", "4096", "--beside-running-job")
+    assert rc == 0 and doc["probe"], err

@@ -23,6 +23,7 @@ def test_nccl_backend_unavailable_on_a_cpu_build(clean_env):
         "--json",
         env=clean_env,
         timeout=120,
+        private_pids=True,  # beside no other job's rank (probe -n refuses those, MD411)
     )
     assert r.rc == 1, (r.out, r.err)
     group = [x for x in r.doc["results"] if x["code"] == "MD501"][0]
@@ -55,6 +56,7 @@ def test_rank_stopped_inside_an_all_sum_is_named(clean_env):
         "--json",
         env=dict(clean_env, MESHDOCTOR_PROBE_FAULT="stop-in:1:8"),
         timeout=120,
+        private_pids=True,
     )
     assert r.rc == 1, (r.out, r.err)
     hang = [x for x in r.doc["results"] if x["code"] == "MD503"][0]
@@ -78,7 +80,9 @@ def test_more_nccl_ranks_here_than_gpus_is_said_before_any_rank_starts(clean_env
         FAKE_NVML="healthy",
         PYTHONPATH=os.pathsep.join([str(FAKE_DIR)] + [p for p in [env.get("PYTHONPATH")] if p]),
     )
-    r = run_cli("probe", "--backend", "nccl", "-n", "3", "--json", env=env, timeout=120)
+    r = run_cli(
+        "probe", "--backend", "nccl", "-n", "3", "--json", env=env, timeout=120, private_pids=True
+    )
     assert r.rc == 1, (r.out, r.err)
     group = [x for x in r.doc["results"] if x["code"] == "MD501"][0]
     assert group["status"] == "fail"
@@ -86,3 +90,25 @@ def test_more_nccl_ranks_here_than_gpus_is_said_before_any_rank_starts(clean_env
     assert "rank 2 would see no GPU" in group["summary"]
     assert group["evidence"]["where"] == "hosts[2]"
     assert r.doc["probe"]["outcome"] == "preflight" and r.doc["probe"]["launches"] == 0
+
+    assert "Probe with -n 2 (one nccl rank per GPU)." in group["summary"]
+    assert not group["remediation"].get("command")  # no re-run of the command that failed
+
+
+def test_a_one_gpu_host_is_told_a_way_that_works_not_the_same_command_again(clean_env, tmp_path):
+    drv = tmp_path / "nvidia-version"
+    drv.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n")
+    env = {k: v for k, v in clean_env.items() if not k.startswith("NCCL_")}
+    env.update(
+        MESHDOCTOR_NVIDIA_DRIVER_FILE=str(drv),
+        FAKE_NVML="one-gpu",
+        PYTHONPATH=os.pathsep.join([str(FAKE_DIR)] + [p for p in [env.get("PYTHONPATH")] if p]),
+    )
+    args = ("probe", "--backend", "nccl", "-n", "2", "--size", "4096", "--json")
+    r = run_cli(*args, env=env, timeout=120, private_pids=True)
+    assert r.rc == 1, (r.out, r.err)
+    group = [x for x in r.doc["results"] if x["code"] == "MD501"][0]
+    rem = group["remediation"]
+    assert "--backend ring" in rem["text"] and "probe again" not in rem["text"], rem
+    assert "of the hostfile" not in group["summary"]  # -n has no hostfile
+    assert "probe -n 2 --backend nccl" not in (rem.get("command") or "")

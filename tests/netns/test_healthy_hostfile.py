@@ -102,7 +102,10 @@ def test_fewer_than_two_passing_hosts_write_nothing_and_say_so(bed, tmp_path):
     r = fleet(bed, out, "--json")
     assert r.rc == 1
     sub = r.results("MD410")[0]
-    assert "no healthy hostfile written: fewer than two hosts pass (1 of 4)" in sub["summary"]
+    assert (
+        "no healthy hostfile written: fewer than two ranks pass (1 rank(s) on 1 of 4 host(s))"
+        in sub["summary"]
+    )
     assert sub["evidence"]["passing"] == ["h3"] and not out.exists()
 
 

@@ -20,9 +20,41 @@ from meshdoctor.probe.sizes import format_size_exact
 
 LINK_REMEDY = (
     "Check the link named: the cable and port speed (a Thunderbolt 5 cable that trained at 40 "
-    "Gb/s, a 25 GbE port at 10 GbE), and the path the hostfile routes through "
-    "(`meshdoctor check --only MD205`); then probe again with the same options."
+    "Gb/s), and the path the hostfile routes through (`meshdoctor check --only MD205` on each "
+    "Mac); then probe again with the same options."
 )
+
+
+def link_remedy(cfg: ProbeConfig) -> str:
+    """What to do about a figure below its mark, for the mesh ``cfg`` probed: every rank on
+    this machine measures loopback and the CPU, not a cable; JACCL (Macs over Thunderbolt):
+    :data:`LINK_REMEDY`; another backend across hosts: the NIC's speed and the route (MD413)."""
+    from meshdoctor.hostfile.locality import local_ranks
+    from meshdoctor.mlx.backends import JACCL_BACKENDS
+    from meshdoctor.text import shell_line
+
+    hf = cfg.hostfile
+    if len(local_ranks(hf)) == hf.world_size:
+        return (
+            "Every rank ran on this machine: the figures measure loopback and the CPU (other "
+            "load on the box, more ranks than cores), not a cable. Probe again on a quiet "
+            "machine with the same options, or compare with a baseline saved here."
+        )
+    if cfg.backend in JACCL_BACKENDS:
+        return LINK_REMEDY
+    route = (
+        ["meshdoctor", "check"]
+        + (["--hostfile", hf.path] if hf.path else [])
+        + [
+            "--only",
+            "MD413",
+        ]
+    )
+    return (
+        "Check the link named: the NIC's port speed on both hosts (`ethtool IFACE`: a 25 GbE "
+        f"port at 10 GbE) and the route the hostfile's IPs take (`{shell_line(route)}`); then "
+        "probe again with the same options."
+    )
 
 
 def pct(fraction: float) -> str:
@@ -43,7 +75,7 @@ def figures_to_judge(probe: Dict[str, Any]) -> List[Tuple[str, float]]:
     return out
 
 
-def _floor(floor: float, figs: List[Tuple[str, float]]) -> Result:
+def _floor(floor: float, figs: List[Tuple[str, float]], remedy: str) -> Result:
     low = [(w, bw) for w, bw in figs if bw < floor]
     if low:
         shown = ", ".join(f"{w} at {format_rate(bw)} ({pct(bw / floor)})" for w, bw in low[:6])
@@ -57,7 +89,7 @@ def _floor(floor: float, figs: List[Tuple[str, float]]) -> Result:
                 "min_busbw_gbs": floor,
                 "below": [{"what": w, "busbw_gbs": b} for w, b in low],
             },
-            remediation=Remediation(LINK_REMEDY),
+            remediation=Remediation(remedy),
             host=MESH,
         )
     lowest = min(figs, key=lambda x: x[1])
@@ -72,7 +104,7 @@ def _floor(floor: float, figs: List[Tuple[str, float]]) -> Result:
     )
 
 
-def _link(name: str, figs: List[Tuple[str, float]]) -> Result:
+def _link(name: str, figs: List[Tuple[str, float]], remedy: str) -> Result:
     cls = link_class(name)
     if cls.rate_gbs is None:
         return result(
@@ -100,7 +132,7 @@ def _link(name: str, figs: List[Tuple[str, float]]) -> Result:
             f"below {pct(cls.warn_below)} of a {cls.what} ({format_rate(cls.rate_gbs)}): "
             f"{shown}{more}",
             evidence=dict(ev, below=[{"what": w, "busbw_gbs": b} for w, b, _ in low]),
-            remediation=Remediation(LINK_REMEDY),
+            remediation=Remediation(remedy),
             host=MESH,
         )
     return result(
@@ -115,6 +147,7 @@ def _link(name: str, figs: List[Tuple[str, float]]) -> Result:
 
 
 def _baseline(cfg: ProbeConfig, probe: Dict[str, Any]) -> Result:
+    remedy = link_remedy(cfg)
     cmp = bl.compare(cfg.baseline, bl.snapshot(cfg, probe))
     probe["baseline"] = cmp
     if not cmp["comparable"]:
@@ -153,7 +186,7 @@ def _baseline(cfg: ProbeConfig, probe: Dict[str, Any]) -> Result:
             WARN,
             f"{shown}{more}",
             evidence=cmp,
-            remediation=Remediation(LINK_REMEDY),
+            remediation=Remediation(remedy),
             host=MESH,
         )
     low = min(cmp["compared"], key=lambda c: c["fraction"])
@@ -175,9 +208,9 @@ def judgement_results(cfg: ProbeConfig, probe: Dict[str, Any]) -> List[Result]:
         return []
     res = []
     if cfg.min_busbw_gbs:
-        res.append(_floor(float(cfg.min_busbw_gbs), figs))
+        res.append(_floor(float(cfg.min_busbw_gbs), figs, link_remedy(cfg)))
     if cfg.link and link_class(cfg.link) is not None:
-        res.append(_link(cfg.link, figs))
+        res.append(_link(cfg.link, figs, link_remedy(cfg)))
     if cfg.baseline is not None:
         res.append(_baseline(cfg, probe))
     return res

@@ -41,7 +41,10 @@ def preflight_result(run: ProbeRun, host: str) -> Result:
         run.preflight["message"],
         host=host,
         evidence=dict(run.preflight),
-        remediation=Remediation("Fix the hostfile entry named in the evidence, then probe again."),
+        remediation=Remediation(
+            run.preflight.get("remedy")
+            or "Fix the hostfile entry named in the evidence, then probe again."
+        ),
     )
 
 

@@ -57,3 +57,31 @@ def test_every_jaccl_rank_tries_the_coordinator_and_one_it_cannot_reach_fails(tm
     assert md406.summary.startswith(
         "the JACCL coordinator 255.255.255.255:32323 (rank 0's first IP) is not reachable from rank 1"
     )
+
+
+def test_an_address_md401_refuses_is_never_looked_up_nor_connected_to(tmp_path, clean_env):
+    # 999.1.1.1 is no IP address: socket.create_connection would resolve it as a host name
+    got = _node_facts(tmp_path, clean_env, "999.1.1.1")
+    assert got.get("coordinator") is None, got.get("coordinator")
+    assert "999.1.1.1" not in json.dumps(got.get("routes"))
+    ring = write(
+        tmp_path / "r.json",
+        json.dumps(
+            {
+                "backend": "ring",
+                "hosts": [
+                    {"ssh": "127.0.0.1", "ips": ["127.0.0.1"]},
+                    {"ssh": "m1", "ips": ["999.1.1.1", "127.0.0.2"]},
+                ],
+            }
+        ),
+    )
+    r = run_cli(
+        *check_args(timeout=5, only=["MD401"], hostfile=str(ring), ranks=[0], facts=True),
+        env=clean_env,
+    )
+    assert "'999.1.1.1' is not an IP address" in json.dumps(r.doc["results"])
+    facts = r.doc["hosts"][0]["facts"]
+    targets = facts["reach"]["targets"]
+    assert list(targets) and not [t for t in targets if t.startswith("999.")], targets
+    assert "999.1.1.1" not in json.dumps(facts.get("routes"))

@@ -76,7 +76,8 @@ def test_ipv6_is_refused_only_where_mlx_reads_ip_port():
     one = parse(
         json.dumps({"backend": "ring", "hosts": [{"ssh": "a", "ips": ["fe80::1"]}]}), names={"c"}
     )
-    assert one.problems == ()
+    assert [p.path for p in one.problems] == ["hosts"]  # one ring rank: its own rule, no IPv6
+    assert "1 rank with the ring backend" in one.problems[0].message
 
 
 def _jaccl_ring(order):

@@ -77,7 +77,12 @@ def test_the_probe_runs_a_variant_and_leaves_the_callers_hostfile_alone(tmp_path
     cfg = _cfg(hostfile=hf, backend="nccl", given=["--hostfile"])
     assert cfg.hostfile.backend == "nccl" and cfg.hostfile is not hf
     assert hf.backend == "" and hf.problems == ()
-    assert cfg.hostfile.to_launch_json() == text  # other hosts read the document as written
+    # other hosts read the document as written, with the backend that will run
+    assert json.loads(cfg.hostfile.to_launch_json()) == {
+        "backend": "nccl",
+        "hosts": json.loads(text),
+    }
+    assert hf.to_launch_json() == text
     # a variant is checked anew for its backend; the hostfile it came from keeps its problems
     jaccl = dataclasses.replace(hf, backend="jaccl")
     assert "missing: jaccl needs a row of 2 entries" in dict(jaccl.problems)["hosts[0].rdma"]

@@ -119,3 +119,22 @@ def test_a_file_that_is_not_a_baseline_is_refused(tmp_path):
             bl.read(str(p))
     with pytest.raises(bl.BaselineError, match="cannot read"):
         bl.read(str(tmp_path / "missing.json"))
+
+
+def test_the_remedy_speaks_of_the_mesh_probed_loopback_nics_or_thunderbolt():
+    # a loopback probe on Linux: no cable, no darwin-only check to run
+    cfg = ProbeConfig(hostfile=local_hostfile(2), cpus=8, min_busbw_gbs=3.0)
+    (r,) = judgement_results(cfg, _probe(2.0))
+    text = r.remediation.text
+    assert "Every rank ran on this machine" in text, text
+    assert "Thunderbolt" not in text and "MD205" not in text
+    ring = parse(json.dumps(mesh(3, "ring")), names={"elsewhere"})
+    (r,) = judgement_results(
+        ProbeConfig(hostfile=ring, backend="ring", cpus=8, min_busbw_gbs=3.0), _probe(2.0)
+    )
+    assert "NIC's port speed" in r.remediation.text and "Thunderbolt" not in r.remediation.text
+    jaccl = parse(json.dumps(mesh(3, "jaccl")), names={"elsewhere"})
+    (r,) = judgement_results(
+        ProbeConfig(hostfile=jaccl, backend="jaccl", cpus=8, min_busbw_gbs=3.0), _probe(2.0)
+    )
+    assert "Thunderbolt 5 cable" in r.remediation.text and "MD205" in r.remediation.text

@@ -91,7 +91,9 @@ def test_fewer_than_two_pass_writes_nothing_and_says_so(tmp_path):
     split = select.from_results(hf, [res("MD302", "fail", "m0"), res("MD302", "fail", "m1")])
     out = tmp_path / "ok.json"
     r = write.report(hf, split, str(out))
-    assert "fewer than two hosts pass (1 of 3)" in r.summary and not out.exists()
+    assert (
+        "fewer than two ranks pass (1 rank(s) on 1 of 3 host(s))" in r.summary and not out.exists()
+    )
     assert r.evidence["passing"] == ["m2"] and set(r.evidence["failing"]) == {"m0", "m1"}
 
 
@@ -122,3 +124,18 @@ def test_a_fifo_target_is_written_through_never_replaced(tmp_path):
     assert r.status == "warn" and stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert [h["ssh"] for h in json.loads(got[0])["hosts"]] == ["m0", "m1", "m3"]
     assert os.listdir(tmp_path) == ["ok.json"]
+
+
+def test_ranks_count_not_hosts_one_host_with_three_ring_ranks_is_a_mesh(tmp_path):
+    # the README's three ranks on 127.0.0.1: one host, three ranks, all passing
+    local = {"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}
+    hf = parse(json.dumps({"backend": "ring", "hosts": [local] * 3}))
+    out = tmp_path / "ok.json"
+    r = write.report(hf, select.from_results(hf, []), str(out))
+    assert r.status == "ok" and r.evidence["written"] == str(out), r.summary
+    assert len(json.loads(out.read_text())["hosts"]) == 3
+    # one rank that passes: no sub-mesh to write, and nothing to repair
+    one = parse(json.dumps({"backend": "nccl", "hosts": [local]}))
+    r = write.report(one, select.from_results(one, []), str(out) + ".1")
+    assert "fewer than two ranks pass (1 rank(s) on 1 of 1 host(s))" in r.summary
+    assert "Nothing failed" in r.remediation.text and "Repair" not in r.remediation.text
