@@ -32,7 +32,10 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import operator
 import re
+from collections import Counter
+from itertools import accumulate, compress, repeat
 from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
 from meshdoctor import signatures
@@ -47,6 +50,9 @@ WINDOW = 64 << 10  # bytes searched for anchors at a time (then up to the next l
 MEMO_LINES = 4096  # identical-line memo: at most this many lines (cleared when full) ...
 MEMO_LINE_BYTES = 1024  # ... each at most this long
 RUN_BYTES = 1 << 20  # a run of identical lines is compared at most this many bytes at a time
+SHAPE_BYTES = 1 << 20  # lines counted by shape this many bytes at a time (bounds its lists)
+SHAPE_SAMPLE = 64 << 10  # bytes sampled to tell a block of matching lines (counted by shape)
+HEX_DIGITS = 8  # a 0x number this long or longer is masked in a line's shape (an address)
 
 _ANCHORS = [a.encode() for a in signatures.ANCHORS]
 try:  # one pass for every anchor (Rust aho-corasick; leftmost-first turns on its SIMD prefilter)
@@ -100,6 +106,45 @@ def memo_key(raw: bytes) -> bytes:
     return raw[m.end() :] if m else raw
 
 
+_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+_HEX_RUN = re.compile(rb"0x[0-9a-fA-F]{%d,}" % HEX_DIGITS)
+_call = getattr(operator, "call", None) or (lambda f, x: f(x))  # operator.call: Python 3.11
+
+
+def shape(raw: bytes) -> bytes:
+    """A line's (or a block of lines') *shape*, the same length: every digit written ``0``
+    and every letter of a ``0x`` number of at least :data:`HEX_DIGITS` digits written ``0``
+    (``pid 4242 iter 17 at 0x7f3a2b10c0`` -> ``pid 0000 iter 00 at 0x0000000000``): what
+    varies from step to step in the lines survivors print, masked, so the lines of one message
+    are known by one key (:func:`meshdoctor.signatures.shape_values` says which digits still
+    count)."""
+    m = raw.translate(_DIGITS)
+    return _HEX_RUN.sub(_zero_hex, m) if b"0x" in m else m
+
+
+def _zero_hex(m: "re.Match[bytes]") -> bytes:
+    return b"0x" + b"0" * (m.end() - m.start() - 2)
+
+
+def _getter(spans: Optional[Tuple[Tuple[int, int], ...]], line: bytes):
+    """What reads the values of a line of one shape (None: the shape is fed line by line):
+    the bytes of the digit spans ``spans`` (character spans of ``line``'s text) as one
+    ``itemgetter``."""
+    if spans is None:
+        return None
+    if spans == signatures.WHOLE:
+        return operator.itemgetter(slice(None))
+    if not spans:
+        return _NO_VALUES
+    text = line.decode("utf-8", "replace")
+    if not text.isascii():  # character spans -> byte spans
+        spans = tuple((len(text[:a].encode()), len(text[:b].encode())) for a, b in spans)
+    return operator.itemgetter(*(slice(a, b) for a, b in spans))
+
+
+_NO_VALUES = operator.itemgetter(slice(0, 0))
+
+
 def rank_from_name(name: str) -> Optional[int]:
     """A rank named by a log's file name (``rank1.log``, ``r2.txt``, ``job-rank-3.err``)."""
     base = name.rsplit("/", 1)[-1]
@@ -132,6 +177,9 @@ class LogScan:
         self._nul = 0
         self._line_codes: Tuple[int, set] = (0, set())  # codes already found on one long line
         self._memo: Dict[bytes, Tuple[Tuple[str, Optional[int]], ...]] = {}  # line -> its keys
+        self._getters: Dict[bytes, object] = {}  # shape -> the getter of its values, or None
+        self._quiet: set = set()  # shapes without an anchor: never fed
+        self._variants: Dict[tuple, _Keys] = {}  # (shape, values) -> what its lines give
 
     # -- per line -------------------------------------------------------------------------
     def _decode(self, raw: bytes) -> str:
@@ -287,26 +335,106 @@ class LogScan:
             )
 
     def _region(self, region: bytes, lineno: int) -> int:
-        """Scan ``region`` (whole lines ending in \\n); return the line count after it."""
+        """Scan ``region`` (whole lines ending in \\n); return the line count after it: a part
+        where most lines hold an anchor is counted by shape (:meth:`_by_shape`), the rest read
+        line by line (:meth:`_lines`)."""
+        pos, end = 0, len(region)
+        while pos < end:
+            cut = region.find(b"\n", min(end, pos + SHAPE_BYTES) - 1) + 1 or end
+            part = region[pos:cut] if pos or cut < end else region
+            if MEMO_LINE_BYTES >= 0 and self.scanner.idle and _dense(part):
+                lineno = self._by_shape(part, lineno)
+            else:
+                lineno = self._lines(part, lineno)
+            pos = cut
+        return lineno
+
+    def _by_shape(self, region: bytes, lineno: int) -> int:
+        """Count the lines of ``region`` by shape: one line of each (shape, values) is matched,
+        the others add to the counts of what it gave; a line whose shape must be fed (a
+        record's) is fed, with the lines after it while a record is open. Returns the line
+        count after it."""
+        shapes = shape(region).split(b"\n")
+        shapes.pop()
+        raws = region.split(b"\n")
+        raws.pop()
+        getters, quiet = self._getters, self._quiet
+        if len(getters) >= MEMO_LINES:
+            getters.clear()
+            quiet.clear()
+        if len(self._variants) >= MEMO_LINES:
+            self._variants.clear()
+        for s in dict.fromkeys(shapes).keys() - getters.keys():
+            if len(s) > MEMO_LINE_BYTES:
+                getters[s] = None
+            elif not _has_anchor(s):  # the digits masked never make or break an anchor
+                getters[s] = _NO_VALUES
+                quiet.add(s)
+            else:
+                text = s.decode("utf-8", "replace")
+                getters[s] = _getter(signatures.shape_values(text), s)
+        gl = list(map(getters.__getitem__, shapes))
+        fed = list(compress(range(len(gl)), map(operator.is_, gl, repeat(None))))
+        offsets: List[int] = []
+
+        def time_of(k: int) -> Callable[[], Optional[_dt.datetime]]:
+            if not offsets:
+                offsets.extend(accumulate(map(len, raws), initial=0))
+            return _time_before(region, offsets[k] + k)
+
+        n = len(raws)
+        i = 0
+        for stop in fed + [n]:
+            if stop < i:
+                continue
+            if stop > i:
+                self._count_shapes(shapes, raws, gl, i, stop, lineno, time_of)
+            i = stop
+            while i < n and (i == stop or not self.scanner.idle):
+                self._feed_line(lineno + i + 1, raws[i], time_of(i))
+                i += 1
+        return lineno + n
+
+    def _count_shapes(self, shapes, raws, gl, a: int, b: int, lineno: int, time_of) -> None:
+        """Lines ``a`` to ``b`` (0-based, of a block whose first line is ``lineno + 1``), every
+        one of a shape counted by shape, the scanner idle: each new (shape, values) is matched
+        on its first line, in line order; then every one adds its other lines to the counts of
+        what it gave, the last line of each last."""
+        variants = list(zip(shapes[a:b], map(_call, gl[a:b], raws[a:b])))
+        counts = Counter(variants)
+        known = self._variants
+        new = [v for v in counts if v not in known]
+        if new:
+            first = {v: variants.index(v) for v in new}
+            for v in sorted(new, key=first.__getitem__):
+                if v[0] in self._quiet:
+                    known[v] = ()
+                    continue
+                k = a + first[v]
+                keys = self._feed_line(lineno + k + 1, raws[k], time_of(k))
+                known[v] = keys if keys is not None else ()
+                counts[v] -= 1
+        if len(counts) <= 256:  # the last line of each: few, recent, found from the end
+            back = variants[::-1]
+            end = a + len(variants)
+            last = {v: end - back.index(v) for v in counts}
+        else:
+            last = dict(zip(variants, range(a + 1, b + 1)))
+        for v, k in sorted(last.items(), key=operator.itemgetter(1)):
+            keys = known[v]
+            if keys and counts[v] > 0:
+                self._again(keys, lineno + k, counts[v])
+
+    def _lines(self, region: bytes, lineno: int) -> int:
+        """Scan ``region`` line by line: only the lines holding an anchor (and every line
+        while a record is open) are matched; a line the memo knows is counted."""
         anchors = _Anchors(region)
         mv = memoryview(region)
         pos, ln = 0, lineno  # ln: number of the line that starts at pos, minus one
         end = len(region)
 
         def time_before(start: int) -> Callable[[], Optional[_dt.datetime]]:
-            def look() -> Optional[_dt.datetime]:
-                q = start
-                for _ in range(LOOKBACK_LINES):
-                    if q <= 0:
-                        return None
-                    r = region.rfind(b"\n", 0, q - 1) + 1
-                    t = parse_time(region[r : min(q, r + 64)].decode("utf-8", "replace"))
-                    if t:
-                        return t
-                    q = r
-                return None
-
-            return look
+            return _time_before(region, start)
 
         # (end, keys) of the line at pos when the memo knows it (found after a memo line: the
         # errors survivors print every step come one after another), so no anchor is sought
@@ -351,6 +479,35 @@ class LogScan:
                 if known is not None:
                     peek = (e, known)
         return ln
+
+
+def _time_before(region: bytes, start: int) -> Callable[[], Optional[_dt.datetime]]:
+    """What finds the time of the line at ``start`` of ``region`` when it states none: the
+    first timestamp of the :data:`LOOKBACK_LINES` lines before it."""
+
+    def look() -> Optional[_dt.datetime]:
+        q = start
+        for _ in range(LOOKBACK_LINES):
+            if q <= 0:
+                return None
+            r = region.rfind(b"\n", 0, q - 1) + 1
+            t = parse_time(region[r : min(q, r + 64)].decode("utf-8", "replace"))
+            if t:
+                return t
+            q = r
+        return None
+
+    return look
+
+
+def _dense(region: bytes) -> bool:
+    """Whether most lines of the first :data:`SHAPE_SAMPLE` bytes of ``region`` hold an anchor
+    (survivors' errors, every line: counted by shape) rather than few (runner output: only the
+    lines holding one are read)."""
+    if _AUTOMATON is None:
+        return False
+    sample = region[:SHAPE_SAMPLE]
+    return 2 * len(_AUTOMATON.find_matches_as_indexes(sample)) >= sample.count(b"\n")
 
 
 class _Anchors:
