@@ -107,23 +107,23 @@ def memo_key(raw: bytes) -> bytes:
 
 
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
-_HEX_RUN = re.compile(rb"0x[0-9a-fA-F]{%d,}" % HEX_DIGITS)
+_HEX_RUN = re.compile(rb"0x[0-9a-fA-F]{%d,}(?![0-9A-Za-z_])" % HEX_DIGITS)
 _call = getattr(operator, "call", None) or (lambda f, x: f(x))  # operator.call: Python 3.11
 
 
+def unaddressed(raw: bytes) -> bytes:
+    """``raw`` with each ``0x`` number of at least :data:`HEX_DIGITS` digits (an address,
+    ``0x7f3a2b10c0``) written ``0x#``: one C-level pass."""
+    return _HEX_RUN.sub(b"0x#", raw) if b"0x" in raw else raw
+
+
 def shape(raw: bytes) -> bytes:
-    """A line's (or a block of lines') *shape*, the same length: every digit written ``0``
-    and every letter of a ``0x`` number of at least :data:`HEX_DIGITS` digits written ``0``
-    (``pid 4242 iter 17 at 0x7f3a2b10c0`` -> ``pid 0000 iter 00 at 0x0000000000``): what
-    varies from step to step in the lines survivors print, masked, so the lines of one message
-    are known by one key (:func:`meshdoctor.signatures.shape_values` says which digits still
-    count)."""
-    m = raw.translate(_DIGITS)
-    return _HEX_RUN.sub(_zero_hex, m) if b"0x" in m else m
-
-
-def _zero_hex(m: "re.Match[bytes]") -> bytes:
-    return b"0x" + b"0" * (m.end() - m.start() - 2)
+    """A line's (or a block of lines') *shape*: :func:`unaddressed`, every digit written
+    ``0`` (``pid 4242 iter 17 at 0x7f3a2b10c0`` -> ``pid 0000 iter 00 at 0x#``): what varies
+    from step to step in the lines survivors print, masked, so the lines of one message are
+    known by one key (:func:`meshdoctor.signatures.shape_values` says which digits of
+    :func:`unaddressed` still count)."""
+    return unaddressed(raw).translate(_DIGITS)
 
 
 def _getter(spans: Optional[Tuple[Tuple[int, int], ...]], line: bytes):
@@ -143,6 +143,7 @@ def _getter(spans: Optional[Tuple[Tuple[int, int], ...]], line: bytes):
 
 
 _NO_VALUES = operator.itemgetter(slice(0, 0))
+_UNKNOWN = object()  # a shape not classified yet
 
 
 def rank_from_name(name: str) -> Optional[int]:
@@ -354,32 +355,43 @@ class LogScan:
         the others add to the counts of what it gave; a line whose shape must be fed (a
         record's) is fed, with the lines after it while a record is open. Returns the line
         count after it."""
-        shapes = shape(region).split(b"\n")
+        plain = unaddressed(region)  # what the values are read from
+        shapes = plain.translate(_DIGITS).split(b"\n")
         shapes.pop()
-        raws = region.split(b"\n")
+        raws = plain.split(b"\n")
         raws.pop()
+        real = raws if plain is region else []  # the lines as they are, split when one is fed
+
+        def line(k: int) -> bytes:
+            if not real:
+                real.extend(region.split(b"\n"))
+            return real[k]
+
         getters, quiet = self._getters, self._quiet
         if len(getters) >= MEMO_LINES:
             getters.clear()
             quiet.clear()
         if len(self._variants) >= MEMO_LINES:
             self._variants.clear()
-        for s in dict.fromkeys(shapes).keys() - getters.keys():
-            if len(s) > MEMO_LINE_BYTES:
-                getters[s] = None
-            elif not _has_anchor(s):  # the digits masked never make or break an anchor
-                getters[s] = _NO_VALUES
-                quiet.add(s)
-            else:
-                text = s.decode("utf-8", "replace")
-                getters[s] = _getter(signatures.shape_values(text), s)
-        gl = list(map(getters.__getitem__, shapes))
+        gl = list(map(getters.get, shapes, repeat(_UNKNOWN)))
+        if _UNKNOWN in gl:
+            for s in set(compress(shapes, map(operator.is_, gl, repeat(_UNKNOWN)))):
+                if len(s) > MEMO_LINE_BYTES:
+                    getters[s] = None
+                elif not _has_anchor(s):  # the digits masked never make or break an anchor
+                    getters[s] = _NO_VALUES
+                    quiet.add(s)
+                else:
+                    text = s.decode("utf-8", "replace")
+                    getters[s] = _getter(signatures.shape_values(text), s)
+            gl = list(map(getters.__getitem__, shapes))
         fed = list(compress(range(len(gl)), map(operator.is_, gl, repeat(None))))
         offsets: List[int] = []
 
         def time_of(k: int) -> Callable[[], Optional[_dt.datetime]]:
             if not offsets:
-                offsets.extend(accumulate(map(len, raws), initial=0))
+                line(0)
+                offsets.extend(accumulate(map(len, real), initial=0))
             return _time_before(region, offsets[k] + k)
 
         n = len(raws)
@@ -388,15 +400,16 @@ class LogScan:
             if stop < i:
                 continue
             if stop > i:
-                self._count_shapes(shapes, raws, gl, i, stop, lineno, time_of)
+                self._count_shapes(shapes, raws, gl, i, stop, lineno, line, time_of)
             i = stop
             while i < n and (i == stop or not self.scanner.idle):
-                self._feed_line(lineno + i + 1, raws[i], time_of(i))
+                self._feed_line(lineno + i + 1, line(i), time_of(i))
                 i += 1
         return lineno + n
 
-    def _count_shapes(self, shapes, raws, gl, a: int, b: int, lineno: int, time_of) -> None:
-        """Lines ``a`` to ``b`` (0-based, of a block whose first line is ``lineno + 1``), every
+    def _count_shapes(self, shapes, raws, gl, a: int, b: int, lineno: int, line, time_of) -> None:
+        """Lines ``a`` to ``b`` (0-based, of a block whose first line is ``lineno + 1``; ``raws``
+        :func:`unaddressed`, ``line(k)`` as read, ``gl`` the getters of their values), every
         one of a shape counted by shape, the scanner idle: each new (shape, values) is matched
         on its first line, in line order; then every one adds its other lines to the counts of
         what it gave, the last line of each last."""
@@ -411,15 +424,10 @@ class LogScan:
                     known[v] = ()
                     continue
                 k = a + first[v]
-                keys = self._feed_line(lineno + k + 1, raws[k], time_of(k))
+                keys = self._feed_line(lineno + k + 1, line(k), time_of(k))
                 known[v] = keys if keys is not None else ()
                 counts[v] -= 1
-        if len(counts) <= 256:  # the last line of each: few, recent, found from the end
-            back = variants[::-1]
-            end = a + len(variants)
-            last = {v: end - back.index(v) for v in counts}
-        else:
-            last = dict(zip(variants, range(a + 1, b + 1)))
+        last = dict(zip(variants, range(a + 1, b + 1)))  # the last line of each
         for v, k in sorted(last.items(), key=operator.itemgetter(1)):
             keys = known[v]
             if keys and counts[v] > 0:

@@ -183,5 +183,5 @@ def test_lines_that_differ_in_their_numbers_are_counted_by_shape_as_matching_giv
 
 def test_a_shape_masks_numbers_and_addresses_not_words():
     line = b"[rank 3] pid 4242 iter 17 at 0x7f3a2b10c0: Recv failed 0xdead"
-    assert logs.shape(line) == b"[rank 0] pid 0000 iter 00 at 0x0000000000: Recv failed 0xdead"
-    assert len(logs.shape(line * 3)) == len(line * 3)
+    assert logs.shape(line) == b"[rank 0] pid 0000 iter 00 at 0x#: Recv failed 0xdead"
+    assert logs.shape(b"0xdeadbeefdevice") == b"0xdeadbeefdevice"  # a word, not an address
