@@ -18,6 +18,16 @@ at most :data:`MEMO_LINE_BYTES` bytes, each known without the timestamp that ope
 at once. After a line the memo knew, the next line is looked up in the memo before any anchor
 is sought (survivors' lines come one after another, ranks and timestamps changing).
 
+Lines that differ in their numbers are counted by *shape*: where most lines of a block hold an
+anchor (survivors print an error every step, behind a fresh timestamp, pid, step counter and
+address), the block is read :data:`SHAPE_BYTES` at a time with C-level passes only (translate,
+split, map, Counter): each line's :func:`shape` (digits and addresses masked) and its *values*
+(the digits a signature's pattern or the rank reads, :func:`meshdoctor.signatures.shape_values`)
+key it; one line of each (shape, values) is matched, in line order, and the others add to the
+counts of what it gave. A line whose shape opens or names a record (a traceback, a crash
+signal, a crash report's header) is fed as it comes, with the lines after it while the record is
+open. The cost grows with the distinct messages, not the lines.
+
 A lone carriage return ends a line, as a terminal shows it: tqdm / mlx-lm progress bars redraw
 one line with ``\r`` for hours, and the error that ends the job is printed after the last
 ``\r`` on that same line (``\r\n`` stays one line end). A line still longer than
