@@ -44,12 +44,10 @@ def require(path: str) -> str:
     """The format of ``path`` once matplotlib is known to import (:class:`PictureError`
     otherwise, saying how to install it): what a command checks before it runs anything."""
     fmt = picture_format(path)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise PictureError(
-            f"drawing {path} needs matplotlib, the optional extra: {INSTALL}"
-        ) from None
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:  # found, not imported (it is slow)
+        raise PictureError(f"drawing {path} needs matplotlib, the optional extra: {INSTALL}")
     return fmt
 
 

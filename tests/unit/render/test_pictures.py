@@ -109,15 +109,13 @@ def test_a_host_name_is_shown_as_text_never_as_markup_or_math(tmp_path):
 def test_a_suffix_of_no_known_format_or_no_matplotlib_is_said(monkeypatch):
     with pytest.raises(pictures.PictureError, match=r"\.svg or \.png"):
         pictures.require("mesh.pdf")
-    import builtins
+    import importlib.util
 
-    real = builtins.__import__
-
-    def no_matplotlib(name, *a, **k):
-        if name.startswith("matplotlib"):
-            raise ImportError(name)
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "matplotlib" else real(name, *a),
+    )
     with pytest.raises(pictures.PictureError, match=r"pip install 'meshdoctor\[plot\]'"):
         pictures.require("mesh.svg")
