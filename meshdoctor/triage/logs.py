@@ -349,11 +349,13 @@ class LogScan:
         """Scan ``region`` (whole lines ending in \\n); return the line count after it: a part
         where most lines hold an anchor is counted by shape (:meth:`_by_shape`), the rest read
         line by line (:meth:`_lines`)."""
+        if MEMO_LINE_BYTES < 0 or not _dense(region) or _a_run(region):
+            return self._lines(region, lineno)  # runner output, or one line over and over
         pos, end = 0, len(region)
         while pos < end:
             cut = region.find(b"\n", min(end, pos + SHAPE_BYTES) - 1) + 1 or end
             part = region[pos:cut] if pos or cut < end else region
-            if MEMO_LINE_BYTES >= 0 and self.scanner.idle and _dense(part):
+            if MEMO_LINE_BYTES >= 0 and self.scanner.idle and _dense(part) and not _a_run(part):
                 lineno = self._by_shape(part, lineno)
             else:
                 lineno = self._lines(part, lineno)
@@ -526,6 +528,15 @@ def _dense(region: bytes) -> bool:
         return False
     sample = region[:SHAPE_SAMPLE]
     return 2 * len(_AUTOMATON.find_matches_as_indexes(sample)) >= sample.count(b"\n")
+
+
+def _a_run(region: bytes) -> bool:
+    """Whether the first :data:`SHAPE_SAMPLE` bytes of ``region`` are mostly copies of its
+    first line (one error printed every step, nothing else): :meth:`LogScan._lines` counts such
+    a run with a few memory comparisons, faster than by shape."""
+    sample = region[:SHAPE_SAMPLE]
+    first = sample[: sample.find(b"\n") + 1]
+    return bool(first) and 10 * sample.count(first) * len(first) >= 9 * len(sample)
 
 
 class _Anchors:
