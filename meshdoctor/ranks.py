@@ -252,20 +252,59 @@ def _not_yet_exec(proc: psutil.Process, cmdline: List[str]) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=256)
+def _uid_name(uid: int) -> str:
+    """The account name of ``uid`` as psutil's ``Process.username()`` gives it (the uid itself
+    when no account has it), looked up once per uid (pwd(3): one read of the account database
+    per call)."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _username(proc: psutil.Process) -> str:
+    if not hasattr(os, "getuid"):  # pragma: no cover - not a POSIX system
+        return proc.username()
+    return _uid_name(proc.uids().real)
+
+
+_ENV_NEEDLES = tuple(
+    k.encode() + b"=" for k in RANK_ENV_KEYS + (PROBE_MARKER_ENV, PARENT_MARKER_ENV)
+)
+
+
+def _environ(proc: psutil.Process) -> dict:
+    """``proc``'s environment as psutil's ``Process.environ()`` gives it, or ``{}`` when its
+    block (``/proc/PID/environ``, proc(5)) names none of the variables :func:`identify` reads:
+    most processes of a node, whose environment is then not parsed. Raises what
+    ``Process.environ()`` raises."""
+    try:
+        with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+            raw = fh.read()
+    except OSError:  # another OS, access denied, gone: psutil's answer (or its exception)
+        return proc.environ()
+    if not any(n in raw for n in _ENV_NEEDLES):
+        return {}
+    return proc.environ()
+
+
 def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankProcess]:
     """A :class:`RankProcess` when ``proc`` is positively a rank of ``user``, else None (also for
     a command a live meshdoctor runs, a meshdoctor process, and this process's forked children
     before their exec: see the module doc)."""
     try:
         with proc.oneshot():
-            uname = proc.username()
+            uname = _username(proc)
             if user is not None and uname != user:
                 return None
             cmdline = proc.cmdline()
             if _is_meshdoctor(cmdline) or _not_yet_exec(proc, cmdline):
                 return None
             try:
-                env = proc.environ()
+                env = _environ(proc)
             except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
                 env = {}
             if marked_by_live_meshdoctor(proc, env):
