@@ -18,7 +18,8 @@ affects all alike:
 
 Prints the median wall time of each and its ratio to 1 host, and the fastest run and its ratio
 (this 2-core machine is shared: the least disturbed run says the most). Targets: the fleet check on
-4 hosts <= 1.5 x and on 8 hosts <= 2.0 x its 1-host time. Then a fresh bed of --big hosts
+4 hosts <= 1.5 x and on 8 hosts <= 2.0 x its 1-host time, and that growth <= 1.15 x the
+growth of the bare ``ssh HOST true`` fan-out (printed as "x the floor"). Then a fresh bed of --big hosts
 (0 skips it): the fleet check with the default cap (32 hosts at once) and with
 ``--max-parallel 8``, against 1 host of that bed. On this test bed every host's sshd and node
 check run on this machine's cores: a figure that grows with the hosts is this machine's CPU
@@ -48,6 +49,9 @@ from tests.netns.fleet_bed import MacMesh  # noqa: E402
 TARGETS = {4: 1.5, 8: 2.0}
 SIZES = (1, 4, 8)
 PROBE_SIZES = (2, 4, 8)  # a probe needs two ranks
+
+
+FLOOR_TARGET = 1.15  # the fleet check's growth with the hosts over the bare ssh fan-out's
 
 
 def bed_of(n: int, home: Path) -> "netns.TestBed":
@@ -220,6 +224,15 @@ def main() -> int:
             table(say, "ssh fan-out: 3 calls per host, one shared master", rows["fan3s"])
             table(say, "fleet check, shared ssh (this tree)", rows["check"], TARGETS)
             table(say, "fleet check, MESHDOCTOR_SSH_MULTIPLEX=0", rows["check_bare"], TARGETS)
+            floor = rows["fan1"]
+            for n in (4, 8):  # the growth of the check over the growth of `ssh HOST true`
+                for tag, pick in (("median", statistics.median), ("min", min)):
+                    grow = pick(rows["check"][n]) / pick(rows["check"][1])
+                    base = pick(floor[n]) / pick(floor[1])
+                    say(
+                        f"fleet check {n} hosts / 1 host = {grow:.2f} x ({tag}), ssh fan-out "
+                        f"{base:.2f} x: {grow / base:.2f} x the floor (target <= {FLOOR_TARGET})"
+                    )
             for n in (4, 8):
                 ok &= (
                     statistics.median(rows["check"][n]) / statistics.median(rows["check"][1])

@@ -19,6 +19,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -62,8 +63,18 @@ def _wrap(cmd: List[str], ns: List[str]) -> List[str]:
     return ns + ["sh", "-c", "ip link set lo up && exec " + " ".join(map(shlex.quote, cmd))]
 
 
-def run_once(cmd: List[str], ns: List[str], env: Dict[str, str], limit: float):
-    """(wall seconds, exit status or None when still running at ``limit``, end time.time())."""
+CPU: Dict[str, List[float]] = {}  # CPU seconds of each run's whole tree, by variant
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the reaped children, theirs included
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_once(cmd: List[str], ns: List[str], env: Dict[str, str], limit: float, tag: str = ""):
+    """(wall seconds, exit status or None when still running at ``limit``, end time.time());
+    the CPU seconds of the run's process tree are added to :data:`CPU` under ``tag``."""
+    c0 = _children_cpu()
     t0 = time.monotonic()
     p = subprocess.Popen(
         _wrap(cmd, ns),
@@ -79,6 +90,8 @@ def run_once(cmd: List[str], ns: List[str], env: Dict[str, str], limit: float):
         rc = None
         os.killpg(p.pid, 9)
         p.wait()
+    if tag:
+        CPU.setdefault(tag, []).append(_children_cpu() - c0)
     return time.monotonic() - t0, rc, time.time()
 
 
@@ -110,7 +123,7 @@ def main() -> int:
     codes: Dict[str, List[Optional[int]]] = {k: [] for k in variants}
     for _ in range(args.rounds):
         for name, cmd in variants.items():
-            wall, rc, _ = run_once(cmd, ns, env, 300)
+            wall, rc, _ = run_once(cmd, ns, env, 300, tag=name)
             times[name].append(wall)
             codes[name].append(rc)
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -130,6 +143,13 @@ def main() -> int:
             f"x{med[name] / base:5.2f}); min {low:6.3f} s (+{low - least:6.3f} s)  "
             f"runs {', '.join(f'{t:.2f}' for t in times[name])}  exit {codes[name]}"
         )
+    cpu = {k: statistics.median(v) for k, v in CPU.items()}
+    lines.append(
+        "CPU seconds of the whole tree (median; the box is shared: CPU says more than wall): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in cpu.items())
+        + f"; launch --no-check - mlx.launch = {cpu['launch --no-check'] - cpu['mlx.launch']:+.3f} s"
+        f" (meshdoctor --version alone {cpu['meshdoctor --version']:.3f} s)"
+    )
     deaths: Dict[str, Dict[str, object]] = {}
     for mode in ("obey-term", "ignore-term"):
         for name in ("mlx.launch", "launch --no-check"):
@@ -158,7 +178,10 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "launch_overhead.txt").write_text(text + "\n")
     (out / "launch_overhead.json").write_text(
-        json.dumps({"times_s": times, "medians_s": med, "exits": codes, "deaths": deaths}, indent=2)
+        json.dumps(
+            {"times_s": times, "medians_s": med, "cpu_s": CPU, "exits": codes, "deaths": deaths},
+            indent=2,
+        )
         + "\n"
     )
     shutil.rmtree(tmp, ignore_errors=True)

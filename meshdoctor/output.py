@@ -8,6 +8,7 @@ The ``--json`` path never imports rich: :mod:`meshdoctor.render.verdict` is impo
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass

@@ -139,10 +139,56 @@ def protected_pids() -> Set[int]:
     return out
 
 
+def _task_children(pid: int) -> Optional[List[int]]:
+    """The pids of ``pid``'s children from ``/proc/PID/task/TID/children`` of each of its
+    threads (proc(5): Linux 3.5 with CONFIG_PROC_CHILDREN): a few small reads, where psutil's
+    ``children()`` reads the stat file of every process. None where the file does not exist
+    (another kernel, another OS)."""
+    base = f"/proc/{pid}/task"
+    if not os.path.exists(f"{base}/{pid}/children"):
+        return None
+    out: List[int] = []
+    try:
+        tids = os.listdir(base)
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"{base}/{tid}/children", "rb") as fh:
+                out.extend(int(x) for x in fh.read().split())
+        except (OSError, ValueError):  # a thread that just ended
+            continue
+    return out
+
+
+def children(pid: Optional[int] = None, recursive: bool = False) -> List[psutil.Process]:
+    """The child processes of ``pid`` (default this one), their children too when
+    ``recursive``, as psutil's ``Process.children`` gives them, read from
+    :func:`_task_children` where the kernel lists them (a child forked while it is read may be
+    missed: read again), else from psutil. Raises psutil.NoSuchProcess for a ``pid`` gone."""
+    root = psutil.Process(pid)
+    if _task_children(root.pid) is None:
+        return root.children(recursive=recursive)
+    out: List[psutil.Process] = []
+    todo, seen = [root.pid], {root.pid}
+    while todo:
+        for c in _task_children(todo.pop()) or ():
+            if c in seen:
+                continue
+            seen.add(c)
+            try:
+                out.append(psutil.Process(c))
+            except psutil.Error:
+                continue
+            if recursive:
+                todo.append(c)
+    return out
+
+
 def own_descendants() -> Set[int]:
     """Pids of this process's children and their children (the commands checks run)."""
     try:
-        return {p.pid for p in psutil.Process().children(recursive=True)}
+        return {p.pid for p in children(recursive=True)}
     except psutil.Error:
         return set()
 
@@ -206,20 +252,59 @@ def _not_yet_exec(proc: psutil.Process, cmdline: List[str]) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=256)
+def _uid_name(uid: int) -> str:
+    """The account name of ``uid`` as psutil's ``Process.username()`` gives it (the uid itself
+    when no account has it), looked up once per uid (pwd(3): one read of the account database
+    per call)."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _username(proc: psutil.Process) -> str:
+    if not hasattr(os, "getuid"):  # pragma: no cover - not a POSIX system
+        return proc.username()
+    return _uid_name(proc.uids().real)
+
+
+_ENV_NEEDLES = tuple(
+    k.encode() + b"=" for k in RANK_ENV_KEYS + (PROBE_MARKER_ENV, PARENT_MARKER_ENV)
+)
+
+
+def _environ(proc: psutil.Process) -> dict:
+    """``proc``'s environment as psutil's ``Process.environ()`` gives it, or ``{}`` when its
+    block (``/proc/PID/environ``, proc(5)) names none of the variables :func:`identify` reads:
+    most processes of a node, whose environment is then not parsed. Raises what
+    ``Process.environ()`` raises."""
+    try:
+        with open(f"/proc/{proc.pid}/environ", "rb") as fh:
+            raw = fh.read()
+    except OSError:  # another OS, access denied, gone: psutil's answer (or its exception)
+        return proc.environ()
+    if not any(n in raw for n in _ENV_NEEDLES):
+        return {}
+    return proc.environ()
+
+
 def identify(proc: psutil.Process, user: Optional[str] = None) -> Optional[RankProcess]:
     """A :class:`RankProcess` when ``proc`` is positively a rank of ``user``, else None (also for
     a command a live meshdoctor runs, a meshdoctor process, and this process's forked children
     before their exec: see the module doc)."""
     try:
         with proc.oneshot():
-            uname = proc.username()
+            uname = _username(proc)
             if user is not None and uname != user:
                 return None
             cmdline = proc.cmdline()
             if _is_meshdoctor(cmdline) or _not_yet_exec(proc, cmdline):
                 return None
             try:
-                env = proc.environ()
+                env = _environ(proc)
             except (psutil.AccessDenied, psutil.ZombieProcess, OSError):
                 env = {}
             if marked_by_live_meshdoctor(proc, env):

@@ -15,9 +15,11 @@ from meshdoctor.commands.options import (
     Seconds,
     check_environment,
     command_interrupts,
+    draw_picture,
     load_checks,
     load_hostfile,
     one_host_source,
+    picture_ready,
     split_list,
     output_options,
 )
@@ -111,6 +113,15 @@ def _hosts_list(hosts: str):
     help="Fleet mode: reach at most N hosts at once (a larger fleet goes in waves).",
 )
 @click.option(
+    "--graph",
+    "graph",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="FILE",
+    help="With --hostfile: draw the mesh at FILE (.svg or .png): the hosts, each cable or ring "
+    "link, failing hosts and links in red, the ring order; needs the extra meshdoctor[plot].",
+)
+@click.option(
     "--healthy-hostfile",
     "healthy_hostfile",
     type=OutputFile(),
@@ -149,6 +160,7 @@ def check(
     facts: bool = False,
     ranks_opt: Optional[str] = None,
     healthy_hostfile: Optional[str] = None,
+    graph: Optional[str] = None,
 ) -> None:
     """Inspect this node, or with --hostfile/--hosts every host of the mesh over ssh, and give
     a go/no-go verdict for a launch."""
@@ -167,6 +179,10 @@ def check(
     check_environment()
     if healthy_hostfile is not None and (hostfile is None or local_only):
         raise click.UsageError("--healthy-hostfile needs --hostfile (fleet mode)")
+    if graph is not None:
+        if (hostfile is None and hosts is None) or local_only:
+            raise click.UsageError("--graph needs --hostfile or --hosts (fleet mode)")
+        picture_ready(graph, "--graph")
     verdict = report_to(Verdict(command="check", strict=strict), as_json=as_json, quiet=quiet)
     try:  # a hostfile from a pipe or FIFO: a signal while it waits still gives the verdict
         hf = load_hostfile(hostfile, interrupts) if hosts is None else _hosts_list(hosts)
@@ -200,6 +216,10 @@ def check(
 
                 split = select.from_results(hf, verdict.results, strict=strict)
                 verdict.results.append(write.report(hf, split, healthy_hostfile))
+            if graph is not None:
+                from meshdoctor.render.pictures import mesh_graph
+
+                draw_picture(lambda: mesh_graph(hf, verdict.results, graph), graph)
             emit(verdict, as_json=as_json, quiet=quiet)
         try:
             chosen(checks, only_l, skip_l)

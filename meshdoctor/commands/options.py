@@ -235,3 +235,24 @@ def output_options(command):
     ):
         run = option(run)
     return run
+
+
+def picture_ready(path: str, option: str) -> None:
+    """A usage error before anything runs when ``path`` cannot be drawn (its suffix, or
+    matplotlib not installed: how to install it)."""
+    from meshdoctor.render.pictures import PictureError, require
+
+    try:
+        require(path)
+    except PictureError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+def draw_picture(draw, path: str) -> None:
+    """Draw a picture; one that cannot be written is said on stderr, the verdict kept."""
+    try:
+        draw()
+    except Exception as exc:  # a picture is never worth the verdict
+        from meshdoctor.text import one_line
+
+        click.echo(f"meshdoctor: could not write {one_line(path)}: {one_line(exc)}", err=True)

@@ -17,6 +17,8 @@ from meshdoctor.probe.expected import LINK_CLASSES
 from meshdoctor.probe.worker import DTYPES
 from meshdoctor.commands.options import (
     OutputFile,
+    draw_picture,
+    picture_ready,
     Seconds,
     check_environment,
     command_interrupts,
@@ -188,6 +190,15 @@ from meshdoctor.checker.runner import Interrupted
     help="With --hostfile and --pairs: write OUT, the hostfile restricted to the hosts that "
     "passed, ranks renumbered (nothing when fewer than two pass).",
 )
+@click.option(
+    "--plot",
+    "plot",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    metavar="FILE",
+    help="With --pairs: draw the bandwidth matrix as a heat map at FILE (.svg or .png, the "
+    "busbw in each cell, the slowest pair outlined); needs the extra meshdoctor[plot].",
+)
 @output_options
 def probe(
     hostfile: Optional[str],
@@ -214,6 +225,7 @@ def probe(
     link: Optional[str] = None,
     baseline: Optional[str] = None,
     save_baseline: Optional[str] = None,
+    plot: Optional[str] = None,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -231,6 +243,10 @@ def probe(
     check_environment()
     if healthy_hostfile is not None and (hostfile is None or not pairs):
         raise click.UsageError("--healthy-hostfile needs --hostfile and --pairs")
+    if plot is not None:
+        if not pairs:
+            raise click.UsageError("--plot needs --pairs")
+        picture_ready(plot, "--plot")
     filled = []  # the verdict api.probe fills, once the request passed its checks
 
     def checked(v):
@@ -282,6 +298,12 @@ def probe(
             else select.from_results(hf, verdict.results, strict=strict)
         )
         verdict.results.append(write.report(hf, split, healthy_hostfile))
+    pf = (verdict.probe or {}).get("pairs")
+    if plot is not None and pf is not None and not interrupted:
+        from meshdoctor.render.pictures import pairs_heatmap
+
+        labels = [f"rank {h.rank} {h.ssh}" for h in hf.hosts] if hf is not None else None
+        draw_picture(lambda: pairs_heatmap(pf, plot, labels), plot)
     emit(verdict, as_json=as_json, quiet=quiet)
 
 

@@ -43,6 +43,7 @@ from meshdoctor.mlx import status_lines
 from meshdoctor.mlx.launch_rules import runs_without_ssh
 from meshdoctor.ranks import PROBE_MARKER_ENV, identify, launcher_rank, send_signal
 from meshdoctor.receipts import open_stream
+from meshdoctor.ranks import children as ranks_children
 from meshdoctor.text import one_line
 
 SURVIVOR_GRACE_S = 1.0  # a rank failed -> mlx.launch still running this long -> stop the rest
@@ -129,9 +130,7 @@ class Job:
         if self.popen is None or len(self.pids) == len(self.ranks):
             return
         try:
-            import psutil
-
-            children = psutil.Process(self.popen.pid).children()
+            children = ranks_children(self.popen.pid)
         except Exception:
             return
         known = set(self.pids.values())

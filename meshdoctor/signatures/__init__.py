@@ -47,12 +47,14 @@ from meshdoctor.signatures.scanner import (
     CONTEXT_LINES,
     LINE_CHARS,
     RECORD_WINDOW,
+    WHOLE,
     Scanner,
     classify,
     classify_exit,
     make_match,
     match_line,
     printable,
+    shape_values,
     strip_ansi,
 )
 
@@ -69,6 +71,7 @@ __all__ = [
     "LINE_CHARS",
     "RECORD_WINDOW",
     "ROLES",
+    "WHOLE",
     "Cause",
     "Match",
     "Scanner",
@@ -81,6 +84,7 @@ __all__ = [
     "make_match",
     "match_line",
     "printable",
+    "shape_values",
     "strip_ansi",
 ]
 

@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-try:  # the regex parser of the standard library (re's own, named sre_parse before 3.11)
-    from re import _parser as _sre  # type: ignore[attr-defined]
+try:  # the regex parser and compiler of the standard library (sre_parse, sre_compile before 3.11)
+    from re import _compiler as _sre_compile, _parser as _sre  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python 3.10
+    import sre_compile as _sre_compile  # type: ignore[no-redef]
     import sre_parse as _sre  # type: ignore[no-redef]
 try:  # one pass for every signature's literal (Rust aho-corasick)
     from ahocorasick_rs import AhoCorasick as _AhoCorasick, MatchKind as _MatchKind
@@ -46,7 +47,7 @@ from meshdoctor.signatures.frames import (
     thread_header,
 )
 from meshdoctor.signatures.model import CRASH, TRACEBACK, Match, Signature
-from meshdoctor.text import printable as text_printable
+from meshdoctor.text import CONTROL, printable as text_printable
 
 LINE_CHARS = 300  # a matched line is kept stripped and cut to this many characters
 CONTEXT_LINES = 8  # at most this many lines of context per match
@@ -334,6 +335,184 @@ def _index() -> _Index:
             always=always,
         )
     return _INDEX
+
+
+# -- counting lines by shape -----------------------------------------------------------------
+# A reader that meets the same message again and again (survivors print an error every step,
+# behind a fresh timestamp, pid and step counter) matches one line of each *shape* (its digits
+# masked) and counts the others. That is exact where what a line gives does not depend on its
+# digits, or only on digits it keeps as values: :func:`shape_values` says which.
+
+WHOLE = ((0, -1),)  # shape_values' answer for a shape whose every digit is a value
+
+_DIGIT = frozenset(map(ord, "0123456789"))
+_LOOSE_RANK = re.compile(r"[Rr]ank[ _=:#-]?(\d+)")  # every digit run line_rank may read
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+class _Unblind(Exception):
+    """A regex construct the digit-blind twin cannot stand for (a back-reference)."""
+
+
+def _set_digits(items) -> Optional[bool]:
+    """Whether a parsed character set (``IN``) matches every digit (True), none (False), or
+    some but not all (None)."""
+    neg = False
+    hit = set()
+    for op, av in items:
+        if op is _sre.NEGATE:
+            neg = True
+        elif op is _sre.LITERAL and av in _DIGIT:
+            hit.add(av)
+        elif op is _sre.RANGE:
+            hit.update(d for d in _DIGIT if av[0] <= d <= av[1])
+        elif op is _sre.CATEGORY and av in (_sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD):
+            hit.update(_DIGIT)  # the other categories (\D, \W, \s, \S...) hold all or none
+        elif op is _sre.CATEGORY and av in (_sre.CATEGORY_NOT_SPACE,):
+            hit.update(_DIGIT)
+    if len(hit) not in (0, 10):
+        return None
+    return (len(hit) == 10) != neg
+
+
+def _blind(items) -> Tuple[list, bool]:
+    r"""The digit-blind twin of a parsed regex sequence and whether it differs: a literal digit
+    becomes ``\d``, a set that holds some digits but not all holds all, a negative look-around
+    that reads digits is dropped; every match of the original is a match of the twin, and the
+    twin matches a text exactly where it matches that text with any digit changed."""
+    out: list = []
+    changed = False
+    for op, av in items:
+        if op is _sre.LITERAL and av in _DIGIT:
+            out.append((_sre.IN, [(_sre.CATEGORY, _sre.CATEGORY_DIGIT)]))
+            changed = True
+        elif op is _sre.NOT_LITERAL and av in _DIGIT:
+            out.append((_sre.ANY, None))
+            changed = True
+        elif op is _sre.IN:
+            if _set_digits(av) is None:
+                neg = any(o is _sre.NEGATE for o, _ in av)
+                out.append(
+                    (_sre.ANY, None)
+                    if neg
+                    else (_sre.IN, list(av) + [(_sre.CATEGORY, _sre.CATEGORY_DIGIT)])
+                )
+                changed = True
+            else:
+                out.append((op, av))
+        elif op is _sre.SUBPATTERN:
+            group, add, rm, sub = av
+            twin, c = _blind(sub)
+            out.append((op, (group, add, rm, _sre.SubPattern(sub.state, twin))))
+            changed |= c
+        elif op is _sre.BRANCH:
+            subs = [_blind(b) for b in av[1]]
+            out.append(
+                (op, (av[0], [_sre.SubPattern(b.state, t) for b, (t, _) in zip(av[1], subs)]))
+            )
+            changed |= any(c for _, c in subs)
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) or op is getattr(
+            _sre, "POSSESSIVE_REPEAT", None
+        ):
+            twin, c = _blind(av[2])
+            out.append((op, (av[0], av[1], _sre.SubPattern(av[2].state, twin))))
+            changed |= c
+        elif op is getattr(_sre, "ATOMIC_GROUP", None):
+            twin, c = _blind(av)
+            out.append((op, _sre.SubPattern(av.state, twin)))
+            changed |= c
+        elif op is _sre.ASSERT:
+            twin, c = _blind(av[1])
+            out.append((op, (av[0], _sre.SubPattern(av[1].state, twin))))
+            changed |= c
+        elif op is _sre.ASSERT_NOT:
+            _, c = _blind(av[1])
+            if c:  # it reads digits: the twin may match where the original does not
+                changed = True
+            else:
+                out.append((op, av))
+        elif op in (_sre.GROUPREF, _sre.GROUPREF_EXISTS):
+            raise _Unblind(op)
+        else:
+            out.append((op, av))
+    return out, changed
+
+
+def digit_twin(pattern: "re.Pattern[str]") -> Tuple[bool, Optional["re.Pattern[str]"]]:
+    """``(reads_digits, twin)`` of a compiled regex (the standard library's own parse of it):
+    ``reads_digits`` False when its matches are the same on a text whatever digits it holds;
+    else ``twin`` is a digit-blind regex that matches wherever it may (None: no twin, every
+    digit counts)."""
+    try:
+        tree = _sre.parse(pattern.pattern, pattern.flags)
+        twin, changed = _blind(tree)
+        if not changed:
+            return False, None
+        return True, _sre_compile.compile(_sre.SubPattern(tree.state, twin), pattern.flags)
+    except Exception:  # pragma: no cover - a back-reference, or another Python's parser
+        return True, None
+
+
+_TWINS: Optional[Tuple[Tuple[Optional[FrozenSet[str]], Optional["re.Pattern[str]"]], ...]] = None
+_MASK = str.maketrans("0123456789", "0000000000")
+
+
+def _twins():
+    """``(masked required literals or None, twin)`` of each line signature that reads digits,
+    built on first use."""
+    global _TWINS
+    if _TWINS is None:
+        out = []
+        for sig in _index().lines:
+            reads, twin = digit_twin(sig.pattern)  # type: ignore[arg-type]
+            if reads:
+                need = required_literals(sig.pattern)  # type: ignore[arg-type]
+                lits = frozenset(x.translate(_MASK) for x in need) if need else None
+                out.append((lits, twin))
+        _TWINS = tuple(out)
+    return _TWINS
+
+
+def shape_values(shape: str) -> Optional[Tuple[Tuple[int, int], ...]]:
+    """Where the lines of one *shape* (a line with each digit written ``0``) differ in what a
+    :class:`Scanner` finds on them: the ``(start, end)`` character spans of the digits that a
+    signature's pattern (a literal ``errno=2``) or the rank read by the triage
+    (``[rank 3]``, :data:`_LOOSE_RANK`) reads, found by each digit-reading pattern's
+    :func:`digit_twin` wherever it may match; :data:`WHOLE` where every digit counts. Two idle
+    scanners fed two lines of the same shape and the same digits in these spans give the same
+    codes and ranks. None for a shape whose lines must be fed one by one: one that opens or
+    names a record (a traceback, a crash signal, a crash report's ``Process:`` line) or that is
+    shown escaped (ANSI or other control characters, undecodable bytes)."""
+    if (
+        TRACEBACK_START in shape
+        or "Exception in thread" in shape
+        or "Process:" in shape
+        or "Date/Time:" in shape
+        or "\ufffd" in shape
+        or CONTROL.search(shape)
+        or CRASH_SIGNAL.search(shape)
+    ):
+        return None
+    spans = [m.span(1) for m in _LOOSE_RANK.finditer(shape)]
+    for lits, twin in _twins():
+        if lits is not None and not any(x in shape for x in lits):
+            continue
+        if twin is None:
+            return WHOLE
+        at = 0
+        while True:
+            m = twin.search(shape, at)
+            if m is None:
+                break
+            spans.append(m.span())
+            at = m.start() + 1
+    if not spans:
+        return ()
+    keep = []
+    for d in _DIGIT_RUN.finditer(shape):  # the whole digit runs the spans touch
+        if any(a <= d.end() and d.start() <= b for a, b in spans):
+            keep.append(d.span())
+    return tuple(keep)
 
 
 def strip_ansi(text: str) -> str:

@@ -18,6 +18,16 @@ at most :data:`MEMO_LINE_BYTES` bytes, each known without the timestamp that ope
 at once. After a line the memo knew, the next line is looked up in the memo before any anchor
 is sought (survivors' lines come one after another, ranks and timestamps changing).
 
+Lines that differ in their numbers are counted by *shape*: where most lines of a block hold an
+anchor (survivors print an error every step, behind a fresh timestamp, pid, step counter and
+address), the block is read :data:`SHAPE_BYTES` at a time with C-level passes only (translate,
+split, map, Counter): each line's :func:`shape` (digits and addresses masked) and its *values*
+(the digits a signature's pattern or the rank reads, :func:`meshdoctor.signatures.shape_values`)
+key it; one line of each (shape, values) is matched, in line order, and the others add to the
+counts of what it gave. A line whose shape opens or names a record (a traceback, a crash
+signal, a crash report's header) is fed as it comes, with the lines after it while the record is
+open. The cost grows with the distinct messages, not the lines.
+
 A lone carriage return ends a line, as a terminal shows it: tqdm / mlx-lm progress bars redraw
 one line with ``\r`` for hours, and the error that ends the job is printed after the last
 ``\r`` on that same line (``\r\n`` stays one line end). A line still longer than
@@ -32,7 +42,10 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import operator
 import re
+from collections import Counter
+from itertools import accumulate, compress, repeat
 from typing import BinaryIO, Callable, Dict, List, Optional, Tuple
 
 from meshdoctor import signatures
@@ -49,6 +62,9 @@ MEMO_LINE_BYTES = 1024  # ... each at most this long
 RUN_BYTES = 1 << 20  # a run of identical lines is compared at most this many bytes at a time
 HEAD_BYTES = 256 << 10  # the first bytes of an input kept as text (Input.head) ...
 TAIL_BYTES = 64 << 10  # ... and the last ones (Input.tail), for the readings across inputs
+SHAPE_BYTES = 1 << 20  # lines counted by shape this many bytes at a time (bounds its lists)
+SHAPE_SAMPLE = 64 << 10  # bytes sampled to tell a block of matching lines (counted by shape)
+HEX_DIGITS = 8  # a 0x number this long or longer is masked in a line's shape (an address)
 
 _ANCHORS = [a.encode() for a in signatures.ANCHORS]
 try:  # one pass for every anchor (Rust aho-corasick; leftmost-first turns on its SIMD prefilter)
@@ -105,6 +121,46 @@ def memo_key(raw: bytes) -> bytes:
     return raw[m.end() :] if m else raw
 
 
+_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+_HEX_RUN = re.compile(rb"0x[0-9a-fA-F]{%d,}(?![0-9A-Za-z_])" % HEX_DIGITS)
+_call = getattr(operator, "call", None) or (lambda f, x: f(x))  # operator.call: Python 3.11
+
+
+def unaddressed(raw: bytes) -> bytes:
+    """``raw`` with each ``0x`` number of at least :data:`HEX_DIGITS` digits (an address,
+    ``0x7f3a2b10c0``) written ``0x#``: one C-level pass."""
+    return _HEX_RUN.sub(b"0x#", raw) if b"0x" in raw else raw
+
+
+def shape(raw: bytes) -> bytes:
+    """A line's (or a block of lines') *shape*: :func:`unaddressed`, every digit written
+    ``0`` (``pid 4242 iter 17 at 0x7f3a2b10c0`` -> ``pid 0000 iter 00 at 0x#``): what varies
+    from step to step in the lines survivors print, masked, so the lines of one message are
+    known by one key (:func:`meshdoctor.signatures.shape_values` says which digits of
+    :func:`unaddressed` still count)."""
+    return unaddressed(raw).translate(_DIGITS)
+
+
+def _getter(spans: Optional[Tuple[Tuple[int, int], ...]], line: bytes):
+    """What reads the values of a line of one shape (None: the shape is fed line by line):
+    the bytes of the digit spans ``spans`` (character spans of ``line``'s text) as one
+    ``itemgetter``."""
+    if spans is None:
+        return None
+    if spans == signatures.WHOLE:
+        return operator.itemgetter(slice(None))
+    if not spans:
+        return _NO_VALUES
+    text = line.decode("utf-8", "replace")
+    if not text.isascii():  # character spans -> byte spans
+        spans = tuple((len(text[:a].encode()), len(text[:b].encode())) for a, b in spans)
+    return operator.itemgetter(*(slice(a, b) for a, b in spans))
+
+
+_NO_VALUES = operator.itemgetter(slice(0, 0))
+_UNKNOWN = object()  # a shape not classified yet
+
+
 def rank_from_name(name: str) -> Optional[int]:
     """A rank named by a log's file name (``rank1.log``, ``r2.txt``, ``job-rank-3.err``)."""
     base = name.rsplit("/", 1)[-1]
@@ -138,6 +194,9 @@ class LogScan:
         self._nul = 0
         self._line_codes: Tuple[int, set] = (0, set())  # codes already found on one long line
         self._memo: Dict[bytes, Tuple[Tuple[str, Optional[int]], ...]] = {}  # line -> its keys
+        self._getters: Dict[bytes, object] = {}  # shape -> the getter of its values, or None
+        self._quiet: set = set()  # shapes without an anchor: never fed
+        self._variants: Dict[tuple, _Keys] = {}  # (shape, values) -> what its lines give
 
     # -- per line -------------------------------------------------------------------------
     def _decode(self, raw: bytes) -> str:
@@ -299,26 +358,115 @@ class LogScan:
             )
 
     def _region(self, region: bytes, lineno: int) -> int:
-        """Scan ``region`` (whole lines ending in \\n); return the line count after it."""
+        """Scan ``region`` (whole lines ending in \\n); return the line count after it: a part
+        where most lines hold an anchor is counted by shape (:meth:`_by_shape`), the rest read
+        line by line (:meth:`_lines`)."""
+        if MEMO_LINE_BYTES < 0 or not _dense(region) or _a_run(region):
+            return self._lines(region, lineno)  # runner output, or one line over and over
+        pos, end = 0, len(region)
+        while pos < end:
+            cut = region.find(b"\n", min(end, pos + SHAPE_BYTES) - 1) + 1 or end
+            part = region[pos:cut] if pos or cut < end else region
+            if MEMO_LINE_BYTES >= 0 and self.scanner.idle and _dense(part) and not _a_run(part):
+                lineno = self._by_shape(part, lineno)
+            else:
+                lineno = self._lines(part, lineno)
+            pos = cut
+        return lineno
+
+    def _by_shape(self, region: bytes, lineno: int) -> int:
+        """Count the lines of ``region`` by shape: one line of each (shape, values) is matched,
+        the others add to the counts of what it gave; a line whose shape must be fed (a
+        record's) is fed, with the lines after it while a record is open. Returns the line
+        count after it."""
+        plain = unaddressed(region)  # what the values are read from
+        shapes = plain.translate(_DIGITS).split(b"\n")
+        shapes.pop()
+        raws = plain.split(b"\n")
+        raws.pop()
+        real = raws if plain is region else []  # the lines as they are, split when one is fed
+
+        def line(k: int) -> bytes:
+            if not real:
+                real.extend(region.split(b"\n"))
+            return real[k]
+
+        getters, quiet = self._getters, self._quiet
+        if len(getters) >= MEMO_LINES:
+            getters.clear()
+            quiet.clear()
+        if len(self._variants) >= MEMO_LINES:
+            self._variants.clear()
+        gl = list(map(getters.get, shapes, repeat(_UNKNOWN)))
+        if _UNKNOWN in gl:
+            for s in set(compress(shapes, map(operator.is_, gl, repeat(_UNKNOWN)))):
+                if len(s) > MEMO_LINE_BYTES:
+                    getters[s] = None
+                elif not _has_anchor(s):  # the digits masked never make or break an anchor
+                    getters[s] = _NO_VALUES
+                    quiet.add(s)
+                else:
+                    text = s.decode("utf-8", "replace")
+                    getters[s] = _getter(signatures.shape_values(text), s)
+            gl = list(map(getters.__getitem__, shapes))
+        fed = list(compress(range(len(gl)), map(operator.is_, gl, repeat(None))))
+        offsets: List[int] = []
+
+        def time_of(k: int) -> Callable[[], Optional[_dt.datetime]]:
+            if not offsets:
+                line(0)
+                offsets.extend(accumulate(map(len, real), initial=0))
+            return _time_before(region, offsets[k] + k)
+
+        n = len(raws)
+        i = 0
+        for stop in fed + [n]:
+            if stop < i:
+                continue
+            if stop > i:
+                self._count_shapes(shapes, raws, gl, i, stop, lineno, line, time_of)
+            i = stop
+            while i < n and (i == stop or not self.scanner.idle):
+                self._feed_line(lineno + i + 1, line(i), time_of(i))
+                i += 1
+        return lineno + n
+
+    def _count_shapes(self, shapes, raws, gl, a: int, b: int, lineno: int, line, time_of) -> None:
+        """Lines ``a`` to ``b`` (0-based, of a block whose first line is ``lineno + 1``; ``raws``
+        :func:`unaddressed`, ``line(k)`` as read, ``gl`` the getters of their values), every
+        one of a shape counted by shape, the scanner idle: each new (shape, values) is matched
+        on its first line, in line order; then every one adds its other lines to the counts of
+        what it gave, the last line of each last."""
+        variants = list(zip(shapes[a:b], map(_call, gl[a:b], raws[a:b])))
+        counts = Counter(variants)
+        known = self._variants
+        new = [v for v in counts if v not in known]
+        if new:
+            first = {v: variants.index(v) for v in new}
+            for v in sorted(new, key=first.__getitem__):
+                if v[0] in self._quiet:
+                    known[v] = ()
+                    continue
+                k = a + first[v]
+                keys = self._feed_line(lineno + k + 1, line(k), time_of(k))
+                known[v] = keys if keys is not None else ()
+                counts[v] -= 1
+        last = dict(zip(variants, range(a + 1, b + 1)))  # the last line of each
+        for v, k in sorted(last.items(), key=operator.itemgetter(1)):
+            keys = known[v]
+            if keys and counts[v] > 0:
+                self._again(keys, lineno + k, counts[v])
+
+    def _lines(self, region: bytes, lineno: int) -> int:
+        """Scan ``region`` line by line: only the lines holding an anchor (and every line
+        while a record is open) are matched; a line the memo knows is counted."""
         anchors = _Anchors(region)
         mv = memoryview(region)
         pos, ln = 0, lineno  # ln: number of the line that starts at pos, minus one
         end = len(region)
 
         def time_before(start: int) -> Callable[[], Optional[_dt.datetime]]:
-            def look() -> Optional[_dt.datetime]:
-                q = start
-                for _ in range(LOOKBACK_LINES):
-                    if q <= 0:
-                        return None
-                    r = region.rfind(b"\n", 0, q - 1) + 1
-                    t = parse_time(region[r : min(q, r + 64)].decode("utf-8", "replace"))
-                    if t:
-                        return t
-                    q = r
-                return None
-
-            return look
+            return _time_before(region, start)
 
         # (end, keys) of the line at pos when the memo knows it (found after a memo line: the
         # errors survivors print every step come one after another), so no anchor is sought
@@ -363,6 +511,44 @@ class LogScan:
                 if known is not None:
                     peek = (e, known)
         return ln
+
+
+def _time_before(region: bytes, start: int) -> Callable[[], Optional[_dt.datetime]]:
+    """What finds the time of the line at ``start`` of ``region`` when it states none: the
+    first timestamp of the :data:`LOOKBACK_LINES` lines before it."""
+
+    def look() -> Optional[_dt.datetime]:
+        q = start
+        for _ in range(LOOKBACK_LINES):
+            if q <= 0:
+                return None
+            r = region.rfind(b"\n", 0, q - 1) + 1
+            t = parse_time(region[r : min(q, r + 64)].decode("utf-8", "replace"))
+            if t:
+                return t
+            q = r
+        return None
+
+    return look
+
+
+def _dense(region: bytes) -> bool:
+    """Whether most lines of the first :data:`SHAPE_SAMPLE` bytes of ``region`` hold an anchor
+    (survivors' errors, every line: counted by shape) rather than few (runner output: only the
+    lines holding one are read)."""
+    if _AUTOMATON is None:
+        return False
+    sample = region[:SHAPE_SAMPLE]
+    return 2 * len(_AUTOMATON.find_matches_as_indexes(sample)) >= sample.count(b"\n")
+
+
+def _a_run(region: bytes) -> bool:
+    """Whether the first :data:`SHAPE_SAMPLE` bytes of ``region`` are mostly copies of its
+    first line (one error printed every step, nothing else): :meth:`LogScan._lines` counts such
+    a run with a few memory comparisons, faster than by shape."""
+    sample = region[:SHAPE_SAMPLE]
+    first = sample[: sample.find(b"\n") + 1]
+    return bool(first) and 10 * sample.count(first) * len(first) >= 9 * len(sample)
 
 
 class _Anchors:

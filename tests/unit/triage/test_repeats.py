@@ -114,3 +114,74 @@ def test_memo_key_drops_only_an_opening_timestamp():
     assert logs.memo_key(b"2026-01-05 10:00:04,120 ERROR rank 1: x") == b" ERROR rank 1: x"
     assert logs.memo_key(b"[2026-01-05T10:00:04.5Z] x") == b" x"
     assert logs.memo_key(b"rank 1 at 2026-01-05 10:00:04: x") == b"rank 1 at 2026-01-05 10:00:04: x"
+
+
+def survivors(n: int, seed: int = 7) -> bytes:
+    """``n`` survivor lines that differ in more than their timestamp: a rank prefix, a pid, a
+    step counter, hex addresses, several messages whose digits name the signature (errno=2,
+    errno=60, errno=6; RTR errno 22 and 96), a launcher line naming another rank, long lines
+    whose shown part loses the prefix; amid them a traceback, a crash record with a crash
+    report's header, coloured lines, runner output, more than MAX_FINDINGS distinct findings."""
+    import random
+
+    rnd = random.Random(seed)
+    msgs = [
+        "RuntimeError: [jaccl] Recv failed with errno=%d" % 2,
+        "RuntimeError: [jaccl] Recv failed with errno={e}",
+        "[ring] Socket {s} was closed by the peer",
+        "ValueError: [jaccl] Changing queue pair to RTR failed with errno {q}",
+        "libc++abi: terminating due to uncaught exception of type std::runtime_error: "
+        "[jaccl] Recv failed with errno=60 at 0x{a:012x}",
+        "[WARN] Node with rank {r2} exited with code 255",
+        "INFO step {i} loss 2.{s} tokens/sec 1{s}00.5",
+    ]
+    out = []
+    for i in range(n):
+        r = i % 9
+        msg = msgs[rnd.randrange(len(msgs))].format(
+            e=rnd.choice((2, 60, 6)),
+            s=rnd.randint(3, 40),
+            q=rnd.choice((22, 96)),
+            a=rnd.getrandbits(44) | (0x7F << 40),
+            r2=rnd.randrange(9),
+            i=i,
+        )
+        pid = 4000 + r * 37
+        out.append(
+            f"[rank {r}] 2026-12-02 00:{i // 60000 % 60:02d}:{i // 1000 % 60:02d},"
+            f"{i % 1000:03d} pid {pid} iter {i // 9} /tmp/mlx-{pid}/step.py: {msg}\n".encode()
+        )
+        if i == n // 3:
+            out += [
+                b"[rank 4] Traceback (most recent call last):\n",
+                b'[rank 4]   File "train.py", line 3, in <module>\n',
+                b"[rank 4] RuntimeError: [jaccl] Recv failed with errno=2\n",
+                b"Process:               python3.12 [4242]\n",
+                b"Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n",
+                b"0 libthunderboltrdma.dylib 0x1 tbt_post_recv + 44\n",
+                b"\x1b[31m[rank 3] RuntimeError: [jaccl] Recv failed with errno=2\x1b[0m\n",
+            ]
+        if i == n // 2:  # more distinct findings than are kept
+            out += [b"rank %d: [ring] Socket 4 was closed by the peer\n" % k for k in range(250)]
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("chunk", [4 << 20, 4096], ids=["one-block", "4KiB"])
+def test_lines_that_differ_in_their_numbers_are_counted_by_shape_as_matching_gives(
+    monkeypatch, chunk
+):
+    """Lines counted by shape (digits masked, the digits a signature or the rank reads kept
+    as values) give the document matching every line gives: codes, ranks, counts, first and
+    last lines, times, the first cause."""
+    monkeypatch.setattr(logs, "CHUNK", chunk)
+    data = survivors(6000)
+    got = triage_bytes(data)
+    assert same(got, without_memo(monkeypatch, data, chunk))
+    codes = {(f["code"], f["rank"]) for f in got["triage"]["findings"]}
+    assert {("MD606", 0), ("MD607", 1), ("MD639", 2), ("MD601", 3), ("MD636", 4)} <= codes
+
+
+def test_a_shape_masks_numbers_and_addresses_not_words():
+    line = b"[rank 3] pid 4242 iter 17 at 0x7f3a2b10c0: Recv failed 0xdead"
+    assert logs.shape(line) == b"[rank 0] pid 0000 iter 00 at 0x#: Recv failed 0xdead"
+    assert logs.shape(b"0xdeadbeefdevice") == b"0xdeadbeefdevice"  # a word, not an address
