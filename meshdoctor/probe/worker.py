@@ -678,8 +678,11 @@ class Worker:
         # lives where the collective runs: on MLX's CUDA build the default device is the GPU,
         # whose arrays are CUDA managed memory, so a ring or JACCL collective on the CPU stream
         # would move every page between GPU and CPU at each call and check (on one H200 host,
-        # ring at 2 ranks and 256 MiB: probe/bare 0.62 before, benchmarks/results).
-        mx.set_default_device(self.stream)
+        # ring at 2 ranks and 256 MiB: probe/bare 0.62 before, benchmarks/results). nccl's
+        # arrays stay on the default device, the GPU (and a build without one still fails in
+        # init, with MLX's own message).
+        if not self.gpu:
+            mx.set_default_device(mx.cpu)
         self.group, _ = self.step("init", "init", 0, init)
         if self.group.size() != self.n or self.group.rank() != self.rank:
             raise RuntimeError(
