@@ -3,21 +3,24 @@ bytes, :func:`write` puts them at a path atomically (:func:`meshdoctor.receipts.
 
 Layout (one top folder ``meshdoctor-bundle-<UTC stamp>/``): ``MANIFEST.txt`` (one row per item:
 host, status, item, bytes, detail; a host that could not be collected is one ``failed`` row),
-``MANIFEST.json`` (the same rows), ``hostfile.json`` (scrubbed), and per host ``<host>/`` with
+``MANIFEST.json`` (the same rows), ``hostfile.json``, and per host ``<host>/`` with
 its share (:mod:`meshdoctor.bundle.collect`). Members carry no owner name, uid 0, mode 0644.
+Every member, a remote host's share included, goes through the one redaction pass
+(:func:`meshdoctor.bundle.redact.scrub_bytes`) as it is written.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import tarfile
 import time
 from typing import Any, Dict, List, Optional, Union
 
 from meshdoctor.bundle.collect import FAILED, HostBundle
-from meshdoctor.bundle.redact import scrub
+from meshdoctor.bundle.redact import scrub_bytes, secret_values
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -65,10 +68,12 @@ def build(
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
     top = f"meshdoctor-bundle-{stamp}"
     rows = manifest_rows(shares)
+    secrets = secret_values(os.environ)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
 
         def put(name: str, data: bytes) -> None:
+            data = scrub_bytes(data, secrets=secrets)  # every file, whoever collected it
             info = tarfile.TarInfo(f"{top}/{name}")
             info.size, info.mtime, info.mode = len(data), int(now), 0o644
             info.uid = info.gid = 0
@@ -81,7 +86,7 @@ def build(
             (json.dumps({"created": created, "items": rows}, indent=1) + "\n").encode(),
         )
         if hostfile_text is not None:
-            put("hostfile.json", scrub(hostfile_text).encode())
+            put("hostfile.json", hostfile_text.encode())
         for host, share in shares.items():
             if isinstance(share, HostBundle):
                 for name, data in share.files.items():
