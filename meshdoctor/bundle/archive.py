@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from meshdoctor.bundle.collect import FAILED, HostBundle
 from meshdoctor.bundle.redact import scrub_bytes, secret_values
+from meshdoctor.text import one_line
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -32,6 +33,14 @@ def folder_name(host: str) -> str:
     return "_" + name if name in (".", "..") else name
 
 
+def member_name(item: str) -> str:
+    """An item's name (``crash/NAME``, as a host named it: a remote share or a report's file
+    name may hold anything) as a path inside the host's folder: each part as
+    :func:`folder_name` makes it, so ``tar tv`` shows no control character; ``*`` and empty
+    parts (``crash/``, a MANIFEST row about the folder) stay."""
+    return "/".join(p if p in ("", "*") else folder_name(p) for p in str(item).split("/"))
+
+
 def manifest_rows(shares: Dict[str, Union[HostBundle, str]]) -> List[Dict[str, Any]]:
     """One row per item of every host (``host``, ``status``, ``item``, ``bytes``, ``detail``);
     a host whose share is a string (why it could not be collected) is one failed row."""
@@ -40,7 +49,9 @@ def manifest_rows(shares: Dict[str, Union[HostBundle, str]]) -> List[Dict[str, A
         if isinstance(share, str):
             rows.append({"host": host, "status": FAILED, "item": "*", "bytes": 0, "detail": share})
             continue
-        rows.extend({"host": host, **m} for m in share.manifest)
+        rows.extend(
+            {"host": host, **m, "item": member_name(m.get("item", ""))} for m in share.manifest
+        )
     return rows
 
 
@@ -49,8 +60,8 @@ def _manifest_text(rows: List[Dict[str, Any]], created: str) -> str:
         f"# meshdoctor support bundle, created {created}",
         "# host\tstatus\titem\tbytes\tdetail",
     ]
-    lines += [
-        "\t".join(str(r.get(k, "")) for k in ("host", "status", "item", "bytes", "detail"))
+    lines += [  # one row per line, one field per column, whatever a host sent
+        "\t".join(one_line(r.get(k, "")) for k in ("host", "status", "item", "bytes", "detail"))
         for r in rows
     ]
     return "\n".join(lines) + "\n"
@@ -90,7 +101,7 @@ def build(
         for host, share in shares.items():
             if isinstance(share, HostBundle):
                 for name, data in share.files.items():
-                    put(f"{folder_name(host)}/{name}", data)
+                    put(f"{folder_name(host)}/{member_name(name)}", data)
     return buf.getvalue()
 
 
