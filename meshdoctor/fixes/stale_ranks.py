@@ -40,6 +40,7 @@ from meshdoctor.fixer.model import (
     Verification,
 )
 from meshdoctor.ranks import RankProcess, family, find_ranks, send_signal
+from meshdoctor.teardown import kill_tree
 
 CODE = "MD701"
 SCOPE_ENV = "MESHDOCTOR_FIX_SCOPE"
@@ -171,14 +172,25 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
         procs[pid], by_pid[pid] = p, a
     ctx.progress(f"sent SIGTERM to {len(procs)} rank(s); waiting up to {GRACE_S:g} s")
     _wait_gone(procs, GRACE_S)
-    killed = []
-    for pid, p in procs.items():
-        if _alive(p):
-            send_signal(pid, signal.SIGKILL)
-            killed.append(pid)
+    killed = [pid for pid, p in procs.items() if _alive(p)]
+    # with every process under them: one a TERM-ignoring wrapper started during the grace
+    # period is in no plan, and would be left as an orphaned rank (teardown.kill_tree)
+    tree = kill_tree(killed)
+    newborns = {}
+    for pid in tree["newborns"]:
+        try:
+            newborns[pid] = psutil.Process(pid)
+        except psutil.Error:
+            continue
     if killed:
-        ctx.progress(f"SIGKILL to {len(killed)} rank(s) that ignored SIGTERM")
-        _wait_gone({pid: procs[pid] for pid in killed}, KILL_WAIT_S)
+        ctx.progress(
+            f"SIGKILL to {len(killed)} rank(s) that ignored SIGTERM"
+            + (f" and {len(newborns)} process(es) they started meanwhile" if newborns else "")
+        )
+        _wait_gone({**{pid: procs[pid] for pid in killed}, **newborns}, KILL_WAIT_S)
+    for born, top in tree["under"].items():
+        if top in by_pid:  # what it started during the grace period went with it
+            by_pid[top].detail.setdefault("started_during_grace", []).append(born)
     for pid, p in procs.items():
         a = by_pid[pid]
         if _alive(p):

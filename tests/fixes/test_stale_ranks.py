@@ -396,3 +396,43 @@ def test_an_interrupted_fix_yes_reports_the_actions_it_had_taken(procs):
     (taken,) = [a for a in doc["actions"] if a.get("detail", {}).get("pid") == slow]
     assert taken["outcome"] == "done: SIGTERM sent; its end not yet confirmed", taken
     assert taken["argv"] == ["kill", "-TERM", str(slow)]
+
+
+# An orphaned rank wrapper that ignores SIGTERM and starts a child every 50 ms (its children
+# inherit the ignored SIGTERM and MLX_RANK): some are born during the fix's grace period.
+SPAWNING_IGNORING_TERM = (
+    "import signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "while True:\n"
+    "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+    "    time.sleep(0.05)\n"
+)
+
+
+def _scoped(token: str) -> list:
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("MESHDOCTOR_FIX_SCOPE") == token:
+                out.append(p)
+        except psutil.Error:
+            continue
+    return out
+
+
+def test_a_spawning_wrapper_that_ignores_sigterm_is_stopped_with_its_newborns(procs):
+    """The children a TERM-ignoring wrapper starts during the grace period are stopped with
+    it: nothing of it is left, and its host is not sent to needs_reboot."""
+    wrapper = procs.orphan(SPAWNING_IGNORING_TERM, MLX_RANK="1")
+    try:
+        wait_for(lambda: len(psutil.Process(wrapper).children()) >= 3, "the wrapper's children")
+        done = run_cli("fix", "stale-ranks", "--yes", "--json", env=procs.env, timeout=120)
+        assert done.rc == 0, done.out
+        assert done.doc["needs_reboot"] == [], done.results("MD701")
+        assert done.results("MD701")[0]["status"] == "ok"
+        wait_for(lambda: not _scoped(procs.token), "every process of the wrapper to end")
+        act = _by_pid(done.doc)[wrapper]
+        assert act["outcome"] == "done: killed by SIGKILL"
+        assert act["detail"]["started_during_grace"], act  # born after the plan, stopped too
+    finally:
+        for p in _scoped(procs.token):
+            p.kill()
