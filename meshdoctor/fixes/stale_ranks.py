@@ -152,14 +152,20 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
     by_pid = {}
     for a in mine:
         pid = a.detail["pid"]
+        vanished = ctx.options.setdefault("vanished", [])  # what verify says was not stopped
         try:
             p = psutil.Process(pid)
             if abs(p.create_time() - a.detail["create_time"]) > 0.01:
                 a.outcome = f"{SKIPPED}: pid {pid} is now another process"
+                vanished.append(
+                    f"pid {pid} had exited before it was signalled and its number is now "
+                    "another process's, left alone"
+                )
                 continue
         except psutil.NoSuchProcess:
             a.outcome = f"{DONE}: already gone"
             a.changed = False
+            vanished.append(f"pid {pid} had exited before it was signalled")
             continue
         first = signal.SIGKILL if p.status() == psutil.STATUS_STOPPED else signal.SIGTERM
         sent = send_signal(pid, first)
@@ -231,8 +237,15 @@ def verify(ctx: FixContext) -> Verification:
             + kept,
             evidence=ev,
         )
+    gone = list(ctx.options.get("vanished") or ())
+    if gone:
+        ev["vanished"] = gone
     if not stale:
-        return Verification(True, "no stale ranks on this host" + kept, evidence=ev)
+        return Verification(
+            True,
+            "no stale ranks on this host" + "".join(f"; {g}" for g in gone) + kept,
+            evidence=ev,
+        )
     stuck = [r for r in stale if r.status == UNINTERRUPTIBLE]
     why = ", ".join(_what(r) for r in stale)
     return Verification(
