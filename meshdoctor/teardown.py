@@ -93,8 +93,10 @@ class Report:
     leftovers carrying the marker after the stop (``host``, ``local``, ``pid``, ``status``,
     ``cmdline``, locally also ``rank``); ``unkillable``: those of them still there after SIGKILL;
     ``unreachable``: host -> reason, for hosts that never answered (also in ``hosts``);
-    ``unconfirmed``: host -> ``{"within_s": seconds tried, "why": the last ssh failure}`` for
-    hosts that answered before but did not confirm their teardown (their ranks may remain);
+    ``unconfirmed``: host -> ``{"within_s": seconds tried, "why": the last ssh failure,
+    "ranks_ended": every target there had ended on its own before}`` for hosts that answered
+    before but did not confirm their teardown (their ranks may remain, or, with
+    ``ranks_ended``, what they left);
     ``states``: ``(host, pid)`` -> process state read on a remote host before SIGTERM
     (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``."""
 
@@ -371,6 +373,9 @@ def _stop_remote(
                 rep.unconfirmed[host] = {
                     "within_s": round(time.monotonic() - started, 1),
                     "why": why,
+                    # every rank's session there had ended on its own before the teardown:
+                    # only the leftover search is missing, not the stop of a running rank
+                    "ranks_ended": bool(targets) and not pids and not starting,
                 }
             elif host not in hosts.unreachable:
                 hosts.unreachable[host] = why
