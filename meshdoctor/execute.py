@@ -257,6 +257,31 @@ def _collect(
         sel.close()
 
 
+def read_until(f: Any, until: float, limit: int = 4096) -> bytes:
+    """What the pipe ``f`` holds until it closes, ``limit`` bytes are read or the monotonic time
+    ``until`` passes, whichever is first; never blocks past ``until``. For a pipe a process we
+    did not start may still hold: an OpenSSH master that came up with a command keeps a copy of
+    that command's stderr (ControlMaster, ssh_config(5)) for as long as any session over it
+    lasts, so reading it to its end can wait forever."""
+    fd = f.fileno()
+    got = bytearray()
+    os.set_blocking(fd, False)
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while len(got) < limit:
+            left = until - time.monotonic()
+            if left <= 0 or not sel.select(left):
+                break
+            try:
+                chunk = os.read(fd, limit - len(got))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            got += chunk
+    return bytes(got)
+
+
 def run(
     argv: Sequence[str],
     timeout: float = DEFAULT_TIMEOUT_S,

@@ -573,7 +573,10 @@ def scan(kind: str) -> Tuple[List[Dict[str, Any]], List[str]]:
     """``(receipts, problems)``: every receipt of ``kind`` that reads and parses, oldest first
     (by ``started_epoch``), each dict with ``path`` added; and one line per file of that kind
     that could not be trusted or read (a link, FIFO, foreign or cut-off file: see
-    :func:`read_file`). Raises :class:`StateDirError`."""
+    :func:`read_file`; one with a NaN or infinite number anywhere, or a ``started_epoch`` that
+    is not a number: it cannot be ordered or compared, so a caller that fails closed on a
+    problem treats it as the receipt of a run that may have failed). Raises
+    :class:`StateDirError`."""
     out: List[Dict[str, Any]] = []
     problems: List[str] = []
     with folder("receipts") as d:
@@ -595,8 +598,33 @@ def scan(kind: str) -> Tuple[List[Dict[str, Any]], List[str]]:
             if not isinstance(doc, dict):
                 problems.append(f"{shown} is not a receipt (a JSON object)")
                 continue
+            bad = _not_finite(doc)
+            if bad is not None:  # NaN or Infinity: json reads them, no comparison holds
+                problems.append(f"{shown} holds a number that is not finite ({bad})")
+                continue
+            when = doc.get("started_epoch")
+            if when is not None and (isinstance(when, bool) or not isinstance(when, (int, float))):
+                problems.append(f"{shown}: its started_epoch is not a number ({when!r:.40})")
+                continue
             out.append(dict(doc, path=shown))
     return sorted(out, key=lambda r: float(r.get("started_epoch") or 0)), problems
+
+
+def _not_finite(doc: Any, where: str = "") -> Optional[str]:
+    """Where in ``doc`` (parsed JSON) a number is NaN or infinite (``started_epoch: nan``), or
+    None when every number is finite."""
+    import math
+
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return f"{where or 'the document'}: {doc}"
+    items = (
+        doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    )
+    for k, v in items:
+        bad = _not_finite(v, f"{where}.{k}" if where else str(k))
+        if bad is not None:
+            return bad
+    return None
 
 
 def all_of(kind: str) -> List[Dict[str, Any]]:

@@ -2,9 +2,10 @@
 
 :func:`stop` takes the processes to stop (:class:`Target`: a host and a pid, optionally the local
 child that stands for it) and, on each host at once, sends SIGTERM, waits ``grace`` seconds,
-sends SIGKILL to what is left, then (given a ``marker``) looks for any process whose command line
-carries it (a leftover: SIGKILL, and one still there a second later is ``unkillable``) and removes
-temp files named ``tmp_prefix*``. A stopped process gets SIGKILL at once (a SIGTERM would stay
+sends SIGKILL to what is left and to every process under it (:func:`kill_tree`: the tree listed
+again, so a child born during the grace period is not missed), then (given a ``marker``) looks
+for any process whose command line carries it (a leftover: SIGKILL, and one still there a
+second later is ``unkillable``) and removes temp files named ``tmp_prefix*``. A stopped process gets SIGKILL at once (a SIGTERM would stay
 pending until SIGCONT). :func:`signal_remote` sends one signal to pids on one host; both use the
 same small POSIX ``sh`` script (:func:`_script`), so one piece of code signals a remote process.
 
@@ -92,8 +93,10 @@ class Report:
     leftovers carrying the marker after the stop (``host``, ``local``, ``pid``, ``status``,
     ``cmdline``, locally also ``rank``); ``unkillable``: those of them still there after SIGKILL;
     ``unreachable``: host -> reason, for hosts that never answered (also in ``hosts``);
-    ``unconfirmed``: host -> ``{"within_s": seconds tried, "why": the last ssh failure}`` for
-    hosts that answered before but did not confirm their teardown (their ranks may remain);
+    ``unconfirmed``: host -> ``{"within_s": seconds tried, "why": the last ssh failure,
+    "ranks_ended": every target there had ended on its own before}`` for hosts that answered
+    before but did not confirm their teardown (their ranks may remain, or, with
+    ``ranks_ended``, what they left);
     ``states``: ``(host, pid)`` -> process state read on a remote host before SIGTERM
     (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``."""
 
@@ -370,6 +373,9 @@ def _stop_remote(
                 rep.unconfirmed[host] = {
                     "within_s": round(time.monotonic() - started, 1),
                     "why": why,
+                    # every rank's session there had ended on its own before the teardown:
+                    # only the leftover search is missing, not the stop of a running rank
+                    "ranks_ended": bool(targets) and not pids and not starting,
                 }
             elif host not in hosts.unreachable:
                 hosts.unreachable[host] = why
@@ -387,6 +393,51 @@ def _stop_remote(
 
 
 # --- the local side ---------------------------------------------------------------------------
+
+
+TREE_ROUNDS = 50  # listings of a process tree before its SIGKILL (each a few milliseconds)
+
+
+def _tree(tops: Dict[int, int]) -> Dict[int, Tuple[Any, int]]:
+    """pid -> (psutil.Process, the pid of ``tops`` it is under) for every live process under
+    the pids of ``tops`` (pid -> its top) and themselves."""
+    import psutil
+
+    out: Dict[int, Tuple[Any, int]] = {}
+    for pid, top in tops.items():
+        try:
+            proc = psutil.Process(pid)
+            out.setdefault(pid, (proc, top))
+            for kid in proc.children(recursive=True):
+                out.setdefault(kid.pid, (kid, top))
+        except psutil.Error:
+            continue
+    return out
+
+
+def kill_tree(pids: Sequence[int]) -> Dict[str, Any]:
+    """SIGKILL ``pids`` (local processes, already identified) and every process under them,
+    the ones born since they were identified included (a wrapper that ignores SIGTERM keeps
+    spawning through a grace period). Each round lists the tree and stops (SIGSTOP) the members
+    not seen before, so that a stopped parent can neither fork again nor lose its children to
+    init before they are listed; once a round finds none new (at most :data:`TREE_ROUNDS`),
+    every member gets SIGKILL (signal(7): SIGKILL ends a stopped process too). Signals go
+    through :func:`meshdoctor.ranks.send_signal` (never pid 1, this process or its parents).
+    Returns ``{"killed": pids SIGKILL was sent to, "newborns": those of them not in ``pids``,
+    "under": newborn pid -> the pid of ``pids`` it was found under}``."""
+    seen: Dict[int, int] = {}  # pid -> its top
+    tops = {pid: pid for pid in pids}
+    for _ in range(TREE_ROUNDS):
+        new = {pid: top for pid, (_, top) in _tree(tops).items() if pid not in seen}
+        if not new:
+            break
+        for pid in new:
+            send_signal(pid, signal.SIGSTOP)
+        seen.update(new)
+        tops = dict(seen)
+    killed = sorted(pid for pid in seen if send_signal(pid, signal.SIGKILL) == "sent")
+    newborns = [pid for pid in killed if pid not in set(pids)]
+    return {"killed": killed, "newborns": newborns, "under": {p: seen[p] for p in newborns}}
 
 
 def _local_state(t: Target) -> Optional[str]:
@@ -440,11 +491,23 @@ def _stop_local(
         )
     _wait(lambda: all(_local_gone(t) for t in live), grace)
     live = [t for t in live if not _local_gone(t)]
+    # the survivors with every process under them, those they started during the grace period
+    # included (a TERM-ignoring wrapper keeps spawning)
+    tree = kill_tree([t.pid for t in live if t.pid is not None])
     for t in live:
+        again = _signal_local(t, signal.SIGKILL)  # a child we started: its process group too
         acts.append(
             {
                 "action": f"SIGKILL {t.label} ({t.host}, pid {t.pid})",
-                "outcome": _signal_local(t, signal.SIGKILL),
+                "outcome": "sent" if t.pid in tree["killed"] else again,
+            }
+        )
+    if tree["newborns"]:
+        acts.append(
+            {
+                "action": "SIGKILL the processes started under them during the grace period "
+                f"(pids {', '.join(map(str, tree['newborns']))})",
+                "outcome": "sent",
             }
         )
     _wait(lambda: all(_local_gone(t) for t in live), KILL_WAIT_S)

@@ -53,15 +53,41 @@ def one_line(text: object) -> str:
     return printable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
+def _ansi_c(word: str) -> str:
+    """``word`` in ANSI-C quotes, ``$'...'`` (bash manual, "ANSI-C Quoting"; zsh and ksh93 read
+    it alike): backslash and quote escaped, newline and tab as ``\\n`` and ``\\t``, every
+    other control or bidirectional character as ``\\xNN`` (below U+0080) or ``\\uNNNN``, as
+    GNU ls --quoting-style=shell-escape writes a name it cannot show."""
+    out = []
+    for ch in word:
+        c = ord(ch)
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch in "\n\t":
+            out.append("\\n" if ch == "\n" else "\\t")
+        elif CONTROL.match(ch):
+            out.append(f"\\x{c:02x}" if c < 0x80 else f"\\u{c:04x}")
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
+
+
 def shell_line(words: Iterable[object]) -> str:
     """A command line a user may copy into a shell: every word quoted with
     :func:`shlex.quote` (Python docs, shlex), so a word from outside (a host name, a path, a
-    pid another host sent) stays one word and runs nothing.
+    pid another host sent) stays one word and runs nothing; a word holding a control or
+    bidirectional character (an escape sequence in a host name) is written in ANSI-C quotes
+    instead (:func:`_ansi_c`), so the line shows what it holds and pastes as the same word.
 
     >>> shell_line(["kill", 12, "a;b"])
     "kill 12 'a;b'"
+    >>> shell_line(["ssh", "h\x1b[2J"])
+    "ssh $'h\\\\x1b[2J'"
     """
-    return " ".join(shlex.quote(str(w)) for w in words)
+    return " ".join(
+        _ansi_c(w) if CONTROL.search(w) or "\n" in w or "\t" in w else shlex.quote(w)
+        for w in map(str, words)
+    )
 
 
 # the longest name printed whole: longer ones (a hostfile may hold anything; MD401 refuses

@@ -290,7 +290,9 @@ def _slurm_drain(verdict: Verdict) -> None:
     except SlurmError as exc:
         said = f"could not change this node's Slurm state: {exc}"
     if said:
-        click.echo(f"meshdoctor: {said}", err=True)
+        from meshdoctor.text import one_line
+
+        click.echo(f"meshdoctor: {one_line(said)}", err=True)  # scontrol's words, a node name
 
 
 def _check_interrupted(verdict: Verdict, exc: BaseException) -> None:

@@ -148,6 +148,47 @@ def hold_to_approved(fx: Fix, ctx: FixContext, host: str, actions: List[Action])
             a.outcome = f"{SKIPPED}: {NOT_APPROVED}"
             if a.detail.get("pid"):
                 later.append(a.detail["pid"])
+    if fx.scope != FLEET_SCOPE:
+        actions.extend(
+            _gone_since_approved(fx, ctx, host, keys - {approval_key(a) for a in actions})
+        )
+
+
+def _gone_since_approved(fx: Fix, ctx: FixContext, host: str, keys: Any) -> List[Action]:
+    """A step for each approved signal to a process (``kill ... PID``) that the plan made again
+    at apply time no longer holds: that process exited while the operator read the plan (its
+    pid now free, or another process's: left alone). Each is said in
+    ``ctx.options["vanished"]`` for the fix's verification, so "nothing left" never hides it."""
+    import json
+
+    import psutil
+
+    out = []
+    vanished = ctx.options.setdefault("vanished", [])
+    for key in sorted(keys):
+        try:
+            argv, pid, started = json.loads(key)
+        except (ValueError, TypeError):
+            continue
+        if not (argv and argv[0] == "kill" and isinstance(pid, int)):
+            continue
+        reused = psutil.pid_exists(pid)
+        why = f"pid {pid} had exited before it was signalled" + (
+            " and its number is now another process's, left alone" if reused else ""
+        )
+        vanished.append(why)
+        out.append(
+            Action(
+                fx.code,
+                host,
+                f"approved: {' '.join(argv)}",
+                [],
+                mutates=False,
+                outcome=f"{SKIPPED}: {why}",
+                detail={"pid": pid, "create_time": started, "reused": reused},
+            )
+        )
+    return out
 
 
 def run_one(fx: Fix, ctx: FixContext, host: str) -> Tuple[List[Action], List[Result]]:

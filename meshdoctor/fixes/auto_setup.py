@@ -164,6 +164,9 @@ def plan(ctx: FixContext) -> List[Action]:
         found, unreadable = receipts.scan(KIND)
     except receipts.StateDirError as exc:
         found, unreadable = [], [str(exc)]
+    # a receipt without the time of its run cannot say which boot it taints: as unreadable
+    unreadable += [f"{x['path']} has no started_epoch" for x in found if "started_epoch" not in x]
+    found = [x for x in found if "started_epoch" in x]
     if unreadable:  # fail closed: an unreadable receipt may be the one of a failed run
         out.append(
             _pre(

@@ -40,6 +40,7 @@ from meshdoctor.fixer.model import (
     Verification,
 )
 from meshdoctor.ranks import RankProcess, family, find_ranks, send_signal
+from meshdoctor.teardown import kill_tree
 
 CODE = "MD701"
 SCOPE_ENV = "MESHDOCTOR_FIX_SCOPE"
@@ -151,14 +152,20 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
     by_pid = {}
     for a in mine:
         pid = a.detail["pid"]
+        vanished = ctx.options.setdefault("vanished", [])  # what verify says was not stopped
         try:
             p = psutil.Process(pid)
             if abs(p.create_time() - a.detail["create_time"]) > 0.01:
                 a.outcome = f"{SKIPPED}: pid {pid} is now another process"
+                vanished.append(
+                    f"pid {pid} had exited before it was signalled and its number is now "
+                    "another process's, left alone"
+                )
                 continue
         except psutil.NoSuchProcess:
             a.outcome = f"{DONE}: already gone"
             a.changed = False
+            vanished.append(f"pid {pid} had exited before it was signalled")
             continue
         first = signal.SIGKILL if p.status() == psutil.STATUS_STOPPED else signal.SIGTERM
         sent = send_signal(pid, first)
@@ -171,14 +178,25 @@ def apply(ctx: FixContext, actions: List[Action]) -> None:
         procs[pid], by_pid[pid] = p, a
     ctx.progress(f"sent SIGTERM to {len(procs)} rank(s); waiting up to {GRACE_S:g} s")
     _wait_gone(procs, GRACE_S)
-    killed = []
-    for pid, p in procs.items():
-        if _alive(p):
-            send_signal(pid, signal.SIGKILL)
-            killed.append(pid)
+    killed = [pid for pid, p in procs.items() if _alive(p)]
+    # with every process under them: one a TERM-ignoring wrapper started during the grace
+    # period is in no plan, and would be left as an orphaned rank (teardown.kill_tree)
+    tree = kill_tree(killed)
+    newborns = {}
+    for pid in tree["newborns"]:
+        try:
+            newborns[pid] = psutil.Process(pid)
+        except psutil.Error:
+            continue
     if killed:
-        ctx.progress(f"SIGKILL to {len(killed)} rank(s) that ignored SIGTERM")
-        _wait_gone({pid: procs[pid] for pid in killed}, KILL_WAIT_S)
+        ctx.progress(
+            f"SIGKILL to {len(killed)} rank(s) that ignored SIGTERM"
+            + (f" and {len(newborns)} process(es) they started meanwhile" if newborns else "")
+        )
+        _wait_gone({**{pid: procs[pid] for pid in killed}, **newborns}, KILL_WAIT_S)
+    for born, top in tree["under"].items():
+        if top in by_pid:  # what it started during the grace period went with it
+            by_pid[top].detail.setdefault("started_during_grace", []).append(born)
     for pid, p in procs.items():
         a = by_pid[pid]
         if _alive(p):
@@ -219,8 +237,15 @@ def verify(ctx: FixContext) -> Verification:
             + kept,
             evidence=ev,
         )
+    gone = list(ctx.options.get("vanished") or ())
+    if gone:
+        ev["vanished"] = gone
     if not stale:
-        return Verification(True, "no stale ranks on this host" + kept, evidence=ev)
+        return Verification(
+            True,
+            "no stale ranks on this host" + "".join(f"; {g}" for g in gone) + kept,
+            evidence=ev,
+        )
     stuck = [r for r in stale if r.status == UNINTERRUPTIBLE]
     why = ", ".join(_what(r) for r in stale)
     return Verification(

@@ -77,9 +77,10 @@ Say = Callable[[str], None]
 
 def say_stderr(message: str) -> None:
     """One line of meshdoctor's own on stderr, ``meshdoctor: `` first (the job's output stays
-    the job's)."""
+    the job's), text from outside in it made visible and kept on the line
+    (:func:`meshdoctor.text.one_line`)."""
     try:
-        os.write(2, f"meshdoctor: {message}\n".encode("utf-8", "replace"))
+        os.write(2, f"meshdoctor: {one_line(message)}\n".encode("utf-8", "replace"))
     except OSError:
         pass
 

@@ -6,8 +6,9 @@ One ``<testsuite>`` for the command, one ``<testcase>`` per result (``classname`
 ``meshdoctor.COMMAND.HOST``, ``name`` ``CODE check``): ``<failure>`` for a failed result (and a
 warning under ``--strict``), ``<error>`` for a result in error, ``<skipped>`` for a skipped one;
 the summary is the element's ``message``, the remediation its text. The verdict and exit code are
-suite properties. Written with the standard library (xml.etree.ElementTree); characters XML 1.0
-cannot hold (control characters other than tab and newlines) are written as ``\\xNN``.
+suite properties. Written with the standard library (xml.etree.ElementTree); control characters
+other than tab and newline, bidirectional controls and characters XML 1.0 cannot hold are
+written as ``\\xNN`` / ``\\uNNNN``.
 """
 
 from __future__ import annotations
@@ -16,19 +17,22 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Dict
 
+from meshdoctor.text import printable
+
 # the characters XML 1.0 allows (W3C XML 1.0, section 2.2 "Characters"); anything else escaped
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(value: Any) -> str:
-    """``value`` as text XML 1.0 can hold: characters it cannot (NUL, other control characters,
-    lone surrogates) written as ``\\xNN`` / ``\\uNNNN``."""
+    """``value`` as text XML 1.0 can hold and a person can read: control and bidirectional
+    characters (:func:`meshdoctor.text.printable`: DEL, C1, U+202E too, which XML allows) and
+    what XML cannot hold (NUL, lone surrogates) written as ``\\xNN`` / ``\\uNNNN``."""
 
     def esc(m: "re.Match[str]") -> str:
         c = ord(m.group())
         return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
-    return _NOT_XML.sub(esc, str(value))
+    return _NOT_XML.sub(esc, printable(value))
 
 
 def _kind(status: str, strict: bool) -> str:

@@ -29,6 +29,7 @@ import math
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from meshdoctor.model import STATUSES
+from meshdoctor.text import printable
 
 VERDICTS = ("go", "no-go", "unknown")
 _WORST = ("fail", "error", "warn", "ok", "skip")  # the status a check shows: its worst result
@@ -70,9 +71,11 @@ FAMILIES: Dict[str, str] = {
 
 
 def escape_label(value: str) -> str:
-    """A label value as the text exposition format writes it: backslash, double quote and line
-    feed escaped (``\\\\``, ``\\"``, ``\\n``)."""
-    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value as the text exposition format writes it: control and bidirectional
+    characters made visible first (:func:`meshdoctor.text.printable`: ``\\x1b``, ``\\u202e``;
+    a label is shown in dashboards and terminals), then backslash, double quote and line feed
+    escaped (``\\\\``, ``\\"``, ``\\n``)."""
+    return printable(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _escape_help(text: str) -> str:

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Dict, List, Optional, Sequence, Tuple
 
-from meshdoctor import remote
+from meshdoctor import execute, remote
 from meshdoctor.mlx import exits
 from meshdoctor.triage import ips, logs
 from meshdoctor.triage.findings import Finding, Input
@@ -31,6 +31,7 @@ SYSTEM_REPORTS = "/Library/Logs/DiagnosticReports"
 DEFAULT_SINCE_S = 24 * 3600.0
 MAX_REPORTS_PER_DIR = 50
 HOST_DEADLINE_S = 120.0
+STDERR_WAIT_S = 1.0  # after a remote read ended, for ssh's last words on stderr
 SEQ_STRIDE = 1 << 40  # seq = input index * SEQ_STRIDE + line number
 # What triage reads of a device (/dev/zero, /dev/urandom, a serial line): it may never end, so
 # reading stops here and the input is "not assessed" past it (never a go). A pipe or FIFO is read
@@ -347,8 +348,11 @@ def _stream_remote(host: str, path: str, inp: Input, col: Collected, deadline: f
     timer.start()
     try:
         found = logs.scan(proc.stdout, inp, col.seq_base(), on_match=_rank_exit)  # type: ignore
-        err = proc.stderr.read(4096).decode("utf-8", "replace") if proc.stderr else ""
         rc = proc.wait()
+        # ssh's own words: what its stderr holds now, never waited on to its end (the host's
+        # ssh master may hold that pipe as long as its session lasts: execute.read_until)
+        until = min(deadline, time.monotonic() + STDERR_WAIT_S)
+        err = execute.read_until(proc.stderr, until).decode("utf-8", "replace")
     finally:
         timer.cancel()
         if proc.poll() is None:
@@ -453,7 +457,13 @@ def fetch_hosts(
         ]
         for h, fut in zip(hosts, futs):
             try:
-                fut.result()
+                try:
+                    fut.result()
+                except KeyboardInterrupt:
+                    # end every ssh read now: the pool waits for its readers before the
+                    # interrupt goes on, and a reader of a FIFO would wait for the deadline
+                    execute.stop_all(final=True)
+                    raise
             except Exception as exc:  # a reader bug must not lose the other hosts
                 col.add(
                     Input(

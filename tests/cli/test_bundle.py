@@ -114,3 +114,53 @@ def test_an_archive_that_cannot_be_written_is_an_error(clean_env, tmp_path):
     r = run_cli("bundle", "-o", str(full), "--json", env=dict(clean_env, HOME=str(tmp_path)))
     assert r.rc == 3 and "could not write" in r.results("MD412")[-1]["summary"]
     assert stat.S_ISCHR(os.lstat(full).st_mode)
+
+
+def test_no_planted_secret_reaches_any_file_of_the_bundle(fake_mac, clean_env, tmp_path):
+    """One planted example of each secret (tests/unit/bundle/test_redact.py: PGP and PuTTY
+    private keys, a URL password, GitHub, OpenAI and Slack tokens, session= and auth_key:
+    pairs) in a crash report, and secret-named values in the hostfile's envs: none is in
+    any member of the archive, the hostfile keeps its names."""
+    from tests.unit.bundle.test_redact import LEAKS, PLANTED
+
+    env = dict(clean_env, **fake_mac("healthy"))
+    home = tmp_path / "home"
+    reports = home / "Library" / "Logs" / "DiagnosticReports"
+    reports.mkdir(parents=True)
+    (reports / "python3.12-2026-01-05-100004.ips").write_text(
+        '{"app_name":"python3.12"}\n' + json.dumps({"notes": "\n".join(PLANTED.values())}) + "\n"
+    )
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(
+        json.dumps(
+            {
+                "backend": "ring",
+                "envs": [
+                    "WANDB_KEY=wandbkey-val",
+                    "SSH_PRIVATE=sshpriv-val",
+                    "HTTP_AUTH=httpauth-val",
+                ],
+                "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}],
+            }
+        )
+    )
+    env["HOME"] = str(home)
+    out = tmp_path / "support.tar.gz"
+    r = run_cli(
+        "bundle",
+        "--hostfile",
+        str(hostfile),
+        "-o",
+        str(out),
+        "--since",
+        "1d",
+        "--json",
+        env=env,
+        timeout=180,
+    )
+    assert out.is_file(), r.outcome()
+    files = members(out)
+    assert any("/crash/" in n for n in files), sorted(files)
+    leaked = {n: [s for s in LEAKS if s in text] for n, text in files.items()}
+    assert not {n: s for n, s in leaked.items() if s}, leaked
+    assert "WANDB_KEY=<removed>" in files["hostfile.json"], files["hostfile.json"]

@@ -514,3 +514,25 @@ def test_a_probe_size_the_probe_refuses_is_a_usage_error_as_probe_size_is(
     assert r.rc == 2, r.err
     assert "Invalid value for --probe: SIZE " + size in r.err, r.err
     assert "internal error" not in r.err and "gate:" not in r.err
+
+
+def test_the_re_run_line_shows_control_characters_and_pastes_as_the_same_command(bed, clean_env):
+    """A job argument holding a terminal title escape, a bell and U+202E: meshdoctor's own
+    lines hold none of them raw, and the "re-run with:" line, read by real bash, gives back
+    the same words."""
+    word = "\x1b]0;owned\x07\u202eexe"
+    args = bed.args() + [word]
+    p = _run(bed, bed.env(clean_env, JOB_FAIL="exit1"), args)
+    assert p.returncode == 255, _err(p)
+    ours = [ln for ln in p.stderr.decode().splitlines() if ln.startswith("meshdoctor: ")]
+    assert not [ln for ln in ours if any(c in ln for c in "\x1b\x07\u202e")], ours
+    (line,) = [ln for ln in ours if ln.startswith("meshdoctor: re-run with: ")]
+    line = line[len("meshdoctor: re-run with: ") :]
+    back = subprocess.run(
+        ["bash", "-c", f'for w in {line}; do printf "%s\\0" "$w"; done'],
+        capture_output=True,
+        timeout=30,
+    )
+    words = back.stdout.decode().split("\0")[:-1]
+    assert words[0] == "meshdoctor" and words[-1] == word and words[2:] == args, words
+    assert bed.left() == []

@@ -191,3 +191,49 @@ def test_an_internal_error_is_in_the_chosen_format_and_file(clean_env, tmp_path)
     fams = {f.name: f for f in text_string_to_metric_families(target.read_text())}
     verdict = {s.labels["verdict"]: s.value for s in fams["meshdoctor_verdict"].samples}
     assert verdict["unknown"] == 1
+
+
+# a host name holding a terminal title escape, a bell and the right-to-left override
+HOSTILE = "m\x1b]0;owned\x07\u202e"
+RAW = ("\x1b", "\x07", "\u202e")
+
+
+@pytest.mark.parametrize("fmt", ["prometheus", "junit", "oneline", "human"])
+def test_control_characters_of_host_names_are_escaped_in_every_format(fmt, tmp_path, clean_env):
+    """Hostfile entries named with ESC, BEL and U+202E (MD401 refuses them, so nothing is
+    contacted): no format writes them raw; each shows them as ``\\x1b`` / ``\\u202e`` and
+    still parses."""
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(
+        json.dumps([{"ssh": f"{HOSTILE}{i}", "ips": [f"127.0.0.{i}"]} for i in (1, 2)])
+    )
+    out = tmp_path / "out"
+    r = run_cli(
+        "check",
+        "--hostfile",
+        str(hostfile),
+        "--timeout",
+        "5",
+        "--format",
+        fmt,
+        "--output",
+        str(out),
+        env=clean_env,
+        timeout=120,
+    )
+    assert r.rc in (1, 3), r.outcome()
+    text = out.read_text()
+    assert not [c for c in RAW if c in text], text
+    if fmt in ("junit", "human"):  # (prometheus doubles the backslash; oneline is cut)
+        assert "\\x1b]0;owned\\x07\\u202e" in text, text
+    if fmt == "prometheus":
+        hosts = {
+            s.labels.get("host")
+            for f in text_string_to_metric_families(text)
+            for s in f.samples
+            if "host" in s.labels
+        }
+        assert "m\\x1b]0;owned\\x07\\u202e1" in hosts, hosts
+    if fmt == "junit":
+        classes = {c.classname for suite in JUnitXml.fromstring(text.encode()) for c in suite}
+        assert "meshdoctor.check.m\\x1b]0;owned\\x07\\u202e1" in classes, classes

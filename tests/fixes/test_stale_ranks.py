@@ -396,3 +396,121 @@ def test_an_interrupted_fix_yes_reports_the_actions_it_had_taken(procs):
     (taken,) = [a for a in doc["actions"] if a.get("detail", {}).get("pid") == slow]
     assert taken["outcome"] == "done: SIGTERM sent; its end not yet confirmed", taken
     assert taken["argv"] == ["kill", "-TERM", str(slow)]
+
+
+# An orphaned rank wrapper that ignores SIGTERM and starts a child every 50 ms (its children
+# inherit the ignored SIGTERM and MLX_RANK): some are born during the fix's grace period.
+SPAWNING_IGNORING_TERM = (
+    "import signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "while True:\n"
+    "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+    "    time.sleep(0.05)\n"
+)
+
+
+def _scoped(token: str) -> list:
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("MESHDOCTOR_FIX_SCOPE") == token:
+                out.append(p)
+        except psutil.Error:
+            continue
+    return out
+
+
+def test_a_spawning_wrapper_that_ignores_sigterm_is_stopped_with_its_newborns(procs):
+    """The children a TERM-ignoring wrapper starts during the grace period are stopped with
+    it: nothing of it is left, and its host is not sent to needs_reboot."""
+    wrapper = procs.orphan(SPAWNING_IGNORING_TERM, MLX_RANK="1")
+    try:
+        wait_for(lambda: len(psutil.Process(wrapper).children()) >= 3, "the wrapper's children")
+        done = run_cli("fix", "stale-ranks", "--yes", "--json", env=procs.env, timeout=120)
+        assert done.rc == 0, done.out
+        assert done.doc["needs_reboot"] == [], done.results("MD701")
+        assert done.results("MD701")[0]["status"] == "ok"
+        wait_for(lambda: not _scoped(procs.token), "every process of the wrapper to end")
+        act = _by_pid(done.doc)[wrapper]
+        assert act["outcome"] == "done: killed by SIGKILL"
+        assert act["detail"]["started_during_grace"], act  # born after the plan, stopped too
+    finally:
+        for p in _scoped(procs.token):
+            p.kill()
+
+
+# Runs as pid 1 of a private PID namespace (unshare, as root): an orphaned rank is planted, the
+# fix shows its plan on a terminal, the rank exits and a plain process is made to take its pid
+# (the namespace's ns_last_pid, pid_namespaces(7)) while the operator reads, then "y". Prints
+# the verdict's JSON after a line "VERDICT".
+REUSE = r"""
+import json, os, pty, select, signal, subprocess, sys, time
+env = dict(os.environ)
+rank = int(subprocess.run(
+    ["bash", "-c", "MLX_RANK=0 setsid sleep 300 >/dev/null 2>&1 & echo $!"],
+    capture_output=True, text=True, env=env).stdout)
+time.sleep(0.3)
+master, slave = pty.openpty()
+fix = subprocess.Popen([sys.executable, "-m", "meshdoctor", "fix", "stale-ranks", "--json"],
+                       stdin=slave, stderr=slave, stdout=subprocess.PIPE, env=env,
+                       start_new_session=True)
+os.close(slave)
+seen = b""
+while b"Apply this plan?" not in seen:
+    if select.select([master], [], [], 60)[0]:
+        seen += os.read(master, 4096)
+    else:
+        sys.exit("no plan shown: " + seen.decode(errors="replace")[-2000:])
+assert f"kill -TERM {rank}".encode() in seen, seen
+os.kill(rank, signal.SIGKILL)
+os.waitpid(rank, 0)  # this process is the namespace's init: the orphan's parent
+other = None
+for _ in range(5):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(rank - 1))
+    other = subprocess.Popen(["sleep", "300"])  # no MLX_RANK: not a rank
+    if other.pid == rank:
+        break
+    other.kill(); other.wait()
+if other.pid != rank:
+    sys.exit(f"SKIP: pid {rank} could not be reused")
+os.write(master, b"y\n")
+out, _ = fix.communicate(timeout=120)
+alive = other.poll() is None
+other.kill()
+print("VERDICT")
+print(json.dumps({"doc": json.loads(out), "pid": rank, "other_alive": alive}))
+"""
+
+
+def test_a_pid_reused_after_the_plan_is_left_alone_and_said(procs):
+    """The planned rank exits while the operator reads the plan and a plain process gets its
+    pid; after "y" that process is left alone, and the result says the planned rank was gone
+    and its pid reused instead of only "no stale ranks"."""
+    import json
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root: a private PID namespace whose ns_last_pid this test sets")
+    p = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", sys.executable, "-c", REUSE],
+        env=procs.env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    if "SKIP: " in p.stderr:
+        pytest.skip(p.stderr.strip().splitlines()[-1])
+    assert p.returncode == 0 and "VERDICT" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+    got = json.loads(p.stdout.split("VERDICT", 1)[1])
+    pid, doc = got["pid"], got["doc"]
+    assert got["other_alive"], doc["actions"]  # the process that took the pid was not signalled
+    [act] = [a for a in doc["actions"] if a.get("detail", {}).get("pid") == pid]
+    assert act["outcome"] == (
+        f"skipped: pid {pid} had exited before it was signalled and its number is now another "
+        "process's, left alone"
+    )
+    assert not act["changed"]
+    [res] = [r for r in doc["results"] if r["code"] == "MD701"]
+    assert (
+        f"pid {pid} had exited before it was signalled and its number is now another process's"
+        in res["summary"]
+    ), res["summary"]

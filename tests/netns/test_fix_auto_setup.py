@@ -303,6 +303,18 @@ def test_a_receipt_cut_off_mid_write_makes_the_guard_fail_closed(fleet):
     assert f"{p} does not parse" in summary
 
 
+def test_a_failed_run_whose_receipt_holds_nan_blocks_a_second_run(fleet):
+    """A failed run's receipt with ``started_epoch: NaN`` (json reads it; no comparison with it
+    holds): auto-setup does not run again, and says why."""
+    body = '{"started_epoch": NaN, "outcome": "failed", "hosts": {}}'
+    p = _receipt(fleet, "auto-setup-20261201T000000-nan000.json", body)
+    r = fleet.fix("ok", "--yes")
+    assert r.rc == 1 and fleet.runs() == 0, r.outcome()
+    summary = r.results("MD703")[0]["summary"]
+    assert "cannot tell whether auto-setup ran on this boot" in summary
+    assert f"{p} holds a number that is not finite (started_epoch: nan)" in summary
+
+
 def test_a_fifo_among_the_receipts_is_refused_at_once_not_opened(fleet):
     d = fleet.state / "receipts"
     d.mkdir(parents=True, mode=0o700)

@@ -137,3 +137,96 @@ def test_crash_reports_and_logs_fetched_from_every_host(tmp_path):
             "triage", "--hostfile", str(hf), str(node / "rank.log"), "--json", env=env, timeout=120
         )
         assert r.rc == 3 and r.doc["verdict"] == "unknown"
+
+
+def _fifo_bed(bed):
+    """Every host's view of ``node`` holds a FIFO ``rank.fifo`` nobody writes to; this
+    machine's ``node`` is empty, so triage reads the file over ssh on each host."""
+    node = bed.dir / "node"
+    node.mkdir()
+    for h in bed.hosts:
+        own = bed.dir / f"{h}-view"
+        own.mkdir()
+        os.mkfifo(own / "rank.fifo")
+        _give_view(bed, h, own, node)
+    hf = bed.dir / "hosts.json"
+    hf.write_text(json.dumps([{"ssh": h, "ips": [bed.ips[h]]} for h in bed.hosts]))
+    return hf, node / "rank.fifo"
+
+
+BOUND_S = 60  # generous, and half the 120 s host deadline: an end before it is the signal's
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_ends_triage_of_a_remote_fifo_at_once(sig):
+    """Remote FIFOs that never get a writer: SIGINT or SIGTERM ends triage --hostfile (exit 3,
+    the interrupt reported) instead of waiting for the host deadline; the host's ssh master
+    holding the reader's stderr pipe does not keep it waiting."""
+    import signal
+    import sys
+    import time
+
+    import psutil
+
+    with netns.TestBed(2) as bed:
+        hf, fifo = _fifo_bed(bed)
+        env = dict(os.environ, MESHDOCTOR_SSH_CONFIG=str(bed.ssh_config))
+        p = subprocess.Popen(
+            [sys.executable, "-m", "meshdoctor", "triage", "--hostfile", str(hf), str(fifo)]
+            + ["--json"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + BOUND_S
+            while True:  # both hosts' `cat` are running over ssh
+                kids = [" ".join(c.cmdline()) for c in psutil.Process(p.pid).children()]
+                if sum("rank.fifo" in k for k in kids) == 2:
+                    break
+                assert time.monotonic() < deadline and p.poll() is None, kids
+                time.sleep(0.1)
+            time.sleep(1.0)
+            p.send_signal(getattr(signal, sig))
+            out, err = p.communicate(timeout=BOUND_S)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        assert p.returncode == 3, err.decode()[-2000:]
+        doc = json.loads(out)
+        assert doc["verdict"] == "unknown", doc
+
+
+def test_a_remote_fifo_is_cut_at_the_host_deadline():
+    """The same FIFOs read with a 3 s host deadline: each read is cut there and said, the
+    verdict comes back (never a wait for the ssh master's copy of the reader's stderr)."""
+    import sys
+
+    code = (
+        "import sys\n"
+        "from meshdoctor.triage import collect\n"
+        "col = collect.Collected()\n"
+        "collect.fetch_hosts(['h0', 'h1'], [sys.argv[1]], None, 60.0, col, budget_s=3.0)\n"
+        "print('\\n'.join(w for i in col.inputs for w in i.warnings))\n"
+    )
+    with netns.TestBed(2) as bed:
+        hf, fifo = _fifo_bed(bed)
+        env = dict(os.environ, MESHDOCTOR_SSH_CONFIG=str(bed.ssh_config))
+        p = subprocess.Popen(
+            [sys.executable, "-c", code, str(fifo)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            out, err = p.communicate(timeout=BOUND_S)
+        finally:
+            if p.poll() is None:
+                os.killpg(p.pid, 9)
+                p.wait()
+        assert p.returncode == 0, err[-2000:]
+        assert out.count("read cut off at the host's deadline") == 2, out + err

@@ -1,11 +1,14 @@
-"""contrib/slurm: the scripts pass shellcheck (bash -n where it is not installed); the
-HealthCheckProgram drains and resumes the real bed's node, also when slurmd itself runs it; the
-Prolog refuses a node with a leftover rank; the Epilog writes the triage JSON beside a failed
-job's output."""
+"""contrib/slurm: the scripts pass shellcheck with its optional checks (every variable quoted;
+bash -n where it is not installed); the HealthCheckProgram drains and resumes the real bed's
+node, also when slurmd itself runs it; the Prolog refuses a node with a leftover rank; the Epilog
+writes the triage JSON beside a failed job's output, also in a folder whose name has a space,
+and for a root job in a shared folder it replaces links another user planted there, never
+writing through them."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -29,7 +32,7 @@ MESHDOCTOR = f"{shlex.quote(sys.executable)} -m meshdoctor"
 def test_script_lints(name):
     path = CONTRIB / name
     tool = shutil.which("shellcheck")
-    argv = [tool, "--shell=bash", str(path)] if tool else ["bash", "-n", str(path)]
+    argv = [tool, "--shell=bash", "--enable=all", str(path)] if tool else ["bash", "-n", str(path)]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr
 
@@ -138,3 +141,68 @@ def test_epilog_writes_triage_beside_the_job(tmp_path):
         doc = json.loads(triage.read_text())
         assert doc["command"] == "triage" and doc["verdict"] == "no-go", doc
         assert any(r["status"] == "fail" for r in doc["results"]), doc  # the ring's refusal
+
+
+def submit_held(bed, out: Path, wrap: str) -> str:
+    """A batch job writing to ``out``, held: its id is known before it runs."""
+    p = bed.sh("sbatch", "--parsable", "--hold", "-o", str(out), "--wrap", wrap)
+    assert p.returncode == 0, p.stderr + bed.logs()
+    return p.stdout.strip().split(";")[0]
+
+
+def wait_until_done(bed, job: str) -> None:
+    """Until slurmd has run the job's Epilog (the job leaves COMPLETING)."""
+
+    def done() -> bool:
+        info = bed.sh("scontrol", "show", "job", job).stdout
+        state = info.split("JobState=", 1)[-1].split()[0] if "JobState=" in info else ""
+        return state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL")
+
+    wait_for(done, f"job {job}'s end and Epilog", bed)
+
+
+FAILING_JOB = "echo 'RuntimeError: [ring] Connection refused'; exit 3"
+
+
+def assert_triage_of_the_failed_job(triage: Path) -> None:
+    assert triage.is_file() and not triage.is_symlink(), sorted(triage.parent.iterdir())
+    doc = json.loads(triage.read_text())
+    assert doc["command"] == "triage" and doc["verdict"] == "no-go", doc
+    assert any(r["status"] == "fail" for r in doc["results"]), doc  # the log was read
+
+
+def test_epilog_of_a_root_job_never_writes_through_a_planted_link(tmp_path):
+    """A root job's output in a shared folder (mode 0777) where another user (nobody) planted
+    links under the names the Epilog writes, the result and its old fixed temporary name, both
+    to a file of root's: root's file is unchanged and the result is a file of its own."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    private = tmp_path / "root-only"
+    private.mkdir(mode=0o700)
+    victims = [private / "a", private / "b"]
+    for v in victims:
+        v.write_text("root's own file\n")
+    with configured_bed("Epilog", "meshdoctor-epilog") as bed:
+        job = submit_held(bed, shared / "job.out", FAILING_JOB)
+        triage = shared / f"meshdoctor-triage-{job}.json"
+        for link, victim in zip((triage, shared / f"{triage.name}.tmp"), victims):
+            link.symlink_to(victim)
+            os.lchown(link, 65534, 65534)  # nobody's link
+        assert bed.sh("scontrol", "release", job).returncode == 0
+        wait_until_done(bed, job)
+        assert [v.read_text() for v in victims] == ["root's own file\n"] * 2
+        assert_triage_of_the_failed_job(triage)
+
+
+def test_epilog_reads_and_writes_in_a_folder_with_a_space(tmp_path):
+    """The job's output folder has a space in its name (and so has the log's name): the triage
+    JSON is in that folder, made from that log, and nothing is written into its parent."""
+    folder = tmp_path / "run 1"
+    folder.mkdir()
+    with configured_bed("Epilog", "meshdoctor-epilog") as bed:
+        job = submit_held(bed, folder / "job %j.out", FAILING_JOB)
+        assert bed.sh("scontrol", "release", job).returncode == 0
+        wait_until_done(bed, job)
+        assert_triage_of_the_failed_job(folder / f"meshdoctor-triage-{job}.json")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["run 1"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from meshdoctor.hostfile.phrases import ranks_phrase
-from meshdoctor.model import FAIL, OK, SKIP, Remediation, Result
+from meshdoctor.model import FAIL, OK, SKIP, WARN, Remediation, Result
 from meshdoctor.probe.codes import result  # a Result titled with its probe code's entry
 from meshdoctor.probe import codes as C
 from meshdoctor.probe.outcome import LaunchOutcome
@@ -135,6 +135,26 @@ def _unconfirmed_result(out: LaunchOutcome, host: str, how: Dict[str, Any]) -> R
         f"rank {r}" + (f" (pid {pids[r]})" if r in pids else " (pid not known)") for r in ranks
     )
     within = how.get("within_s", 0.0)
+    if how.get("ranks_ended"):  # each rank ended on its own: only the search is missing
+        return result(
+            C.LEFTOVER,
+            "probe.leftovers",
+            WARN,
+            f"could not look for leftovers on {host} after the run ({how.get('why')}); "
+            f"{known or 'its ranks'} had ended on their own before the teardown",
+            host=host,
+            evidence={
+                "ranks": ranks,
+                "pids": {str(r): p for r, p in pids.items()},
+                "ssh": how.get("why"),
+                "within_s": within,
+                "ranks_ended": True,
+            },
+            remediation=Remediation(
+                f"Its ranks exited, but nothing looked for processes they may have left on "
+                f"{host}: look there (`{_md301_there(host)}`) once ssh to it works again."
+            ),
+        )
     return result(
         C.LEFTOVER,
         "probe.leftovers",

@@ -110,3 +110,23 @@ def test_a_hard_link_or_a_file_of_another_user_is_not_read(state, shared):
         os.chown(state / "c.json", os.stat(theirs).st_uid, -1)
         with receipts.folder() as d, pytest.raises(receipts.StateFileError, match="not by us"):
             receipts.read_file(d, "c.json", 10)
+
+
+@pytest.mark.parametrize(
+    "body,why",
+    [
+        ('{"started_epoch": NaN, "outcome": "failed"}', "not finite (started_epoch: nan)"),
+        ('{"started_epoch": 5.0, "hosts": {"h1": {"boot_time": Infinity}}}', "h1.boot_time: inf"),
+        ('{"started_epoch": 1e999, "outcome": "failed"}', "not finite (started_epoch: inf)"),
+        ('{"started_epoch": "yesterday", "outcome": "failed"}', "started_epoch is not a number"),
+    ],
+)
+def test_a_receipt_that_cannot_be_ordered_or_compared_is_a_problem(state, body, why):
+    """NaN, Infinity (json reads both) or a started_epoch that is no number: a problem,
+    as an unreadable one is (auto-setup fails closed on problems), never silently dropped or
+    sorted anywhere."""
+    receipts.write("auto-setup", {"started_epoch": 1.0, "outcome": "ok"})
+    (state / "receipts" / "auto-setup-20260101T000003-bad000.json").write_text(body)
+    got, problems = receipts.scan("auto-setup")
+    assert [r["outcome"] for r in got] == ["ok"]
+    assert len(problems) == 1 and "bad000.json" in problems[0] and why in problems[0], problems

@@ -96,4 +96,21 @@ def test_no_field_of_a_result_or_an_action_can_forge_a_line():
     action = {"host": forged, "code": "MD701", "step": forged, "outcome": forged}
     render.actions([dict(action, argv=["kill", forged])], out=Console(file=buf, width=200))
     lines = buf.getvalue().splitlines()
-    assert len(lines) == 2 and "kill 'x\\nFAKE" in lines[1], lines
+    assert len(lines) == 2 and "kill $'x\\nFAKE" in lines[1], lines  # pastes as the same word
+
+
+def test_a_command_line_shows_control_characters_and_pastes_as_the_same_words():
+    """shell_line of words holding ESC, BEL, U+202E, DEL, a C1 character, a newline, a tab, a
+    quote and a backslash: the line holds none of them raw, and real bash reads it back as
+    the same words."""
+    import subprocess
+
+    words = ["ssh", "m\x1b]0;t\x07\u202e1", "a\nb\tc\x7f\x85", "it's\\", "plain", "a b"]
+    line = text.shell_line(words)
+    assert line.isprintable(), line
+    p = subprocess.run(
+        ["bash", "-c", f'for w in {line}; do printf "%s\\0" "$w"; done'],
+        capture_output=True,
+        timeout=30,
+    )
+    assert p.stdout.decode().split("\0")[:-1] == words, (line, p.stdout)

@@ -280,3 +280,50 @@ def test_a_host_that_answered_and_never_confirms_is_unconfirmed_not_unreachable(
     assert hosts.calls >= 2
     outcome = [a["outcome"] for a in rep.actions if "rank 1" in a["action"]][0]
     assert outcome.startswith("not confirmed"), rep.actions
+
+
+SPAWN_IGNORING_TERM = (  # ignores SIGTERM, starts a child in a session of its own every 50 ms
+    "import signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "print('up', flush=True)\n"
+    "while True:\n"
+    "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],\n"
+    "                     start_new_session=True)\n"
+    "    time.sleep(0.05)\n"
+)
+
+
+def _carrying(marker: str) -> list:
+    out = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("MESHDOCTOR_PROBE_ID") == marker:
+                out.append(p)
+        except psutil.Error:
+            continue
+    return out
+
+
+def test_children_born_during_the_grace_period_are_killed_with_their_parent(started):
+    """A local rank that ignores SIGTERM and keeps starting children (each in its own session,
+    out of reach of a process-group kill): the ones born during the grace period get SIGKILL
+    with it, and none is reported as a leftover that survived the teardown."""
+    marker = f"md-test-{uuid.uuid4().hex[:8]}"
+    p = started(SPAWN_IGNORING_TERM, marker)
+    try:
+        rep = teardown.stop(
+            [teardown.Target("localhost", p.pid, "rank 0", True, p)],
+            hosts=remote.Hosts(),
+            budget_s=5,
+            marker=marker,
+        )
+        assert p.poll() == -signal.SIGKILL
+        assert rep.found == [] and rep.unkillable == [], rep.found
+        born = [a for a in rep.actions if "started under them during the grace" in a["action"]]
+        assert born and born[0]["outcome"] == "sent", rep.actions
+        deadline = time.monotonic() + 30
+        while _carrying(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _carrying(marker) == []
+    finally:
+        for q in _carrying(marker):
+            q.kill()
