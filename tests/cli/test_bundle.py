@@ -140,7 +140,7 @@ def test_no_planted_secret_reaches_any_file_of_the_bundle(fake_mac, clean_env, t
                     "SSH_PRIVATE=sshpriv-val",
                     "HTTP_AUTH=httpauth-val",
                 ],
-                "hosts": [{"ssh": "localhost", "ips": ["127.0.0.1"]}],
+                "hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}],  # this machine, no ssh
             }
         )
     )

@@ -174,7 +174,9 @@ def assert_triage_of_the_failed_job(triage: Path) -> None:
 def test_epilog_of_a_root_job_never_writes_through_a_planted_link(tmp_path):
     """A root job's output in a shared folder (mode 0777) where another user (nobody) planted
     links under the names the Epilog writes, the result and its old fixed temporary name, both
-    to a file of root's: root's file is unchanged and the result is a file of its own."""
+    to a file of root's: root's files are unchanged, and the links are neither written through
+    nor replaced (a target that is not a regular file of ours is refused: the Epilog logs that
+    nothing was written)."""
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)
@@ -192,7 +194,10 @@ def test_epilog_of_a_root_job_never_writes_through_a_planted_link(tmp_path):
         assert bed.sh("scontrol", "release", job).returncode == 0
         wait_until_done(bed, job)
         assert [v.read_text() for v in victims] == ["root's own file\n"] * 2
-        assert_triage_of_the_failed_job(triage)
+        links = (triage, shared / f"{triage.name}.tmp")
+        assert [os.readlink(p) for p in links] == [str(v) for v in victims]
+        left = sorted(p.name for p in shared.iterdir() if p.name.startswith("meshdoctor-"))
+        assert left == sorted(p.name for p in links), left  # no other file of ours beside them
 
 
 def test_epilog_reads_and_writes_in_a_folder_with_a_space(tmp_path):
