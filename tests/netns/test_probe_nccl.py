@@ -27,8 +27,14 @@ def test_nccl_environment_reaches_remote_ranks(tmp_path):
             )
         )
         wrapper = tmp_path / "python-wrapper"
+        # rank 0 fails at once on this CPU build: it waits (at most 60 s) until rank 1 has
+        # started, so the teardown after its failure never stops rank 1 before its environment
+        # is read (a loaded box starts rank 1's ssh late)
         wrapper.write_text(
-            f'#!/bin/sh\nenv > {tmp_path}/env-$MLX_RANK.txt\nexec {sys.executable} "$@"\n'
+            f"#!/bin/sh\nenv > {tmp_path}/env-$MLX_RANK.txt\n"
+            f'i=0; while [ "$MLX_RANK" = 0 ] && [ ! -s {tmp_path}/env-1.txt ] && [ $i -lt 600 ]; '
+            "do sleep 0.1; i=$((i+1)); done\n"
+            f'exec {sys.executable} "$@"\n'
         )
         wrapper.chmod(0o755)
         env = dict(
