@@ -23,8 +23,7 @@ CLASSES = (
         "offload), create the communicator (and run one collective) before loading the "
         "model, no other process on the GPU (`nvidia-smi`); lower NCCL_BUFFSIZE or "
         "NCCL_MAX_NCHANNELS (NCCL's environment variables)",
-        _S + "src/include/alloc.h, src/include/checks.h, src/include/cudawrap.h; NVIDIA/nccl "
-        "#1235",
+        _S + "src/include/alloc.h, src/include/checks.h, src/include/cudawrap.h; NVIDIA/nccl #1235",
     ),
     fc(
         "nccl.shm-attach",
