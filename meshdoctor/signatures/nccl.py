@@ -298,7 +298,7 @@ SIGNATURES = (
         "nccl.error",
         r"NCCL (?:error|failure) (?:in: )?(?P<file>[^\s:,']+):(?P<line>\d+)(?: '|, )(?P<msg>[^']*?)"
         r"(?:'|, NCCL version (?P<version>[\w.+-]+)|$)",
-        "An NCCL call failed; MLX printed it and exited with status 1 (no Python exception); "
+        "An NCCL call failed: MLX prints it and exits with status 1 (no Python exception); "
         "PyTorch raises it as DistBackendError ('NCCL error in: FILE:LINE, MESSAGE, NCCL "
         "version X').",
         "See the message: 'remote process exited' means another rank failed first.",

@@ -6,6 +6,7 @@ operation and the peers' closed sockets are its consequences. The inputs are the
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Dict, List
 
@@ -152,3 +153,56 @@ def test_a_peer_segment_that_is_not_there_is_an_attach_failure_not_a_small_dev_s
     assert "socket" not in opened["meaning"].split("Here:")[1]
     assert "/dev/shm" in opened["meaning"] and opened["consequence_of"] == f["id"]
     assert all(g["consequence_of"] == f["id"] for g in findings(doc) if g is not f)
+
+
+# https://github.com/NVIDIA/nccl/issues/1267 (two of four nodes: node1 loads nvidia-nccl-cu12
+# 2.20.5, the others 2.19.3; the same NCCL on every machine fixed it)
+NODE1 = """\
+instance-8g-96c-1:2711408:2711408 [0] NCCL INFO Bootstrap : Using ens7:10.128.0.30<0>
+instance-8g-96c-1:2711408:2711408 [0] NCCL INFO cudaDriverVersion 12000
+NCCL version 2.20.5+cuda12.4
+instance-8g-96c-1:2711408:2711590 [0] NCCL INFO NET/Socket : Using [0]ens7:10.128.0.30<0>
+instance-8g-96c-1:2711408:2711590 [0] NCCL INFO Using network Socket
+instance-8g-96c-1:2711408:2711590 [0] NCCL INFO comm 0x5588f6e1c3d0 rank 0 nranks 32 cudaDev 0 nvmlDev 0 busId 30 commId 0x438c8edb9fb0064f - Init START
+[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, internal error - please report this issue to the NCCL developers, NCCL version 2.20.5
+[rank0]: ncclInternalError: Internal check failed.
+[rank0]: Last error:
+[rank0]: ncclSocketInit: connecting to address  with family 0 is neither AF_INET(2) nor AF_INET6(10)
+"""
+NODE3 = """\
+instance-8g-96c-3:2744870:2744870 [0] NCCL INFO Bootstrap : Using ens7:10.128.0.32<0>
+instance-8g-96c-3:2744870:2744870 [0] NCCL INFO cudaDriverVersion 12000
+NCCL version 2.19.3+cuda12.3
+instance-8g-96c-3:2744870:2745046 [0] NCCL INFO NET/IB : No device found.
+instance-8g-96c-3:2744870:2745046 [0] NCCL INFO NET/Socket : Using [0]ens7:10.128.0.32<0>
+instance-8g-96c-3:2744870:2745046 [0] NCCL INFO Using network Socket
+instance-8g-96c-3:2744870:2745046 [0] NCCL INFO comm 0x55f08a1c83d0 rank 16 nranks 32 cudaDev 0 nvmlDev 0 busId 30 commId 0x438c8edb9fb0064f - Init START
+"""
+
+
+def test_ranks_that_run_different_nccl_versions_are_the_first_cause(tmp_path):
+    for files in (
+        {"node1.log": NODE1, "node3.log": NODE3},
+        {"node3.log": NODE3, "node1.log": NODE1},
+    ):
+        doc = triage(tmp_path, files)
+        (f,) = firsts(doc)
+        assert f["code"] == "MD893" and f["role"] == "cause"
+        assert re.search(r"2\.20\.5 in \S*/node1\.log; 2\.19\.3 in \S*/node3\.log", f["meaning"])
+        assert "same NCCL on every host" in f["remedy"]
+        rest = {g["code"]: g for g in findings(doc) if g is not f}
+        # rank 0's internal error and its "family 0" address are what the mismatch caused
+        assert set(rest) == {"MD650", "MD803"}
+        assert all(g["consequence_of"] == f["id"] for g in rest.values())
+        assert "ranks running different NCCL versions" in rest["MD803"]["meaning"]
+    assert "NVIDIA/nccl #1267" in run_cli("explain", "MD893").out
+
+
+def test_one_nccl_version_everywhere_or_two_runs_in_one_log_are_no_mismatch(tmp_path):
+    same = NODE3.replace("instance-8g-96c-3", "instance-8g-96c-2")
+    doc = triage(tmp_path, {"node1.log": NODE1.replace("2.20.5", "2.19.3"), "node2.log": same})
+    assert "MD893" not in [f["code"] for f in findings(doc)]
+    # one log that holds an upgrade (2.19.3 then 2.20.5) beside a log of 2.20.5: not compared
+    (tmp_path / "again").mkdir()
+    doc = triage(tmp_path / "again", {"node1.log": NODE3 + NODE1, "node2.log": NODE1})
+    assert "MD893" not in [f["code"] for f in findings(doc)]
