@@ -5,14 +5,15 @@ Usage::
     python3 tools/extract_sites.py mlx --source SRC --tag v0.32.1 --commit SHA \
         --wheel-dir WHEELS > meshdoctor/signatures/sites/mlx.tsv
     python3 tools/extract_sites.py nccl --source SRC --tag v2.30.7-1 --commit SHA \
-        --wheel-dir WHEELS > meshdoctor/signatures/sites/nccl.tsv
+        --wheel-dir WHEELS [--older v2.26.6-1 SHA SRC2 ...] > meshdoctor/signatures/sites/nccl.tsv
 
 ``SRC`` is a source checkout (``git archive TAG | tar x`` of ml-explore/mlx or NVIDIA/nccl);
 ``WHEELS`` a folder of unpacked wheels (``unzip`` of mlx, mlx-metal, mlx-cpu, mlx-cuda-13
 0.32.4 and nvidia-nccl-cu13 2.32.x): their Python files (``mlx/_distributed_utils``) are read
 as source, and the string literals of their libraries (``libmlx``, ``libjaccl``,
 ``libnccl.so.2``, what ``strings`` prints) add the messages that the source checkout does not
-have (the releases after its tag).
+have (the releases after its tag). For NCCL, ``--older`` checkouts (newest first) add the texts
+of older releases still in the field that differ from the newest's, each with its tag.
 
 Each row: ``component``, ``where`` (``file:line[,line...]`` in the checkout or the wheel, or
 ``library (wheel version)``), ``how`` (how the text reaches the user: the Python exception a
@@ -604,6 +605,11 @@ NCCL_DIRS = (
     "src/misc/ibvwrap.cc",
     "src/misc/cudawrap.cc",
     "src/os/linux.cc",
+    # the macros every file above fails through: CUDA calls and allocations (CUDACHECK's
+    # "Cuda failure '%s'", ncclCudaCalloc's "Failed to CUDA calloc %ld bytes")
+    "src/include/alloc.h",
+    "src/include/checks.h",
+    "src/include/cudawrap.h",
 )
 
 
@@ -624,6 +630,8 @@ def nccl_sites(path: str) -> List[Tuple[int, str, str]]:
         if not args or '"' not in args[0]:
             continue
         fmt = "".join(_unescape(x) for x in re.findall(_STR, args[0]))
+        if not re.search(r"[A-Za-z]{3}", fmt.replace("%s", "")):
+            continue  # a format only (WARN("%s", msg)): its text is made elsewhere
         out.append((text.count("\n", 0, m.start()) + 1, "WARN", _printf(fmt)))
     return out
 
@@ -689,6 +697,28 @@ def nccl_rows(src: str, wheels: str) -> Tuple[List[Row], List[str]]:
     return rows, read
 
 
+def older_rows(rows: Sequence[Row], older: Sequence[Tuple[str, str]]) -> List[Row]:
+    """The rows of older NCCL releases (``(tag, checkout)`` pairs, newest first) whose text no
+    row of ``rows`` (the newest release's) has: their ``where`` is the file and lines in the
+    newest older release that prints it, then that tag in brackets
+    (``src/misc/socket.cc:716 (v2.20.5-1)``). Texts of releases still in the field differ
+    from the newest's (NCCL 2.19 and 2.20 print ``Cuda failure '%s'`` and ``ncclSocketInit:
+    ... with family %d`` from other files than 2.30 does)."""
+    known = {r[3] for r in rows}
+    out: List[Row] = []
+    for tag, src in older:
+        sites = []
+        for rel in _files(src, NCCL_DIRS, (".cc", ".h", ".cu", ".c")):
+            for line, how, pat in nccl_sites(os.path.join(src, rel)):
+                sites.append((_nccl_component(rel), rel, line, how, pat))
+        for comp, where, how, pat in _group(sites):
+            if pat in known:
+                continue
+            known.add(pat)
+            out.append((comp, f"{where} ({tag})", how, pat))
+    return out
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("project", choices=("mlx", "nccl"))
@@ -697,15 +727,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--tag", required=True)
     ap.add_argument("--commit", required=True)
     ap.add_argument("--wheel-dir", required=True, help="a folder of unpacked wheels")
+    ap.add_argument(
+        "--older",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("TAG", "COMMIT", "SRC"),
+        help="(nccl) an older release's checkout whose differing texts are added, newest first",
+    )
     a = ap.parse_args(argv)
     if a.project == "mlx":
         rows, read = mlx_rows(a.source, a.wheel_dir)
         repo = a.repo or "ml-explore/mlx"
     else:
         rows, read = nccl_rows(a.source, a.wheel_dir)
+        rows += older_rows(rows, [(t, src) for t, _, src in a.older])
         repo = a.repo or "NVIDIA/nccl"
     w = sys.stdout
     w.write(f"# source\tgithub.com/{repo} {a.tag} (commit {a.commit})\n")
+    for tag, commit, _ in a.older:
+        w.write(f"# older\tgithub.com/{repo} {tag} (commit {commit})\n")
     for r in read:
         w.write(f"# wheel\t{r}\n")
     w.write("# made by\ttools/extract_sites.py\n")

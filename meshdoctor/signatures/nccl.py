@@ -4,6 +4,7 @@ strings) and CUDA runtime errors. Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Mapping, Optional
 
@@ -124,6 +125,85 @@ def peer_went_away(groups: Mapping[str, str]) -> Optional[str]:
     return CONSEQUENCE if _PEER_WENT_AWAY.search(groups.get("msg", "")) else None
 
 
+def cuda_oom(groups: Mapping[str, str]) -> Optional[str]:
+    """Which allocation NCCL made (group ``bytes``) and on which CUDA device (group ``dev``,
+    the ``[N]`` of NCCL's line prefix), or None when the line names neither."""
+    parts = []
+    if groups.get("bytes"):
+        parts.append(f"NCCL asked for {int(groups['bytes']):,} bytes of GPU memory")
+    if groups.get("dev"):
+        parts.append(f"on CUDA device {groups['dev']} of this process (the [N] NCCL prints)")
+    return " ".join(parts) or None
+
+
+def _ipv4_of_gid(gid: str) -> Optional[ipaddress.IPv4Address]:
+    """The IPv4 address of an IPv4-mapped GID (``::ffff:10.20.5.1``, RoCE v2), else None."""
+    try:
+        addr = ipaddress.IPv6Address(gid)
+    except ValueError:
+        return None
+    return addr.ipv4_mapped
+
+
+def modify_qp(groups: Mapping[str, str]) -> Optional[str]:
+    """What a failed ``ibv_modify_qp`` says by its errno (groups ``errno`` or ``errno_old``)
+    and, for RoCE v2, whether this NIC's GID (``lgid``) and the peer's (``rgid``) lie in
+    different /24 subnets: the rails of a rail-optimised fabric (NVIDIA/nccl #2013), or None."""
+    errno = groups.get("errno") or groups.get("errno_old") or ""
+    step = f" ({groups['curr']} -> {groups['next']})" if groups.get("curr") else ""
+    local, remote = _ipv4_of_gid(groups.get("lgid", "")), _ipv4_of_gid(groups.get("rgid", ""))
+    parts = []
+    if errno == "110":
+        parts.append(
+            f"the queue pair's move{step} timed out (ETIMEDOUT): the NIC got no answer "
+            "resolving the peer's GID to a route, so the two NICs cannot reach each other"
+        )
+    elif errno == "22":
+        parts.append(
+            f"the device refused the queue pair's attributes{step} (EINVAL): a GID index that "
+            "is not valid for this port (NCCL_IB_GID_INDEX) or a peer GID of another RoCE "
+            "version"
+        )
+    if local is not None and remote is not None:
+        lnet = ipaddress.ip_network(f"{local}/24", strict=False)
+        if remote not in lnet:
+            parts.append(
+                f"this NIC ({groups.get('dev', '?')}, {local}) and the peer's ({remote}) are in "
+                "different subnets: on a rail-optimised fabric, where only NICs of one rail "
+                "reach each other, NCCL paired NICs of different rails (NCCL_CROSS_NIC=0 "
+                "keeps each ring and tree on one rail)"
+            )
+    return "; ".join(parts) or None
+
+
+def shm_attach(groups: Mapping[str, str]) -> Optional[str]:
+    """What a failed attach to a peer's shared-memory segment says by its error text (group
+    ``err``) or number (``errno``), or None."""
+    err, errno = groups.get("err", "").lower(), groups.get("errno", "")
+    seg = groups.get("seg") or "the segment"
+    if errno == "2" or "no such file" in err:
+        return (
+            f"{seg} does not exist for this process (ENOENT): the local peer that created it "
+            "is in another /dev/shm (another container, pod or IPC namespace) or died and "
+            "removed it"
+        )
+    if errno == "13" or "permission" in err:
+        return (
+            f"{seg} belongs to another user (EACCES): the ranks of the host run as different users"
+        )
+    return None
+
+
+def address_family(groups: Mapping[str, str]) -> Optional[str]:
+    """What the address family of ``ncclSocketInit``'s complaint (group ``family``) says."""
+    if groups.get("family") == "0":
+        return (
+            "family 0 is an empty address (all zeros): the peer's address NCCL received "
+            "through the bootstrap was not filled in"
+        )
+    return f"family {groups.get('family')} is not an address family: a corrupted address"
+
+
 SIGNATURES = (
     signature(
         "MD647",
@@ -216,8 +296,11 @@ SIGNATURES = (
     signature(
         "MD650",
         "nccl.error",
-        r"NCCL (?:error|failure) (?P<file>[^\s:]+):(?P<line>\d+) '(?P<msg>[^']*)'",
-        "An NCCL call failed; MLX printed it and exited with status 1 (no Python exception).",
+        r"NCCL (?:error|failure) (?:in: )?(?P<file>[^\s:,']+):(?P<line>\d+)(?: '|, )(?P<msg>[^']*?)"
+        r"(?:'|, NCCL version (?P<version>[\w.+-]+)|$)",
+        "An NCCL call failed: MLX prints it and exits with status 1 (no Python exception); "
+        "PyTorch raises it as DistBackendError ('NCCL error in: FILE:LINE, MESSAGE, NCCL "
+        "version X').",
         "See the message: 'remote process exited' means another rank failed first.",
         "MLX nccl backend; NCCL ncclGetErrorString",
         causes=[
@@ -243,6 +326,10 @@ SIGNATURES = (
             # nccl-tests common.h NCCLCHECK (NVIDIA/nccl-tests #166)
             "node1: Test NCCL failure common.cu:1279 'internal error - please report this "
             "issue to the NCCL developers / '",
+            # PyTorch's ProcessGroupNCCL (NVIDIA/nccl #1235, #1267)
+            "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/"
+            "distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please report this "
+            "issue to the NCCL developers, NCCL version 2.19.3",
         ),
         refine=nccl_message,
         role_of=peer_went_away,
@@ -323,6 +410,7 @@ SIGNATURES = (
         "Rerun with NCCL_DEBUG=WARN to see the call; in containers give /dev/shm room "
         "(docker --shm-size, or --ipc=host); check ulimit -n and -l.",
         "NCCL ncclSystemError",
+        role=EITHER,  # the summary of a failure the WARN lines before it explain
         examples=(
             "NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run "
             "with NCCL_DEBUG=INFO for details)'",
@@ -337,6 +425,7 @@ SIGNATURES = (
         "Run `meshdoctor check` on that host (GPU compute mode, memory held, health); rerun "
         "with NCCL_DEBUG=WARN to see the CUDA error.",
         "NCCL ncclUnhandledCudaError",
+        role=EITHER,  # the summary of a failure the WARN lines before it explain
         examples=(
             "NCCL error /mlx/distributed/nccl/nccl.cpp:240 'unhandled cuda error (run with "
             "NCCL_DEBUG=INFO for details)'",
@@ -440,6 +529,147 @@ SIGNATURES = (
         examples=(
             "RuntimeError: [nccl] Send not supported in NCCL backend.",
             "RuntimeError: [nccl] Recv not supported in NCCL backend.",
+        ),
+    ),
+    signature(
+        "MD800",
+        "nccl.cuda-oom",
+        r"(?:\[(?P<dev>\d+)\] (?:[\w/.-]+:\d+ )?NCCL WARN )?(?:Cuda failure (?:\d+ )?'out of "
+        r"memory'|Failed to CUDA (?:calloc(?: async)?|malloc|host alloc) (?P<bytes>\d+) bytes)",
+        "A CUDA allocation inside NCCL failed for lack of GPU memory. NCCL allocates its "
+        "buffers (per peer and channel, NCCL_BUFFSIZE each) when the communicator is set up "
+        "and when a peer first connects (the proxy's Setup), so a GPU the job's model already "
+        "fills leaves it no room; the proxy's 'Failed to execute operation Setup' and the "
+        "peers' closed sockets and internal errors that follow are its consequences.",
+        "Leave GPU memory for NCCL on that GPU: a smaller per-GPU model or batch (more "
+        "sharding or offload), create the process group and run one collective before "
+        "loading the model, no other process on the GPU (`nvidia-smi`); then lower "
+        "NCCL_BUFFSIZE or NCCL_MAX_NCHANNELS (NCCL's environment variables).",
+        "NCCL v2.30.7 src/include/alloc.h (ncclCudaCalloc), src/include/checks.h (CUDACHECK); "
+        "NCCL environment variables (NCCL_BUFFSIZE); NVIDIA/nccl #1235",
+        check="MD112",
+        causes=[
+            (
+                "the job's model, optimizer state and activations fill the GPU",
+                "only with the larger model; nvidia-smi at the limit during the job",
+            ),
+            ("another process holds memory on the GPU", "nvidia-smi lists it"),
+        ],
+        refine=cuda_oom,
+        examples=(
+            "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of "
+            "memory'",
+            "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc "
+            "6291456 bytes",
+            # NCCL 2.19+ src/include/cudawrap.h (CUCHECK) and PyTorch's "Last error:" line
+            "NCCL WARN Cuda failure 2 'out of memory'",
+            "[rank3]: Failed to CUDA calloc async 6291456 bytes",
+        ),
+    ),
+    signature(
+        "MD801",
+        "nccl.ib-modify-qp",
+        r"Call to ibv_modify_qp failed with (?:error (?P<err_old>[^,\n]*?) errno "
+        r"(?P<errno_old>\d+)|(?P<errno>\d+) (?P<err>[^,]*), on dev (?P<dev>[^,\s]+), curr "
+        r"state (?P<curr>\w+), next state (?P<next>\w+)(?:, local GID index (?P<gidx>\d+), "
+        r"local GID (?P<lgid>[^,\s]+), remote GID (?P<rgid>[^,\s]+))?)",
+        "NCCL could not move a queue pair of its InfiniBand/RoCE connection to a peer to its "
+        "next state (INIT -> RTR, ready to receive, is where RoCE resolves the peer's GID to "
+        "a route; RTR -> RTS then sends). The line names this NIC, its GID and the peer's: "
+        "errno 110 (timed out) is two NICs that cannot reach each other, on a rail-optimised "
+        "fabric NICs of different rails (different subnets); errno 22 a GID index or "
+        "attribute the port refuses.",
+        "On a rail-optimised fabric keep each ring and tree on one rail: NCCL_CROSS_NIC=0 "
+        "(NCCL's environment variables), or route between the rails' subnets; check that "
+        "the two NICs reach each other (`ibv_rc_pingpong -d DEV -g GIDX` on both, "
+        "the peer's address as the client's argument). For errno 22 set NCCL_IB_GID_INDEX to the port's "
+        "RoCE v2 IPv4 GID (`show_gids`). A reporter of NVIDIA/nccl #2013 saw the cross-rail "
+        "timeout go with NCCL 2.29.",
+        "NCCL v2.30.7 src/misc/ibvwrap.cc (wrap_ibv_modify_qp, ibvModifyQpLog), v2.21.5 "
+        "(IBV_INT_CHECK_RET_ERRNO); NCCL environment variables (NCCL_CROSS_NIC); "
+        "NVIDIA/nccl #2013",
+        causes=[
+            (
+                "NICs of different rails paired on a rail-optimised fabric",
+                "errno 110, local and remote GIDs in different subnets; ring all-reduce "
+                "works, other patterns (gather, all-to-all) fail",
+            ),
+            (
+                "no route or neighbour between the two NICs",
+                "errno 110, `ibv_rc_pingpong` between them fails",
+            ),
+            ("a GID index the port does not have", "errno 22; `show_gids`"),
+        ],
+        refine=modify_qp,
+        examples=(
+            "[2026-03-13 22:26:02] host-01:118842:119061 [5] ibvwrap.c:262 NCCL WARN Call to "
+            "ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_5:1, curr state "
+            "INIT, next state RTR, local GID index 3, local GID ::ffff:10.20.5.1, remote GID "
+            "::ffff:10.20.2.7",
+            # NCCL 2.18-2.21 src/misc/ibvwrap.cc IBV_INT_CHECK_RET_ERRNO
+            "node1:1:2 [0] NCCL WARN Call to ibv_modify_qp failed with error Connection timed "
+            "out errno 110",
+        ),
+    ),
+    signature(
+        "MD802",
+        "nccl.shm-attach",
+        r"Error while attaching to shared memory segment (?P<seg>\S+)(?: \(size \d+\))?(?:, "
+        r"error: (?P<err>[^(\n]*?)(?: \((?P<errno>\d+)\))?)?\s*$",
+        "A rank could not open a shared-memory segment (/dev/shm/nccl-*) that a local peer "
+        "rank created for their intra-host (SHM) transport: attaching failed, not creating. "
+        "ENOENT (No such file or directory) means the segment is not there for this process: "
+        "the ranks of the host do not share one /dev/shm (separate containers, pods or IPC "
+        "namespaces), or the peer died and removed it. A '/dev/shm too small' failure happens "
+        "when creating a segment instead.",
+        "Run the ranks of a host in one container or pod, or share the IPC namespace and "
+        "/dev/shm (docker --ipc=host); read whether a local peer rank died first; "
+        "NCCL_SHM_DISABLE=1 avoids the SHM transport. NVIDIA/nccl #1589's reporter went back "
+        "to NCCL 2.21.5.",
+        "NCCL v2.30.7 src/os/linux.cc, v2.21.5 src/misc/shmutils.cc ('Error while %s shared "
+        "memory segment'); NCCL troubleshooting (shared memory); NVIDIA/nccl #1589",
+        causes=[
+            (
+                "the host's ranks do not share /dev/shm (containers, pods, IPC namespaces)",
+                "ENOENT; the ranks run in different containers",
+            ),
+            ("the local peer that made the segment died first", "its log ends earlier"),
+            ("the ranks run as different users", "EACCES (13)"),
+        ],
+        refine=shm_attach,
+        examples=(
+            "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to "
+            "shared memory segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file "
+            "or directory (2)",
+            "[rank0]: Error while attaching to shared memory segment /dev/shm/nccl-glnlGK "
+            "(size 14156128), error: No such file or directory (2)",
+        ),
+    ),
+    signature(
+        "MD803",
+        "nccl.address-family",
+        r"connecting to address\s+(?:(?P<addr>\S+)\s+)?with family (?P<family>\d+) is neither "
+        r"AF_INET",
+        "NCCL was handed a peer address it cannot connect to (ncclSocketInit). The address "
+        "came from another rank through the bootstrap; an empty one (family 0) means the "
+        "ranks did not understand each other's bootstrap messages: most often ranks running "
+        "different NCCL versions (NVIDIA/nccl #1267: 2.20.5 on one node, 2.19.3 on the "
+        "others), else a peer that failed before sending its address.",
+        "Install the same NCCL (and the same PyTorch or MLX build) on every host: compare "
+        "the 'NCCL version' line each rank prints (NCCL_DEBUG=INFO); then read the other "
+        "ranks' logs for an earlier failure.",
+        "NCCL v2.30.7 src/misc/socket.cc (ncclSocketInit); NVIDIA/nccl #1267",
+        role=EITHER,
+        causes=[
+            ("different NCCL versions on the hosts", "the 'NCCL version' lines differ"),
+            ("a peer that failed before it sent its address", "an earlier error in its log"),
+        ],
+        refine=address_family,
+        examples=(
+            "[rank0]: ncclSocketInit: connecting to address  with family 0 is neither "
+            "AF_INET(2) nor AF_INET6(10)",
+            "node1:1:2 [0] misc/socket.cc:716 NCCL WARN ncclSocketInit: connecting to address "
+            "with family 0 is neither AF_INET(2) nor AF_INET6(10)",
         ),
     ),
 )

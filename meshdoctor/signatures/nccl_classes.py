@@ -12,6 +12,42 @@ _S = "NCCL v2.30.7 "
 
 CLASSES = (
     fc(
+        "nccl.cuda-oom",
+        r"Cuda failure (?:\d+ )?'out of memory'|Failed to CUDA (?:calloc|malloc|host alloc)|"
+        r"CUDA_ERROR_OUT_OF_MEMORY",
+        "a CUDA allocation inside NCCL failed: the GPU is out of memory (NCCL's buffers, "
+        "allocated at communicator init and on a peer's first connection, found no room)",
+        "the job's own tensors (model, optimizer state, activations) or another process "
+        "hold the GPU's memory, leaving no headroom for NCCL's buffers",
+        "leave GPU memory for NCCL: a smaller per-GPU model or batch (more sharding or "
+        "offload), create the communicator (and run one collective) before loading the "
+        "model, no other process on the GPU (`nvidia-smi`); lower NCCL_BUFFSIZE or "
+        "NCCL_MAX_NCHANNELS (NCCL's environment variables)",
+        _S + "src/include/alloc.h, src/include/checks.h, src/include/cudawrap.h; NVIDIA/nccl #1235",
+    ),
+    fc(
+        "nccl.shm-attach",
+        r"Error while attaching to shared memory segment|Call to open failed: ?No such file",
+        "NCCL could not open a shared-memory segment that a local peer rank created "
+        "(/dev/shm/nccl-*: attaching, not creating)",
+        "the ranks of one host do not share /dev/shm (separate containers or IPC "
+        "namespaces), or the peer that created the segment died and removed it",
+        "run the ranks of a host in one container or with a shared IPC namespace (docker "
+        "--ipc=host, one pod), read whether the local peer died first; or set "
+        "NCCL_SHM_DISABLE=1 to use another transport",
+        _S + "src/os/linux.cc, src/misc/shmutils.cc (2.19-2.28); NVIDIA/nccl #1589",
+    ),
+    fc(
+        "nccl.file-call",
+        r"Call to open failed",
+        "opening a file NCCL needs failed (a /dev/shm segment, a /proc or sysfs file)",
+        "the file is missing (ENOENT: a peer's /dev/shm segment not visible here, sysfs not "
+        "mounted) or not allowed (EACCES)",
+        "read the errno text and the WARN after it (it names the file); for /dev/shm run the "
+        "ranks of a host with a shared /dev/shm (docker --ipc=host)",
+        "NCCL 2.32.3 libnccl.so.2 (nvidia-nccl-cu13 wheel); NCCL v2.21.5 src/misc/shmutils.cc",
+    ),
+    fc(
         "nccl.shm",
         r"shared memory|/dev/shm|posix_fallocate|Could not map \S+ size|failed to extend|shm (?:close|unlink)",
         "NCCL could not create, size or map a shared-memory segment in /dev/shm",
@@ -22,7 +58,8 @@ CLASSES = (
     ),
     fc(
         "nccl.reg-mr",
-        r"ibv_reg_mr|reg_mr|reg_dmabuf_mr|could not find mr|Cannot allocate memory",
+        r"ibv_reg_mr|reg_mr|reg_dmabuf_mr|could not find mr|Cannot allocate memory|register "
+        r"fails",
         "registering memory with the RDMA device failed",
         "the locked-memory limit (ENOMEM under a small `ulimit -l`), then the kernel's or "
         "driver's memory registration (peer memory for GPU buffers)",
@@ -33,7 +70,7 @@ CLASSES = (
     fc(
         "nccl.mismatch",
         r"[Mm]essage truncated|Mismatched response size|mismatch in info from procs|magic "
-        r"mismatch|posted incorrect receive info",
+        r"mismatch|posted incorrect receive info|mismatch in rank count|collective mismatch",
         "a peer sent a message of another size than this rank expected",
         "ranks calling collectives of different sizes or in a different order, or NCCL "
         "settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) that differ across ranks",
@@ -44,7 +81,8 @@ CLASSES = (
     fc(
         "nccl.version-mismatch",
         r"Mismatched NCCL version|mixed local (?:Coll)?Net device counts|netName \S+ is "
-        r"different|incompatible",
+        r"different|incompatible|wrong magic|wrong type|different number of devices|Can't merge "
+        r"net devices|merge multiple devices",
         "the ranks do not agree on NCCL's version or their network devices",
         "different NCCL builds on the hosts, or hosts with different NIC counts or link types",
         "install the same NCCL on every host; select NICs of one link type (NCCL_IB_HCA) or "
@@ -55,7 +93,8 @@ CLASSES = (
         "nccl.no-interface",
         r"no socket interface found|No usable listening interface|no (?:device|interface) "
         r"found|No IP interface found|NCCL_OOB_NET_IFNAME|No valid \S+ pair found|getting "
-        r"address info|unsupported IP family|neither AF_INET|Invalid NCCL_COMM_ID",
+        r"address info|unsupported IP family|neither AF_INET|Invalid NCCL_COMM_ID|No interface "
+        r"found|is invalid for family",
         "NCCL found no usable network interface or address",
         "NCCL_SOCKET_IFNAME (or NCCL_OOB_NET_IFNAME) names an interface this host lacks, or "
         "none is up with an address; NCCL_COMM_ID malformed",
@@ -65,7 +104,7 @@ CLASSES = (
     fc(
         "nccl.connect",
         r"connect to \S+ (?:returned|failed)|exceeded (?:error )?retr|PollConnect|Accept "
-        r"failed|TryAccept",
+        r"failed|TryAccept|Connect to \S+ failed|exceeded timeouts",
         "NCCL could not connect to (or accept) a peer's socket",
         "the peer is not listening (it died or has not started), a firewall drops the port, "
         "or the address is on the wrong interface",
@@ -74,8 +113,8 @@ CLASSES = (
     ),
     fc(
         "nccl.socket-call",
-        r"Call to (?:accept|bind|close|getifaddrs|getsockopt|listen|open|read|setsockopt[\w ]*|"
-        r"shutdown|socket|write) failed:",
+        r"Call to (?:accept|bind|close|getifaddrs|getsockopt|listen|read|setsockopt[\w ]*|"
+        r"shutdown|socket|write) failed:|file descriptor is -1|Socket creation failed",
         "a socket system call NCCL made failed (the text after it is the errno's)",
         "too many open files (EMFILE: `ulimit -n`), a port in use (bind: EADDRINUSE), or an "
         "interface that went away",
@@ -84,9 +123,9 @@ CLASSES = (
     ),
     fc(
         "nccl.peer-lost",
-        r"Call to \S+ \S+ failed :|socket progress error|Socket recv failed while polling|"
+        r"Call to \S+ (?:from |to )?\S+ failed :|socket progress error|Socket recv failed while polling|"
         r"Could not receive type from localRank|Connection closed|asynchronous (?:bootstrap )?"
-        r"send (?:to peer \d+ )?failed|call to tpRank \d+.* failed",
+        r"send (?:to peer \d+ )?failed|call to (?:tpRank|rank|top parent rank) \d+.* failed",
         "a socket to a peer failed mid-transfer",
         "the peer rank died or its host or link went away",
         "find the rank that failed first; if none died, check the link between the hosts",
@@ -98,6 +137,7 @@ CLASSES = (
         r"failed|Fatal error\. Detected|The error is fatal|encountered a fatal error|GID table "
         r"changed|async event|unknown event type|stale CQE|functional device|(?:ECE|Init|RTR|"
         r"RTS|Reset) failed \(\d+\) for QP|Flush QP|port-recovery|Resiliency QPs|GID change|"
+        r"async error event|"
         r"GID-change",
         "the InfiniBand/RoCE device reported a failed work request or a fatal event",
         "a link, cable or switch port fault (port down, retry exceeded), RoCE without a "
@@ -122,7 +162,9 @@ CLASSES = (
     fc(
         "nccl.cuda-driver",
         r"CUDA Driver version|PFN functions|Retrieve \S+ .*failed|Failed to set CUDA device|"
-        r"cudaIpcGetMemHandle|failed to peer with device|libnvidia-ml",
+        r"cudaIpcGetMemHandle|failed to peer with device|libnvidia-ml|Cuda failure|Failed to "
+        r"(?:find|load) CUDA|cuDriverGetVersion failed|CUMEM(?: Host)? is not supported|"
+        r"not supported prior to CUDA|CUDA context|thread context",
         "a CUDA driver call NCCL needs failed",
         "a driver older than the CUDA runtime, a GPU not visible to the process, or peer "
         "access refused between GPUs",
@@ -141,12 +183,23 @@ CLASSES = (
         _S + "src/init.cc, src/transport/p2p.cc",
     ),
     fc(
+        "nccl.feature-off",
+        r"CollNet currently|MNNVL is not supported|CC On|sharp resources|cap it to|Limiting "
+        r"value|set both to|set it to 0|is being ignored|NCCL_IB_MERGE_NICS",
+        "NCCL turned a feature off or capped a setting it cannot use here (a warning: the job "
+        "goes on)",
+        "the system lacks the feature (CollNet/SHARP, MNNVL, confidential computing) or an "
+        "NCCL_* setting asks for more than NCCL allows",
+        "nothing, unless the job fails after it; unset or correct the NCCL_* setting it names",
+        _S + "src/init.cc, src/transport/net_ib (2.21-2.26)",
+    ),
+    fc(
         "nccl.usage",
         r"Invalid config|Invalig config|ncclConfig_t|improper usage|Invalid rank requested|"
         r"Invalid device|invalid device count|exceeds ndev|should not be called when|"
         r"ncclCommGrow|before the previous operation returned|already been destroyed|"
         r"CTA_POLICY|graphStreamOrdering|NCCL_WORK_FIFO_BYTES|NCCL_SOCKET_NTHREADS|"
-        r"NCCL_NSOCKS_PERTHREAD|SHM locality|Resiliency is enabled",
+        r"NCCL_NSOCKS_PERTHREAD|SHM locality|Resiliency is enabled|Invalid handle",
         "NCCL was called or configured in a way it does not accept (ncclInvalidUsage)",
         "an NCCL_* setting out of range, or the program's use of the API (rank or device "
         "numbers, a communicator used after an error or after it was destroyed)",
@@ -166,7 +219,7 @@ CLASSES = (
     fc(
         "nccl.resources",
         r"unable to allocate|Failed to allocate|Too many connections|Not enough space|Cannot "
-        r"allocate any more",
+        r"allocate any more|Failed to malloc|Allocation failed|Thread creation failed",
         "NCCL ran out of host resources (memory, connections)",
         "host memory exhausted, or too many ranks or connections for the limits",
         "free host memory; raise `ulimit -n`; lower NCCL_NSOCKS_PERTHREAD / NCCL_SOCKET_NTHREADS",
@@ -195,7 +248,8 @@ CLASSES = (
         r"NULL request|ncclNetSocketListen|events=|Rma Proxy|incomplete proxy op|"
         r"replacement QP|Cannot replace QP|NET/IB: Invalid |Failed QP index|duplicate socket "
         r"index|ncclSocketStateError|Can't make virtual|unable to allocate|could not retreive|"
-        r"resiliency send request",
+        r"resiliency send request|peers\[\d+\]\.sock|neither send or recv|req->type|Cannot "
+        r"store sizes",
         "an internal consistency check of NCCL failed (ncclInternalError)",
         "usually the echo of an earlier failure (a closed socket, an aborted communicator); "
         "alone, an NCCL defect",

@@ -253,6 +253,10 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "maximum allowed buffer",
     "hostfile is malformed",
     "Cannot initialize",  # MLX's strict mpi init: "Cannot initialize MPI" (mlx #1964)
+    # NCCL texts PyTorch prints bare after "Last error:" (NVIDIA/nccl #1267, #1235):
+    # ncclSocketInit's "... with family 0 is neither AF_INET(2) ...", CUDACHECK's "Cuda failure"
+    "AF_INET",
+    "Cuda failure",
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes

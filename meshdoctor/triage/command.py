@@ -12,6 +12,7 @@ from typing import BinaryIO, Optional, Sequence
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
 from meshdoctor.triage import alone, collect, hung, mismatch, pasted, silent, timeline, unheard
+from meshdoctor.triage import versions
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
@@ -98,4 +99,5 @@ def run(
     col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
     col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
     col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
+    col.findings.extend(versions.readings(col.inputs, col.findings))  # MD893
     return build(col, verdict)

@@ -111,3 +111,17 @@ def test_a_full_dev_shm_is_named_from_the_lines_of_nvidia_nccl_290():
     (m,) = classify(text)
     assert m.code == "MD653" and "/dev/shm" in m.meaning and "NCCL_SHM_DISABLE=1" in m.meaning
     assert m.signature.failure_class(m.groups).name == "nccl.shm"
+
+
+def test_the_nccl_table_holds_the_texts_of_older_releases_with_their_tag():
+    """Releases still in the field print texts v2.30.7 does not (tools/extract_sites.py
+    --older): each such row names its tag, and the provenance lists every tag read."""
+    rows, prov = _rows("nccl.tsv")
+    older = [v for k, v in prov if k == "older"]
+    assert len(older) >= 6 and all(re.search(r"commit [0-9a-f]{40}", v) for v in older)
+    tagged = [r for r in rows if re.search(r"\(v2\.\d+\.\d+-\d\)$", r.where)]
+    assert tagged
+    # NCCL 2.21.5's shmutils.cc and the allocation macros every release prints through
+    texts = {r.pattern: r.where for r in rows}
+    assert "(v2.21.5-1)" in texts["Error while {s} shared memory segment {s} (size {d})"]
+    assert texts["Failed to CUDA calloc {d} bytes"].startswith("src/include/alloc.h:")

@@ -46,7 +46,7 @@ def roles(text: str):
             "NCCL error /mlx/distributed/nccl/nccl.cpp:182 'unhandled system error (run "
             "with NCCL_DEBUG=INFO for details)'",
             "MD681",
-            CAUSE,
+            EITHER,  # a summary: the WARN before it that says why is the cause (NVIDIA/nccl #2013)
         ),
         (
             "node2:1234:1300 [1] NCCL WARN socketProgressOpt: Call to recv from "

@@ -176,6 +176,28 @@ LINES = [
         "status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 hca mlx5_0",
         "MD685",
     ),
+    # NCCL WARN texts of 2.19-2.27 as the public reports print them (NVIDIA/nccl #1235, #2013,
+    # #1589, #1267)
+    (
+        "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+        "MD800",
+    ),
+    (
+        "host-01:118842:119061 [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 "
+        "Connection timed out, on dev mlx5_5:1, curr state INIT, next state RTR, local GID index "
+        "3, local GID ::ffff:10.20.5.1, remote GID ::ffff:10.20.2.7",
+        "MD801",
+    ),
+    (
+        "g148:14937:69361 [0] misc/shmutils.cc:129 NCCL WARN Error while attaching to shared "
+        "memory segment /dev/shm/nccl-glnlGK (size 14156128), error: No such file or directory (2)",
+        "MD802",
+    ),
+    (
+        "[rank0]: ncclSocketInit: connecting to address  with family 0 is neither AF_INET(2) nor "
+        "AF_INET6(10)",
+        "MD803",
+    ),
     ("std::runtime_error: [Fence::wait] Timed out", "MD678"),
     ("  mlx::core::Fence::wait(mlx::core::Stream, mlx::core::array const&)::$_2", "MD692"),
     ("zsh: killed     python train.py", "MD695"),
