@@ -30,6 +30,8 @@ SEVERITIES = (INFO, WARNING, CRITICAL)
 
 EXIT_GO, EXIT_NOGO, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
 
+MESH = "mesh"  # the host a result about the whole mesh (not one of its hosts) is tagged with
+
 _DEFAULT_SEVERITY = {OK: INFO, SKIP: INFO, WARN: WARNING, FAIL: CRITICAL, ERROR: CRITICAL}
 
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import ok, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
+from meshdoctor.model import CRITICAL, FAIL, WARN, Result
 
 CODE = "MD411"
 
@@ -73,12 +74,28 @@ def run(view: FleetView):
     )
 
 
+def probe_gate(r: Result) -> bool:
+    """Before ``probe --hostfile`` launches: a warning of this check (a running job's ranks)
+    refuses the launch, said in place as a fail naming the job; True when it does."""
+    if r.status != WARN:
+        return False
+    r.status, r.severity = FAIL, CRITICAL
+    r.summary = "not launched: " + r.summary
+    if r.remediation is not None:
+        r.remediation.text = (
+            "A probe beside a running job shares its RDMA devices' queue pairs and can "
+            "break it: let the job finish, or pass --beside-running-job to probe anyway."
+        )
+    return True
+
+
 FLEET_CHECK = FleetCheck(
     code=CODE,
     name="fleet.in_use",
     title="Mesh in use",
     area="procs",
     run=run,
+    probe_gate=probe_gate,
     doc=Doc(
         meaning="""
 Says in one line when a running job has ranks on hosts of the hostfile (a rank whose launcher
