@@ -20,7 +20,7 @@ from meshdoctor.checker.model import Finding, check_entry
 from meshdoctor.discover import declared
 from meshdoctor.hostfile.types import Host
 from meshdoctor.hostfile.model import Hostfile
-from meshdoctor.model import ERROR, MESH, OK, Remediation, Result
+from meshdoctor.model import ERROR, MESH, OK, Export, Remediation, Result
 from meshdoctor.text import printable
 
 
@@ -117,6 +117,7 @@ class FleetCheck:
     # before ``probe --hostfile`` launches: called on each of its results, True when the result
     # refuses the launch (unless --beside-running-job), which it then says in place
     probe_gate: Optional[Callable[[Result], bool]] = None
+    exports: Tuple[Export, ...] = ()  # as Check.exports (meshdoctor.checker.model)
 
     @property
     def entry(self) -> Entry:

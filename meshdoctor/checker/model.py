@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
 from meshdoctor.codes.model import CHECK, Doc, Entry  # Doc re-exported: checks import it here
-from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Remediation, Result
+from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Export, Remediation, Result
 
 PLATFORMS = ("darwin", "linux")
 
@@ -92,6 +92,9 @@ class Check:
       and run on this machine when no host could;
     * ``fleet_merge``: called on each of its results the fleet keeps, with the hostfile's path
       (None: ``--hosts``), to say them in the operator's terms (in place).
+
+    ``exports``: the values its results carry for readers that must not know it
+    (:class:`meshdoctor.model.Export`: ``--format prometheus``, the sub-mesh split).
     """
 
     code: str
@@ -103,6 +106,7 @@ class Check:
     reports_facts: bool = False
     fleet_once: bool = False
     fleet_merge: Optional[Callable[[Result, Optional[str]], None]] = None
+    exports: Tuple[Export, ...] = ()
 
     @property
     def entry(self) -> Entry:

@@ -14,7 +14,7 @@ from meshdoctor.checker.model import Check, Doc, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.hostfile.phrases import n_ranks
-from meshdoctor.model import MESH, Result
+from meshdoctor.model import MESH, Export, Result
 
 STDIN_NAME = "<stdin>"  # the path of a hostfile read from standard input (hostfile.load)
 
@@ -82,6 +82,7 @@ def fleet_merge(r: Result, path: Optional[str]) -> None:
 
 CHECK = Check(
     code="MD401",
+    exports=(Export("backend", "backend"),),
     name="fleet.hostfile",
     title="Hostfile",
     run=run,
