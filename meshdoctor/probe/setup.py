@@ -6,7 +6,7 @@ now (:class:`~meshdoctor.probe.errors.ProbeNotNow`: a state of the machine, exit
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
+from typing import TYPE_CHECKING, Optional
 
 from meshdoctor.hostfile.load import HostfileError, from_list
 from meshdoctor.hostfile.locality import local_ranks
@@ -21,10 +21,15 @@ from meshdoctor.probe.errors import ProbeNotNow, ProbeSetupError
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
 from meshdoctor.probe.worker import DTYPE_BYTES, OPS
 
+if TYPE_CHECKING:
+    from meshdoctor.probe.api import ProbeRequest
+
 DEFAULT_RANKS = 2
 # Ranks one probe starts at most: a JACCL mesh stops at 8 (MESH_MAX_PEERS in mlx jaccl ``rdma.cpp``); rings of a few
 # dozen Macs exist; thousands of entries are a broken hostfile, not a mesh.
 MAX_WORLD_SIZE = 256
+# the options of a ProbeRequest the ProbeConfig keeps as they were given (checked, not converted)
+AS_GIVEN = ("iters", "warmup", "dtype", "timeout", "soak", "pairs", "port")
 
 
 def available_memory() -> int:
@@ -189,30 +194,25 @@ def _memory(hf: Hostfile, nbytes: int, iters: int, available: Optional[int]) -> 
 
 
 def make_config(
+    request: "ProbeRequest",
+    hostfile: Optional[Hostfile] = None,
     *,
-    hostfile: Optional[Hostfile],
-    hosts: Optional[str],
-    nranks: Optional[int],
-    backend: Optional[str],
-    op: str,
-    size: str,
-    iters: int,
-    warmup: int,
-    dtype: str,
-    timeout: Optional[float],
-    soak: int,
-    pairs: bool,
-    port: Optional[int],
-    given: List[str],
     available: Optional[int] = None,
     python: Optional[str] = None,
 ) -> ProbeConfig:
-    """A checked config; raises :class:`ProbeSetupError` naming the option and the fix, or
+    """The checked config of ``request`` (a :class:`meshdoctor.probe.api.ProbeRequest`: each
+    probe option is declared there once; the ones the config keeps as given are
+    :data:`AS_GIVEN`); raises :class:`ProbeSetupError` naming the option and the fix, or
     :class:`ProbeNotNow` when this host lacks the memory the run needs right now.
 
-    ``given``: which of --hostfile/--hosts/-n were passed (at most one). ``available``: bytes
-    of free memory (default: psutil's figure for this host). ``python``: the ranks'
-    interpreter, asked for the default backend (:func:`default_backend`)."""
+    ``hostfile``: the request's hostfile, read (:func:`meshdoctor.probe.api.config` reads a
+    path; default: ``request.hostfile`` when it is already loaded). ``available``: bytes of
+    free memory (default: psutil's figure for this host). ``python``: the ranks' interpreter,
+    asked for the default backend (:func:`default_backend`)."""
+    given, size, backend, dtype = request.given, str(request.size), request.backend, request.dtype
+    port = request.port
+    if hostfile is None and not isinstance(request.hostfile, str):
+        hostfile = request.hostfile  # a loaded Hostfile, or none
     why = host_sources_conflict(given)
     if why:
         raise ProbeSetupError(why, "/".join(given))
@@ -220,22 +220,16 @@ def make_config(
         nbytes = parse_size(size)
     except SizeError as exc:
         raise ProbeSetupError(str(exc), "--size") from None
-    hf, where = _mesh(hostfile, hosts, nranks, backend, python)
+    hf, where = _mesh(hostfile, request.hosts, request.nranks, backend, python)
     _world_size(hf, where)
     hf, chosen = _backend(hf, backend, python, where)
     _size_and_ports(hf, chosen, size, nbytes, dtype, port, where)
-    _memory(hf, nbytes, iters, available)
-    ops = list(OPS) if op == "all" else [op]
+    _memory(hf, nbytes, request.iters, available)
+    ops = list(OPS) if request.op == "all" else [request.op]
     return ProbeConfig(
         hostfile=hf,
         backend=chosen,
         ops=ops,
         size=nbytes,
-        iters=iters,
-        warmup=warmup,
-        dtype=dtype,
-        timeout=timeout,
-        soak=soak,
-        pairs=pairs,
-        port=port,
+        **{name: getattr(request, name) for name in AS_GIVEN},
     )
