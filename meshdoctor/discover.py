@@ -6,14 +6,18 @@ modules with :mod:`pkgutil` (names starting with ``_`` are private and left out)
 modules named by the caller (``MESHDOCTOR_EXTRA_CHECKS``), and yields each declared value. It
 knows nothing of what it collects: each registry (:mod:`meshdoctor.checker.registry`,
 :mod:`meshdoctor.checker.fleet_model`, :mod:`meshdoctor.fixer.registry`) keeps its own rules
-(codes, ranges, duplicates).
+(codes, ranges, duplicates). :func:`exporters` reads what the checks declare they export
+(``exports``) for the readers that must not name a code.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from meshdoctor.model import EXPORTS, Export
 
 
 def module_names(package: str) -> List[str]:
@@ -58,3 +62,38 @@ def declared(
             yield name, value
         elif name in extra and refuse is not None:
             raise refuse(name, f"which defines no {attr} = {kind.__name__}(...)")
+
+
+# the packages and attributes of the declarations that may export a value (Check, FleetCheck)
+EXPORTING = (("meshdoctor.checks", "CHECK"), ("meshdoctor.checks.fleet", "FLEET_CHECK"))
+
+
+@functools.lru_cache(maxsize=None)
+def _exported() -> Dict[str, Tuple[Tuple[str, str], ...]]:
+    found: Dict[str, List[Tuple[str, str]]] = {}
+    for package, attr in EXPORTING:
+        for _, value in declared(package, attr, object):
+            for e in getattr(value, "exports", ()) or ():
+                if isinstance(e, Export):
+                    found.setdefault(e.name, []).append((value.code, e.key))
+    return {name: tuple(sorted(pairs)) for name, pairs in found.items()}
+
+
+def exporters(name: str) -> Dict[str, str]:
+    """Code -> evidence key, for each check that declares it exports ``name`` (a key of
+    :data:`meshdoctor.model.EXPORTS`): what a renderer or the sub-mesh split reads instead of
+    naming a code. Walks the checks' declarations once (:func:`declared`), importing them."""
+    if name not in EXPORTS:
+        raise ValueError(f"{name!r} is not an export (meshdoctor.model.EXPORTS)")
+    return dict(_exported().get(name, ()))
+
+
+def exported(result: Any, name: str) -> Any:
+    """The value ``result`` (a :class:`meshdoctor.model.Result` or its JSON dict) exports as
+    ``name``, None when its check exports no such value or the evidence lacks it."""
+    code = result.get("code") if isinstance(result, dict) else result.code
+    key = exporters(name).get(code)
+    if key is None:
+        return None
+    ev = result.get("evidence") if isinstance(result, dict) else result.evidence
+    return ev.get(key) if isinstance(ev, dict) else None

@@ -30,6 +30,40 @@ SEVERITIES = (INFO, WARNING, CRITICAL)
 
 EXIT_GO, EXIT_NOGO, EXIT_USAGE, EXIT_UNKNOWN = 0, 1, 2, 3
 
+MESH = "mesh"  # the host a result about the whole mesh (not one of its hosts) is tagged with
+
+# What a check may export (``Check.exports``, ``FleetCheck.exports``): a value its results carry
+# in their evidence for a reader that must not know the check (a renderer, the sub-mesh split),
+# by name -> what it is. The reader asks :func:`meshdoctor.discover.exporters` which codes
+# export a name and under which evidence key; it never names a code.
+EXPORTS = {
+    "mlx_version": "the MLX version the node's Python imports (str)",
+    "backend": "the hostfile's effective backend (str)",
+    "named_devices": "{named, active}: the RDMA devices the hostfile names for the host and "
+    "how many of them are PORT_ACTIVE (ints)",
+    "wired_bytes": "the host's wired memory in bytes (int, macOS vm_stat)",
+    "edge_matrix": "the mesh's RDMA edges, {active, total, ...} (ints)",
+    "device_down": "on a fail: the RDMA device the hostfile names that is missing or not "
+    "active (str); under JACCL it costs that device's cables, not the host",
+    "cables_down": "a list of {host, device}: RDMA edges down, which cost their cables, not "
+    "the hosts; a result of such a check that names several hosts and no cable is not held "
+    "against them (not assessed)",
+}
+
+
+@dataclass(frozen=True)
+class Export:
+    """One value a check exports: ``name`` (a key of :data:`EXPORTS`) and the evidence ``key``
+    of its results that holds it. Raises ValueError for a name :data:`EXPORTS` lacks."""
+
+    name: str
+    key: str
+
+    def __post_init__(self) -> None:
+        if self.name not in EXPORTS:
+            raise ValueError(f"{self.name!r} is not an export (meshdoctor.model.EXPORTS)")
+
+
 _DEFAULT_SEVERITY = {OK: INFO, SKIP: INFO, WARN: WARNING, FAIL: CRITICAL, ERROR: CRITICAL}
 
 

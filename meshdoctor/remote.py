@@ -295,6 +295,60 @@ def shown_remedy(host: str, command: str) -> Optional[str]:
     return shown_command(host, argv)
 
 
+def fleet_remedy(command: str, host: str, source: Optional[str], remote_host: bool):
+    """The command of a remedy a host's node check sent, as the operator running the fleet
+    check should paste it: a ``meshdoctor fix ...`` keeps the hostfile that produced it
+    (``meshdoctor fix stale-ranks --hostfile h.json --yes``: ``--yes`` alone would clean only
+    the machine it is pasted on); any other command of a remote host runs there
+    (:func:`shown_remedy`). ``source``: the hostfile's path (None: ``--hosts``, the command
+    then targets the host alone)."""
+    import shlex
+
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        argv = []
+    if argv[:2] == ["meshdoctor", "fix"] and "--hostfile" not in argv:
+        if source:
+            rest = [w for w in argv[2:] if w != "--yes"]
+            return shell_line(
+                ["meshdoctor", "fix", *rest, "--hostfile", source]
+                + (["--yes"] if "--yes" in argv else [])
+            )
+        if not remote_host:
+            return command
+    return shown_remedy(host, command) if remote_host else command
+
+
+def fleet_prose(text: str, host: str, source: Optional[str], remote_host: bool) -> str:
+    """A remedy's prose as the operator running the fleet check should read it: each command
+    it quotes in backquotes (`kill -KILL 332`) is rewritten as :func:`fleet_remedy` rewrites
+    the remedy's command (run on the remote host through ``ssh HOST``, a ``meshdoctor fix``
+    keeping the hostfile); an ``ssh ...`` command is left as it is."""
+    import re
+
+    def one(m: "re.Match") -> str:
+        command = m.group(1)
+        if command.split(" ", 1)[0] == "ssh":
+            return m.group(0)
+        shown = fleet_remedy(command, host, source, remote_host)
+        return f"`{shown}`" if shown else m.group(0)
+
+    return re.sub(r"`([^`\n]+)`", one, text)
+
+
+def fleet_remediation(rem, host: str, source: Optional[str], remote_host: bool) -> None:
+    """Rewrite ``rem`` (a :class:`meshdoctor.model.Remediation` a host's node check sent, or
+    None) in place for the operator running the fleet check: its command through
+    :func:`fleet_remedy`, the commands its prose quotes through :func:`fleet_prose`."""
+    if rem is None:
+        return
+    if rem.command:
+        rem.command = fleet_remedy(rem.command, host, source, remote_host)
+    if "`" in rem.text:
+        rem.text = fleet_prose(rem.text, host, source, remote_host)
+
+
 def run(
     host: str,
     argv: Sequence[str],

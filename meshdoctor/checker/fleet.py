@@ -19,17 +19,17 @@ from typing import Any, Dict, List, Optional
 from meshdoctor import deadline, remote
 from meshdoctor.codes.engine import FLEET_REACH
 from meshdoctor import fanout
+from meshdoctor.checker.fleet_model import HostView
 from meshdoctor.fanout import HostReply, install_hint, install_text, remote_python, run_meshdoctor
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.rules import host_name_problem
 from meshdoctor.hostfile.locality import local_ranks, machines, ssh_to_self
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
+from meshdoctor.render import fleet_table
 from meshdoctor.model import (
-    CRITICAL,
     ERROR,
     FAIL,
-    OK,
-    SKIP,
+    MESH,
     WARN,
     HostInfo,
     Remediation,
@@ -38,26 +38,9 @@ from meshdoctor.model import (
 )
 
 STARTUP_S = 5.0  # interpreter start and JSON transfer on a slow host, on top of the checks
-HOSTFILE_CHECK_S = 5.0  # deadline of the hostfile check (MD401) run here when no host ran it
-REACH_CODE = FLEET_REACH.code  # MD402
-HOSTFILE_CODE = "MD401"
-IN_USE_CODE = "MD411"  # a running job's ranks on a host (meshdoctor.checks.fleet.in_use)
+ONCE_CHECK_S = 5.0  # deadline of a check about the hostfile run here when no host ran it
+REACH_CODE = FLEET_REACH.code
 STDIN_NAME = "<stdin>"  # the path of a hostfile read from standard input (--hostfile -)
-ORDER = [FAIL, ERROR, WARN, OK, SKIP]
-# fleet table columns: node result codes by hundred, then the cross-node checks' areas
-NODE_AREAS = {"1": "node", "2": "rdma", "3": "procs", "4": "node"}
-AREAS = [
-    "reach",
-    "node",
-    "rdma",
-    "procs",
-    "versions",
-    "edges",
-    "cabling",
-    "addressing",
-    "env",
-    "ports",
-]
 
 
 # --- check --hostfile -------------------------------------------------------------------------
@@ -108,7 +91,7 @@ def select_checks(opts: FleetOptions):
     if not node_sel and not fleet_sel:
         raise SelectionError(NOTHING_TO_RUN)
     if not node_sel:  # only cross-node checks: each host still reports its facts
-        return ["MD103"], [], fleet_sel, False
+        return [c.code for c in node if c.reports_facts], [], fleet_sel, False
     return node_only, node_skip, fleet_sel, True
 
 
@@ -128,66 +111,17 @@ def node_args(ranks: List[int], opts: FleetOptions) -> List[str]:
     )
 
 
-def fleet_remedy(command: str, host: str, source: Optional[str], remote_host: bool):
-    """The command of a remedy a host's node check sent, as the operator running the fleet
-    check should paste it: a ``meshdoctor fix ...`` keeps the hostfile that produced it
-    (``meshdoctor fix stale-ranks --hostfile h.json --yes``: ``--yes`` alone would clean only
-    the machine it is pasted on); any other command of a remote host runs there
-    (:func:`meshdoctor.remote.shown_remedy`). ``source``: the hostfile's path (None: ``--hosts``,
-    the command then targets the host alone)."""
-    import shlex
-
-    from meshdoctor.text import shell_line
-
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        argv = []
-    if argv[:2] == ["meshdoctor", "fix"] and "--hostfile" not in argv:
-        if source:
-            rest = [w for w in argv[2:] if w != "--yes"]
-            return shell_line(
-                ["meshdoctor", "fix", *rest, "--hostfile", source]
-                + (["--yes"] if "--yes" in argv else [])
-            )
-        if not remote_host:
-            return command
-    return remote.shown_remedy(host, command) if remote_host else command
-
-
-def fleet_prose(text: str, host: str, source: Optional[str], remote_host: bool) -> str:
-    """A remedy's prose as the operator running the fleet check should read it: each command
-    it quotes in backquotes (`kill -KILL 332`) is rewritten as :func:`fleet_remedy` rewrites
-    the remedy's command (run on the remote host through ``ssh HOST``, a ``meshdoctor fix``
-    keeping the hostfile); an ``ssh ...`` command is left as it is."""
-    import re
-
-    def one(m: "re.Match") -> str:
-        command = m.group(1)
-        if command.split(" ", 1)[0] == "ssh":
-            return m.group(0)
-        shown = fleet_remedy(command, host, source, remote_host)
-        return f"`{shown}`" if shown else m.group(0)
-
-    return re.sub(r"`([^`\n]+)`", one, text)
-
-
 def _results(
     items: List[Any], host: str, source: Optional[str] = None, remote_host: bool = False
 ) -> List[Result]:
     """A host's results, each remedy's command as the operator should paste it
-    (:func:`fleet_remedy`); one it sent in a shape this version cannot read becomes an
+    (:func:`meshdoctor.remote.fleet_remediation`); one it sent in a shape this version cannot read becomes an
     error."""
     out = []
     for d in items:
         try:
             r = Result.from_dict(d, host=host)
-            if r.remediation is not None and r.remediation.command:
-                r.remediation.command = fleet_remedy(
-                    r.remediation.command, host, source, remote_host
-                )
-            if r.remediation is not None and "`" in r.remediation.text:
-                r.remediation.text = fleet_prose(r.remediation.text, host, source, remote_host)
+            remote.fleet_remediation(r.remediation, host, source, remote_host)
             out.append(r)
         except (ValueError, TypeError, AttributeError) as exc:
             out.append(
@@ -214,7 +148,9 @@ def _unreached(
     hint = install_hint(host, python)
     if refused:  # never reached: no command to offer, the hostfile is what to fix
         where = (
-            f'"ssh" entry in {source} (MD401 names it)' if source else "name in the --hosts list"
+            f'"ssh" entry in {source} ({_once_codes()} names it)'
+            if source
+            else "name in the --hosts list"
         )
         summary = f"not checked: the host name is refused: {refused}"
         text = (
@@ -308,67 +244,149 @@ def _self_reach(hf: Hostfile, host: str, name: str, res) -> Optional[Result]:
     )
 
 
-def _area(code: str) -> str:
-    return "reach" if code == REACH_CODE else NODE_AREAS.get(code[2:3], "node")
+def _once_checks():
+    """The node checks about the hostfile rather than the host (``Check.fleet_once``)."""
+    from meshdoctor.checker.registry import all_checks
+
+    return [c for c in all_checks() if c.fleet_once]
 
 
-def _table(
-    results: List[Result],
-    area_of: Dict[int, str],
-    fleet_results,
-    names: List[str],
-    reached: List[str],
-):
-    """The fleet table (area -> host -> worst ``{status, code, summary}``) and the edge matrix
-    (from the edges check's evidence, None without one). A result about the whole mesh counts
-    for every host that answered; a host no finding of a cross-node check names is ok there."""
-    from meshdoctor.checker.fleet_model import cell_hosts
-
-    areas: Dict[str, Dict[str, Any]] = {a: {} for a in AREAS}
-    edges = None
-    for r in results:
-        a = area_of.get(id(r)) or _area(r.code)
-        if "edge_matrix" in r.evidence:
-            edges = r.evidence["edge_matrix"]
-        for h in cell_hosts(r.to_dict(), names, reached):
-            cell = areas.setdefault(a, {}).get(h)
-            if cell is None or ORDER.index(r.status) < ORDER.index(cell["status"]):
-                areas[a][h] = {"status": r.status, "code": r.code, "summary": r.summary}
-    if areas["reach"]:  # only worth a column when a host did not answer
-        for h in reached:
-            areas["reach"].setdefault(h, {"status": OK, "code": REACH_CODE, "summary": "answered"})
-    for fc in {fc.code: fc for fc, _ in fleet_results}.values():
-        cells = areas.setdefault(fc.area, {})
-        if (
-            fc.area in NODE_AREAS.values()
-            or not cells
-            or all(c["status"] == SKIP for c in cells.values())
-        ):
-            continue
-        for h in reached:
-            cells.setdefault(h, {"status": OK, "code": fc.code, "summary": "nothing found"})
-    return areas, edges
+def _once_codes() -> str:
+    """The codes of :func:`_once_checks`, as prose names them (``MD401``)."""
+    return ", ".join(c.code for c in _once_checks())
 
 
 def _hostfile_results(hf: Hostfile, only: List[str], skip: List[str]) -> List[Result]:
-    """MD401 on this machine when no host could check the hostfile (every host unreachable or
-    its name refused): the file's problems are the file's, whatever answers, so a hostfile that
-    names no usable host is still no-go, as one host's check would have said. The results are
-    about the whole mesh (host ``mesh``, no rank)."""
-    from meshdoctor.checker.fleet_model import MESH
+    """The checks about the hostfile (``Check.fleet_once``: MD401) on this machine when no
+    host could run them (every host unreachable or its name refused): the file's problems are
+    the file's, whatever answers, so a hostfile that names no usable host is still no-go, as
+    one host's check would have said. The results are about the whole mesh (host ``mesh``, no
+    rank)."""
     from meshdoctor.checker.here import context, run_here
-    from meshdoctor.checker.registry import all_checks
 
-    checks = [c for c in all_checks() if c.code == HOSTFILE_CODE]
-    ctx = context(hostfile=hf, ranks=[], host=MESH, timeout=HOSTFILE_CHECK_S)
-    results = run_here(ctx, checks, only or [HOSTFILE_CODE], skip, timeout=HOSTFILE_CHECK_S)
-    return [r for r in results if r.code == HOSTFILE_CODE]
+    checks = _once_checks()
+    codes = [c.code for c in checks]
+    ctx = context(hostfile=hf, ranks=[], host=MESH, timeout=ONCE_CHECK_S)
+    results = run_here(ctx, checks, only or codes, skip, timeout=ONCE_CHECK_S)
+    return [r for r in results if r.code in codes]
+
+
+def _unanswered(host: str, ranks: List[int], rep: HostReply) -> HostInfo:
+    """The host section of a host that sent no verdict."""
+    return HostInfo(
+        host=host,
+        rank=ranks[0],
+        reachable=rep.reachable,
+        node={
+            "verdict": "unknown",
+            "exit_code": 3,
+            "via": rep.via,
+            "ranks": list(ranks),
+            "error": rep.error or "",
+            "duration_s": round(rep.duration_s, 3),
+        },
+    )
+
+
+def _answered(host: str, ranks: List[int], rep: HostReply) -> HostInfo:
+    """The host section of a host whose node check answered (``rep.doc``, its verdict)."""
+    doc = rep.doc or {}
+    first = (doc.get("hosts") or [{}])[0]
+    return HostInfo(
+        host=host,
+        rank=ranks[0],
+        reachable=True,
+        platform=first.get("platform") or {},
+        facts=first.get("facts") or {},
+        node={
+            "verdict": doc.get("verdict", "unknown"),
+            "exit_code": doc.get("exit_code", 3),
+            "via": rep.via,
+            "ranks": list(ranks),
+            "duration_s": round(rep.duration_s, 3),
+            "tool_version": str((doc.get("tool") or {}).get("version", "")),
+        },
+    )
+
+
+@dataclass
+class _Merge:
+    """What merging the hosts' replies keeps: a host view each (for the cross-node checks)
+    and the codes of the checks about the hostfile already kept (once, not once per host)."""
+
+    hf: Hostfile
+    keep_node: bool
+    once: Dict[str, Any]  # code -> Check with fleet_once
+    views: Dict[str, HostView] = field(default_factory=dict)
+    seen_once: set = field(default_factory=set)
+
+    def host_results(self, host: str, rep: HostReply) -> List[Result]:
+        """The node results ``host`` sent, as the fleet keeps them: remedies in the operator's
+        terms, a check about the hostfile once (the first host's), said through its
+        ``fleet_merge``; none when only cross-node checks were selected."""
+        source = self.hf.path if self.hf.path and self.hf.path != STDIN_NAME else None
+        results = _results(rep.doc["results"], host, source, rep.via == "ssh")
+        if not self.keep_node:  # --only named cross-node checks alone
+            return []
+        results = [r for r in results if r.code not in self.seen_once]
+        self.seen_once.update(r.code for r in results if r.code in self.once)
+        for r in results:
+            merge = self.once[r.code].fleet_merge if r.code in self.once else None
+            if merge is not None:
+                merge(r, self.hf.path)
+        return results
+
+    def add(self, verdict: Verdict, host: str, ranks: List[int], rep: HostReply, fail) -> None:
+        """Merge one host's reply into ``verdict``; ``fail(host, rep)``: the reach result of a
+        host without a verdict."""
+        doc = rep.doc
+        if doc is None or not isinstance(doc.get("results"), list):
+            verdict.hosts.append(_unanswered(host, ranks, rep))
+            verdict.results.append(fail(host, rep))
+            self.views[host] = HostView(host, ranks, False)
+            return
+        info = _answered(host, ranks, rep)
+        verdict.hosts.append(info)
+        results = self.host_results(host, rep)
+        verdict.results.extend(results)
+        verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
+        self.views[host] = HostView(host, ranks, True, info.facts, [r.to_dict() for r in results])
+
+
+def _fleet_section(
+    hf: Hostfile,
+    verdict: Verdict,
+    names: List[str],
+    reached: List[str],
+    deadline_s: float,
+    area_of: Optional[Dict[int, str]] = None,
+    fleet_results=(),
+    edges: bool = True,
+) -> Dict[str, Any]:
+    """The verdict's ``fleet`` section: hosts, backend, deadline, the table's areas
+    (:mod:`meshdoctor.render.fleet_table`) and, when ``edges`` and a result exports one, the
+    edge matrix."""
+    areas = fleet_table.areas(
+        verdict.results,
+        area_of or {},
+        [(fc.code, fc.area) for fc, _ in fleet_results],
+        names,
+        reached,
+    )
+    matrix = fleet_table.edge_matrix(verdict.results) if edges else None
+    return {
+        "hosts": names,
+        "backend": hf.effective_backend,
+        "deadline_s": deadline_s,
+        "areas": areas,
+        **({"edges": matrix} if matrix is not None else {}),
+    }
 
 
 def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     """``meshdoctor check --hostfile``: fill ``verdict`` with every host's node check, then the
     cross-node checks, and the ``fleet`` section (hosts, table areas, edge matrix)."""
-    from meshdoctor.checker.fleet_model import MESH, HostView, FleetView, run_fleet_checks
+    from meshdoctor.checker.fleet_model import FleetView, run_fleet_checks
 
     node_only, node_skip, fleet_checks, keep_node = select_checks(opts)
     python = opts.python or remote_python()
@@ -376,7 +394,6 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
     order: Dict[str, List[int]] = machines(hf)  # the entries that are this machine: one host
     here = local_ranks(hf)
     local_hosts = {hf.hosts[here[0]].ssh} if here else set()
-    text = hf.to_launch_json()
     self_names = [n for n in ssh_to_self(hf) if not host_name_problem(n)]
     reach_s = remote.CONNECT_TIMEOUT_S + STARTUP_S
     self_ssh = deadline.start(
@@ -390,103 +407,41 @@ def check_fleet(hf: Hostfile, verdict: Verdict, opts: FleetOptions) -> None:
             lambda host: node_args(order[host], node_opts),
             timeout=opts.deadline,
             python=python,
-            stdin=text,
+            stdin=hf.to_launch_json(),
             local=lambda host: host in local_hosts,
             parallel=opts.parallel,
         )
     except fanout.Interrupted as exc:  # the hosts that had answered are kept and reported
         interrupted, replies = exc, exc.replies
-    views: Dict[str, HostView] = {}
-    seen_hostfile = False
-    area_of: Dict[int, str] = {}
+    merge = _Merge(hf, keep_node, {c.code: c for c in _once_checks()})
     for host, rep in replies.items():
-        ranks = order[host]
-        doc = rep.doc
-        node_hosts = doc.get("hosts") if doc else None
-        if doc is None or not isinstance(doc.get("results"), list):
-            verdict.hosts.append(
-                HostInfo(
-                    host=host,
-                    rank=ranks[0],
-                    reachable=rep.reachable,
-                    node={
-                        "verdict": "unknown",
-                        "exit_code": 3,
-                        "via": rep.via,
-                        "ranks": list(ranks),
-                        "error": rep.error or "",
-                        "duration_s": round(rep.duration_s, 3),
-                    },
-                )
-            )
-            r = _unreached(host, rep, python, opts.deadline, hf.path)
-            verdict.results.append(r)
-            views[host] = HostView(host, ranks, False)
-            continue
-        first = node_hosts[0] if node_hosts else {}
-        facts = first.get("facts") or {}
-        verdict.hosts.append(
-            HostInfo(
-                host=host,
-                rank=ranks[0],
-                reachable=True,
-                platform=first.get("platform") or {},
-                facts=facts,
-                node={
-                    "verdict": doc.get("verdict", "unknown"),
-                    "exit_code": doc.get("exit_code", 3),
-                    "via": rep.via,
-                    "ranks": list(ranks),
-                    "duration_s": round(rep.duration_s, 3),
-                    "tool_version": str((doc.get("tool") or {}).get("version", "")),
-                },
-            )
+        merge.add(
+            verdict,
+            host,
+            order[host],
+            rep,
+            lambda host, rep: _unreached(host, rep, python, opts.deadline, hf.path),
         )
-        source = hf.path if hf.path and hf.path != STDIN_NAME else None
-        results = _results(doc["results"], host, source, rep.via == "ssh")
-        if not keep_node:  # --only named cross-node checks alone
-            results = []
-        elif seen_hostfile:  # the hostfile's own rules (MD401) once, not once per host
-            results = [r for r in results if r.code != HOSTFILE_CODE]
-        seen_hostfile = seen_hostfile or any(r.code == HOSTFILE_CODE for r in results)
-        for r in results:
-            if r.code != HOSTFILE_CODE:
-                continue
-            if r.remediation is not None:
-                source = hf.path or "the --hosts list"
-                r.remediation.text = r.remediation.text.replace("<stdin>", source)
-            if r.evidence.get("hostfile") == STDIN_NAME and hf.path:
-                r.evidence["hostfile"] = hf.path
-            # a rule about an entry of the file is the file's, not the host's that read it
-            if str(r.evidence.get("path", "")).startswith("hosts"):
-                r.host, r.rank = MESH, None
-        verdict.results.extend(results)
-        verdict.extra_reboot.extend(host for x in doc.get("needs_reboot") or [] if x)
-        views[host] = HostView(host, ranks, True, facts, [r.to_dict() for r in results])
     if interrupted is not None:
         _interrupted(hf, verdict, order, replies, interrupted, opts.deadline, local_hosts)
     for name, o in self_ssh.wait(reach_s + 1.0).items():
         r = _self_reach(hf, next(iter(local_hosts)), name, o.value if o.finished else None)
         if r is not None:
             verdict.results.append(r)
-    if keep_node and not seen_hostfile and hf.problems:
+    if keep_node and not merge.seen_once and hf.problems:
         verdict.results.extend(_hostfile_results(hf, node_only, node_skip))
-    view = FleetView(hf, views)
-    fleet_results = run_fleet_checks(fleet_checks, view)
-    for fc, r in fleet_results:
-        area_of[id(r)] = fc.area
-        verdict.results.append(r)
+    fleet_results = run_fleet_checks(fleet_checks, FleetView(hf, merge.views))
+    verdict.results.extend(r for _, r in fleet_results)
     names = list(order)
-    areas, edges = _table(
-        verdict.results, area_of, fleet_results, names, [h for h in names if views[h].reachable]
+    verdict.fleet = _fleet_section(
+        hf,
+        verdict,
+        names,
+        [h for h in names if merge.views[h].reachable],
+        opts.deadline,
+        {id(r): fc.area for fc, r in fleet_results},
+        fleet_results,
     )
-    verdict.fleet = {
-        "hosts": names,
-        "backend": hf.effective_backend,
-        "deadline_s": opts.deadline,
-        "areas": areas,
-        **({"edges": edges} if edges is not None else {}),
-    }
 
 
 def _interrupted(
@@ -502,7 +457,6 @@ def _interrupted(
     results are already there), each host that had not is listed as not assessed, the
     ``fleet`` section names them all; raises :class:`meshdoctor.checker.runner.Interrupted`
     (no cross-node check runs on part of the mesh)."""
-    from meshdoctor.checker.fleet_model import MESH
     from meshdoctor.checker.runner import Interrupted
 
     missing = [h for h in order if h not in replies]
@@ -523,13 +477,8 @@ def _interrupted(
     names = list(order)
     # in hostfile order, as an uninterrupted check lists them (they came in as they answered)
     verdict.hosts.sort(key=lambda h: names.index(h.host) if h.host in names else len(names))
-    areas, _ = _table(verdict.results, {}, [], names, [h for h in names if h in replies])
-    verdict.fleet = {
-        "hosts": names,
-        "backend": hf.effective_backend,
-        "deadline_s": deadline_s,
-        "areas": areas,
-    }
+    reached = [h for h in names if h in replies]
+    verdict.fleet = _fleet_section(hf, verdict, names, reached, deadline_s, edges=False)
     raise Interrupted([], exc.signame, len(missing), len(order), unit="hosts", host=MESH)
 
 
@@ -544,26 +493,22 @@ def gate_probe(
     hosts, its failed results and the ``fleet`` section into the probe's ``verdict`` and return
     False (do not launch); otherwise attach only the ``fleet`` section and return True (a host
     that could not be assessed is left to the probe, which names it in its own terms). A
-    running job's ranks on any host (MD411) refuse the launch too, as a fail naming the job,
-    unless ``beside_running_job``; ``override``: the remedy's words for the caller's way past it."""
+    result a cross-node check's ``probe_gate`` says refuses the launch (a running job's ranks
+    on any host, MD411) refuses it too, unless ``beside_running_job``; ``override``: the
+    remedy's words for the caller's way past it, handed to the ``probe_gate``."""
+    from meshdoctor.checker.fleet_model import all_fleet_checks
+
     check = Verdict(command="check")
     check_fleet(hf, check, opts or FleetOptions())
     verdict.fleet = check.fleet
-    in_use = [r for r in check.results if r.code == IN_USE_CODE and r.status == WARN]
-    if in_use and not beside_running_job:
+    gates = {fc.code: fc.probe_gate for fc in all_fleet_checks() if fc.probe_gate is not None}
+    refused = (
+        []
+        if beside_running_job
+        else [r for r in check.results if r.code in gates and gates[r.code](r, override)]
+    )
+    if refused or check.verdict == "no-go":
         verdict.hosts.extend(check.hosts)
-        for r in in_use:
-            r.status, r.severity = FAIL, CRITICAL
-            r.summary = "not launched: " + r.summary
-            if r.remediation is not None:
-                r.remediation.text = (
-                    "A probe beside a running job shares its RDMA devices' queue pairs and can "
-                    f"break it: let the job finish, or {override}."
-                )
         verdict.results.extend(r for r in check.results if r.status in (FAIL, ERROR, WARN))
         return False
-    if check.verdict != "no-go":
-        return True
-    verdict.hosts.extend(check.hosts)
-    verdict.results.extend(r for r in check.results if r.status in (FAIL, ERROR, WARN))
-    return False
+    return True

@@ -20,10 +20,8 @@ from meshdoctor.checker.model import Finding, check_entry
 from meshdoctor.discover import declared
 from meshdoctor.hostfile.types import Host
 from meshdoctor.hostfile.model import Hostfile
-from meshdoctor.model import ERROR, OK, Remediation, Result
+from meshdoctor.model import ERROR, MESH, OK, Export, Remediation, Result
 from meshdoctor.text import printable
-
-MESH = "mesh"  # the host a finding about the whole mesh is tagged with
 
 
 @dataclass
@@ -105,8 +103,9 @@ def on(hosts: Any, finding: Finding) -> Finding:
 class FleetCheck:
     """A registered cross-node check: ``code`` (MD4xx), dotted ``name``, one-line ``title``,
     ``area`` (fleet table column), ``run`` (FleetView -> Finding | iterable | None) and
-    ``doc`` (its catalogue entry's fixed parts, :class:`meshdoctor.codes.model.Doc`); its
-    :attr:`entry` is what the catalogue collects."""
+    ``doc`` (its catalogue entry's fixed parts, :class:`meshdoctor.codes.model.Doc`),
+    ``probe_gate`` (what the gate before a probe does with its results); its :attr:`entry` is
+    what the catalogue collects."""
 
     code: str
     name: str
@@ -115,6 +114,10 @@ class FleetCheck:
     run: Callable[[FleetView], Any]
     doc: Doc
     platforms: Tuple[str, ...] = ("fleet",)  # runs on the merged facts, not on a node
+    # before ``probe --hostfile`` launches: called on each of its results, True when the result
+    # refuses the launch (unless --beside-running-job), which it then says in place
+    probe_gate: Optional[Callable[[Result, str], bool]] = None
+    exports: Tuple[Export, ...] = ()  # as Check.exports (meshdoctor.checker.model)
 
     @property
     def entry(self) -> Entry:
@@ -184,16 +187,3 @@ def run_fleet_checks(
                 )
             )
     return out
-
-
-def cell_hosts(
-    result: Dict[str, Any], all_hosts: Sequence[str], mesh_hosts: Optional[Sequence[str]] = None
-) -> List[str]:
-    """The hosts a result counts against in the fleet table: those it names, else its host;
-    one about the whole mesh counts for ``mesh_hosts`` (default: every host)."""
-    named = (result.get("evidence") or {}).get("hosts")
-    if named:
-        return [h for h in named if h in all_hosts]
-    if result["host"] == MESH:
-        return list(all_hosts if mesh_hosts is None else mesh_hosts)
-    return [result["host"]] if result["host"] in all_hosts else []

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
 from meshdoctor.codes.model import CHECK, Doc, Entry  # Doc re-exported: checks import it here
-from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Remediation
+from meshdoctor.model import ERROR, FAIL, OK, SKIP, WARN, Export, Remediation, Result
 
 PLATFORMS = ("darwin", "linux")
 
@@ -82,6 +82,19 @@ class Check:
     ``doc`` is its entry in the catalogue (:class:`meshdoctor.codes.model.Doc`: what it means,
     why it matters, what to do, public sources), which ``meshdoctor explain CODE`` prints;
     :attr:`entry` is the whole entry, which the catalogue collects.
+
+    What the fleet check (``check --hostfile``, :mod:`meshdoctor.checker.fleet`) does with it,
+    declared here so the engine names no code:
+
+    * ``reports_facts``: the node check every host runs alone when only cross-node checks are
+      selected (cheap, never touches a device): the host still sends its facts;
+    * ``fleet_once``: about the hostfile, not the host: kept from the first host that sent it,
+      and run on this machine when no host could;
+    * ``fleet_merge``: called on each of its results the fleet keeps, with the hostfile's path
+      (None: ``--hosts``), to say them in the operator's terms (in place).
+
+    ``exports``: the values its results carry for readers that must not know it
+    (:class:`meshdoctor.model.Export`: ``--format prometheus``, the sub-mesh split).
     """
 
     code: str
@@ -90,6 +103,10 @@ class Check:
     run: CheckFn
     doc: Doc
     platforms: Tuple[str, ...] = PLATFORMS
+    reports_facts: bool = False
+    fleet_once: bool = False
+    fleet_merge: Optional[Callable[[Result, Optional[str]], None]] = None
+    exports: Tuple[Export, ...] = ()
 
     @property
     def entry(self) -> Entry:

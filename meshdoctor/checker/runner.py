@@ -116,6 +116,68 @@ def _error(
     )
 
 
+def _one(check: Check, ctx: NodeContext) -> List[Result]:
+    """Run one check on ``ctx`` (in its worker thread): its findings as results, or one error
+    result naming the exception it raised, with the time it took."""
+    start = time.monotonic()
+    try:
+        out = check.run(ctx)
+        if out is not None and not isinstance(out, Finding):
+            out = list(out)  # generators run here, inside the deadline
+        return _to_results(check, ctx, out, time.monotonic() - start)
+    except Exception as exc:
+        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        return [
+            _error(
+                check,
+                ctx,
+                f"check {check.name} raised {type(exc).__name__}: {exc}",
+                time.monotonic() - start,
+                {
+                    "exception": type(exc).__name__,
+                    "message": str(exc),
+                    "traceback": "".join(tb[-3:])[-2000:],
+                },
+            )
+        ]
+
+
+def _not_here(check: Check, ctx: NodeContext) -> Result:
+    """The skip of a check that does not apply on this platform."""
+    return Result(
+        code=check.code,
+        check=check.name,
+        title=check.title,
+        status=SKIP,
+        summary=f"not applicable on {ctx.platform} (applies to {', '.join(check.platforms)})",
+        host=ctx.host,
+    )
+
+
+def _interrupted(checks, ctx, slots, running, signame: str, t0: float) -> "Interrupted":
+    """The :class:`Interrupted` of a run cut short by ``signame``: what had finished when it
+    came, an error result for each check that had not."""
+    done = list(slots)
+    for i, o in running.boxes.items():
+        if o.finished and o.error is None:
+            done[i] = o.value
+    results = []
+    for i, check in enumerate(checks):
+        results.extend(
+            done[i]
+            or [
+                _error(
+                    check,
+                    ctx,
+                    f"check {check.name} did not finish: meshdoctor was interrupted ({signame})",
+                    time.monotonic() - t0,
+                    {"interrupted": signame},
+                )
+            ]
+        )
+    return Interrupted(results, signame, sum(1 for d in done if d is None), len(checks))
+
+
 def run_checks(
     checks: Iterable[Check], ctx: NodeContext, timeout: float = DEFAULT_CHECK_TIMEOUT_S
 ) -> List[Result]:
@@ -130,73 +192,17 @@ def run_checks(
     checks = list(checks)
     slots: List[Optional[List[Result]]] = [None] * len(checks)
     t0 = time.monotonic()
-
-    def work(check: Check) -> List[Result]:
-        start = time.monotonic()
-        try:
-            out = check.run(ctx)
-            if out is not None and not isinstance(out, Finding):
-                out = list(out)  # generators run here, inside the deadline
-            return _to_results(check, ctx, out, time.monotonic() - start)
-        except Exception as exc:
-            tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-            return [
-                _error(
-                    check,
-                    ctx,
-                    f"check {check.name} raised {type(exc).__name__}: {exc}",
-                    time.monotonic() - start,
-                    {
-                        "exception": type(exc).__name__,
-                        "message": str(exc),
-                        "traceback": "".join(tb[-3:])[-2000:],
-                    },
-                )
-            ]
-
     calls = {}
     for i, check in enumerate(checks):
         if ctx.platform not in check.platforms:
-            slots[i] = [
-                Result(
-                    code=check.code,
-                    check=check.name,
-                    title=check.title,
-                    status=SKIP,
-                    summary=f"not applicable on {ctx.platform} "
-                    f"(applies to {', '.join(check.platforms)})",
-                    host=ctx.host,
-                )
-            ]
+            slots[i] = [_not_here(check, ctx)]
             continue
-        calls[i] = lambda check=check: work(check)
+        calls[i] = lambda check=check: _one(check, ctx)
     running = start(calls, name="check")
     try:
         got = running.wait(timeout)
     except KeyboardInterrupt as exc:  # what had finished when it came, nothing after
-        signame = str(exc) or "SIGINT"
-        done = list(slots)
-        for i, o in running.boxes.items():
-            if o.finished and o.error is None:
-                done[i] = o.value
-        results = []
-        for i, check in enumerate(checks):
-            results.extend(
-                done[i]
-                or [
-                    _error(
-                        check,
-                        ctx,
-                        f"check {check.name} did not finish: meshdoctor was interrupted "
-                        f"({signame})",
-                        time.monotonic() - t0,
-                        {"interrupted": signame},
-                    )
-                ]
-            )
-        raise Interrupted(
-            results, signame, sum(1 for d in done if d is None), len(checks)
-        ) from None
+        raise _interrupted(checks, ctx, slots, running, str(exc) or "SIGINT", t0) from None
     for i, o in got.items():
         if o.error is not None:  # not an Exception (SystemExit, KeyboardInterrupt in a check)
             slots[i] = [

@@ -8,10 +8,15 @@ null``).
 
 from __future__ import annotations
 
+from typing import Optional
+
 from meshdoctor.checker.model import Check, Doc, fail, ok, skip, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.hostfile.phrases import n_ranks
+from meshdoctor.model import MESH, Export, Result
+
+STDIN_NAME = "<stdin>"  # the path of a hostfile read from standard input (hostfile.load)
 
 
 def _remedy(hf, path: str) -> str:
@@ -76,11 +81,27 @@ def run(ctx: NodeContext):
     )
 
 
+def fleet_merge(r: Result, path: Optional[str]) -> None:
+    """A host's result of this check as the fleet check keeps it (in place): each host read
+    the hostfile from its standard input, the operator's is ``path`` (None: ``--hosts``);
+    a rule about an entry of the file (``hosts[2].rdma[2]``) is the file's, not the host's
+    that read it, so it is about the whole mesh."""
+    if r.remediation is not None:
+        r.remediation.text = r.remediation.text.replace(STDIN_NAME, path or "the --hosts list")
+    if r.evidence.get("hostfile") == STDIN_NAME and path:
+        r.evidence["hostfile"] = path
+    if str(r.evidence.get("path", "")).startswith("hosts"):
+        r.host, r.rank = MESH, None
+
+
 CHECK = Check(
     code="MD401",
+    exports=(Export("backend", "backend"),),
     name="fleet.hostfile",
     title="Hostfile",
     run=run,
+    fleet_once=True,
+    fleet_merge=fleet_merge,
     doc=Doc(
         meaning="""
 Checks the mlx.launch hostfile given with --hostfile: a list of hosts or an object with

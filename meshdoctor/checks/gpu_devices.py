@@ -12,7 +12,9 @@ between processes (NVIDIA driver persistence documentation).
 
 from __future__ import annotations
 
-from meshdoctor.checker.model import Check, Doc, fail, ok, warn
+from typing import Any, Dict, List
+
+from meshdoctor.checker.model import Check, Doc, Finding, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.checks._gpu import gpus_or_finding
 from meshdoctor.facts.mlx_build import gather_mlx
@@ -30,6 +32,56 @@ def _backend(ctx: NodeContext) -> str:
     return hf.launched_backend(
         cuda=lambda: bool((ctx.fact(gather_mlx).get("cuda") or {}).get("available"))
     )
+
+
+def _modes(g: Dict[str, Any]) -> List[Finding]:
+    """The rules on one readable GPU's modes: compute mode, MIG, persistence."""
+    out: List[Finding] = []
+    tag = f"GPU {g['index']} ({g.get('name')})"
+    ev = {k: g.get(k) for k in ("index", "name", "uuid", "compute_mode", "mig", "persistence")}
+    mode = g.get("compute_mode")
+    default_mode = shell_line(["sudo", "nvidia-smi", "-i", g["index"], "-c", "DEFAULT"])
+    if mode == 2:
+        out.append(
+            fail(
+                f"{tag} is in compute mode Prohibited: no process may use it",
+                evidence=ev,
+                remediation=default_mode,
+            )
+        )
+    elif mode in (1, 3):
+        out.append(
+            warn(
+                f"{tag} is in compute mode {COMPUTE_MODES[mode]}: a second process "
+                "(a leftover rank, another job) on it is refused with 'all CUDA-"
+                "capable devices are busy or unavailable'",
+                evidence=ev,
+                remediation=f"{default_mode}, or make sure nothing else runs on it",
+            )
+        )
+    mig = g.get("mig") or {}
+    if mig.get("current") == 1 or mig.get("pending") == 1:
+        out.append(
+            fail(
+                f"{tag} has MIG mode {'on' if mig.get('current') else 'pending'}: "
+                "NCCL cannot communicate between MIG instances",
+                evidence=ev,
+                remediation=f"{shell_line(['sudo', 'nvidia-smi', '-i', g['index'], '-mig', 0])} "
+                "(then reset "
+                "the GPU), or run the mesh on GPUs without MIG",
+            )
+        )
+    if g.get("persistence") == 0:
+        out.append(
+            warn(
+                f"{tag} has persistence mode off: the driver tears the GPU down "
+                "when the last process exits, so every rank start pays the "
+                "initialisation again",
+                evidence=ev,
+                remediation="sudo nvidia-smi -pm 1 (or run nvidia-persistenced)",
+            )
+        )
+    return out
 
 
 def run(ctx: NodeContext):
@@ -66,50 +118,7 @@ def run(ctx: NodeContext):
                 )
             )
     for g in gpus:
-        tag = f"GPU {g['index']} ({g.get('name')})"
-        ev = {k: g.get(k) for k in ("index", "name", "uuid", "compute_mode", "mig", "persistence")}
-        mode = g.get("compute_mode")
-        default_mode = shell_line(["sudo", "nvidia-smi", "-i", g["index"], "-c", "DEFAULT"])
-        if mode == 2:
-            out.append(
-                fail(
-                    f"{tag} is in compute mode Prohibited: no process may use it",
-                    evidence=ev,
-                    remediation=default_mode,
-                )
-            )
-        elif mode in (1, 3):
-            out.append(
-                warn(
-                    f"{tag} is in compute mode {COMPUTE_MODES[mode]}: a second process "
-                    "(a leftover rank, another job) on it is refused with 'all CUDA-"
-                    "capable devices are busy or unavailable'",
-                    evidence=ev,
-                    remediation=f"{default_mode}, or make sure nothing else runs on it",
-                )
-            )
-        mig = g.get("mig") or {}
-        if mig.get("current") == 1 or mig.get("pending") == 1:
-            out.append(
-                fail(
-                    f"{tag} has MIG mode {'on' if mig.get('current') else 'pending'}: "
-                    "NCCL cannot communicate between MIG instances",
-                    evidence=ev,
-                    remediation=f"{shell_line(['sudo', 'nvidia-smi', '-i', g['index'], '-mig', 0])} "
-                    "(then reset "
-                    "the GPU), or run the mesh on GPUs without MIG",
-                )
-            )
-        if g.get("persistence") == 0:
-            out.append(
-                warn(
-                    f"{tag} has persistence mode off: the driver tears the GPU down "
-                    "when the last process exits, so every rank start pays the "
-                    "initialisation again",
-                    evidence=ev,
-                    remediation="sudo nvidia-smi -pm 1 (or run nvidia-persistenced)",
-                )
-            )
+        out += _modes(g)
     seen = visible(snap["gpus"])
     if seen["set"] and len(seen["indices"]) < len(snap["gpus"]):  # the ranks see fewer
         shown = ", ".join(str(i) for i in seen["indices"]) or "none"

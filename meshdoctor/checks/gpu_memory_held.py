@@ -12,11 +12,11 @@ this container may not see: those are reported as unknown, not as gone.
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import psutil
 
-from meshdoctor.checker.model import Check, Doc, fail, ok, warn
+from meshdoctor.checker.model import Check, Doc, Finding, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.model import Remediation
 from meshdoctor.checks._gpu import gpus_or_finding
@@ -40,6 +40,75 @@ def _mib(b: Optional[int]) -> str:
     return "? MiB" if b is None else f"{b / MIB:.0f} MiB"
 
 
+def _process(gi: Any, p: Dict[str, Any], ranks: Dict[int, Any], host_ns: bool):
+    """The finding for one process NVML lists on GPU ``gi`` (``p``: pid, used_bytes), None
+    for a rank of a running job: gone but still charged, an orphaned rank, or a process that is
+    no rank. ``ranks``: the rank processes by pid; ``host_ns``: in the host's pid namespace."""
+    out: List[Finding] = []
+    pid, used = p["pid"], p.get("used_bytes")
+    where = f"GPU {gi}: pid {pid}"
+    try:
+        proc = psutil.Process(pid)
+        name = proc.name()
+    except psutil.NoSuchProcess:
+        ev = {"gpu": gi, "pid": pid, "used_bytes": used, "needs_reset": bool(host_ns)}
+        if host_ns:
+            out.append(
+                fail(
+                    f"{where} holds {_mib(used)} but that process is gone: the "
+                    "driver still charges the memory to it",
+                    evidence=ev,
+                    remediation=Remediation(
+                        "Reset the GPU once nothing else uses it (if the reset "
+                        "is refused, reboot the host).",
+                        shell_line(["sudo", "nvidia-smi", "--gpu-reset", "-i", gi]),
+                    ),
+                )
+            )
+        else:
+            out.append(
+                warn(
+                    f"{where} holds {_mib(used)}; it is not visible from this "
+                    "container (another container's, or gone)",
+                    evidence=ev,
+                    remediation="Look at `nvidia-smi` on the host itself.",
+                )
+            )
+        return out[0]
+    except psutil.Error as exc:
+        name = f"? ({type(exc).__name__})"
+    rank = ranks.get(pid)
+    ev = {"gpu": gi, "pid": pid, "name": name, "used_bytes": used}
+    if rank is not None and not rank.orphaned:
+        return None  # a rank of a running job: its memory is in use, not leftover
+    if rank is not None:
+        out.append(
+            fail(
+                f"{where} ({name}, orphaned rank {rank.rank}) holds {_mib(used)}"
+                " after its launcher is gone",
+                evidence=dict(ev, rank=rank.rank),
+                remediation=Remediation(
+                    "Stop the leftover rank; its GPU memory is freed when it exits.",
+                    "meshdoctor fix stale-ranks --yes",
+                ),
+            )
+        )
+    else:
+        out.append(
+            warn(
+                f"{where} ({name}) holds {_mib(used)} and is not a rank of a running MLX job",
+                evidence=ev,
+                remediation=Remediation(
+                    f"Stop it if it is not meant to share GPU {gi} with the "
+                    "ranks (it takes memory, and NVLink and SM time, from "
+                    "them).",
+                    shell_line(["kill", pid]),
+                ),
+            )
+        )
+    return out[0]
+
+
 def run(ctx: NodeContext):
     snap, unusable = gpus_or_finding(ctx)
     if unusable is not None:
@@ -52,73 +121,11 @@ def run(ctx: NodeContext):
         if "unreadable" in g:
             continue
         gi = g["index"]
-        listed = 0
         for p in g.get("processes", []):
-            pid, used = p["pid"], p.get("used_bytes")
-            listed += used or 0
-            where = f"GPU {gi}: pid {pid}"
-            try:
-                proc = psutil.Process(pid)
-                name = proc.name()
-            except psutil.NoSuchProcess:
-                ev = {"gpu": gi, "pid": pid, "used_bytes": used, "needs_reset": bool(host_ns)}
-                if host_ns:
-                    out.append(
-                        fail(
-                            f"{where} holds {_mib(used)} but that process is gone: the "
-                            "driver still charges the memory to it",
-                            evidence=ev,
-                            remediation=Remediation(
-                                "Reset the GPU once nothing else uses it (if the reset "
-                                "is refused, reboot the host).",
-                                shell_line(["sudo", "nvidia-smi", "--gpu-reset", "-i", gi]),
-                            ),
-                        )
-                    )
-                else:
-                    out.append(
-                        warn(
-                            f"{where} holds {_mib(used)}; it is not visible from this "
-                            "container (another container's, or gone)",
-                            evidence=ev,
-                            remediation="Look at `nvidia-smi` on the host itself.",
-                        )
-                    )
+            f = _process(gi, p, ranks, host_ns)
+            if f is not None:
                 held += 1
-                continue
-            except psutil.Error as exc:
-                name = f"? ({type(exc).__name__})"
-            rank = ranks.get(pid)
-            ev = {"gpu": gi, "pid": pid, "name": name, "used_bytes": used}
-            if rank is not None and not rank.orphaned:
-                continue  # a rank of a running job: its memory is in use, not leftover
-            held += 1
-            if rank is not None:
-                out.append(
-                    fail(
-                        f"{where} ({name}, orphaned rank {rank.rank}) holds {_mib(used)}"
-                        " after its launcher is gone",
-                        evidence=dict(ev, rank=rank.rank),
-                        remediation=Remediation(
-                            "Stop the leftover rank; its GPU memory is freed when it exits.",
-                            "meshdoctor fix stale-ranks --yes",
-                        ),
-                    )
-                )
-            else:
-                out.append(
-                    warn(
-                        f"{where} ({name}) holds {_mib(used)} and is not a rank of a "
-                        "running MLX job",
-                        evidence=ev,
-                        remediation=Remediation(
-                            f"Stop it if it is not meant to share GPU {gi} with the "
-                            "ranks (it takes memory, and NVLink and SM time, from "
-                            "them).",
-                            shell_line(["kill", pid]),
-                        ),
-                    )
-                )
+                out.append(f)
         used_total = (g.get("memory") or {}).get("used") or 0
         if not g.get("processes") and used_total >= UNLISTED_BYTES:
             held += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
+from meshdoctor.model import Export
 from meshdoctor.checker.here import slow_not_hung
 from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
@@ -210,6 +211,7 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD102",
+    exports=(Export("mlx_version", "version"),),
     name="mlx.runtime",
     title="MLX runtime",
     run=run,

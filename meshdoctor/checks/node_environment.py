@@ -245,6 +245,7 @@ CHECK = Check(
     name="node.environment",
     title="Launch environment",
     run=run,
+    reports_facts=True,  # cheap and device-free: what a host runs to send its facts
     doc=Doc(
         meaning="""
 Looks at the MLX_* and JACCL_* variables of the shell meshdoctor runs in (and the hostfile's

@@ -22,6 +22,7 @@ import resource
 
 import psutil
 
+from meshdoctor.model import Export
 from meshdoctor.checker.here import slow_not_hung
 from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
 from meshdoctor.facts.context import NodeContext, hang_proven
@@ -232,6 +233,7 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD302",
+    exports=(Export("wired_bytes", "wired_bytes"),),
     name="node.memory",
     title="Memory",
     run=run,

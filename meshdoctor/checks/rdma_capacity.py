@@ -264,22 +264,13 @@ def _fmt(row: Dict[str, Any]) -> str:
     return f"{row['device']} {row['qps']}/{q} QPs {row['mrs']}/{m} MRs"
 
 
-def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
+def _launch_rules(ctx: NodeContext, version, mlx_ev: Dict[str, Any], base) -> List[Finding]:
+    """The rules about the launch as a whole, before any device is sized: a JACCL mesh over its
+    peer limit, a jaccl-ring hostfile on an MLX without that backend, and (for this node's
+    ranks) a cell listing several devices on an MLX that does not take its first."""
     hf = ctx.hostfile
     assert hf is not None
     backend, n = hf.effective_backend, hf.world_size
-    version, mlx_ev = _mlx_version(ctx)
-    model = resource_model(backend, n, version)
-    base = {
-        **inv.evidence(),
-        "backend": backend,
-        "world_size": n,
-        "ranks": ctx.ranks,
-        **mlx_ev,
-        "model": model,
-        "limit_sources": {"max_qp": QP_SOURCE, "max_mr": MR_SOURCE},
-        "shared_between_processes": SHARING,
-    }
     out: List[Finding] = []
     if backend == "jaccl" and n > JACCL_MESH_MAX:
         out.append(
@@ -302,7 +293,6 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
             )
         )
     if not ctx.ranks:
-        out.append(skip("this node is not in the hostfile; nothing to size", evidence=base))
         return out
     if (
         known
@@ -323,6 +313,106 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
                 "MLX PR #4607).",
             )
         )
+    return out
+
+
+# each limit a device row is held against: (need, limit key, what, what exceeding it does, source)
+LIMITS = (
+    ("qps", "max_qp", "queue pairs", "the next queue pair fails with errno 16 (EBUSY)", QP_SOURCE),
+    ("mrs", "max_mr", "memory regions", "'[jaccl] Register memory region failed'", MR_SOURCE),
+)
+
+
+def _row_findings(row: Dict[str, Any], ev: Dict[str, Any], where: str) -> List[Finding]:
+    """A device row held against each of its limits (:data:`LIMITS`): a fail over one, a
+    warning near the memory-region ceiling. ``where``: ``backend, N ranks, MLX version``."""
+    out: List[Finding] = []
+    peers = f"ranks {', '.join(map(str, row['peers']))}"
+    for need, key, what, effect, source in LIMITS:
+        lim = row[key]
+        if lim is None:
+            continue
+        rev = {
+            **ev,
+            "device": row["device"],
+            "need": row[need],
+            "limit": lim,
+            "limit_source": row[key + "_source"],
+        }
+        if row[need] > lim:
+            out.append(
+                fail(
+                    f"{row['device']} needs {row[need]} {what} ({where}, "
+                    f"towards {peers}) but allows {lim}: {effect}",
+                    evidence=rev,
+                    remediation="Give each peer its own cable and device in the hostfile (a "
+                    "mesh uses one device per peer before MLX 0.32.4 and every listed "
+                    "cable from 0.32.4), or use jaccl-ring; kill stale "
+                    "ranks that still hold queue pairs (`meshdoctor check --only "
+                    f"MD301` lists them). Limit: {source}.",
+                )
+            )
+        elif key == "max_mr" and row[need] >= NEAR_FRACTION * lim:
+            out.append(
+                warn(
+                    f"{row['device']} needs {row[need]} memory regions ({where}, "
+                    f"towards {peers}): within {100 - int(NEAR_FRACTION * 100)} % of "
+                    f"the measured ceiling of about {lim}; registration may fail",
+                    evidence=rev,
+                    remediation="Upgrade MLX to 0.32.1 or later (64 memory regions per peer "
+                    "device, MLX PR #3901), or spread the connections over more "
+                    f"devices. Limit: {source}.",
+                )
+            )
+    return out
+
+
+def _sized(ctx: NodeContext, rows: List[Dict[str, Any]], ev: Dict[str, Any], where: str):
+    """The one ok finding when every device fits: each device's queue pairs and memory
+    regions against its limits, and the limit that binds per device."""
+    total_qps, total_mrs = ev["total_qps"], ev["total_mrs"]
+    per_rank = (
+        f"{total_qps} QPs and {total_mrs} MRs per rank"
+        if len(ctx.ranks) == 1
+        else f"{total_qps} QPs and {total_mrs} MRs for {ctx.rank_label}"
+    )
+    by_limit: Dict[str, List[str]] = {}
+    for r in rows:
+        if r["binding_limit"]:
+            by_limit.setdefault(r["binding_limit"], []).append(r["device"])
+    binds = "; ".join(f"{what} on {', '.join(devs)}" for what, devs in by_limit.items())
+    spread = f" over {len(rows)} device(s)" if len(rows) > 1 else ""
+    return ok(
+        f"{where}: {per_rank}{spread}: "
+        + ", ".join(_fmt(r) for r in rows)
+        + (f"; the limit that binds per device: {binds}" if binds else ""),
+        evidence=ev,
+    )
+
+
+def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
+    """Size this node's RDMA devices for the hostfile's launch: the launch rules, then each
+    device's queue pairs and memory regions (:func:`plan`) against its limits
+    (:func:`limits`), then devices shared by several local ranks; one ok when all fit."""
+    hf = ctx.hostfile
+    assert hf is not None
+    backend, n = hf.effective_backend, hf.world_size
+    version, mlx_ev = _mlx_version(ctx)
+    model = resource_model(backend, n, version)
+    base = {
+        **inv.evidence(),
+        "backend": backend,
+        "world_size": n,
+        "ranks": ctx.ranks,
+        **mlx_ev,
+        "model": model,
+        "limit_sources": {"max_qp": QP_SOURCE, "max_mr": MR_SOURCE},
+        "shared_between_processes": SHARING,
+    }
+    out = _launch_rules(ctx, version, mlx_ev, base)
+    if not ctx.ranks:
+        out.append(skip("this node is not in the hostfile; nothing to size", evidence=base))
+        return out
     use, notes = plan(hf, ctx.ranks, version)
     rows = []
     for name, u in use.items():
@@ -331,70 +421,15 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
         rows.append(row)
     total_qps = sum(r["qps"] for r in rows)
     total_mrs = sum(r["mrs"] for r in rows)
-    per_rank = (
-        f"{total_qps} QPs and {total_mrs} MRs per rank"
-        if len(ctx.ranks) == 1
-        else f"{total_qps} QPs and {total_mrs} MRs for {ctx.rank_label}"
-    )
     ev = {**base, "devices": rows, "notes": notes, "total_qps": total_qps, "total_mrs": total_mrs}
     vtext = (
         f"MLX {mlx_ev['mlx_version']}"
         if mlx_ev["mlx_version"]
         else f"MLX assumed {'.'.join(map(str, LATEST))}+"
     )
+    where = f"{backend}, {n} ranks, {vtext}"
     for row in rows:
-        peers = f"ranks {', '.join(map(str, row['peers']))}"
-        for need, key, what, effect, source in (
-            (
-                "qps",
-                "max_qp",
-                "queue pairs",
-                "the next queue pair fails with errno 16 (EBUSY)",
-                QP_SOURCE,
-            ),
-            (
-                "mrs",
-                "max_mr",
-                "memory regions",
-                "'[jaccl] Register memory region failed'",
-                MR_SOURCE,
-            ),
-        ):
-            lim = row[key]
-            if lim is None:
-                continue
-            rev = {
-                **ev,
-                "device": row["device"],
-                "need": row[need],
-                "limit": lim,
-                "limit_source": row[key + "_source"],
-            }
-            if row[need] > lim:
-                out.append(
-                    fail(
-                        f"{row['device']} needs {row[need]} {what} ({backend}, {n} ranks, {vtext}, "
-                        f"towards {peers}) but allows {lim}: {effect}",
-                        evidence=rev,
-                        remediation="Give each peer its own cable and device in the hostfile (a "
-                        "mesh uses one device per peer before MLX 0.32.4 and every listed "
-                        "cable from 0.32.4), or use jaccl-ring; kill stale "
-                        "ranks that still hold queue pairs (`meshdoctor check --only "
-                        f"MD301` lists them). Limit: {source}.",
-                    )
-                )
-            elif key == "max_mr" and row[need] >= NEAR_FRACTION * lim:
-                out.append(
-                    warn(
-                        f"{row['device']} needs {row[need]} memory regions ({backend}, {n} ranks, "
-                        f"{vtext}, towards {peers}): within {100 - int(NEAR_FRACTION * 100)} % of "
-                        f"the measured ceiling of about {lim}; registration may fail",
-                        evidence=rev,
-                        remediation="Upgrade MLX to 0.32.1 or later (64 memory regions per peer "
-                        "device, MLX PR #3901), or spread the connections over more "
-                        f"devices. Limit: {source}.",
-                    )
-                )
+        out.extend(_row_findings(row, ev, where))
     if any(f.status == "fail" for f in out):
         return [f for f in out if f.status != "ok"]
     shared = [r for r in rows if len(r["local_ranks"]) > 1]
@@ -414,20 +449,7 @@ def _capacity(ctx: NodeContext, inv: verbs.Inventory) -> List[Finding]:
         return out
     if not use:
         return [ok(f"the hostfile names no RDMA device for {ctx.rank_label}", evidence=ev)]
-    by_limit: Dict[str, List[str]] = {}
-    for r in rows:
-        if r["binding_limit"]:
-            by_limit.setdefault(r["binding_limit"], []).append(r["device"])
-    binds = "; ".join(f"{what} on {', '.join(devs)}" for what, devs in by_limit.items())
-    spread = f" over {len(rows)} device(s)" if len(rows) > 1 else ""
-    return [
-        ok(
-            f"{backend}, {n} ranks, {vtext}: {per_rank}{spread}: "
-            + ", ".join(_fmt(r) for r in rows)
-            + (f"; the limit that binds per device: {binds}" if binds else ""),
-            evidence=ev,
-        )
-    ]
+    return [_sized(ctx, rows, ev, where)]
 
 
 def run(ctx: NodeContext):

@@ -73,6 +73,46 @@ def _guard(ctx: NodeContext) -> Tuple[Optional[bool], Dict[str, Any]]:
     }
 
 
+def _off_index(ctx: NodeContext, dev, port, first, ev: Dict[str, Any], role, named, iface):
+    """A JACCL node's port whose first IPv4-mapped GID ``first`` is not at the index JACCL
+    sends from: the port's good entry when the installed JACCL sends from the advertised GID
+    (guard build), else a fail when this hostfile's launch is certain to fail at RTR, a warning
+    when it may. ``ev``: the port's evidence (updated in place)."""
+    guard, mlx_ev = _guard(ctx)
+    ev.update(mlx_ev, mapped_gid_index=first.index)
+    where = (
+        f"{dev.name} port {port.num}: IPv4-mapped GID {first.gid} is at "
+        f"GID[{first.index}], but JACCL sends from GID[{JACCL_SOURCE_GID_INDEX}]"
+    )
+    if guard is True:
+        return {
+            "device": dev.name,
+            "port": port.num,
+            "gid_index": first.index,
+            "gid": first.gid,
+            "note": "installed JACCL sends from the advertised GID (guard build)",
+        }
+    why = (
+        "the installed MLX has no fix for that (no JACCL_PROGRESS_TIMEOUT_MS in its "
+        "library; MLX PR #3389)"
+        if guard is False
+        else "whether the installed MLX has the fix is unknown"
+    )
+    certain = guard is False and role == verbs.REQUIRED and dev.name in named
+    ev["certain"] = certain
+    if certain:
+        return fail(
+            f"{where}; {why}: this hostfile's launch will fail at RTR (errno 22)",
+            evidence=ev,
+            remediation=INDEX_REMEDY.format(iface=iface),
+        )
+    return warn(
+        f"{where}; {why}: RTR may fail (errno 22/60)",
+        evidence=ev,
+        remediation=INDEX_REMEDY.format(iface=iface),
+    )
+
+
 def run(ctx: NodeContext):
     inv, finding = _rdma.inventory_or_finding(ctx, "the GID tables")
     if finding is not None:
@@ -125,47 +165,8 @@ def run(ctx: NodeContext):
             continue
         first = mapped[0]
         if jaccl and first.index != JACCL_SOURCE_GID_INDEX:
-            guard, mlx_ev = _guard(ctx)
-            ev.update(mlx_ev, mapped_gid_index=first.index)
-            where = (
-                f"{dev.name} port {port.num}: IPv4-mapped GID {first.gid} is at "
-                f"GID[{first.index}], but JACCL sends from GID[{JACCL_SOURCE_GID_INDEX}]"
-            )
-            if guard is True:
-                good.append(
-                    {
-                        "device": dev.name,
-                        "port": port.num,
-                        "gid_index": first.index,
-                        "gid": first.gid,
-                        "note": "installed JACCL sends from the advertised GID (guard build)",
-                    }
-                )
-                continue
-            why = (
-                "the installed MLX has no fix for that (no JACCL_PROGRESS_TIMEOUT_MS in its "
-                "library; MLX PR #3389)"
-                if guard is False
-                else "whether the installed MLX has the fix is unknown"
-            )
-            certain = guard is False and role == verbs.REQUIRED and dev.name in named
-            ev["certain"] = certain
-            if certain:
-                out.append(
-                    fail(
-                        f"{where}; {why}: this hostfile's launch will fail at RTR (errno 22)",
-                        evidence=ev,
-                        remediation=INDEX_REMEDY.format(iface=iface),
-                    )
-                )
-            else:
-                out.append(
-                    warn(
-                        f"{where}; {why}: RTR may fail (errno 22/60)",
-                        evidence=ev,
-                        remediation=INDEX_REMEDY.format(iface=iface),
-                    )
-                )
+            got = _off_index(ctx, dev, port, first, ev, role, named, iface)
+            (good if isinstance(got, dict) else out).append(got)
             continue
         good.append(
             {"device": dev.name, "port": port.num, "gid_index": first.index, "gid": first.gid}

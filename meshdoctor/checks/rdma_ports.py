@@ -21,6 +21,7 @@ from typing import Any, Dict, List
 
 from meshdoctor.checks import _rdma
 from meshdoctor.facts import verbs
+from meshdoctor.model import Export
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 
@@ -256,6 +257,7 @@ def run(ctx: NodeContext):
 
 CHECK = Check(
     code="MD202",
+    exports=(Export("named_devices", "named_devices"), Export("device_down", "device")),
     name="rdma.ports",
     title="RDMA devices exist and ports are active",
     run=run,

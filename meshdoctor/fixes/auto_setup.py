@@ -126,40 +126,41 @@ def _boots(ctx: FixContext) -> Dict[str, Any]:
     return hx.each(hx.boot_time)
 
 
-def plan(ctx: FixContext) -> List[Action]:
-    """The steps this fix would take now (reads state only; changes nothing)."""
-    st = _state(ctx)
-    if ctx.hostfile is None:
-        st["refused"] = (
-            "auto-setup configures a whole fleet: pass --hostfile with every host of the mesh"
-        )
-        return [_pre("mesh", "a hostfile names the fleet", st["refused"])]
-    names = ctx.hosts.names()
-    backend = ctx.hostfile.effective_backend
-    out = [
-        _pre(
-            "mesh",
-            "the hostfile's backend is JACCL (Thunderbolt RDMA)",
-            None
-            if backend in JACCL_BACKENDS
-            else f"this hostfile's backend is {backend or 'none'}: {TOOL} --auto-setup "
-            "configures Thunderbolt RDMA for JACCL (--over thunderbolt), nothing a "
-            f"{backend or 'ring'} mesh uses",
-            backend=backend,
-        )
-    ]
-    out += _sudo(ctx) + _ranks(ctx)
+def _backend_pre(backend: str) -> Action:
+    """The precondition that the hostfile's backend is one auto-setup configures (JACCL)."""
+    return _pre(
+        "mesh",
+        "the hostfile's backend is JACCL (Thunderbolt RDMA)",
+        None
+        if backend in JACCL_BACKENDS
+        else f"this hostfile's backend is {backend or 'none'}: {TOOL} --auto-setup "
+        "configures Thunderbolt RDMA for JACCL (--over thunderbolt), nothing a "
+        f"{backend or 'ring'} mesh uses",
+        backend=backend,
+    )
+
+
+def _boot_pres(ctx: FixContext, st: Dict[str, Any]) -> List[Action]:
+    """Each host's boot time, readable (kept in ``st["boots"]``)."""
     boots = _boots(ctx)
     st["boots"] = {h: b for h, b in boots.items() if not isinstance(b, Exception)}
-    for h, b in boots.items():
-        out.append(
-            _pre(
-                h,
-                "boot time readable",
-                str(b) if isinstance(b, Exception) else None,
-                boot_time=None if isinstance(b, Exception) else b,
-            )
+    return [
+        _pre(
+            h,
+            "boot time readable",
+            str(b) if isinstance(b, Exception) else None,
+            boot_time=None if isinstance(b, Exception) else b,
         )
+        for h, b in boots.items()
+    ]
+
+
+def _receipt_pres(st: Dict[str, Any], names: List[str]) -> List[Action]:
+    """The preconditions the receipts of earlier runs set (``st["last"]``: the last run that
+    changed something): every receipt readable (fail closed); after a failed or partial run,
+    every host rebooted since (``st["reboot"]``); after a successful one on this boot, nothing
+    to do (``st["unnecessary"]``)."""
+    out: List[Action] = []
     try:
         found, unreadable = receipts.scan(KIND)
     except receipts.StateDirError as exc:
@@ -223,7 +224,16 @@ def plan(ctx: FixContext) -> List[Action]:
         out.append(
             _pre("mesh", "no successful auto-setup on this boot yet", None, already=bool(same))
         )
-    failed = [a for a in out if a.failed]
+    return out
+
+
+def _run_steps(
+    ctx: FixContext, st: Dict[str, Any], pres: List[Action], names: List[str], backend: str
+) -> List[Action]:
+    """The steps after the preconditions ``pres``: the one run of the tool (skipped, saying
+    why, when a precondition failed or it already succeeded on this boot; ``st["refused"]``
+    names the failed ones), then the verification."""
+    failed = [a for a in pres if a.failed]
     argv = [
         TOOL,
         "--auto-setup",
@@ -236,51 +246,50 @@ def plan(ctx: FixContext) -> List[Action]:
         "--output-hostfile",
         _output_path(ctx),
     ]
+    once = f"run {TOOL} --auto-setup once"
     if failed:
         st["refused"] = "; ".join(
             f"{a.host}: {a.step}: {a.outcome[len(FAILED) + 2 :]}" for a in failed
         )
-        out.append(
-            Action(
-                CODE,
-                "mesh",
-                f"run {TOOL} --auto-setup once",
-                argv,
-                mutates=False,
-                outcome=f"{SKIPPED}: a precondition failed",
-            )
+        why = "a precondition failed"
+        return [Action(CODE, "mesh", once, argv, mutates=False, outcome=f"{SKIPPED}: {why}")]
+    if st.get("unnecessary"):
+        why = st["unnecessary"]
+        return [Action(CODE, "mesh", once, argv, mutates=False, outcome=f"{SKIPPED}: {why}")]
+    return [
+        Action(
+            CODE,
+            "mesh",
+            f"{once} for {len(names)} host(s), writing {_output_path(ctx)}",
+            argv,
+        ),
+        Action(
+            CODE,
+            "mesh",
+            "verify every host: " + ", ".join(VERIFY_CODES) + " with the new hostfile",
+            [],
+            mutates=False,
+        ),
+    ]
+
+
+def plan(ctx: FixContext) -> List[Action]:
+    """The steps this fix would take now (reads state only; changes nothing): the
+    preconditions (a hostfile, its backend, sudo, no rank running, boot times, the receipts of
+    earlier runs), then the run and its verification (:func:`_run_steps`)."""
+    st = _state(ctx)
+    if ctx.hostfile is None:
+        st["refused"] = (
+            "auto-setup configures a whole fleet: pass --hostfile with every host of the mesh"
         )
-    elif st.get("unnecessary"):
-        out.append(
-            Action(
-                CODE,
-                "mesh",
-                f"run {TOOL} --auto-setup once",
-                argv,
-                mutates=False,
-                outcome=f"{SKIPPED}: {st['unnecessary']}",
-            )
-        )
-    else:
-        out.append(
-            Action(
-                CODE,
-                "mesh",
-                f"run {TOOL} --auto-setup once for "
-                f"{len(names)} host(s), writing {_output_path(ctx)}",
-                argv,
-            )
-        )
-        out.append(
-            Action(
-                CODE,
-                "mesh",
-                "verify every host: " + ", ".join(VERIFY_CODES) + " with the new hostfile",
-                [],
-                mutates=False,
-            )
-        )
-    return out
+        return [_pre("mesh", "a hostfile names the fleet", st["refused"])]
+    names = ctx.hosts.names()
+    backend = ctx.hostfile.effective_backend
+    out = [_backend_pre(backend)]
+    out += _sudo(ctx) + _ranks(ctx)
+    out += _boot_pres(ctx, st)
+    out += _receipt_pres(st, names)
+    return out + _run_steps(ctx, st, out, names, backend)
 
 
 def _verify_hosts(ctx: FixContext, hostfile) -> Dict[str, List[str]]:

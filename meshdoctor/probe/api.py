@@ -141,23 +141,7 @@ def config(request: ProbeRequest, ranks: Optional["Launched"] = None) -> "ProbeC
             hf = load(hf)  # "-" is standard input; read up to hostfile.MAX_BYTES
         except HostfileError as exc:
             raise ProbeSetupError(str(exc), "--hostfile") from None
-    cfg = make_config(
-        hostfile=hf,
-        hosts=request.hosts,
-        nranks=request.nranks,
-        backend=request.backend,
-        op=request.op,
-        size=str(request.size),
-        iters=request.iters,
-        warmup=request.warmup,
-        dtype=request.dtype,
-        timeout=request.timeout,
-        soak=request.soak,
-        pairs=request.pairs,
-        port=request.port,
-        given=request.given,
-    )
-    return judged(cfg, request)
+    return judged(make_config(request, hf), request)
 
 
 def judged(cfg: "ProbeConfig", request: ProbeRequest) -> "ProbeConfig":

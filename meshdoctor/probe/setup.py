@@ -6,7 +6,7 @@ now (:class:`~meshdoctor.probe.errors.ProbeNotNow`: a state of the machine, exit
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional
+from typing import TYPE_CHECKING, Optional
 
 from meshdoctor.hostfile.load import HostfileError, from_list
 from meshdoctor.hostfile.locality import local_ranks
@@ -21,10 +21,15 @@ from meshdoctor.probe.errors import ProbeNotNow, ProbeSetupError
 from meshdoctor.probe.sizes import SizeError, format_size, memory_needed, parse_size
 from meshdoctor.probe.worker import DTYPE_BYTES, OPS
 
+if TYPE_CHECKING:
+    from meshdoctor.probe.api import ProbeRequest
+
 DEFAULT_RANKS = 2
 # Ranks one probe starts at most: a JACCL mesh stops at 8 (MESH_MAX_PEERS in mlx jaccl ``rdma.cpp``); rings of a few
 # dozen Macs exist; thousands of entries are a broken hostfile, not a mesh.
 MAX_WORLD_SIZE = 256
+# the options of a ProbeRequest the ProbeConfig keeps as they were given (checked, not converted)
+AS_GIVEN = ("iters", "warmup", "dtype", "timeout", "soak", "pairs", "port")
 
 
 def available_memory() -> int:
@@ -51,69 +56,51 @@ def default_backend(python: Optional[str] = None) -> str:
     return "nccl" if cuda_packages(py) else "ring"
 
 
-def make_config(
-    *,
+def _where(hf: Hostfile) -> str:
+    """The prefix naming the hostfile in a usage error (``PATH: ``), empty without a file."""
+    return f"{hf.path}: " if hf.path else ""
+
+
+def _mesh(
     hostfile: Optional[Hostfile],
     hosts: Optional[str],
     nranks: Optional[int],
     backend: Optional[str],
-    op: str,
-    size: str,
-    iters: int,
-    warmup: int,
-    dtype: str,
-    timeout: Optional[float],
-    soak: int,
-    pairs: bool,
-    port: Optional[int],
-    given: List[str],
-    available: Optional[int] = None,
-    python: Optional[str] = None,
-) -> ProbeConfig:
-    """A checked config; raises :class:`ProbeSetupError` naming the option and the fix, or
-    :class:`ProbeNotNow` when this host lacks the memory the run needs right now.
-
-    ``given``: which of --hostfile/--hosts/-n were passed (at most one). ``available``: bytes
-    of free memory (default: psutil's figure for this host). ``python``: the ranks'
-    interpreter, asked for the default backend (:func:`default_backend`)."""
-    why = host_sources_conflict(given)
-    if why:
-        raise ProbeSetupError(why, "/".join(given))
-    try:
-        nbytes = parse_size(size)
-    except SizeError as exc:
-        raise ProbeSetupError(str(exc), "--size") from None
+    python: Optional[str],
+):
+    """``(hostfile, the option it came from)``: ``--hostfile``, ``--hosts`` or ``-n`` ranks on
+    this machine over loopback (ring, or nccl when that is the default backend)."""
     if hostfile is not None:
-        hf, where = hostfile, "--hostfile"
-    elif hosts is not None:
+        return hostfile, "--hostfile"
+    if hosts is not None:
         try:
-            hf, where = from_list(hosts), "--hosts"
+            return from_list(hosts), "--hosts"
         except HostfileError as exc:
             raise ProbeSetupError(str(exc), "--hosts") from None
-    else:
-        local_backend = backend or default_backend(python)
-        hf, where = (
-            local_hostfile(nranks or DEFAULT_RANKS, "nccl" if local_backend == "nccl" else "ring"),
-            "-n",
-        )
-    if where == "-n" and backend not in (None, "ring", "nccl"):
+    if backend not in (None, "ring", "nccl"):
         raise ProbeSetupError(
             f"-n starts ranks on this machine over loopback with the ring "
             f"(or nccl) backend; {backend} needs a hostfile with the RDMA "
             "devices (--hostfile)",
             "--backend",
         )
+    local_backend = backend or default_backend(python)
+    kind = "nccl" if local_backend == "nccl" else "ring"
+    return local_hostfile(nranks or DEFAULT_RANKS, kind), "-n"
+
+
+def _world_size(hf: Hostfile, where: str) -> None:
+    """Refuse a hostfile of no usable host, of one rank, or of more than
+    :data:`MAX_WORLD_SIZE` ranks."""
     if hf.world_size == 0:
         bad = hf.problems
         raise ProbeSetupError(
-            (f"{hf.path}: " if hf.path else "")
-            + ("; ".join(f"{p}: {m}" for p, m in bad[:4]) or "no hosts"),
-            where,
+            _where(hf) + ("; ".join(f"{p}: {m}" for p, m in bad[:4]) or "no hosts"), where
         )
     if hf.world_size < 2:
         also = "; ".join(f"{p}: {m}" for p, m in hf.problems[:4])
         raise ProbeSetupError(
-            (f"{hf.path}: " if hf.path else "")
+            _where(hf)
             + f"{n_ranks(hf.world_size)}: a probe needs at least 2"
             + (f"; also {also}" if also else ""),
             where,
@@ -124,6 +111,12 @@ def make_config(
             f"{MAX_WORLD_SIZE}; probe a subset of the hosts",
             where,
         )
+
+
+def _backend(hf: Hostfile, backend: Optional[str], python: Optional[str], where: str):
+    """``(hostfile, backend)``: the backend the probe runs (the option's, the hostfile's, else
+    the default), refused when the probe does not run it; the hostfile as that backend reads
+    it, refused on any problem."""
     chosen = hf.launched_backend(backend, cuda=lambda: default_backend(python) == "nccl")
     if chosen not in PROBE_BACKENDS:
         if backend:  # the option named it
@@ -136,9 +129,8 @@ def make_config(
             "an unknown backend" if chosen not in BACKENDS else "a backend the probe does not run"
         )
         raise ProbeSetupError(
-            (f"{hf.path}: " if hf.path else "")
-            + f'"backend": {chosen!r} is {what}; write {one_of(PROBE_BACKENDS)} there, '
-            "or pass --backend",
+            _where(hf) + f'"backend": {chosen!r} is {what}; write {one_of(PROBE_BACKENDS)} '
+            "there, or pass --backend",
             where,
         )
     if chosen != hf.effective_backend:  # another backend: a variant, checked for that backend
@@ -147,11 +139,17 @@ def make_config(
     if bad:
         listed = "; ".join(f"{p}: {m}" for p, m in bad[:4])
         raise ProbeSetupError(
-            (f"{hf.path}: " if hf.path else "")
-            + listed
-            + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""),
+            _where(hf) + listed + (f" (and {len(bad) - 4} more)" if len(bad) > 4 else ""),
             where,
         )
+    return hf, chosen
+
+
+def _size_and_ports(
+    hf: Hostfile, chosen: str, size: str, nbytes: int, dtype: str, port: Optional[int], where
+) -> None:
+    """Refuse a size that is not whole elements of ``dtype`` with one per rank, a ``--port``
+    whose consecutive ports pass 65535, and an environment the backend cannot be given."""
     item = DTYPE_BYTES[dtype]
     if nbytes % item or nbytes < item * hf.world_size:
         raise ProbeSetupError(
@@ -170,6 +168,12 @@ def make_config(
         envmod.backend_env(hf, chosen, ports=list(range(port_count(hf.hosts))))
     except envmod.EnvError as exc:
         raise ProbeSetupError(str(exc), where) from None
+
+
+def _memory(hf: Hostfile, nbytes: int, iters: int, available: Optional[int]) -> None:
+    """Raise :class:`ProbeNotNow` when this host's ranks need more memory than is available
+    now (:func:`meshdoctor.probe.sizes.memory_needed`; ``available`` in bytes, default
+    :func:`available_memory`)."""
     local_count = len(local_ranks(hf))
     need = memory_needed(nbytes, local_count, iters)
     have = available if available is not None else available_memory()
@@ -183,17 +187,45 @@ def make_config(
             need,
             have,
         )
-    ops = list(OPS) if op == "all" else [op]
+
+
+def make_config(
+    request: "ProbeRequest",
+    hostfile: Optional[Hostfile] = None,
+    *,
+    available: Optional[int] = None,
+    python: Optional[str] = None,
+) -> ProbeConfig:
+    """The checked config of ``request`` (a :class:`meshdoctor.probe.api.ProbeRequest`: each
+    probe option is declared there once; the ones the config keeps as given are
+    :data:`AS_GIVEN`); raises :class:`ProbeSetupError` naming the option and the fix, or
+    :class:`ProbeNotNow` when this host lacks the memory the run needs right now.
+
+    ``hostfile``: the request's hostfile, read (:func:`meshdoctor.probe.api.config` reads a
+    path; default: ``request.hostfile`` when it is already loaded). ``available``: bytes of
+    free memory (default: psutil's figure for this host). ``python``: the ranks' interpreter,
+    asked for the default backend (:func:`default_backend`)."""
+    given, size, backend, dtype = request.given, str(request.size), request.backend, request.dtype
+    port = request.port
+    if hostfile is None and not isinstance(request.hostfile, str):
+        hostfile = request.hostfile  # a loaded Hostfile, or none
+    why = host_sources_conflict(given)
+    if why:
+        raise ProbeSetupError(why, "/".join(given))
+    try:
+        nbytes = parse_size(size)
+    except SizeError as exc:
+        raise ProbeSetupError(str(exc), "--size") from None
+    hf, where = _mesh(hostfile, request.hosts, request.nranks, backend, python)
+    _world_size(hf, where)
+    hf, chosen = _backend(hf, backend, python, where)
+    _size_and_ports(hf, chosen, size, nbytes, dtype, port, where)
+    _memory(hf, nbytes, request.iters, available)
+    ops = list(OPS) if request.op == "all" else [request.op]
     return ProbeConfig(
         hostfile=hf,
         backend=chosen,
         ops=ops,
         size=nbytes,
-        iters=iters,
-        warmup=warmup,
-        dtype=dtype,
-        timeout=timeout,
-        soak=soak,
-        pairs=pairs,
-        port=port,
+        **{name: getattr(request, name) for name in AS_GIVEN},
     )

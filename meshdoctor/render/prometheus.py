@@ -20,6 +20,9 @@ host (MD202: the devices the hostfile names for it), ``meshdoctor_wired_memory_b
 ``meshdoctor_probe_busbw_bytes_per_second`` / ``_algbw_...`` / ``meshdoctor_probe_wrong_values``
 / ``meshdoctor_probe_checked_values`` per op, ``meshdoctor_last_run_timestamp_seconds`` (the
 run's start, Unix time) and ``meshdoctor_last_run_duration_seconds``.
+
+The per-host and mesh values come from what the checks export (:data:`meshdoctor.model.EXPORTS`,
+read with :func:`meshdoctor.discover.exported`): this module names no check.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import datetime as _dt
 import math
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from meshdoctor.discover import exported
 from meshdoctor.model import STATUSES
 from meshdoctor.text import printable
 
@@ -109,10 +113,9 @@ def _mlx_version(doc: Dict[str, Any]) -> str:
     ranks reported when they were ready (``probe.ranks[].mlx``; several, comma-separated, when
     the ranks disagree), else ""."""
     for r in doc.get("results", []):
-        if r.get("code") == "MD102" and isinstance(r.get("evidence"), dict):
-            v = r["evidence"].get("version")
-            if isinstance(v, str) and v:
-                return v
+        v = exported(r, "mlx_version")
+        if isinstance(v, str) and v:
+            return v
     ranks = (doc.get("probe") or {}).get("ranks") or []
     seen = sorted(
         {r["mlx"] for r in ranks if isinstance(r, dict) and isinstance(r.get("mlx"), str)}
@@ -127,7 +130,7 @@ def _backend(doc: Dict[str, Any]) -> str:
         if isinstance(b, str):
             return b
     for r in doc.get("results", []):
-        b = (r.get("evidence") or {}).get("backend") if r.get("code") == "MD401" else None
+        b = exported(r, "backend")
         if isinstance(b, str):
             return b
     return ""
@@ -176,7 +179,7 @@ def samples(doc: Dict[str, Any]) -> Dict[str, List[Sample]]:
 def _edges(doc: Dict[str, Any], cmd: Labels, out: Dict[str, List[Sample]]) -> None:
     seen = set()
     for r in doc.get("results", []):  # each host's named devices (MD202)
-        e = (r.get("evidence") or {}).get("named_devices") if r.get("code") == "MD202" else None
+        e = exported(r, "named_devices")
         host = str(r.get("host", ""))
         if not isinstance(e, dict) or host in seen:
             continue
@@ -186,7 +189,7 @@ def _edges(doc: Dict[str, Any], cmd: Labels, out: Dict[str, List[Sample]]) -> No
             out["meshdoctor_rdma_devices_active"].append((cmd + (("host", host),), active))
             out["meshdoctor_rdma_devices_expected"].append((cmd + (("host", host),), expected))
     for r in doc.get("results", []):  # the mesh's (MD404)
-        m = (r.get("evidence") or {}).get("edge_matrix") if r.get("code") == "MD404" else None
+        m = exported(r, "edge_matrix")
         if isinstance(m, dict) and _number(m.get("active")) is not None:
             out["meshdoctor_rdma_edges_active"].append((cmd, m["active"]))
             if _number(m.get("total")) is not None:
@@ -197,9 +200,7 @@ def _edges(doc: Dict[str, Any], cmd: Labels, out: Dict[str, List[Sample]]) -> No
 def _wired(doc: Dict[str, Any], cmd: Labels, out: Dict[str, List[Sample]]) -> None:
     seen = set()
     for r in doc.get("results", []):
-        if r.get("code") != "MD302":
-            continue
-        b = _number((r.get("evidence") or {}).get("wired_bytes"))
+        b = _number(exported(r, "wired_bytes"))
         host = str(r.get("host", ""))
         if b is not None and host not in seen:
             seen.add(host)

@@ -19,16 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
+from meshdoctor.codes.engine import HEALTHY_SUBMESH
+from meshdoctor.discover import exported, exporters
 from meshdoctor.hostfile.locality import machines
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.mlx.backends import JACCL_BACKENDS
 from meshdoctor.model import ERROR, FAIL, WARN, Result
 
-SUBMESH_CODE = "MD410"
-EDGES_CODE = "MD404"
-# a node result about one device the hostfile names (MD202: missing or not active) costs that
-# device's cables under jaccl, not the host
-DEVICE_CODES = ("MD202",)
+SUBMESH_CODE = HEALTHY_SUBMESH.code  # this split's own result (meshdoctor.submesh.write)
 
 Pair = Tuple[int, int]  # (rank, peer rank), ordered
 
@@ -120,19 +118,22 @@ def from_results(hf: Hostfile, results: Sequence[Result], strict: bool = False) 
     down: Dict[str, Set[str]] = {}
     blocked: List[str] = []
     jaccl = hf.effective_backend in JACCL_BACKENDS
+    cable_checks = exporters("cables_down")  # what they find costs cables, not hosts
     for r in results:
         if r.code == SUBMESH_CODE or not _bad(r.status, strict):
             continue
         ev = r.evidence or {}
-        if jaccl and r.code in DEVICE_CODES and r.status == FAIL and ev.get("device"):
-            down.setdefault(r.host, set()).add(str(ev["device"]))
+        device = exported(r, "device_down")  # a device the hostfile names, missing or down
+        if jaccl and r.status == FAIL and device:
+            down.setdefault(r.host, set()).add(str(device))
             continue
-        if r.code == EDGES_CODE and ev.get("bad"):  # an edge down: its cables, not its hosts
-            for b in ev["bad"]:
+        cables = exported(r, "cables_down")
+        if cables:  # an edge down: its cables, not its hosts
+            for b in cables:
                 down.setdefault(str(b.get("host")), set()).add(str(b.get("device")))
             continue
         named = [h for h in (ev.get("hosts") or [r.host]) if h in order]
-        if r.code == EDGES_CODE and len(named) > 1:
+        if r.code in cable_checks and len(named) > 1:
             continue  # "not assessed": the host that did not answer fails on its own (MD402)
         if not named:
             blocked.append(f"{r.code} {r.summary}")

@@ -54,6 +54,6 @@ def test_not_run_on_linux(clean_env):
 
 
 def test_in_fleet_mode_the_remedy_runs_on_the_remote_host():
-    from meshdoctor.checker.fleet import fleet_remedy
+    from meshdoctor.remote import fleet_remedy
 
     assert fleet_remedy(REMEDY, "m2", "hosts.json", True) == f"ssh m2 '{REMEDY}'"

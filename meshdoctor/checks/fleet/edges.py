@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from meshdoctor.codes.model import Doc
+from meshdoctor.model import Export
 from meshdoctor.checker.model import Finding, error, fail, ok, skip
 from meshdoctor.checker.fleet_model import FleetView, FleetCheck, on
 from meshdoctor.mlx.backends import JACCL_BACKENDS
@@ -102,6 +103,7 @@ def run(view: FleetView):
 
 FLEET_CHECK = FleetCheck(
     code="MD404",
+    exports=(Export("edge_matrix", "edge_matrix"), Export("cables_down", "bad")),
     name="fleet.edges",
     title="RDMA edges",
     area="edges",

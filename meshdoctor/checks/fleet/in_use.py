@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 from meshdoctor.codes.model import Doc
 from meshdoctor.checker.model import ok, warn
 from meshdoctor.checker.fleet_model import FleetCheck, FleetView, on
+from meshdoctor.model import CRITICAL, FAIL, WARN, Result
 
 CODE = "MD411"
 
@@ -73,12 +74,30 @@ def run(view: FleetView):
     )
 
 
+def probe_gate(r: Result, override: str = "pass --beside-running-job to probe anyway") -> bool:
+    """Before ``probe --hostfile`` launches: a warning of this check (a running job's ranks)
+    refuses the launch, said in place as a fail naming the job, its remedy ending with
+    ``override`` (the caller's way past it: the probe's option, or launch without --probe);
+    True when it refuses."""
+    if r.status != WARN:
+        return False
+    r.status, r.severity = FAIL, CRITICAL
+    r.summary = "not launched: " + r.summary
+    if r.remediation is not None:
+        r.remediation.text = (
+            "A probe beside a running job shares its RDMA devices' queue pairs and can "
+            f"break it: let the job finish, or {override}."
+        )
+    return True
+
+
 FLEET_CHECK = FleetCheck(
     code=CODE,
     name="fleet.in_use",
     title="Mesh in use",
     area="procs",
     run=run,
+    probe_gate=probe_gate,
     doc=Doc(
         meaning="""
 Says in one line when a running job has ranks on hosts of the hostfile (a rank whose launcher

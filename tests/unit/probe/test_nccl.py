@@ -110,12 +110,12 @@ def test_nccl_port_choice():
 
 
 def test_setup_nccl_with_n_and_pairs_unsupported():
-    cfg = _cfg(backend="nccl", nranks=2, given=["-n"])
+    cfg = _cfg(backend="nccl", nranks=2)
     assert cfg.backend == "nccl" and cfg.hostfile.backend == "nccl"
     assert cfg.ops == ["all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter"]
     assert config.plan_pairs(3, "nccl") == ([], [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]])
     with pytest.raises(ProbeSetupError, match="jaccl needs a hostfile"):
-        _cfg(backend="jaccl", nranks=2, given=["-n"])
+        _cfg(backend="jaccl", nranks=2)
 
 
 def test_default_backend_follows_the_cuda_build(tmp_path, monkeypatch):

@@ -198,25 +198,12 @@ def test_parse_line_ignores_noise():
     assert parse_line('{"not": "an event"}') is None and parse_line("{broken") is None
 
 
-def _cfg(**kw):
-    base = dict(
-        hostfile=None,
-        hosts=None,
-        nranks=None,
-        backend=None,
-        op="all",
-        size="1MiB",
-        iters=1,
-        warmup=0,
-        dtype="float32",
-        timeout=None,
-        soak=0,
-        pairs=False,
-        port=None,
-        given=[],
-    )
-    base.update(kw)
-    return make_config(**base)
+def _cfg(available=None, python=None, **kw):
+    """make_config of a request of 1 MiB, 1 iteration, no warm-up, changed by ``kw``."""
+    from meshdoctor.probe.api import ProbeRequest
+
+    request = ProbeRequest(**{"size": "1MiB", "iters": 1, "warmup": 0, **kw})
+    return make_config(request, available=available, python=python)
 
 
 def test_setup_defaults_and_usage_errors():
@@ -224,7 +211,7 @@ def test_setup_defaults_and_usage_errors():
     assert cfg.world_size == 2 and cfg.backend == "ring"
     assert cfg.ops == ["all_sum", "all_gather", "send_recv", "all_max", "all_min", "sum_scatter"]
     with pytest.raises(ProbeSetupError, match="only one"):
-        _cfg(given=["--hosts", "-n"])
+        _cfg(hosts="a,b", nranks=2)  # --hosts and -n
     with pytest.raises(ProbeSetupError, match="IP"):
         _cfg(hosts="alpha,beta")
     with pytest.raises(ProbeNotNow) as e:  # a state of the machine, not a usage error
