@@ -433,11 +433,50 @@ def kill_tree(pids: Sequence[int]) -> Dict[str, Any]:
             break
         for pid in new:
             send_signal(pid, signal.SIGSTOP)
+        _await_stopped(new)
         seen.update(new)
         tops = dict(seen)
     killed = sorted(pid for pid in seen if send_signal(pid, signal.SIGKILL) == "sent")
     newborns = [pid for pid in killed if pid not in set(pids)]
     return {"killed": killed, "newborns": newborns, "under": {p: seen[p] for p in newborns}}
+
+
+def _alive(pids) -> List[int]:
+    """The pids of ``pids`` whose process still runs (not gone, not a zombie)."""
+    import psutil
+
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD):
+                out.append(pid)
+        except psutil.Error:
+            continue
+    return out
+
+
+def _await_stopped(pids, limit: float = 1.0) -> None:
+    """Wait (at most ``limit`` seconds) until each of ``pids`` is stopped or gone: SIGSTOP is
+    delivered when a process next leaves the kernel, so one inside fork(2) stops only after the
+    child exists, and the next listing of the tree then holds that child (signal(7))."""
+    import psutil
+
+    waiting = set(pids)
+    t_end = time.monotonic() + limit
+    while waiting and time.monotonic() < t_end:
+        for pid in list(waiting):
+            try:
+                if psutil.Process(pid).status() in (
+                    psutil.STATUS_STOPPED,
+                    psutil.STATUS_TRACING_STOP,
+                    psutil.STATUS_ZOMBIE,
+                    psutil.STATUS_DEAD,
+                ):
+                    waiting.discard(pid)
+            except psutil.Error:
+                waiting.discard(pid)
+        if waiting:
+            time.sleep(0.005)
 
 
 def _local_state(t: Target) -> Optional[str]:
@@ -510,7 +549,9 @@ def _stop_local(
                 "outcome": "sent",
             }
         )
-    _wait(lambda: all(_local_gone(t) for t in live), KILL_WAIT_S)
+    # every process SIGKILL went to, the newborns included, is gone (or a zombie) before the
+    # sweep below looks for leftovers: one still dying is not a leftover
+    _wait(lambda: all(_local_gone(t) for t in live) and not _alive(tree["killed"]), KILL_WAIT_S)
     for t in targets:
         if t.popen is None:
             continue

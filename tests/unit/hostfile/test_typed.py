@@ -74,7 +74,7 @@ def test_the_probe_runs_a_variant_and_leaves_the_callers_hostfile_alone(tmp_path
     )
     hf = load(write(tmp_path / "hosts.json", text))
     assert hf.backend == "" and hf.problems == ()
-    cfg = _cfg(hostfile=hf, backend="nccl", given=["--hostfile"])
+    cfg = _cfg(hostfile=hf, backend="nccl")
     assert cfg.hostfile.backend == "nccl" and cfg.hostfile is not hf
     assert hf.backend == "" and hf.problems == ()
     # other hosts read the document as written, with the backend that will run
@@ -88,7 +88,7 @@ def test_the_probe_runs_a_variant_and_leaves_the_callers_hostfile_alone(tmp_path
     assert "missing: jaccl needs a row of 2 entries" in dict(jaccl.problems)["hosts[0].rdma"]
     assert hf.problems == ()
     with pytest.raises(ProbeSetupError, match=r"hosts\[0\]\.rdma: missing"):
-        _cfg(hostfile=hf, backend="jaccl", given=["--hostfile"])
+        _cfg(hostfile=hf, backend="jaccl")
     assert hf.backend == "" and hf.problems == ()
 
 
