@@ -253,6 +253,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "maximum allowed buffer",
     "hostfile is malformed",
     "Cannot initialize",  # MLX's strict mpi init: "Cannot initialize MPI" (mlx #1964)
+    "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes

@@ -1,0 +1,105 @@
+"""``meshdoctor triage`` on public failure reports (exo, oMLX, MLX) whose first cause was read
+wrongly by a line-at-a-time reading: each input cites its thread; each test asserts the first
+cause named, what it means and what to do, and which findings are only its consequences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List
+
+from tests.helpers import run_cli
+
+
+def triage(tmp_path: Path, files: Dict[str, str], rc: int = 1) -> dict:
+    paths: List[str] = []
+    for name, text in files.items():
+        p = tmp_path / name
+        p.write_text(text)
+        paths.append(str(p))
+    r = run_cli("triage", *paths, "--json")
+    assert r.rc == rc, (r.rc, r.out, r.err)
+    return r.doc
+
+
+def firsts(doc: dict) -> List[dict]:
+    return [f for f in doc["triage"]["findings"] if f["first_cause"]]
+
+
+def by_code(doc: dict, code: str) -> List[dict]:
+    return [f for f in doc["triage"]["findings"] if f["code"] == code]
+
+
+# https://github.com/ml-explore/mlx/issues/1849 (two Macs, MPI backend, send/recv): verbatim
+# mpirun output of two hosts, the MPI teardown banner printed before the Metal exception
+MPI_GPU_TIMEOUT = """\
+[Asilomar:48790] *** Process received signal ***
+[Asilomar:48790] Signal: Abort trap: 6 (6)
+[Asilomar:48790] Signal code:  (0)
+[Asilomar:48790] [ 0] 0   libsystem_platform.dylib            0x000000019057ede4 _sigtramp + 56
+[Asilomar:48790] [ 1] 0   libsystem_pthread.dylib             0x0000000190547f70 pthread_kill + 288
+[Asilomar:48790] [ 2] 0   libsystem_c.dylib                   0x0000000190454908 abort + 128
+[Asilomar:48790] *** End of error message ***
+[PaloAlto:00000] *** An error occurred in Socket closed
+[PaloAlto:00000] *** reported by process [3543269377,0]
+[PaloAlto:00000] *** on a NULL communicator
+[PaloAlto:00000] *** Unknown error
+[PaloAlto:00000] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,
+[PaloAlto:00000] ***    and MPI will try to terminate your MPI job as well)
+libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command \
+buffer execution failed: Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)
+[PaloAlto:17633] *** Process received signal ***
+[PaloAlto:17633] Signal: Abort trap: 6 (6)
+[PaloAlto:17633] *** End of error message ***
+"""
+
+
+def test_the_metal_gpu_timeout_is_the_cause_and_the_mpi_abort_banner_its_echo(tmp_path):
+    doc = triage(tmp_path, {"mpirun.log": MPI_GPU_TIMEOUT})
+    (f,) = firsts(doc)
+    assert f["code"] == "MD616" and "stream=mx.cpu" in f["remedy"]
+    (mpi,) = by_code(doc, "MD699")
+    assert mpi["consequence_of"] == f["id"]
+
+
+def test_the_mpi_abort_banner_alone_is_only_an_echo(tmp_path):
+    banner = "\n".join(MPI_GPU_TIMEOUT.splitlines()[7:13]) + "\n"
+    doc = triage(tmp_path, {"mpirun.log": banner})
+    (f,) = firsts(doc)
+    assert f["code"] == "MD699" and f["role"] == "consequence"
+
+
+# https://github.com/jundot/omlx/issues/2735 (oMLX coordinator; the worker Mac started with
+# the system python3): the ModuleNotFoundError line is the report's
+OMLX_NO_MODULE = """\
+2026-08-16 21:04:12,033 INFO omlx.cluster.staging: staging model \
+/Users/studio/.omlx/models-production/Qwen3-32B-4bit to worker mac-mini
+2026-08-16 21:04:19,870 INFO omlx.cluster.launcher: mlx.launch --backend ring --hostfile \
+/Users/studio/.omlx/cluster/hosts.json -- python3 -m omlx.cluster.inference_worker
+/usr/bin/python3: Error while finding module specification for 'omlx.cluster.inference_worker' \
+(ModuleNotFoundError: No module named 'omlx')
+[WARN] Node with rank 1 exited with code 1
+2026-08-16 21:04:52,112 ERROR omlx.cluster.launcher: activation failed: rank 1 (mac-mini) \
+exited with code 1
+"""
+
+
+def test_a_rank_started_with_the_system_python_names_the_interpreter(tmp_path):
+    doc = triage(tmp_path, {"coordinator.log": OMLX_NO_MODULE})
+    (f,) = firsts(doc)
+    assert f["code"] == "MD870"
+    assert "/usr/bin/python3 has no module 'omlx'" in f["meaning"]
+    assert "mlx.launch --python" in f["remedy"]
+    (exited,) = by_code(doc, "MD657")
+    assert exited["consequence_of"] == f["id"]
+
+
+def test_a_missing_module_in_a_rank_traceback_is_the_same_kind(tmp_path):
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/train.py", line 1, in <module>\n'
+        "    import mlx_lm\n"
+        "ModuleNotFoundError: No module named 'mlx_lm'\n"
+        "[WARN] Node with rank 0 exited with code 1\n"
+    )
+    (f,) = firsts(triage(tmp_path, {"rank0.log": log}))
+    assert f["code"] == "MD870" and "'mlx_lm'" in f["meaning"]
