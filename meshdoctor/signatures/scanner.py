@@ -555,10 +555,18 @@ def make_match(
     groups: Optional[Dict[str, str]] = None,
 ) -> Match:
     """A :class:`Match` for a signature recognised by other means than its regex (exit status,
-    crash report), with ``meaning`` replacing the catalogue's when given."""
+    crash report), with ``meaning`` replacing the catalogue's (refined by ``groups``) when
+    given."""
     s = _index().by_code[code]
     return Match(
-        s.code, s.name, meaning or s.meaning, s.remedy, _cut(line), groups or {}, lineno, sig=s
+        s.code,
+        s.name,
+        meaning or s.meaning_for(groups or {}),
+        s.remedy,
+        _cut(line),
+        groups or {},
+        lineno,
+        sig=s,
     )
 
 
@@ -640,6 +648,8 @@ class Scanner:
             line = rec.line
         else:
             line = raw.get(frame, rec.line) if frame is not None else rec.line
+            if frame is not None:
+                groups["frame"] = " ".join(x for x in frame if x)
         m = _match_sig(sig, line, rec.start, groups)
         if rec.frames:  # the crash's own text, its frames with it: never "find the report"
             m.remedy = sig.report_remedy or sig.remedy

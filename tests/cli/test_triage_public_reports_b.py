@@ -103,3 +103,17 @@ def test_a_missing_module_in_a_rank_traceback_is_the_same_kind(tmp_path):
     )
     (f,) = firsts(triage(tmp_path, {"rank0.log": log}))
     assert f["code"] == "MD870" and "'mlx_lm'" in f["meaning"]
+
+
+# https://github.com/exo-explore/exo/issues/1325 (exo on a 4-node M3 Ultra cluster): an exo
+# crash report (bug_type 309) around the fields the report quotes, the mangled symbol verbatim
+EXO_RUST_PANIC = '{"app_name":"exo","timestamp":"2026-01-26 18:12:04.00 -0800","app_version":"1.0.63","slice_uuid":"4c1b2a90-7d3e-3f5a-9b6c-0e1d2c3b4a59","build_version":"1.0.63","platform":1,"bundleID":"exolabs.EXO","share_with_app_devs":0,"is_first_party":0,"bug_type":"309","os_version":"macOS 26.2 (25C56)","roots_installed":0,"name":"exo","incident_id":"9E8D7C6B-5A49-4382-A1B0-C9D8E7F6A5B4"}\n{\n  "uptime" : 8200,\n  "procRole" : "Foreground",\n  "version" : 2,\n  "userID" : 501,\n  "deployVersion" : 210,\n  "modelCode" : "Mac15,14",\n  "captureTime" : "2026-01-26 18:12:03.9120 -0800",\n  "pid" : 2231,\n  "procName" : "exo",\n  "procPath" : "\\/Applications\\/EXO.app\\/Contents\\/MacOS\\/exo",\n  "exception" : {"codes":"0x0000000000000000, 0x0000000000000000","rawCodes":[0,0],"type":"EXC_CRASH","signal":"SIGABRT"},\n  "termination" : {"flags":0,"code":6,"namespace":"SIGNAL","indicator":"Abort trap: 6","byProc":"exo","byPid":2231},\n  "asi" : {"libsystem_c.dylib":["abort() called"]},\n  "faultingThread" : 7,\n  "threads" : [{"id":90001,"queue":"com.apple.main-thread","frames":[{"imageOffset":14052,"symbol":"__psynch_cvwait","symbolLocation":8,"imageIndex":2}]},{"id":90002,"frames":[]},{"id":90003,"frames":[]},{"id":90004,"frames":[]},{"id":90005,"frames":[]},{"id":90006,"frames":[]},{"id":90007,"frames":[]},{"triggered":true,"id":90008,"name":"tokio-runtime-worker","threadState":{"flavor":"ARM_THREAD_STATE64"},"frames":[{"imageOffset":38020,"symbol":"__pthread_kill","symbolLocation":8,"imageIndex":2},{"imageOffset":26700,"symbol":"pthread_kill","symbolLocation":296,"imageIndex":3},{"imageOffset":498324,"symbol":"abort","symbolLocation":124,"imageIndex":4},{"imageOffset":9912204,"symbol":"std::sys::pal::unix::abort_internal","symbolLocation":12,"imageIndex":5},{"imageOffset":9871032,"symbol":"std::panicking::rust_panic_with_hook","symbolLocation":1120,"imageIndex":5},{"imageOffset":4418512,"symbol":"_RNCNvMsJ_NtCsb8HrQ7j5gqT_17exo_pyo3_bindings10networkingNtB7_18PyNetworkingHandle6py_new","symbolLocation":2044,"imageIndex":5}]}],\n  "usedImages" : [{"source":"P","arch":"arm64e","name":"dyld"},{"source":"P","arch":"arm64","name":"exo"},{"source":"P","arch":"arm64e","name":"libsystem_kernel.dylib"},{"source":"P","arch":"arm64e","name":"libsystem_pthread.dylib"},{"source":"P","arch":"arm64e","name":"libsystem_c.dylib"},{"source":"P","arch":"arm64","name":"exo_pyo3_bindings.cpython-313-darwin.so"}]\n}\n'
+
+
+def test_a_rust_panic_names_the_binding_function_not_the_abort_frames(tmp_path):
+    doc = triage(tmp_path, {"exo-2026-01-26-181204.ips": EXO_RUST_PANIC})
+    (f,) = firsts(doc)
+    assert f["code"] == "MD871"
+    assert "exo_pyo3_bindings::networking::PyNetworkingHandle::py_new" in f["meaning"]
+    assert "tokio-runtime-worker" in f["meaning"] and "abort_internal" not in f["line"]
+    assert "not MLX, Metal or the RDMA driver" in f["meaning"]
