@@ -81,13 +81,14 @@ def _signatures() -> List[Entry]:
     from meshdoctor.triage.hung import ENTRY as HUNG
     from meshdoctor.triage.mismatch import ENTRY as ORDER
     from meshdoctor.triage.silent import ENTRY as SILENT_RANK
+    from meshdoctor.triage.silent import WEDGE_ENTRY as WEDGE
 
     fixes = all_fixes()
     out = []
     for e in entries():
         check = BY_CODE[e.code].check
         out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
-    return out + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG]
+    return out + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE]
 
 
 def _fixes() -> List[Entry]:

@@ -93,6 +93,7 @@ def run(
             collect.launcher_zero(col)
     timeline.settle_exits(col.findings)  # a survivor's exit 1 follows its lost-peer traceback
     col.findings.extend(silent.suspects(col.inputs, col.findings, col.unreachable))  # MD691
+    col.findings.extend(silent.wedged(col.inputs, col.findings))  # MD872, hung after a reset
     col.findings.extend(unheard.suspects(col.inputs, col.findings))  # MD691, one combined log
     pasted.decide(col.inputs, col.findings)  # MD689 decided by a pasted rdma_ctl/ibv transcript
     col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890

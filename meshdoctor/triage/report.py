@@ -116,7 +116,8 @@ def _nothing_read(read) -> str:
 def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
-    for own in (silent.ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY):  # triage's own readings
+    own_entries = (silent.ENTRY, silent.WEDGE_ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY)
+    for own in own_entries:  # triage's own readings
         titles[own.code] = own.title
     firsts = relate(col.findings)
     by_id = {f.id: f for f in col.findings}

@@ -117,3 +117,35 @@ def test_a_rust_panic_names_the_binding_function_not_the_abort_frames(tmp_path):
     assert "exo_pyo3_bindings::networking::PyNetworkingHandle::py_new" in f["meaning"]
     assert "tokio-runtime-worker" in f["meaning"] and "abort_internal" not in f["line"]
     assert "not MLX, Metal or the RDMA driver" in f["meaning"]
+
+
+# https://github.com/exo-explore/exo/issues/2219 (a 5-node exo MlxRing instance wedges on its
+# first request): rank 3's stderr as the reporter found it; the other ranks print nothing more
+EXO_RING_WEDGE = {
+    "rank0-m5max.log": "[ 2026-07-13 16:20:44.010 | INFO     | exo.worker.runner.runner_supervisor"
+    ":start_task:182 ] Starting task ChatCompletion(task_id='e7f8a9b0')\n"
+    "[ 2026-07-13 16:20:44.388 | INFO     | exo.worker.engines.mlx.generator.generate:"
+    "mlx_generate:301 ] prefill 38 tokens (shard r0=[0,6))\n",
+    "rank2-spark.log": "[ 2026-07-13 16:20:44.497 | INFO     | exo.worker.runner.runner_supervisor"
+    ":start_task:182 ] Starting task ChatCompletion(task_id='e7f8a9b0')\n",
+    "rank3-thor.log": "[ 2026-07-13 16:20:44.512 | INFO     | exo.worker.runner.runner_supervisor"
+    ":start_task:182 ] Starting task ChatCompletion(task_id='e7f8a9b0')\n"
+    + "[ring] Receiving from socket 51 failed with errno 54\n" * 10
+    + "[ring] Too many send/recv errors. Aborting...\n",
+}
+
+
+def test_a_ring_reset_is_the_cause_and_the_quiet_ranks_hang_not_die(tmp_path):
+    doc = triage(tmp_path, EXO_RING_WEDGE)
+    (f,) = firsts(doc)
+    assert f["code"] == "MD872" and f["rank"] == 3
+    assert "waiting, not dead" in f["meaning"] and "rank 0, rank 2" in f["meaning"]
+    assert "Tailscale" in f["remedy"] and "0.32.0" in f["remedy"]
+    assert by_code(doc, "MD691") == []
+    assert {x["consequence_of"] for x in doc["triage"]["findings"] if x is not f} == {f["id"]}
+
+
+def test_a_quiet_rank_with_a_kill_status_stays_the_silent_suspect(tmp_path):
+    files = dict(EXO_RING_WEDGE, **{"launch.log": "[WARN] Node with rank 0 exited with code -9\n"})
+    doc = triage(tmp_path, files)
+    assert by_code(doc, "MD872") == []
