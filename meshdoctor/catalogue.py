@@ -79,6 +79,7 @@ def _signatures() -> List[Entry]:
     from meshdoctor.triage.report import ENTRY
     from meshdoctor.triage.alone import ENTRY as ALONE
     from meshdoctor.triage.hung import ENTRY as HUNG
+    from meshdoctor.triage.hung import STACK_ENTRY as HUNG_STACK
     from meshdoctor.triage.mismatch import ENTRY as ORDER
     from meshdoctor.triage.silent import ENTRY as SILENT_RANK
     from meshdoctor.triage.silent import WEDGE_ENTRY as WEDGE
@@ -88,7 +89,7 @@ def _signatures() -> List[Entry]:
     for e in entries():
         check = BY_CODE[e.code].check
         out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
-    return out + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE]
+    return out + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE, HUNG_STACK]
 
 
 def _fixes() -> List[Entry]:

@@ -99,4 +99,5 @@ def run(
     col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
     col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
     col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
+    col.findings.extend(hung.stacked(col.inputs, col.findings))  # MD873, a stack shows the hang
     return build(col, verdict)

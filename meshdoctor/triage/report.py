@@ -117,6 +117,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
     own_entries = (silent.ENTRY, silent.WEDGE_ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY)
+    own_entries += (hung.STACK_ENTRY,)
     for own in own_entries:  # triage's own readings
         titles[own.code] = own.title
     firsts = relate(col.findings)

@@ -149,3 +149,41 @@ def test_a_quiet_rank_with_a_kill_status_stays_the_silent_suspect(tmp_path):
     files = dict(EXO_RING_WEDGE, **{"launch.log": "[WARN] Node with rank 0 exited with code -9\n"})
     doc = triage(tmp_path, files)
     assert by_code(doc, "MD872") == []
+
+
+# https://github.com/ml-explore/mlx/issues/3149 (JACCL send/recv of different shapes right
+# after init: wrong data, then a hang; the user pressed Ctrl-C): reconstructed from the report
+P2P_RACE = {
+    "launch.log": "$ mlx.launch --backend jaccl --hostfile m4-jaccl.json test_fail.py\n^C\n[WARN] Node with rank 0 exited with code -15\n[WARN] Node with rank 1 exited with code -15\n",
+    "rank0.log": "[rank 0] jaccl group size=2\n[rank 0] send a shape=(1024,) dtype=float32\n[rank 0] send b shape=(4, 256) dtype=float32\n[rank 0] send c shape=(16,) dtype=float32\n",
+    "rank1.log": "[rank 1] jaccl group size=2\n[rank 1] recv a shape=(1024,) ok=False max_abs_err=3.4e+38\n[rank 1] recv b shape=(4, 256) ...\n",
+    "rank1-pyspy.txt": '$ py-spy dump --pid 60412\nProcess 60412: /Users/t/miniconda3/envs/rdma/bin/python test_fail.py\nPython v3.12.8 (/Users/t/miniconda3/envs/rdma/bin/python3.12)\n\nThread 0x1F0A3C000 (idle): "MainThread"\n    recv_like (mlx/core/distributed.py:0)\n    main (test_fail.py:41)\n    <module> (test_fail.py:58)\n',
+}
+
+
+def test_a_recv_hang_with_wrong_data_outranks_the_interrupt_teardown(tmp_path):
+    doc = triage(tmp_path, P2P_RACE)
+    (f,) = firsts(doc)
+    assert f["code"] == "MD873" and f["rank"] == 1
+    assert "blocked in recv_like" in f["meaning"] and "ok=False" in f["meaning"]
+    assert "mx.eval(mx.distributed.all_sum(mx.ones(1)))" in f["remedy"]
+    assert {x["code"] for x in doc["triage"]["findings"] if not x["first_cause"]} == {"MD657"}
+    assert all(x["consequence_of"] == f["id"] for x in by_code(doc, "MD657"))
+
+
+# https://github.com/jundot/omlx/issues/3521 (sampling_rank_only: rank 1 blocked in a step
+# that holds an all_sum): the py-spy dump is the report's, the readiness error is quoted in it
+OMLX_DEADLOCK = {
+    "coordinator.log": "2026-09-08 11:42:07,118 INFO omlx.cluster: cluster ready: 2 ranks (ring), model mlx-community/GLM-4.5-Air-4bit, pipeline, sampling_rank_only=true\n2026-09-08 11:42:09,530 INFO omlx.server: POST /v1/completions prompt_tokens=6\n2026-09-08 11:47:09,544 ERROR omlx.cluster.health: readiness failed: no rank-zero data for 300s while the cluster was ready\n",
+    "rank1-pyspy.txt": '$ py-spy dump --pid 41877\nProcess 41877: /opt/omlx/venv/bin/python -m omlx.cluster.inference_worker --rank 1\nPython v3.12.9 (/opt/omlx/venv/bin/python3.12)\n\nThread 136114 (idle): "Thread-1 (_generate)"\n    coordinator_generation_step (omlx/cluster/runtime_optimizations.py:513)\n    next (mlx_lm/generate.py:1415)\n    _next (mlx_lm/generate.py:1775)\n    next (mlx_lm/generate.py:1855)\n    next (omlx/cluster/telemetry.py:1407)\n    _generate (mlx_lm/server.py:853)\n    generate_on_rank_stream (omlx/cluster/inference_worker.py:132)\n    run (threading.py:1012)\n    _bootstrap_inner (threading.py:1075)\n    _bootstrap (threading.py:1032)\nThread 136001 (idle): "MainThread"\n    wait (threading.py:359)\n    serve_forever (omlx/cluster/inference_worker.py:88)\n    <module> (omlx/cluster/inference_worker.py:211)\n',
+}
+
+
+def test_a_readiness_timeout_with_a_stack_in_a_step_is_a_hang_never_go(tmp_path):
+    doc = triage(tmp_path, OMLX_DEADLOCK)
+    (f,) = firsts(doc)
+    assert f["code"] == "MD873" and f["rank"] == 1
+    assert (
+        "coordinator_generation_step at omlx/cluster/runtime_optimizations.py:513" in (f["meaning"])
+    )
+    assert "readiness failed" in f["meaning"] and "triage --running" in f["remedy"]
