@@ -83,13 +83,15 @@ def _signatures() -> List[Entry]:
     from meshdoctor.triage.mismatch import ENTRY as ORDER
     from meshdoctor.triage.silent import ENTRY as SILENT_RANK
     from meshdoctor.triage.silent import WEDGE_ENTRY as WEDGE
+    from meshdoctor.triage.stale import ENTRY as STALE
+    from meshdoctor.triage.views import ENTRY as VIEWS
 
     fixes = all_fixes()
     out = []
     for e in entries():
         check = BY_CODE[e.code].check
         out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
-    return out + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE, HUNG_STACK]
+    return out + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE, HUNG_STACK, STALE, VIEWS]
 
 
 def _fixes() -> List[Entry]:

@@ -11,7 +11,18 @@ from typing import BinaryIO, Optional, Sequence
 
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
-from meshdoctor.triage import alone, collect, hung, mismatch, pasted, silent, timeline, unheard
+from meshdoctor.triage import (
+    alone,
+    collect,
+    hung,
+    mismatch,
+    pasted,
+    silent,
+    stale,
+    timeline,
+    unheard,
+    views,
+)
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
@@ -100,4 +111,6 @@ def run(
     col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
     col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
     col.findings.extend(hung.stacked(col.inputs, col.findings))  # MD873, a stack shows the hang
+    col.findings.extend(stale.readings(col.inputs, col.findings))  # MD874, RDMA stale after a drop
+    col.findings.extend(views.readings(col.inputs, col.findings))  # MD875, hostfiles differ
     return build(col, verdict)

@@ -187,3 +187,54 @@ def test_a_readiness_timeout_with_a_stack_in_a_step_is_a_hang_never_go(tmp_path)
         "coordinator_generation_step at omlx/cluster/runtime_optimizations.py:513" in (f["meaning"])
     )
     assert "readiness failed" in f["meaning"] and "triage --running" in f["remedy"]
+
+
+# https://github.com/exo-explore/exo/issues/1847 (3-node M3 Ultra over TB5 RDMA): the error
+# lines are the report's, the exo framing reconstructed
+EXO_RTR_AFTER_DROP = {
+    "node-a.log": "[ 2026-04-07 09:41:12.301 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner 1b2c3d4e-5f60-4a71-8b92-c3d4e5f60718 crashed with critical exception [jaccl] Recv failed with errno=60\nRuntimeError: [jaccl] Recv failed with errno=60\n[ 2026-04-07 09:43:55.720 | INFO     | exo.worker.main:plan_step:214 ] Worker plan: ConnectToGroup\n[ 2026-04-07 09:43:55.731 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner 2c3d4e5f-6071-4b82-9ca3-d4e5f6071829 crashed with critical exception [jaccl] Changing queue pair to RTR failed with errno 22\nValueError: [jaccl] Changing queue pair to RTR failed with errno 22\n[ 2026-04-07 09:44:31.018 | INFO     | exo.worker.main:plan_step:214 ] Worker plan: ConnectToGroup\n[ 2026-04-07 09:44:31.029 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner 3d4e5f60-7182-4c93-adb4-e5f60718293a crashed with critical exception [jaccl] Changing queue pair to RTR failed with errno 22\nValueError: [jaccl] Changing queue pair to RTR failed with errno 22\n",
+    "node-b.log": "[ 2026-04-07 09:41:12.288 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner 4e5f6071-8293-4da4-bec5-f60718293a4b crashed with critical exception [jaccl] Recv failed with errno=2\nRuntimeError: [jaccl] Recv failed with errno=2\n[ 2026-04-07 09:43:55.733 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner 5f607182-93a4-4eb5-8fd6-0718293a4b5c crashed with critical exception [jaccl] Changing queue pair to RTR failed with errno 22\nValueError: [jaccl] Changing queue pair to RTR failed with errno 22\n",
+}
+
+
+def test_rtr_einval_on_every_node_after_a_drop_is_stale_rdma_reboot_not_gid(tmp_path):
+    doc = triage(tmp_path, EXO_RTR_AFTER_DROP)
+    (f,) = firsts(doc)
+    assert f["code"] == "MD874" and "Recv failed" in f["line"]
+    assert "not a GID or address setup problem" in f["meaning"]
+    assert "Reboot every node" in f["remedy"] and "long-lived" in f["remedy"]
+    assert all(x["consequence_of"] == f["id"] for x in by_code(doc, "MD601"))
+    assert any(r["needs_reboot"] for r in doc["results"])
+
+
+def test_rtr_einval_without_a_drop_before_it_stays_a_gid_problem(tmp_path):
+    only_rtr = {k: v.split("\n", 2)[2] for k, v in EXO_RTR_AFTER_DROP.items()}
+    doc = triage(tmp_path, only_rtr)
+    assert by_code(doc, "MD874") == [] and firsts(doc)[0]["code"] == "MD601"
+
+
+# https://github.com/exo-explore/exo/issues/2309 (2-node Thunderbolt cluster, MLX ring): exo
+# runner logs reconstructed from the report (master on en0, the worker's list on the bridge)
+EXO_VIEWS = {
+    "master-exo.log": '[ 2026-09-13 09:12:40.598 | INFO     | exo.worker.engines.mlx.utils_mlx:mlx_distributed_init:97 ] Starting initialization for rank 0\n[ 2026-09-13 09:12:40.599 | INFO     | exo.worker.engines.mlx.utils_mlx:mlx_distributed_init:120 ] rank 0 hostfile: /var/folders/2k/T/hosts_5a1e_0.json hosts: ["0.0.0.0:52817","192.168.204.31:52817"]\n[ 2026-09-13 09:13:41.240 | WARNING  | exo.worker.main:_on_runner_failed:488 ] runner on peer failed; shutting down instance 5a1e\n',
+    "worker-exo.log": "[ 2026-09-13 09:12:40.611 | INFO     | exo.worker.engines.mlx.utils_mlx:mlx_distributed_init:97 ] Starting initialization for rank 1\n[ 2026-09-13 09:12:40.612 | INFO     | exo.worker.engines.mlx.utils_mlx:mlx_distributed_init:120 ] rank 1 hostfile: /var/folders/7q/T/hosts_5a1e_1.json hosts: [\"10.10.0.2:52817\",\"0.0.0.0:52817\"]\n[ring] Couldn't connect (error: 61). Retrying...\n[ring] Couldn't connect (error: 61). Retrying...\n[ring] Couldn't connect (error: 61). Retrying...\n[ 2026-09-13 09:13:41.020 | WARNING  | exo.worker.runner.bootstrap:entrypoint:59 ] Runner 2c7e81d0-44a1-4f06-9a3b-6b1f0d2e9c11 crashed with critical exception [ring] Couldn't connect (error: 60)\nRuntimeError: [ring] Couldn't connect (error: 60)\n",
+}
+
+
+def test_hostfiles_that_disagree_on_rank_0_are_the_cause_of_the_refused_connect(tmp_path):
+    doc = triage(tmp_path, EXO_VIEWS)
+    (f,) = firsts(doc)
+    assert f["code"] == "MD875" and f["rank"] == 1
+    assert "rank 1 dials rank 0 at 10.10.0.2" in f["meaning"]
+    assert "192.168.204.31" in f["meaning"] and "same hostfile" in f["remedy"]
+    (refused,) = by_code(doc, "MD621")
+    assert refused["consequence_of"] == f["id"]
+
+
+def test_hostfiles_on_one_network_leave_the_refused_connect_first(tmp_path):
+    same = dict(
+        EXO_VIEWS,
+        **{"worker-exo.log": EXO_VIEWS["worker-exo.log"].replace("10.10.0.2", "192.168.204.30")},
+    )
+    doc = triage(tmp_path, same)
+    assert by_code(doc, "MD875") == [] and firsts(doc)[0]["code"] == "MD621"
