@@ -51,6 +51,14 @@ _SYSTEM_SYMBOL = re.compile(
     r"^(?:_platform_\w+|__?pthread_kill|pthread_kill|abort|__abort|_sigtramp|raise|"
     r"__cxa_throw|std::__terminate|__pthread_start|_pthread_start|thread_start)\b"
 )
+# Rust's panic machinery between a panic and the abort (panic=abort, or a panic that cannot
+# unwind through an FFI boundary: std::panicking, core::panicking, rust_panic,
+# __rust_start_panic, abort_internal): the code at fault is the first frame below it
+_PANIC_SYMBOL = re.compile(
+    r"(?:^|::)(?:rust_panic\w*|__rust_start_panic|__rust_\w*abort\w*|rust_begin_unwind|"
+    r"__rustc::\w+)\b|^(?:core|std)::(?:panicking|panic|process::abort|sys::.*abort_internal)|"
+    r"^_RNv\w*(?:rust_panic|rust_begin_unwind|__rust_start_panic)"
+)
 _OFFSET = re.compile(r"\s+(?:\+\s*\d+\b.*|at\s+\S+:\d+.*|\(\S+:\d+\))$")
 
 # thread headers: Apple's "Thread 3 Crashed::", "Crashed Thread: 3"; lldb's "* thread #3";
@@ -89,6 +97,54 @@ def is_system_frame(frame: Frame) -> bool:
     trampolines) rather than code a crash can be blamed on."""
     img, sym = frame
     return bool(_SYSTEM.match(img) or _SYSTEM_SYMBOL.match(sym))
+
+
+def is_panic_frame(frame: Frame) -> bool:
+    """Whether a frame is Rust's panic machinery (``std::panicking::rust_panic_with_hook``,
+    ``core::panicking::panic_fmt``, ``rust_panic``, ``__rust_start_panic``, ``abort_internal``):
+    a crashed thread through it aborted on a Rust panic, raised by the first frame below."""
+    return bool(_PANIC_SYMBOL.search(frame[1]))
+
+
+def culprit(frames: Sequence[Frame]) -> Optional[Frame]:
+    """The first frame of ``frames`` (top first) that is neither the system's own
+    (:func:`is_system_frame`) nor Rust's panic machinery (:func:`is_panic_frame`): the code a
+    crash is blamed on; the top frame when all are; None for no frames."""
+    return next(
+        (f for f in frames if not is_system_frame(f) and not is_panic_frame(f)),
+        frames[0] if frames else None,
+    )
+
+
+_V0_IDENT = re.compile(r"\d+")
+_V0_SKIP = re.compile(r"[0-9A-Za-z]*_")  # a disambiguator (s...) or back-reference (B...)
+
+
+def readable_symbol(symbol: str) -> str:
+    """A Rust v0-mangled symbol (``_RNvNtCs..._17exo_pyo3_bindings10networking6py_new``,
+    RFC 2603) as its path of identifiers joined by ``::`` (a best-effort reading: its
+    length-prefixed identifiers in order, disambiguators and back-references skipped); any
+    other symbol unchanged."""
+    if not symbol.startswith("_R"):
+        return symbol
+    body, parts, i = symbol[2:], [], 0
+    while i < len(body):
+        m = _V0_IDENT.match(body, i)
+        if m:
+            n, start = int(m.group(0)), m.end()
+            ident = body[start : start + n]
+            if n and len(ident) == n and re.fullmatch(r"[A-Za-z_]\w*", ident):
+                parts.append(ident)
+                i = start + n
+            else:
+                i = m.end()
+            continue
+        if body[i] in "sB":
+            skip = _V0_SKIP.match(body, i + 1)
+            i = skip.end() if skip else i + 1
+            continue
+        i += 1
+    return "::".join(parts) if parts else symbol
 
 
 def thread_header(line: str) -> Optional[Tuple[Optional[int], bool]]:
@@ -149,15 +205,16 @@ def classify_frames(
     :data:`MAX_FRAMES` tried) name, and the frame that decided it: each frame signature in
     catalogue-family order is tried on every frame (its ``frame`` pattern; its
     ``abort_frame`` pattern only when ``signal`` is SIGABRT). ``(None, top frame)`` when none
-    names them (the top frame that is not the system's own, :func:`is_system_frame`): the
-    crash record's generic signature is the caller's."""
+    names them (:func:`culprit`: the top frame that is not the system's own nor Rust's panic
+    machinery): the crash record's generic signature is the caller's. A frame signature that
+    a panic frame decided returns the culprit below it as its frame."""
     top = list(frames[:MAX_FRAMES])
     texts = [frame_text(f) for f in top]
     for sig in FRAME_SIGNATURES:
-        for fr, text in zip(top, texts):
+        for n, (fr, text) in enumerate(zip(top, texts)):
             if sig.frame is not None and sig.frame.search(text):
-                return sig, fr
+                # a frame of Rust's panic machinery names the panic; the code at fault is below
+                return sig, (culprit(top[n:]) if is_panic_frame(fr) else fr)
             if sig.abort_frame is not None and signal == "SIGABRT" and sig.abort_frame.search(text):
                 return sig, fr
-    culprit = next((f for f in top if not is_system_frame(f)), top[0] if top else None)
-    return None, culprit
+    return None, culprit(top)

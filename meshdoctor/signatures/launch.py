@@ -479,6 +479,61 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD870",
+        "python.module-missing",
+        r"(?:(?P<python>\S*python[\w.]*): Error while finding module specification for "
+        r"'(?P<target>[^']+)' \((?:ModuleNotFoundError|ImportError): No module named "
+        r"'(?P<missing>[^']+)'\)|(?P<py>\S*python[\w.]*): No module named (?P<bare>[\w.]+)$|"
+        r"^ModuleNotFoundError: No module named '(?P<module>[^']+)')",
+        "A rank's Python could not import a module the job needs: the interpreter that "
+        "started it has no such package. On a remote rank this is most often the wrong "
+        "interpreter: mlx.launch runs the command as written on each host (`python3` over a "
+        "non-interactive ssh finds the system /usr/bin/python3, not the virtual environment "
+        "the job's packages are in), unless --python names one.",
+        "Start every rank with the interpreter of the environment that holds the package, at "
+        "a path that exists on every host: `mlx.launch --python /path/to/venv/bin/python ...` "
+        "(mlx.launch's --python prefixes the command with it on each host), or the venv's "
+        "python by its absolute path in the command; or install the package into the "
+        "interpreter that ran (`ssh HOST PYTHON -m pip install PACKAGE`). Check what a host "
+        "runs: `ssh HOST 'command -v python3; python3 -c \"import PACKAGE\"'`.",
+        "Python's runpy (python -m: 'Error while finding module specification'); MLX 0.32 "
+        "python/mlx/_distributed_utils/launch.py (--python: 'Launch the command with this "
+        "python interpreter on the remote hosts'); https://github.com/jundot/omlx/issues/2735",
+        causes=[
+            (
+                "the rank ran the system Python (/usr/bin/python3) instead of the job's "
+                "virtual environment: a bare `python3` in the command, found on ssh's PATH",
+                "the path printed before the error is /usr/bin/python3 or another "
+                "interpreter than the job's",
+            ),
+            (
+                "the environment exists on this host only: the venv or conda path differs "
+                "on the other host (another user name, another home)",
+                "`ssh HOST ls PATH/bin/python` fails",
+            ),
+            (
+                "the package is not installed on that host at all",
+                "`ssh HOST PYTHON -c 'import PACKAGE'` fails with the right interpreter",
+            ),
+        ],
+        refine=lambda g: (
+            f"{g.get('python') or g.get('py') or 'this Python'} has no module "
+            f"'{g.get('missing') or g.get('bare') or g.get('module')}'"
+            + (
+                " (the system interpreter, not a virtual environment: name the job's "
+                "interpreter with mlx.launch --python)"
+                if (g.get("python") or g.get("py") or "").startswith(("/usr/bin/", "/bin/"))
+                else ""
+            )
+        ),
+        examples=(
+            "/usr/bin/python3: Error while finding module specification for "
+            "'omlx.cluster.inference_worker' (ModuleNotFoundError: No module named 'omlx')",
+            "/usr/bin/python3: No module named mlx_lm",
+            "ModuleNotFoundError: No module named 'mlx'",
+        ),
+    ),
+    signature(
         "MD699",
         "mpi.job-aborted",
         r"(?:Unable to connect to the peer (?P<peer>\S+) on port (?P<port>\d+): (?P<why>.+)|"
@@ -504,13 +559,21 @@ SIGNATURES = (
             ("a rank's own error before the abort", "an MLX error or traceback before it"),
         ],
         role=EITHER,
+        # MPI_ERRORS_ARE_FATAL and "exited due to process rank N ... calling" are Open MPI's
+        # teardown after a failure (the banner says "processes in this communicator will now
+        # abort"): in mixed mpirun output of two hosts a rank's own error (a Metal GPU timeout,
+        # an MLX exception) may be printed after it, and is still its cause
+        role_of=lambda g: CONSEQUENCE if g.get("fatal") or g.get("rank") else None,
+        role_note="The MPI_ERRORS_ARE_FATAL banner and mpirun's 'exited due to process rank N "
+        "... calling' are Open MPI's teardown: consequences of the error a rank printed, "
+        "beside them in any order; 'Unable to connect to the peer' is a cause when alone.",
         refine=lambda g: (
             f"Open MPI's TCP transport could not reach {g['peer']} port {g['port']} "
             f"({g.get('why', '').strip()}): its data ports are not reachable although ssh "
             "(which only starts the ranks) works"
             if g.get("peer")
-            else "MPI_ERRORS_ARE_FATAL: an MPI call failed and Open MPI ends every process; the "
-            "error before it is the cause"
+            else "MPI_ERRORS_ARE_FATAL: an MPI call failed and Open MPI ends every process; a "
+            "rank's own error beside it (before or after it in mixed output) is the cause"
             if g.get("fatal")
             else f"rank {g['rank']} on {g['node']} called abort: the error it printed first is "
             "the cause"

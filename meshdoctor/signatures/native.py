@@ -338,6 +338,55 @@ SIGNATURES = (
         "-> report it to MLX with the report, the MLX and the macOS versions.",
     ),
     signature(
+        "MD871",
+        "native.rust-panic",
+        None,
+        "A process aborted on a Rust panic: its crashed thread goes through Rust's panic "
+        "machinery (std::panicking, core::panicking, rust_panic) to abort(), so the panic was "
+        "raised by the function below those frames, a Rust library's own code (a binding "
+        "built with PyO3, a tokio worker), not MLX, Metal or the RDMA driver.",
+        "Report the crash with this file to the project of the library whose function raised "
+        "the panic (the frame named here), with its version; update that project first (the "
+        "panic may be fixed), and read its own log just before the crash for the panic's "
+        "message ('thread ... panicked at ...').",
+        "Rust std::panicking and the panic=abort strategy (The Rust Reference, panic); Rust "
+        "v0 symbol mangling (RFC 2603); https://github.com/exo-explore/exo/issues/1325",
+        causes=[
+            (
+                "a bug in that library: an unwrap() or expect() on an error it did not "
+                "handle (a peer-to-peer networking setup that failed, a lock poisoned)",
+                "the frame's crate and function; its log's 'panicked at' line",
+            ),
+            (
+                "a panic that cannot unwind through a foreign-function boundary (a Rust "
+                "callback called from C or Python) aborts the process",
+                "an FFI wrapper (a PyO3 binding) among the frames below the panic",
+            ),
+        ],
+        examples=(
+            "Exception Type:  EXC_CRASH (SIGABRT)\n"
+            "Crashed Thread:        7  tokio-runtime-worker\n"
+            "Thread 7 Crashed:: tokio-runtime-worker\n"
+            "0   libsystem_kernel.dylib    0x000000018e0b9388 __pthread_kill + 8\n"
+            "1   libsystem_c.dylib         0x000000018dfc2908 abort + 124\n"
+            "2   libfoo.dylib              0x0000000104e1a2b0 std::panicking::rust_panic_with_hook "
+            "+ 1120\n"
+            "3   libfoo.dylib              0x0000000104c5a1d0 foo::net::Handle::new + 2044",
+        ),
+        frame=r"(?:^|`|::)(?:rust_panic\w*|__rust_start_panic|rust_begin_unwind)\b|"
+        r"(?:^|`)(?:core|std)::panicking::",
+        refine=lambda g: (
+            f"the panic was raised in {g['frame']}, below Rust's panic frames"
+            + (f" (thread {g['thread']})" if g.get("thread") else "")
+            if g.get("frame")
+            else None
+        ),
+        report_remedy="Report the crash with this file to the project of the library whose "
+        "function raised the panic (the frame named here), with its version; update that "
+        "project first, and read its own log just before the crash for the panic's message "
+        "('thread ... panicked at ...').",
+    ),
+    signature(
         "MD662",
         "native.crash",
         None,

@@ -257,6 +257,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     # ncclSocketInit's "... with family 0 is neither AF_INET(2) ...", CUDACHECK's "Cuda failure"
     "AF_INET",
     "Cuda failure",
+    "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes
@@ -558,10 +559,18 @@ def make_match(
     groups: Optional[Dict[str, str]] = None,
 ) -> Match:
     """A :class:`Match` for a signature recognised by other means than its regex (exit status,
-    crash report), with ``meaning`` replacing the catalogue's when given."""
+    crash report), with ``meaning`` replacing the catalogue's (refined by ``groups``) when
+    given."""
     s = _index().by_code[code]
     return Match(
-        s.code, s.name, meaning or s.meaning, s.remedy, _cut(line), groups or {}, lineno, sig=s
+        s.code,
+        s.name,
+        meaning or s.meaning_for(groups or {}),
+        s.remedy,
+        _cut(line),
+        groups or {},
+        lineno,
+        sig=s,
     )
 
 
@@ -643,6 +652,8 @@ class Scanner:
             line = rec.line
         else:
             line = raw.get(frame, rec.line) if frame is not None else rec.line
+            if frame is not None:
+                groups["frame"] = " ".join(x for x in frame if x)
         m = _match_sig(sig, line, rec.start, groups)
         if rec.frames:  # the crash's own text, its frames with it: never "find the report"
             m.remedy = sig.report_remedy or sig.remedy

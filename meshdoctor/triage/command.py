@@ -11,8 +11,19 @@ from typing import BinaryIO, Optional, Sequence
 
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
-from meshdoctor.triage import alone, collect, hung, mismatch, pasted, silent, timeline, unheard
-from meshdoctor.triage import versions
+from meshdoctor.triage import (
+    alone,
+    collect,
+    hung,
+    mismatch,
+    pasted,
+    silent,
+    stale,
+    timeline,
+    unheard,
+    versions,
+    views,
+)
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
@@ -94,10 +105,14 @@ def run(
             collect.launcher_zero(col)
     timeline.settle_exits(col.findings)  # a survivor's exit 1 follows its lost-peer traceback
     col.findings.extend(silent.suspects(col.inputs, col.findings, col.unreachable))  # MD691
+    col.findings.extend(silent.wedged(col.inputs, col.findings))  # MD872, hung after a reset
     col.findings.extend(unheard.suspects(col.inputs, col.findings))  # MD691, one combined log
     pasted.decide(col.inputs, col.findings)  # MD689 decided by a pasted rdma_ctl/ibv transcript
     col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
     col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
     col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
+    col.findings.extend(hung.stacked(col.inputs, col.findings))  # MD873, a stack shows the hang
+    col.findings.extend(stale.readings(col.inputs, col.findings))  # MD874, RDMA stale after a drop
+    col.findings.extend(views.readings(col.inputs, col.findings))  # MD875, hostfiles differ
     col.findings.extend(versions.readings(col.inputs, col.findings))  # MD893
     return build(col, verdict)

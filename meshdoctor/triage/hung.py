@@ -211,3 +211,153 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             last_lineno=lineno,
         )
     ]
+
+
+STACK_CODE = "MD873"
+
+STACK_SIG = signature(
+    STACK_CODE,
+    "triage.hang-in-stack",
+    None,
+    "The job hung: a stack dump given beside the logs shows a rank blocked (in a "
+    "collective, a point-to-point receive or a step of the program that holds one) while no "
+    "rank printed an error of its own; what the logs show after it (an application's "
+    "readiness or request timeout, mlx.launch's -15 and 130/143 after the operator's Ctrl-C) "
+    "is its echo, never its cause.",
+    "Take the stacks of the other ranks while they still hang and compare where each waits: "
+    "`meshdoctor triage --running` on each host (or `meshdoctor triage --running --hostfile "
+    "HOSTFILE`), or `py-spy dump --pid PID` of every rank; a rank in a collective while "
+    "another waits for its send (or in another collective) means the program's order of "
+    "communication differs between ranks: make every rank do the same sends, receives and "
+    "collectives in the same order. Next time run the job under `meshdoctor launch "
+    "--hang-after SECONDS -- ...`, which takes every rank's stack when the output stops.",
+    "py-spy dump (https://github.com/benfred/py-spy); MLX docs, distributed communication "
+    "(every rank takes part in each collective; send and recv pair up); "
+    "https://github.com/ml-explore/mlx/issues/3149; https://github.com/jundot/omlx/issues/3521",
+    examples=(),
+    causes=[
+        (
+            "the ranks communicate in a different order: one enters a collective (an all_sum "
+            "inside a generation or training step) while its peer waits for its send",
+            "one rank's stack in a collective, the other's in recv or in another collective",
+        ),
+        (
+            "a point-to-point send/recv right after distributed init, before the peer has set "
+            "up its buffers (JACCL, mlx #3149): the first receive gets wrong data and the "
+            "next one hangs",
+            "the receiving rank's own check fails (ok=False, a huge error) then its stack "
+            "sits in recv; a barrier after init makes it pass",
+        ),
+        (
+            "a peer that stopped or died without a word",
+            "its process gone or stopped (T) on its host",
+        ),
+    ],
+)
+STACK_SIG = replace(
+    STACK_SIG,
+    doc=replace(
+        STACK_SIG.doc,
+        why="A hang prints nothing, so the stack of the blocked rank is the only evidence; "
+        "the timeouts and exit statuses that follow it are consequences, and a job that hung "
+        "is never a go.",
+    ),
+)
+
+STACK_ENTRY = Entry(
+    code=STACK_CODE,
+    kind=SIGNATURE,
+    title="triage hang shown by a stack",
+    doc=STACK_SIG.doc,
+    names=(STACK_SIG.name,),
+    details=(("Known causes, most common first", causes_text(STACK_SIG)),),
+)
+
+# the program's own check of what it received failing (``ok=False``, ``correct: False``)
+_BAD_CHECK = re.compile(r"\b(?:ok|correct|passed|match(?:es)?|equal)\s*[=:]\s*False\b", re.I)
+# an application's error line that says it waited too long (a readiness or request timeout)
+_TIMEOUT = re.compile(
+    r"\b(?:ERROR|error|FATAL)\b.*(?:tim(?:ed|e) ?out|no \S+(?: \S+){0,3} (?:data|reply|response) "
+    r"for \d+\s*s)",
+)
+_P2P = ("recv", "recv_like", "send")
+_P2P_REMEDY = (
+    " Blocked in a point-to-point receive with no error (or after a receive whose own check "
+    "failed): a JACCL send/recv right after `mx.distributed.init()` may race the peer's "
+    "setup (mlx #3149); synchronise once after init, before the first send/recv pair "
+    "(`mx.eval(mx.distributed.all_sum(mx.ones(1)))`), and upgrade MLX (0.32.x could not "
+    "reproduce it)."
+)
+
+
+def stacked(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD873 finding for a stack dump among ``inputs`` (a log whose text holds one,
+    :func:`meshdoctor.triage.mismatch.dumps`) that shows a rank blocked, when no rank printed
+    a cause of its own (``findings`` all consequences: -15 after an interrupt, a lost peer)
+    and no other reading of a hang (MD891, MD892) was made; empty otherwise."""
+    from meshdoctor.triage import mismatch, stacks
+
+    if any(f.code in (CODE, mismatch.CODE) for f in findings):
+        return []
+    if any(f.role != signatures.CONSEQUENCE for f in findings if not f.job):
+        return []
+    got = []
+    for i, inp in enumerate(inputs):
+        if inp.kind in _LOGS and not inp.error:
+            got.extend((i, inp, st) for st in mismatch.dumps(inp.head, inp.rank))
+    if not got:
+        return []
+    i, inp, st = got[0]
+    w = stacks.waiting(st, inp.host)
+    frames = stacks.python_frames(st.python or "")
+    inner = frames[0] if frames else None
+    where = (
+        f"in {w.where()}" if w.op else (f"in {inner[0]} at {inner[1]}:{inner[2]}" if inner else "")
+    )
+    here = [f"{w.who()} is blocked {where}".rstrip() + f" ({inp.source})"]
+    bad = None
+    for inp2 in inputs:
+        if inp2.kind in _LOGS and not inp2.error:
+            bad = bad or next(
+                (ln.strip() for ln in inp2.head.splitlines() if _BAD_CHECK.search(ln)), None
+            )
+    timeout = None
+    for inp2 in inputs:
+        if inp2.kind in _LOGS and not inp2.error and timeout is None:
+            timeout = next(
+                (ln.strip() for ln in inp2.head.splitlines() if _TIMEOUT.search(ln)), None
+            )
+    if timeout:
+        here.append(f"the application's own timeout follows it: '{timeout}'")
+    if bad:
+        here.append(f"the program's own check of what it received failed: '{bad}' (wrong data)")
+    echoes = [f for f in findings if f.exit is not None]
+    if echoes:
+        here.append(
+            "the exit statuses that follow ("
+            + ", ".join(sorted({f.match.line for f in echoes}))
+            + ") are the teardown after it"
+        )
+    remedy = STACK_SIG.remedy + (_P2P_REMEDY if (w.op in _P2P or bad) else "")
+    line = (inner and f"{inner[0]} ({inner[1]}:{inner[2]})") or "(a stack dump)"
+    m = signatures.Match(
+        code=STACK_CODE,
+        name=STACK_SIG.name,
+        meaning=f"{STACK_SIG.meaning} Here: {'; '.join(here)}.",
+        remedy=remedy,
+        line=signatures.printable(line),
+        lineno=1,
+        groups={"collective": w.op} if w.op else {},
+        sig=STACK_SIG,
+    )
+    return [
+        Finding(
+            match=m,
+            source=inp.source,
+            seq=i * SEQ_STRIDE + 1,
+            role=m.role,
+            host=inp.host,
+            rank=st.rank if st.rank is not None else inp.rank,
+            last_lineno=1,
+        )
+    ]

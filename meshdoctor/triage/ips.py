@@ -43,6 +43,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from meshdoctor.parsers import json_text
 from meshdoctor import signatures
+from meshdoctor.signatures.frames import readable_symbol
 from meshdoctor.triage.logs import parse_time
 
 MAX_BYTES = 16 << 20  # a crash report is read up to this size
@@ -106,6 +107,17 @@ def _frames(body: Dict[str, Any]) -> List[Tuple[str, str]]:
             img = str(images[idx].get("name") or images[idx].get("path") or "")
         out.append((img, str(fr.get("symbol") or "")))
     return out
+
+
+def _thread_name(body: Dict[str, Any]) -> Optional[str]:
+    """The faulting thread's name (``tokio-runtime-worker``) or dispatch queue, or None."""
+    threads = body.get("threads") or []
+    ft = body.get("faultingThread")
+    t = threads[ft] if isinstance(ft, int) and 0 <= ft < len(threads) else None
+    if not isinstance(t, dict):
+        return None
+    name = t.get("name") or t.get("queue")
+    return str(name)[:80] if name else None
 
 
 def _os(header: Dict[str, Any], body: Dict[str, Any]) -> Optional[str]:
@@ -220,7 +232,8 @@ def parse(
     time = parse_time(when) if when else None
     sig = summary.get("signal") or summary.get("exception_type")
     # a frame whose image is not known (a salvaged report) is named by its symbol alone
-    where = " in " + " ".join(x for x in frame if x) if frame and any(frame) else ""
+    named = (frame[0], readable_symbol(frame[1])) if frame else None  # Rust v0 symbols read
+    where = " in " + " ".join(x for x in named if x) if named and any(named) else ""
     pid = f"[{summary['pid']}]" if summary.get("pid") else ""
     line = f"{summary.get('process') or 'a process'}{pid} {sig or 'crashed'}{where}"
     meaning = None
@@ -241,7 +254,13 @@ def parse(
                 else ""
             )
         )
-    m = signatures.make_match(code, line, 0, meaning=meaning, groups={"signal": str(sig or "")})
+    groups = {"signal": str(sig or "")}
+    if where:
+        groups["frame"] = where[len(" in ") :]
+    thread = _thread_name(body) if body else None
+    if thread:
+        groups["thread"] = thread
+    m = signatures.make_match(code, line, 0, meaning=meaning, groups=groups)
     if sig or frames:  # the report is here: its remedy never sends the reader to find it
         m.remedy = m.signature.report_remedy or m.remedy
     else:  # this very report is cut: what helps is a whole copy of it, not "find a report"

@@ -16,7 +16,7 @@ from typing import Any, Dict
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
-from meshdoctor.triage import alone, hung, mismatch, silent, versions
+from meshdoctor.triage import alone, hung, mismatch, silent, stale, versions, views
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Finding, check_command
 from meshdoctor.triage.timeline import order, relate
@@ -116,7 +116,9 @@ def _nothing_read(read) -> str:
 def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
-    for own in (silent.ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY):  # triage's own readings
+    own_entries = (silent.ENTRY, silent.WEDGE_ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY)
+    own_entries += (hung.STACK_ENTRY, stale.ENTRY, views.ENTRY)
+    for own in own_entries:  # triage's own readings
         titles[own.code] = own.title
     titles[versions.CODE] = versions.ENTRY.title
     firsts = relate(col.findings)
@@ -135,7 +137,8 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 summary=_summary(f, by_id),
                 evidence=f.to_dict(),
                 remediation=_remediation(f, shown),
-                needs_reboot=f.first_cause and f.code in ("MD612", "MD619"),
+                needs_reboot=f.first_cause
+                and (f.code in ("MD612", "MD619") or (f.code == stale.CODE and bool(f.host))),
             )
         )
     read = [i for i in col.inputs if i.error is None]

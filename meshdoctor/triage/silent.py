@@ -87,6 +87,117 @@ ENTRY = Entry(
 
 _LOGS = ("log", "stdin")
 
+WEDGE_CODE = "MD872"
+# ECONNRESET: macOS 54, Linux 104 (errno.h); the ring's "Receiving from socket N failed with
+# errno E" and its give-up after ten errors ("Too many send/recv errors. Aborting...", MLX
+# <= 0.32.0: the SocketThread returns without failing the pending operations)
+_RESET_ERRNOS = ("54", "104")
+_RESET, _GIVE_UP = "ring.socket-errno", "ring.abort-hang"
+
+WEDGE = signature(
+    WEDGE_CODE,
+    "triage.ring-reset-wedge",
+    None,
+    "A ring connection was reset (ECONNRESET) on one hop while every rank was alive, and the "
+    "ring backend gave up on it without failing the operations waiting on it: the ranks whose "
+    "logs simply stop are not dead, they wait for ever in the collective (mx.eval blocked, no "
+    "exception). The reset is the first cause; their silence is its consequence.",
+    "Put every ring hop on a stable direct link (Thunderbolt or wired Ethernet between the "
+    "neighbours the hostfile orders; no Wi-Fi, NAT or VPN/Tailscale hop, whose resets grow "
+    "with the number of hops) or fix the flaky link of the rank that printed the reset, then "
+    "stop the hung ranks and restart the job; upgrade MLX past 0.32.0, whose ring fails the "
+    "pending operations ('Failing pending tasks...') so the error reaches every rank instead "
+    "of a silent hang.",
+    "MLX ring backend (mlx/distributed/ring/ring.cpp: the send/recv error limit); mlx #4060 "
+    "(survivors hang after 'Aborting...', fixed in 0.32.1); "
+    "https://github.com/exo-explore/exo/issues/2219",
+    examples=(),
+    causes=[
+        (
+            "a transient reset on a Wi-Fi, NAT or VPN hop (a path through a router or "
+            "Tailscale) between two neighbours of the ring",
+            "the reset rank's IPs for its neighbours are not on a direct link; more ranks fail "
+            "more often",
+        ),
+        (
+            "a flaky cable or port on that hop",
+            "`meshdoctor probe` of that pair shows errors or a low rate",
+        ),
+    ],
+)
+WEDGE = replace(
+    WEDGE,
+    doc=replace(
+        WEDGE.doc,
+        why="A hang read backwards would blame the silent ranks (dead, killed): they are alive "
+        "and waiting; the one hop that reset is where the job broke.",
+    ),
+)
+
+WEDGE_ENTRY = Entry(
+    code=WEDGE_CODE,
+    kind=SIGNATURE,
+    title="triage ring reset wedge",
+    doc=WEDGE.doc,
+    names=(WEDGE.name,),
+    details=(("Known causes, most common first", causes_text(WEDGE)),),
+)
+
+
+def _is_reset(f: Finding) -> bool:
+    return f.match.name == _RESET and f.match.groups.get("errno") in _RESET_ERRNOS
+
+
+def wedged(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD872 finding when the only failure the ranks printed is a ring connection reset
+    (ECONNRESET on one hop, with the ring's give-up after it) and the other ranks' logs stop
+    with no error and no exit status: they hang alive, so they are no silent suspects. Empty
+    otherwise. Its role is ``cause``, on the rank that printed the reset."""
+    rank_findings = [f for f in findings if not f.job and f.exit is None]
+    if not rank_findings or any(f.match.name not in (_RESET, _GIVE_UP) for f in rank_findings):
+        return []
+    resets = [f for f in rank_findings if _is_reset(f)]
+    if not resets or any(f.exit is not None for f in findings):
+        return []  # an exit status says how the silent ones ended: read that instead
+    logs = [
+        inp
+        for inp in inputs
+        if inp.kind in _LOGS and inp.error is None and (inp.rank is not None or inp.host)
+    ]
+    named = {(f.host, f.rank) for f in rank_findings}
+    quiet = [i for i in logs if not i.findings and (i.host, i.rank) not in named]
+    if not quiet:
+        return []
+    first = min(resets, key=lambda f: f.seq)
+    gave_up = any(f.match.name == _GIVE_UP for f in rank_findings)
+    where = _who(first.host, first.rank) or first.source
+    m = signatures.Match(
+        code=WEDGE_CODE,
+        name=WEDGE.name,
+        meaning=f"{WEDGE.meaning} Here: {where}'s ring socket was reset ('{first.match.line}'"
+        + (f", x{first.count}" if first.count > 1 else "")
+        + (", then the ring gave up: 'Aborting...'" if gave_up else "")
+        + f"); {', '.join(_who(i.host, i.rank) or i.source for i in quiet)} print nothing "
+        "after it: waiting, not dead.",
+        remedy=WEDGE.remedy,
+        line=first.match.line,
+        lineno=first.match.lineno,
+        groups=dict(first.match.groups),
+        sig=WEDGE,
+    )
+    return [
+        Finding(
+            match=m,
+            source=first.source,
+            seq=first.seq,
+            role=m.role,
+            host=first.host,
+            rank=first.rank,
+            time=first.time,
+            last_lineno=first.match.lineno,
+        )
+    ]
+
 
 def _who(host: Optional[str], rank: Optional[int]) -> str:
     parts = ([host] if host else []) + ([f"rank {rank}"] if rank is not None else [])
@@ -126,6 +237,8 @@ def suspects(
     rank_findings = [f for f in findings if not f.job]
     if any(f.role != signatures.CONSEQUENCE for f in rank_findings):
         return []
+    if wedged(inputs, findings):
+        return []  # a reset on a hop of live ranks: the quiet ones hang (MD872), not dead
     named = {(f.host, f.rank) for f in rank_findings}
     out: List[Finding] = []
     for i, inp in logs:

@@ -292,6 +292,7 @@ LINES = [
         "MD693",
     ),
     ("EXC_RESOURCE -> python3.12[48213] exceeded mem limit: ActiveHard 6144 MB (fatal)", "MD694"),
+    ("/usr/bin/python3: No module named mlx_lm", "MD870"),
 ]
 
 # codes recognised by other means than one line, and the test that shows each (here or in
@@ -305,6 +306,7 @@ NOT_LINES = {
     "MD660": "test_launcher_zero_hides_a_failed_rank",
     "MD662": "test_crash_signal_without_a_known_frame_is_a_native_crash",
     "MD663": "test_traceback_without_a_signature_is_a_python_exception",
+    "MD871": "test_a_rust_panic_names_the_binding_function_not_the_abort_frames",
 }
 
 
