@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Optional
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext

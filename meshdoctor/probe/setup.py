@@ -29,7 +29,7 @@ MAX_WORLD_SIZE = 256
 
 def available_memory() -> int:
     """Bytes of memory available on this host (psutil ``virtual_memory().available``)."""
-    import psutil
+    from meshdoctor.proctable import psutil
 
     return int(psutil.virtual_memory().available)
 
