@@ -223,6 +223,7 @@ def run_remote(
     *,
     env: Optional[Dict[str, str]] = None,
     stdin: Optional[str] = None,
+    module: str = "meshdoctor",
 ) -> "tuple[execute.CommandResult, bool]":
     """Run ``meshdoctor ARGS`` on ``host`` with ``python`` through ``call`` (:func:`remote.run`
     or a :class:`meshdoctor.remote.Hosts`' ``run``): this meshdoctor's cached copy there
@@ -230,18 +231,24 @@ def run_remote(
     the session's standard input (:func:`meshdoctor.ship.store_argv`, at least
     :data:`UPLOAD_S` s of its own) and the command run again in what the first call left of
     ``timeout``. With
-    ``MESHDOCTOR_SHIP=installed``: ``python -m meshdoctor ARGS``. Returns the command's
-    result and whether the copy was sent."""
+    ``MESHDOCTOR_SHIP=installed``: ``python -m meshdoctor ARGS``. ``module``: another module
+    of meshdoctor run the same way (``python -m MODULE ARGS``). Returns the command's result
+    and whether the copy was sent."""
+    extra = {"env": env} if env is not None else {}  # a caller's run() may take no env
+
+    def go(argv: Sequence[str], deadline: float, text: Optional[str]) -> execute.CommandResult:
+        return call(host, list(argv), deadline, input=text, **extra)
+
     if not shipped():
-        return call(host, [python, "-m", "meshdoctor", *args], timeout, env=env, input=stdin), False
-    res = call(host, ship.run_argv(python, args), timeout, env=env, input=stdin)
+        return go([python, "-m", module, *args], timeout, stdin), False
+    res = go(ship.run_argv(python, args, module), timeout, stdin)
     if res.returncode != ship.EXIT_ABSENT or not ship.boot_said(res.stderr):
         return res, False
-    up = call(host, ship.store_argv(python), UPLOAD_S, env=env, input=ship.upload_text())
+    up = go(ship.store_argv(python), UPLOAD_S, ship.upload_text())
     if not up.ok:
         return up, True
     left = max(1.0, timeout - res.duration_s)  # the upload has its own deadline
-    return call(host, ship.run_argv(python, args), left, env=env, input=stdin), True
+    return go(ship.run_argv(python, args, module), left, stdin), True
 
 
 class Interrupted(KeyboardInterrupt):

@@ -14,7 +14,8 @@ back and checking its hash.
 Every step is one ``python -c`` of :data:`BOOT` (standard library only, syntax that any Python
 still parses, so an old interpreter is named rather than failing on a newer syntax):
 
-* ``BOOT run HASH ARGS...``: runs ``meshdoctor ARGS`` from the cached copy when it is there,
+* ``BOOT run HASH MODULE ARGS...``: runs ``python -m MODULE ARGS`` (``meshdoctor`` or one of
+  its modules) from the cached copy when it is there,
   ours (a regular file owned by this user in a folder of ours that nobody else may write) and
   whole (its SHA-256 is ``HASH``); else exits :data:`EXIT_ABSENT` and never runs it. A Python
   older than :data:`MIN_PYTHON` exits :data:`EXIT_TOO_OLD` naming its version.
@@ -101,10 +102,13 @@ with os.fdopen(fd, "rb") as f:
     digest = hashlib.sha256(f.read()).hexdigest()
 if digest != want:
     say("absent: " + path + " is not whole (its SHA-256 is " + digest + ")", %(absent)d)
+module = sys.argv[3]
+if module != "meshdoctor" and not module.startswith("meshdoctor."):
+    say("not a module of meshdoctor: " + module, %(absent)d)
 sys.path.insert(0, path)
-sys.argv = [path] + sys.argv[3:]
+sys.argv = [path] + sys.argv[4:]
 import runpy
-runpy.run_module("meshdoctor", run_name="__main__", alter_sys=True)
+runpy.run_module(module, run_name="__main__", alter_sys=True)
 """ % {
     "major": MIN_PYTHON[0],
     "minor": MIN_PYTHON[1],
@@ -155,9 +159,10 @@ def upload_text() -> str:
     return base64.b64encode(payload()).decode("ascii")
 
 
-def run_argv(python: str, args: Sequence[str]) -> List[str]:
-    """The remote argv that runs ``meshdoctor ARGS`` from the cached copy with ``python``."""
-    return [python, "-c", BOOT, "run", digest(), *args]
+def run_argv(python: str, args: Sequence[str], module: str = "meshdoctor") -> List[str]:
+    """The remote argv that runs ``python -m MODULE ARGS`` (``meshdoctor`` or one of its
+    modules) from the cached copy with ``python``."""
+    return [python, "-c", BOOT, "run", digest(), module, *args]
 
 
 def store_argv(python: str) -> List[str]:
