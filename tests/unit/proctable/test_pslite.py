@@ -1,4 +1,4 @@
-"""meshdoctor.pslite gives psutil's answers (psutil is installed here: the two are compared on
+"""meshdoctor.proctable.lite gives psutil's answers (psutil is installed here: the two are compared on
 processes this test starts)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 import psutil
 import pytest
 
-from meshdoctor import pslite
+from meshdoctor.proctable import lite as pslite
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
