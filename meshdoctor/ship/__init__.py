@@ -17,7 +17,9 @@ still parses, so an old interpreter is named rather than failing on a newer synt
 * ``BOOT run HASH MODULE ARGS...``: runs ``python -m MODULE ARGS`` (``meshdoctor`` or one of
   its modules) from the cached copy when it is there,
   ours (a regular file owned by this user in a folder of ours that nobody else may write) and
-  whole (its SHA-256 is ``HASH``); else exits :data:`EXIT_ABSENT` and never runs it. A Python
+  whole (its SHA-256 is ``HASH``), the copy first on ``PYTHONPATH`` too (a child it starts
+  with ``sys.executable -m meshdoctor`` finds it); else exits :data:`EXIT_ABSENT` and never
+  runs it. A Python
   older than :data:`MIN_PYTHON` exits :data:`EXIT_TOO_OLD` naming its version.
 * ``BOOT store HASH``: reads the zip application base64-encoded on standard input, checks its
   hash, and writes it to the cache (temporary file, fsync, rename).
@@ -106,6 +108,8 @@ module = sys.argv[3]
 if module != "meshdoctor" and not module.startswith("meshdoctor."):
     say("not a module of meshdoctor: " + module, %(absent)d)
 sys.path.insert(0, path)
+old = os.environ.get("PYTHONPATH")
+os.environ["PYTHONPATH"] = path + (os.pathsep + old if old else "")  # its own children
 sys.argv = [path] + sys.argv[4:]
 import runpy
 runpy.run_module(module, run_name="__main__", alter_sys=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests import netns
+from tests.cli.test_bundle import members
 from tests.helpers import run_cli
 from tests.netns.fleet_bed import NO_MESHDOCTOR_PY, MacMesh
 
@@ -194,3 +195,28 @@ def test_a_host_without_mlx_is_named_with_the_command_that_installs_it(bed):
     assert res["status"] == "fail" and "MLX is not importable" in res["summary"]
     assert res["remediation"]["command"].startswith("ssh h2 "), res["remediation"]
     assert "pip install" in res["remediation"]["command"]
+
+
+def test_a_support_bundle_of_a_host_without_meshdoctor(bed, tmp_path):
+    """bundle runs meshdoctor on each host, and that one runs a check of its own in a child
+    (``python -m meshdoctor``): the child finds the shipped copy too."""
+    bed.mesh.write(no_meshdoctor=["h1"])
+    out = tmp_path / "fleet.tar.gz"
+    r = run_cli(
+        "bundle",
+        "--hostfile",
+        str(bed.hostfile),
+        "--python",
+        bed.mesh.python,
+        "-o",
+        str(out),
+        "--json",
+        env=bed.env,
+        timeout=240,
+    )
+    assert r.rc == 0, r.outcome()
+    files = members(out)
+    doc = json.loads(files["h1/check.json"])
+    assert doc["command"] == "check" and doc["verdict"] in ("go", "no-go")
+    rows = [x.split("\t") for x in files["MANIFEST.txt"].splitlines() if not x.startswith("#")]
+    assert not [x for x in rows if x[0] == "h1" and x[1] == "failed"], rows
