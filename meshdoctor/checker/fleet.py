@@ -240,8 +240,8 @@ def _unreached(
     elif rep.missing:
         summary = f"meshdoctor does not run on {host} with {python}: {rep.error}"
         text = (
-            f"The interpreter the fleet check uses is not on {host}: name the right one with "
-            "--python (or MESHDOCTOR_REMOTE_PYTHON). " + install_text(host)
+            f"{python} cannot run meshdoctor on {host}: name the interpreter the ranks use "
+            "with --python (or MESHDOCTOR_REMOTE_PYTHON). " + install_text(host)
         )
     elif not rep.reachable:
         summary = f"cannot reach {host} over ssh: {rep.error}"
