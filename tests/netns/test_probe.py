@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -178,13 +179,24 @@ def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
         stderr=subprocess.PIPE,
         text=True,
     )
+    lines: list = []
+    reader = threading.Thread(target=lambda: lines.extend(p.stderr), daemon=True)
+    reader.start()
     try:
-        time.sleep(6)  # group formed over ssh, collectives running
-        assert p.poll() is None, p.communicate()
+        # the group formed over ssh and the timed collectives running (its progress line), on a
+        # loaded box too: at most 120 s, never a fixed sleep
+        t_end = time.monotonic() + 120
+        while not any("(timed," in ln for ln in lines) and time.monotonic() < t_end:
+            assert p.poll() is None, (p.stdout.read(), "".join(lines))
+            time.sleep(0.1)
+        time.sleep(1)  # a few calls into the batch
+        assert p.poll() is None, (p.stdout.read(), "".join(lines))
         bed.link("h2", False)
         t_down = time.monotonic()
-        out, err = p.communicate(timeout=120)
+        out, _ = p.communicate(timeout=120)
         after = time.monotonic() - t_down
+        reader.join(30)
+        err = "".join(lines)
     finally:
         if p.poll() is None:
             p.kill()
