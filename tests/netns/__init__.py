@@ -150,7 +150,9 @@ class TestBed:
             "  LogLevel ERROR\n  ConnectTimeout 5\n"
         )
         self.ssh_config.write_text("".join(cfg))
-        deadline = time.monotonic() + 15 + self.n  # many sshds start slowly on a loaded box
+        # a bound on a hang, not a latency: many sshds start slowly on a loaded box, and a CI
+        # box under other tenants' load has taken over 20 s for one `ssh true`
+        deadline = time.monotonic() + 120 + 5 * self.n
         for h in self.hosts:
             while True:
                 try:
@@ -163,6 +165,7 @@ class TestBed:
                         h,
                         "true",
                         check=False,
+                        timeout=60,
                     )
                 except subprocess.TimeoutExpired as exc:
                     p = subprocess.CompletedProcess(exc.cmd, 255, "", "timed out")

@@ -16,7 +16,8 @@ from tests.netns.fleet_bed import MacMesh, hostfile_rows
 why = netns.unavailable()
 pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
 
-TIMEOUT = "20"  # per-check deadline on each host: generous, this machine has 2 busy cores
+TIMEOUT = "60"  # per-check deadline on each host: a bound on a hang, never waited out by a
+# passing test (a loaded 2-core CI box has taken over 20 s for one remote check)
 
 
 @pytest.fixture(scope="module")

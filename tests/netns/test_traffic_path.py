@@ -18,7 +18,8 @@ from tests.netns.fleet_bed import MacMesh
 why = netns.unavailable()
 pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
 
-TIMEOUT = "20"
+TIMEOUT = "60"  # per-check deadline on each host: a bound on a hang, never waited out by a
+# passing test (a loaded 2-core CI box has taken over 20 s for one remote check)
 
 
 @pytest.fixture(scope="module")
