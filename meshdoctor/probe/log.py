@@ -19,7 +19,7 @@ LOG_INTERVAL_S = 5.0
 class ProbeLog:
     """Plain progress lines for a stderr that is not a terminal. ``on_event`` is the launcher's
     event hook; a daemon thread calls :meth:`tick` so a slow step still shows life. A line looks
-    like ``probe: all_sum #2 (timed, step 7), ranks ready 3/3, 12.4 s elapsed, step deadline
+    like ``probe: all_sum #2 (timed, step 7), ranks ready 3/3, 12.4 s elapsed, per-step deadline
     23.4 s``. ``interval`` (seconds) bounds the rate; ``clock`` and ``stream`` are for tests."""
 
     def __init__(
@@ -45,7 +45,7 @@ class ProbeLog:
         """The progress line: current step, ranks ready, elapsed seconds, the step deadline."""
         return (
             f"probe: {self.step}, ranks ready {len(self.ready)}/{self.n}, "
-            f"{self.clock() - self.t0:.1f} s elapsed, step deadline {self.deadline_s:.1f} s"
+            f"{self.clock() - self.t0:.1f} s elapsed, per-step deadline {self.deadline_s:.1f} s"
         )
 
     def tick(self, force: bool = False) -> None:

@@ -64,7 +64,7 @@ def test_a_probe_writing_to_a_log_shows_progress_lines(clean_env):
     )
     assert r.rc == 0
     lines = [ln for ln in r.err.splitlines() if ln.startswith("probe: ")]
-    assert lines and "s elapsed, step deadline 10.1 s" in lines[0]
+    assert lines and "s elapsed, per-step deadline 10.1 s" in lines[0]
     r = run_cli(
         "probe",
         "-n",

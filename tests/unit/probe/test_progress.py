@@ -24,9 +24,12 @@ def test_progress_lines_in_a_log_come_at_a_bounded_rate_with_step_elapsed_and_de
     )
     lines = buf.getvalue().splitlines()
     assert len(lines) == 2, lines
-    assert lines[0] == "probe: starting ranks, ranks ready 0/2, 0.0 s elapsed, step deadline 23.4 s"
+    assert (
+        lines[0]
+        == "probe: starting ranks, ranks ready 0/2, 0.0 s elapsed, per-step deadline 23.4 s"
+    )
     assert lines[1].startswith(
-        "probe: all_sum #99 (timed, step 101), ranks ready 0/2, 6.0 s elapsed, step deadline 23.4 s"
+        "probe: all_sum #99 (timed, step 101), ranks ready 0/2, 6.0 s elapsed, per-step deadline 23.4 s"
     )
 
 
