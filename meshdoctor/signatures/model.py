@@ -119,7 +119,9 @@ class Signature:
     came from the crash report itself, an ``.ips`` file or a crash report's text with its
     frames: it never sends the reader to find that report); ``classes``: the
     :class:`FailureClass` readings of a signature that reads many texts (the first whose
-    regex finds the match's groups names it, before ``refine``)."""
+    regex finds the match's groups names it, before ``refine``); ``needs_reboot``: when this
+    signature is a first cause, the host it was seen on needs a reboot (the verdict's
+    ``needs_reboot``)."""
 
     code: str
     name: str
@@ -141,6 +143,7 @@ class Signature:
     abort_frame: Optional[Pattern[str]] = None
     report_remedy: Optional[str] = None
     classes: Tuple[FailureClass, ...] = ()
+    needs_reboot: bool = False
 
     def failure_class(self, groups: Mapping[str, str]) -> Optional[FailureClass]:
         """The first of :attr:`classes` whose regex finds the text of a match's groups (its
@@ -201,6 +204,7 @@ def signature(
     abort_frame: Optional[str] = None,
     report_remedy: Optional[str] = None,
     classes: Sequence[FailureClass] = (),
+    needs_reboot: bool = False,
 ) -> Signature:
     """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
     ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
@@ -247,6 +251,7 @@ def signature(
         abort_frame=re.compile(abort_frame) if abort_frame else None,
         report_remedy=report_remedy,
         classes=tuple(classes),
+        needs_reboot=needs_reboot,
     )
 
 

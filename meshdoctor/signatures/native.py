@@ -209,6 +209,7 @@ SIGNATURES = (
         "Apple Thunderbolt RDMA driver crash in tbt_post_recv/tbt_post_send.",
         "Reboot the crashed node; check port state; no known prevention.",
         "mlx #4192, #4319; Apple FB24371487",
+        needs_reboot=True,
         causes=[
             ("a Thunderbolt cable was unplugged mid-collective", "both ends die; mlx #4192"),
             (
@@ -282,6 +283,7 @@ SIGNATURES = (
         "processes sit in uninterruptible sleep.",
         "Full-fleet reboot, then one mlx.distributed_config --auto-setup, then confirm edges.",
         "mlx #4530",
+        needs_reboot=True,
         causes=[
             (
                 "the Thunderbolt RDMA driver is wedged after JACCL errors or a link drop",

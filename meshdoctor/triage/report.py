@@ -137,8 +137,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 summary=_summary(f, by_id),
                 evidence=f.to_dict(),
                 remediation=_remediation(f, shown),
-                needs_reboot=f.first_cause
-                and (f.code in ("MD612", "MD619") or (f.code == stale.CODE and bool(f.host))),
+                needs_reboot=f.first_cause and f.match.sig is not None and f.match.sig.needs_reboot,
             )
         )
     read = [i for i in col.inputs if i.error is None]

@@ -64,6 +64,7 @@ STALE_SIG = replace(
         "which was fine; the drop before them and their recurrence on every node say the "
         "RDMA state needs a reset.",
     ),
+    needs_reboot=True,
 )
 
 ENTRY = Entry(
@@ -103,7 +104,8 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         remedy=STALE_SIG.remedy,
         line=first.match.line,
         lineno=first.match.lineno,
-        sig=STALE_SIG,
+        # the reboot is named for the hosts the inputs named; files given by path name none
+        sig=STALE_SIG if first.host else replace(STALE_SIG, needs_reboot=False),
     )
     return [
         Finding(
