@@ -824,4 +824,74 @@ SIGNATURES = (
             "Exception Type:  EXC_RESOURCE",
         ),
     ),
+    # --- MLX not importable on a node: its native library missing or of another build ------
+    signature(
+        "MD876",
+        "mlx.not-importable",
+        r"(?P<lib>libmlx[\w.-]*\.(?:so|dylib)[\w.]*)(?:: cannot open shared object file|"
+        r"' \(no such file)"
+        r"|Library not loaded: (?P<rpath>\S*libmlx[\w.-]*)"
+        r"|(?P<how>undefined symbol|Symbol not found): (?P<sym>_{1,2}ZN3mlx\w*)",
+        "MLX cannot be imported on this host: `import mlx.core` failed because the native "
+        "library the Python package loads (libmlx) is missing or comes from another MLX "
+        "build. The MLX install of this node is incomplete or mismatched: not the network, "
+        "not the job. On Linux the `mlx` wheel holds no libmlx of its own: it needs its "
+        "backend package (`mlx[cpu]`, or `mlx[cuda]` for NVIDIA GPUs), so a plain `pip install "
+        "mlx` gives 'libmlx.so: cannot open shared object file'; on macOS libmlx.dylib comes "
+        "with mlx-metal. An undefined symbol (or 'Symbol not found') means the Python "
+        "extension and libmlx are of different MLX versions. A runner or rank that imports "
+        "MLX exits at once (exo: 'Runner terminated with exitcode=1').",
+        "In the environment that runs the rank or runner, install MLX with its backend, one "
+        "version for all its packages: `pip install \"mlx[cpu]\"` (or `\"mlx[cuda]\"`; "
+        "exo: `uv sync --extra mlx_cpu`), on macOS `pip install -U mlx mlx-metal`; compare "
+        "`pip show mlx mlx-cpu mlx-cuda mlx-metal` (one version); then `python -c \"import "
+        "mlx.core\"` on every host.",
+        "https://github.com/exo-explore/exo/issues/2156; "
+        "https://github.com/ml-explore/mlx/issues/2390; "
+        "https://github.com/ml-explore/mlx/issues/2500; MLX installation documentation "
+        "(Linux: pip install mlx[cpu], mlx[cuda])",
+        check="MD102",
+        causes=[
+            (
+                "on Linux, mlx installed without its backend package (mlx[cpu] or mlx[cuda]; "
+                "exo's mlx_cpu extra)",
+                "'libmlx.so: cannot open shared object file'; `pip show mlx-cpu mlx-cuda` "
+                "finds neither",
+            ),
+            (
+                "mlx and its backend package (mlx-cpu, mlx-cuda, mlx-metal) of different "
+                "versions, or a stale copy of one left by an upgrade",
+                "'undefined symbol: _ZN3mlx...' / 'Symbol not found'; `pip show` gives two "
+                "versions",
+            ),
+            (
+                "the rank runs another interpreter or venv than the one MLX was installed in",
+                "the path of the failing file is not the venv's site-packages",
+            ),
+        ],
+        refine=lambda g: (
+            f"{g['lib'] or g['rpath']} is not there for this Python: "
+            + (
+                "on Linux the mlx wheel needs mlx[cpu] or mlx[cuda] beside it"
+                if ".so" in (g.get("lib") or g.get("rpath") or "")
+                else "on macOS mlx-metal provides it (reinstall mlx and mlx-metal together)"
+            )
+            if g.get("lib") or g.get("rpath")
+            else f"the Python extension needs {g.get('sym')}, which the libmlx it loaded "
+            "lacks: two MLX builds mixed (mlx and mlx-cpu/mlx-cuda/mlx-metal of different "
+            "versions)"
+            if g.get("sym")
+            else None
+        ),
+        examples=(
+            "ImportError: libmlx.so: cannot open shared object file: No such file or directory",
+            "Runner error: ImportError: libmlx.so: cannot open shared object file: No such "
+            "file or directory",
+            "ImportError: /venv/lib/python3.12/site-packages/mlx/core.cpython-312-x86_64-"
+            "linux-gnu.so: undefined symbol: _ZN3mlx4core5arrayD1Ev",
+            "ImportError: dlopen(/venv/lib/python3.12/site-packages/mlx/core.cpython-312-"
+            "darwin.so, 0x0002): Library not loaded: @rpath/libmlx.dylib",
+        ),
+    ),
+    # --- end mlx.not-importable -----------------------------------------------------------
 )

@@ -258,6 +258,10 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "AF_INET",
     "Cuda failure",
     "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
+    # the dynamic loader's words for an MLX library missing or of another build, bare
+    # (dlopen's "libmlx.so: cannot open shared object file", "Symbol not found: __ZN3mlx...")
+    "libmlx",
+    "ZN3mlx",
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes
