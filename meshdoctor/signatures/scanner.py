@@ -40,6 +40,7 @@ from meshdoctor.signatures.frames import (
     MAX_FRAMES,
     Frame,
     classify_frames,
+    is_system_frame,
     names_crashed_thread,
     parse_frame,
     posix_signal,
@@ -262,6 +263,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     # (dlopen's "libmlx.so: cannot open shared object file", "Symbol not found: __ZN3mlx...")
     "libmlx",
     "ZN3mlx",
+    "CompletionQueueDispatch",  # Metal's completion queue, a crashed thread's in a summary
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes
@@ -615,6 +617,9 @@ class Scanner:
         self._heads: Dict[str, Tuple[int, Tuple[str, ...]]] = {}
         self._tb: Optional[Tuple[int, List[str]]] = None  # (lineno, last frames) of a traceback
         self._tb_prefix: Optional["re.Pattern[str]"] = None  # its lines' launcher/rank prefix
+        # the last line a frame signature matched outside a record: (lineno, signature); a
+        # crash record with no frame of its own right after it is that signature's crash
+        self._named: Optional[Tuple[int, Signature]] = None
 
     @property
     def wants_every_line(self) -> bool:
@@ -649,6 +654,14 @@ class Scanner:
         if rec.thread is not None and rec.structured:
             groups["thread"] = str(rec.thread)
         raw = dict(rec.frames)
+        if sig is None and self._named is not None and not any(
+            not is_system_frame(f) for f, _ in rec.frames
+        ):
+            # no frame to blame (a crash summary that quoted its frames before the exception
+            # line, or none past the abort): the frame signature seen just before names it
+            at, named = self._named
+            if 0 <= rec.start - at <= RECORD_WINDOW:
+                sig = named
         if sig is None:
             sig = self._ix.fallback[CRASH]
             if frame is not None:
@@ -778,6 +791,9 @@ class Scanner:
                 found = []
             found = [m for m in found if m.signature.frame is None]
             return out + found + self._crash_line(lineno, line)
+        named = [m.signature for m in found if m.signature.frame is not None]
+        if named:
+            self._named = (lineno, named[0])
         if not found and CRASH_SIGNAL.search(line):
             self._crash = _CrashRecord(lineno, line)
             self._crash.heads = {
