@@ -222,7 +222,13 @@ def address_family(groups: Mapping[str, str]) -> Optional[str]:
             "family 0 is an empty address (all zeros): the peer's address NCCL received "
             "through the bootstrap was not filled in"
         )
-    return f"family {groups.get('family')} is not an address family: a corrupted address"
+    return (
+        f"family {groups.get('family')} is neither 0 nor an address family: uninitialised "
+        "memory, an address that was never filled in. Most often this rank's own: NCCL found "
+        "no interface matching NCCL_SOCKET_IFNAME (a name this host does not have) and, "
+        "without a warning (NCCL 2.27, NVIDIA/nccl #1837), went on with no address; check "
+        "NCCL_SOCKET_IFNAME against `ip -br addr` on this host"
+    )
 
 
 SIGNATURES = (
@@ -691,18 +697,28 @@ SIGNATURES = (
         "nccl.address-family",
         r"connecting to address\s+(?:(?P<addr>\S+)\s+)?with family (?P<family>\d+) is neither "
         r"AF_INET",
-        "NCCL was handed a peer address it cannot connect to (ncclSocketInit). The address "
-        "came from another rank through the bootstrap; an empty one (family 0) means the "
-        "ranks did not understand each other's bootstrap messages: most often ranks running "
-        "different NCCL versions (NVIDIA/nccl #1267: 2.20.5 on one node, 2.19.3 on the "
-        "others), else a peer that failed before sending its address.",
-        "Install the same NCCL (and the same PyTorch or MLX build) on every host: compare "
-        "the 'NCCL version' line each rank prints (NCCL_DEBUG=INFO); then read the other "
-        "ranks' logs for an earlier failure.",
-        "NCCL v2.30.7 src/misc/socket.cc (ncclSocketInit); NVIDIA/nccl #1267",
+        "NCCL was handed an address it cannot connect to (ncclSocketInit). An empty one "
+        "(family 0) came from another rank through the bootstrap: the ranks did not "
+        "understand each other's bootstrap messages, most often ranks running different NCCL "
+        "versions (NVIDIA/nccl #1267: 2.20.5 on one node, 2.19.3 on the others), else a peer "
+        "that failed before sending its address. Any other number is uninitialised memory: "
+        "an address never filled in, most often because no interface matched "
+        "NCCL_SOCKET_IFNAME on this host (NVIDIA/nccl #1837).",
+        "Family 0: install the same NCCL (and the same PyTorch or MLX build) on every host: "
+        "compare the 'NCCL version' line each rank prints (NCCL_DEBUG=INFO); then read the "
+        "other ranks' logs for an earlier failure. Another number: set NCCL_SOCKET_IFNAME to "
+        "an interface every host has (`ip -br addr`; a prefix list such as `eth,en`, or "
+        "`^lo,docker` to exclude), or unset it.",
+        "NCCL v2.30.7 src/misc/socket.cc (ncclSocketInit, ncclFindInterfaces); "
+        "NVIDIA/nccl #1267, #1837",
         role=EITHER,
         causes=[
-            ("different NCCL versions on the hosts", "the 'NCCL version' lines differ"),
+            ("different NCCL versions on the hosts", "family 0; the 'NCCL version' lines differ"),
+            (
+                "NCCL_SOCKET_IFNAME names an interface this host does not have",
+                "a family other than 0, 2 or 10; 'NCCL_SOCKET_IFNAME set to X' in the log "
+                "and no 'Bootstrap : Using X' line",
+            ),
             ("a peer that failed before it sent its address", "an earlier error in its log"),
         ],
         refine=address_family,
