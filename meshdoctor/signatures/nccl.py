@@ -468,7 +468,8 @@ SIGNATURES = (
         "nccl.cuda-error",
         r"unhandled cuda error",
         "A CUDA call inside NCCL failed (GPU out of memory, a GPU in an exclusive compute mode "
-        "already used by another process, peer access refused).",
+        "already used by another process, peer access refused; at init on every run, most "
+        "often an NCCL built for another CUDA version than the driver: NVIDIA/nccl-tests #6).",
         "Run `meshdoctor check` on that host (GPU compute mode, memory held, health); rerun "
         "with NCCL_DEBUG=WARN to see the CUDA error.",
         "NCCL ncclUnhandledCudaError",
