@@ -8,7 +8,7 @@ import ipaddress
 import re
 from typing import Mapping, Optional
 
-from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+from meshdoctor.signatures.model import CAUSE, CONSEQUENCE, EITHER, signature
 from meshdoctor.signatures.nccl_classes import CLASSES
 from meshdoctor.signatures.nccl_results import CLASSES as RESULT_CLASSES
 
@@ -139,11 +139,15 @@ _PEER_WENT_AWAY = re.compile(
 def peer_went_away(groups: Mapping[str, str]) -> Optional[str]:
     """A role hook: :data:`CONSEQUENCE` when the message in group ``msg`` says the peer went
     away (``remote process exited``, ``Connection closed by remote peer``, reset, broken pipe),
-    or a trace line's result (group ``res``) is ncclRemoteError (6), else None (the
-    signature's own role)."""
+    or a trace line's result (group ``res``) is ncclRemoteError (6); :data:`CAUSE` for any
+    other text PyTorch printed as NCCL's ``Last error:`` (group ``last``, the scanner's
+    reading); else None (the signature's own role)."""
     if groups.get("res") == "6":
         return CONSEQUENCE
-    return CONSEQUENCE if _PEER_WENT_AWAY.search(groups.get("msg", "")) else None
+    if _PEER_WENT_AWAY.search(groups.get("msg", "") or groups.get("last", "")):
+        return CONSEQUENCE
+    # PyTorch's "Last error:" text (group ``last``): the reason of the NCCL error above it
+    return CAUSE if groups.get("last") else None
 
 
 def cuda_oom(groups: Mapping[str, str]) -> Optional[str]:
@@ -318,7 +322,8 @@ SIGNATURES = (
         role_of=peer_went_away,
         role_note="A warning that says the peer went away (Connection closed by remote peer, "
         "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6), or a "
-        "trace line with result 6, is a consequence.",
+        "trace line with result 6, is a consequence. Any other warning PyTorch prints as "
+        "NCCL's 'Last error:' is the reason of the NCCL error above it: a cause.",
     ),
     signature(
         "MD650",

@@ -254,3 +254,41 @@ def test_ifname_values_select_interfaces_as_nccl_does():
     assert matches("eth", "eth0") and matches("eth,en", "ens5") and not matches("eth2", "eth0")
     assert matches("=eth0", "eth0") and not matches("=eth", "eth0")
     assert matches("^lo,docker", "eth0") and not matches("^lo,docker", "docker0")
+
+
+def test_pytorchs_last_error_is_the_reason_of_the_internal_error_above_it(tmp_path):
+    # PyTorch prints NCCL's last WARN text bare after "Last error:" (the next line, behind the
+    # rank prefix, or the same line): it is read as that WARN, the first cause
+    for text in (
+        "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/"
+        "c10d/ProcessGroupNCCL.cpp:1275, internal error, NCCL version 2.14.3\n"
+        "[rank0]: ncclInternalError: Internal check failed.\n"
+        "[rank0]: Last error:\n"
+        "[rank0]: Duplicate GPU detected : rank 0 and rank 4 both on CUDA device 7000\n",
+        "ncclInternalError: Internal check failed.\n"
+        "Last error: Duplicate GPU detected : rank 0 and rank 4 both on CUDA device 7000\n",
+    ):
+        doc = triage(tmp_path, {"train.log": text})
+        f = first(doc)
+        assert f["code"] == "MD653" and "Duplicate GPU detected" in f["line"], text
+        assert "one rank per GPU" in f["meaning"]
+        (summary,) = [g for g in findings(doc) if g["code"] == "MD650"]
+        assert summary["consequence_of"] == f["id"]
+
+
+def test_a_last_error_that_says_the_peer_went_away_stays_an_echo(tmp_path):
+    text = (
+        "[rank1]: ncclRemoteError: A call failed possibly due to a network error or a remote "
+        "process exiting prematurely.\n"
+        "[rank1]: Last error:\n"
+        "[rank1]: socketProgress: Connection closed by remote peer node3<52314>\n"
+    )
+    r = run_cli("triage", str(_write(tmp_path, text)), "--json")
+    roles = {f["code"]: f["role"] for f in r.doc["triage"]["findings"]}
+    assert set(roles.values()) == {"consequence"}, roles
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "rank1.log"
+    p.write_text(text)
+    return p
