@@ -902,10 +902,10 @@ SIGNATURES = (
         "extension and libmlx are of different MLX versions. A runner or rank that imports "
         "MLX exits at once (exo: 'Runner terminated with exitcode=1').",
         "In the environment that runs the rank or runner, install MLX with its backend, one "
-        "version for all its packages: `pip install \"mlx[cpu]\"` (or `\"mlx[cuda]\"`; "
+        'version for all its packages: `pip install "mlx[cpu]"` (or `"mlx[cuda]"`; '
         "exo: `uv sync --extra mlx_cpu`), on macOS `pip install -U mlx mlx-metal`; compare "
-        "`pip show mlx mlx-cpu mlx-cuda mlx-metal` (one version); then `python -c \"import "
-        "mlx.core\"` on every host.",
+        '`pip show mlx mlx-cpu mlx-cuda mlx-metal` (one version); then `python -c "import '
+        'mlx.core"` on every host.',
         "https://github.com/exo-explore/exo/issues/2156; "
         "https://github.com/ml-explore/mlx/issues/2390; "
         "https://github.com/ml-explore/mlx/issues/2500; MLX installation documentation "

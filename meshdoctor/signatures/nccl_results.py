@@ -45,7 +45,12 @@ RESULTS: Tuple[Tuple[str, int, str, str], ...] = (
         "Internal check failed.",
     ),
     ("ncclInvalidArgument", 4, "invalid argument", "Invalid value for an argument."),
-    ("ncclInvalidUsage", 5, "invalid usage", "This usually reflects invalid usage of NCCL library."),
+    (
+        "ncclInvalidUsage",
+        5,
+        "invalid usage",
+        "This usually reflects invalid usage of NCCL library.",
+    ),
     (
         "ncclRemoteError",
         6,
@@ -111,8 +116,7 @@ _READINGS = {
         "the link between the hosts",
     ),
     "ncclInProgress": (
-        "an NCCL operation was still in progress (ncclInProgress: a non-blocking "
-        "communicator)",
+        "an NCCL operation was still in progress (ncclInProgress: a non-blocking communicator)",
         "the program used a non-blocking communicator before its init or call completed",
         "poll ncclCommGetAsyncError until it is no longer ncclInProgress before using the "
         "communicator",

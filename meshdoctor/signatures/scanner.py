@@ -660,8 +660,10 @@ class Scanner:
         if rec.thread is not None and rec.structured:
             groups["thread"] = str(rec.thread)
         raw = dict(rec.frames)
-        if sig is None and self._named is not None and not any(
-            not is_system_frame(f) for f, _ in rec.frames
+        if (
+            sig is None
+            and self._named is not None
+            and not any(not is_system_frame(f) for f, _ in rec.frames)
         ):
             # no frame to blame (a crash summary that quoted its frames before the exception
             # line, or none past the abort): the frame signature seen just before names it

@@ -63,8 +63,7 @@ IFNAME_SIG = signature(
             "the value in the 'NCCL_SOCKET_IFNAME set to' line",
         ),
         (
-            "an interface that exists but has no address (down, or IPv6 only with an IPv4 "
-            "peer)",
+            "an interface that exists but has no address (down, or IPv6 only with an IPv4 peer)",
             "`ip -br addr` shows it without an inet address",
         ),
     ],
@@ -95,9 +94,7 @@ _SETTING = re.compile(
     r"|\bNCCL_SOCKET_IFNAME=(?P<env>[^\s'\"]+)"
 )
 # the interface NCCL says it uses (bootstrap, the socket transport, an OOB line)
-_USING = re.compile(
-    r"(?:Bootstrap|NET/Socket|OOB)\s*:?\s*Using\s+(?:\[\d+\])?(?P<iface>[\w.@-]+):"
-)
+_USING = re.compile(r"(?:Bootstrap|NET/Socket|OOB)\s*:?\s*Using\s+(?:\[\d+\])?(?P<iface>[\w.@-]+):")
 # NCCL's texts of no interface or no address (NCCL v2.30.7 src/bootstrap.cc,
 # src/transport/net_socket.cc, src/misc/socket.cc)
 _NO_INTERFACE = re.compile(

@@ -156,9 +156,7 @@ def test_pytorchs_form_of_an_internal_error_on_nccl_2_18_names_the_upgrade(tmp_p
 
 # https://github.com/NVIDIA/nccl-tests/issues/6 (no WARN line; a later reporter's
 # NCCL_DEBUG=WARN showed a libnccl for CUDA 11.0 on a CUDA 10.2 system)
-CUDA_INIT = (
-    "$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4\nNCCL failure common.cu:908 'unhandled cuda error'.\n"
-)
+CUDA_INIT = "$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4\nNCCL failure common.cu:908 'unhandled cuda error'.\n"
 
 
 def test_an_unhandled_cuda_error_at_init_names_the_nccl_cuda_build_mismatch(tmp_path):
