@@ -11,7 +11,8 @@ AF_INET6(10)``, the family being uninitialised memory (NVIDIA/nccl #1837). Neith
 the setting; together with it they do. Triage names it with MD894, a finding it makes itself.
 
 The rule (:func:`readings`): one log input holds the setting (NCCL's INFO line, or
-``NCCL_SOCKET_IFNAME=VALUE`` as an environment dump or a command line prints it), no line of
+``NCCL_SOCKET_IFNAME=VALUE`` as an environment dump or a command line prints it, or a
+Python dict of the environment), no line of
 it shows NCCL using an interface the setting matches, and a finding of that input says NCCL
 had no interface or no address (``no socket interface found``, ``No usable listening interface
 found``, ``no interface found``, ``neither AF_INET``). The finding sits on the setting's line;
@@ -92,6 +93,7 @@ ENTRY = Entry(
 _SETTING = re.compile(
     r"NCCL_SOCKET_IFNAME set (?:by environment )?to (?P<info>\S+)"
     r"|\bNCCL_SOCKET_IFNAME=(?P<env>[^\s'\"]+)"
+    r"|['\"]NCCL_SOCKET_IFNAME['\"]: ['\"](?P<dict>[^'\"]+)"  # a Python dict of os.environ
 )
 # the interface NCCL says it uses (bootstrap, the socket transport, an OOB line)
 _USING = re.compile(r"(?:Bootstrap|NET/Socket|OOB)\s*:?\s*Using\s+(?:\[\d+\])?(?P<iface>[\w.@-]+):")
@@ -122,7 +124,11 @@ def _setting(inp: Input) -> Optional[Tuple[int, str, str]]:
     for lineno, text in input_lines(inp):
         m = _SETTING.search(text)
         if m:
-            return lineno, (m.group("info") or m.group("env")).strip("'\"`,;"), text.strip()
+            return (
+                lineno,
+                (m.group("info") or m.group("env") or m.group("dict")).strip("'\"`,;"),
+                text.strip(),
+            )
     return None
 
 

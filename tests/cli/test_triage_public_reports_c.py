@@ -290,3 +290,52 @@ def _write(tmp_path: Path, text: str) -> Path:
     p = tmp_path / "rank1.log"
     p.write_text(text)
     return p
+
+
+def test_a_crash_report_of_the_abort_names_the_completion_handler(tmp_path):
+    # the .ips itself (Apple's JSON crash report): the faulting thread on Metal's completion
+    # queue through MLX's check_error to abort, as mlx #3390 and exo #2088 quote it
+    import json
+
+    header = {
+        "app_name": "python3.12",
+        "bug_type": "309",
+        "name": "python3.12",
+        "timestamp": "2026-05-14 11:46:42.00 +0200",
+        "os_version": "macOS 26.4 (25E246)",
+    }
+    images = [
+        {"name": "libsystem_kernel.dylib"},
+        {"name": "libc++abi.dylib"},
+        {"name": "libmlx.dylib"},
+        {"name": "Metal"},
+    ]
+    frames = [
+        ("__pthread_kill", 0),
+        ("abort", 0),
+        ("std::__terminate(void (*)())", 1),
+        ("__cxa_throw", 1),
+        ("mlx::core::gpu::check_error(MTL::CommandBuffer*)", 2),
+        ("-[_MTLCommandBuffer didCompleteWithStartTime:endTime:error:]", 3),
+    ]
+    body = {
+        "procName": "python3.12",
+        "pid": 74990,
+        "captureTime": "2026-05-14 11:46:42.1 +0200",
+        "exception": {"type": "EXC_CRASH", "signal": "SIGABRT"},
+        "faultingThread": 0,
+        "threads": [
+            {
+                "triggered": True,
+                "queue": "com.Metal.CompletionQueueDispatch",
+                "frames": [{"symbol": s, "imageIndex": i} for s, i in frames],
+            }
+        ],
+        "usedImages": images,
+    }
+    p = tmp_path / "python3.12-2026-05-14-114642.ips"
+    p.write_text(json.dumps(header) + "\n" + json.dumps(body))
+    r = run_cli("triage", str(p), "--json")
+    (f,) = [f for f in r.doc["triage"]["findings"] if f["first_cause"]]
+    assert f["code"] == "MD661" and "completion handler" in f["meaning"]
+    assert "macmon" in f["remedy"] and "DiagnosticReports" not in f["remedy"]
