@@ -135,6 +135,10 @@ _COMMAND_BUFFER: Mapping[str, str] = {
     "for the first command buffer error before it (in any process on this Mac)",
     "NotPermitted": "the GPU refused the work (not permitted: the process lost GPU access, e.g. "
     "running in the background or after a GPU reset)",
+    "ImpactingInteractivity": "macOS ended the GPU work because it kept the display from "
+    "updating (a long command buffer on a Mac that drives a display): make each evaluated "
+    "graph smaller (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER), or run the node without a "
+    "display session using the GPU",
     "SubmissionsIgnored": "Metal ignored this process's submissions after earlier GPU errors: "
     "the first command buffer error before it is the cause",
 }
