@@ -135,14 +135,46 @@ _COMMAND_BUFFER: Mapping[str, str] = {
     "for the first command buffer error before it (in any process on this Mac)",
     "NotPermitted": "the GPU refused the work (not permitted: the process lost GPU access, e.g. "
     "running in the background or after a GPU reset)",
+    "ImpactingInteractivity": "macOS ended the GPU work because it kept the display from "
+    "updating (a long command buffer on a Mac that drives a display): make each evaluated "
+    "graph smaller (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER), or run the node without a "
+    "display session using the GPU",
     "SubmissionsIgnored": "Metal ignored this process's submissions after earlier GPU errors: "
     "the first command buffer error before it is the cause",
 }
 
 
+# MLX's check_error (mlx/backend/metal/eval.cpp before v0.32.0) throwing from Metal's
+# completion handler: the frame, or the dispatch queue of the thread it runs on
+_CHECK_ERROR = re.compile(r"check_error\(MTL::CommandBuffer")
+_COMPLETION_QUEUE = "com.Metal.CompletionQueueDispatch"
+
+
+def _completion_abort(groups: Mapping[str, str]) -> Optional[str]:
+    """The abort of a command-buffer error thrown in Metal's completion handler, named by a
+    quoted ``check_error(MTL::CommandBuffer*)`` frame (group ``abort``, or a crash record's
+    ``frame``) or by the crashed thread's queue (group ``queue``, or a record's ``thread``),
+    or None."""
+    frame = groups.get("abort") or groups.get("frame") or ""
+    queue = groups.get("queue") or groups.get("thread") or ""
+    if not (_CHECK_ERROR.search(frame) or _COMPLETION_QUEUE in queue):
+        return None
+    return (
+        "the command buffer completed with an error and MLX's check_error threw it from "
+        "Metal's completion handler (thread com.Metal.CompletionQueueDispatch), where nothing "
+        "can catch it: libc++abi terminated the process (abort: SIGABRT, EXC_CRASH, a crash "
+        "report of bug_type 309). MLX before 0.32.0 does this (mlx #3390, #3224; since 0.32.0 "
+        "the error is raised at the next synchronisation, MLX PR #3523). A crash report or its "
+        "summary does not hold the error's name: the process's stderr ('[METAL] Command buffer "
+        "execution failed: ...') or the report's Application Specific Information does. Not "
+        "an RDMA or network fault"
+    )
+
+
 def _command_buffer(groups: Mapping[str, str]) -> Optional[str]:
     """MD661's detail: the error name Metal gave the command buffer (group ``error``), else
-    its status code (group ``status``) where one is known."""
+    its status code (group ``status``) where one is known, else the abort of one thrown in
+    Metal's completion handler (:func:`_completion_abort`)."""
     if groups.get("error") in _COMMAND_BUFFER:
         return _COMMAND_BUFFER[groups["error"]]
     if (groups.get("status") or "").lower() == "0000000e":
@@ -151,7 +183,7 @@ def _command_buffer(groups: Mapping[str, str]) -> Optional[str]:
             "reports (MLX issue #1231): the GPU timed out; make each evaluated graph smaller "
             "(MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) or run fewer processes per GPU"
         )
-    return None
+    return _completion_abort(groups)
 
 
 # the MLX part a bracketed component names (MD697's detail)
@@ -298,13 +330,26 @@ SIGNATURES = (
         "metal.command-buffer-failed",
         r"Command buffer execution failed(?!.*kIOGPUCommandBufferCallbackErrorTimeout)"
         r"(?:.*\((?P<status>[0-9a-fA-F]{8}):(?:kIOGPUCommandBufferCallbackError(?P<error>\w+)"
-        r"|[^)]*)\))?",
+        r"|[^)]*)\))?"
+        # the abort it causes, as a crash summary quotes it: MLX's check_error frame, the
+        # crashed (or "triggered") thread on Metal's completion queue
+        r"|(?P<abort>check_error\(MTL::CommandBuffer\b)"
+        r"|(?P<queue>(?:Crashed|[Tt]riggered)\b.*com\.Metal\.CompletionQueueDispatch)",
         "A Metal command buffer failed (a timeout named kIOGPUCommandBufferCallbackErrorTimeout "
-        "has its own code, MD616).",
+        "has its own code, MD616). When MLX's check_error throws the error from Metal's "
+        "completion handler (MLX before 0.32.0) it cannot be caught and the process aborts "
+        "(SIGABRT on com.Metal.CompletionQueueDispatch).",
         "Read the error name: out of memory -> smaller working set (each rank only its shard); "
         "page fault -> MLX bug; innocent victim or submissions ignored -> the first GPU error "
-        "before it.",
-        "Apple Metal MTLCommandBufferError; https://github.com/Blaizzy/mlx-vlm/issues/1383",
+        "before it. No name at hand (a crash report or its summary): find it in the process's "
+        "stderr ('[METAL] Command buffer execution failed: ...') or in `log show --last 1h "
+        "--predicate 'eventMessage CONTAINS \"IOGPU\"'`. Stop GPU monitors that poll the GPU "
+        "during inference (exo #2088: the macmon that EXO.app starts; use mactop or none); "
+        "for a timeout run collectives on stream=mx.cpu (MD616); upgrade MLX to 0.32.0 or "
+        "later, where the error is raised as a RuntimeError instead of aborting.",
+        "Apple Metal MTLCommandBufferError; https://github.com/Blaizzy/mlx-vlm/issues/1383; "
+        "https://github.com/exo-explore/exo/issues/2088; https://github.com/ml-explore/mlx/"
+        "issues/3390 (check_error in the completion handler; MLX PR #3523, v0.32.0)",
         causes=[
             (
                 "GPU out of memory (kIOGPUCommandBufferCallbackErrorOutOfMemory), in a "
@@ -312,12 +357,24 @@ SIGNATURES = (
                 "loaded before sharding)",
                 "the error name in the message; each rank's memory against its shard's size",
             ),
+            (
+                "another process polling the GPU during inference: the macmon monitor EXO.app "
+                "starts as its child (exo #2088, seen on two rigs)",
+                "`ps -ax | grep macmon` (or another GPU monitor) while the job runs; aborts "
+                "on several nodes within seconds",
+            ),
+            (
+                "a GPU watchdog timeout (a long command buffer, a collective on the GPU stream "
+                "waiting for a peer)",
+                "'Timeout' or status 0000000e in the message (MD616)",
+            ),
             ("GPU page fault or hang", "kIOGPUCommandBufferCallbackErrorPageFault/Hang"),
             (
                 "another command buffer faulted first and this one was killed with it",
                 "kIOGPUCommandBufferCallbackErrorInnocentVictim, SubmissionsIgnored",
             ),
         ],
+        fixed_in="0.32.0",
         refine=_command_buffer,
         examples=(
             "[METAL] Command buffer execution failed: Insufficient Memory "
@@ -330,14 +387,21 @@ SIGNATURES = (
             "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
             "Exception Type:  EXC_CRASH (SIGABRT)\n"
             "  frame #3: 0x000000019b7c1a2c Metal`MTLReportFailure + 500",
+            # https://github.com/exo-explore/exo/issues/2088 (a summary of the crash reports)
+            "- `libmlx::check_error(MTL::CommandBuffer*)` throws -> libc++abi terminates -> "
+            "`abort()`",
+            "Crashed Thread:        4  Dispatch queue: com.Metal.CompletionQueueDispatch",
         ),
         # a crashed thread in Metal's command-buffer code, or any Metal frame of an abort
         frame=r"MTLCommandBuffer|IOGPUMetal|kIOGPUCommandBuffer|MTLReportFailure"
-        r"|gpu::check_error\(MTL::CommandBuffer",
+        r"|check_error\(MTL::CommandBuffer",
         abort_frame=r"^[^`]*Metal[^`]*`",
         report_remedy="Read the abort message in the report's Application Specific "
         "Information (the Metal error name): out of memory -> smaller working set; page fault "
-        "-> report it to MLX with the report, the MLX and the macOS versions.",
+        "-> report it to MLX with the report, the MLX and the macOS versions. An abort from "
+        "MLX's check_error on com.Metal.CompletionQueueDispatch: stop GPU monitors that poll "
+        "the GPU during inference (exo #2088: macmon; use mactop or none), lower memory "
+        "pressure, and upgrade MLX to 0.32.0 or later (the error is raised, not aborted).",
     ),
     signature(
         "MD871",
@@ -824,4 +888,74 @@ SIGNATURES = (
             "Exception Type:  EXC_RESOURCE",
         ),
     ),
+    # --- MLX not importable on a node: its native library missing or of another build ------
+    signature(
+        "MD876",
+        "mlx.not-importable",
+        r"(?P<lib>libmlx[\w.-]*\.(?:so|dylib)[\w.]*)(?:: cannot open shared object file|"
+        r"' \(no such file)"
+        r"|Library not loaded: (?P<rpath>\S*libmlx[\w.-]*)"
+        r"|(?P<how>undefined symbol|Symbol not found): (?P<sym>_{1,2}ZN3mlx\w*)",
+        "MLX cannot be imported on this host: `import mlx.core` failed because the native "
+        "library the Python package loads (libmlx) is missing or comes from another MLX "
+        "build. The MLX install of this node is incomplete or mismatched: not the network, "
+        "not the job. On Linux the `mlx` wheel holds no libmlx of its own: it needs its "
+        "backend package (`mlx[cpu]`, or `mlx[cuda]` for NVIDIA GPUs), so a plain `pip install "
+        "mlx` gives 'libmlx.so: cannot open shared object file'; on macOS libmlx.dylib comes "
+        "with mlx-metal. An undefined symbol (or 'Symbol not found') means the Python "
+        "extension and libmlx are of different MLX versions. A runner or rank that imports "
+        "MLX exits at once (exo: 'Runner terminated with exitcode=1').",
+        "In the environment that runs the rank or runner, install MLX with its backend, one "
+        'version for all its packages: `pip install "mlx[cpu]"` (or `"mlx[cuda]"`; '
+        "exo: `uv sync --extra mlx_cpu`), on macOS `pip install -U mlx mlx-metal`; compare "
+        '`pip show mlx mlx-cpu mlx-cuda mlx-metal` (one version); then `python -c "import '
+        'mlx.core"` on every host.',
+        "https://github.com/exo-explore/exo/issues/2156; "
+        "https://github.com/ml-explore/mlx/issues/2390; "
+        "https://github.com/ml-explore/mlx/issues/2500; MLX installation documentation "
+        "(Linux: pip install mlx[cpu], mlx[cuda])",
+        check="MD102",
+        causes=[
+            (
+                "on Linux, mlx installed without its backend package (mlx[cpu] or mlx[cuda]; "
+                "exo's mlx_cpu extra)",
+                "'libmlx.so: cannot open shared object file'; `pip show mlx-cpu mlx-cuda` "
+                "finds neither",
+            ),
+            (
+                "mlx and its backend package (mlx-cpu, mlx-cuda, mlx-metal) of different "
+                "versions, or a stale copy of one left by an upgrade",
+                "'undefined symbol: _ZN3mlx...' / 'Symbol not found'; `pip show` gives two "
+                "versions",
+            ),
+            (
+                "the rank runs another interpreter or venv than the one MLX was installed in",
+                "the path of the failing file is not the venv's site-packages",
+            ),
+        ],
+        refine=lambda g: (
+            f"{g.get('lib') or g.get('rpath')} is not there for this Python: "
+            + (
+                "on Linux the mlx wheel needs mlx[cpu] or mlx[cuda] beside it"
+                if ".so" in (g.get("lib") or g.get("rpath") or "")
+                else "on macOS mlx-metal provides it (reinstall mlx and mlx-metal together)"
+            )
+            if g.get("lib") or g.get("rpath")
+            else f"the Python extension needs {g.get('sym')}, which the libmlx it loaded "
+            "lacks: two MLX builds mixed (mlx and mlx-cpu/mlx-cuda/mlx-metal of different "
+            "versions)"
+            if g.get("sym")
+            else None
+        ),
+        examples=(
+            "ImportError: libmlx.so: cannot open shared object file: No such file or directory",
+            "Runner error: ImportError: libmlx.so: cannot open shared object file: No such "
+            "file or directory",
+            "ImportError: /venv/lib/python3.12/site-packages/mlx/core.cpython-312-x86_64-"
+            "linux-gnu.so: undefined symbol: _ZN3mlx4core5arrayD1Ev",
+            "ImportError: dlopen(/venv/lib/python3.12/site-packages/mlx/core.cpython-312-"
+            "darwin.so, 0x0002): Library not loaded: @rpath/libmlx.dylib",
+        ),
+    ),
+    # --- end mlx.not-importable -----------------------------------------------------------
 )

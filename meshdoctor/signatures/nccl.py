@@ -8,25 +8,9 @@ import ipaddress
 import re
 from typing import Mapping, Optional
 
-from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+from meshdoctor.signatures.model import CAUSE, CONSEQUENCE, EITHER, signature
 from meshdoctor.signatures.nccl_classes import CLASSES
-
-# NCCL result strings (ncclGetErrorString) inside an ``NCCL error`` line -> what they mean here
-_NCCL_MSG = {
-    "unhandled system error": "a system call failed inside NCCL (socket, shared memory, "
-    "/dev/shm too small in a container, or a peer's network went away)",
-    "unhandled cuda error": "a CUDA call failed inside NCCL (GPU fault, out of memory, or a "
-    "driver/runtime mismatch)",
-    "remote process exited or there was a network error": "a peer rank died or the network "
-    "between them failed: look at the "
-    "other ranks first",
-    "internal error": "an internal check of NCCL failed (ncclInternalError): usually after an "
-    "earlier failure; the NCCL WARN lines before it say which",
-    "invalid usage": "NCCL was called in a way it does not allow (ncclInvalidUsage): an "
-    "NCCL_* setting or the program's use of the API; NCCL_DEBUG=WARN names it",
-    "invalid argument": "an argument of an NCCL call was invalid (ncclInvalidArgument): "
-    "NCCL_DEBUG=WARN names it",
-}
+from meshdoctor.signatures.nccl_results import CLASSES as RESULT_CLASSES
 
 
 # NCCL WARN texts (NCCL's src/misc/socket.cc, bootstrap.cc, init.cc, shmutils.cc, net_socket.cc)
@@ -99,11 +83,48 @@ def nccl_warning(groups: Mapping[str, str]) -> Optional[str]:
     return next((why for key, why in _NCCL_WARN if key.lower() in msg), None)
 
 
-def nccl_message(groups: Mapping[str, str]) -> Optional[str]:
-    """What the NCCL result string in group ``msg`` of an ``NCCL error`` line means (the first
-    known string it holds, case-insensitive), or None."""
-    msg = groups.get("msg", "").lower()
-    return next((why for key, why in _NCCL_MSG.items() if key in msg), None)
+# --- nccl.error: what an NCCL result line says beyond its result (NCCL's result codes are
+# the failure classes of nccl_results.py) ---------------------------------------------------
+
+
+def nccl_result(groups: Mapping[str, str]) -> Optional[str]:
+    """What an NCCL result line (MD650) says beyond its result class: the NCCL version PyTorch
+    names (group ``version``: NCCL 2.18 reported network errors as internal ones, NVIDIA/nccl
+    #1092) and the text nccl-tests prints after `` / `` (``ncclGetLastError``, NCCL's last WARN:
+    read with the WARN classes, or empty: no WARN recorded); None when neither says more."""
+    parts = []
+    msg = groups.get("msg", "")
+    internal = "internal error" in msg or groups.get("result") == "ncclInternalError"
+    if groups.get("version", "").startswith("2.18.") and internal:
+        parts.append(
+            f"NCCL {groups['version']} is a 2.18 release, which reported network errors as "
+            "internal ones: upgrade NCCL (2.19 or later) and rerun with NCCL_DEBUG=WARN"
+        )
+    if " / " in msg:  # nccl-tests (NCCL 2.13+): 'RESULT / LAST ERROR'
+        last = msg.split(" / ", 1)[1].strip()
+        if not last:
+            parts.append(
+                "the text after ' / ' (NCCL's last error, ncclGetLastError) is empty: NCCL "
+                "recorded no WARN for this failure in this process"
+            )
+        else:
+            cls = next((c for c in CLASSES if c.regex.search(last)), None)
+            parts.append(
+                f"NCCL's last error (its last WARN) was '{last}'"
+                + (f": {cls.meaning} (cause: {cls.cause}; what helps: {cls.remedy})" if cls else "")
+            )
+    return "; ".join(parts) or None
+
+
+def result_role(groups: Mapping[str, str]) -> Optional[str]:
+    """MD650's role hook: :func:`peer_went_away`, or :data:`CONSEQUENCE` for ncclRemoteError
+    named by PyTorch's sentence (group ``result``) or number (group ``num``: 6)."""
+    if groups.get("result") == "ncclRemoteError" or groups.get("num") == "6":
+        return CONSEQUENCE
+    return peer_went_away(groups)
+
+
+# --- end nccl.error --------------------------------------------------------------------------
 
 
 # NCCL texts of a peer that went away (ncclRemoteError's string; misc/socket.cc's "Connection
@@ -118,11 +139,15 @@ _PEER_WENT_AWAY = re.compile(
 def peer_went_away(groups: Mapping[str, str]) -> Optional[str]:
     """A role hook: :data:`CONSEQUENCE` when the message in group ``msg`` says the peer went
     away (``remote process exited``, ``Connection closed by remote peer``, reset, broken pipe),
-    or a trace line's result (group ``res``) is ncclRemoteError (6), else None (the
-    signature's own role)."""
+    or a trace line's result (group ``res``) is ncclRemoteError (6); :data:`CAUSE` for any
+    other text PyTorch printed as NCCL's ``Last error:`` (group ``last``, the scanner's
+    reading); else None (the signature's own role)."""
     if groups.get("res") == "6":
         return CONSEQUENCE
-    return CONSEQUENCE if _PEER_WENT_AWAY.search(groups.get("msg", "")) else None
+    if _PEER_WENT_AWAY.search(groups.get("msg", "") or groups.get("last", "")):
+        return CONSEQUENCE
+    # PyTorch's "Last error:" text (group ``last``): the reason of the NCCL error above it
+    return CAUSE if groups.get("last") else None
 
 
 def cuda_oom(groups: Mapping[str, str]) -> Optional[str]:
@@ -201,7 +226,13 @@ def address_family(groups: Mapping[str, str]) -> Optional[str]:
             "family 0 is an empty address (all zeros): the peer's address NCCL received "
             "through the bootstrap was not filled in"
         )
-    return f"family {groups.get('family')} is not an address family: a corrupted address"
+    return (
+        f"family {groups.get('family')} is neither 0 nor an address family: uninitialised "
+        "memory, an address that was never filled in. Most often this rank's own: NCCL found "
+        "no interface matching NCCL_SOCKET_IFNAME (a name this host does not have) and, "
+        "without a warning (NCCL 2.27, NVIDIA/nccl #1837), went on with no address; check "
+        "NCCL_SOCKET_IFNAME against `ip -br addr` on this host"
+    )
 
 
 SIGNATURES = (
@@ -291,18 +322,29 @@ SIGNATURES = (
         role_of=peer_went_away,
         role_note="A warning that says the peer went away (Connection closed by remote peer, "
         "reset, broken pipe, a proxy operation that ended in ncclRemoteError: res=6), or a "
-        "trace line with result 6, is a consequence.",
+        "trace line with result 6, is a consequence. Any other warning PyTorch prints as "
+        "NCCL's 'Last error:' is the reason of the NCCL error above it: a cause.",
     ),
     signature(
         "MD650",
         "nccl.error",
         r"NCCL (?:error|failure) (?:in: )?(?P<file>[^\s:,']+):(?P<line>\d+)(?: '|, )(?P<msg>[^']*?)"
-        r"(?:'|, NCCL version (?P<version>[\w.+-]+)|$)",
+        r"(?:'|, NCCL version (?P<version>[\w.+-]+)|$)"
+        # PyTorch's sentence under it ("ncclInternalError: Internal check failed.") and its
+        # "NCCL Error 2: unhandled system error" (c10d's C10D_NCCL_CHECK)
+        r"|\b(?P<result>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|"
+        r"InvalidUsage|RemoteError)): (?P<detail>[A-Z].*)"
+        r"|NCCL Error (?P<num>\d): (?P<text>.+)",
         "An NCCL call failed: MLX prints it and exits with status 1 (no Python exception); "
-        "PyTorch raises it as DistBackendError ('NCCL error in: FILE:LINE, MESSAGE, NCCL "
-        "version X').",
-        "See the message: 'remote process exited' means another rank failed first.",
-        "MLX nccl backend; NCCL ncclGetErrorString",
+        "nccl-tests prints 'Test NCCL failure FILE:LINE 'RESULT / LAST WARN''; PyTorch raises "
+        "it as DistBackendError ('NCCL error in: FILE:LINE, MESSAGE, NCCL version X') with the "
+        "result's name under it ('ncclInternalError: Internal check failed.'). The result "
+        "says which class of call failed, not which call: an NCCL WARN line before it does.",
+        "Read what the result means (after 'Here:'). Without an NCCL WARN line before it, rerun every "
+        "rank with NCCL_DEBUG=WARN: the WARN line names the call that failed; 'remote "
+        "process exited' means another rank failed first.",
+        "MLX nccl backend; NCCL v2.30.7 ncclGetErrorString (src/init.cc); nccl-tests "
+        "src/common.h (NCCLCHECK); PyTorch NCCLUtils (getNcclErrorDetailStr)",
         causes=[
             (
                 "a peer died or the network failed (remote process exited or there was a "
@@ -330,9 +372,19 @@ SIGNATURES = (
             "[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/"
             "distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please report this "
             "issue to the NCCL developers, NCCL version 2.19.3",
+            # PyTorch's sentence under it (NVIDIA/nccl #1410, #1837)
+            "[rank7]: ncclUnhandledCudaError: Call to CUDA function failed.",
+            "[trainer0|0]:ncclInternalError: Internal check failed.",
+            # nccl-tests with NCCL 2.13+: the result, then NCCL's last error, empty here
+            # (NVIDIA/nccl-tests #275, #322)
+            "HCA-14: Test NCCL failure common.cu:1204 'unhandled cuda error (run with "
+            "NCCL_DEBUG=INFO for details) / '",
+            "RuntimeError: NCCL Error 3: internal error - please report this issue to the NCCL "
+            "developers",
         ),
-        refine=nccl_message,
-        role_of=peer_went_away,
+        refine=nccl_result,
+        classes=RESULT_CLASSES,
+        role_of=result_role,
         role_note="'remote process exited or there was a network error' (ncclRemoteError) is "
         "another rank's failure seen from here: a consequence.",
     ),
@@ -421,7 +473,8 @@ SIGNATURES = (
         "nccl.cuda-error",
         r"unhandled cuda error",
         "A CUDA call inside NCCL failed (GPU out of memory, a GPU in an exclusive compute mode "
-        "already used by another process, peer access refused).",
+        "already used by another process, peer access refused; at init on every run, most "
+        "often an NCCL built for another CUDA version than the driver: NVIDIA/nccl-tests #6).",
         "Run `meshdoctor check` on that host (GPU compute mode, memory held, health); rerun "
         "with NCCL_DEBUG=WARN to see the CUDA error.",
         "NCCL ncclUnhandledCudaError",
@@ -650,18 +703,28 @@ SIGNATURES = (
         "nccl.address-family",
         r"connecting to address\s+(?:(?P<addr>\S+)\s+)?with family (?P<family>\d+) is neither "
         r"AF_INET",
-        "NCCL was handed a peer address it cannot connect to (ncclSocketInit). The address "
-        "came from another rank through the bootstrap; an empty one (family 0) means the "
-        "ranks did not understand each other's bootstrap messages: most often ranks running "
-        "different NCCL versions (NVIDIA/nccl #1267: 2.20.5 on one node, 2.19.3 on the "
-        "others), else a peer that failed before sending its address.",
-        "Install the same NCCL (and the same PyTorch or MLX build) on every host: compare "
-        "the 'NCCL version' line each rank prints (NCCL_DEBUG=INFO); then read the other "
-        "ranks' logs for an earlier failure.",
-        "NCCL v2.30.7 src/misc/socket.cc (ncclSocketInit); NVIDIA/nccl #1267",
+        "NCCL was handed an address it cannot connect to (ncclSocketInit). An empty one "
+        "(family 0) came from another rank through the bootstrap: the ranks did not "
+        "understand each other's bootstrap messages, most often ranks running different NCCL "
+        "versions (NVIDIA/nccl #1267: 2.20.5 on one node, 2.19.3 on the others), else a peer "
+        "that failed before sending its address. Any other number is uninitialised memory: "
+        "an address never filled in, most often because no interface matched "
+        "NCCL_SOCKET_IFNAME on this host (NVIDIA/nccl #1837).",
+        "Family 0: install the same NCCL (and the same PyTorch or MLX build) on every host: "
+        "compare the 'NCCL version' line each rank prints (NCCL_DEBUG=INFO); then read the "
+        "other ranks' logs for an earlier failure. Another number: set NCCL_SOCKET_IFNAME to "
+        "an interface every host has (`ip -br addr`; a prefix list such as `eth,en`, or "
+        "`^lo,docker` to exclude), or unset it.",
+        "NCCL v2.30.7 src/misc/socket.cc (ncclSocketInit, ncclFindInterfaces); "
+        "NVIDIA/nccl #1267, #1837",
         role=EITHER,
         causes=[
-            ("different NCCL versions on the hosts", "the 'NCCL version' lines differ"),
+            ("different NCCL versions on the hosts", "family 0; the 'NCCL version' lines differ"),
+            (
+                "NCCL_SOCKET_IFNAME names an interface this host does not have",
+                "a family other than 0, 2 or 10; 'NCCL_SOCKET_IFNAME set to X' in the log "
+                "and no 'Bootstrap : Using X' line",
+            ),
             ("a peer that failed before it sent its address", "an earlier error in its log"),
         ],
         refine=address_family,

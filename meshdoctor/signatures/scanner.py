@@ -40,6 +40,7 @@ from meshdoctor.signatures.frames import (
     MAX_FRAMES,
     Frame,
     classify_frames,
+    is_system_frame,
     names_crashed_thread,
     parse_frame,
     posix_signal,
@@ -118,6 +119,9 @@ class _CrashRecord:
 
 
 TRACEBACK_START = "Traceback (most recent call last):"
+# PyTorch's "Last error:" (ProcessGroupNCCL: ncclGetLastError after the NCCL error it explains),
+# its text on the same line or the next one, behind the same rank prefix
+LAST_ERROR = re.compile(r"^(?P<prefix>.*?)\bLast error:\s*(?P<text>.*)$")
 _THREAD_EXCEPTION = re.compile(r"Exception in thread [^\n]*:\s*$")  # threading's excepthook
 _FRAME_LINE = re.compile(r'File "[^"]*", line \d+')  # a traceback's frame line, without its indent
 _EXC_LINE = re.compile(
@@ -258,6 +262,11 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "AF_INET",
     "Cuda failure",
     "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
+    # the dynamic loader's words for an MLX library missing or of another build, bare
+    # (dlopen's "libmlx.so: cannot open shared object file", "Symbol not found: __ZN3mlx...")
+    "libmlx",
+    "ZN3mlx",
+    "CompletionQueueDispatch",  # Metal's completion queue, a crashed thread's in a summary
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes
@@ -490,6 +499,7 @@ def shape_values(shape: str) -> Optional[Tuple[Tuple[int, int], ...]]:
     shown escaped (ANSI or other control characters, undecodable bytes)."""
     if (
         TRACEBACK_START in shape
+        or "Last error:" in shape
         or "Exception in thread" in shape
         or "Process:" in shape
         or "Date/Time:" in shape
@@ -611,18 +621,23 @@ class Scanner:
         self._heads: Dict[str, Tuple[int, Tuple[str, ...]]] = {}
         self._tb: Optional[Tuple[int, List[str]]] = None  # (lineno, last frames) of a traceback
         self._tb_prefix: Optional["re.Pattern[str]"] = None  # its lines' launcher/rank prefix
+        # the last line a frame signature matched outside a record: (lineno, signature); a
+        # crash record with no frame of its own right after it is that signature's crash
+        self._named: Optional[Tuple[int, Signature]] = None
+        # a "Last error:" line whose text is on the next line: (lineno, its prefix)
+        self._last: Optional[Tuple[int, str]] = None
 
     @property
     def wants_every_line(self) -> bool:
         """A record is open whose lines hold no anchor (a traceback's frames, a crashed
         thread's frames)."""
-        return self._tb is not None or self._crash is not None
+        return self._tb is not None or self._crash is not None or self._last is not None
 
     @property
     def idle(self) -> bool:
         """No record is open: what the next line gives depends on that line alone (a reader
         may count an identical line again instead of feeding it)."""
-        return self._tb is None and self._crash is None
+        return self._tb is None and self._crash is None and self._last is None
 
     def _expire_crash(self, lineno: int) -> List[Match]:
         rec = self._crash
@@ -645,6 +660,16 @@ class Scanner:
         if rec.thread is not None and rec.structured:
             groups["thread"] = str(rec.thread)
         raw = dict(rec.frames)
+        if (
+            sig is None
+            and self._named is not None
+            and not any(not is_system_frame(f) for f, _ in rec.frames)
+        ):
+            # no frame to blame (a crash summary that quoted its frames before the exception
+            # line, or none past the abort): the frame signature seen just before names it
+            at, named = self._named
+            if 0 <= rec.start - at <= RECORD_WINDOW:
+                sig = named
         if sig is None:
             sig = self._ix.fallback[CRASH]
             if frame is not None:
@@ -723,6 +748,40 @@ class Scanner:
         m.context = frames[-CONTEXT_LINES:]
         return [m]
 
+    def _last_error(self, lineno: int, line: str, found: List[Match]) -> List[Match]:
+        """``found`` with what NCCL's last error says when ``line`` holds it: PyTorch prints
+        ``ncclGetLastError`` (the text of NCCL's last WARN, without NCCL's ``NCCL WARN``
+        prefix) after ``Last error:``, on the same line or the next one (:data:`LAST_ERROR`).
+        Its matches are read as the WARN line it is (group ``last``: the text is the reason of
+        the NCCL error printed above it) and shown with the line as it was printed."""
+        body: Optional[str] = None
+        if self._last is not None:
+            at, prefix = self._last
+            self._last = None
+            if lineno == at + 1:
+                text = line.rstrip("\r\n")
+                body = text[len(prefix) :] if prefix and text.startswith(prefix) else text
+        m = LAST_ERROR.search(line) if "Last error:" in line else None
+        if m is not None:
+            if m.group("text").strip():
+                body = m.group("text")
+            else:
+                self._last = (lineno, m.group("prefix"))
+        if body is None or not body.strip():
+            return found
+        extra = []
+        for x in _match_line(self._ix, "NCCL WARN " + body.strip(), lineno):
+            x.groups["last"] = body.strip()
+            x.role = x.signature.role_for(x.groups)
+            x.meaning = x.signature.meaning_for(x.groups)
+            x.line = _cut(line)
+            extra.append(x)
+        codes = {x.code for x in found}
+        both = found + [x for x in extra if x.code not in codes]
+        if len(both) > 1 and any(not x.signature.envelope for x in both):
+            both = [x for x in both if not x.signature.envelope]
+        return both
+
     def feed(self, lineno: int, line: str) -> List[Match]:
         """Matches completed by ``line`` (the line itself, or a record it closes)."""
         out = self._expire_crash(lineno)
@@ -761,6 +820,8 @@ class Scanner:
             self._tb_prefix = prefix_shape(line[:at])
             return out
         found = _match_line(self._ix, line, lineno)
+        if self._crash is None:
+            found = self._last_error(lineno, line, found)
         if not self.generic:  # a fallback signature's own line (a bare exception) is generic too
             found = [m for m in found if m.signature.fallback is None]
         head = report_header(line) if "Process:" in line or "Date/Time:" in line else None
@@ -774,6 +835,9 @@ class Scanner:
                 found = []
             found = [m for m in found if m.signature.frame is None]
             return out + found + self._crash_line(lineno, line)
+        named = [m.signature for m in found if m.signature.frame is not None]
+        if named:
+            self._named = (lineno, named[0])
         if not found and CRASH_SIGNAL.search(line):
             self._crash = _CrashRecord(lineno, line)
             self._crash.heads = {

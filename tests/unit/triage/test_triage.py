@@ -293,6 +293,7 @@ LINES = [
     ),
     ("EXC_RESOURCE -> python3.12[48213] exceeded mem limit: ActiveHard 6144 MB (fatal)", "MD694"),
     ("/usr/bin/python3: No module named mlx_lm", "MD870"),
+    ("ImportError: libmlx.so: cannot open shared object file: No such file or directory", "MD876"),
 ]
 
 # codes recognised by other means than one line, and the test that shows each (here or in
