@@ -257,6 +257,9 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     # ncclSocketInit's "... with family 0 is neither AF_INET(2) ...", CUDACHECK's "Cuda failure"
     "AF_INET",
     "Cuda failure",
+    "CUDA failure",  # nccl-tests' CUDACHECK: "Test CUDA failure common.cu:N '<text>'"
+    "Primary job",  # Open MPI's "Primary job  terminated normally, but 1 process returned"
+    "ismatch",  # NCCL's "Mismatched collective detected", PyTorch's "Detected mismatch between"
     "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
 )
 
