@@ -83,6 +83,7 @@ def _signatures() -> List[Entry]:
     from meshdoctor.triage.mismatch import ENTRY as ORDER
     from meshdoctor.triage.silent import ENTRY as SILENT_RANK
     from meshdoctor.triage.versions import ENTRY as NCCL_VERSIONS
+    from meshdoctor.triage.injected import ENTRY as NCCL_INJECTED
     from meshdoctor.triage.silent import WEDGE_ENTRY as WEDGE
     from meshdoctor.triage.stale import ENTRY as STALE
     from meshdoctor.triage.views import ENTRY as VIEWS
@@ -95,7 +96,7 @@ def _signatures() -> List[Entry]:
     return (
         out
         + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE, HUNG_STACK, STALE, VIEWS]
-        + [NCCL_VERSIONS]
+        + [NCCL_VERSIONS, NCCL_INJECTED]
     )
 
 

@@ -15,6 +15,7 @@ from meshdoctor.triage import (
     alone,
     collect,
     hung,
+    injected,
     mismatch,
     pasted,
     silent,
@@ -115,4 +116,5 @@ def run(
     col.findings.extend(stale.readings(col.inputs, col.findings))  # MD874, RDMA stale after a drop
     col.findings.extend(views.readings(col.inputs, col.findings))  # MD875, hostfiles differ
     col.findings.extend(versions.readings(col.inputs, col.findings))  # MD893
+    col.findings.extend(injected.readings(col.inputs, col.findings))  # MD834
     return build(col, verdict)

@@ -16,7 +16,7 @@ from typing import Any, Dict
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
-from meshdoctor.triage import alone, hung, mismatch, silent, stale, versions, views
+from meshdoctor.triage import alone, hung, injected, mismatch, silent, stale, versions, views
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Finding, check_command
 from meshdoctor.triage.timeline import order, relate
@@ -121,6 +121,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
     for own in own_entries:  # triage's own readings
         titles[own.code] = own.title
     titles[versions.CODE] = versions.ENTRY.title
+    titles[injected.CODE] = injected.ENTRY.title
     firsts = relate(col.findings)
     by_id = {f.id: f for f in col.findings}
     timeline = order(col.findings)
