@@ -11,8 +11,8 @@ the text of ``cudaGetErrorString`` in each wrapper a distributed job meets and n
 
 The texts other signatures read with a meaning of their own stay theirs: ``no CUDA-capable
 device is detected`` (MD684), ``out of memory`` behind NCCL's ``Cuda failure`` (MD800) or behind
-``CUDA error`` / ``cuX failed:`` (MD651). The generic cuda.error (MD652) is the envelope of the
-texts this signature does not know. Codes are stable: never renumber, only add."""
+``CUDA error`` / ``cuX failed:`` (MD651). The generic cuda.error (MD652) reads the texts this signature does
+not know. Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
@@ -43,10 +43,13 @@ PATTERN = (
     r"Test CUDA failure (?P<file>[^\s:']+):(?P<line>\d+) '(?P<tmsg>" + _ALL + r")'"
     # NCCL's WARN (with the file it names), PyTorch's and MLX's wrappers
     r"|(?:(?P<site>[\w/.-]+\.(?:cc|cu|cpp|h)):(?P<at>\d+) NCCL WARN )?"
-    r"(?:Cuda failure (?:(?P<num>\d+) )?'|CUDA error:? |\bError (?P<enum>\d+): |"
+    r"(?:Cuda failure (?:(?P<num>\d+) )?'|CUDA error:? |"
+    r"(?:Unexpected error from cu\w+\(\)[^\n]*?)?\bError (?P<enum>\d+): |"
     r"\bcu[A-Za-z]+(?:\([^)]*\))? failed: )"
     r"(?P<msg>" + _NO_OOM + r")(?=$|['\".,;:)\s])"
 )
+# a known text right after a wrapper (cuda.error, MD652, reads the others)
+KNOWN = r"(?:" + _NO_OOM + r")(?=$|['\".,;:)\s])"
 
 # the classes whose failure is the echo of another, or may be
 _ROLES = {
@@ -115,6 +118,7 @@ SIGNATURES = (
             "functions before calling NumCudaDevices() that might have already set an error? "
             "Error 802: system not yet initialized",
             "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
             # MLX v0.32.1 mlx/backend/cuda/utils.cpp
             "RuntimeError: cudaStreamSynchronize(stream) failed: uncorrectable ECC error "
             "encountered",

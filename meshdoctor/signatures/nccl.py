@@ -8,6 +8,7 @@ import ipaddress
 import re
 from typing import Mapping, Optional
 
+from meshdoctor.signatures.cuda import KNOWN
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
 from meshdoctor.signatures.nccl_classes import CLASSES
 
@@ -356,7 +357,10 @@ SIGNATURES = (
     signature(
         "MD652",
         "cuda.error",
-        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:)(?!.*out of memory)",
+        # a text of the CUDA runtime's table is cuda.failure's (MD830, signatures/cuda.py)
+        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:)(?!.*out of memory)(?!:? ?"
+        + KNOWN
+        + ")",
         "A CUDA call failed; MLX exits with status 1 after printing it.",
         "Read the CUDA error text; check the driver and GPU health (nvidia-smi, dmesg Xid).",
         "CUDA runtime error strings",
@@ -364,13 +368,11 @@ SIGNATURES = (
             ("GPU fault (illegal address, Xid)", "dmesg | grep -i xid"),
             ("driver and CUDA runtime do not match", "nvidia-smi vs the wheel's CUDA"),
         ],
-        # the envelope of the texts cuda.failure (MD830, signatures/cuda.py) does not know:
-        # a CUDA error text of the runtime's table is read there, with its class
-        envelope=True,
+        # texts of the CUDA runtime's table are cuda.failure's (MD830): these are not in it
         examples=(
-            "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
-            "RuntimeError: cudaStreamSynchronize(stream) failed: an illegal memory access was "
-            "encountered",
+            "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm("
+            " handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+            "RuntimeError: cublasLtMatmul(handle, desc, &alpha) failed: CUBLAS_STATUS_NOT_SUPPORTED",
         ),
     ),
     signature(
