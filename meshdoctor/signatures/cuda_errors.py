@@ -149,7 +149,12 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
     ),
     (
         "cuda.peer-access",
-        ("PeerAccessUnsupported", "PeerAccessAlreadyEnabled", "PeerAccessNotEnabled", "TooManyPeers"),
+        (
+            "PeerAccessUnsupported",
+            "PeerAccessAlreadyEnabled",
+            "PeerAccessNotEnabled",
+            "TooManyPeers",
+        ),
         "direct peer access between two GPUs (P2P over PCIe or NVLink) is not supported here "
         "or not set up",
         "GPUs without P2P between them (consumer, L4 or virtualised GPUs, PCIe behind "
@@ -293,8 +298,7 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
         "cuda.timeout",
         ("Timeout",),
         "a CUDA wait timed out",
-        "the GPU work it waited for never completed (a hung kernel or a peer that never "
-        "answered)",
+        "the GPU work it waited for never completed (a hung kernel or a peer that never answered)",
         "find what the GPU waits for: a hung collective's peer, or a GPU fault in `dmesg`",
         _RT,
     ),

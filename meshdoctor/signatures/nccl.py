@@ -757,8 +757,6 @@ SIGNATURES = (
             ("NCCL_GRAPH_FILE exported for another machine", "`env | grep NCCL_GRAPH_FILE`"),
         ],
         refine=lambda g: f"the graph names device {g['dev']}" if g.get("dev") else None,
-        examples=(
-            "node1:648288:648306 [0] NCCL WARN XML Import Channel : dev 3 not found.",
-        ),
+        examples=("node1:648288:648306 [0] NCCL WARN XML Import Channel : dev 3 not found.",),
     ),
 )

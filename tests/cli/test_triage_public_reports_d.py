@@ -124,11 +124,15 @@ def test_system_not_yet_initialized_in_pytorch_and_nccl_wrappers(tmp_path):
 def test_a_gpu_fault_in_mlx_and_pytorch_wrappers_names_ecc_and_xid(tmp_path):
     """The table's other classes, in MLX's and PyTorch's wrappers: a GPU fault names
     `nvidia-smi -q -d ECC` and the Xid in dmesg; a driver older than the runtime says so."""
-    mlx = "RuntimeError: cudaStreamSynchronize(stream) failed: uncorrectable ECC error encountered\n"
+    mlx = (
+        "RuntimeError: cudaStreamSynchronize(stream) failed: uncorrectable ECC error encountered\n"
+    )
     f = first(triage(tmp_path, {"mlx.log": mlx}))
     assert f["code"] == "MD830" and "nvidia-smi -q -d ECC" in f["meaning"]
     assert "xid" in f["meaning"].lower()
-    torch = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n"
+    torch = (
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n"
+    )
     f = first(triage(tmp_path, {"torch.log": torch}))
     assert f["code"] == "MD830" and "cudaErrorInsufficientDriver = 35" in f["meaning"]
     assert "driver" in f["meaning"] and "nvidia-smi" in f["meaning"]

@@ -83,13 +83,13 @@ def test_a_cuda_text_the_table_lacks_keeps_the_generic_reading():
 
 
 def test_nccl_site_classes_come_before_the_text_classes():
-    nvls = signatures.match_line(
-        "transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'"
-    )[0]
+    nvls = signatures.match_line("transport/nvls.cc:165 NCCL WARN Cuda failure 'invalid argument'")[
+        0
+    ]
     assert nvls.signature.failure_class(nvls.groups).name == "cuda.nccl-nvls"
-    p2p = signatures.match_line(
-        "transport/p2p.cc:300 NCCL WARN Cuda failure 1 'invalid argument'"
-    )[0]
+    p2p = signatures.match_line("transport/p2p.cc:300 NCCL WARN Cuda failure 1 'invalid argument'")[
+        0
+    ]
     assert p2p.signature.failure_class(p2p.groups).name == "cuda.invalid-argument"
     shm = signatures.match_line(
         "transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported "
@@ -113,7 +113,9 @@ def test_the_tool_reads_the_enums_of_the_headers():
         "    /** doc */\n    cudaErrorSystemNotReady = 802,\n};"
     )
     assert tool.runtime_codes(runtime) == [("cudaErrorSystemNotReady", 802)]
-    driver = "typedef enum cudaError_enum {\n  CUDA_SUCCESS = 0,\n  CUDA_ERROR_SYSTEM_NOT_READY = 802\n}"
+    driver = (
+        "typedef enum cudaError_enum {\n  CUDA_SUCCESS = 0,\n  CUDA_ERROR_SYSTEM_NOT_READY = 802\n}"
+    )
     assert tool.driver_names(driver) == {802: "CUDA_ERROR_SYSTEM_NOT_READY"}
 
 
