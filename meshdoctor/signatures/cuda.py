@@ -35,12 +35,16 @@ def _alternation(skip: set) -> str:
     return "|".join(re.escape(t) for t in texts)
 
 
-_ALL = _alternation(_OWN_ELSEWHERE)
 _NO_OOM = _alternation(_OWN_ELSEWHERE | {_OOM})
 
 PATTERN = (
     # nccl-tests' CUDACHECK: "Test CUDA failure common.cu:1030 'system not yet initialized'"
-    r"Test CUDA failure (?P<file>[^\s:']+):(?P<line>\d+) '(?P<tmsg>" + _ALL + r")'"
+    # (any text: one the table lacks, from a newer CUDA, is still a failed job)
+    r"Test CUDA failure (?P<file>[^\s:']+):(?P<line>\d+) '(?P<tmsg>(?!"
+    + re.escape(BY_NAME["cudaErrorNoDevice"].text)
+    + r"')(?:(?:"
+    + _alternation(_OWN_ELSEWHERE)  # a known text first: some hold an apostrophe
+    + r")(?=')|[^'\n]+))'"
     # NCCL's WARN (with the file it names), PyTorch's and MLX's wrappers
     r"|(?:(?P<site>[\w/.-]+\.(?:cc|cu|cpp|h)):(?P<at>\d+) NCCL WARN )?"
     r"(?:Cuda failure (?:(?P<num>\d+) )?'|CUDA error:? |"
@@ -67,15 +71,16 @@ def _text(groups: Mapping[str, str]) -> str:
 def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
     """Which CUDA error the text of a match is (its cudaError_t names and numbers, from the
     table) and where it was printed (the NCCL or nccl-tests file and line), or None."""
-    names = _BY_TEXT.get(_text(groups))
-    if not names:
+    text = _text(groups)
+    if not text:
         return None
+    names = _BY_TEXT.get(text) or ["not in the CUDA 13.0 table: a newer CUDA's or a library's text"]
     where = ""
     if groups.get("site"):
         where = f" in NCCL's {groups['site']}:{groups.get('at', '?')}"
     elif groups.get("file"):
         where = f" in nccl-tests' {groups['file']}:{groups.get('line', '?')}"
-    return f"CUDA error '{_text(groups)}' ({', '.join(names)}){where}"
+    return f"CUDA error '{text}' ({', '.join(names)}){where}"
 
 
 def role_of(groups: Mapping[str, str]) -> Optional[str]:
@@ -123,6 +128,8 @@ SIGNATURES = (
             "RuntimeError: cudaStreamSynchronize(stream) failed: uncorrectable ECC error "
             "encountered",
             "node1: Test CUDA failure common.cu:892 'out of memory'",
+            # a text of a CUDA newer than the table: read, without a class
+            "node1: Test CUDA failure common.cu:892 'a new error of CUDA 14'",
         ),
     ),
 )
