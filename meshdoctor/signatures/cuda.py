@@ -97,8 +97,8 @@ SIGNATURES = (
         PATTERN,
         "A CUDA call failed with a CUDA runtime error text (cudaGetErrorString, printed by "
         "nccl-tests, NCCL, PyTorch or MLX): its class says what it means, why and what helps.",
-        "Do what the class says; the lines that follow it (NCCL's trace lines, the launcher "
-        "aborting the job, peers that lost this rank) are its consequences.",
+        "The lines that follow it (NCCL's trace lines, the launcher aborting the job, peers "
+        "that lost this rank) are its consequences.",
         "CUDA Runtime API cudaError_t (CUDA 13.0 driver_types.h, cudaGetErrorString); "
         "nccl-tests src/common.h (CUDACHECK); NCCL v2.30.7 src/include/checks.h, cudawrap.h; "
         "MLX v0.32.1 mlx/backend/cuda/utils.cpp; NVIDIA/nccl-tests #264, #338; NVIDIA/nccl "
@@ -106,6 +106,7 @@ SIGNATURES = (
         role=CAUSE,
         refine=cuda_error,
         classes=CLASSES,
+        class_remedy=True,
         role_of=role_of,
         role_note="A failure caused by an earlier one (a prior launch failure, a destroyed "
         "context, the runtime unloading) is a consequence; an invalid argument, an API "

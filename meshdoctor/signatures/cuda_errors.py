@@ -402,7 +402,7 @@ SITE_CLASSES: Tuple[FailureClass, ...] = (
         "cuda.nccl-nvls",
         r"\bnvls\.cc\b",
         "a CUDA call of NCCL's NVLS transport (NVLink SHARP: NVLink multicast objects on "
-        "NVSwitch, H100/H200/H800/B200 with 3 or more GPUs) failed: the NVSwitch fabric "
+        "NVSwitch, H100/H200/H800/B200) failed: the NVSwitch fabric "
         "refused to create or bind a multicast object, its state is inconsistent",
         "the NVIDIA fabric manager was stopped or restarted while processes held GPU "
         "resources, or is unhealthy (maintainer, NVIDIA/nccl #976)",

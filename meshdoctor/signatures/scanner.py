@@ -545,12 +545,20 @@ def _match(sig: Signature, line: str, m: "re.Match[str]", lineno: int = 0) -> Ma
     meaning = sig.meaning_for(groups)
     if m.start() > LINE_CHARS // 2:  # a long line (a progress bar, then the error): show the error
         line = "..." + line[m.start() - 40 :]
-    return Match(sig.code, sig.name, meaning, sig.remedy, _cut(line), groups, lineno, sig=sig)
+    remedy = sig.remedy_for(groups)
+    return Match(sig.code, sig.name, meaning, remedy, _cut(line), groups, lineno, sig=sig)
 
 
 def _match_sig(sig: Signature, line: str, lineno: int, groups: Dict[str, str]) -> Match:
     return Match(
-        sig.code, sig.name, sig.meaning_for(groups), sig.remedy, _cut(line), groups, lineno, sig=sig
+        sig.code,
+        sig.name,
+        sig.meaning_for(groups),
+        sig.remedy_for(groups),
+        _cut(line),
+        groups,
+        lineno,
+        sig=sig,
     )
 
 
@@ -569,7 +577,7 @@ def make_match(
         s.code,
         s.name,
         meaning or s.meaning_for(groups or {}),
-        s.remedy,
+        s.remedy_for(groups or {}),
         _cut(line),
         groups or {},
         lineno,

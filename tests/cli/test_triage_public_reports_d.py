@@ -48,6 +48,7 @@ def test_error_217_in_the_shm_transport_names_cumem_host_memory(tmp_path):
     assert "shm.cc" in f["meaning"] and "cuMem" in f["meaning"]
     assert "NCCL_CUMEM_HOST_ENABLE=0" in f["meaning"]
     assert "NCCL_P2P_DISABLE does not turn this path off" in f["meaning"]
+    assert f["remedy"].startswith("NCCL_CUMEM_HOST_ENABLE=0")  # what helps comes first
 
 
 def test_error_217_elsewhere_is_p2p_between_the_gpus(tmp_path):
@@ -95,6 +96,7 @@ def _says_fabric_manager(f: dict) -> None:
     assert "fabric manager" in f["meaning"]
     assert "systemctl enable --now nvidia-fabricmanager" in f["meaning"]
     assert "Fabric" in f["meaning"] and "Completed" in f["meaning"]
+    assert f["remedy"].startswith("`systemctl enable --now nvidia-fabricmanager`")
 
 
 def test_system_not_yet_initialized_is_the_fabric_manager_and_mpirun_its_echo(tmp_path):
@@ -160,6 +162,7 @@ def test_a_cuda_failure_in_nvls_names_nvlink_multicast_and_the_fabric_manager(tm
     assert "NVLS" in f["meaning"] and "multicast" in f["meaning"]
     assert "fabric manager" in f["meaning"] and "reboot" in f["meaning"]
     assert "NCCL_NVLS_ENABLE=0" in f["meaning"]
+    assert f["remedy"].startswith("Reboot the node") and "NCCL_NVLS_ENABLE=0" in f["remedy"]
     traces = [g for g in findings(doc) if g["code"] == "MD653"]
     assert traces and all(g["consequence_of"] == f["id"] for g in traces)
 
@@ -272,3 +275,17 @@ def test_a_topology_file_in_a_job_with_a_specific_cause_is_not_blamed(tmp_path):
     doc = triage(tmp_path, {"node.log": log})
     assert first(doc)["code"] == "MD800"
     assert "MD834" not in {g["code"] for g in findings(doc)}
+
+
+def test_a_graph_file_from_nccl_conf_before_a_bare_system_error_is_named(tmp_path):
+    """NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=ENV prints the graph file NCCL took (here from
+    /etc/nccl.conf, which NCCL reads as environment) and the run ends with nccl-tests' bare
+    system error, no WARN: the graph file is named as the cause."""
+    log = (
+        "node1:1:1 [0] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/graphs/ring4.xml\n"
+        "node1: Test NCCL failure common.cu:953 'unhandled system error (run with "
+        "NCCL_DEBUG=INFO for details)'\n"
+    )
+    f = first(triage(tmp_path, {"node1.log": log}))
+    assert f["code"] == "MD834" and "graph file /opt/graphs/ring4.xml" in f["meaning"]
+    assert "remove NCCL_GRAPH_FILE" in f["remedy"]

@@ -75,6 +75,7 @@ def test_every_text_is_read_with_its_class_whichever_wrapper_prints_it(row):
         cls = m.signature.failure_class(m.groups)
         assert cls is not None and cls.name in same, (line, cls)
         assert row.name in m.meaning and cls.meaning in m.meaning
+        assert m.remedy.lower().startswith(cls.remedy.lower())  # the class's remedy first
 
 
 def test_a_cuda_text_the_table_lacks_keeps_the_generic_reading():
