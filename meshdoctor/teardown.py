@@ -298,89 +298,132 @@ def _stop_remote(
             if confirm_by - time.monotonic() < RETRY_MIN_S:
                 break
             r = _run_script(hosts, host, script(None), confirm_by - time.monotonic())
-        seen = set()
-        for line in r.stdout.splitlines():
-            w = line.split(None, 4)
-            if len(w) < 2 or not w[1].isdigit():
-                if w[:2] == ["rm", "done"]:
-                    acts.append(
-                        {"action": f"remove temp files {tmp_prefix}* on {host}", "outcome": "done"}
-                    )
-                continue
-            pid = int(w[1])
-            what = by_pid[pid].label if pid in by_pid else "process"
-            if w[0] == "ask":
-                rep.asked.append((host, pid))
-            elif w[0] == "pid" and len(w) >= 4:
-                seen.add(pid)
-                if w[2] != "-":
-                    rep.states[(host, pid)] = state_name(w[2]) or w[2]
-                sig = w[4] if len(w) > 4 else "TERM"
-                outcome = {
-                    "sent": "sent",
-                    "failed": "failed",
-                    "gone": "already gone",
-                    "not-ours": "refused: no longer carries the marker",
-                }.get(w[3], w[3])
-                stopped = w[2].startswith("T") and sig == "KILL"
-                acts.append(
-                    {
-                        "action": f"SIG{sig} {what} ({host}, pid {pid})"
-                        + (" (stopped)" if stopped else ""),
-                        "outcome": outcome,
-                    }
-                )
-            elif w[0] == "kill":
-                acts.append(
-                    {
-                        "action": f"SIGKILL {what} ({host}, pid {pid})",
-                        "outcome": w[2] if len(w) > 2 else "sent",
-                    }
-                )
-            elif w[0] == "start":
-                acts.append(
-                    {
-                        "action": f"SIGKILL starting process on {host} (pid {pid}, found "
-                        "by the marker)",
-                        "outcome": w[2] if len(w) > 2 else "sent",
-                    }
-                )
-            elif w[0] == "left":
-                rep.found.append(
-                    {
-                        "host": host,
-                        "local": False,
-                        "pid": pid,
-                        "status": state_name(w[2]) or w[2],
-                        "cmdline": (w[3] + (" " + w[4] if len(w) > 4 else ""))[:200],
-                    }
-                )
-                acts.append({"action": f"SIGKILL leftover pid {pid} on {host}", "outcome": "sent"})
-            elif w[0] == "stuck":
-                rep.unkillable.extend(f for f in rep.found if f["host"] == host and f["pid"] == pid)
+        seen = _read_replies(r.stdout, host, by_pid, tmp_prefix, rep, acts)
         if not r.ok:
-            answered = host in hosts.answered
-            why = (hosts.unconfirmed if answered else hosts.unreachable).get(host) or r.describe()
-            for pid in pids:
-                if pid not in seen:
-                    acts.append(
-                        {
-                            "action": f"SIGTERM {by_pid[pid].label} ({host}, pid {pid})",
-                            "outcome": f"{'not confirmed' if answered else 'failed'}: {why}",
-                        }
-                    )
-            if answered:
-                rep.unconfirmed[host] = {
-                    "within_s": round(time.monotonic() - started, 1),
-                    "why": why,
-                    # every rank's session there had ended on its own before the teardown:
-                    # only the leftover search is missing, not the stop of a running rank
-                    "ranks_ended": bool(targets) and not pids and not starting,
+            # every rank's session there had ended on its own before the teardown: only the
+            # leftover search is missing, not the stop of a running rank
+            ended = bool(targets) and not pids and not starting
+            _not_answered(hosts, host, r, pids, seen, by_pid, acts, rep, started, ended)
+    _end_clients(live, deadline)
+    rep.actions.extend(acts)
+
+
+# what the remote script says of a signal it sent (``pid`` lines), as the report words it
+_OUTCOMES = {
+    "sent": "sent",
+    "failed": "failed",
+    "gone": "already gone",
+    "not-ours": "refused: no longer carries the marker",
+}
+
+
+def _read_replies(
+    stdout: str,
+    host: str,
+    by_pid: Dict[int, Target],
+    tmp_prefix: Optional[str],
+    rep: Report,
+    acts: List[Dict[str, str]],
+) -> set:
+    """Read the remote script's lines (:func:`_script`: ``ask``, ``pid``, ``kill``, ``start``,
+    ``left``, ``stuck``, ``rm done``) of ``host`` into ``rep`` and ``acts`` (one action each, as
+    the report shows it); returns the pids the script reported on (``pid`` lines)."""
+    seen = set()
+    for line in stdout.splitlines():
+        w = line.split(None, 4)
+        if len(w) < 2 or not w[1].isdigit():
+            if w[:2] == ["rm", "done"]:
+                acts.append(
+                    {"action": f"remove temp files {tmp_prefix}* on {host}", "outcome": "done"}
+                )
+            continue
+        pid = int(w[1])
+        what = by_pid[pid].label if pid in by_pid else "process"
+        if w[0] == "ask":
+            rep.asked.append((host, pid))
+        elif w[0] == "pid" and len(w) >= 4:
+            seen.add(pid)
+            if w[2] != "-":
+                rep.states[(host, pid)] = state_name(w[2]) or w[2]
+            sig = w[4] if len(w) > 4 else "TERM"
+            stopped = w[2].startswith("T") and sig == "KILL"
+            acts.append(
+                {
+                    "action": f"SIG{sig} {what} ({host}, pid {pid})"
+                    + (" (stopped)" if stopped else ""),
+                    "outcome": _OUTCOMES.get(w[3], w[3]),
                 }
-            elif host not in hosts.unreachable:
-                hosts.unreachable[host] = why
-    # the local ssh clients: their session ends with the remote process; one whose host did not
-    # answer is killed here (it is our child, in its own session)
+            )
+        elif w[0] == "kill":
+            acts.append(
+                {
+                    "action": f"SIGKILL {what} ({host}, pid {pid})",
+                    "outcome": w[2] if len(w) > 2 else "sent",
+                }
+            )
+        elif w[0] == "start":
+            acts.append(
+                {
+                    "action": f"SIGKILL starting process on {host} (pid {pid}, found "
+                    "by the marker)",
+                    "outcome": w[2] if len(w) > 2 else "sent",
+                }
+            )
+        elif w[0] == "left":
+            rep.found.append(
+                {
+                    "host": host,
+                    "local": False,
+                    "pid": pid,
+                    "status": state_name(w[2]) or w[2],
+                    "cmdline": (w[3] + (" " + w[4] if len(w) > 4 else ""))[:200],
+                }
+            )
+            acts.append({"action": f"SIGKILL leftover pid {pid} on {host}", "outcome": "sent"})
+        elif w[0] == "stuck":
+            rep.unkillable.extend(f for f in rep.found if f["host"] == host and f["pid"] == pid)
+    return seen
+
+
+def _not_answered(
+    hosts: "remote.Hosts",
+    host: str,
+    r: Any,
+    pids: List[int],
+    seen: set,
+    by_pid: Dict[int, Target],
+    acts: List[Dict[str, str]],
+    rep: Report,
+    started: float,
+    ranks_ended: bool,
+) -> None:
+    """The script on ``host`` did not finish (``r``: its run): each rank it did not report on
+    is a SIGTERM not confirmed (the host had answered before: ``rep.unconfirmed``) or failed
+    (it never answered: ``hosts.unreachable``); ``ranks_ended``: every rank there had
+    ended on its own before."""
+    answered = host in hosts.answered
+    why = (hosts.unconfirmed if answered else hosts.unreachable).get(host) or r.describe()
+    for pid in pids:
+        if pid not in seen:
+            acts.append(
+                {
+                    "action": f"SIGTERM {by_pid[pid].label} ({host}, pid {pid})",
+                    "outcome": f"{'not confirmed' if answered else 'failed'}: {why}",
+                }
+            )
+    if answered:
+        rep.unconfirmed[host] = {
+            "within_s": round(time.monotonic() - started, 1),
+            "why": why,
+            "ranks_ended": ranks_ended,
+        }
+    elif host not in hosts.unreachable:
+        hosts.unreachable[host] = why
+
+
+def _end_clients(live: List[Target], deadline: float) -> None:
+    """The local ssh clients of ``live``: their session ends with the remote process; one whose
+    host did not answer is killed here (it is our child, in its own session)."""
     _wait(lambda: all(t.exited() for t in live), min(0.5, max(0.0, deadline - time.monotonic())))
     for t in live:
         if t.popen is not None and t.popen.poll() is None:
@@ -389,7 +432,6 @@ def _stop_remote(
                 t.popen.wait(timeout=0.5)
             except subprocess.TimeoutExpired:
                 pass
-    rep.actions.extend(acts)
 
 
 # --- the local side ---------------------------------------------------------------------------

@@ -9,31 +9,35 @@ import click
 from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
 from meshdoctor.commands.options import (
     Duration,
-    OutputFile,
-    Seconds,
+    hostfile_option,
+    hosts_option,
+    json_option,
     load_hostfile,
+    local_only_option,
     one_host_source,
+    output_option,
+    python_option,
+    quiet_option,
+    timeout_option,
 )
 
 DEFAULT_SINCE_S = 24 * 3600.0
 
 
 @click.command(epilog=EXIT_CODES_PLAIN_HELP)
-@click.option(
-    "--hostfile",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    default=None,
-    help="The mlx.launch hostfile (JSON): collect on every host of it over ssh "
+@hostfile_option(
+    "The mlx.launch hostfile (JSON): collect on every host of it over ssh "
     "('-': read it from standard input).",
+    stdin=True,
 )
-@click.option("--hosts", default=None, metavar="A,B,C", help="Hosts to collect on instead.")
-@click.option(
-    "-o",
-    "--output",
-    type=OutputFile(),
-    default=None,
+@hosts_option(
+    "Hosts to collect on instead.",
+    metavar="A,B,C",
+)
+@output_option(
+    "Where to write the archive (default: meshdoctor-bundle-<UTC stamp>.tar.gz here).",
     metavar="FILE.tar.gz",
-    help="Where to write the archive (default: meshdoctor-bundle-<UTC stamp>.tar.gz here).",
+    short=True,
 )
 @click.option(
     "--since",
@@ -42,28 +46,16 @@ DEFAULT_SINCE_S = 24 * 3600.0
     metavar="DURATION",
     help="Crash and panic reports newer than this (90s, 30m, 2h, 1d; default 1d).",
 )
-@click.option(
-    "--timeout",
-    type=Seconds(0.1, 600),
-    default=10.0,
-    show_default=True,
-    help="Deadline in seconds of each host's check; each host's whole share is bounded too.",
+@timeout_option(
+    "Deadline in seconds of each host's check; each host's whole share is bounded too.",
+    high=600,
 )
-@click.option(
-    "--python",
-    "python",
-    default=None,
-    metavar="PATH",
-    help="Interpreter that runs meshdoctor on remote hosts (default: "
-    "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
-@click.option(
-    "--local-only",
-    is_flag=True,
+@python_option()
+@json_option()
+@quiet_option()
+@local_only_option(
+    "Collect this host's share and print it as JSON (used on each host).",
     hidden=True,
-    help="Collect this host's share and print it as JSON (used on each host).",
 )
 def bundle(
     hostfile: Optional[str],

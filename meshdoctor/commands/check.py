@@ -8,20 +8,27 @@ from typing import Optional
 import click
 
 from meshdoctor.cli import EXIT_CODES_HELP
-from meshdoctor.model import HostInfo, Verdict
+from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
 from meshdoctor.commands.options import (
-    OutputFile,
-    Seconds,
     check_environment,
     command_interrupts,
     draw_picture,
+    healthy_hostfile_option,
+    hostfile_option,
+    hosts_option,
+    json_option,
     load_checks,
     load_hostfile,
+    local_only_option,
     one_host_source,
-    picture_ready,
-    split_list,
     output_options,
+    picture_ready,
+    python_option,
+    quiet_option,
+    split_list,
+    strict_option,
+    timeout_option,
 )
 
 
@@ -49,9 +56,9 @@ def _hosts_list(hosts: str):
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
-@click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+@json_option()
+@quiet_option()
+@strict_option()
 @click.option(
     "--only",
     multiple=True,
@@ -66,38 +73,22 @@ def _hosts_list(hosts: str):
     shell_complete=_complete_codes,
     help="Do not run these checks (codes or names, comma-separated).",
 )
-@click.option(
-    "--timeout",
-    type=Seconds(0.1, 3600),
-    default=10.0,
-    show_default=True,
-    help="Deadline in seconds for each check; each external command gets 45% of it.",
+@timeout_option(
+    "Deadline in seconds for each check; each external command gets 45% of it.",
 )
-@click.option(
-    "--hostfile",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    default=None,
-    help="The mlx.launch hostfile (JSON): check every host of it (fleet mode; "
+@hostfile_option(
+    "The mlx.launch hostfile (JSON): check every host of it (fleet mode; "
     "'-': read it from standard input).",
+    stdin=True,
 )
-@click.option(
-    "--hosts",
-    default=None,
-    metavar="HOSTS",
-    help="Hosts to check instead of a hostfile (fleet mode): a,b,c or Slurm's host-list "
+@hosts_option(
+    "Hosts to check instead of a hostfile (fleet mode): a,b,c or Slurm's host-list "
     "syntax mac[01-16,20].",
 )
-@click.option(
-    "--local-only", is_flag=True, help="Check only this node (the hostfile says which rank it is)."
+@local_only_option(
+    "Check only this node (the hostfile says which rank it is).",
 )
-@click.option(
-    "--python",
-    "python",
-    default=None,
-    metavar="PATH",
-    help="Interpreter that runs meshdoctor on remote hosts (default: "
-    "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).",
-)
+@python_option()
 @click.option(
     "--slurm-drain",
     is_flag=True,
@@ -121,14 +112,9 @@ def _hosts_list(hosts: str):
     help="With --hostfile: draw the mesh at FILE (.svg or .png): the hosts, each cable or ring "
     "link, failing hosts and links in red, the ring order; needs the extra meshdoctor[plot].",
 )
-@click.option(
-    "--healthy-hostfile",
-    "healthy_hostfile",
-    type=OutputFile(),
-    default=None,
-    metavar="OUT",
-    help="With --hostfile: write OUT, the hostfile restricted to the hosts (and jaccl "
-    "cables) that passed, ranks renumbered (nothing when fewer than two pass).",
+@healthy_hostfile_option(
+    "With --hostfile: write OUT, the hostfile restricted to the hosts (and jaccl "
+    "cables) that passed, ranks renumbered (nothing when fewer than two pass)."
 )
 @click.option(
     "--facts",
@@ -167,22 +153,18 @@ def check(
     # Ctrl-C, SIGTERM, SIGHUP: stop, kill what runs, print the verdict (one installed before
     # anything was imported, meshdoctor.__main__, so a signal at any moment gives the verdict)
     interrupts = command_interrupts("check")
-    from meshdoctor.checker import here
+    from meshdoctor import checker
     from meshdoctor.checker.runner import Interrupted
-    from meshdoctor.checker.selection import SelectionError, chosen
+    from meshdoctor.checker.selection import SelectionError
 
+    fleet_mode = (hostfile is not None or hosts is not None) and not local_only
     one_host_source(**{"--hostfile": hostfile, "--hosts": hosts})
     if slurm_drain:
         _slurm_ready(hostfile is not None or hosts is not None, local_only)
     only_l = split_list(only, "--only", "check")
     skip_l = split_list(skip, "--skip", "check")
     check_environment()
-    if healthy_hostfile is not None and (hostfile is None or local_only):
-        raise click.UsageError("--healthy-hostfile needs --hostfile (fleet mode)")
-    if graph is not None:
-        if (hostfile is None and hosts is None) or local_only:
-            raise click.UsageError("--graph needs --hostfile or --hosts (fleet mode)")
-        picture_ready(graph, "--graph")
+    _files_ready(hostfile is not None and not local_only, fleet_mode, healthy_hostfile, graph)
     verdict = report_to(Verdict(command="check", strict=strict), as_json=as_json, quiet=quiet)
     try:  # a hostfile from a pipe or FIFO: a signal while it waits still gives the verdict
         hf = load_hostfile(hostfile, interrupts) if hosts is None else _hosts_list(hosts)
@@ -190,70 +172,32 @@ def check(
         interrupts.disarm()
         _check_interrupted(verdict, exc)
         emit(verdict, as_json=as_json, quiet=quiet)
+    request = checker.CheckRequest(
+        hostfile=hf,
+        local_only=local_only,
+        only=only_l,
+        skip=skip_l,
+        timeout=timeout,
+        python=python,
+        max_parallel=max_parallel,
+        facts=facts,
+        ranks=_ranks(ranks_opt, hf),
+        strict=strict,
+    )
     try:
         interrupts.arm()
         checks = load_checks()  # loading them can take a while: an interrupt here still reports
-        if hf is not None and not local_only:  # fleet mode: every host (meshdoctor.checker.fleet)
-            from meshdoctor.checker.fleet import FleetOptions, check_fleet
-
-            try:
-                check_fleet(
-                    hf,
-                    verdict,
-                    FleetOptions(
-                        timeout=timeout,
-                        only=only_l,
-                        skip=skip_l,
-                        python=python,
-                        parallel=max_parallel,
-                    ),
-                )
-            except SelectionError as exc:
-                raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
-            interrupts.disarm()
-            if healthy_hostfile is not None:
-                from meshdoctor.submesh import select, write
-
-                split = select.from_results(hf, verdict.results, strict=strict)
-                verdict.results.append(write.report(hf, split, healthy_hostfile))
-            if graph is not None:
-                from meshdoctor.render.pictures import mesh_graph
-
-                draw_picture(lambda: mesh_graph(hf, verdict.results, graph), graph)
-            emit(verdict, as_json=as_json, quiet=quiet)
         try:
-            chosen(checks, only_l, skip_l)
+            checker.run(request, verdict, checks)
         except SelectionError as exc:
             raise click.BadParameter(str(exc), param_hint="--only/--skip") from None
-        ranks = None  # the entries that are this machine (meshdoctor.checker.here.context)
-        if ranks_opt and hf is not None:
-            ranks = [
-                int(x)
-                for x in ranks_opt.split(",")
-                if x.strip().isdigit() and int(x) < hf.world_size
-            ]
-        ctx = here.context(hostfile=hf, ranks=ranks, timeout=timeout)
-        verdict.hosts.append(
-            HostInfo(
-                host=ctx.host,
-                rank=ctx.ranks[0] if ctx.ranks else None,
-                platform={"os": ctx.platform},
-            )
-        )
-        verdict.results.extend(
-            here.run_here(
-                ctx,
-                checks,
-                only_l,
-                skip_l,
-                timeout=timeout,
-                facts=verdict.hosts[0] if facts else None,
-            )
-        )
+        interrupts.disarm()  # a signal from here on waits: the verdict is printed
+        if request.fleet:
+            _fleet_files(request, verdict, healthy_hostfile, graph)
+            emit(verdict, as_json=as_json, quiet=quiet)
         from meshdoctor.fixer.engine import annotate
 
         annotate(verdict.results)
-        interrupts.disarm()  # a signal from here on waits: the verdict is printed
     except (Interrupted, KeyboardInterrupt) as exc:  # the verdict so far, never a lost one
         _check_interrupted(verdict, exc)
     finally:  # also before an internal error is reported (meshdoctor.output.internal_error)
@@ -261,6 +205,41 @@ def check(
     if slurm_drain:
         _slurm_drain(verdict)
     emit(verdict, as_json=as_json, quiet=quiet)
+
+
+def _files_ready(hostfile: bool, fleet: bool, healthy_hostfile, graph) -> None:
+    """Usage errors (exit 2) of the files fleet mode writes: ``--healthy-hostfile`` needs a
+    hostfile (``hostfile``: one was given and not ``--local-only``), ``--graph`` fleet mode and a
+    picture that can be drawn."""
+    if healthy_hostfile is not None and not hostfile:
+        raise click.UsageError("--healthy-hostfile needs --hostfile (fleet mode)")
+    if graph is not None:
+        if not fleet:
+            raise click.UsageError("--graph needs --hostfile or --hosts (fleet mode)")
+        picture_ready(graph, "--graph")
+
+
+def _ranks(ranks_opt: Optional[str], hf):
+    """This machine's ranks that ``--ranks`` names (the entries of ``hf`` that are this machine,
+    as fleet mode passes them; words that are no rank of ``hf`` dropped); None without it."""
+    if not ranks_opt or hf is None:
+        return None
+    return [int(x) for x in ranks_opt.split(",") if x.strip().isdigit() and int(x) < hf.world_size]
+
+
+def _fleet_files(request, verdict: Verdict, healthy_hostfile, graph) -> None:
+    """What fleet mode writes beside its verdict: the healthy hostfile (its outcome a result in
+    ``verdict``) and the picture of the mesh."""
+    hf = request.hostfile
+    if healthy_hostfile is not None:
+        from meshdoctor.submesh import select, write
+
+        split = select.from_results(hf, verdict.results, strict=request.strict)
+        verdict.results.append(write.report(hf, split, healthy_hostfile))
+    if graph is not None:
+        from meshdoctor.render.pictures import mesh_graph
+
+        draw_picture(lambda: mesh_graph(hf, verdict.results, graph), graph)
 
 
 def _slurm_ready(fleet: bool, local_only: bool) -> None:

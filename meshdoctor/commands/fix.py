@@ -12,11 +12,15 @@ from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
 from meshdoctor.commands.options import (
-    OutputFile,
-    Seconds,
     check_environment,
+    hostfile_option,
+    json_option,
     load_hostfile,
     output_options,
+    OutputFile,
+    quiet_option,
+    timeout_option,
+    yes_option,
 )
 
 
@@ -49,12 +53,9 @@ class _FixCommand(click.Command):
 )
 @click.argument("names", nargs=-1, metavar="[NAME]...", shell_complete=_complete_fixes)
 @click.option("--list", "list_", is_flag=True, help="List the fixes with the codes they resolve.")
-@click.option("--yes", "-y", is_flag=True, help="Apply the plan without asking.")
-@click.option(
-    "--hostfile",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="The mlx.launch hostfile: act on every host in it (others over ssh).",
+@yes_option("Apply the plan without asking.")
+@hostfile_option(
+    "The mlx.launch hostfile: act on every host in it (others over ssh).",
 )
 @click.option(
     "--include-running",
@@ -67,15 +68,11 @@ class _FixCommand(click.Command):
     default=None,
     help="auto-setup: where mlx.distributed_config writes the new hostfile.",
 )
-@click.option(
-    "--timeout",
-    type=Seconds(0.1, 3600),
-    default=10.0,
-    show_default=True,
-    help="Deadline in seconds for each check the fixes run.",
+@timeout_option(
+    "Deadline in seconds for each check the fixes run.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@json_option()
+@quiet_option()
 @output_options
 def fix(
     names: tuple,

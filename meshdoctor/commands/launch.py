@@ -11,12 +11,17 @@ import click
 from meshdoctor.cli import EXIT_CODES_HELP
 from meshdoctor.mlx.backends import BACKENDS
 from meshdoctor.commands.options import (
-    OutputFile,
-    Duration,
     check_environment,
     command_interrupts,
+    Duration,
+    hostfile_option,
+    hosts_option,
+    json_file_option,
     load_hostfile,
+    no_check_option,
     one_host_source,
+    OutputFile,
+    yes_option,
 )
 
 EPILOG = (
@@ -37,18 +42,14 @@ EPILOG = (
     epilog=EPILOG,
     context_settings={"allow_interspersed_args": False},
 )
-@click.option(
-    "--hostfile",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    default=None,
-    help="The mlx.launch hostfile (JSON), checked then given to mlx.launch as it is "
+@hostfile_option(
+    "The mlx.launch hostfile (JSON), checked then given to mlx.launch as it is "
     "('-': read it from standard input).",
+    stdin=True,
 )
-@click.option(
-    "--hosts",
-    default=None,
+@hosts_option(
+    "Hosts instead of a hostfile (mlx.launch --hosts), one rank each.",
     metavar="A,B,C",
-    help="Hosts instead of a hostfile (mlx.launch --hosts), one rank each.",
 )
 @click.option(
     "--backend",
@@ -63,21 +64,16 @@ EPILOG = (
     metavar="SIZE",
     help="Also probe the mesh in the gate: one all_sum of SIZE per rank (4096, 64MiB).",
 )
-@click.option("--no-check", is_flag=True, help="Skip the gate: run the job at once.")
+@no_check_option("Skip the gate: run the job at once.")
 @click.option(
     "--fix",
     is_flag=True,
     help="After a failure, plan `fix stale-ranks` for ranks left behind (apply with --yes).",
 )
-@click.option("--yes", "-y", is_flag=True, help="With --fix: apply the plan.")
-@click.option(
-    "--json",
-    "json_path",
-    default=None,
-    metavar="FILE",
-    type=OutputFile(),
-    help="Write the verdict (gate, job, ranks, triage, stacks, cleanup) as one JSON document "
-    "to FILE (the job's stdout stays the job's).",
+@yes_option("With --fix: apply the plan.")
+@json_file_option(
+    "Write the verdict (gate, job, ranks, triage, stacks, cleanup) as one JSON document "
+    "to FILE (the job's stdout stays the job's)."
 )
 @click.option(
     "--log",

@@ -6,11 +6,14 @@ import json
 
 import click
 
-from meshdoctor.commands.options import load_checks
+from meshdoctor.commands.options import (
+    json_option,
+    load_checks,
+)
 
 
 @click.command("list-checks")
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@json_option("Print the list as JSON.")
 @click.option(
     "--all",
     "everything",

@@ -214,14 +214,10 @@ def output_options(command):
                 "prometheus (node_exporter textfile), oneline (node-problem-detector, at most "
                 "80 bytes), junit (JUnit XML for CI).",
             ),
-            click.option(
-                "--output",
-                type=OutputFile(),
-                default=None,
-                metavar="FILE",
-                help="Write the verdict to FILE instead of standard output, atomically "
+            output_option(
+                "Write the verdict to FILE instead of standard output, atomically "
                 "(a temporary file in the same folder, then renamed over FILE; a device or "
-                "FIFO is written in place, a folder refused).",
+                "FIFO is written in place, a folder refused)."
             ),
             click.option(
                 "--unknown-as",
@@ -256,3 +252,108 @@ def draw_picture(draw, path: str) -> None:
         from meshdoctor.text import one_line
 
         click.echo(f"meshdoctor: could not write {one_line(path)}: {one_line(exc)}", err=True)
+
+
+# The options several commands take, each declared once (as pip's ``cmdoptions``): a factory
+# gives the click decorator; what differs between commands (what the hostfile is for, the
+# deadline's bounds) is its argument, the rest (name, flags, type, default) is written here.
+# tests/invariants/test_options.py checks no command declares one of these names itself.
+SHARED = ("--json", "--quiet", "--strict", "--hostfile", "--hosts", "--timeout", "--python")
+SHARED += ("--output", "--yes", "--healthy-hostfile", "--local-only", "--no-check")
+
+
+def json_option(help: str = "Print the verdict as one JSON document."):
+    """``--json`` (a flag, the parameter ``as_json``): the verdict (or listing) as one JSON
+    document on standard output."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def json_file_option(help: str):
+    """``--json FILE`` (the parameter ``json_path``) of a command whose standard output is not
+    its own (``launch``: the job's): the verdict written to FILE (:class:`OutputFile`)."""
+    return click.option(
+        "--json", "json_path", default=None, metavar="FILE", type=OutputFile(), help=help
+    )
+
+
+def quiet_option():
+    """``--quiet``/``-q``: print only failures and errors."""
+    return click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+
+
+def strict_option():
+    """``--strict``: warnings count as failures (no-go)."""
+    return click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+
+
+def yes_option(help: str):
+    """``--yes``/``-y``: do what is planned without asking (destructive actions need it)."""
+    return click.option("--yes", "-y", is_flag=True, help=help)
+
+
+def hostfile_option(help: str, *, stdin: bool = False):
+    """``--hostfile PATH`` (None when not passed; read by :func:`load_hostfile`): the
+    mlx.launch hostfile; ``stdin``: ``-`` reads it from standard input (``help`` says so)."""
+    return click.option(
+        "--hostfile", type=click.Path(dir_okay=False, allow_dash=stdin), default=None, help=help
+    )
+
+
+def hosts_option(help: str, *, metavar: str = "HOSTS"):
+    """``--hosts A,B,C`` (None when not passed): the hosts named instead of a hostfile; at most
+    one of the two (:func:`one_host_source`)."""
+    return click.option("--hosts", default=None, metavar=metavar, help=help)
+
+
+def timeout_option(help: str, *, high: float = 3600, default: Optional[float] = 10.0):
+    """``--timeout SECONDS``: a deadline in seconds from 0.1 to ``high`` (:class:`Seconds`);
+    ``default`` is shown in the help unless None (the command then sizes its own)."""
+    return click.option(
+        "--timeout",
+        type=Seconds(0.1, high),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def python_option():
+    """``--python PATH``: the interpreter that runs meshdoctor on remote hosts."""
+    return click.option(
+        "--python",
+        "python",
+        default=None,
+        metavar="PATH",
+        help="Interpreter that runs meshdoctor on remote hosts (default: "
+        "MESHDOCTOR_REMOTE_PYTHON, else this interpreter's path).",
+    )
+
+
+def output_option(help: str, *, metavar: str = "FILE", short: bool = False):
+    """``--output FILE`` (``-o`` too with ``short``): a file meshdoctor writes
+    (:class:`OutputFile`, judged before any work)."""
+    names = ("-o", "--output") if short else ("--output",)
+    return click.option(*names, type=OutputFile(), default=None, metavar=metavar, help=help)
+
+
+def healthy_hostfile_option(help: str):
+    """``--healthy-hostfile OUT``: the hostfile restricted to the hosts that passed
+    (:mod:`meshdoctor.submesh`), written to OUT (:class:`OutputFile`)."""
+    return click.option(
+        "--healthy-hostfile",
+        "healthy_hostfile",
+        type=OutputFile(),
+        default=None,
+        metavar="OUT",
+        help=help,
+    )
+
+
+def local_only_option(help: str, *, hidden: bool = False):
+    """``--local-only``: this host's share only (fleet mode runs it on each host)."""
+    return click.option("--local-only", is_flag=True, hidden=hidden, help=help)
+
+
+def no_check_option(help: str):
+    """``--no-check``: skip the fleet check that gates a launch."""
+    return click.option("--no-check", is_flag=True, help=help)

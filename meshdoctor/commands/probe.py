@@ -16,15 +16,22 @@ from meshdoctor.probe import api
 from meshdoctor.probe.expected import LINK_CLASSES
 from meshdoctor.probe.worker import DTYPES
 from meshdoctor.commands.options import (
-    OutputFile,
-    draw_picture,
-    picture_ready,
-    Seconds,
     check_environment,
     command_interrupts,
+    draw_picture,
+    healthy_hostfile_option,
+    hostfile_option,
+    hosts_option,
+    json_option,
     load_hostfile,
+    no_check_option,
     one_host_source,
     output_options,
+    OutputFile,
+    picture_ready,
+    quiet_option,
+    strict_option,
+    timeout_option,
 )
 from meshdoctor.checker.runner import Interrupted
 
@@ -33,18 +40,13 @@ from meshdoctor.checker.runner import Interrupted
     epilog=EXIT_CODES_HELP + " A run whose memory need exceeds what is available on "
     "this host right now starts nothing and could not assess (MD509, exit 3), with the numbers.",
 )
-@click.option(
-    "--hostfile",
-    type=click.Path(dir_okay=False, allow_dash=True),
-    default=None,
-    help="The mlx.launch hostfile (JSON): one rank per host entry, remote over ssh "
+@hostfile_option(
+    "The mlx.launch hostfile (JSON): one rank per host entry, remote over ssh "
     "('-': read it from standard input).",
+    stdin=True,
 )
-@click.option(
-    "--hosts",
-    default=None,
-    metavar="HOSTS",
-    help="Hosts (IPs for ring) instead of a hostfile, one rank each: a,b,c or Slurm's "
+@hosts_option(
+    "Hosts (IPs for ring) instead of a hostfile, one rank each: a,b,c or Slurm's "
     "host-list syntax mac[01-16,20].",
 )
 @click.option(
@@ -100,13 +102,12 @@ from meshdoctor.checker.runner import Interrupted
     show_default=True,
     help="Element type.",
 )
-@click.option(
-    "--timeout",
-    type=Seconds(0.1, 86400),
-    default=None,
-    help="Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s + 0.05 s "
+@timeout_option(
+    "Per-collective deadline in seconds (default: 10 s + bus bytes / 20 MB/s + 0.05 s "
     "per ring step, times the ranks per CPU when this host is oversubscribed, and at least "
     "5 x the slowest warm-up call).",
+    high=86400,
+    default=None,
 )
 @click.option(
     "--soak",
@@ -167,28 +168,19 @@ from meshdoctor.checker.runner import Interrupted
     metavar="FILE",
     help="Save this run's figures (per op, size, pair and wire) to FILE when it is go.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
-@click.option(
-    "--no-check",
-    is_flag=True,
-    help="With --hostfile/--hosts: skip the fleet check that gates the launch.",
-)
-@click.option("--strict", is_flag=True, help="Treat warnings as failures (no-go).")
+@json_option()
+@quiet_option()
+@no_check_option("With --hostfile/--hosts: skip the fleet check that gates the launch.")
+@strict_option()
 @click.option(
     "--beside-running-job",
     is_flag=True,
     help="Probe even when a running job has ranks on a host of the mesh (refused otherwise: "
     "the probe shares its RDMA devices' queue pairs).",
 )
-@click.option(
-    "--healthy-hostfile",
-    "healthy_hostfile",
-    type=OutputFile(),
-    default=None,
-    metavar="OUT",
-    help="With --hostfile and --pairs: write OUT, the hostfile restricted to the hosts that "
-    "passed, ranks renumbered (nothing when fewer than two pass).",
+@healthy_hostfile_option(
+    "With --hostfile and --pairs: write OUT, the hostfile restricted to the hosts that "
+    "passed, ranks renumbered (nothing when fewer than two pass)."
 )
 @click.option(
     "--plot",
@@ -202,30 +194,12 @@ from meshdoctor.checker.runner import Interrupted
 @output_options
 def probe(
     hostfile: Optional[str],
-    hosts: Optional[str],
-    nranks: Optional[int],
-    backend: Optional[str],
-    op: str,
-    size: str,
-    iters: int,
-    warmup: int,
-    dtype: str,
-    timeout: Optional[float],
-    soak: int,
-    pairs: bool,
-    port: Optional[int],
     as_json: bool,
     quiet: bool,
-    strict: bool,
-    no_check: bool = False,
-    launcher: Optional[str] = None,
-    healthy_hostfile: Optional[str] = None,
-    beside_running_job: bool = False,
-    min_busbw: Optional[str] = None,
-    link: Optional[str] = None,
-    baseline: Optional[str] = None,
-    save_baseline: Optional[str] = None,
-    plot: Optional[str] = None,
+    no_check: bool,
+    healthy_hostfile: Optional[str],
+    plot: Optional[str],
+    **asked,
 ) -> None:
     """Prove the mesh moves data: real MLX collectives on every rank, exact values, busbw.
 
@@ -237,74 +211,76 @@ def probe(
     # Ctrl-C, SIGTERM, SIGHUP from the first moment: the verdict (MD510), one JSON document with
     # --json, never "nothing was assessed"; the launch takes them over once ranks start
     interrupts = command_interrupts("probe")
-    one_host_source(
-        **{"--hostfile": hostfile, "--hosts": hosts, "-n": nranks, "--launcher": launcher}
-    )
-    check_environment()
-    if healthy_hostfile is not None and (hostfile is None or not pairs):
-        raise click.UsageError("--healthy-hostfile needs --hostfile and --pairs")
-    if plot is not None:
-        if not pairs:
-            raise click.UsageError("--plot needs --pairs")
-        picture_ready(plot, "--plot")
+    # every other option is a field of the request, by name (its default is the field's); the
+    # hostfile is read below, where a signal while it waits still gives the verdict
+    request = api.ProbeRequest(hostfile=None, **asked)
+    _usage(request, hostfile, healthy_hostfile, plot)
     filled = []  # the verdict api.probe fills, once the request passed its checks
 
     def checked(v):
         filled.append(v)
         return report_to(v, as_json=as_json, quiet=quiet)
 
-    request = api.ProbeRequest(
-        hostfile=None,  # read below, where a signal while it waits still gives the verdict
-        hosts=hosts,
-        nranks=nranks,
-        backend=backend,
-        op=op,
-        size=size,
-        iters=iters,
-        warmup=warmup,
-        dtype=dtype,
-        timeout=timeout,
-        soak=soak,
-        pairs=pairs,
-        port=port,
-        strict=strict,
-        launcher=launcher,
-        beside_running_job=beside_running_job,
-        min_busbw=min_busbw,
-        link=link,
-        baseline=baseline,
-        save_baseline=save_baseline,
-    )
     during = "reading the hostfile"
     hf, interrupted = None, False
     try:
         hf = load_hostfile(hostfile, interrupts)  # a pipe or FIFO: under a deadline
-        during = "the fleet check" if (hostfile or hosts) and not no_check else "the set-up"
+        gated = (hostfile or request.hosts) and not no_check
+        during = "the fleet check" if gated else "the set-up"
         interrupts.arm()
         verdict = _probe(replace(request, hostfile=hf), no_check, as_json, quiet, checked)
     except (KeyboardInterrupt, Interrupted) as exc:
         interrupts.disarm()
         interrupted = True
-        verdict = _interrupted(filled, exc, during, as_json=as_json, quiet=quiet, strict=strict)
+        verdict = _interrupted(
+            filled, exc, during, as_json=as_json, quiet=quiet, strict=request.strict
+        )
     finally:
         interrupts.disarm()
-    if hf is not None and healthy_hostfile is not None and not interrupted:
+    if not interrupted:
+        _afterwards(verdict, hf, request.strict, healthy_hostfile, plot)
+    emit(verdict, as_json=as_json, quiet=quiet)
+
+
+def _usage(request, hostfile: Optional[str], healthy_hostfile, plot) -> None:
+    """The usage errors (exit 2) of the command line's own options, before anything runs: one
+    source of the mesh, the environment, ``--healthy-hostfile`` and ``--plot`` with what they
+    need (a picture that cannot be drawn)."""
+    one_host_source(
+        **{
+            "--hostfile": hostfile,
+            "--hosts": request.hosts,
+            "-n": request.nranks,
+            "--launcher": request.launcher,
+        }
+    )
+    check_environment()
+    if healthy_hostfile is not None and (hostfile is None or not request.pairs):
+        raise click.UsageError("--healthy-hostfile needs --hostfile and --pairs")
+    if plot is not None:
+        if not request.pairs:
+            raise click.UsageError("--plot needs --pairs")
+        picture_ready(plot, "--plot")
+
+
+def _afterwards(verdict, hf, strict: bool, healthy_hostfile, plot) -> None:
+    """What the verdict of a probe that was not interrupted gives beside itself: the healthy
+    hostfile (its outcome a result in ``verdict``) and the heat map of the pairs."""
+    pf = (verdict.probe or {}).get("pairs")
+    if hf is not None and healthy_hostfile is not None:
         from meshdoctor.submesh import select, write
 
-        pf = (verdict.probe or {}).get("pairs")
         split = (
             select.from_pairs(hf, pf)
             if pf is not None
             else select.from_results(hf, verdict.results, strict=strict)
         )
         verdict.results.append(write.report(hf, split, healthy_hostfile))
-    pf = (verdict.probe or {}).get("pairs")
-    if plot is not None and pf is not None and not interrupted:
+    if plot is not None and pf is not None:
         from meshdoctor.render.pictures import pairs_heatmap
 
         labels = [f"rank {h.rank} {h.ssh}" for h in hf.hosts] if hf is not None else None
         draw_picture(lambda: pairs_heatmap(pf, plot, labels), plot)
-    emit(verdict, as_json=as_json, quiet=quiet)
 
 
 def _interrupted(filled, exc, during: str, *, as_json: bool, quiet: bool, strict: bool):

@@ -10,7 +10,14 @@ import click
 from meshdoctor.cli import EXIT_CODES_PLAIN_HELP
 from meshdoctor.model import Verdict
 from meshdoctor.output import emit, report_to
-from meshdoctor.commands.options import Duration, load_hostfile, output_options
+from meshdoctor.commands.options import (
+    Duration,
+    hostfile_option,
+    json_option,
+    load_hostfile,
+    output_options,
+    quiet_option,
+)
 
 
 @click.command(
@@ -39,11 +46,8 @@ from meshdoctor.commands.options import Duration, load_hostfile, output_options
     metavar="DURATION",
     help="Only crash reports newer than this (90s, 30m, 2h, 1d; default 1d).",
 )
-@click.option(
-    "--hostfile",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Read FILEs and the recent crash reports on every host of this mlx.launch "
+@hostfile_option(
+    "Read FILEs and the recent crash reports on every host of this mlx.launch "
     "hostfile over ssh (in parallel, each host under a deadline).",
 )
 @click.option(
@@ -64,8 +68,8 @@ from meshdoctor.commands.options import Duration, load_hostfile, output_options
     "(py-spy) and native frames (eu-stack or gdb), on this host, or with --hostfile on every "
     "host.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as one JSON document.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only failures and errors.")
+@json_option()
+@quiet_option()
 @output_options
 def triage(
     files: tuple,

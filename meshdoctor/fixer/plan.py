@@ -202,11 +202,10 @@ def run(
     """Run the fix command; returns the verdict. ``ask``:
     called once with the planned actions when there is something to apply and no ``yes``
     (None: no terminal, plan only)."""
-    import json
     import os
     import uuid
 
-    from meshdoctor.receipts import RUN_ENV, FixLock, LockBusy, StateDirError, StateFileError
+    from meshdoctor.receipts import RUN_ENV
 
     run_id = os.environ.setdefault(RUN_ENV, f"md-fix-{uuid.uuid4().hex[:12]}")
     verdict = Verdict(command="fix")
@@ -216,14 +215,7 @@ def run(
         fixes = resolve(names)
     else:
         fixes, extra = _from_failures(hx, hostfile, timeout)
-
-    # a host's share of a run whose plan the operator approved: that plan only
-    options: Dict[str, object] = {}
-    if os.environ.get(APPROVED_ENV):
-        try:
-            options[APPROVED] = {"*": list(json.loads(os.environ[APPROVED_ENV]))}
-        except (ValueError, TypeError):
-            options[APPROVED] = {"*": []}  # unreadable: nothing counts as approved
+    options = _approved_by_env()
 
     def ctx(apply: bool) -> FixContext:
         return FixContext(
@@ -251,40 +243,7 @@ def run(
                     approved.setdefault(a.host, []).append(approval_key(a))
                 options[APPROVED] = approved
         if apply_now:
-            journal: List[Action] = []
-            options[JOURNAL] = journal  # what this machine planned, as it is applied
-            try:
-                with FixLock(run_id) as lock:
-                    actions, results = run_fixes(fixes, ctx(True))
-                if lock.fallback:  # an emergency fix still runs; say where its lock was
-                    extra.append(
-                        Result(
-                            code=FIX_NOT_STARTED.code,
-                            check="fix",
-                            title=FIX_NOT_STARTED.title,
-                            status=WARN,
-                            host="mesh",
-                            summary=f"the fix ran with its lock in {lock.path}: {lock.fallback}; "
-                            "no receipt can be written there",
-                            remediation=Remediation(
-                                "Free space or make the home writable (or set "
-                                "MESHDOCTOR_STATE_DIR) so that receipts are kept again."
-                            ),
-                        )
-                    )
-            except KeyboardInterrupt as exc:  # the actions taken so far, and the interrupt
-                actions, results = _interrupted(journal, str(exc) or "SIGINT")
-            except (LockBusy, StateDirError, StateFileError) as exc:
-                results = [
-                    Result(
-                        code=FIX_NOT_STARTED.code,
-                        check="fix",
-                        title=FIX_NOT_STARTED.title,
-                        status=ERROR,
-                        host="mesh",
-                        summary=str(exc),
-                    )
-                ]
+            actions, results = _apply(fixes, ctx, options, run_id, actions, extra)
     remote_hosts = {t.name for t in hx.targets if not t.local}
     for r in results:  # "apply with": the options that made the plan, then --yes
         if r.remediation is not None and r.remediation.command:
@@ -295,9 +254,84 @@ def run(
             _remote_remedy(r.remediation, r.host)
     verdict.results = results + extra
     verdict.actions = [a.to_dict() for a in actions]
+    verdict.hosts = _hosts(hx)
+    return verdict
+
+
+def _approved_by_env() -> Dict[str, object]:
+    """The fix options of a host's share of a run whose plan the operator approved (its
+    approval keys in :data:`APPROVED_ENV`, JSON): that plan only; unreadable, nothing counts
+    as approved; ``{}`` outside such a run."""
+    import json
+    import os
+
+    options: Dict[str, object] = {}
+    if os.environ.get(APPROVED_ENV):
+        try:
+            options[APPROVED] = {"*": list(json.loads(os.environ[APPROVED_ENV]))}
+        except (ValueError, TypeError):
+            options[APPROVED] = {"*": []}  # unreadable: nothing counts as approved
+    return options
+
+
+def _apply(
+    fixes: List[Fix],
+    ctx: Callable[[bool], FixContext],
+    options: Dict[str, object],
+    run_id: str,
+    planned: List[Action],
+    extra: List[Result],
+) -> Tuple[List[Action], List[Result]]:
+    """``(actions, results)`` of applying ``fixes`` under this machine's fix lock (``run_id``),
+    each action journalled as it is applied (``options[JOURNAL]``); an interrupt gives the
+    actions taken so far; a lock or state folder that cannot be used, one FIX_NOT_STARTED error
+    beside the ``planned`` actions (nothing applied). A lock in its fallback place is a warning
+    added to ``extra``."""
+    from meshdoctor.receipts import FixLock, LockBusy, StateDirError, StateFileError
+
+    journal: List[Action] = []
+    options[JOURNAL] = journal  # what this machine planned, as it is applied
+    try:
+        with FixLock(run_id) as lock:
+            actions, results = run_fixes(fixes, ctx(True))
+    except KeyboardInterrupt as exc:  # the actions taken so far, and the interrupt
+        return _interrupted(journal, str(exc) or "SIGINT")
+    except (LockBusy, StateDirError, StateFileError) as exc:
+        return planned, [
+            Result(
+                code=FIX_NOT_STARTED.code,
+                check="fix",
+                title=FIX_NOT_STARTED.title,
+                status=ERROR,
+                host="mesh",
+                summary=str(exc),
+            )
+        ]
+    if lock.fallback:  # an emergency fix still runs; say where its lock was
+        extra.append(
+            Result(
+                code=FIX_NOT_STARTED.code,
+                check="fix",
+                title=FIX_NOT_STARTED.title,
+                status=WARN,
+                host="mesh",
+                summary=f"the fix ran with its lock in {lock.path}: {lock.fallback}; "
+                "no receipt can be written there",
+                remediation=Remediation(
+                    "Free space or make the home writable (or set "
+                    "MESHDOCTOR_STATE_DIR) so that receipts are kept again."
+                ),
+            )
+        )
+    return actions, results
+
+
+def _hosts(hx: HostExec) -> List[HostInfo]:
+    """The verdict's hosts: every target the fixes acted on, reachable or not (this machine's
+    platform named)."""
     from meshdoctor.facts.context import current_platform
 
-    verdict.hosts = [
+    return [
         HostInfo(
             t.name,
             t.rank,
@@ -306,7 +340,6 @@ def run(
         )
         for t in hx.targets
     ]
-    return verdict
 
 
 def stderr_progress(line: str) -> None:

@@ -20,14 +20,13 @@ every rank, ranks that never meet) follow from it.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
-from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.signatures.model import signature
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD890"
 
@@ -74,24 +73,14 @@ ALONE_SIG = signature(
     ],
 )
 
-ALONE_SIG = replace(
+ALONE_SIG = with_why(
     ALONE_SIG,
-    doc=replace(
-        ALONE_SIG.doc,
-        why="Nothing fails at the moment it happens: every process computes alone (its "
-        "all_sum returns its own data, each loads the whole model), so the job is wrong, "
-        "slow or runs out of memory later; what follows is a consequence of this.",
-    ),
+    "Nothing fails at the moment it happens: every process computes alone (its "
+    "all_sum returns its own data, each loads the whole model), so the job is wrong, "
+    "slow or runs out of memory later; what follows is a consequence of this.",
 )
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage every rank alone",
-    doc=ALONE_SIG.doc,
-    names=(ALONE_SIG.name,),
-    details=(("Known causes, most common first", causes_text(ALONE_SIG)),),
-)
+ENTRY = entry(ALONE_SIG, "triage every rank alone")
 
 # a rank that says it is rank 0 of a world of 1
 _RANK0_OF_1 = re.compile(r"\brank\W{0,3}0\s*(?:/|of|out of)\s*1\b", re.I)
@@ -182,26 +171,13 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         "rank 0 of 1": "rank 0 of a group of size 1",
         "ones": "an all_sum of ones that is still ones",
     }
-    m = signatures.Match(
-        code=CODE,
-        name=ALONE_SIG.name,
-        meaning=f"{ALONE_SIG.meaning} Here: {count} processes were started"
+    m = reading.match(
+        ALONE_SIG,
+        f"{count} processes were started"
         + (" (the launcher's line)" if n else "")
         + f" and {len(said)} line(s) report {', '.join(what[w] for w in whys)}.",
-        remedy=ALONE_SIG.remedy,
         line=signatures.printable(text),
         lineno=lineno,
-        sig=ALONE_SIG,
     )
-    return [
-        Finding(
-            match=m,
-            source=inp.source,
-            seq=i * SEQ_STRIDE + lineno,
-            role=m.role,
-            host=inp.host,
-            rank=inp.rank,
-            last_lineno=said[-1][2] if said[-1][0] == i else lineno,
-            count=len(said),
-        )
-    ]
+    last = said[-1][2] if said[-1][0] == i else lineno
+    return [reading.at_input(m, i, inp, last_lineno=last, count=len(said))]

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
-from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.signatures.model import signature
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 from meshdoctor.triage.logs import parse_time
 
 CODE = "MD892"
@@ -69,24 +68,14 @@ HUNG_SIG = signature(
     ],
 )
 
-HUNG_SIG = replace(
+HUNG_SIG = with_why(
     HUNG_SIG,
-    doc=replace(
-        HUNG_SIG.doc,
-        why="A hang prints nothing, so nothing else in the logs names a cause: the stacks of "
-        "the live ranks are the evidence; the exit status of a job ended after it is its "
-        "consequence.",
-    ),
+    "A hang prints nothing, so nothing else in the logs names a cause: the stacks of "
+    "the live ranks are the evidence; the exit status of a job ended after it is its "
+    "consequence.",
 )
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage hang without an error",
-    doc=HUNG_SIG.doc,
-    names=(HUNG_SIG.name,),
-    details=(("Known causes, most common first", causes_text(HUNG_SIG)),),
-)
+ENTRY = entry(HUNG_SIG, "triage hang without an error")
 
 # progress lines: (done, total)
 _PROGRESS = (
@@ -189,28 +178,15 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         )
     for f in ended:
         here.append(f"the job ended with {f.source} (ended from outside: a timeout or a kill)")
-    m = signatures.Match(
-        code=CODE,
-        name=HUNG_SIG.name,
-        meaning=f"{HUNG_SIG.meaning} Here: {'; '.join(here)}.",
-        remedy=HUNG_SIG.remedy,
+    m = reading.match(
+        HUNG_SIG,
+        f"{'; '.join(here)}.",
         line=signatures.printable(line),
         lineno=lineno,
         groups={"since": since} if since else {},
-        sig=HUNG_SIG,
     )
-    return [
-        Finding(
-            match=m,
-            source=inp.source,
-            seq=i * SEQ_STRIDE + lineno,
-            role=m.role,
-            host=inp.host,
-            rank=inp.rank if len(logs) == 1 else None,
-            time=ranks_end,
-            last_lineno=lineno,
-        )
-    ]
+    rank = inp.rank if len(logs) == 1 else None
+    return [reading.at_input(m, i, inp, rank=rank, time=ranks_end)]
 
 
 STACK_CODE = "MD873"
@@ -254,24 +230,14 @@ STACK_SIG = signature(
         ),
     ],
 )
-STACK_SIG = replace(
+STACK_SIG = with_why(
     STACK_SIG,
-    doc=replace(
-        STACK_SIG.doc,
-        why="A hang prints nothing, so the stack of the blocked rank is the only evidence; "
-        "the timeouts and exit statuses that follow it are consequences, and a job that hung "
-        "is never a go.",
-    ),
+    "A hang prints nothing, so the stack of the blocked rank is the only evidence; "
+    "the timeouts and exit statuses that follow it are consequences, and a job that hung "
+    "is never a go.",
 )
 
-STACK_ENTRY = Entry(
-    code=STACK_CODE,
-    kind=SIGNATURE,
-    title="triage hang shown by a stack",
-    doc=STACK_SIG.doc,
-    names=(STACK_SIG.name,),
-    details=(("Known causes, most common first", causes_text(STACK_SIG)),),
-)
+STACK_ENTRY = entry(STACK_SIG, "triage hang shown by a stack")
 
 # the program's own check of what it received failing (``ok=False``, ``correct: False``)
 _BAD_CHECK = re.compile(r"\b(?:ok|correct|passed|match(?:es)?|equal)\s*[=:]\s*False\b", re.I)
@@ -340,24 +306,12 @@ def stacked(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findin
         )
     remedy = STACK_SIG.remedy + (_P2P_REMEDY if (w.op in _P2P or bad) else "")
     line = (inner and f"{inner[0]} ({inner[1]}:{inner[2]})") or "(a stack dump)"
-    m = signatures.Match(
-        code=STACK_CODE,
-        name=STACK_SIG.name,
-        meaning=f"{STACK_SIG.meaning} Here: {'; '.join(here)}.",
-        remedy=remedy,
+    m = reading.match(
+        STACK_SIG,
+        f"{'; '.join(here)}.",
         line=signatures.printable(line),
         lineno=1,
         groups={"collective": w.op} if w.op else {},
-        sig=STACK_SIG,
+        remedy=remedy,
     )
-    return [
-        Finding(
-            match=m,
-            source=inp.source,
-            seq=i * SEQ_STRIDE + 1,
-            role=m.role,
-            host=inp.host,
-            rank=st.rank if st.rank is not None else inp.rank,
-            last_lineno=1,
-        )
-    ]
+    return [reading.at_input(m, i, inp, rank=st.rank if st.rank is not None else inp.rank)]

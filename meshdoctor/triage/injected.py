@@ -19,15 +19,14 @@ its role is ``cause``: the NCCL errors that follow are its consequences.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Dict, List, Sequence, Tuple
 
 from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.signatures.model import signature
+from meshdoctor.triage import reading
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
-from meshdoctor.triage.collect import SEQ_STRIDE
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD834"
 
@@ -64,23 +63,13 @@ INJECTED_SIG = signature(
     ],
 )
 
-INJECTED_SIG = replace(
+INJECTED_SIG = with_why(
     INJECTED_SIG,
-    doc=replace(
-        INJECTED_SIG.doc,
-        why="NCCL's own error names no file (a system error at init): what follows it is a "
-        "consequence of the file it was given.",
-    ),
+    "NCCL's own error names no file (a system error at init): what follows it is a "
+    "consequence of the file it was given.",
 )
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage NCCL topology or graph file injected",
-    doc=INJECTED_SIG.doc,
-    names=(INJECTED_SIG.name,),
-    details=(("Known causes, most common first", causes_text(INJECTED_SIG)),),
-)
+ENTRY = entry(INJECTED_SIG, "triage NCCL topology or graph file injected")
 
 _GRAPH = re.compile(r"\bNCCL_GRAPH_FILE set by environment to (?P<path>\S+)")
 _TOPO = re.compile(
@@ -121,10 +110,8 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
     files = "; ".join(
         f"{k} file {', '.join(sorted(seen[k]))}" for k in ("graph", "topology") if seen[k]
     )
-    m = signatures.Match(
-        code=CODE,
-        name=INJECTED_SIG.name,
-        meaning=f"{INJECTED_SIG.meaning} Here: NCCL loaded the {files}"
+    here = (
+        f"NCCL loaded the {files}"
         + (
             "; a graph file describes rings for one set of GPUs"
             if seen["graph"]
@@ -138,21 +125,13 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             if ngpus
             else ""
         )
-        + ".",
-        remedy=INJECTED_SIG.remedy,
+        + "."
+    )
+    m = reading.match(
+        INJECTED_SIG,
+        here,
         line=signatures.printable(text),
         lineno=lineno,
         groups={"files": files},
-        sig=INJECTED_SIG,
     )
-    return [
-        Finding(
-            match=m,
-            source=inp.source,
-            seq=i * SEQ_STRIDE + lineno,
-            role=m.role,
-            host=inp.host,
-            rank=inp.rank,
-            last_lineno=lineno,
-        )
-    ]
+    return [reading.at_input(m, i, inp)]

@@ -153,34 +153,11 @@ def parse(
     if "\x00" in text:
         warnings.append("holds NUL bytes: corrupted")
     head, _, rest = text.partition("\n")
-    header: Dict[str, Any] = {}
-    body: Dict[str, Any] = {}
-    try:
-        h = json_text.loads(head)
-        header = h if isinstance(h, dict) else {}
-    except json_text.TooDeep:
-        warnings.append("first line nested too deeply to be the JSON header of a crash report")
-    except ValueError:
-        warnings.append("first line is not the JSON header of a crash report")
+    header = _header(head, warnings)
     kind = str(header.get("bug_type") or "")
     if kind in GPU_RESTART_TYPES + RESOURCE_TYPES:
         return _event_report(kind, header, rest, warnings)
-    try:
-        b = json_text.loads(rest) if rest.strip() else None
-        if isinstance(b, dict):
-            body = b
-        elif b is not None:
-            warnings.append("body is JSON but not an object")
-    except json_text.TooDeep:
-        warnings.append(
-            "body nested too deeply to be a crash report (arrays or objects inside each other "
-            "beyond Python's limit): summary salvaged from what is there"
-        )
-    except ValueError as exc:
-        warnings.append(
-            f"truncated or corrupted body ({type(exc).__name__} at character "
-            f"{getattr(exc, 'pos', '?')}): summary salvaged from what is there"
-        )
+    body = _body(rest, warnings)
     if header and not rest.strip():  # the header line alone: cut before the crash itself
         warnings.append(
             "only its header line: the body (exception, threads, images) is missing, so the "
@@ -189,38 +166,12 @@ def parse(
     if body and kind in PANIC_TYPES + JETSAM_TYPES:
         return _system_report(kind, header, body, warnings)
     if body:
-        exc = body.get("exception") if isinstance(body.get("exception"), dict) else {}
-        frames = _frames(body)
-        summary: Dict[str, Any] = {
-            "process": body.get("procName") or header.get("app_name") or header.get("name"),
-            "pid": body.get("pid") if isinstance(body.get("pid"), int) else None,
-            "exception_type": exc.get("type"),
-            "signal": exc.get("signal"),
-            "os": _os(header, body),
-            "bug_type": header.get("bug_type"),
-        }
-        when = str(body.get("captureTime") or header.get("timestamp") or "")
+        summary, frames, when = _crash_summary(header, body)
     else:
-        s = _salvage(text)
-        if not (s["procName"] or s["symbols"] or s["exception"]["type"] or header):
+        salvaged = _salvaged_summary(header, text)
+        if salvaged is None:
             return None, None, None, warnings + ["nothing of a crash report could be read"]
-        frames = [("", sym) for sym in s["symbols"]]
-        imgs = s["images"]
-        if any("libthunderboltrdma" in i for i in imgs) and frames:
-            frames = [
-                ("libthunderboltrdma.dylib" if re.search(r"tbt_", f[1]) else "", f[1])
-                for f in frames
-            ]
-        summary = {
-            "process": s["procName"] or header.get("app_name") or header.get("name"),
-            "pid": s["pid"],
-            "exception_type": s["exception"]["type"],
-            "signal": s["exception"]["signal"],
-            "os": s["os"] or header.get("os_version"),
-            "bug_type": header.get("bug_type"),
-            "salvaged": True,
-        }
-        when = s["captureTime"] or str(header.get("timestamp") or "")
+        summary, frames, when = salvaged
     if str(summary.get("exception_type") or "") == "EXC_RESOURCE" and body:
         return _resource_crash(header, body, summary, warnings)
     code, frame = _classify(frames, summary.get("signal"))
@@ -230,6 +181,92 @@ def parse(
     summary["mlx_version"] = mlx.group(1) if mlx else None
     summary["signature"] = code
     time = parse_time(when) if when else None
+    return summary, _crash_match(summary, code, frames, frame, body), time, warnings
+
+
+def _header(head: str, warnings: List[str]) -> Dict[str, Any]:
+    """The report's first line read as its JSON header (``{}`` when it is none; ``warnings``
+    says why)."""
+    try:
+        h = json_text.loads(head)
+    except json_text.TooDeep:
+        warnings.append("first line nested too deeply to be the JSON header of a crash report")
+        return {}
+    except ValueError:
+        warnings.append("first line is not the JSON header of a crash report")
+        return {}
+    return h if isinstance(h, dict) else {}
+
+
+def _body(rest: str, warnings: List[str]) -> Dict[str, Any]:
+    """The report after its header line read as its JSON body (``{}`` when it is none, cut or
+    corrupted; ``warnings`` says which, the summary then salvaged from the text)."""
+    try:
+        b = json_text.loads(rest) if rest.strip() else None
+    except json_text.TooDeep:
+        warnings.append(
+            "body nested too deeply to be a crash report (arrays or objects inside each other "
+            "beyond Python's limit): summary salvaged from what is there"
+        )
+        return {}
+    except ValueError as exc:
+        warnings.append(
+            f"truncated or corrupted body ({type(exc).__name__} at character "
+            f"{getattr(exc, 'pos', '?')}): summary salvaged from what is there"
+        )
+        return {}
+    if isinstance(b, dict):
+        return b
+    if b is not None:
+        warnings.append("body is JSON but not an object")
+    return {}
+
+
+def _crash_summary(header: Dict[str, Any], body: Dict[str, Any]):
+    """``(summary, frames, when)`` of a crash report whose body was read: the process, pid,
+    exception, OS; the crashed thread's ``(image, symbol)`` frames; the capture time's text."""
+    exc = body.get("exception") if isinstance(body.get("exception"), dict) else {}
+    summary: Dict[str, Any] = {
+        "process": body.get("procName") or header.get("app_name") or header.get("name"),
+        "pid": body.get("pid") if isinstance(body.get("pid"), int) else None,
+        "exception_type": exc.get("type"),
+        "signal": exc.get("signal"),
+        "os": _os(header, body),
+        "bug_type": header.get("bug_type"),
+    }
+    when = str(body.get("captureTime") or header.get("timestamp") or "")
+    return summary, _frames(body), when
+
+
+def _salvaged_summary(header: Dict[str, Any], text: str):
+    """``(summary, frames, when)`` salvaged from a report whose body is cut or corrupted
+    (:func:`_salvage`; ``"salvaged": True``), or None when nothing of a crash report is there."""
+    s = _salvage(text)
+    if not (s["procName"] or s["symbols"] or s["exception"]["type"] or header):
+        return None
+    frames = [("", sym) for sym in s["symbols"]]
+    if any("libthunderboltrdma" in i for i in s["images"]) and frames:
+        frames = [
+            ("libthunderboltrdma.dylib" if re.search(r"tbt_", f[1]) else "", f[1]) for f in frames
+        ]
+    summary = {
+        "process": s["procName"] or header.get("app_name") or header.get("name"),
+        "pid": s["pid"],
+        "exception_type": s["exception"]["type"],
+        "signal": s["exception"]["signal"],
+        "os": s["os"] or header.get("os_version"),
+        "bug_type": header.get("bug_type"),
+        "salvaged": True,
+    }
+    return summary, frames, s["captureTime"] or str(header.get("timestamp") or "")
+
+
+def _crash_match(
+    summary: Dict[str, Any], code: str, frames, frame, body: Dict[str, Any]
+) -> signatures.Match:
+    """The match of a crash report classified as ``code`` (its faulting ``frame``, None when
+    none was found): the line naming the process, the signal and the frame; what an unknown
+    native crash means; the remedy of a whole report or of one cut before the crash."""
     sig = summary.get("signal") or summary.get("exception_type")
     # a frame whose image is not known (a salvaged report) is named by its symbol alone
     named = (frame[0], readable_symbol(frame[1])) if frame else None  # Rust v0 symbols read
@@ -269,7 +306,7 @@ def parse(
             "the DiagnosticReports folder it came from) and triage the copy."
         )
     m.context = summary["top_frames"][: signatures.CONTEXT_LINES]
-    return summary, m, time, warnings
+    return m
 
 
 def _system_report(

@@ -15,15 +15,14 @@ follow from it.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.signatures.model import signature
 from meshdoctor.triage import stacks
-from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD891"
 
@@ -59,23 +58,13 @@ ORDER_SIG = signature(
     ],
 )
 
-ORDER_SIG = replace(
+ORDER_SIG = with_why(
     ORDER_SIG,
-    doc=replace(
-        ORDER_SIG.doc,
-        why="A hang of the program, not of the mesh: every link may be fine, and no backend "
-        "prints an error; what follows (a timeout, a kill) is its consequence.",
-    ),
+    "A hang of the program, not of the mesh: every link may be fine, and no backend "
+    "prints an error; what follows (a timeout, a kill) is its consequence.",
 )
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage collective-order mismatch",
-    doc=ORDER_SIG.doc,
-    names=(ORDER_SIG.name,),
-    details=(("Known causes, most common first", causes_text(ORDER_SIG)),),
-)
+ENTRY = entry(ORDER_SIG, "triage collective-order mismatch")
 
 # what marks a stack dump, and where one process's part of a file starts
 _PY_SPY = re.compile(r"^Thread (?:0x)?[0-9A-Fa-f]+ \((?:idle|active)", re.M)
@@ -133,27 +122,14 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             continue
         for st in dumps(inp.head, inp.rank):
             got.append((i, inp, st))
-    reading = stacks.order_reading([dict(st.to_dict(), host=inp.host) for _, inp, st in got])
-    if reading is None or not reading.mismatch:
+    order = stacks.order_reading([dict(st.to_dict(), host=inp.host) for _, inp, st in got])
+    if order is None or not order.mismatch:
         return []
     i, inp, _ = got[0]
-    m = signatures.Match(
-        code=CODE,
-        name=ORDER_SIG.name,
-        meaning=f"{ORDER_SIG.meaning} Here: {reading.summary}.",
-        remedy=ORDER_SIG.remedy,
-        line=signatures.printable(reading.summary.split(": the ranks are in")[0]),
+    m = reading.match(
+        ORDER_SIG,
+        f"{order.summary}.",
+        line=signatures.printable(order.summary.split(": the ranks are in")[0]),
         lineno=1,
-        sig=ORDER_SIG,
     )
-    return [
-        Finding(
-            match=m,
-            source=inp.source,
-            seq=i * SEQ_STRIDE + 1,
-            role=m.role,
-            host=inp.host,
-            rank=None,
-            last_lineno=1,
-        )
-    ]
+    return [reading.at_input(m, i, inp, rank=None)]

@@ -115,6 +115,23 @@ def _nothing_read(read) -> str:
 
 def build(col: Collected, verdict: Verdict) -> Verdict:
     """Fill ``verdict`` (command "triage") from ``col``."""
+    firsts = relate(col.findings)
+    timeline = order(col.findings)
+    _findings(col, verdict, firsts, timeline)
+    _inputs(col, verdict)
+    _what_was_read(col, verdict, firsts)
+    section: Dict[str, Any] = {
+        "inputs": [i.to_dict() for i in col.inputs],
+        "findings": [f.to_dict() for f in timeline],
+        "first_cause": [f.id for f in firsts],
+    }
+    verdict.triage = section
+    return verdict
+
+
+def _findings(col: Collected, verdict: Verdict, firsts, timeline) -> None:
+    """One FAIL result per finding of ``col``: the first causes (``firsts``), then the rest in
+    ``timeline`` order, each with its signature's title, its summary and remedy."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
     own_entries = (silent.ENTRY, silent.WEDGE_ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY)
     own_entries += (hung.STACK_ENTRY, stale.ENTRY, views.ENTRY)
@@ -122,9 +139,7 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
         titles[own.code] = own.title
     titles[versions.CODE] = versions.ENTRY.title
     titles[injected.CODE] = injected.ENTRY.title
-    firsts = relate(col.findings)
     by_id = {f.id: f for f in col.findings}
-    timeline = order(col.findings)
     shown: Dict[str, str] = {}  # signature name -> the finding that lists its known causes
     for f in firsts + [f for f in timeline if not f.first_cause]:
         verdict.results.append(
@@ -141,10 +156,11 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 needs_reboot=f.first_cause and f.match.sig is not None and f.match.sig.needs_reboot,
             )
         )
-    read = [i for i in col.inputs if i.error is None]
-    # nothing read is not a go: an empty log, or only --exit-code 0 (which proves nothing: MD660)
-    content = [i for i in read if i.kind != "exit-code" and i.bytes > 0]
-    empty = not col.findings and not content
+
+
+def _inputs(col: Collected, verdict: Verdict) -> None:
+    """The results of the inputs: one that could not be read (an error), one read with warnings
+    (a warning, an error when it could not be assessed), a host that could not be reached."""
     for inp in col.inputs:
         if inp.error:
             verdict.results.append(
@@ -175,6 +191,15 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 summary=signatures.printable(f"{host} unreachable: {why}"),
             )
         )
+
+
+def _what_was_read(col: Collected, verdict: Verdict, firsts) -> None:
+    """The result that says what was read (inputs, bytes, lines, findings, the first causes),
+    or an error when nothing was (no input, nothing of substance, nothing readable)."""
+    read = [i for i in col.inputs if i.error is None]
+    # nothing read is not a go: an empty log, or only --exit-code 0 (which proves nothing: MD660)
+    content = [i for i in read if i.kind != "exit-code" and i.bytes > 0]
+    empty = not col.findings and not content
     if read and empty and not any(r.status == ERROR for r in verdict.results):
         verdict.results.append(
             input_result(
@@ -208,10 +233,3 @@ def build(col: Collected, verdict: Verdict) -> Verdict:
                 summary="nothing could be read",
             )
         )
-    section: Dict[str, Any] = {
-        "inputs": [i.to_dict() for i in col.inputs],
-        "findings": [f.to_dict() for f in timeline],
-        "first_cause": [f.id for f in firsts],
-    }
-    verdict.triage = section
-    return verdict

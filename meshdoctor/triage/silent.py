@@ -18,14 +18,13 @@ is ``cause``: it is the first cause, since by the rule no other cause was found.
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
 from typing import Collection, List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
-from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.signatures.model import signature
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD691"
 
@@ -65,25 +64,15 @@ SILENT = signature(
 )
 
 # what the role's usual "why" would say (the rank printed it) is not so here: triage names it
-SILENT = replace(
+SILENT = with_why(
     SILENT,
-    doc=replace(
-        SILENT.doc,
-        why="The suspect of a job whose other ranks only lost a peer: it is the first cause "
-        "because no rank printed a cause of its own, and the peers' errors are its "
-        "consequences; a crash, jetsam or panic report of its host, once found, says what "
-        "happened.",
-    ),
+    "The suspect of a job whose other ranks only lost a peer: it is the first cause "
+    "because no rank printed a cause of its own, and the peers' errors are its "
+    "consequences; a crash, jetsam or panic report of its host, once found, says what "
+    "happened.",
 )
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage silent rank",
-    doc=SILENT.doc,
-    names=(SILENT.name,),
-    details=(("Known causes, most common first", causes_text(SILENT)),),
-)
+ENTRY = entry(SILENT, "triage silent rank")
 
 _LOGS = ("log", "stdin")
 
@@ -125,23 +114,13 @@ WEDGE = signature(
         ),
     ],
 )
-WEDGE = replace(
+WEDGE = with_why(
     WEDGE,
-    doc=replace(
-        WEDGE.doc,
-        why="A hang read backwards would blame the silent ranks (dead, killed): they are alive "
-        "and waiting; the one hop that reset is where the job broke.",
-    ),
+    "A hang read backwards would blame the silent ranks (dead, killed): they are alive "
+    "and waiting; the one hop that reset is where the job broke.",
 )
 
-WEDGE_ENTRY = Entry(
-    code=WEDGE_CODE,
-    kind=SIGNATURE,
-    title="triage ring reset wedge",
-    doc=WEDGE.doc,
-    names=(WEDGE.name,),
-    details=(("Known causes, most common first", causes_text(WEDGE)),),
-)
+WEDGE_ENTRY = entry(WEDGE, "triage ring reset wedge")
 
 
 def _is_reset(f: Finding) -> bool:
@@ -171,32 +150,18 @@ def wedged(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding
     first = min(resets, key=lambda f: f.seq)
     gave_up = any(f.match.name == _GIVE_UP for f in rank_findings)
     where = _who(first.host, first.rank) or first.source
-    m = signatures.Match(
-        code=WEDGE_CODE,
-        name=WEDGE.name,
-        meaning=f"{WEDGE.meaning} Here: {where}'s ring socket was reset ('{first.match.line}'"
+    m = reading.match(
+        WEDGE,
+        f"{where}'s ring socket was reset ('{first.match.line}'"
         + (f", x{first.count}" if first.count > 1 else "")
         + (", then the ring gave up: 'Aborting...'" if gave_up else "")
         + f"); {', '.join(_who(i.host, i.rank) or i.source for i in quiet)} print nothing "
         "after it: waiting, not dead.",
-        remedy=WEDGE.remedy,
         line=first.match.line,
         lineno=first.match.lineno,
         groups=dict(first.match.groups),
-        sig=WEDGE,
     )
-    return [
-        Finding(
-            match=m,
-            source=first.source,
-            seq=first.seq,
-            role=m.role,
-            host=first.host,
-            rank=first.rank,
-            time=first.time,
-            last_lineno=first.match.lineno,
-        )
-    ]
+    return [reading.at_finding(m, first)]
 
 
 def _who(host: Optional[str], rank: Optional[int]) -> str:
@@ -250,25 +215,13 @@ def suspects(
         )
         if not lost:
             continue
-        m = signatures.Match(
-            code=CODE,
-            name=SILENT.name,
-            meaning=f"{SILENT.meaning} Here: {_who(inp.host, inp.rank)}'s log ends after "
+        m = reading.match(
+            SILENT,
+            f"{_who(inp.host, inp.rank)}'s log ends after "
             f"{inp.lines} line(s) with no error, while {', '.join(lost)} lost a peer.",
-            remedy=_remedy(inp),
             line=f"(end of the log after {inp.lines} line(s), no error)",
             lineno=inp.lines,
-            sig=SILENT,
+            remedy=_remedy(inp),
         )
-        out.append(
-            Finding(
-                match=m,
-                source=inp.source,
-                seq=i * SEQ_STRIDE + inp.lines,
-                role=m.role,
-                host=inp.host,
-                rank=inp.rank,
-                last_lineno=inp.lines,
-            )
-        )
+        out.append(reading.at_input(m, i, inp))
     return out

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Sequence
 
-from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.signatures.model import signature
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD874"
 DROPS = ("jaccl.recv-errno-60", "jaccl.recv-errno-2", "jaccl.peer-gone")
@@ -56,25 +56,15 @@ STALE_SIG = signature(
         ),
     ],
 )
-STALE_SIG = replace(
+STALE_SIG = with_why(
     STALE_SIG,
-    doc=replace(
-        STALE_SIG.doc,
-        why="Read alone, each RTR errno 22 sends the reader to the GID and address setup, "
-        "which was fine; the drop before them and their recurrence on every node say the "
-        "RDMA state needs a reset.",
-    ),
-    needs_reboot=True,
+    "Read alone, each RTR errno 22 sends the reader to the GID and address setup, "
+    "which was fine; the drop before them and their recurrence on every node say the "
+    "RDMA state needs a reset.",
 )
+STALE_SIG = replace(STALE_SIG, needs_reboot=True)
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage RDMA stale after a drop",
-    doc=STALE_SIG.doc,
-    names=(STALE_SIG.name,),
-    details=(("Known causes, most common first", causes_text(STALE_SIG)),),
-)
+ENTRY = entry(STALE_SIG, "triage RDMA stale after a drop")
 
 
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
@@ -95,27 +85,13 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
     if not rtr or (len(sources) < 2 and runs < 2):
         return []
     dropped = sorted({f.source for f in drops})
-    m = signatures.Match(
-        code=CODE,
-        name=STALE_SIG.name,
-        meaning=f"{STALE_SIG.meaning} Here: the drop '{first.match.line}' "
+    m = reading.match(
+        # the reboot is named for the hosts the inputs named; files given by path name none
+        STALE_SIG if first.host else replace(STALE_SIG, needs_reboot=False),
+        f"the drop '{first.match.line}' "
         f"({', '.join(dropped)} at {first.time.strftime('%H:%M:%S')}), then RTR errno 22 in "  # type: ignore[union-attr]
         f"{', '.join(sorted(sources))} ({runs} line(s), every start after it).",
-        remedy=STALE_SIG.remedy,
         line=first.match.line,
         lineno=first.match.lineno,
-        # the reboot is named for the hosts the inputs named; files given by path name none
-        sig=STALE_SIG if first.host else replace(STALE_SIG, needs_reboot=False),
     )
-    return [
-        Finding(
-            match=m,
-            source=first.source,
-            seq=first.seq,
-            role=m.role,
-            host=first.host,
-            rank=first.rank,
-            time=first.time,
-            last_lineno=first.match.lineno,
-        )
-    ]
+    return [reading.at_finding(m, first)]

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import replace
 from typing import Dict, List, Sequence, Tuple
 
 from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
+from meshdoctor.signatures.model import signature
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
-from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD893"
 
@@ -59,23 +58,13 @@ VERSIONS_SIG = signature(
     ],
 )
 
-VERSIONS_SIG = replace(
+VERSIONS_SIG = with_why(
     VERSIONS_SIG,
-    doc=replace(
-        VERSIONS_SIG.doc,
-        why="No rank says the versions differ: each fails in its own way at init (or hangs), "
-        "and those errors are consequences of this; fix it before reading them.",
-    ),
+    "No rank says the versions differ: each fails in its own way at init (or hangs), "
+    "and those errors are consequences of this; fix it before reading them.",
 )
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage NCCL versions differ",
-    doc=VERSIONS_SIG.doc,
-    names=(VERSIONS_SIG.name,),
-    details=(("Known causes, most common first", causes_text(VERSIONS_SIG)),),
-)
+ENTRY = entry(VERSIONS_SIG, "triage NCCL versions differ")
 
 # NCCL's banner ("NCCL version 2.20.5+cuda12.4", also behind "NCCL INFO") and PyTorch's
 # "..., NCCL version 2.20.5" at the end of its NCCL error
@@ -115,24 +104,11 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         return ", ".join(sorted(inputs[k].source for k in seen[v]))
 
     listed = "; ".join(f"{v} in {who(v)}" for v in sorted(seen, key=_key, reverse=True))
-    m = signatures.Match(
-        code=CODE,
-        name=VERSIONS_SIG.name,
-        meaning=f"{VERSIONS_SIG.meaning} Here: NCCL {listed}.",
-        remedy=VERSIONS_SIG.remedy,
+    m = reading.match(
+        VERSIONS_SIG,
+        f"NCCL {listed}.",
         line=signatures.printable(text),
         lineno=lineno,
         groups={"versions": ", ".join(sorted(seen, key=_key, reverse=True))},
-        sig=VERSIONS_SIG,
     )
-    return [
-        Finding(
-            match=m,
-            source=inp.source,
-            seq=i * SEQ_STRIDE + lineno,
-            role=m.role,
-            host=inp.host,
-            rank=inp.rank,
-            last_lineno=lineno,
-        )
-    ]
+    return [reading.at_input(m, i, inp)]

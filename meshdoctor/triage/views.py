@@ -18,14 +18,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from meshdoctor import signatures
-from meshdoctor.codes.model import SIGNATURE, Entry
-from meshdoctor.signatures.model import causes_text, signature
-from meshdoctor.triage.collect import SEQ_STRIDE
+from meshdoctor.signatures.model import signature
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD875"
 _CONNECT = ("ring.connect-failed", "jaccl.side-channel-connect")
@@ -64,23 +62,13 @@ VIEW_SIG = signature(
         ),
     ],
 )
-VIEW_SIG = replace(
+VIEW_SIG = with_why(
     VIEW_SIG,
-    doc=replace(
-        VIEW_SIG.doc,
-        why="The connect failure that follows reads as 'neighbour down or firewall'; the "
-        "disagreement between the nodes' own lists is the cause.",
-    ),
+    "The connect failure that follows reads as 'neighbour down or firewall'; the "
+    "disagreement between the nodes' own lists is the cause.",
 )
 
-ENTRY = Entry(
-    code=CODE,
-    kind=SIGNATURE,
-    title="triage hostfile views differ",
-    doc=VIEW_SIG.doc,
-    names=(VIEW_SIG.name,),
-    details=(("Known causes, most common first", causes_text(VIEW_SIG)),),
-)
+ENTRY = entry(VIEW_SIG, "triage hostfile views differ")
 
 
 def _views(inputs: Sequence[Input]) -> List[Tuple[int, Input, int, List[str]]]:
@@ -153,21 +141,10 @@ def _differ(
 
 def _finding(v: Tuple[int, Input, int, List[str]], why: str) -> Finding:
     i, inp, rank, _ = v
-    m = signatures.Match(
-        code=CODE,
-        name=VIEW_SIG.name,
-        meaning=f"{VIEW_SIG.meaning} Here: {why}.",
-        remedy=VIEW_SIG.remedy,
+    m = reading.match(
+        VIEW_SIG,
+        f"{why}.",
         line=f"rank {rank}'s hostfile differs from the others'",
         lineno=1,
-        sig=VIEW_SIG,
     )
-    return Finding(
-        match=m,
-        source=inp.source,
-        seq=i * SEQ_STRIDE,
-        role=m.role,
-        host=inp.host,
-        rank=rank,
-        last_lineno=1,
-    )
+    return reading.at_input(m, i, inp, seq_line=0, rank=rank)
