@@ -84,6 +84,7 @@ def _signatures() -> List[Entry]:
     from meshdoctor.triage.silent import ENTRY as SILENT_RANK
     from meshdoctor.triage.versions import ENTRY as NCCL_VERSIONS
     from meshdoctor.triage.ifname import ENTRY as NCCL_IFNAME
+    from meshdoctor.triage.injected import ENTRY as NCCL_INJECTED
     from meshdoctor.triage.silent import WEDGE_ENTRY as WEDGE
     from meshdoctor.triage.stale import ENTRY as STALE
     from meshdoctor.triage.views import ENTRY as VIEWS
@@ -96,7 +97,7 @@ def _signatures() -> List[Entry]:
     return (
         out
         + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE, HUNG_STACK, STALE, VIEWS]
-        + [NCCL_VERSIONS, NCCL_IFNAME]
+        + [NCCL_VERSIONS, NCCL_IFNAME, NCCL_INJECTED]
     )
 
 

@@ -11,6 +11,8 @@ One module per family, each signature where its text comes from:
   dlopen, its ``MeshImpl`` frames);
 * :mod:`~meshdoctor.signatures.ring`: the ring backend (``[ring]`` lines, its hostfile);
 * :mod:`~meshdoctor.signatures.nccl`: the NCCL backend, NCCL's own texts and CUDA errors;
+* :mod:`~meshdoctor.signatures.cuda`: CUDA's own error texts in any wrapper, by the CUDA
+  runtime's table (:mod:`~meshdoctor.signatures.cuda_errors`);
 * :mod:`~meshdoctor.signatures.native`: what lies under MLX (the Thunderbolt RDMA driver, Metal,
   crash signals, Python exceptions);
 * :mod:`~meshdoctor.signatures.launch`: mlx.launch and MLX's distributed init (the backend

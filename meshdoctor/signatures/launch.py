@@ -610,4 +610,26 @@ SIGNATURES = (
             "[jaccl] Connection attempt 2 waiting 1000 ms",
         ),
     ),
+    # -- Open MPI's banners after a rank exited non-zero (consequences) --------------------
+    signature(
+        "MD831",
+        "mpi.rank-exited",
+        r"Primary job\s+terminated normally, but (?P<n>\d+) process(?:es)? returned|"
+        r"An MPI communication peer process has unexpectedly disconnected",
+        "Open MPI's launcher (mpirun, prterun) reports that a process of the job exited with "
+        "a non-zero status and it aborted the others ('Primary job terminated normally, but "
+        "N process returned a non-zero exit code'), or a process lost its MPI peer ('An MPI "
+        "communication peer process has unexpectedly disconnected'): the echo of that "
+        "process's own failure, which it printed before (nccl-tests' 'Test CUDA failure', an "
+        "NCCL error, a traceback).",
+        "Find the error the failed process printed first (its stderr, above the banner) and "
+        "fix that one; the banner itself says nothing about the cause.",
+        "Open MPI mpirun(1) / PRRTE help texts (help-prterun.txt 'Primary job terminated "
+        "normally'; ompi/mca/pml help 'unexpectedly disconnected'); NVIDIA/nccl-tests #338",
+        role=CONSEQUENCE,
+        examples=(
+            "Primary job  terminated normally, but 1 process returned",
+            "An MPI communication peer process has unexpectedly disconnected.  This",
+        ),
+    ),
 )

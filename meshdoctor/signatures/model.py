@@ -121,7 +121,8 @@ class Signature:
     :class:`FailureClass` readings of a signature that reads many texts (the first whose
     regex finds the match's groups names it, before ``refine``); ``needs_reboot``: when this
     signature is a first cause, the host it was seen on needs a reboot (the verdict's
-    ``needs_reboot``)."""
+    ``needs_reboot``); ``class_remedy``: a match's remedy starts with its class's
+    (:meth:`remedy_for`)."""
 
     code: str
     name: str
@@ -144,6 +145,7 @@ class Signature:
     report_remedy: Optional[str] = None
     classes: Tuple[FailureClass, ...] = ()
     needs_reboot: bool = False
+    class_remedy: bool = False
 
     def failure_class(self, groups: Mapping[str, str]) -> Optional[FailureClass]:
         """The first of :attr:`classes` whose regex finds the text of a match's groups (its
@@ -152,6 +154,13 @@ class Signature:
         if groups.get("component"):
             text = f"[{groups['component']}] {text}"
         return next((c for c in self.classes if c.regex.search(text)), None)
+
+    def remedy_for(self, groups: Mapping[str, str]) -> str:
+        """What helps for one match with regex ``groups``: with :attr:`class_remedy`, the
+        remedy of the class of :attr:`classes` that names them, then :attr:`remedy`; else
+        :attr:`remedy`."""
+        cls = self.failure_class(groups) if self.class_remedy and self.classes else None
+        return f"{cls.remedy[:1].upper()}{cls.remedy[1:]}. {self.remedy}" if cls else self.remedy
 
     def role_for(self, groups: Mapping[str, str]) -> str:
         """The role of one match with regex ``groups``: what :attr:`role_of` says of them,
@@ -205,6 +214,7 @@ def signature(
     report_remedy: Optional[str] = None,
     classes: Sequence[FailureClass] = (),
     needs_reboot: bool = False,
+    class_remedy: bool = False,
 ) -> Signature:
     """Declare a :class:`Signature`: ``regex`` and ``frame`` compiled; ``causes`` as
     ``(what, evidence)`` pairs; its Doc built from ``meaning``, the role's why
@@ -252,6 +262,7 @@ def signature(
         report_remedy=report_remedy,
         classes=tuple(classes),
         needs_reboot=needs_reboot,
+        class_remedy=class_remedy,
     )
 
 

@@ -8,6 +8,7 @@ import ipaddress
 import re
 from typing import Mapping, Optional
 
+from meshdoctor.signatures.cuda import KNOWN
 from meshdoctor.signatures.model import CAUSE, CONSEQUENCE, EITHER, signature
 from meshdoctor.signatures.nccl_classes import CLASSES
 from meshdoctor.signatures.nccl_results import CLASSES as RESULT_CLASSES
@@ -408,7 +409,10 @@ SIGNATURES = (
     signature(
         "MD652",
         "cuda.error",
-        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:)(?!.*out of memory)",
+        # a text of the CUDA runtime's table is cuda.failure's (MD830, signatures/cuda.py)
+        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:)(?!.*out of memory)(?!:? ?"
+        + KNOWN
+        + ")",
         "A CUDA call failed; MLX exits with status 1 after printing it.",
         "Read the CUDA error text; check the driver and GPU health (nvidia-smi, dmesg Xid).",
         "CUDA runtime error strings",
@@ -416,10 +420,11 @@ SIGNATURES = (
             ("GPU fault (illegal address, Xid)", "dmesg | grep -i xid"),
             ("driver and CUDA runtime do not match", "nvidia-smi vs the wheel's CUDA"),
         ],
+        # texts of the CUDA runtime's table are cuda.failure's (MD830): these are not in it
         examples=(
-            "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
-            "RuntimeError: cudaStreamSynchronize(stream) failed: an illegal memory access was "
-            "encountered",
+            "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm("
+            " handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`",
+            "RuntimeError: cublasLtMatmul(handle, desc, &alpha) failed: CUBLAS_STATUS_NOT_SUPPORTED",
         ),
     ),
     signature(
@@ -734,5 +739,87 @@ SIGNATURES = (
             "node1:1:2 [0] misc/socket.cc:716 NCCL WARN ncclSocketInit: connecting to address "
             "with family 0 is neither AF_INET(2) nor AF_INET6(10)",
         ),
+    ),
+    # -- the program's collectives differ between ranks; an injected graph file (MD832, MD833)
+    signature(
+        "MD832",
+        "nccl.collective-mismatch",
+        r"Mismatched collective detected, please check your collective calls at and around "
+        r"rank (?P<rank>\d+)|Detected mismatch between collectives on ranks\. Rank "
+        r"(?P<ra>\d+) is running collective: (?P<ca>.+?), but Rank (?P<rb>\d+) is running "
+        r"(?:inconsistent )?collective",
+        "The ranks are not issuing the same collective: NCCL's kernels found that the peers "
+        "of a collective disagree on it (NCCL WARN 'Mismatched collective detected ... at and "
+        "around rank R', then ncclInvalidUsage), or PyTorch's collective check "
+        "(TORCH_DISTRIBUTED_DEBUG=DETAIL) compared the ranks' fingerprints. Different tensor "
+        "sizes or dtypes on different ranks, or collectives enqueued in a different order (a "
+        "rank-dependent code path): a bug of the program, not of the network; left alone it "
+        "hangs or corrupts the result.",
+        "Look at the code path around the rank named: every rank must call the same "
+        "collectives in the same order with the same shapes and dtypes (no collective under "
+        "an `if rank == ...`, the same number of batches on every rank); compare the ranks' "
+        "sequences with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL on all ranks (PyTorch: "
+        "TORCH_DISTRIBUTED_DEBUG=DETAIL names each rank's collective and shape).",
+        "NCCL v2.30.7 src/init.cc (ncclDevAssertedMismatch: 'Mismatched collective "
+        "detected'); PyTorch ProcessGroupWrapper ('Detected mismatch between collectives on "
+        "ranks'); NVIDIA/nccl #296 (maintainer: tensors of different sizes or collectives "
+        "enqueued in different orders at different ranks)",
+        causes=[
+            (
+                "different tensor sizes or dtypes on different ranks",
+                "NCCL_DEBUG_SUBSYS=COLL: the same opCount with different counts or datatypes",
+            ),
+            (
+                "collectives called in a different order, or one rank calling one more",
+                "a rank-dependent branch or an uneven number of batches per rank",
+            ),
+        ],
+        refine=lambda g: (
+            f"NCCL names rank {g['rank']} and its neighbours"
+            if g.get("rank")
+            else f"rank {g['ra']} runs {g['ca']} while rank {g['rb']} runs another collective"
+            if g.get("ra")
+            else None
+        ),
+        examples=(
+            # NVIDIA/nccl #296
+            "init.cc:1247 NCCL WARN Mismatched collective detected, please check your "
+            "collective calls at and around rank 39. You can use NCCL_DEBUG=INFO and "
+            "NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+            "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running "
+            "collective: CollectiveFingerPrint(SequenceNumber=12, OpType=ALLREDUCE, "
+            "TensorShape=[1024], TensorDtypes=Float), but Rank 1 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=12, OpType=ALLGATHER, TensorShape=[1024], "
+            "TensorDtypes=Float).",
+        ),
+    ),
+    signature(
+        "MD833",
+        "nccl.graph-file-device",
+        r"NCCL WARN XML Import Channel : dev (?P<dev>\d+) not found",
+        "NCCL was given a ring/tree graph to use (an XML file named by NCCL_GRAPH_FILE) that "
+        "names a GPU this communicator does not have: the graph was made for another set of "
+        "GPUs (another GPU count, -g 4 where the job runs 2 or 3), so NCCL cannot place its "
+        "channels and init fails with a system error. NCCL reads NCCL_GRAPH_FILE from the "
+        "environment and from its configuration files (NCCL_CONF_FILE, ~/.nccl.conf, "
+        "/etc/nccl.conf), so the setting may not be in the job's environment at all.",
+        "Find where NCCL_GRAPH_FILE (and NCCL_TOPO_FILE) is set: the environment, "
+        "NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (NCCL_DEBUG=INFO prints "
+        "'NCCL_GRAPH_FILE set by environment to ...'); remove NCCL_GRAPH_FILE, or give one "
+        "made for these GPUs. Keep NCCL_TOPO_FILE only where it describes the real topology "
+        "(the VM images that ship one).",
+        "NCCL v2.30.7 src/graph/xml.cc (ncclTopoGetGraphFromXmlSub: 'XML Import Channel : dev "
+        "%d not found'), src/graph/search.cc (NCCL_GRAPH_FILE), src/misc/param.cc (the "
+        "configuration files); NVIDIA/nccl #1008 (NCCL_GRAPH_FILE set in /etc/nccl.conf)",
+        causes=[
+            (
+                "NCCL_GRAPH_FILE set in /etc/nccl.conf or ~/.nccl.conf for another GPU count",
+                "only some GPU counts fail (-g 4 works, -g 2 fails); `grep NCCL_ /etc/nccl.conf "
+                "~/.nccl.conf`",
+            ),
+            ("NCCL_GRAPH_FILE exported for another machine", "`env | grep NCCL_GRAPH_FILE`"),
+        ],
+        refine=lambda g: f"the graph names device {g['dev']}" if g.get("dev") else None,
+        examples=("node1:648288:648306 [0] NCCL WARN XML Import Channel : dev 3 not found.",),
     ),
 )

@@ -260,7 +260,10 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     # NCCL texts PyTorch prints bare after "Last error:" (NVIDIA/nccl #1267, #1235):
     # ncclSocketInit's "... with family 0 is neither AF_INET(2) ...", CUDACHECK's "Cuda failure"
     "AF_INET",
-    "Cuda failure",
+    # CUDACHECK's "Cuda failure", nccl-tests' "Test CUDA failure common.cu:N '<text>'"
+    "failure",
+    "Primary job",  # Open MPI's "Primary job  terminated normally, but 1 process returned"
+    "ismatch",  # NCCL's "Mismatched collective detected", PyTorch's "Detected mismatch between"
     "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
     # the dynamic loader's words for an MLX library missing or of another build, bare
     # (dlopen's "libmlx.so: cannot open shared object file", "Symbol not found: __ZN3mlx...")
@@ -552,12 +555,20 @@ def _match(sig: Signature, line: str, m: "re.Match[str]", lineno: int = 0) -> Ma
     meaning = sig.meaning_for(groups)
     if m.start() > LINE_CHARS // 2:  # a long line (a progress bar, then the error): show the error
         line = "..." + line[m.start() - 40 :]
-    return Match(sig.code, sig.name, meaning, sig.remedy, _cut(line), groups, lineno, sig=sig)
+    remedy = sig.remedy_for(groups)
+    return Match(sig.code, sig.name, meaning, remedy, _cut(line), groups, lineno, sig=sig)
 
 
 def _match_sig(sig: Signature, line: str, lineno: int, groups: Dict[str, str]) -> Match:
     return Match(
-        sig.code, sig.name, sig.meaning_for(groups), sig.remedy, _cut(line), groups, lineno, sig=sig
+        sig.code,
+        sig.name,
+        sig.meaning_for(groups),
+        sig.remedy_for(groups),
+        _cut(line),
+        groups,
+        lineno,
+        sig=sig,
     )
 
 
@@ -576,7 +587,7 @@ def make_match(
         s.code,
         s.name,
         meaning or s.meaning_for(groups or {}),
-        s.remedy,
+        s.remedy_for(groups or {}),
         _cut(line),
         groups or {},
         lineno,

@@ -16,6 +16,7 @@ from meshdoctor.triage import (
     collect,
     hung,
     ifname,
+    injected,
     mismatch,
     pasted,
     silent,
@@ -117,4 +118,5 @@ def run(
     col.findings.extend(views.readings(col.inputs, col.findings))  # MD875, hostfiles differ
     col.findings.extend(versions.readings(col.inputs, col.findings))  # MD893
     col.findings.extend(ifname.readings(col.inputs, col.findings))  # MD894
+    col.findings.extend(injected.readings(col.inputs, col.findings))  # MD834
     return build(col, verdict)

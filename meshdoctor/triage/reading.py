@@ -1,5 +1,6 @@
-"""What every reading across inputs (:mod:`.alone`, :mod:`.hung`, :mod:`.mismatch`,
-:mod:`.silent`, :mod:`.stale`, :mod:`.versions`, :mod:`.views`) builds the same way: its
+"""What every reading across inputs (:mod:`.alone`, :mod:`.hung`, :mod:`.injected`,
+:mod:`.mismatch`, :mod:`.silent`, :mod:`.stale`, :mod:`.versions`, :mod:`.views`) builds the
+same way: its
 signature with the "why" triage gives it, its catalogue entry, the match that says what it saw
 ("``<the signature's meaning>`` Here: ...") and the finding, placed at a line of an input or at
 another finding. A reading writes only its rule and its words."""

@@ -16,7 +16,8 @@ from typing import Any, Dict
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
-from meshdoctor.triage import alone, hung, ifname, mismatch, silent, stale, versions, views
+from meshdoctor.triage import alone, hung, ifname, injected, mismatch, silent, stale, versions
+from meshdoctor.triage import views
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Finding, check_command
 from meshdoctor.triage.timeline import order, relate
@@ -139,6 +140,7 @@ def _findings(col: Collected, verdict: Verdict, firsts, timeline) -> None:
         titles[own.code] = own.title
     titles[versions.CODE] = versions.ENTRY.title
     titles[ifname.CODE] = ifname.ENTRY.title
+    titles[injected.CODE] = injected.ENTRY.title
     by_id = {f.id: f for f in col.findings}
     shown: Dict[str, str] = {}  # signature name -> the finding that lists its known causes
     for f in firsts + [f for f in timeline if not f.first_cause]:

@@ -159,8 +159,20 @@ LINES = [
     ),
     (
         "CUDA error: an illegal memory access was encountered at /mlx/backend/cuda/eval.cpp:61",
+        "MD830",
+    ),
+    (
+        "RuntimeError: cublasLtMatmul(handle, desc, &alpha) failed: CUBLAS_STATUS_NOT_SUPPORTED",
         "MD652",
     ),
+    ("gpu: Test CUDA failure common.cu:1030 'system not yet initialized'", "MD830"),
+    (
+        "init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective "
+        "calls at and around rank 39.",
+        "MD832",
+    ),
+    ("node1:648288:648306 [0] NCCL WARN XML Import Channel : dev 3 not found.", "MD833"),
+    ("Primary job  terminated normally, but 1 process returned", "MD831"),
     (
         "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
         "/dev/shm/nccl-2bX0 (size 9637888)",
