@@ -16,7 +16,10 @@ script is fed on stdin to ``sh -s``, so the marker never appears on any command 
 command line carries the marker (a pid reused by another program since is left alone). A host
 that has answered before (:class:`meshdoctor.remote.Hosts`: its ranks' events arrived, an
 earlier call completed) and does not confirm by the first deadline is asked again, until a later
-``confirm_s`` total (ssh's own failure, exit 255, is not retried): slow is not unreachable. One that still has not confirmed is recorded in
+``confirm_s`` total (ssh's own failure, exit 255, is not retried): slow is not unreachable; a
+host the caller saw go silent while the others were still heard (``silent``: a link down, its
+traffic dropped) is not asked again, since a retry over a dead connection only waits out its
+deadline. One that still has not confirmed is recorded in
 ``Report.unconfirmed`` (its ranks may remain; it is never called unreachable); only a host that
 never answered is recorded in ``hosts.unreachable``. Neither is waited on beyond its deadline;
 what is known (the pids it was asked to stop) stays in the actions.
@@ -612,6 +615,7 @@ def stop(
     ask: Optional[str] = None,
     ask_wait_s: float = 0.3,
     confirm_s: Optional[float] = None,
+    silent: Optional[Dict[str, float]] = None,
 ) -> Report:
     """Stop ``targets`` on every host at once (see module doc) and return what was done.
 
@@ -626,10 +630,17 @@ def stop(
     clean) though no target runs there; ``tmp_prefix``: remove ``$TMPDIR/<tmp_prefix>*`` on
     every host. ``ask``: on remote hosts, a signal name (``USR1``: a stack dump) sent first to
     each running target, ``ask_wait_s`` before SIGTERM, in the same ssh call (``Report.asked``,
-    ``Report.states``). Never raises for a process or host that fails."""
+    ``Report.states``). ``silent``: host -> seconds since anything last arrived from its
+    processes (the caller's reading: :meth:`meshdoctor.probe.launcher.Launch.silent_hosts`),
+    for hosts that went silent while the others were heard: a link down or its traffic
+    dropped, where asking again cannot succeed, so such a host gets the first ``budget_s``
+    only, no retry (``Report.unconfirmed`` then carries ``silent_s``); a slow control machine
+    delays every host alike and singles none out. Never raises for a process or host that
+    fails."""
     started = time.monotonic()
     deadline = started + budget_s
     confirm_by = started + max(budget_s, confirm_s or 0.0)
+    silent = dict(silent or {})
     rep = Report()
     by_host: Dict[str, List[Target]] = {}
     for t in targets:
@@ -653,7 +664,7 @@ def stop(
                     ask,
                     ask_wait_s,
                     parts[h],
-                    confirm_by,
+                    deadline if h in silent else confirm_by,
                     started,
                 )
             )
@@ -663,14 +674,18 @@ def stop(
     )
     mine = [t for t in targets if t.local]
     _stop_local(mine, marker, tmp_prefix, grace_s, sweep and bool(mine), rep)
-    # the remote commands end at the deadline themselves; the slack is for their threads
-    got = running.wait(max(0.0, confirm_by + 0.5 - time.monotonic()))
+    # the remote commands end at the deadline themselves (a silent host's at the first one);
+    # the slack is for their threads
+    last = max([deadline if h in silent else confirm_by for h in by_host], default=deadline)
+    got = running.wait(max(0.0, last + 0.5 - time.monotonic()))
     for h in sorted(by_host):
         if not got[h].finished:  # do not wait for it any longer
             within = time.monotonic() - started
             why = f"did not answer within the {within:.1f} s teardown budget"
             if h in hosts.answered:
                 rep.unconfirmed[h] = {"within_s": round(within, 1), "why": why}
+                if h in silent:
+                    rep.unconfirmed[h]["silent_s"] = round(silent[h], 1)
                 hosts.unconfirmed.setdefault(h, why)
             else:
                 hosts.unreachable.setdefault(h, why)
@@ -696,5 +711,7 @@ def stop(
         rep.states.update(p.states)
         rep.asked.extend(p.asked)
         rep.unconfirmed.update(p.unconfirmed)
+        if h in p.unconfirmed and h in silent:
+            rep.unconfirmed[h]["silent_s"] = round(silent[h], 1)
     rep.unreachable = dict(hosts.unreachable)
     return rep

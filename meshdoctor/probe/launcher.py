@@ -21,7 +21,11 @@ each (state, stack request, SIGTERM, SIGKILL, leftover search, temp files). Slow
 unreachable: a host whose ranks answered (their events arrived) and that does not confirm its
 teardown in that budget is asked again, until :data:`TEARDOWN_CONFIRM_S` in all, and is then
 reported as not confirmed (its ranks may remain); only a host that never answered is reported
-unreachable. Neither is waited on beyond that.
+unreachable. Neither is waited on beyond that. A host that went silent while the others were
+still heard (:meth:`Launch.silent_hosts`: its link went down, its traffic is dropped) gets the
+first budget only: asking again over a dead connection cannot confirm anything, and the
+verdict then comes :data:`TEARDOWN_BUDGET_S` after the deadline, not
+:data:`TEARDOWN_CONFIRM_S`.
 Only processes this launcher started, or that carry this run's marker, are signalled; never
 pid 1, this process or its parents.
 """
@@ -77,6 +81,8 @@ MIN_STOP_S = 1.0  # a remote host always gets this long to stop its ranks
 # first failure (a loaded control machine can take seconds per ssh round trip)
 TEARDOWN_CONFIRM_S = 8.0
 POLL_S = 0.05
+STATE_POLL_S = 0.5  # local ranks' process states during group formation
+READERS_JOIN_S = 0.5  # after teardown, for every rank's output readers together
 
 EventHook = Callable[[int, Dict[str, Any], "Launch"], None]
 
@@ -106,6 +112,9 @@ class Launch:
         self.eof: Dict[Tuple[int, str], bool] = {}
         self.exit_seen: Dict[int, float] = {}
         self.threads: List[threading.Thread] = []
+        self.reader_rank: Dict[threading.Thread, int] = {}  # each output reader's rank
+        self._next_state_poll = 0.0  # _stopped_in_init's next reading
+        self._stopped_since: Dict[int, float] = {}  # local rank -> first seen stopped
         self.deadline = collective_deadline(cfg)
         self.warmup_max_s = 0.0  # the slowest warm-up call seen so far (its leave event's dt)
         self.steps = steps_per_rank(cfg)
@@ -202,6 +211,7 @@ class Launch:
                 )
                 t.start()
                 self.threads.append(t)
+                self.reader_rank[t] = h.rank
         return None
 
     # --- watch --------------------------------------------------------------------------------
@@ -291,10 +301,30 @@ class Launch:
                 and (s.last_hb is None or now - s.last_hb <= self.cfg.hb_stale)
                 for s in self.states
             )
-            if now - tr.last_progress > limit or stuck:
+            if now - tr.last_progress > limit or stuck or self._stopped_in_init(now):
                 return ("init" if self._in_init() else "hang"), now
             if now > t_start + self.run_budget():
                 return "deadline", now
+
+    def _stopped_in_init(self, now: float) -> bool:
+        """During start-up and group formation (whose deadline is long, and during which a
+        rank holds the GIL inside MLX's init, so no rank heartbeats): whether a local rank's
+        process has been stopped (SIGSTOP, a debugger) for ``cfg.hb_stale`` seconds, its state
+        read every :data:`STATE_POLL_S`. Its peers would otherwise wait out their connect
+        retries (the ring's, about 31 s) and blame the neighbour they could not reach."""
+        if not self._in_init() or now < self._next_state_poll:
+            return False
+        self._next_state_poll = now + STATE_POLL_S
+        for p in self.procs:
+            if p is None or not p.local or not self.states[p.rank].alive:
+                continue
+            if p.local_state() == "stopped":
+                since = self._stopped_since.setdefault(p.rank, now)
+                if now - since >= self.cfg.hb_stale:
+                    return True
+            else:
+                self._stopped_since.pop(p.rank, None)
+        return False
 
     def _in_init(self) -> bool:
         front = self.tracker.frontier()
@@ -375,6 +405,7 @@ class Launch:
             if not st.local and (st.pid is not None or st.last_event is not None):
                 self.hosts.mark_answered(st.host)
         budget = max(MIN_STOP_S, t_end - time.monotonic())
+        silent = self.silent_hosts()
         rep = teardown.stop(
             [p.target() for p in self.procs if p is not None],
             hosts=self.hosts,
@@ -384,12 +415,50 @@ class Launch:
             tmp_prefix=f"{FILE_PREFIX}{self.run_id}-",
             remote_hosts=sorted({h.ssh for h, loc in zip(hf.hosts, self.local) if not loc}),
             ask=ask,
+            silent=silent,
         )
+        # one shared deadline for every reader, and none for the readers of a host that did
+        # not confirm: its session's pipes may stay open (the ssh master holds them, its
+        # connection dead), and half a second per reader added up
+        lost = set(rep.unconfirmed) | set(self.hosts.unreachable)
+        t_join = time.monotonic() + READERS_JOIN_S
         for t in self.threads:
-            t.join(timeout=0.5)
+            st = self.states[self.reader_rank[t]]
+            if st.local or st.host not in lost:
+                t.join(timeout=max(0.0, t_join - time.monotonic()))
         if self.tracker is not None:
             self._drain(0.0)
         return rep
+
+    def silent_hosts(self) -> Dict[str, float]:
+        """Remote hosts gone silent, host -> seconds since anything last arrived from its
+        ranks: every rank there still runs (its ssh session has not ended), yet its last event
+        (a heartbeat comes every ``cfg.hb_interval``) is more than ``cfg.hb_stale`` older than
+        the latest line or exit of any rank elsewhere. A link down or traffic dropped silences
+        one host; a loaded control machine reads every host late alike and singles none out,
+        and an all-silent mesh (every rank blocked) names none."""
+        if self.tracker is None:
+            return {}
+        heard: Dict[str, float] = {}
+        running: Dict[str, bool] = {}
+        for p in self.procs:
+            if p is None:
+                continue
+            st = self.states[p.rank]
+            seen = st.last_event if st.last_event is not None else st.started_at
+            if st.exited_at is not None:
+                seen = max(seen, st.exited_at)
+            key = st.host if not st.local else "\0local"
+            heard[key] = max(heard.get(key, seen), seen)
+            running[key] = running.get(key, True) and st.alive and p.poll() is None
+        out = {}
+        for host, seen in heard.items():
+            if host == "\0local" or not running.get(host):
+                continue
+            others = [t for h, t in heard.items() if h != host]
+            if others and max(others) - seen > self.cfg.hb_stale:
+                out[host] = time.monotonic() - seen
+        return out
 
     def record_exits(self) -> None:
         """Record the exits that only teardown caused."""
