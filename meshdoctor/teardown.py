@@ -101,7 +101,10 @@ class Report:
     before but did not confirm their teardown (their ranks may remain, or, with
     ``ranks_ended``, what they left);
     ``states``: ``(host, pid)`` -> process state read on a remote host before SIGTERM
-    (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``."""
+    (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``;
+    ``starting``: ``(host, pid)`` -> state of each process found by the marker on a host
+    whose target's pid was not known yet (a rank still starting: stopped before it said
+    who it is), read before its SIGKILL."""
 
     actions: List[Dict[str, str]] = field(default_factory=list)
     found: List[Dict] = field(default_factory=list)
@@ -110,6 +113,7 @@ class Report:
     unconfirmed: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     states: Dict[Tuple[str, int], str] = field(default_factory=dict)
     asked: List[Tuple[str, int]] = field(default_factory=list)
+    starting: Dict[Tuple[str, int], str] = field(default_factory=dict)
 
 
 # --- the remote side --------------------------------------------------------------------------
@@ -121,7 +125,7 @@ class Report:
 # (1: leftover search by marker), TMP (temp-file prefix, may be empty). ``ps -ww``: full command
 # lines (piped, ps cuts them at 80 columns and the marker at the end would be lost). Output, one
 # line each: "ask P STAT", "pid P STAT OUTCOME [SIG]", "kill P OUTCOME", "start P OUTCOME",
-# "left P STAT ARGS", "stuck P STAT", "rm done".
+# "start P STAT OUTCOME", "left P STAT ARGS", "stuck P STAT", "rm done".
 _BODY = r"""
 export M
 st() { ps -o stat= -p "$1" 2>/dev/null | awk '{ print $1; exit }'; }
@@ -163,7 +167,7 @@ if [ "$START" = 1 ]; then
   # is still a starting rank, not a leftover of the teardown
   for pass in 1 2; do
     marked | while read -r p s a; do
-      if kill -s KILL "$p" 2>/dev/null; then echo "start $p sent"; else echo "start $p failed"; fi
+      if kill -s KILL "$p" 2>/dev/null; then echo "start $p $s sent"; else echo "start $p $s failed"; fi
     done
     i=0; while [ "$i" -lt "$KWAIT" ] && [ -n "$(marked)" ]; do sleep 0.1; i=$((i+1)); done
   done
@@ -341,11 +345,13 @@ def _stop_remote(
                     }
                 )
             elif w[0] == "start":
+                if len(w) > 3:  # its state before the SIGKILL: a rank stopped as it started
+                    rep.starting[(host, pid)] = state_name(w[2]) or w[2]
                 acts.append(
                     {
                         "action": f"SIGKILL starting process on {host} (pid {pid}, found "
                         "by the marker)",
-                        "outcome": w[2] if len(w) > 2 else "sent",
+                        "outcome": w[3] if len(w) > 3 else "sent",
                     }
                 )
             elif w[0] == "left":
@@ -710,6 +716,7 @@ def stop(
         rep.unkillable.extend(p.unkillable)
         rep.states.update(p.states)
         rep.asked.extend(p.asked)
+        rep.starting.update(p.starting)
         rep.unconfirmed.update(p.unconfirmed)
         if h in p.unconfirmed and h in silent:
             rep.unconfirmed[h]["silent_s"] = round(silent[h], 1)

@@ -67,7 +67,7 @@ from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
 from meshdoctor.interrupts import Interrupts
 from meshdoctor.probe.ports import PreflightError, choose_ports, nccl_port
 from meshdoctor.probe.procs import RankProc
-from meshdoctor.probe.worker import FILE_PREFIX, STACK_SIGNAL
+from meshdoctor.probe.worker import FILE_PREFIX, MARKER_ENV, STACK_SIGNAL
 
 READ_LINE_MAX = 1024 * 1024  # the longest line read of a rank at once (events are < 1 KB)
 
@@ -84,7 +84,33 @@ POLL_S = 0.05
 STATE_POLL_S = 0.5  # local ranks' process states during group formation
 READERS_JOIN_S = 0.5  # after teardown, for every rank's output readers together
 
+# A remote rank runs under a waiter, a POSIX sh that reports the rank's waited status as its
+# last stderr line: ssh itself exits 255 for a remote command killed by a signal (ssh(1)), and
+# the signal would only be guessed. The waiter's own command line carries neither the marker
+# nor the worker's arguments (they come from its environment), so the leftover search by the
+# marker never takes it for a rank; it exits with its child. A status above 128 is 128 + the
+# signal that killed the rank (sh(1), "Exit Status"; the rank itself exits 0 or 1).
+RANK_EXIT_PREFIX = "meshdoctor-rank-exit "
+PYTHON_ENV = "MESHDOCTOR_RANK_PYTHON"  # the waiter's child's interpreter
+WAITER = (
+    f'"${PYTHON_ENV}" -u - "${MARKER_ENV}"; s=$?; '
+    f'printf \'\\n{RANK_EXIT_PREFIX}%s\\n\' "$s" >&2; exit "$s"'
+)
+WAITER_NAME = "meshdoctor-rank-waiter"  # the waiter's $0, what ps shows of it
+
 EventHook = Callable[[int, Dict[str, Any], "Launch"], None]
+
+
+def waited_status(line: str) -> Optional[int]:
+    """The rank's status from the waiter's last stderr line (``meshdoctor-rank-exit 137``)
+    as :mod:`subprocess` gives it (negative: killed by that signal), None for another line."""
+    if not line.startswith(RANK_EXIT_PREFIX):
+        return None
+    word = line[len(RANK_EXIT_PREFIX) :].strip()
+    if not word.isdigit():
+        return None
+    status = int(word)
+    return -(status - 128) if 128 < status < 128 + 65 else status
 
 
 class Launch:
@@ -115,6 +141,7 @@ class Launch:
         self.reader_rank: Dict[threading.Thread, int] = {}  # each output reader's rank
         self._next_state_poll = 0.0  # _stopped_in_init's next reading
         self._stopped_since: Dict[int, float] = {}  # local rank -> first seen stopped
+        self.waited: Dict[int, int] = {}  # remote rank -> its status, as its waiter reported it
         self.deadline = collective_deadline(cfg)
         self.warmup_max_s = 0.0  # the slowest warm-up call seen so far (its leave event's dt)
         self.steps = steps_per_rank(cfg)
@@ -182,8 +209,8 @@ class Launch:
                         source = WORKER_PATH.read_bytes()
                     p = remote.popen(
                         h.ssh,
-                        [cfg.remote_python, "-u", "-", self.run_id],
-                        env,
+                        ["sh", "-c", WAITER, WAITER_NAME],
+                        dict(env, **{PYTHON_ENV: cfg.remote_python, MARKER_ENV: self.run_id}),
                         stdin=subprocess.PIPE,
                     )
                     try:
@@ -234,7 +261,11 @@ class Launch:
                 if ev is not None and self.on_event is not None:
                     self.on_event(rank, ev, self)
             elif stream == "err":
-                tr.stderr_line(rank, line)
+                status = None if self.states[rank].local else waited_status(line)
+                if status is not None:
+                    self.waited.setdefault(rank, status)
+                elif line.strip() or self.states[rank].local:
+                    tr.stderr_line(rank, line)
             else:
                 self.eof[(rank, stream[4:])] = True
             try:
@@ -247,13 +278,20 @@ class Launch:
         for p in self.procs:
             if p is None or self.states[p.rank].returncode is not None:
                 continue
-            rc = p.poll()
+            rc = self._status(p)
             if rc is None:
                 continue
             first = self.exit_seen.setdefault(p.rank, now)
             # record the exit once its stdout is drained (its last error event comes first)
             if self.eof.get((p.rank, "out")) or now - first > 0.5:
                 self.tracker.exited(p.rank, rc, now)
+
+    def _status(self, p: RankProc) -> Optional[int]:
+        """The rank's exit status, None while it runs: a remote rank's as its waiter reported
+        it (the real signal; its ssh session may still be ending), else the local child's."""
+        if p.rank in self.waited:
+            return self.waited[p.rank]
+        return p.poll()
 
     def current_deadline(self) -> float:
         """The per-step deadline now: :func:`~meshdoctor.probe.config.measured_deadline`,
@@ -466,8 +504,10 @@ class Launch:
             return
         self._poll_exits()
         for p in self.procs:
-            if p is not None and self.states[p.rank].returncode is None and p.poll() is not None:
-                self.tracker.exited(p.rank, p.poll(), time.monotonic())
+            if p is not None and self.states[p.rank].returncode is None:
+                rc = self._status(p)
+                if rc is not None:
+                    self.tracker.exited(p.rank, rc, time.monotonic())
 
     # --- all together -------------------------------------------------------------------------
     def run(self) -> LaunchOutcome:
@@ -523,6 +563,16 @@ class Launch:
             for key, st in rep.states.items():
                 if key in rank_of:
                     states[rank_of[key]] = st
+            # a rank that never said its pid (stopped as it started): the process the marker
+            # found on its host is it when it is that host's only such rank
+            for (host, _), st in rep.starting.items():
+                unknown = [
+                    p.rank
+                    for p in self.procs
+                    if p is not None and not p.local and p.host == host and p.rank_pid is None
+                ]
+                if len(unknown) == 1 and [h for h, _ in rep.starting].count(host) == 1:
+                    states.setdefault(unknown[0], st)
             asked = asked + [rank_of[k] for k in rep.asked if k in rank_of]
             out.hang = self.tracker.hang_report(now, self.cfg.hb_stale, states)
             out.stacks = self.stacks(marks, asked)
