@@ -470,7 +470,8 @@ class Launch:
 
     def silent_hosts(self) -> Dict[str, float]:
         """Remote hosts gone silent, host -> seconds since anything last arrived from its
-        ranks: every rank there still runs (its ssh session has not ended), yet its last event
+        ranks: every rank there spoke and still runs (its ssh session has not ended), yet its
+        last event
         (a heartbeat comes every ``cfg.hb_interval``) is more than ``cfg.hb_stale`` older than
         the latest line or exit of any rank elsewhere. A link down or traffic dropped silences
         one host; a loaded control machine reads every host late alike and singles none out,
@@ -479,6 +480,7 @@ class Launch:
             return {}
         heard: Dict[str, float] = {}
         running: Dict[str, bool] = {}
+        spoke: Dict[str, bool] = {}
         for p in self.procs:
             if p is None:
                 continue
@@ -489,9 +491,11 @@ class Launch:
             key = st.host if not st.local else "\0local"
             heard[key] = max(heard.get(key, seen), seen)
             running[key] = running.get(key, True) and st.alive and p.poll() is None
+            spoke[key] = spoke.get(key, True) and st.last_event is not None
         out = {}
         for host, seen in heard.items():
-            if host == "\0local" or not running.get(host):
+            # silence means something only after a rank there spoke (a slow start is not it)
+            if host == "\0local" or not running.get(host) or not spoke.get(host):
                 continue
             others = [t for h, t in heard.items() if h != host]
             if others and max(others) - seen > self.cfg.hb_stale:

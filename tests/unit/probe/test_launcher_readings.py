@@ -58,3 +58,11 @@ def test_a_mesh_read_late_alike_singles_no_host_out():
     for st in lc.states:
         st.last_event = now - 6.0
     assert lc.silent_hosts() == {}
+
+
+def test_a_host_whose_ranks_never_spoke_is_not_called_silent():
+    """A rank still starting (a slow interpreter start) has said nothing yet: that is not a
+    host gone silent."""
+    lc = _launch(["h0", "h1"])
+    lc.states[0].last_event = time.monotonic()
+    assert lc.silent_hosts() == {}
