@@ -502,6 +502,27 @@ class Launch:
                 out[host] = time.monotonic() - seen
         return out
 
+    def starting_states(self, rep: teardown.Report) -> Dict[int, str]:
+        """rank -> process state for the remote ranks that never said their pid (stopped as
+        they started), from what the teardown's marker search found on their host
+        (``rep.starting``), where the host has one such rank: the one state of the processes
+        found there, or ``stopped`` when one of them was (the rank, or the shell starting it,
+        cannot go on)."""
+        found: Dict[str, Dict[int, str]] = {}
+        for (host, pid), st in rep.starting.items():
+            found.setdefault(host, {})[pid] = st
+        out = {}
+        for host, by_pid in found.items():
+            unknown = [
+                p.rank
+                for p in self.procs
+                if p is not None and not p.local and p.host == host and p.rank_pid is None
+            ]
+            seen = set(by_pid.values())
+            if len(unknown) == 1 and (len(seen) == 1 or "stopped" in seen):
+                out[unknown[0]] = "stopped" if "stopped" in seen else seen.pop()
+        return out
+
     def record_exits(self) -> None:
         """Record the exits that only teardown caused."""
         if self.tracker is None:
@@ -567,16 +588,8 @@ class Launch:
             for key, st in rep.states.items():
                 if key in rank_of:
                     states[rank_of[key]] = st
-            # a rank that never said its pid (stopped as it started): the process the marker
-            # found on its host is it when it is that host's only such rank
-            for (host, _), st in rep.starting.items():
-                unknown = [
-                    p.rank
-                    for p in self.procs
-                    if p is not None and not p.local and p.host == host and p.rank_pid is None
-                ]
-                if len(unknown) == 1 and [h for h, _ in rep.starting].count(host) == 1:
-                    states.setdefault(unknown[0], st)
+            for rank, st in self.starting_states(rep).items():
+                states.setdefault(rank, st)
             asked = asked + [rank_of[k] for k in rep.asked if k in rank_of]
             out.hang = self.tracker.hang_report(now, self.cfg.hb_stale, states)
             out.stacks = self.stacks(marks, asked)

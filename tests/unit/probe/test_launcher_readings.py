@@ -66,3 +66,15 @@ def test_a_host_whose_ranks_never_spoke_is_not_called_silent():
     lc = _launch(["h0", "h1"])
     lc.states[0].last_event = time.monotonic()
     assert lc.silent_hosts() == {}
+
+
+def test_a_rank_that_never_said_its_pid_gets_the_state_found_by_the_marker():
+    """The teardown's marker search on h1 found the stopped process of h1's only rank whose
+    pid was never said (listed by both passes of its search, and beside the shell that
+    started it): that rank is stopped. h0's rank said its pid: nothing is made up for it."""
+    from meshdoctor.teardown import Report
+
+    lc = _launch(["h0", "h1"])
+    lc.states[0].pid = 311
+    rep = Report(starting={("h1", 90): "stopped", ("h1", 88): "sleeping", ("h0", 7): "running"})
+    assert lc.starting_states(rep) == {1: "stopped"}
