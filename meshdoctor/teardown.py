@@ -16,7 +16,10 @@ script is fed on stdin to ``sh -s``, so the marker never appears on any command 
 command line carries the marker (a pid reused by another program since is left alone). A host
 that has answered before (:class:`meshdoctor.remote.Hosts`: its ranks' events arrived, an
 earlier call completed) and does not confirm by the first deadline is asked again, until a later
-``confirm_s`` total (ssh's own failure, exit 255, is not retried): slow is not unreachable. One that still has not confirmed is recorded in
+``confirm_s`` total (ssh's own failure, exit 255, is not retried): slow is not unreachable; a
+host the caller saw go silent while the others were still heard (``silent``: a link down, its
+traffic dropped) is not asked again, since a retry over a dead connection only waits out its
+deadline. One that still has not confirmed is recorded in
 ``Report.unconfirmed`` (its ranks may remain; it is never called unreachable); only a host that
 never answered is recorded in ``hosts.unreachable``. Neither is waited on beyond its deadline;
 what is known (the pids it was asked to stop) stays in the actions.
@@ -98,7 +101,10 @@ class Report:
     before but did not confirm their teardown (their ranks may remain, or, with
     ``ranks_ended``, what they left);
     ``states``: ``(host, pid)`` -> process state read on a remote host before SIGTERM
-    (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``."""
+    (:func:`state_name`); ``asked``: ``(host, pid)`` of remote processes sent ``ask``;
+    ``starting``: ``(host, pid)`` -> state of each process found by the marker on a host
+    whose target's pid was not known yet (a rank still starting: stopped before it said
+    who it is), read before its SIGKILL."""
 
     actions: List[Dict[str, str]] = field(default_factory=list)
     found: List[Dict] = field(default_factory=list)
@@ -107,6 +113,7 @@ class Report:
     unconfirmed: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     states: Dict[Tuple[str, int], str] = field(default_factory=dict)
     asked: List[Tuple[str, int]] = field(default_factory=list)
+    starting: Dict[Tuple[str, int], str] = field(default_factory=dict)
 
 
 # --- the remote side --------------------------------------------------------------------------
@@ -118,7 +125,7 @@ class Report:
 # (1: leftover search by marker), TMP (temp-file prefix, may be empty). ``ps -ww``: full command
 # lines (piped, ps cuts them at 80 columns and the marker at the end would be lost). Output, one
 # line each: "ask P STAT", "pid P STAT OUTCOME [SIG]", "kill P OUTCOME", "start P OUTCOME",
-# "left P STAT ARGS", "stuck P STAT", "rm done".
+# "start P STAT OUTCOME", "left P STAT ARGS", "stuck P STAT", "rm done".
 _BODY = r"""
 export M
 st() { ps -o stat= -p "$1" 2>/dev/null | awk '{ print $1; exit }'; }
@@ -160,7 +167,7 @@ if [ "$START" = 1 ]; then
   # is still a starting rank, not a leftover of the teardown
   for pass in 1 2; do
     marked | while read -r p s a; do
-      if kill -s KILL "$p" 2>/dev/null; then echo "start $p sent"; else echo "start $p failed"; fi
+      if kill -s KILL "$p" 2>/dev/null; then echo "start $p $s sent"; else echo "start $p $s failed"; fi
     done
     i=0; while [ "$i" -lt "$KWAIT" ] && [ -n "$(marked)" ]; do sleep 0.1; i=$((i+1)); done
   done
@@ -362,11 +369,13 @@ def _read_replies(
                 }
             )
         elif w[0] == "start":
+            if len(w) > 3:  # its state before the SIGKILL: a rank stopped as it started
+                rep.starting[(host, pid)] = state_name(w[2]) or w[2]
             acts.append(
                 {
                     "action": f"SIGKILL starting process on {host} (pid {pid}, found "
                     "by the marker)",
-                    "outcome": w[2] if len(w) > 2 else "sent",
+                    "outcome": w[3] if len(w) > 3 else "sent",
                 }
             )
         elif w[0] == "left":
@@ -654,6 +663,7 @@ def stop(
     ask: Optional[str] = None,
     ask_wait_s: float = 0.3,
     confirm_s: Optional[float] = None,
+    silent: Optional[Dict[str, float]] = None,
 ) -> Report:
     """Stop ``targets`` on every host at once (see module doc) and return what was done.
 
@@ -668,10 +678,17 @@ def stop(
     clean) though no target runs there; ``tmp_prefix``: remove ``$TMPDIR/<tmp_prefix>*`` on
     every host. ``ask``: on remote hosts, a signal name (``USR1``: a stack dump) sent first to
     each running target, ``ask_wait_s`` before SIGTERM, in the same ssh call (``Report.asked``,
-    ``Report.states``). Never raises for a process or host that fails."""
+    ``Report.states``). ``silent``: host -> seconds since anything last arrived from its
+    processes (the caller's reading: :meth:`meshdoctor.probe.launcher.Launch.silent_hosts`),
+    for hosts that went silent while the others were heard: a link down or its traffic
+    dropped, where asking again cannot succeed, so such a host gets the first ``budget_s``
+    only, no retry (``Report.unconfirmed`` then carries ``silent_s``); a slow control machine
+    delays every host alike and singles none out. Never raises for a process or host that
+    fails."""
     started = time.monotonic()
     deadline = started + budget_s
     confirm_by = started + max(budget_s, confirm_s or 0.0)
+    silent = dict(silent or {})
     rep = Report()
     by_host: Dict[str, List[Target]] = {}
     for t in targets:
@@ -695,7 +712,7 @@ def stop(
                     ask,
                     ask_wait_s,
                     parts[h],
-                    confirm_by,
+                    deadline if h in silent else confirm_by,
                     started,
                 )
             )
@@ -705,38 +722,61 @@ def stop(
     )
     mine = [t for t in targets if t.local]
     _stop_local(mine, marker, tmp_prefix, grace_s, sweep and bool(mine), rep)
-    # the remote commands end at the deadline themselves; the slack is for their threads
-    got = running.wait(max(0.0, confirm_by + 0.5 - time.monotonic()))
+    # the remote commands end at the deadline themselves (a silent host's at the first one);
+    # the slack is for their threads
+    last = max([deadline if h in silent else confirm_by for h in by_host], default=deadline)
+    got = running.wait(max(0.0, last + 0.5 - time.monotonic()))
     for h in sorted(by_host):
-        if not got[h].finished:  # do not wait for it any longer
-            within = time.monotonic() - started
-            why = f"did not answer within the {within:.1f} s teardown budget"
-            if h in hosts.answered:
-                rep.unconfirmed[h] = {"within_s": round(within, 1), "why": why}
-                hosts.unconfirmed.setdefault(h, why)
-            else:
-                hosts.unreachable.setdefault(h, why)
-            for t in by_host[h]:
-                rep.actions.append(
-                    {
-                        "action": f"stop {t.label} ({h}, pid {t.pid})",
-                        "outcome": "unknown: host did not answer in time",
-                    }
-                )
-            continue
-        if got[h].error is not None:  # a bug: the rest of the teardown still happens
-            rep.actions.append(
-                {
-                    "action": f"stop processes on {h}",
-                    "outcome": f"failed: {type(got[h].error).__name__}: {got[h].error}",
-                }
-            )
-        p = parts[h]
-        rep.actions.extend(p.actions)
-        rep.found.extend(p.found)
-        rep.unkillable.extend(p.unkillable)
-        rep.states.update(p.states)
-        rep.asked.extend(p.asked)
-        rep.unconfirmed.update(p.unconfirmed)
+        _merge_host(rep, hosts, h, by_host[h], got[h], parts[h], started, silent)
     rep.unreachable = dict(hosts.unreachable)
     return rep
+
+
+def _merge_host(
+    rep: Report,
+    hosts: "remote.Hosts",
+    h: str,
+    targets: List[Target],
+    got: Any,
+    part: Report,
+    started: float,
+    silent: Dict[str, float],
+) -> None:
+    """Fold host ``h``'s teardown call (``got``: its :func:`start_calls` outcome, ``part``: what
+    it reported) into ``rep``: a call still running at the deadline is a host that did not
+    answer in time (unconfirmed when it had answered before, else unreachable), one that
+    raised is a failed action; ``silent``: see :func:`stop`."""
+    if not got.finished:  # do not wait for it any longer
+        within = time.monotonic() - started
+        why = f"did not answer within the {within:.1f} s teardown budget"
+        if h in hosts.answered:
+            rep.unconfirmed[h] = {"within_s": round(within, 1), "why": why}
+            if h in silent:
+                rep.unconfirmed[h]["silent_s"] = round(silent[h], 1)
+            hosts.unconfirmed.setdefault(h, why)
+        else:
+            hosts.unreachable.setdefault(h, why)
+        for t in targets:
+            rep.actions.append(
+                {
+                    "action": f"stop {t.label} ({h}, pid {t.pid})",
+                    "outcome": "unknown: host did not answer in time",
+                }
+            )
+        return
+    if got.error is not None:  # a bug: the rest of the teardown still happens
+        rep.actions.append(
+            {
+                "action": f"stop processes on {h}",
+                "outcome": f"failed: {type(got.error).__name__}: {got.error}",
+            }
+        )
+    rep.actions.extend(part.actions)
+    rep.found.extend(part.found)
+    rep.unkillable.extend(part.unkillable)
+    rep.states.update(part.states)
+    rep.asked.extend(part.asked)
+    rep.starting.update(part.starting)
+    rep.unconfirmed.update(part.unconfirmed)
+    if h in part.unconfirmed and h in silent:
+        rep.unconfirmed[h]["silent_s"] = round(silent[h], 1)

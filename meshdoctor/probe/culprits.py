@@ -43,6 +43,9 @@ from meshdoctor.probe.outcome import LaunchOutcome
 # Signatures that only say a peer went away: another rank failed first, never a cause by
 # themselves (each is marked "consequence" in the signature catalogue, meshdoctor.signatures).
 LOST_PEER = frozenset({"MD606", "MD613", "MD614", "MD615", "MD683"})
+# a rank that could not connect to a peer during group formation (the ring's right-hand
+# neighbour, JACCL's coordinator): a consequence when that peer is known to be stopped
+PEER_UNREACHED = frozenset({"MD621", "MD637"})
 
 OUTSIDE_SIGKILL = (
     "It got a SIGKILL that meshdoctor did not send: most often the kernel's "
@@ -78,6 +81,16 @@ def is_cause(st: RankState, returncode: Optional[int]) -> bool:
     if returncode is not None and returncode < 0:
         return True
     return not ({m.code for m in rank_signatures(st)} & LOST_PEER)
+
+
+def only_peer_trouble(st: RankState, returncode: Optional[int]) -> bool:
+    """True when this failed rank's complaints are all about a peer (lost, or never reached:
+    :data:`LOST_PEER`, :data:`PEER_UNREACHED`) and no signal killed it: when another rank is
+    known to be stopped, this one only waited for it."""
+    if returncode is not None and returncode < 0:
+        return False
+    codes = {m.code for m in rank_signatures(st)}
+    return bool(codes) and codes <= (LOST_PEER | PEER_UNREACHED)
 
 
 def culprits(out: LaunchOutcome) -> List[RankState]:
@@ -156,7 +169,7 @@ def cause_remedy(sts: List[RankState]) -> Optional[str]:
 class HangBlame:
     """Who is to blame for a hang (module doc), from a tracker hang report.
 
-    ``missing``: ranks that never arrived at the step, silent ones first; ``waiting``: ranks
+    ``missing``: ranks that never arrived at the step, stopped then silent ones first; ``waiting``: ranks
     inside it and heartbeating; ``stalled``: rank -> its no-heartbeat entry (``silent_s``,
     ``state``); ``silent_inside``: ranks of ``waiting`` that are also stalled; ``all_inside``:
     every rank waited inside the step and none is silent (no rank to blame); ``suspect``: the
@@ -174,11 +187,13 @@ def blame_hang(hang: Dict[str, Any], world_size: int) -> HangBlame:
     """:class:`HangBlame` from ``hang`` (:meth:`Tracker.hang_report`: ``not_arrived``,
     ``waiting``, ``no_heartbeat``; missing keys count as empty) in a group of ``world_size``."""
     stalled = {s["rank"]: s for s in hang.get("no_heartbeat", [])}
-    missing = sorted(
-        (a["rank"] for a in hang.get("not_arrived", [])), key=lambda r: (r not in stalled, r)
-    )
+
+    def order(r: int):  # a stopped process first (a fact), then the silent, then by rank
+        return ((stalled.get(r) or {}).get("state") != "stopped", r not in stalled, r)
+
+    missing = sorted((a["rank"] for a in hang.get("not_arrived", [])), key=order)
     waiting = [w["rank"] for w in hang.get("waiting", [])]
-    silent_inside = [r for r in waiting if r in stalled]
+    silent_inside = sorted((r for r in waiting if r in stalled), key=order)
     all_inside = not missing and not silent_inside and len(set(waiting)) == world_size
     return HangBlame(
         missing=missing,

@@ -21,7 +21,11 @@ each (state, stack request, SIGTERM, SIGKILL, leftover search, temp files). Slow
 unreachable: a host whose ranks answered (their events arrived) and that does not confirm its
 teardown in that budget is asked again, until :data:`TEARDOWN_CONFIRM_S` in all, and is then
 reported as not confirmed (its ranks may remain); only a host that never answered is reported
-unreachable. Neither is waited on beyond that.
+unreachable. Neither is waited on beyond that. A host that went silent while the others were
+still heard (:meth:`Launch.silent_hosts`: its link went down, its traffic is dropped) gets the
+first budget only: asking again over a dead connection cannot confirm anything, and the
+verdict then comes :data:`TEARDOWN_BUDGET_S` after the deadline, not
+:data:`TEARDOWN_CONFIRM_S`.
 Only processes this launcher started, or that carry this run's marker, are signalled; never
 pid 1, this process or its parents.
 """
@@ -63,7 +67,7 @@ from meshdoctor.probe.outcome import LaunchOutcome, ProbeRun
 from meshdoctor.interrupts import Interrupts
 from meshdoctor.probe.ports import PreflightError, choose_ports, nccl_port
 from meshdoctor.probe.procs import RankProc
-from meshdoctor.probe.worker import FILE_PREFIX, STACK_SIGNAL
+from meshdoctor.probe.worker import FILE_PREFIX, MARKER_ENV, STACK_SIGNAL
 
 READ_LINE_MAX = 1024 * 1024  # the longest line read of a rank at once (events are < 1 KB)
 
@@ -77,8 +81,36 @@ MIN_STOP_S = 1.0  # a remote host always gets this long to stop its ranks
 # first failure (a loaded control machine can take seconds per ssh round trip)
 TEARDOWN_CONFIRM_S = 8.0
 POLL_S = 0.05
+STATE_POLL_S = 0.5  # local ranks' process states during group formation
+READERS_JOIN_S = 0.5  # after teardown, for every rank's output readers together
+
+# A remote rank runs under a waiter, a POSIX sh that reports the rank's waited status as its
+# last stderr line: ssh itself exits 255 for a remote command killed by a signal (ssh(1)), and
+# the signal would only be guessed. The waiter's own command line carries neither the marker
+# nor the worker's arguments (they come from its environment), so the leftover search by the
+# marker never takes it for a rank; it exits with its child. A status above 128 is 128 + the
+# signal that killed the rank (sh(1), "Exit Status"; the rank itself exits 0 or 1).
+RANK_EXIT_PREFIX = "meshdoctor-rank-exit "
+PYTHON_ENV = "MESHDOCTOR_RANK_PYTHON"  # the waiter's child's interpreter
+WAITER = (
+    f'"${PYTHON_ENV}" -u - "${MARKER_ENV}"; s=$?; '
+    f'printf \'\\n{RANK_EXIT_PREFIX}%s\\n\' "$s" >&2; exit "$s"'
+)
+WAITER_NAME = "meshdoctor-rank-waiter"  # the waiter's $0, what ps shows of it
 
 EventHook = Callable[[int, Dict[str, Any], "Launch"], None]
+
+
+def waited_status(line: str) -> Optional[int]:
+    """The rank's status from the waiter's last stderr line (``meshdoctor-rank-exit 137``)
+    as :mod:`subprocess` gives it (negative: killed by that signal), None for another line."""
+    if not line.startswith(RANK_EXIT_PREFIX):
+        return None
+    word = line[len(RANK_EXIT_PREFIX) :].strip()
+    if not word.isdigit():
+        return None
+    status = int(word)
+    return -(status - 128) if 128 < status < 128 + 65 else status
 
 
 class Launch:
@@ -106,6 +138,10 @@ class Launch:
         self.eof: Dict[Tuple[int, str], bool] = {}
         self.exit_seen: Dict[int, float] = {}
         self.threads: List[threading.Thread] = []
+        self.reader_rank: Dict[threading.Thread, int] = {}  # each output reader's rank
+        self._next_state_poll = 0.0  # _stopped_in_init's next reading
+        self._stopped_since: Dict[int, float] = {}  # local rank -> first seen stopped
+        self.waited: Dict[int, int] = {}  # remote rank -> its status, as its waiter reported it
         self.deadline = collective_deadline(cfg)
         self.warmup_max_s = 0.0  # the slowest warm-up call seen so far (its leave event's dt)
         self.steps = steps_per_rank(cfg)
@@ -173,8 +209,8 @@ class Launch:
                         source = WORKER_PATH.read_bytes()
                     p = remote.popen(
                         h.ssh,
-                        [cfg.remote_python, "-u", "-", self.run_id],
-                        env,
+                        ["sh", "-c", WAITER, WAITER_NAME],
+                        dict(env, **{PYTHON_ENV: cfg.remote_python, MARKER_ENV: self.run_id}),
                         stdin=subprocess.PIPE,
                     )
                     try:
@@ -202,6 +238,7 @@ class Launch:
                 )
                 t.start()
                 self.threads.append(t)
+                self.reader_rank[t] = h.rank
         return None
 
     # --- watch --------------------------------------------------------------------------------
@@ -224,7 +261,11 @@ class Launch:
                 if ev is not None and self.on_event is not None:
                     self.on_event(rank, ev, self)
             elif stream == "err":
-                tr.stderr_line(rank, line)
+                status = None if self.states[rank].local else waited_status(line)
+                if status is not None:
+                    self.waited.setdefault(rank, status)
+                elif line.strip() or self.states[rank].local:
+                    tr.stderr_line(rank, line)
             else:
                 self.eof[(rank, stream[4:])] = True
             try:
@@ -237,13 +278,20 @@ class Launch:
         for p in self.procs:
             if p is None or self.states[p.rank].returncode is not None:
                 continue
-            rc = p.poll()
+            rc = self._status(p)
             if rc is None:
                 continue
             first = self.exit_seen.setdefault(p.rank, now)
             # record the exit once its stdout is drained (its last error event comes first)
             if self.eof.get((p.rank, "out")) or now - first > 0.5:
                 self.tracker.exited(p.rank, rc, now)
+
+    def _status(self, p: RankProc) -> Optional[int]:
+        """The rank's exit status, None while it runs: a remote rank's as its waiter reported
+        it (the real signal; its ssh session may still be ending), else the local child's."""
+        if p.rank in self.waited:
+            return self.waited[p.rank]
+        return p.poll()
 
     def current_deadline(self) -> float:
         """The per-step deadline now: :func:`~meshdoctor.probe.config.measured_deadline`,
@@ -291,10 +339,30 @@ class Launch:
                 and (s.last_hb is None or now - s.last_hb <= self.cfg.hb_stale)
                 for s in self.states
             )
-            if now - tr.last_progress > limit or stuck:
+            if now - tr.last_progress > limit or stuck or self._stopped_in_init(now):
                 return ("init" if self._in_init() else "hang"), now
             if now > t_start + self.run_budget():
                 return "deadline", now
+
+    def _stopped_in_init(self, now: float) -> bool:
+        """During start-up and group formation (whose deadline is long, and during which a
+        rank holds the GIL inside MLX's init, so no rank heartbeats): whether a local rank's
+        process has been stopped (SIGSTOP, a debugger) for ``cfg.hb_stale`` seconds, its state
+        read every :data:`STATE_POLL_S`. Its peers would otherwise wait out their connect
+        retries (the ring's, about 31 s) and blame the neighbour they could not reach."""
+        if not self._in_init() or now < self._next_state_poll:
+            return False
+        self._next_state_poll = now + STATE_POLL_S
+        for p in self.procs:
+            if p is None or not p.local or not self.states[p.rank].alive:
+                continue
+            if p.local_state() == "stopped":
+                since = self._stopped_since.setdefault(p.rank, now)
+                if now - since >= self.cfg.hb_stale:
+                    return True
+            else:
+                self._stopped_since.pop(p.rank, None)
+        return False
 
     def _in_init(self) -> bool:
         front = self.tracker.frontier()
@@ -375,6 +443,7 @@ class Launch:
             if not st.local and (st.pid is not None or st.last_event is not None):
                 self.hosts.mark_answered(st.host)
         budget = max(MIN_STOP_S, t_end - time.monotonic())
+        silent = self.silent_hosts()
         rep = teardown.stop(
             [p.target() for p in self.procs if p is not None],
             hosts=self.hosts,
@@ -384,12 +453,75 @@ class Launch:
             tmp_prefix=f"{FILE_PREFIX}{self.run_id}-",
             remote_hosts=sorted({h.ssh for h, loc in zip(hf.hosts, self.local) if not loc}),
             ask=ask,
+            silent=silent,
         )
+        # one shared deadline for every reader, and none for the readers of a host that did
+        # not confirm: its session's pipes may stay open (the ssh master holds them, its
+        # connection dead), and half a second per reader added up
+        lost = set(rep.unconfirmed) | set(self.hosts.unreachable)
+        t_join = time.monotonic() + READERS_JOIN_S
         for t in self.threads:
-            t.join(timeout=0.5)
+            st = self.states[self.reader_rank[t]]
+            if st.local or st.host not in lost:
+                t.join(timeout=max(0.0, t_join - time.monotonic()))
         if self.tracker is not None:
             self._drain(0.0)
         return rep
+
+    def silent_hosts(self) -> Dict[str, float]:
+        """Remote hosts gone silent, host -> seconds since anything last arrived from its
+        ranks: every rank there spoke and still runs (its ssh session has not ended), yet its
+        last event
+        (a heartbeat comes every ``cfg.hb_interval``) is more than ``cfg.hb_stale`` older than
+        the latest line or exit of any rank elsewhere. A link down or traffic dropped silences
+        one host; a loaded control machine reads every host late alike and singles none out,
+        and an all-silent mesh (every rank blocked) names none."""
+        if self.tracker is None:
+            return {}
+        heard: Dict[str, float] = {}
+        running: Dict[str, bool] = {}
+        spoke: Dict[str, bool] = {}
+        for p in self.procs:
+            if p is None:
+                continue
+            st = self.states[p.rank]
+            seen = st.last_event if st.last_event is not None else st.started_at
+            if st.exited_at is not None:
+                seen = max(seen, st.exited_at)
+            key = st.host if not st.local else "\0local"
+            heard[key] = max(heard.get(key, seen), seen)
+            running[key] = running.get(key, True) and st.alive and p.poll() is None
+            spoke[key] = spoke.get(key, True) and st.last_event is not None
+        out = {}
+        for host, seen in heard.items():
+            # silence means something only after a rank there spoke (a slow start is not it)
+            if host == "\0local" or not running.get(host) or not spoke.get(host):
+                continue
+            others = [t for h, t in heard.items() if h != host]
+            if others and max(others) - seen > self.cfg.hb_stale:
+                out[host] = time.monotonic() - seen
+        return out
+
+    def starting_states(self, rep: teardown.Report) -> Dict[int, str]:
+        """rank -> process state for the remote ranks that never said their pid (stopped as
+        they started), from what the teardown's marker search found on their host
+        (``rep.starting``), where the host has one such rank: the one state of the processes
+        found there, or ``stopped`` when one of them was (the rank, or the shell starting it,
+        cannot go on)."""
+        found: Dict[str, Dict[int, str]] = {}
+        for (host, pid), st in rep.starting.items():
+            found.setdefault(host, {})[pid] = st
+        out = {}
+        for host, by_pid in found.items():
+            unknown = [
+                p.rank
+                for p in self.procs
+                if p is not None and not p.local and p.host == host and p.rank_pid is None
+            ]
+            seen = set(by_pid.values())
+            if len(unknown) == 1 and (len(seen) == 1 or "stopped" in seen):
+                out[unknown[0]] = "stopped" if "stopped" in seen else seen.pop()
+        return out
 
     def record_exits(self) -> None:
         """Record the exits that only teardown caused."""
@@ -397,8 +529,10 @@ class Launch:
             return
         self._poll_exits()
         for p in self.procs:
-            if p is not None and self.states[p.rank].returncode is None and p.poll() is not None:
-                self.tracker.exited(p.rank, p.poll(), time.monotonic())
+            if p is not None and self.states[p.rank].returncode is None:
+                rc = self._status(p)
+                if rc is not None:
+                    self.tracker.exited(p.rank, rc, time.monotonic())
 
     # --- all together -------------------------------------------------------------------------
     def run(self) -> LaunchOutcome:
@@ -454,6 +588,8 @@ class Launch:
             for key, st in rep.states.items():
                 if key in rank_of:
                     states[rank_of[key]] = st
+            for rank, st in self.starting_states(rep).items():
+                states.setdefault(rank, st)
             asked = asked + [rank_of[k] for k in rep.asked if k in rank_of]
             out.hang = self.tracker.hang_report(now, self.cfg.hb_stale, states)
             out.stacks = self.stacks(marks, asked)

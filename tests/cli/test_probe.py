@@ -200,6 +200,36 @@ def test_a_rank_stopped_during_group_formation_is_named(clean_env):
     assert "rank 1 (process stopped" in said and "within 45 s" not in said, said
 
 
+def test_a_rank_stopped_before_it_connects_is_named_first(clean_env):
+    """Rank 2 stops itself on entering group formation, before it connects. No rank
+    heartbeats inside MLX's init, so every rank is silent alike: the stopped process (its state
+    read from psutil) is the one named, first and alone in the evidence, and found from its
+    state, not by the 45 s formation deadline or a neighbour's "Couldn't connect" after the
+    ring's retries."""
+    r = run_cli(
+        "probe",
+        "-n",
+        "3",
+        "--size",
+        "64KB",
+        "--op",
+        "all_sum",
+        "--iters",
+        "3",
+        "--json",
+        env=env_with(clean_env, MESHDOCTOR_PROBE_FAULT="stop:2:1"),
+        timeout=120,
+        private_pids=True,
+    )
+    assert r.rc == 1, (r.out, r.err)
+    group = [x for x in codes_of(r.doc, "MD501") if x["status"] == "fail"]
+    assert group, r.outcome()
+    said = group[0]["summary"]
+    assert "did not finish: never arrived: rank 2 (process stopped" in said, said
+    assert group[0]["evidence"]["ranks"] == [2], r.outcome()
+    assert "within 45 s" not in said and "Couldn't connect" not in said, said
+
+
 def test_sigstop_one_rank_hang_detected_at_deadline(clean_env):
     r = run_cli(
         "probe",

@@ -211,6 +211,9 @@ def test_link_pulled_mid_collective_names_the_host_and_does_not_hang(bed):
     lost = [x for x in doc["results"] if x["code"] == "MD506" and x["host"] == "h2"]
     assert lost and "teardown of h2 not confirmed within" in lost[0]["summary"], outcome(doc)
     assert "ranks may remain: rank 2 (pid " in lost[0]["summary"], outcome(doc)
+    # nothing came from h2 while h0 and h1 were heard: its link is down, not asked again
+    assert "its link down or its traffic dropped" in lost[0]["summary"], outcome(doc)
+    assert lost[0]["evidence"]["silent_s"] > 0, outcome(doc)
     # the look it suggests is pasteable here: it runs on h2
     assert "`ssh h2 'meshdoctor check --only MD301'`" in lost[0]["remediation"]["text"]
     assert "could not reach" not in json.dumps(doc["results"]), outcome(doc)
@@ -358,5 +361,48 @@ def test_a_remote_rank_killed_by_sigkill_is_said_to_end_without_a_word_through_s
     assert p.returncode == 1, outcome(doc, err, out)
     said = " | ".join(x["summary"] for x in doc["results"] if x["status"] == "fail")
     assert "rank 1 (h1, pid " in said, said
-    assert "ended without a word through ssh (exit status 255, ssh's own" in said, said
-    assert "without reporting an error" not in said, said
+    # the real status, as the rank's waiter on h1 read it, not ssh's 255
+    assert "rank 1 (h1, pid " + rank + ") was killed by SIGKILL" in said, said
+    assert "ssh's own" not in said and "without reporting an error" not in said, said
+    [dead] = [x for x in doc["results"] if x["code"] == "MD502"]
+    assert dead["evidence"]["signal"] == "SIGKILL", dead
+    assert doc["probe"]["ranks"][1]["signal"] == "SIGKILL", doc["probe"]["ranks"]
+
+
+def test_a_remote_rank_stopped_before_it_connects_is_named(bed, tmp_path):
+    """h2's rank stops itself (SIGSTOP) as it starts, before it said who it is or connected
+    (its interpreter is a wrapper that does so on h2 only): a neighbour fails with the ring's
+    "Couldn't connect" after its retries, but the verdict names the stopped rank, its state
+    read on h2 by the teardown."""
+    stopper = tmp_path / "python"
+    stopper.write_text(
+        "#!/bin/sh\n"
+        '[ "$TESTBED_HOST" = h2 ] && kill -STOP $$\n'  # the bed's sshd says which host this is
+        f'exec {sys.executable} "$@"\n'
+    )
+    stopper.chmod(0o755)
+    env = dict(bed.env, MESHDOCTOR_REMOTE_PYTHON=str(stopper))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "meshdoctor", "probe", "--hostfile", str(bed.hostfile)]
+        + ["--size", "64KiB", "--iters", "3", "--op", "all_sum", "--json", "--no-check"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        out, err = p.communicate(timeout=150)  # bounded: the 45 s formation deadline + slack
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    doc = json.loads(out) if out.strip() else None
+    assert p.returncode == 1, outcome(doc, err, out)
+    validate(doc)
+    group = [x for x in doc["results"] if x["code"] == "MD501" and x["status"] == "fail"]
+    assert len(group) == 1, outcome(doc)
+    group = group[0]
+    said = group["summary"]
+    assert "rank 2 (process stopped" in said, outcome(doc)
+    assert group["host"] == "h2" and group["evidence"]["ranks"] == [2], outcome(doc)
+    assert "Couldn't connect" not in said, outcome(doc)

@@ -135,6 +135,7 @@ def _unconfirmed_result(out: LaunchOutcome, host: str, how: Dict[str, Any]) -> R
         f"rank {r}" + (f" (pid {pids[r]})" if r in pids else " (pid not known)") for r in ranks
     )
     within = how.get("within_s", 0.0)
+    silent = how.get("silent_s")
     if how.get("ranks_ended"):  # each rank ended on its own: only the search is missing
         return result(
             C.LEFTOVER,
@@ -160,13 +161,20 @@ def _unconfirmed_result(out: LaunchOutcome, host: str, how: Dict[str, Any]) -> R
         "probe.leftovers",
         FAIL,
         f"teardown of {host} not confirmed within {within:g} s; ranks may remain: "
-        f"{known or 'none known'} ({how.get('why')})",
+        f"{known or 'none known'} ({how.get('why')})"
+        + (
+            f"; nothing had arrived from its ranks for {silent:g} s while the other hosts "
+            "were heard (its link down or its traffic dropped): not asked again"
+            if silent is not None
+            else ""
+        ),
         host=host,
         evidence={
             "ranks": ranks,
             "pids": {str(r): p for r, p in pids.items()},
             "ssh": how.get("why"),
             "within_s": within,
+            **({"silent_s": silent} if silent is not None else {}),
         },
         remediation=Remediation(
             f"{host} answered during the probe, but its teardown did not confirm in time (a "

@@ -23,6 +23,7 @@ from meshdoctor.probe.culprits import (
     cause_remedy,
     how,
     is_cause,
+    only_peer_trouble,
     peers_lost,
     signal_name,
 )
@@ -130,9 +131,15 @@ def _group_failed(lc: LaunchView) -> Result:
     n = cfg.world_size
     sts = lc.lead or [s for s in out.ranks if s.errors]
     silent = out.hang and (out.hang.get("not_arrived") or out.hang.get("no_heartbeat"))
+    stopped = [x for x in (out.hang or {}).get("no_heartbeat") or [] if x.get("state") == "stopped"]
     if silent and not any(is_cause(s, out.early_exits.get(s.rank)) for s in sts):
         # only lost peers failed (the tracker's first failure is an echo), while the hang
         # report names a rank that never arrived or went silent: that rank is the fault
+        sts = []
+    elif stopped and all(only_peer_trouble(s, out.early_exits.get(s.rank)) for s in sts):
+        # a rank is stopped (its process state says so: a fact, not a silence): the ranks
+        # that could not connect to it (the ring's "Couldn't connect" after its retries)
+        # only waited for it
         sts = []
     if sts:
         first = sts[0]

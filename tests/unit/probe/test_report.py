@@ -155,3 +155,39 @@ def test_a_stopped_rank_in_init_outranks_a_peer_that_only_lost_it():
     res = _group_failed(view)
     assert res.summary.startswith("group formation (ring, 3 ranks) did not finish"), res.summary
     assert "rank 1 (process stopped" in res.summary and res.evidence["ranks"] == [1]
+
+
+def test_a_stopped_rank_outranks_a_neighbour_that_could_not_connect_to_it():
+    """Rank 2 was stopped before it listened; rank 1 failed after the ring's connect retries
+    with "Couldn't connect" (MD621). The stopped process is a fact: the group result names
+    rank 2, not the neighbour that waited for it."""
+    from meshdoctor.probe.config import ProbeConfig, local_hostfile
+    from meshdoctor.probe.culprits import culprits
+    from meshdoctor.probe.events import RankState
+    from meshdoctor.probe.outcome import LaunchOutcome
+    from meshdoctor.probe.report.outcomes import _group_failed
+    from meshdoctor.probe.report.view import LaunchView
+
+    cfg = ProbeConfig(hostfile=local_hostfile(3), ops=["all_sum"], size=64 << 10, cpus=8)
+    ranks = [RankState(r, "127.0.0.1", True) for r in range(3)]
+    ranks[1].errors.append(
+        {"type": "RuntimeError", "message": "[ring] Couldn't connect (error: 111)"}
+    )
+    out = LaunchOutcome("init", "run", ranks, {}, 1.0, None, started_at=0.0)
+    out.failure = {"rank": 1, "type": "RuntimeError"}
+    out.early_exits = {1: 1}
+    out.hang = {
+        "step": {"op": "init", "phase": "init", "iter": 0, "seq": 1},
+        "not_arrived": [{"rank": r, "host": "127.0.0.1"} for r in (0, 2)],
+        "no_heartbeat": [
+            {"rank": 0, "silent_s": 31.0, "state": "sleeping"},
+            {"rank": 2, "silent_s": 31.0, "state": "stopped"},
+        ],
+        "waiting": [],
+    }
+    view = LaunchView(
+        cfg=cfg, out=out, formed=False, lead=culprits(out), first_host="127.0.0.1", detect_s=1.0
+    )
+    res = _group_failed(view)
+    assert "never arrived: rank 2 (process stopped" in res.summary, res.summary
+    assert res.evidence["ranks"] == [2] and "Couldn't connect" not in res.summary, res.summary

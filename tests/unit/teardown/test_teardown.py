@@ -282,6 +282,25 @@ def test_a_host_that_answered_and_never_confirms_is_unconfirmed_not_unreachable(
     assert outcome.startswith("not confirmed"), rep.actions
 
 
+def test_a_host_that_went_silent_is_not_asked_again(started):
+    """A host the caller saw go silent while the others were heard (a link down) answered
+    before, but asking again over a dead connection cannot confirm anything: one call, then
+    reported as not confirmed with how long it had been silent, never unreachable."""
+    marker = f"md-test-{uuid.uuid4().hex[:8]}"
+    hosts = Slow(slow_calls=1000)
+    hosts.mark_answered("h1")
+    rep = teardown.stop(
+        [teardown.Target("h1", 4242, "rank 1", False)],
+        hosts=hosts,
+        budget_s=1.0,
+        confirm_s=60.0,  # never waited out: the silent host gets the first budget only
+        marker=marker,
+        silent={"h1": 4.2},
+    )
+    assert hosts.calls == 1, rep.actions
+    assert "h1" not in rep.unreachable and rep.unconfirmed["h1"]["silent_s"] == 4.2, rep
+
+
 SPAWN_IGNORING_TERM = (  # ignores SIGTERM, starts a child in a session of its own every 50 ms
     "import signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     "print('up', flush=True)\n"
