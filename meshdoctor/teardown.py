@@ -483,7 +483,7 @@ def _local_state(t: Target) -> Optional[str]:
     if t.pid is None or t.exited():
         return None
     try:
-        import psutil
+        from meshdoctor.proctable import psutil
 
         return psutil.Process(t.pid).status()
     except Exception:

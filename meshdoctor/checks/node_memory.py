@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import resource
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.model import Export
 from meshdoctor.checker.here import slow_not_hung
