@@ -55,6 +55,7 @@ _PS_S = 5.0  # deadline of one ps(1) call (macOS only)
 
 svmem = namedtuple("svmem", "total available percent used free")
 pmem = namedtuple("pmem", "rss vms")
+puids = namedtuple("puids", "real effective saved")
 pmmap_grouped = namedtuple("pmmap_grouped", "path")
 snicaddr = namedtuple("snicaddr", "family address netmask broadcast ptp")
 
@@ -272,19 +273,19 @@ class Process:
         return _MAC_STATUS.get(self._ps("state")[:1], "?")
 
     def uids(self):
-        """``(real, effective, saved)`` user ids."""
+        """``puids(real, effective, saved)`` user ids, psutil's named tuple."""
         if not LINUX:
             uid = int(self._ps("uid"))
-            return (int(self._ps("ruid")), uid, uid)
+            return puids(int(self._ps("ruid")), uid, uid)
         for line in _read(self.pid, "status").decode("utf-8", "replace").splitlines():
             if line.startswith("Uid:"):
                 real, eff, saved = (int(x) for x in line.split()[1:4])
-                return (real, eff, saved)
+                return puids(real, eff, saved)
         raise AccessDenied(self.pid, "no Uid line in /proc/PID/status")
 
     def username(self) -> str:
         """The name of the real user (its uid when it has no name), as psutil."""
-        uid = self.uids()[0]
+        uid = self.uids().real
         try:
             return pwd.getpwuid(uid).pw_name
         except KeyError:

@@ -162,7 +162,7 @@ def test_a_host_without_psutil_reads_the_same_processes(bed):
         with_psutil = fleet(bed, "--only", "MD301", env={"MESHDOCTOR_SHIP": "installed"})
         bed.mesh.write(no_meshdoctor=["h1"])
         without = fleet(bed, "--only", "MD301")
-        assert answers(without) == answers(with_psutil)
+        assert answers(without) == answers(with_psutil), differences(without, with_psutil)
         (mine,) = [x for x in without.results("MD301") if x["host"] == "h1"]
         (theirs,) = [x for x in with_psutil.results("MD301") if x["host"] == "h1"]
         assert mine["status"] == theirs["status"] != "ok"

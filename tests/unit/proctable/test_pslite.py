@@ -3,6 +3,7 @@ processes this test starts)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +67,41 @@ def test_zombie_and_machine_figures():
         for n, v in psutil.net_if_addrs().items()
     }
     assert {n: s for n, s in mine.items() if s} == {n: s for n, s in theirs.items() if s}
+
+
+NO_PSUTIL = (  # meshdoctor run as on a host without psutil: its import fails
+    "import runpy, sys; sys.modules['psutil'] = None; sys.argv[0] = 'meshdoctor'; "
+    "runpy.run_module('meshdoctor', run_name='__main__', alter_sys=True)"
+)
+
+
+def test_the_node_check_gives_the_same_results_without_psutil():
+    """Every check of this node, beside a planted rank of a running job, with psutil and with
+    the /proc reader in its place: the same results, none an error (a psutil API that the
+    reader lacks or answers in another shape is an error of the check that calls it)."""
+    rank = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)"],
+        env=dict(os.environ, MLX_RANK="1", MLX_HOSTFILE="/dev/null"),
+    )
+    try:
+
+        def results(argv):
+            p = subprocess.run(
+                [*argv, "check", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                stdin=subprocess.DEVNULL,
+            )
+            doc = json.loads(p.stdout)
+            return p.returncode, sorted((x["code"], x["status"]) for x in doc["results"]), doc
+
+        with_psutil = results([sys.executable, "-m", "meshdoctor"])
+        without = results([sys.executable, "-c", NO_PSUTIL])
+        assert not [x for x in without[2]["results"] if x["status"] == "error"]
+        assert without[:2] == with_psutil[:2]
+        (md301,) = [x for x in without[2]["results"] if x["code"] == "MD301"]
+        assert md301["status"] == "warn" and f"pid {rank.pid} " in md301["summary"], md301
+    finally:
+        rank.kill()
+        rank.wait()
