@@ -36,6 +36,13 @@ from meshdoctor.text import printable, shell_line
 REMOTE_PYTHON_ENV = "MESHDOCTOR_REMOTE_PYTHON"
 SHIP_ENV = "MESHDOCTOR_SHIP"  # "installed": run the remote host's own meshdoctor, not ours
 UPLOAD_S = 30.0  # at least this long for sending the zip application (under 1 MB) to a host
+
+
+def upload_s(timeout: float) -> float:
+    """The deadline (s) of sending meshdoctor to a host whose per-host deadline is ``timeout``:
+    :data:`UPLOAD_S`, or ``timeout`` where that is longer (a deadline given for a busy or
+    distant host holds for the upload too: a Python start, 1 MB through ssh, an fsync)."""
+    return max(UPLOAD_S, timeout)
 TOO_OLD = "too-old"  # HostReply.unfit: the remote Python is older than meshdoctor and MLX need
 UNSAFE_CACHE = "unsafe-cache"  # HostReply.unfit: its cache folder is not the user's alone
 
@@ -229,7 +236,7 @@ def run_remote(
     or a :class:`meshdoctor.remote.Hosts`' ``run``): this meshdoctor's cached copy there
     (:func:`meshdoctor.ship.run_argv`); when it is missing or not whole, the copy is sent on
     the session's standard input (:func:`meshdoctor.ship.store_argv`, at least
-    :data:`UPLOAD_S` s of its own) and the command run again in what the first call left of
+    :func:`upload_s` s of its own) and the command run again in what the first call left of
     ``timeout``. With
     ``MESHDOCTOR_SHIP=installed``: ``python -m meshdoctor ARGS``. ``module``: another module
     of meshdoctor run the same way (``python -m MODULE ARGS``). Returns the command's result
@@ -244,7 +251,7 @@ def run_remote(
     res = go(ship.run_argv(python, args, module), timeout, stdin)
     if res.returncode != ship.EXIT_ABSENT or not ship.boot_said(res.stderr):
         return res, False
-    up = go(ship.store_argv(python), UPLOAD_S, ship.upload_text())
+    up = go(ship.store_argv(python), upload_s(timeout), ship.upload_text())
     if not up.ok:
         return up, True
     left = max(1.0, timeout - res.duration_s)  # the upload has its own deadline
@@ -284,7 +291,7 @@ def run_meshdoctor(
     so a host found unreachable is remembered by the caller and not waited for again;
     ``parallel``: at most this many hosts at once (a large fleet goes in waves, each host's
     ``timeout`` counted from its own start). Returns host -> :class:`HostReply`, in ``hosts``
-    order, within ``timeout`` plus about a second per wave (plus :data:`UPLOAD_S` where
+    order, within ``timeout`` plus about a second per wave (plus :func:`upload_s` where
     meshdoctor is sent over ssh and a host has no cached copy yet). Never raises for a host: an
     unsafe host name is an error reply. An interrupt while it waits raises
     :class:`Interrupted` with the replies so far.
@@ -319,7 +326,7 @@ def run_meshdoctor(
             )
 
     try:
-        per_host = timeout + 1.0 + (UPLOAD_S if shipped() else 0.0)  # one upload per host
+        per_host = timeout + 1.0 + (upload_s(timeout) if shipped() else 0.0)  # one upload
         outcomes({h: (lambda h=h: one(h)) for h in unique}, waves * per_host, name="fleet")
     except KeyboardInterrupt as exc:  # keep what had come: the caller reports it
         done = {h: replies[h] for h in unique if h in replies}
