@@ -43,6 +43,8 @@ def upload_s(timeout: float) -> float:
     :data:`UPLOAD_S`, or ``timeout`` where that is longer (a deadline given for a busy or
     distant host holds for the upload too: a Python start, 1 MB through ssh, an fsync)."""
     return max(UPLOAD_S, timeout)
+
+
 TOO_OLD = "too-old"  # HostReply.unfit: the remote Python is older than meshdoctor and MLX need
 UNSAFE_CACHE = "unsafe-cache"  # HostReply.unfit: its cache folder is not the user's alone
 

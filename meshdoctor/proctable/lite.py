@@ -96,15 +96,21 @@ def _read(pid: int, name: str) -> bytes:
         raise AccessDenied(pid) from None
 
 
-def _ps(*args: str) -> str:
-    """ps(1)'s output (macOS), under :data:`_PS_S`; empty when it fails."""
+def _tool(*argv: str) -> str:
+    """A macOS tool's standard output (``ps``, ``sysctl``, ``vm_stat``, ``ifconfig``), under
+    :data:`_PS_S`; empty when it fails."""
     try:
         p = subprocess.run(
-            ["ps", *args], capture_output=True, text=True, timeout=_PS_S, errors="replace"
+            list(argv), capture_output=True, text=True, timeout=_PS_S, errors="replace"
         )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     return p.stdout
+
+
+def _ps(*args: str) -> str:
+    """ps(1)'s output (macOS), under :data:`_PS_S`; empty when it fails."""
+    return _tool("ps", *args)
 
 
 def _procargs(pid: int):
@@ -398,17 +404,40 @@ def boot_time() -> float:
                 if line.startswith(b"btime"):
                     return float(line.split()[1])
         raise AccessDenied(None, "no btime in /proc/stat")
-    out = subprocess.run(
-        ["sysctl", "-n", "kern.boottime"], capture_output=True, text=True, timeout=_PS_S
-    ).stdout  # "{ sec = 1700000000, usec = 0 } ..."
-    return float(out.split("sec =")[1].split(",")[0])
+    out = _tool("sysctl", "-n", "kern.boottime")  # "{ sec = 1700000000, usec = 0 } ..."
+    try:
+        return float(out.split("sec =")[1].split(",")[0])
+    except (IndexError, ValueError):
+        raise AccessDenied(None, "sysctl kern.boottime could not be read") from None
+
+
+def _mac_virtual_memory():
+    """psutil's macOS figures (``_psosx.virtual_memory``: total ``hw.memsize``; available
+    inactive + free + speculative pages; used active + wired; free the free pages) from
+    ``sysctl -n hw.memsize`` and ``vm_stat`` (which prints free pages less the speculative
+    ones, and those on a line of their own)."""
+    from meshdoctor.parsers.macos import parse_vm_stat, to_int
+
+    total = to_int(_tool("sysctl", "-n", "hw.memsize"))
+    vm = parse_vm_stat(_tool("vm_stat"))
+    page = vm.get("page_size")
+    if not total or not page:
+        raise AccessDenied(None, "neither sysctl hw.memsize nor vm_stat could be read")
+
+    def size(name: str) -> int:
+        return vm.get(f"Pages {name}", 0) * page
+
+    avail = size("inactive") + size("free") + size("speculative")
+    used = size("active") + size("wired down")
+    pct = round((total - avail) / total * 100, 1)
+    return svmem(total, avail, pct, used, size("free"))
 
 
 def virtual_memory():
     """``(total, available, percent, used, free)`` bytes from ``/proc/meminfo`` (psutil's
-    ``available`` is ``MemAvailable``); macOS: not readable here."""
+    ``available`` is ``MemAvailable``); macOS: from ``sysctl`` and ``vm_stat``."""
     if not LINUX:
-        raise AccessDenied(None, "virtual memory needs psutil on macOS")
+        return _mac_virtual_memory()
     kb: Dict[str, int] = {}
     with open("/proc/meminfo", "rb") as f:
         for line in f:
@@ -425,9 +454,17 @@ def virtual_memory():
 
 def net_if_addrs() -> Dict[str, List]:
     """Interface name -> its IPv4 and IPv6 addresses (Linux: ``/proc/net/if_inet6`` and the
-    ``SIOCGIFADDR`` ioctl, ``netdevice(7)``); macOS: not readable here."""
+    ``SIOCGIFADDR`` ioctl, ``netdevice(7)``); macOS: ``ifconfig``'s ``inet`` and ``inet6``
+    lines (an IPv6 zone as psutil gives it, ``fe80::1%lo0``)."""
     if not LINUX:
-        raise AccessDenied(None, "interface addresses need psutil on macOS")
+        from meshdoctor.parsers.macos_links import parse_ifconfig
+
+        rep = parse_ifconfig(_tool("ifconfig"))
+        return {
+            name: [snicaddr(socket.AF_INET, a, None, None, None) for a in i.inet]
+            + [snicaddr(socket.AF_INET6, a, None, None, None) for a in i.inet6]
+            for name, i in rep.interfaces.items()
+        }
     import fcntl
     import ipaddress
     import struct

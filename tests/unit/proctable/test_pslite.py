@@ -105,3 +105,32 @@ def test_the_node_check_gives_the_same_results_without_psutil():
     finally:
         rank.kill()
         rank.wait()
+
+
+def test_macos_memory_interfaces_and_boot_from_the_tools_psutil_reads(tmp_path, monkeypatch):
+    """On macOS the reader runs the tools a Mac has (fake-Mac stubs here, formats of
+    tests/fixtures/mac/healthy) and gives psutil's macOS figures: available is inactive +
+    free + speculative pages (psutil _psosx.virtual_memory), addresses with their zones."""
+    from tests import stubs
+
+    stubs.install(
+        tmp_path / "bin",
+        ["healthy"],
+        extra={
+            "sysctl__n_hw.memsize.txt": "549755813888\n",
+            "sysctl__n_kern.boottime.txt": "{ sec = 1764650000, usec = 12 } Tue Dec  2 04:33:20 2025\n",
+        },
+    )
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    monkeypatch.setattr(pslite, "LINUX", False)
+    vm = pslite.virtual_memory()
+    page = 16384
+    assert vm.total == 549755813888
+    assert vm.available == (987654 + 21475311 + 12345) * page
+    assert vm.used == (1012345 + 412345) * page
+    assert vm.free == 21475311 * page
+    assert vm.percent == round((vm.total - vm.available) / vm.total * 100, 1)
+    addrs = pslite.net_if_addrs()
+    assert {a.address for a in addrs["lo0"]} == {"127.0.0.1", "::1", "fe80::1%lo0"}
+    assert "192.168.50.11" in {a.address for a in addrs["en0"]}
+    assert pslite.boot_time() == 1764650000.0
