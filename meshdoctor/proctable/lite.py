@@ -26,6 +26,7 @@ from typing import Dict, Iterator, List, Optional
 LINUX = sys.platform.startswith("linux")
 STATUS_RUNNING, STATUS_SLEEPING, STATUS_DISK_SLEEP = "running", "sleeping", "disk-sleep"
 STATUS_STOPPED, STATUS_ZOMBIE, STATUS_IDLE = "stopped", "zombie", "idle"
+STATUS_TRACING_STOP, STATUS_DEAD = "tracing-stop", "dead"
 CONN_LISTEN = "LISTEN"
 # /proc/PID/stat's state letter -> psutil's status (psutil _pslinux.PROC_STATUSES)
 _LINUX_STATUS = {
@@ -33,10 +34,10 @@ _LINUX_STATUS = {
     "S": STATUS_SLEEPING,
     "D": STATUS_DISK_SLEEP,
     "T": STATUS_STOPPED,
-    "t": "tracing-stop",
+    "t": STATUS_TRACING_STOP,
     "Z": STATUS_ZOMBIE,
-    "X": "dead",
-    "x": "dead",
+    "X": STATUS_DEAD,
+    "x": STATUS_DEAD,
     "K": "wake-kill",
     "W": "waking",
     "I": STATUS_IDLE,
