@@ -287,7 +287,7 @@ def _interrupt_while_h3_hangs(bed, args, *, h0_h2_first=True):
     pids = bed.dir / "h3-hang.pids"
     pids.write_text("")
     hang = bed.dir / "hang-python"
-    hang.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 600\n")
+    hang.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 600\n")  # $$: h3's own pid
     hang.chmod(0o755)
     bed.mesh.write(env={"h3": {"MD_PY": str(hang)}})
     p = subprocess.Popen(
@@ -321,11 +321,9 @@ def _interrupt_while_h3_hangs(bed, args, *, h0_h2_first=True):
         if p.poll() is None:
             p.kill()
             p.wait()
-        for pid in pids.read_text().split():  # the hang on h3, whose ssh was ended
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        for pid in pids.read_text().split():  # the hang on h3, whose ssh was ended: its pid
+            # is one of h3's own PID namespace, so it is killed there, and only if it is that sleep
+            bed.ssh("h3", f'[ "$(cat /proc/{int(pid)}/comm)" = sleep ] && kill -KILL {int(pid)}')
     return p.returncode, out, err
 
 
