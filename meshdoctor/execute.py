@@ -179,7 +179,7 @@ def _kill_marked(tokens: set) -> int:
     if not tokens:
         return 0
     try:
-        import psutil
+        from meshdoctor.proctable import psutil
     except ImportError:  # pragma: no cover - a dependency
         return 0
     n, me = 0, os.getpid()

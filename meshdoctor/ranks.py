@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import List, Optional, Set
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.execute import PARENT_MARKER_ENV
 

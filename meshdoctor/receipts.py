@@ -543,7 +543,7 @@ def _describe_holder(holder: List[str]) -> str:
         return "pid unknown"
     out = f"pid {holder[0]}"
     try:
-        import psutil
+        from meshdoctor.proctable import psutil
 
         out += f" ({' '.join(psutil.Process(int(holder[0])).cmdline())[:200]})"
     except (ValueError, psutil.Error):

@@ -132,7 +132,7 @@ def _make_dir() -> Optional[Path]:
 def _sweep(base: Path) -> None:
     """Remove the socket folders of earlier runs whose meshdoctor is gone (killed before its
     exit could remove them): ours (same owner), named ``ssh-PID-...``, PID not running."""
-    import psutil
+    from meshdoctor.proctable import psutil
 
     try:
         entries = list(os.scandir(base))

@@ -452,7 +452,7 @@ TREE_ROUNDS = 50  # listings of a process tree before its SIGKILL (each a few mi
 def _tree(tops: Dict[int, int]) -> Dict[int, Tuple[Any, int]]:
     """pid -> (psutil.Process, the pid of ``tops`` it is under) for every live process under
     the pids of ``tops`` (pid -> its top) and themselves."""
-    import psutil
+    from meshdoctor.proctable import psutil
 
     out: Dict[int, Tuple[Any, int]] = {}
     for pid, top in tops.items():
@@ -494,7 +494,7 @@ def kill_tree(pids: Sequence[int]) -> Dict[str, Any]:
 
 def _alive(pids) -> List[int]:
     """The pids of ``pids`` whose process still runs (not gone, not a zombie)."""
-    import psutil
+    from meshdoctor.proctable import psutil
 
     out = []
     for pid in pids:
@@ -510,7 +510,7 @@ def _await_stopped(pids, limit: float = 1.0) -> None:
     """Wait (at most ``limit`` seconds) until each of ``pids`` is stopped or gone: SIGSTOP is
     delivered when a process next leaves the kernel, so one inside fork(2) stops only after the
     child exists, and the next listing of the tree then holds that child (signal(7))."""
-    import psutil
+    from meshdoctor.proctable import psutil
 
     waiting = set(pids)
     t_end = time.monotonic() + limit
@@ -534,7 +534,7 @@ def _local_state(t: Target) -> Optional[str]:
     if t.pid is None or t.exited():
         return None
     try:
-        import psutil
+        from meshdoctor.proctable import psutil
 
         return psutil.Process(t.pid).status()
     except Exception:

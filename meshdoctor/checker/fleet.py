@@ -158,11 +158,26 @@ def _unreached(
             "would misread."
         )
         hint = None
+    elif rep.unfit == fanout.TOO_OLD:
+        summary = f"{host}'s Python is too old for meshdoctor and MLX: {rep.error}"
+        text = (
+            f"MLX and meshdoctor need Python 3.10 or newer on {host}: install one there with "
+            "MLX (the command below, with that interpreter) and name it with --python, "
+            "MESHDOCTOR_REMOTE_PYTHON or the hostfile's python."
+        )
+    elif rep.unfit == fanout.UNSAFE_CACHE:
+        summary = f"meshdoctor was not run on {host}: {rep.error}"
+        text = (
+            "meshdoctor runs on a remote host from a copy it keeps in the user's cache "
+            "folder there, and only from a folder that nobody else may write: make it the "
+            f"user's own with mode 0700 on {host}."
+        )
+        hint = None
     elif rep.missing:
         summary = f"meshdoctor does not run on {host} with {python}: {rep.error}"
         text = (
-            f"Install meshdoctor on {host} for the interpreter the fleet check uses, or "
-            "name the right one with --python (or MESHDOCTOR_REMOTE_PYTHON). " + install_text(host)
+            f"{python} cannot run meshdoctor on {host}: name the interpreter the ranks use "
+            "with --python (or MESHDOCTOR_REMOTE_PYTHON). " + install_text(host)
         )
     elif not rep.reachable:
         summary = f"cannot reach {host} over ssh: {rep.error}"

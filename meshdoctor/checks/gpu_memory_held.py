@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.checker.model import Check, Doc, Finding, fail, ok, warn
 from meshdoctor.facts.context import NodeContext

@@ -17,7 +17,9 @@ from meshdoctor.checker.model import Check, Doc, error, fail, ok, warn
 from meshdoctor.facts.context import NodeContext
 from meshdoctor.mlx.backends import JACCL_BACKENDS, core_backend
 from meshdoctor.facts.mlx_build import BACKENDS as MLX_BACKENDS, gather_mlx
+from meshdoctor.model import Remediation
 from meshdoctor.parsers.macos import version_tuple
+from meshdoctor.text import shell_line
 
 # (first bad, fixed in, backends concerned, reason): versions as tuples; bad is lo <= v < fixed;
 # fixed None: still open upstream (bad from lo on).
@@ -163,8 +165,19 @@ def run(ctx: NodeContext):
             f"MLX is not importable from {info.get('executable', ctx.python)}: "
             f"{info.get('import_error', '')}",
             evidence=info,
-            remediation='pip install mlx (on Linux: pip install "mlx[cpu]") in the '
-            "environment the ranks run in, or point MESHDOCTOR_PYTHON at it.",
+            remediation=Remediation(
+                'pip install mlx (on Linux: pip install "mlx[cpu]") in the environment the '
+                "ranks run in, or point MESHDOCTOR_PYTHON at it.",
+                shell_line(
+                    [
+                        info.get("executable") or ctx.python,
+                        "-m",
+                        "pip",
+                        "install",
+                        "mlx" if ctx.platform == "darwin" else "mlx[cpu]",
+                    ]
+                ),
+            ),
         )
         return
     version = tuple(info.get("version_tuple", ()))

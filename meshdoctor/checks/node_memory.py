@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import resource
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.model import Export
 from meshdoctor.checker.here import slow_not_hung
@@ -42,7 +42,7 @@ def _gib(n: int) -> str:
     return f"{n / GiB:.1f} GiB"
 
 
-def _mac(ctx: NodeContext, vm: psutil._common.svmem):
+def _mac(ctx: NodeContext, vm):  # vm: psutil.virtual_memory()
     found = []
     res = ctx.command("vm_stat")
     if res.timed_out and not hang_proven(res):  # slow is not hung: not assessed

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from typing import List, Optional, Tuple
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.checker.model import Check, Doc, fail, ok, warn
 from meshdoctor.facts.context import NodeContext

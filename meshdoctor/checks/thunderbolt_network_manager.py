@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.checker.model import Check, Doc, ok, skip, warn
 

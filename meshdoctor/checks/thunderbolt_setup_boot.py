@@ -35,7 +35,7 @@ def _boot(ctx: NodeContext) -> float:
         if not r.ok:
             raise BootTimeError(r.describe())
         return parse_kern_boottime(r.stdout)
-    import psutil
+    from meshdoctor.proctable import psutil
 
     return float(psutil.boot_time())
 

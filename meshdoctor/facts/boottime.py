@@ -40,7 +40,7 @@ def boot_time(platform: Optional[str] = None, timeout: float = execute.DEFAULT_T
         if not r.ok:
             raise BootTimeError(r.describe())
         return parse_kern_boottime(r.stdout)
-    import psutil
+    from meshdoctor.proctable import psutil
 
     return float(psutil.boot_time())
 

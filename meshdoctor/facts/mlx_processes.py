@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Set
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS, own_descendants, protected_pids
 

@@ -185,7 +185,7 @@ def _bind_test(wanted: List[int]) -> Dict[str, str]:
 
 def _busy_ports(wanted: List[int]) -> Dict[str, str]:
     """Which of ``wanted`` TCP ports something listens on here, as port -> "name (pid N)"."""
-    import psutil
+    from meshdoctor.proctable import psutil
 
     if not wanted:
         return {}

@@ -343,15 +343,19 @@ def read_pyverbs_child(ctx: NodeContext, python: str) -> Inventory:
 
     from meshdoctor.ranks import PROBE_MARKER_ENV, RANK_ENV_KEYS
 
-    pkg = os.path.dirname(os.path.abspath(__file__))
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # meshdoctor/
     with tempfile.TemporaryDirectory(prefix="meshdoctor-verbs-") as tmp:
-        os.symlink(pkg, os.path.join(tmp, "meshdoctor"))
+        if os.path.isdir(pkg):
+            os.symlink(pkg, os.path.join(tmp, "meshdoctor"))
+            path = tmp
+        else:  # run from a zip application (meshdoctor.ship): the zip is the path entry
+            path = os.path.dirname(pkg)
         env = {
             k: v
             for k, v in os.environ.items()
             if k not in RANK_ENV_KEYS + (PROBE_MARKER_ENV, "PYTHONPATH", "PYTHONHOME")
         }
-        env["PYTHONPATH"] = tmp
+        env["PYTHONPATH"] = path
         res = execute.run([python, "-c", _CHILD], env=env, timeout=ctx.command_timeout)
     attempt = {
         "reader": f"{PYVERBS} ({python})",

@@ -161,7 +161,7 @@ def _gone_since_approved(fx: Fix, ctx: FixContext, host: str, keys: Any) -> List
     ``ctx.options["vanished"]`` for the fix's verification, so "nothing left" never hides it."""
     import json
 
-    import psutil
+    from meshdoctor.proctable import psutil
 
     out = []
     vanished = ctx.options.setdefault("vanished", [])

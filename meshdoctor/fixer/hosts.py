@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from meshdoctor.parsers import json_text
 from meshdoctor import execute, remote
 from meshdoctor.checker.here import check_args, this_host_name
-from meshdoctor.fanout import remote_python, run_meshdoctor
+from meshdoctor.fanout import remote_python, run_meshdoctor, run_remote
 from meshdoctor.hostfile.model import Hostfile
 from meshdoctor.hostfile.locality import is_this_machine
 
@@ -212,17 +212,21 @@ class HostExec:
 
     def record(self, t: Target, kind: str, doc: Dict[str, Any]) -> str:
         """Write ``doc`` as a receipt of ``kind`` in ``t``'s own state directory (here, or over
-        ssh: ``python -m meshdoctor.receipts record KIND``); returns its path there. Raises
+        ssh: ``python -m meshdoctor.receipts record KIND``, meshdoctor sent there as the fan-out
+        sends it, :func:`meshdoctor.fanout.run_remote`); returns its path there. Raises
         :class:`RemoteRunError` or OSError."""
         from meshdoctor import receipts
 
         if t.local:
             return str(receipts.write(kind, doc))
-        r = self.run(
+        r, _ = run_remote(
+            self.run,
             t.name,
-            [remote_python(), "-m", "meshdoctor.receipts", "record", kind],
+            remote_python(),
+            ["record", kind],
             15.0,
-            input=json.dumps(doc),
+            stdin=json.dumps(doc),
+            module="meshdoctor.receipts",
         )
         try:
             got = json.loads(r.stdout)
@@ -239,7 +243,9 @@ class HostExec:
 
         if t.local:
             return boot_time()
-        r = self.run(t.name, [remote_python(), "-m", "meshdoctor.facts.boottime"], 15.0)
+        r, _ = run_remote(
+            self.run, t.name, remote_python(), [], 15.0, module="meshdoctor.facts.boottime"
+        )
         try:
             doc = json_text.loads(r.stdout)
         except ValueError:

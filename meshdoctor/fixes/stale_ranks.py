@@ -24,7 +24,7 @@ import signal
 import time
 from typing import Dict, List
 
-import psutil
+from meshdoctor.proctable import psutil
 
 from meshdoctor.fixer.model import (
     DISRUPTIVE,

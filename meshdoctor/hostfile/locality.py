@@ -51,7 +51,7 @@ def local_names() -> FrozenSet[str]:
     except OSError:
         pass
     try:
-        import psutil
+        from meshdoctor.proctable import psutil
 
         for addrs in psutil.net_if_addrs().values():
             for a in addrs:

@@ -185,7 +185,7 @@ class Job:
     # --- stop ----------------------------------------------------------------------------------
     def _alive(self) -> List[int]:
         """The ranks whose local process (the rank, or its ssh client) still runs."""
-        import psutil
+        from meshdoctor.proctable import psutil
 
         out = []
         for r, pid in sorted(self.pids.items()):

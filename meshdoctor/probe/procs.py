@@ -39,7 +39,7 @@ class RankProc:
         if not self.local or self.popen.poll() is not None:
             return None
         try:
-            import psutil
+            from meshdoctor.proctable import psutil
 
             return psutil.Process(self.pid).status()
         except Exception:

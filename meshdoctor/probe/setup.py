@@ -34,7 +34,7 @@ AS_GIVEN = ("iters", "warmup", "dtype", "timeout", "soak", "pairs", "port")
 
 def available_memory() -> int:
     """Bytes of memory available on this host (psutil ``virtual_memory().available``)."""
-    import psutil
+    from meshdoctor.proctable import psutil
 
     return int(psutil.virtual_memory().available)
 

@@ -83,7 +83,7 @@ class RankStack:
 
 def _state(pid: int) -> Optional[str]:
     try:
-        import psutil
+        from meshdoctor.proctable import psutil
 
         return psutil.Process(pid).status()
     except Exception:

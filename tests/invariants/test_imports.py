@@ -139,3 +139,30 @@ def test_layer_contracts_hold():
         pytest.skip("import-linter is not installed (pip install -e '.[test]' installs it)")
     p = subprocess.run([lint], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stdout[-4000:]
+
+
+def test_psutil_comes_from_proctable_whose_reader_has_every_name_used():
+    """psutil is optional on a host meshdoctor was sent to (meshdoctor.ship): every module
+    imports it from meshdoctor.proctable, which hands out the /proc and macOS-tools reader
+    where psutil is missing, and that reader has every ``psutil.NAME`` the package uses."""
+    from meshdoctor.proctable import lite
+
+    direct, used = [], set()
+    for name, path in _modules().items():
+        if name.startswith("meshdoctor.proctable"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(
+                a.name.split(".")[0] == "psutil" for a in node.names
+            ):
+                direct.append(f"{name}:{node.lineno}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("psutil"):
+                direct.append(f"{name}:{node.lineno}")
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "psutil"
+            ):
+                used.add(node.attr)
+    assert not direct, "import psutil from meshdoctor.proctable instead: " + ", ".join(direct)
+    assert used and not sorted(n for n in used if not hasattr(lite, n))

@@ -104,10 +104,11 @@ class TestBed:
             # per-host wrapper which host it runs on (the namespaces share one file system);
             # each host keeps meshdoctor's state (the fix lock, receipts) in a directory of its
             # own, as separate machines do, never in the user's default one that other runs on
-            # this machine share
+            # this machine share; the same for its cache folder (the meshdoctor sent over ssh)
             setenv = {
                 "TESTBED_HOST": h,
                 "MESHDOCTOR_STATE_DIR": str(d / f"state-{h}"),
+                "XDG_CACHE_HOME": str(d / f"cache-{h}"),  # where meshdoctor is cached there
                 **self.env_path,
                 **self.host_env.get(h, {}),
             }

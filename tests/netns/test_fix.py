@@ -213,3 +213,25 @@ def test_a_remote_stale_ranks_remedy_prose_names_the_remote_command(bed):
     assert f"`ssh h1 'kill -KILL {plain}'`" in rem["text"], rem
     assert f"`kill -KILL {plain}`" not in rem["text"], rem
     bed.ssh("h1", f"kill -KILL {plain}")
+
+
+def test_stale_ranks_on_hosts_without_meshdoctor_or_psutil(bed):
+    """The remote hosts run the system interpreter, which has neither meshdoctor nor psutil
+    (meshdoctor is sent over ssh, meshdoctor.ship; processes are read from /proc): the same
+    plan and the same clean-up as with both installed."""
+    from tests.netns.fleet_bed import NO_MESHDOCTOR_PY
+
+    env = dict(bed.env, MESHDOCTOR_REMOTE_PYTHON=NO_MESHDOCTOR_PY)
+    stubborn = {h: _start(bed, h, SPIN_IGNORING_TERM, "MLX_RANK=1") for h in ("h1", "h2")}
+    args = ["fix", "stale-ranks", "--hostfile", str(bed.hostfile), "--json"]
+    plan = run_cli(*args, env=env, timeout=240)
+    assert plan.rc == 1, plan.outcome()
+    planned = {
+        (a["host"], a["detail"]["pid"]) for a in plan.doc["actions"] if a["outcome"] == "planned"
+    }
+    assert planned == set(stubborn.items())
+    r = run_cli(*args, "--yes", env=env, timeout=240)
+    assert r.rc == 0, r.outcome()
+    assert not any(_alive(bed, h, p) for h, p in stubborn.items())
+    done = {a["host"]: a["outcome"] for a in r.doc["actions"] if a["changed"]}
+    assert done == {h: "done: killed by SIGKILL" for h in stubborn}, r.doc["actions"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 
 import pytest
@@ -24,13 +25,24 @@ def test_commands_offered_to_copy_quote_every_word_from_outside():
 
     from meshdoctor import fanout, remote
 
-    hint = fanout.install_hint("m2", "/opt/my py/bin/python3")
-    src = fanout.install_source()  # meshdoctor is not on PyPI: the source it came from
-    assert src and shlex.split(hint) == [
+    hint = fanout.install_hint("m2", "/opt/my py/bin/python3")  # meshdoctor is sent over ssh
+    assert shlex.split(hint) == [
         "ssh",
         "m2",
-        shlex.join(["/opt/my py/bin/python3", "-m", "pip", "install", src]),
+        shlex.join(["/opt/my py/bin/python3", "-m", "pip", "install", "mlx"]),
     ]
+    os.environ[fanout.SHIP_ENV] = "installed"  # the remote host's own meshdoctor
+    try:
+        hint = fanout.install_hint("m2", "/opt/my py/bin/python3")
+        src = fanout.install_source()  # meshdoctor is not on PyPI: the source it came from
+        assert src and shlex.split(hint) == [
+            "ssh",
+            "m2",
+            shlex.join(["/opt/my py/bin/python3", "-m", "pip", "install", src]),
+        ]
+        assert "scp -r" not in fanout.install_text("m2")
+    finally:
+        del os.environ[fanout.SHIP_ENV]
     assert remote.shown_command("user@m2", ["true"]) == "ssh user@m2 true"
     for bad in ("a;rm -rf /", "-oProxyCommand=touch /tmp/X", "host\nFAKE", "$(id)", ""):
         assert fanout.install_hint(bad, "python3") is None, bad
