@@ -13,6 +13,7 @@ ever exist inside this machine.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -105,8 +106,13 @@ class TestBed:
             # each host keeps meshdoctor's state (the fix lock, receipts) in a directory of its
             # own, as separate machines do, never in the user's default one that other runs on
             # this machine share; the same for its cache folder (the meshdoctor sent over ssh)
+            # and a home of its own: the login shell of every ssh session reads its rc files
+            # from there, never the user's (a user's ~/.bashrc that runs `pyenv init` rewrites
+            # the shared shims on each login under one lock; a session killed in it leaves the
+            # lock behind and every later login on the machine waits 60 s for it)
             setenv = {
                 "TESTBED_HOST": h,
+                "HOME": str(self._home(h)),
                 "MESHDOCTOR_STATE_DIR": str(d / f"state-{h}"),
                 "XDG_CACHE_HOME": str(d / f"cache-{h}"),  # where meshdoctor is cached there
                 **self.env_path,
@@ -177,6 +183,19 @@ class TestBed:
                         f"sshd on {h} ({self.ips[h]}) did not come up: {p.stderr.strip()}"
                     )
                 time.sleep(0.2)
+
+    def _home(self, host: str) -> Path:
+        """``host``'s home folder: rc files that put the user's own tool folders of this
+        process's PATH (those under the user's home: pyenv's shims, cargo) first, as the
+        user's rc files would, and run nothing else."""
+        home = self.dir / f"home-{host}"
+        home.mkdir(exist_ok=True)
+        mine = os.path.expanduser("~").rstrip("/") + "/"
+        dirs = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p.startswith(mine)]
+        rc = f'export PATH={shlex.quote(os.pathsep.join(dirs))}:"$PATH"\n' if dirs else ""
+        (home / ".bashrc").write_text(rc)
+        (home / ".profile").write_text('. "$HOME/.bashrc"\n')
+        return home
 
     def ssh(self, host: str, command: str, timeout: float = 20) -> subprocess.CompletedProcess:
         """Run ``command`` on ``host`` over the test bed's ssh."""
