@@ -9,7 +9,7 @@ has neither; MLX PR #4530 is open), only forks do.
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from meshdoctor.model import Export
 from meshdoctor.checker.here import slow_not_hung
@@ -127,6 +127,56 @@ def run(ctx: NodeContext):
         )
     backend = ctx.hostfile.effective_backend if ctx.hostfile is not None else ""
     needs = core_backend(backend)
+    unusable = list(_not_importable(ctx, info))
+    if unusable:  # MLX could not be inspected or imported there: nothing more to judge
+        yield from unusable
+        return
+    version = tuple(info.get("version_tuple", ()))
+    avail = [b for b, v in (info.get("backends") or {}).items() if v]
+    label = f"mlx {info.get('version')} ({', '.join(avail) or 'no distributed backend'})"
+    # an unknown backend name is MD401's finding; every known one is checked here
+    have = (info.get("backends") or {}).get(needs) if needs in MLX_BACKENDS else True
+    if have is not True:  # every backend the hostfile names is checked the same way
+        said = (
+            "is not available in this build"
+            if have is False
+            else "could not be confirmed in this build (mx.distributed.is_available did not answer)"
+        )
+        yield fail(
+            f"{label}: the hostfile's backend {backend} {said}",
+            evidence=info,
+            remediation=BACKEND_REMEDY.get(needs, "Install an MLX build with that backend."),
+        )
+        return
+    bad = known_bad(version, backend)
+    if bad:
+        worst = max((b["fixed_in"] for b in bad), key=version_tuple)
+        reasons = "; ".join(f"{b['reason']} (fixed in {b['fixed_in']})" for b in bad)
+        yield warn(
+            f"{label}: {reasons}",
+            evidence=dict(info, known_bad=bad),
+            remediation=f"Upgrade MLX to {worst} or later on every node: pip install -U mlx.",
+        )
+        return
+    guard = info.get("jaccl_guard")
+    if guard is False and backend in JACCL_BACKENDS:
+        yield warn(
+            f"{label}: JACCL has no progress guard, so survivors of a dead peer spin at "
+            "100 % CPU forever",
+            evidence=info,
+            remediation="Gate runs with `meshdoctor probe` (its outer deadline catches "
+            "the hang) and kill survivors; a build with the progress guard "
+            "(JACCL_PROGRESS_TIMEOUT_MS) fails cleanly instead, but " + NO_RELEASED_GUARD + ".",
+        )
+        return
+    extra = {True: ", JACCL progress guard present", False: ", no JACCL progress guard"}
+    yield ok(label + extra.get(guard, ""), evidence=info)
+
+
+def _not_importable(ctx: NodeContext, info: Dict[str, Any]):
+    """The one result for an MLX that could not be judged in ``ctx.python`` (its import hung,
+    timed out, crashed, the interpreter would not run, or MLX is not installed there), or
+    nothing when it imported."""
     if info["probe"] == "timeout" and not info.get("hung"):  # slow is not hung: not assessed
         yield error(
             f"importing MLX in {ctx.python} did not finish in time (not assessed): "
@@ -180,46 +230,6 @@ def run(ctx: NodeContext):
             ),
         )
         return
-    version = tuple(info.get("version_tuple", ()))
-    avail = [b for b, v in (info.get("backends") or {}).items() if v]
-    label = f"mlx {info.get('version')} ({', '.join(avail) or 'no distributed backend'})"
-    # an unknown backend name is MD401's finding; every known one is checked here
-    have = (info.get("backends") or {}).get(needs) if needs in MLX_BACKENDS else True
-    if have is not True:  # every backend the hostfile names is checked the same way
-        said = (
-            "is not available in this build"
-            if have is False
-            else "could not be confirmed in this build (mx.distributed.is_available did not answer)"
-        )
-        yield fail(
-            f"{label}: the hostfile's backend {backend} {said}",
-            evidence=info,
-            remediation=BACKEND_REMEDY.get(needs, "Install an MLX build with that backend."),
-        )
-        return
-    bad = known_bad(version, backend)
-    if bad:
-        worst = max((b["fixed_in"] for b in bad), key=version_tuple)
-        reasons = "; ".join(f"{b['reason']} (fixed in {b['fixed_in']})" for b in bad)
-        yield warn(
-            f"{label}: {reasons}",
-            evidence=dict(info, known_bad=bad),
-            remediation=f"Upgrade MLX to {worst} or later on every node: pip install -U mlx.",
-        )
-        return
-    guard = info.get("jaccl_guard")
-    if guard is False and backend in JACCL_BACKENDS:
-        yield warn(
-            f"{label}: JACCL has no progress guard, so survivors of a dead peer spin at "
-            "100 % CPU forever",
-            evidence=info,
-            remediation="Gate runs with `meshdoctor probe` (its outer deadline catches "
-            "the hang) and kill survivors; a build with the progress guard "
-            "(JACCL_PROGRESS_TIMEOUT_MS) fails cleanly instead, but " + NO_RELEASED_GUARD + ".",
-        )
-        return
-    extra = {True: ", JACCL progress guard present", False: ", no JACCL progress guard"}
-    yield ok(label + extra.get(guard, ""), evidence=info)
 
 
 CHECK = Check(
