@@ -214,3 +214,16 @@ def other_user():
         yield as_them
     finally:
         subprocess.run(["userdel", name], capture_output=True, timeout=30)
+
+
+def triage_files(tmp_path: Path, files: Dict[str, str], rc: int = 1) -> Dict[str, Any]:
+    """Write ``files`` (name -> text, a report's inputs) under ``tmp_path``, run ``meshdoctor
+    triage`` on them with ``--json``, assert its exit code is ``rc`` and return the verdict."""
+    paths = []
+    for name, text in files.items():
+        p = tmp_path / name
+        p.write_text(text)
+        paths.append(str(p))
+    r = run_cli("triage", *paths, "--json")
+    assert r.rc == rc, (r.rc, r.out, r.err)
+    return r.doc

@@ -5,9 +5,9 @@ class gets that class's meaning, and the remedy does not repeat what the report 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List
 
 from tests.helpers import run_cli
+from tests.helpers import triage_files as triage
 
 # https://github.com/ml-explore/mlx-examples/issues/1296 (mpirun, MLX_METAL_FAST_SYNCH)
 INPUT_COHERENT = """\
@@ -54,17 +54,6 @@ Traceback (most recent call last):
     outfile.write(msg)
 BlockingIOError: [Errno 35] write could not complete without blocking
 """
-
-
-def triage(tmp_path: Path, files: Dict[str, str]) -> dict:
-    paths: List[str] = []
-    for name, text in files.items():
-        p = tmp_path / name
-        p.write_text(text)
-        paths.append(str(p))
-    r = run_cli("triage", *paths, "--json")
-    assert r.rc == 1, (r.rc, r.out, r.err)
-    return r.doc
 
 
 def first(doc: dict) -> dict:

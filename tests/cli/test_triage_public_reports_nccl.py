@@ -7,21 +7,10 @@ operation and the peers' closed sockets are its consequences. The inputs are the
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Dict, List
+from typing import List
 
 from tests.helpers import run_cli
-
-
-def triage(tmp_path: Path, files: Dict[str, str]) -> dict:
-    paths: List[str] = []
-    for name, text in files.items():
-        p = tmp_path / name
-        p.write_text(text)
-        paths.append(str(p))
-    r = run_cli("triage", *paths, "--json")
-    assert r.rc == 1, (r.rc, r.out, r.err)
-    return r.doc
+from tests.helpers import triage_files as triage
 
 
 def findings(doc: dict) -> List[dict]:
