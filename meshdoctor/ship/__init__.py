@@ -81,6 +81,12 @@ if mode == "store":
     data = base64.b64decode(sys.stdin.read())
     if hashlib.sha256(data).hexdigest() != want:
         say("the upload does not have its hash " + want, %(bad)d)
+    try:  # never replace what is not a regular file of ours (a link, a folder, a FIFO)
+        old = os.lstat(path)
+    except OSError:
+        old = None
+    if old is not None and (not stat.S_ISREG(old.st_mode) or old.st_uid != os.geteuid()):
+        say("unsafe: " + path + " is there and is not a regular file of this user", %(unsafe)d)
     fd, tmp = tempfile.mkstemp(prefix="." + want + ".", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -80,3 +80,20 @@ def test_a_wrong_upload_a_tampered_entry_and_a_shared_folder_are_refused(tmp_pat
     assert r.returncode == ship.EXIT_UNSAFE and not entry.exists()
     r = boot(ship.run_argv(SYSTEM_PY, ["meshdoctor.x"], "os"), tmp_path)
     assert r.returncode != 0
+
+
+def test_a_store_never_replaces_a_link_or_a_fifo_at_the_cache_entry(tmp_path):
+    folder = tmp_path / "meshdoctor"
+    folder.mkdir(mode=0o700)
+    entry = folder / f"{ship.digest()}.pyz"
+    target = tmp_path / "theirs"
+    target.write_text("not ours to replace")
+    entry.symlink_to(target)
+    r = boot(ship.store_argv(SYSTEM_PY), tmp_path, ship.upload_text())
+    assert r.returncode == ship.EXIT_UNSAFE and "not a regular file" in r.stderr
+    assert entry.is_symlink() and target.read_text() == "not ours to replace"
+    entry.unlink()
+    os.mkfifo(entry)
+    r = boot(ship.store_argv(SYSTEM_PY), tmp_path, ship.upload_text())
+    assert r.returncode == ship.EXIT_UNSAFE and entry.is_fifo()
+    assert sorted(p.name for p in folder.iterdir()) == [entry.name]  # no temporary left
