@@ -296,8 +296,9 @@ SIGNATURES = (
     signature(
         "MD653",
         "nccl.warn",
-        r"NCCL WARN (?P<msg>.*)|NCCL INFO (?P<site>[\w/.-]+\.(?:cc|cu|h|cpp)):(?P<at>\d+) -> "
-        r"(?P<res>\d+)",
+        # NCCL 2.4-2.7 printed a WARN without the word NCCL: "[0] include/socket.h:403 WARN ..."
+        r"(?:NCCL |\[\d+\] [\w/.-]+\.(?:cc|cu|h|cpp):\d+ )WARN (?P<msg>.*)|"
+        r"NCCL INFO (?P<site>[\w/.-]+\.(?:cc|cu|h|cpp)):(?P<at>\d+) -> (?P<res>\d+)",
         "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
         "NCCL error that follows. Its init and bootstrap trace lines (NCCL_DEBUG=INFO, "
         "'bootstrap.cc:312 -> 3') follow a failure back up the calls: the rank whose trace "
@@ -309,6 +310,7 @@ SIGNATURES = (
         envelope=True,
         refine=nccl_warning,
         classes=CLASSES,
+        class_remedy=True,  # what helps for the class the WARN names, then the general advice
         examples=(
             "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
             "/dev/shm/nccl-2bX0 (size 9637888)",
@@ -319,6 +321,9 @@ SIGNATURES = (
             "both on CUDA device 1000",
             # NCCL v2.30.7 src/include/checks.h: INFO_LOC(NCCL_ALL, "-> %d", res)
             "h1:1234:1240 [0] NCCL INFO bootstrap.cc:312 -> 3",
+            # NCCL 2.4-2.7 (NVIDIA/nccl v2.7.8 src/include/debug.h: no "NCCL" before WARN)
+            "node1:4711:4730 [0] include/socket.h:403 WARN Connect to 10.1.1.2<44543> failed : "
+            "Connection refused",
         ),
         role_of=peer_went_away,
         role_note="A warning that says the peer went away (Connection closed by remote peer, "
@@ -550,10 +555,22 @@ SIGNATURES = (
         "The line names the peer and, in NCCL 2.12+, this host's HCA.",
         "Check the link between this HCA and the peer: port state and errors "
         "(`ibv_devinfo`, `ethtool -S`), the cable and switch port, and RoCE's lossless "
-        "settings (PFC/ECN) on both ends; a peer that died first shows in its own log.",
-        "libibverbs ibv_wc_status (IBV_WC_RETRY_EXC_ERR = 12); NCCL net_ib.cc",
+        "settings (PFC/ECN) on both ends; a peer that died first shows in its own log. On "
+        "RoCE (a localGid of '::ffff:a.b.c.d'), a retry exceeded from the first transfer is "
+        "most often the GID index: NCCL_IB_GID_INDEX must select the RoCE v2 GID of the "
+        "address the hosts route between, the same on every host (`show_gids`, or "
+        "`cat /sys/class/infiniband/HCA/ports/1/gid_attrs/types/N`), and the hosts' VLAN/"
+        "subnet must match.",
+        "libibverbs ibv_wc_status (IBV_WC_RETRY_EXC_ERR = 12); NCCL net_ib.cc; NCCL "
+        "environment variables (NCCL_IB_GID_INDEX, NCCL_IB_ROCE_VERSION_NUM)",
         causes=[
             ("a flapping or faulty link, cable or switch port", "port errors, PORT_DOWN events"),
+            (
+                "RoCE with a GID index that selects RoCE v1, a link-local GID or another "
+                "subnet's address on one of the hosts (NCCL_IB_GID_INDEX unset or different)",
+                "every transfer fails from the first one; localGid/remoteGids of different "
+                "subnets, or an fe80:: GID",
+            ),
             ("RoCE without a lossless fabric (no PFC/ECN)", "drops under load only"),
             ("the peer process died mid-transfer", "the peer's log ends earlier"),
         ],

@@ -94,11 +94,14 @@ CLASSES = (
         r"no socket interface found|No usable listening interface|no (?:device|interface) "
         r"found|No IP interface found|NCCL_OOB_NET_IFNAME|No valid \S+ pair found|getting "
         r"address info|unsupported IP family|neither AF_INET|Invalid NCCL_COMM_ID|No interface "
-        r"found|is invalid for family",
+        r"found|is invalid for family|Address family not supported",
         "NCCL found no usable network interface or address",
         "NCCL_SOCKET_IFNAME (or NCCL_OOB_NET_IFNAME) names an interface this host lacks, or "
-        "none is up with an address; NCCL_COMM_ID malformed",
-        "set NCCL_SOCKET_IFNAME to the interface the hosts share (`ip -br addr`)",
+        "none is up with an address; NCCL_COMM_ID malformed; an IPv6 address picked on a host "
+        "or container whose IPv6 is off (EAFNOSUPPORT, 'Address family not supported')",
+        "set NCCL_SOCKET_IFNAME to the interface the hosts share (`ip -br addr`); for "
+        "'Address family not supported', an interface with an IPv4 address (or "
+        "NCCL_SOCKET_FAMILY=AF_INET)",
         _S + "src/bootstrap.cc, src/misc/socket.cc, src/transport/net_socket.cc",
     ),
     fc(
