@@ -76,29 +76,15 @@ def _signatures() -> List[Entry]:
 
     from meshdoctor.fixer.registry import all_fixes
     from meshdoctor.signatures import BY_CODE, entries
+    from meshdoctor.triage.entries import ENTRIES as READINGS
     from meshdoctor.triage.report import ENTRY
-    from meshdoctor.triage.alone import ENTRY as ALONE
-    from meshdoctor.triage.hung import ENTRY as HUNG
-    from meshdoctor.triage.hung import STACK_ENTRY as HUNG_STACK
-    from meshdoctor.triage.mismatch import ENTRY as ORDER
-    from meshdoctor.triage.silent import ENTRY as SILENT_RANK
-    from meshdoctor.triage.versions import ENTRY as NCCL_VERSIONS
-    from meshdoctor.triage.ifname import ENTRY as NCCL_IFNAME
-    from meshdoctor.triage.injected import ENTRY as NCCL_INJECTED
-    from meshdoctor.triage.silent import WEDGE_ENTRY as WEDGE
-    from meshdoctor.triage.stale import ENTRY as STALE
-    from meshdoctor.triage.views import ENTRY as VIEWS
 
     fixes = all_fixes()
     out = []
     for e in entries():
         check = BY_CODE[e.code].check
         out.append(replace(e, fixes=tuple(f.code for f in fixes if check in f.resolves)))
-    return (
-        out
-        + [ENTRY, SILENT_RANK, ALONE, ORDER, HUNG, WEDGE, HUNG_STACK, STALE, VIEWS]
-        + [NCCL_VERSIONS, NCCL_IFNAME, NCCL_INJECTED]
-    )
+    return out + [ENTRY, *READINGS]
 
 
 def _fixes() -> List[Entry]:

@@ -839,4 +839,33 @@ SIGNATURES = (
         refine=lambda g: f"the graph names device {g['dev']}" if g.get("dev") else None,
         examples=("node1:648288:648306 [0] NCCL WARN XML Import Channel : dev 3 not found.",),
     ),
+    signature(
+        "MD835",
+        "nccl.kernel-shared-memory",
+        r"NCCL (?:INFO|WARN) (?:cudaArch (?P<arch>\d+) )?ncclMaxSharedMem (?P<need>\d+) exceeds "
+        r"device/fn maxSharedMem (?P<max>\d+)",
+        "NCCL's kernels ask for more shared memory per block than this GPU gives a kernel: "
+        "this NCCL release does not support this GPU (NCCL 2.25.x on Blackwell GPUs of compute "
+        "capability 12.0, the GeForce RTX 50 series: 82240 bytes asked, 79856 allowed), so its "
+        "first kernel launch fails (CUDA 'invalid argument', ncclSystemError) or the job stops "
+        "in init.",
+        "Upgrade NCCL to a release that supports this GPU (2.26.2 or later for the RTX 50 "
+        "series: `pip install -U nvidia-nccl-cu12`, or the framework build that bundles it), "
+        "then check which libnccl the job loads: the 'NCCL version' line NCCL_DEBUG=INFO "
+        "prints (a system libnccl found first on LD_LIBRARY_PATH counts).",
+        "NCCL v2.30.7 src/enqueue.cc (ncclInitKernelsForDevice: 'cudaArch %d ncclMaxSharedMem "
+        "%d exceeds device/fn maxSharedMem %zu', ncclSystemError); NCCL 2.26.2 release notes "
+        "(shared memory usage on recent Blackwell GPUs fixed); NVIDIA/nccl-tests #287",
+        refine=lambda g: (
+            f"NCCL asks {g['need']} bytes of shared memory per kernel, the GPU allows {g['max']}"
+            if g.get("need")
+            else None
+        ),
+        examples=(
+            "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn "
+            "maxSharedMem 79856",
+            "node:1:2 [0] NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds device/fn "
+            "maxSharedMem 79856",
+        ),
+    ),
 )

@@ -65,6 +65,13 @@ ALONE_SIG = signature(
             "MLX_RANK / MLX_HOSTFILE / OMPI_COMM_WORLD_RANK in the ranks' environment",
         ),
         (
+            "the program inits with backend 'any' (init() without backend=), which tries nccl, "
+            "ring, mpi and jaccl in that order and takes the first group it gets, so under "
+            "`mlx.launch --backend jaccl` an earlier backend's group of size 1 wins (mlx "
+            "#3442; mlx.launch exports MLX_DISTRIBUTED_BACKEND since MLX PR #3440)",
+            "mlx.launch --backend jaccl (or mpi) and mx.distributed.init() with no backend=",
+        ),
+        (
             "an earlier non-strict init failed and its group of size 1 was cached, so a "
             "later init returns it (MLX PR #4558)",
             "the program calls init() more than once (a library inits first); a strict init "
@@ -86,6 +93,20 @@ ENTRY = entry(ALONE_SIG, "triage every rank alone")
 _RANK0_OF_1 = re.compile(r"\brank\W{0,3}0\s*(?:/|of|out of)\s*1\b", re.I)
 _RANK0 = re.compile(r"\brank(?:\(\))?\W{0,3}0\b", re.I)
 _SIZE1 = re.compile(r"\b(?:world[ _.]?)?size(?:\(\))?\W{0,3}1\b", re.I)
+# a group size of 1 said on its own: "world_size=1", "group size: 1", "size()=1", or a bare
+# "size=1" / "Actual: size=1" that no other word qualifies (not "batch size=1", "step_size=1")
+_SIZE1_ALONE = re.compile(
+    r"\b(?:world[ _.]?size|group[ _.]?size|size\(\))\s*(?:=|:|==|is)?\s*1\b|"
+    r"(?:^|[^\w\s.]\s*|\b(?:actual|got|but|only|returns?|reports?)\W{0,2})size\s*[=:]\s*1\b"
+    r"|\bsingleton\b",
+    re.I,
+)
+# words that say a line speaks for every process ("size=1 on each rank", "every rank")
+_EACH = re.compile(
+    r"\b(?:on|for|in) (?:each|every|all) (?:rank|process|node|host)s?\b|\b"
+    r"(?:each|every|all) (?:rank|process|node)s?\b",
+    re.I,
+)
 _UNAVAILABLE = re.compile(r"\bdistributed[ _.](?:is[ _.])?available(?:\(\))?\W{0,4}false\b", re.I)
 # an all_sum of ones printed as ones: array([1, 1, ..., 1], dtype=float32)
 _ONES = re.compile(r"\barray\(\[\s*1(?:\.0*)?(?:\s*,\s*(?:1(?:\.0*)?|\.\.\.))+\s*\]")
@@ -100,6 +121,15 @@ _GROUP = re.compile(
 _MPIRUN = re.compile(r"\b(?:mpirun|mpiexec|prterun)\b.*?\s-(?:np|n|c)\s+(\d+)")
 _LAUNCH_N = re.compile(r"\bmlx\.launch\b.*?\s(?:-n|--nproc)\s+(\d+)")
 _LAUNCH_HOSTS = re.compile(r"\bmlx\.launch\b.*?\s--hosts[ =](\S+)")
+# mlx.launch or mpirun given a hostfile: a job of its hosts (2 or more: a hostfile of one host
+# is no distributed job)
+_LAUNCH_HOSTFILE = re.compile(
+    r"\b(?:mlx\.launch|mpirun|mpiexec)\b.*?\s(?:--hostfile|-hostfile|--machinefile)[ =]\S+"
+)
+
+# the launcher's backend and the program's init call, to say when they disagree
+_LAUNCH_BACKEND = re.compile(r"\bmlx\.launch\b.*?\s--backend[ =](\w+)")
+_INIT_CALL = re.compile(r"\bdistributed\.init\(([^)]*)\)")
 
 _LOGS = ("log", "stdin")
 
@@ -121,7 +151,11 @@ def alone_line(text: str) -> Optional[str]:
     None."""
     if _UNAVAILABLE.search(text):
         return "no backend"
-    if _RANK0_OF_1.search(text) or (_RANK0.search(text) and _SIZE1.search(text)):
+    if (
+        _RANK0_OF_1.search(text)
+        or (_RANK0.search(text) and _SIZE1.search(text))
+        or _SIZE1_ALONE.search(text)
+    ):
         return "rank 0 of 1"
     if _ONES.search(text):
         return "ones"
@@ -130,13 +164,15 @@ def alone_line(text: str) -> Optional[str]:
 
 def started(text: str) -> Optional[int]:
     """The number of processes a launcher line starts (``mpirun -np 2``, ``mlx.launch -n 2``,
-    ``mlx.launch --hosts a,b``), or None."""
+    ``mlx.launch --hosts a,b``; 2, at least, for ``mlx.launch --hostfile FILE``), or None."""
     for rx in (_MPIRUN, _LAUNCH_N):
         m = rx.search(text)
         if m:
             return int(m.group(1))
     m = _LAUNCH_HOSTS.search(text)
-    return len([h for h in m.group(1).split(",") if h]) if m else None
+    if m:
+        return len([h for h in m.group(1).split(",") if h])
+    return 2 if _LAUNCH_HOSTFILE.search(text) else None
 
 
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
@@ -146,21 +182,32 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
     del findings
     said: List[Tuple[int, Input, int, str, str]] = []  # (input index, input, line, text, why)
     n: Optional[int] = None
+    backend: Optional[str] = None  # the launcher's --backend
+    init_any = False  # a program's init() that names no backend
+    by_hostfile = False  # the launcher's N read as "a hostfile's hosts"
     for i, inp in enumerate(inputs):
         if inp.kind not in _LOGS or inp.error:
             continue
         for lineno, text in _lines(inp):
             if _GROUP.search(text):
                 return []  # a real group (or part of one) was formed
+            b = _LAUNCH_BACKEND.search(text)
+            backend = b.group(1) if b else backend
+            c = _INIT_CALL.search(text)
+            init_any = init_any or bool(c and "backend" not in c.group(1))
             got = started(text)
             if got is not None:
                 n = max(n or 0, got)
+                named = any(rx.search(text) for rx in (_MPIRUN, _LAUNCH_N, _LAUNCH_HOSTS))
+                by_hostfile = by_hostfile or not named
             why = alone_line(text)
             if why:
                 said.append((i, inp, lineno, text.strip(), why))
     if not said:
         return []
     processes = len({(i, text) for i, _, _, text, _ in said})
+    if any(_EACH.search(text) for _, _, _, text, _ in said):
+        processes = max(processes, 2)  # one line that speaks for every rank
     if (n or processes) < 2:
         return []
     i, inp, lineno, text, _ = said[0]
@@ -171,11 +218,23 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         "rank 0 of 1": "rank 0 of a group of size 1",
         "ones": "an all_sum of ones that is still ones",
     }
+    mismatch = ""
+    if backend and backend not in ("ring", "any") and init_any:
+        mismatch = (
+            f" mlx.launch starts it with --backend {backend} but the program calls "
+            "mx.distributed.init() without backend=, that is backend 'any', which tries nccl, "
+            "ring, mpi and jaccl in that order and can take a group of size 1 from an earlier "
+            f"one: call init(backend='{backend}', strict=True)."
+        )
     m = reading.match(
         ALONE_SIG,
-        f"{count} processes were started"
-        + (" (the launcher's line)" if n else "")
-        + f" and {len(said)} line(s) report {', '.join(what[w] for w in whys)}.",
+        (
+            "the launcher started a process on each host of its hostfile"
+            if by_hostfile and n == 2
+            else f"{count} processes were started" + (" (the launcher's line)" if n else "")
+        )
+        + f" and {len(said)} line(s) report {', '.join(what[w] for w in whys)}."
+        + mismatch,
         line=signatures.printable(text),
         lineno=lineno,
     )

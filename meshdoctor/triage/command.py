@@ -18,6 +18,7 @@ from meshdoctor.triage import (
     ifname,
     injected,
     mismatch,
+    netdiff,
     pasted,
     silent,
     stale,
@@ -112,6 +113,7 @@ def run(
     pasted.decide(col.inputs, col.findings)  # MD689 decided by a pasted rdma_ctl/ibv transcript
     col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
     col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
+    col.findings.extend(netdiff.readings(col.inputs, col.findings))  # MD895, networks differ
     col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
     col.findings.extend(hung.stacked(col.inputs, col.findings))  # MD873, a stack shows the hang
     col.findings.extend(stale.readings(col.inputs, col.findings))  # MD874, RDMA stale after a drop

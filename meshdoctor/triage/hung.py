@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
 from meshdoctor.signatures.model import signature
-from meshdoctor.triage import reading
+from meshdoctor.triage import reading, stopped
 from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage.reading import entry, with_why
 from meshdoctor.triage.logs import parse_time
@@ -132,6 +132,30 @@ def _first_time(inp: Input) -> Optional[_dt.datetime]:
     return next((t for t in map(parse_time, inp.head.splitlines()[:50]) if t), None)
 
 
+_SCATTER = re.compile(r"\b(?:sum_scatter|reduce_scatter)\b")
+_SCATTER_HINT = (
+    "The ring and mpi backends have no sum_scatter (MLX 0.32.x raises 'sum_scatter not "
+    "supported', and it was reported to hang with no error, MLX #4285): use all_sum and take "
+    "this rank's slice, or a backend that has it (jaccl from MLX 0.32.1, nccl)."
+)
+
+
+def _stops(logs: Sequence[Tuple[int, Input]]) -> List[Tuple[int, Input, "stopped.Stop"]]:
+    """The logs that stop in one of :func:`meshdoctor.triage.stopped.where`'s shapes, when
+    that says the job hung: any log that stops inside NCCL's init or short in an nccl-tests
+    table; a bare command line when no log holds output; or every log at a step it
+    announced."""
+    got = [(i, inp, stopped.where(_tail_lines(inp))) for i, inp in logs]
+    if any(st is None or st.shape != "command" for _, _, st in got):
+        got = [(i, inp, st) for i, inp, st in got if st is None or st.shape != "command"]
+    firm = [(i, inp, st) for i, inp, st in got if st is not None and st.shape != "announced"]
+    if firm:
+        return firm
+    if all(st is not None for _, _, st in got):
+        return [(i, inp, st) for i, inp, st in got if st is not None]
+    return []
+
+
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
     """The MD892 finding (the rule in the module's docstring) for what triage read, or none:
     ``inputs`` in the order read, ``findings`` of them all (the job's exit status among
@@ -156,10 +180,14 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         for f in findings
         if f.job and f.exit and int(f.exit.get("code", 0) or 0) in _ENDED_FROM_OUTSIDE
     ]
-    if not short and not ended and later is None:
+    where = _stops(logs) if not short and not ended and later is None else []
+    if not short and not ended and later is None and not where:
         return []
     i, inp, when, prog, _ = (short or [x for x in lasts if x[2] == ranks_end] or lasts)[-1]
     lineno, line = prog if prog is not None else (inp.lines, _tail_lines(inp)[-1][1].strip())
+    if where:
+        i, inp, stop = where[0]
+        lineno, line = stop.lineno, stop.line
     since = ranks_end.strftime("%Y-%m-%d %H:%M:%S UTC") if ranks_end else None
     here = []
     if since:
@@ -178,12 +206,20 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         )
     for f in ended:
         here.append(f"the job ended with {f.source} (ended from outside: a timeout or a kill)")
+    hints = []
+    for _, x, stop in where:
+        here.append(f"{x.source} stops at line {stop.lineno} ('{stop.line[:160]}'): {stop.here}")
+        if stop.hint and stop.hint not in hints:
+            hints.append(stop.hint)
+        if _SCATTER.search(stop.line) and _SCATTER_HINT not in hints:
+            hints.append(_SCATTER_HINT)
     m = reading.match(
         HUNG_SIG,
         f"{'; '.join(here)}.",
         line=signatures.printable(line),
         lineno=lineno,
         groups={"since": since} if since else {},
+        remedy=" ".join(hints + [HUNG_SIG.remedy]) if hints else None,
     )
     rank = inp.rank if len(logs) == 1 else None
     return [reading.at_input(m, i, inp, rank=rank, time=ranks_end)]

@@ -16,8 +16,7 @@ from typing import Any, Dict
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Doc, Entry
 from meshdoctor.model import ERROR, FAIL, OK, WARN, WARNING, HostInfo, Remediation, Result, Verdict
-from meshdoctor.triage import alone, hung, ifname, injected, mismatch, silent, stale, versions
-from meshdoctor.triage import views
+from meshdoctor.triage.entries import ENTRIES as READINGS
 from meshdoctor.triage.collect import Collected
 from meshdoctor.triage.findings import Finding, check_command
 from meshdoctor.triage.timeline import order, relate
@@ -134,13 +133,8 @@ def _findings(col: Collected, verdict: Verdict, firsts, timeline) -> None:
     """One FAIL result per finding of ``col``: the first causes (``firsts``), then the rest in
     ``timeline`` order, each with its signature's title, its summary and remedy."""
     titles = {e.code: e.title for e in signatures.entries()}  # each signature entry's title
-    own_entries = (silent.ENTRY, silent.WEDGE_ENTRY, alone.ENTRY, mismatch.ENTRY, hung.ENTRY)
-    own_entries += (hung.STACK_ENTRY, stale.ENTRY, views.ENTRY)
-    for own in own_entries:  # triage's own readings
+    for own in READINGS:  # triage's own readings
         titles[own.code] = own.title
-    titles[versions.CODE] = versions.ENTRY.title
-    titles[ifname.CODE] = ifname.ENTRY.title
-    titles[injected.CODE] = injected.ENTRY.title
     by_id = {f.id: f for f in col.findings}
     shown: Dict[str, str] = {}  # signature name -> the finding that lists its known causes
     for f in firsts + [f for f in timeline if not f.first_cause]:

@@ -172,6 +172,12 @@ LINES = [
         "MD832",
     ),
     ("node1:648288:648306 [0] NCCL WARN XML Import Channel : dev 3 not found.", "MD833"),
+    # NVIDIA/nccl-tests #287: NCCL 2.25.1 on an RTX 5090 printed it as INFO
+    (
+        "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem "
+        "79856",
+        "MD835",
+    ),
     ("Primary job  terminated normally, but 1 process returned", "MD831"),
     (
         "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
