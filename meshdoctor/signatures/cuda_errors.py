@@ -266,11 +266,16 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
         ("NotPermitted", "NotSupported", "OperatingSystem", "UnsupportedExecAffinity"),
         "the operation is not permitted or not supported on this system",
         "a feature this GPU, driver, OS or container does not allow: CUDA IPC or cuMem "
-        "handle sharing across containers or without the needed capabilities, MIG or "
-        "vGPU limits, an old driver without the call",
-        "run the ranks of a host in one container with its IPC namespace shared (docker "
-        "--ipc=host); for NCCL step around the feature (NCCL_P2P_DISABLE=1, "
-        "NCCL_CUMEM_ENABLE=0) and read NCCL_DEBUG=INFO for the call that failed",
+        "handle sharing across containers or without the needed capabilities, MIG "
+        "limits, a vGPU in a virtual machine without unified memory (UVM) enabled (newer "
+        "NCCL allocates through cuMem and memory pools at init, which a vGPU without UVM "
+        "refuses), an old driver without the call",
+        "in a virtual machine on a vGPU, enable unified memory for the vGPU (NVIDIA vGPU "
+        "documentation: the vGPU's enable_uvm=1 setting; VMware: pciPassthru0.cfg.enable_uvm "
+        "= 1 in the VM's options) or use the NCCL release that worked; in containers run the "
+        "ranks of a host in one container with its IPC namespace shared (docker --ipc=host); "
+        "for NCCL step around the feature (NCCL_P2P_DISABLE=1, NCCL_CUMEM_ENABLE=0) and read "
+        "NCCL_DEBUG=INFO for the call that failed",
         _RT,
     ),
     (

@@ -17,7 +17,11 @@ Text shapes read (public formats):
 * lldb's ``bt`` (``* thread #N, stop reason = EXC_BAD_ACCESS (...)``, then
   ``frame #0: 0x... libfoo.dylib`symbol + 44``; the ``*`` marks the stopped thread);
 * gdb's ``bt`` (``Thread N "name" received signal SIGSEGV``, then
-  ``#0  0x... in symbol (args) from /path/libfoo.so``).
+  ``#0  0x... in symbol (args) from /path/libfoo.so``);
+* glibc's ``backtrace_symbols`` lines, as UCX (``Caught signal 11 (Segmentation fault: ...)``,
+  ``==== backtrace (tid: N) ====``, `` 3  /path/libnccl.so(+0x120057) [0x7ff1c18c1057]``)
+  and Open MPI's signal handler (``[host:pid] [ 3] /path/libfoo.so(sym+0x2d4)[0x...]``)
+  print them.
 """
 
 from __future__ import annotations
@@ -38,6 +42,14 @@ _LLDB = re.compile(
 _GDB = re.compile(
     r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<sym>[^\s(]+)[^\n]*?(?:\sfrom\s+(?P<img>\S+))?\s*$"
 )
+# glibc's backtrace_symbols() shape, as UCX's "==== backtrace ====", Open MPI's signal
+# handler ("[host:pid] [ 3] /lib/libfoo.so(+0x42520)[0x7f...]") and many runtimes print it:
+# "  3  /opt/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]", "libfoo.so(sym+0x2d4) [0x...]"
+_BACKTRACE = re.compile(
+    r"^\s*(?:\[[^\]]*\]\s*)?(?:\[\s*\d+\]\s*|\d+\s+)?(?P<img>[\w./+-]*?\.so[\w.]*|/[\w./+-]+)"
+    r"\((?P<sym>[^()]*)\)\s*\[0x[0-9a-fA-F]+\]"
+)
+_BT_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
 # a frame as a report quotes it in short: its number, symbol and offset, no image or address
 # ("  1  jaccl::MeshImpl::all_gather(char const*, char*, long long) + 1380")
 _SHORT = re.compile(r"^\s*\d+\s+(?P<sym>[A-Za-z_~].*?)\s+\+\s*\d+\s*$")
@@ -45,7 +57,9 @@ _SHORT = re.compile(r"^\s*\d+\s+(?P<sym>[A-Za-z_~].*?)\s+\+\s*\d+\s*$")
 # trampoline): not the code at fault
 _SYSTEM = re.compile(
     r"^(?:libsystem_\w+\.dylib|libc\+\+abi\.dylib|libdyld\.dylib|dyld|"
-    r"libc\.so\.\d+|libpthread\.so\.\d+)$"
+    r"libc\.so\.\d+|libpthread\.so\.\d+|"
+    # UCX's signal handler, on top of the thread it reports ("ucs_handle_error")
+    r"libucs\.so[\d.]*)$"
 )
 _SYSTEM_SYMBOL = re.compile(
     r"^(?:_platform_\w+|__?pthread_kill|pthread_kill|abort|__abort|_sigtramp|raise|"
@@ -86,6 +100,9 @@ def parse_frame(line: str) -> Optional[Frame]:
     if m:
         img = m.group("img") or ""
         return img.rsplit("/", 1)[-1], m.group("sym")
+    m = _BACKTRACE.match(s)
+    if m:
+        return m.group("img").rsplit("/", 1)[-1], _BT_OFFSET.sub("", m.group("sym"))
     m = _SHORT.match(s)
     if m:
         return "", m.group("sym")

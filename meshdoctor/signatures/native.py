@@ -91,6 +91,33 @@ def _no_sharding(msg: str) -> Optional[str]:
     )
 
 
+# the component of a crashed thread's library (its image name), for the finding's words
+_COMPONENTS = (
+    (re.compile(r"^libnccl|\bnccl\w*::|^nccl[A-Z]"), "NCCL"),
+    (re.compile(r"^lib(?:mlx[45]|ibverbs|rdmacm|efa)"), "rdma-core or the RDMA driver"),
+    (re.compile(r"^lib(?:jaccl|mlx)|\b(?:jaccl|mlx)::"), "MLX"),
+    (re.compile(r"^lib(?:torch|c10)|\bc10(?:d)?::"), "PyTorch"),
+    (re.compile(r"^libuc[ptsm]\."), "UCX"),
+    (re.compile(r"^lib(?:cuda|nvidia|cudart)"), "the NVIDIA driver or CUDA runtime"),
+    (re.compile(r"^lib(?:mpi|open-pal|open-rte|pmix)"), "Open MPI"),
+)
+
+
+def _crash_frame(g) -> Optional[str]:
+    """What a crash record's culprit frame (group ``frame``: ``image symbol``) says: the
+    library it is in and that library's component (NCCL, MLX, UCX, ...)."""
+    frame = g.get("frame")
+    if not frame:
+        return None
+    comp = next((name for rx, name in _COMPONENTS if rx.search(frame)), None)
+    return (
+        f"the crashed thread's first frame that is not the system's is {frame}"
+        + (f", in {comp}: a crash inside {comp} itself" if comp else "")
+        + (" (report it to MLX)" if comp == "MLX" else "")
+        + ", not one of a known failure"
+    )
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a line read without its traceback, or one raised in mlx.launch
@@ -453,10 +480,50 @@ SIGNATURES = (
         "('thread ... panicked at ...').",
     ),
     signature(
+        "MD836",
+        "native.heap-corruption",
+        r"(?P<msg>double free or corruption(?: \(\w+\))?|(?:free|malloc|realloc|calloc|"
+        r"munmap_chunk|malloc_consolidate|_int_free|_int_malloc|_int_realloc|tcache_thread_"
+        r"shutdown)\(\): (?:corrupted|invalid|unaligned|double free|unsorted|smallbin|largebin)"
+        r"[^\n]*|corrupted size vs\. prev_size[^\n]*|corrupted double-linked list[^\n]*)",
+        "glibc found the process's heap corrupted and aborted it (SIGABRT): native code wrote "
+        "past memory it owned or freed memory twice. The library at fault is not named here; "
+        "what is known: it is native code of the job (NCCL, the framework, a plugin), not "
+        "Python.",
+        "Upgrade the native libraries first, NCCL above all, to a release that supports these "
+        "GPUs and this scale (NCCL_DEBUG=INFO prints the 'NCCL version' loaded); make sure "
+        "only one libnccl and one CUDA runtime are loaded (`ldd`, LD_LIBRARY_PATH, a net "
+        "plugin built for another NCCL); to name the library, rerun under gdb (`bt` at the "
+        "abort) or with MALLOC_CHECK_=3.",
+        "glibc malloc/malloc.c (malloc_printerr: 'free(): corrupted unsorted chunks', 'double "
+        "free or corruption', 'munmap_chunk(): invalid pointer'); NVIDIA/nccl #1611 (NCCL "
+        "2.21.5 on GB200 at 10+ nodes: heap corruption, fixed by NCCL 2.25.1)",
+        causes=[
+            (
+                "a native library release that does not support this hardware or scale (an "
+                "NCCL older than the GPUs: 2.21 on GB200)",
+                "works on fewer nodes or GPUs, fails past a count; the 'NCCL version' line",
+            ),
+            (
+                "two builds of one library in the process (a system libnccl and the wheel's, a "
+                "net plugin built for another NCCL, mixed CUDA runtimes)",
+                "`ldd` or /proc/PID/maps list two copies",
+            ),
+            ("a bug in the job's own native extension", "it fails on one host too"),
+        ],
+        refine=lambda g: f"glibc's words: '{g['msg'].strip()}'" if g.get("msg") else None,
+        examples=(
+            "free(): corrupted unsorted chunks",
+            "double free or corruption (out)",
+            "munmap_chunk(): invalid pointer",
+            "free(): double free detected in tcache 2",
+        ),
+    ),
+    signature(
         "MD662",
         "native.crash",
         None,
-        "A process died of a native crash signal with no known faulting frame.",
+        "A process died of a native crash signal that no known failure's frame explains.",
         "Find the crash report (~/Library/Logs/DiagnosticReports/*.ips) and triage it.",
         "POSIX signals",
         causes=[
@@ -475,14 +542,11 @@ SIGNATURES = (
             "0   libobjc.A.dylib    0x000000018c3d0c20 objc_release + 16",
         ),
         fallback=CRASH,
-        refine=lambda g: (
-            f"the crashed thread's top frame is {g['frame']}, not one of a known failure"
-            + (" (a libjaccl frame: report it to MLX)" if "jaccl" in g["frame"] else "")
-            if g.get("frame")
-            else None
-        ),
-        report_remedy="Read the faulting frame: report the crash with this file to the project "
-        "whose library it is in (MLX for libmlx/libjaccl), with the MLX and macOS versions.",
+        refine=_crash_frame,
+        report_remedy="Read the faulting frame (named after 'Here:'): upgrade the library it "
+        "is in first (a fixed release may exist), then report the crash with this file to "
+        "that library's project (MLX for libmlx/libjaccl, NVIDIA/nccl for libnccl, PyTorch "
+        "for libtorch/libc10, UCX for libucp/libuct), with its version and the OS's.",
     ),
     signature(
         "MD663",

@@ -811,6 +811,67 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD837",
+        "nccl.watchdog-timeout",
+        r"Watchdog caught collective operation timeout:?(?: WorkNCCL\((?:SeqNum=(?P<seq>\d+), "
+        r"OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<limit>\d+)\) ran for (?P<ms>\d+))?)?",
+        "PyTorch's NCCL watchdog: a collective on this rank did not complete within the "
+        "process group's timeout, so the watchdog aborted the communicator and the process. "
+        "The timeout is the messenger: the collective hung, because a peer never entered it "
+        "or a transport stopped moving data.",
+        "Find why the collective never completed, not a longer timeout: compare the SeqNum "
+        "and OpType every rank's watchdog names (a rank with a lower SeqNum, another OpType, "
+        "or no watchdog line fell behind or died first: read its log); rerun with "
+        "TORCH_NCCL_DUMP_ON_TIMEOUT=1 and TORCH_NCCL_TRACE_BUFFER_SIZE=2000 (PyTorch's flight "
+        "recorder) for each rank's last collectives. Under CUDA graphs (vLLM, SGLang) try "
+        "eager mode or NCCL_GRAPH_MIXING_SUPPORT=0; on one host NCCL_P2P_DISABLE=1 tests "
+        "peer-to-peer; a hang that settings only postpone points at the NCCL build: try "
+        "another NCCL release.",
+        "PyTorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (the watchdog's 'Watchdog "
+        "caught collective operation timeout'); PyTorch flight recorder (TORCH_NCCL_TRACE_"
+        "BUFFER_SIZE, TORCH_NCCL_DUMP_ON_TIMEOUT); NCCL environment variables "
+        "(NCCL_GRAPH_MIXING_SUPPORT, NCCL_P2P_DISABLE); vllm-project/vllm #2770",
+        role=EITHER,  # a survivor's watchdog fires after the rank that died or lagged
+        causes=[
+            (
+                "a rank that never entered the collective: it died, hung earlier, or took "
+                "another branch (collectives called in a different order or number)",
+                "the ranks' watchdog lines name different SeqNum or OpType, or one rank has none",
+            ),
+            (
+                "NCCL work captured in CUDA graphs mixed with uncaptured NCCL calls on one "
+                "communicator (serving engines with CUDA graphs): a CUDA-level deadlock",
+                "only with CUDA graphs on; eager mode or NCCL_GRAPH_MIXING_SUPPORT=0 avoids it",
+            ),
+            (
+                "a transport that stopped moving data: peer-to-peer over PCIe rerouted by "
+                "ACS or an IOMMU, a failing network link",
+                "the first collective already hangs; NCCL_P2P_DISABLE=1 (one host) or "
+                "NCCL_IB_DISABLE=1 (across hosts) makes it pass",
+            ),
+            (
+                "a bug of the NCCL build in use on this platform",
+                "other settings only change when it hangs; another NCCL release does not hang",
+            ),
+        ],
+        refine=lambda g: (
+            f"{g['op']} (SeqNum {g['seq']})"
+            + (
+                f" ran {int(g['ms']) // 1000} s against a {int(g['limit']) // 1000} s timeout"
+                if g.get("ms") and g.get("limit")
+                else ""
+            )
+            if g.get("op")
+            else None
+        ),
+        examples=(
+            "[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20518, "
+            "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800270 milliseconds",
+            "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(S",
+            "[Rank 1] Watchdog caught collective operation timeout:",
+        ),
+    ),
+    signature(
         "MD833",
         "nccl.graph-file-device",
         r"NCCL WARN XML Import Channel : dev (?P<dev>\d+) not found",

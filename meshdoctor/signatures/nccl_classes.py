@@ -12,6 +12,24 @@ _S = "NCCL v2.30.7 "
 
 CLASSES = (
     fc(
+        "nccl.topology",
+        r"Could not find (?:NET|GPU|NIC|CPU|NVS|PCI) with id|Could not find (?:NET|GPU|NIC) "
+        r"\d|Could not get PCI path|Topology detection failed|Could not find (?:a )?path|"
+        r"ncclTopo\w+ failed|Could not find nodes of type",
+        "NCCL's topology search could not place a device it found (a NIC, GPU or path between "
+        "them) in its graph of the machine",
+        "a bug of this NCCL release with this machine's devices (several NICs, IB with "
+        "NVLink, a new platform; fixed releases exist for such cases), or a topology file "
+        "(NCCL_TOPO_FILE, a container's or VM image's XML) that does not match the real "
+        "machine",
+        "upgrade NCCL (a newer release, or a newer container image that bundles it) first; "
+        "remove NCCL_TOPO_FILE or give one of this machine; narrow NCCL_IB_HCA to the NICs "
+        "in use; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=GRAPH,INIT shows what it found",
+        "NCCL v2.30.7 src/graph/topo.cc, src/graph/topo.h, src/graph/paths.cc; "
+        "https://github.com/NVIDIA-NeMo/Speech/issues/13996 (NCCL 2.25 in a container, 2.27.3 "
+        "fixed it)",
+    ),
+    fc(
         "nccl.cuda-oom",
         r"Cuda failure (?:\d+ )?'out of memory'|Failed to CUDA (?:calloc|malloc|host alloc)|"
         r"CUDA_ERROR_OUT_OF_MEMORY",

@@ -67,14 +67,14 @@ RECORD_ANCHORS: Tuple[str, ...] = (
     "ailed",
     "SIG",
     "Traceback",
-    "Exception in thread",  # threading's excepthook: a traceback follows
+    # threading's "Exception in thread" (a traceback follows) holds "xception", below
     "Node with rank",
     "Segmentation",
     "NCCL",
     "rdma",
     "ibv_",
     "environment variable",
-    "exited with code",
+    # mlx.launch's "exited with code" holds "exited", below
     "was killed",
     "panic(cpu",
     "memorystatus:",
@@ -241,8 +241,8 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "limit",
     "should",
     "Killed",
-    "Terminat",
-    "terminate called",
+    "erminat",  # MLX's "Terminating due to uncaught exception", libstdc++'s "terminate called"
+    "Watchdog caught",  # PyTorch's NCCL watchdog, its WorkNCCL(...) cut to the next line
     "exited",
     "MeshImpl",
     "mlx::core::",
@@ -272,6 +272,10 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "libmlx",
     "ZN3mlx",
     "CompletionQueueDispatch",  # Metal's completion queue, a crashed thread's in a summary
+    # glibc's heap checks (malloc_printerr): "free(): corrupted unsorted chunks", "double free
+    # or corruption (out)", "munmap_chunk(): invalid pointer", "free(): double free detected"
+    "orrupt",
+    "(): ",
 )
 
 # The strings a reader that scans gigabytes looks for first (one automaton pass): it decodes

@@ -25,8 +25,23 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 _NCCL_INFO = re.compile(r"\bNCCL INFO (?P<text>.*)")
+_PREFIX = re.compile(r"^\s*(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[\d+\] ")
 _INIT_BEGIN = re.compile(r"\bNCCL version \d|\bInit START\b|\bncclCommInit")
 _INIT_DONE = re.compile(r"\bInit COMPLETE\b|\bLaunch mode\b")
+
+# peer-to-peer between the GPUs of one host, when ACS or an IOMMU reroutes it (NCCL
+# documentation, Troubleshooting: PCI Access Control Services)
+_ONE_HOST = (
+    "peer-to-peer over PCIe when ACS or an IOMMU reroutes it (`nvidia-smi topo -m`: GPUs "
+    "through PHB/NODE/SYS; `sudo lspci -vvv | grep ACSCtl`): rerun with NCCL_P2P_DISABLE=1 "
+    "to confirm, then disable ACS (or boot with iommu=pt)"
+)
+_CONNECT_HINT = (
+    "one transport between the ranks hangs. On one host, "
+    + _ONE_HOST
+    + "; across hosts, the network: rerun with NCCL_IB_DISABLE=1 (sockets) to tell the RDMA "
+    "path from the rest"
+)
 
 # (the last NCCL INFO line of an init that never completed, the stage it names, what helps)
 _STAGES: Tuple[Tuple["re.Pattern[str]", str, str], ...] = (
@@ -45,11 +60,7 @@ _STAGES: Tuple[Tuple["re.Pattern[str]", str, str], ...] = (
             re.I,
         ),
         "connecting each channel to its peers (the P2P, SHM and network transports)",
-        "one transport between the ranks hangs. On one host, peer-to-peer over PCIe when "
-        "ACS or an IOMMU reroutes it (`nvidia-smi topo -m`: GPUs through PHB/NODE/SYS; "
-        "`sudo lspci -vvv | grep ACSCtl`): rerun with NCCL_P2P_DISABLE=1 to confirm, then "
-        "disable ACS (or boot with iommu=pt); across hosts, the network: rerun with "
-        "NCCL_IB_DISABLE=1 (sockets) to tell the RDMA path from the rest",
+        _CONNECT_HINT,
     ),
     (
         re.compile(r".*"),
@@ -111,13 +122,17 @@ def _nccl_init(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
         return None
     step = m.group("text")
     stage, hint = next((s, h) for rx, s, h in _STAGES if rx.search(step))
-    return Stop(
-        "nccl-init",
-        lineno,
-        last.strip(),
-        f"NCCL's communicator init never completed (no 'Init COMPLETE'): the log stops in {stage}",
-        hint[:1].upper() + hint[1:] + ".",
+    prefixes = (_PREFIX.match(t) for _, t in lines)
+    ranks = {(p.group("host"), p.group("pid")) for p in prefixes if p}
+    hosts = {h for h, _ in ranks}
+    here = (
+        "NCCL's communicator init never completed (no 'Init COMPLETE'): the log stops in " + stage
     )
+    if len(hosts) == 1 and len(ranks) >= 2 and hint != _CONNECT_HINT:
+        # every rank on one host: no network between them, the GPUs' own path is the suspect
+        here += f"; all {len(ranks)} processes run on one host ({next(iter(hosts))})"
+        hint = "every rank is on one host, so no network stands between them: " + _ONE_HOST
+    return Stop("nccl-init", lineno, last.strip(), here, hint[:1].upper() + hint[1:] + ".")
 
 
 def _nccl_tests(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:

@@ -178,6 +178,15 @@ LINES = [
         "79856",
         "MD835",
     ),
+    # NVIDIA/nccl #1611: glibc's heap check aborting a rank
+    ("free(): corrupted unsorted chunks", "MD836"),
+    # vllm-project/vllm #2770: PyTorch's NCCL watchdog
+    (
+        "(RayWorkerVllm pid=5085) [E ProcessGroupNCCL.cpp:475] [Rank 4] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=20518, OpType=ALLREDUCE, NumelIn=106496, "
+        "NumelOut=106496, Timeout(ms)=1800000) ran for 1800270 milliseconds before timing out.",
+        "MD837",
+    ),
     ("Primary job  terminated normally, but 1 process returned", "MD831"),
     (
         "gpu-node-7:48213:48299 [0] NCCL WARN Error while creating shared memory segment "
