@@ -15,7 +15,8 @@ CLASSES = (
         "nccl.topology",
         r"Could not find (?:NET|GPU|NIC|CPU|NVS|PCI) with id|Could not find (?:NET|GPU|NIC) "
         r"\d|Could not get PCI path|Topology detection failed|Could not find (?:a )?path|"
-        r"ncclTopo\w+ failed|Could not find nodes of type",
+        r"ncclTopo\w+ failed|Could not find nodes of type|XML (?:Import|Parse|parse|Load) ?"
+        r"(?:error|Error|failed)|Could not open XML|XML topology",
         "NCCL's topology search could not place a device it found (a NIC, GPU or path between "
         "them) in its graph of the machine",
         "a bug of this NCCL release with this machine's devices (several NICs, IB with "

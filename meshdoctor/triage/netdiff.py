@@ -2,7 +2,8 @@
 (``NET/Plugin: Loaded net plugin ...``, ``Plugin Path : /opt/hpcx/.../libnccl-net.so``) while
 another uses NCCL's internal one (``NET/Plugin : No plugin found (libnccl-net.so)``, ``Could
 not find: libnccl-net.so. Using internal network plugin.``), or one host's NCCL uses IB and
-another's sockets (``Using network IB`` / ``Using network Socket``). Ranks of one communicator
+another's sockets (``Using network IB`` / ``Using network Socket``), or the hosts list a
+different number of RDMA devices (``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB``). Ranks of one communicator
 must speak the same transport to each other: with different plugins or networks their
 connection setup waits for a peer that never answers in kind, and the job hangs in init or
 fails with errors that name neither side (NCCL's environment variables: NCCL_NET,
@@ -62,6 +63,11 @@ NETDIFF_SIG = signature(
             "set on some)",
             "'Using network IB' on one host, 'Using network Socket' on another",
         ),
+        (
+            "hosts with a different number of usable RDMA devices (a port down, a NIC "
+            "missing, NCCL_IB_HCA naming devices some hosts lack)",
+            "'NET/IB : Using [0]... [1]...' lists more devices on one host than another",
+        ),
     ],
 )
 
@@ -87,7 +93,10 @@ _CHOICES: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
         ),
     ),
     ("network", re.compile(r"\bUsing network (?P<net>\w+)")),
+    # "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>": its devices
+    ("RDMA devices", re.compile(r"\bNET/IB : Using (?P<devs>(?:\[\d+\]\S+\s*)+)")),
 )
+_DEVICE = re.compile(r"\[\d+\]")
 _LOGS = ("log", "stdin")
 
 
@@ -95,6 +104,8 @@ def _value(rx_name: str, m: "re.Match[str]") -> str:
     g = {k: v for k, v in m.groupdict().items() if v}
     if rx_name == "network":
         return g["net"]
+    if rx_name == "RDMA devices":
+        return f"{len(_DEVICE.findall(g['devs']))} device(s)"
     if "internal" in g:
         return "internal"
     v = g.get("name") or g.get("n2") or g.get("path") or g.get("path2") or ""
@@ -135,7 +146,7 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         )
         m = reading.match(
             NETDIFF_SIG,
-            f"the {what} differs: {listed}.",
+            f"the hosts differ in their {what}: {listed}.",
             line=signatures.printable(text),
             lineno=lineno,
             groups={"choice": what, "values": ", ".join(sorted(values))},
