@@ -605,6 +605,26 @@ NCCL_DIRS = (
     "src/misc/ibvwrap.cc",
     "src/misc/cudawrap.cc",
     "src/os/linux.cc",
+    "src/os/linux_ipcsocket.cc",
+    # topology detection and graph search, launching work, groups, arguments, NVML, GDRCopy,
+    # the net plugin loader, the network, NVLS and CollNet transports, RAS, registration,
+    # NCCL's own allocators and multi-node NVLink
+    "src/graph",
+    "src/enqueue.cc",
+    "src/group.cc",
+    "src/misc/argcheck.cc",
+    "src/misc/nvmlwrap.cc",
+    "src/misc/gdrwrap.cc",
+    "src/plugin/net.cc",
+    "src/transport/net.cc",
+    "src/transport/nvls.cc",
+    "src/transport/coll_net.cc",
+    "src/transport.cc",
+    "src/ras",
+    "src/register",
+    "src/mem_manager.cc",
+    "src/allocator.cc",
+    "src/mnnvl.cc",
     # the macros every file above fails through: CUDA calls and allocations (CUDACHECK's
     # "Cuda failure '%s'", ncclCudaCalloc's "Failed to CUDA calloc %ld bytes")
     "src/include/alloc.h",
@@ -617,6 +637,11 @@ def _nccl_component(rel: str) -> str:
     base = os.path.basename(rel).split(".")[0]
     if "/net_ib" in rel:
         return "net_ib"
+    for folder in ("graph", "ras", "register"):
+        if f"src/{folder}/" in rel:
+            return folder
+    if rel.endswith("plugin/net.cc"):
+        return "net_plugin"
     return base
 
 

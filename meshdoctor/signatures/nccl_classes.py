@@ -1,6 +1,9 @@
 """Failure classes of NCCL's ``WARN`` lines (the sites of ``sites/nccl.tsv``: NCCL v2.30.7
-src/transport/net_ib, net_socket.cc, shm.cc, p2p.cc, bootstrap.cc, proxy.cc, init.cc,
-misc/socket.cc, misc/shmutils.cc, misc/ibvwrap.cc, misc/cudawrap.cc, os/linux.cc), each a
+src/transport/net_ib, net_socket.cc, shm.cc, p2p.cc, net.cc, nvls.cc, coll_net.cc,
+bootstrap.cc, proxy.cc, init.cc, enqueue.cc, group.cc, transport.cc, mem_manager.cc,
+allocator.cc, mnnvl.cc, src/graph, src/ras, src/register, src/plugin/net.cc, misc/socket.cc,
+misc/shmutils.cc, misc/ibvwrap.cc, misc/cudawrap.cc, misc/argcheck.cc, misc/nvmlwrap.cc,
+misc/gdrwrap.cc, os/linux.cc, os/linux_ipcsocket.cc), each a
 :class:`~meshdoctor.signatures.model.FailureClass` of nccl.warn with its cause and what
 helps, most specific first."""
 
@@ -16,7 +19,15 @@ CLASSES = (
         r"Could not find (?:NET|GPU|NIC|CPU|NVS|PCI) with id|Could not find (?:NET|GPU|NIC) "
         r"\d|Could not get PCI path|Topology detection failed|Could not find (?:a )?path|"
         r"ncclTopo\w+ failed|Could not find nodes of type|XML (?:Import|Parse|parse|Load) ?"
-        r"(?:error|Error|failed)|Could not open XML|XML topology",
+        r"(?:error|Error|failed)|Could not open XML|XML topology|XML (?:Parse|Mismatch|Graph|"
+        r"Topology|Export)|XML parser|XML (?:nodes|subnodes)|Could not find (?:node|id|net|gpu|"
+        r"rev link|NIC|intermediate GPU|local GPU|any local path|CPU)|TOPO/NET|NET/TOPO|fused NIC|"
+        r"Fusing NET|Topo links|too many nodes|too many DEV|Add (?:NVLink|PCI Link|C2c) error|"
+        r"numa ID|CPU architecture|KV Convert|localHostHash|ncclTopo\w+|MLOPart|requires NIC|"
+        r"reverse path|No path computed|CPU close to GPU|unable to find GPU/CPU|system node|"
+        r"Unrecognized (?:element|prefix) token|Attribute \S+ of node|not dumping topology|"
+        r"P2P is disabled between NVLINK|(?:name|value) \S+ too long|ran out of room|"
+        r"ncclTopoFillNet",
         "NCCL's topology search could not place a device it found (a NIC, GPU or path between "
         "them) in its graph of the machine",
         "a bug of this NCCL release with this machine's devices (several NICs, IB with "
@@ -256,6 +267,163 @@ CLASSES = (
         "run with the container's defaults relaxed (--cap-add SYS_NICE, sysfs mounted); check "
         "the CPU set given to the rank",
         _S + "src/os/linux.cc, src/proxy.cc",
+    ),
+    fc(
+        "nccl.bad-setting",
+        r"User asked for a (?:minimum|maximum) of \d+ channels|Invalid \S+ \d+ \((?:must be|"
+        r"maximum|minimum)|unknown value '|Please specify a valid|' is too small\. Minimum|"
+        r"has been set to \"1\" and|ignoring NCCL_ALGO|Invalid number of network devices|"
+        r"Unknown netDevs policy|All entries except the first must have a prefix",
+        "an NCCL environment setting has a value NCCL cannot use (channels, NCCL_ALGO, "
+        "NCCL_WORK_FIFO_DEPTH, NCCL_NVLS_ENABLE, the NIC merge and fusing settings)",
+        "an NCCL_* variable set in the environment or in /etc/nccl.conf, ~/.nccl.conf or "
+        "NCCL_CONF_FILE, often copied from another machine",
+        "unset the variable the WARN names (`env | grep NCCL_`, `grep NCCL_ /etc/nccl.conf "
+        "~/.nccl.conf`) and let NCCL choose; set it again only to a value within the range "
+        "the WARN gives",
+        _S + "src/graph/connect.cc, src/graph/paths.cc, src/graph/topo.cc, src/enqueue.cc, "
+        "src/transport/nvls.cc; NCCL environment variables",
+    ),
+    fc(
+        "nccl.invalid-usage",
+        r"is not a valid pointer|invalid root|invalid type|invalid reduction|reduction operation "
+        r"\d+ unknown|mismatchs with NCCL device|argument is NULL|corrupted comm object|Trying to "
+        r"(?:send|recv) to self|user-created ncclRedOp_t|Streams given to a communicator|"
+        r"ncclRedOpDestroy|Either none or all communicators|Blocking and nonblocking|not in a "
+        r"group call|NCCL_SIM_INFO_INITIALIZER|communicator was revoked|ncclPutSignal|ncclSignal|"
+        r"ncclWaitSignal|Context \d+ is invalid|Signal index|Flags \d+ is invalid|symmetric "
+        r"registration check|One.sided RMA|FP8 reduction|does not match the parent|No allocation "
+        r"found at offset|extends beyond allocation|shadow pool",
+        "the program called NCCL with an argument or in a state NCCL refuses "
+        "(ncclInvalidArgument, ncclInvalidUsage): a buffer on another GPU than the "
+        "communicator's, a NULL or non-device pointer, a bad root, type or reduction, "
+        "communicators mixed in one group against its rules",
+        "the program or its framework: a tensor on another device than the rank's GPU (no "
+        "torch.cuda.set_device(local_rank) before init), a collective under CUDA graph capture "
+        "mixed with uncaptured ones, a datatype the GPU lacks (FP8 before sm90)",
+        "read the argument the WARN names; make each rank use one GPU and put its tensors on "
+        "it (torch.cuda.set_device(local_rank), CUDA_VISIBLE_DEVICES), keep every call of one "
+        "group all captured or all uncaptured",
+        _S + "src/misc/argcheck.cc, src/enqueue.cc, src/group.cc, src/allocator.cc",
+    ),
+    fc(
+        "nccl.no-algorithm",
+        r"no algorithm/protocol available|No algorithm/protocol available|Unknown (?:collnet )?"
+        r"pattern|Net registration invalid algorithm|Sendrecv plan not aligned|Invalid regBufType|"
+        r"tree already has|does not loop back|does not contain rank|dynamic smem \d+ exceeds",
+        "NCCL found no algorithm and protocol it can run this collective with, or built an "
+        "inconsistent plan",
+        "NCCL_ALGO or NCCL_PROTO restricted to choices this collective, datatype or machine "
+        "cannot use (a tree or CollNet-only setting, LL128 on a GPU without it), or a "
+        "datatype or operation this NCCL and GPU do not support",
+        "unset NCCL_ALGO and NCCL_PROTO (and NCCL_TUNER_PLUGIN) and let NCCL choose; if it "
+        "persists, upgrade NCCL and report it with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING",
+        _S + "src/enqueue.cc, src/graph/connect.cc, src/graph/rings.cc, src/graph/tuning.cc",
+    ),
+    fc(
+        "nccl.gdrcopy",
+        r"\bgdr_\w+|GDRCopy",
+        "GDRCopy (CPU access to GPU memory, used by NCCL's network proxy) failed",
+        "the gdrdrv kernel module not loaded or of another version than libgdrapi, or a "
+        "container without /dev/gdrdrv",
+        "load gdrdrv (`lsmod | grep gdrdrv`, `modprobe gdrdrv`) matching libgdrapi, pass "
+        "/dev/gdrdrv into the container, or turn it off with NCCL_GDRCOPY_ENABLE=0",
+        _S + "src/misc/gdrwrap.cc, src/include/gdrwrap.h",
+    ),
+    fc(
+        "nccl.nvml",
+        r"\bnvml\w*\(|\bnvml\w+ failed|NVML device|Skipping nvlink detection|\(\) failed: ",
+        "an NVML call (libnvidia-ml, the driver's management library) failed, so NCCL cannot "
+        "see the GPUs' topology",
+        "a driver upgraded without a reboot ('Driver/library version mismatch'), a container "
+        "whose libnvidia-ml does not match the host's driver, or more GPUs than this NCCL "
+        "handles",
+        "run `nvidia-smi` on the host: if it fails too, reboot after the driver upgrade (or "
+        "reload the nvidia modules); in containers use the NVIDIA container toolkit so the "
+        "host's libnvidia-ml is mounted",
+        _S + "src/misc/nvmlwrap.cc, src/graph/topo.cc",
+    ),
+    fc(
+        "nccl.uds",
+        r"\bUDS: ",
+        "NCCL's Unix-domain socket between the ranks of one host (the exchange of cuMem "
+        "memory handles) failed",
+        "ranks of one host in different containers or network namespaces (the abstract "
+        "socket namespace is per network namespace), or a peer that died",
+        "run the ranks of a host in one container, or share its network and IPC namespaces "
+        "(docker --network=host --ipc=host); else NCCL_CUMEM_ENABLE=0 avoids the handle "
+        "exchange",
+        _S + "src/os/linux_ipcsocket.cc",
+    ),
+    fc(
+        "nccl.mem-manager",
+        r"MemManager|Memory (?:suspend|resume) not supported",
+        "NCCL's memory manager (suspending and resuming a communicator's memory, exporting "
+        "cuMem buffers to peers) failed",
+        "a driver or GPU without the cuMem fabric handles it uses, memory the manager does "
+        "not track, or a peer's failure during the exchange",
+        "read the WARN before it; do without suspend/resume on this system, and upgrade the "
+        "driver and NCCL together",
+        _S + "src/mem_manager.cc",
+    ),
+    fc(
+        "nccl.mnnvl",
+        r"\bMNNVL\b|\bIMEX\b",
+        "multi-node NVLink (MNNVL) is present but NCCL cannot use it",
+        "the IMEX service or its channels are not set up on the nodes (/dev/nvidia-caps-imex-"
+        "channels missing in the container, nvidia-imex not running)",
+        "configure IMEX (`nvidia-imex-ctl -N`, the channel device in the container), or set "
+        "NCCL_MNNVL_ENABLE=0 to run without multi-node NVLink",
+        _S + "src/mnnvl.cc",
+    ),
+    fc(
+        "nccl.net-plugin",
+        r"NET plugin|network \S+ not found|netPlugin\[|Unknown device code|netName \(",
+        "NCCL could not load or select its network: no net plugin initialized, or NCCL_NET "
+        "names a network no plugin provides",
+        "NCCL_NET (or a communicator's netName) naming a plugin that is not on this host's "
+        "library path, or the plugin failing its own init (its library, driver or fabric "
+        "missing)",
+        "check NCCL_NET and NCCL_NET_PLUGIN against what this host has (NCCL_DEBUG=INFO prints "
+        "'NET/Plugin' lines); install the plugin on every host or unset them",
+        _S + "src/plugin/net.cc; NCCL environment variables (NCCL_NET, NCCL_NET_PLUGIN)",
+    ),
+    fc(
+        "nccl.collnet",
+        r"CollNet|(?:send|recv)ProxyConnect: (?:req|resp)Size|GDR Flush only",
+        "NCCL's CollNet (SHARP in-network reduction) could not be set up or failed",
+        "the SHARP plugin or its subnet manager setup missing or mismatched on some hosts",
+        "run without it: NCCL_COLLNET_ENABLE=0 (and no NCCL_ALGO=CollNet*)",
+        _S + "src/transport/coll_net.cc, src/transport.cc",
+    ),
+    fc(
+        "nccl.ras-version",
+        r"NCCL version mismatch|RAS received unknown|Invalid client status",
+        "ranks of different NCCL versions met (their RAS service says so)",
+        "hosts with different NCCL libraries (wheels, containers, a system libnccl first on "
+        "LD_LIBRARY_PATH)",
+        "install the same NCCL on every host; NCCL_RAS_ENABLE=0 silences the RAS service only",
+        _S + "src/ras",
+    ),
+    fc(
+        "nccl.no-transport",
+        r"No transport found for rank",
+        "no NCCL transport can connect these two ranks",
+        "every transport between them turned off or unavailable (NCCL_P2P_DISABLE, "
+        "NCCL_SHM_DISABLE and no network: NCCL_IB_DISABLE with no socket interface), or "
+        "ranks NCCL takes for one host that are not",
+        "unset the NCCL_*_DISABLE variables one by one; check NCCL_SOCKET_IFNAME gives an "
+        "interface on both hosts",
+        _S + "src/transport.cc",
+    ),
+    fc(
+        "nccl.async-job",
+        r"pthread_join|asyncJobLaunch|ncclAsyncJobComplete|deregister|Deregister",
+        "a step of NCCL's asynchronous work (a group's init job, a buffer's deregistration) "
+        "failed after another error",
+        "an earlier failure of the same communicator (its WARN comes first)",
+        "find the first WARN of the job and fix that one",
+        _S + "src/group.cc, src/register",
     ),
     fc(
         "nccl.internal",
