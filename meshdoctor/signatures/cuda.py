@@ -48,6 +48,8 @@ PATTERN = (
     # NCCL's WARN (with the file it names), PyTorch's and MLX's wrappers
     r"|(?:(?P<site>[\w/.-]+\.(?:cc|cu|cpp|h)):(?P<at>\d+) NCCL WARN )?"
     r"(?:Cuda failure (?:(?P<num>\d+) )?'|CUDA error:? |"
+    # vLLM's and other extensions' CUDACHECK: "Cuda error /path/custom_all_reduce.cuh:307 '...'"
+    r"Cuda error [\w/.-]+:\d+ '|"
     r"(?:Unexpected error from cu\w+\(\)[^\n]*?)?\bError (?P<enum>\d+): |"
     r"\bcu[A-Za-z]+(?:\([^)]*\))? failed: )"
     r"(?P<msg>" + _NO_OOM + r")(?=$|['\".,;:)\s])"

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from meshdoctor.signatures import cuda, jaccl, launch, native, nccl, ring
+from meshdoctor.signatures import cuda, jaccl, launch, native, nccl, pytorch, ring
 from meshdoctor.signatures.model import Signature
 
 # The families; a crash record's line that holds the frames of two signatures is read as the
 # first family's (the Thunderbolt driver's tbt_post_recv before JACCL's ibv_reg_mr).
-FAMILIES = (native, jaccl, ring, nccl, cuda, launch)
+FAMILIES = (native, jaccl, ring, nccl, cuda, pytorch, launch)
 
 
 def _merge(families: Sequence[Sequence[Signature]]) -> List[Signature]:

@@ -397,7 +397,9 @@ SIGNATURES = (
     signature(
         "MD651",
         "cuda.out-of-memory",
-        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory",
+        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory|"
+        # PyTorch's caching allocator: "torch.OutOfMemoryError: CUDA out of memory. Tried to"
+        r"Error: CUDA out of memory",
         "The GPU ran out of memory.",
         "Use a smaller batch or model shard; check no other process holds the GPU (nvidia-smi).",
         "CUDA runtime cudaErrorMemoryAllocation",
@@ -409,6 +411,8 @@ SIGNATURES = (
             "CUDA error: out of memory at /mlx/backend/cuda/allocator.cpp:88",
             # MLX v0.32.1 mlx/backend/cuda/utils.cpp: "{} failed: {}"
             "RuntimeError: cudaMallocAsync(&data, size, stream) failed: out of memory",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has "
+            "a total capacity of 79.15 GiB of which 3.44 MiB is free.",
         ),
     ),
     signature(

@@ -264,7 +264,10 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "AF_INET",
     # CUDACHECK's "Cuda failure", nccl-tests' "Test CUDA failure common.cu:N '<text>'"
     "failure",
-    "Primary job",  # Open MPI's "Primary job  terminated normally, but 1 process returned"
+    # Open MPI's "Primary job  terminated normally, but 1 process returned" holds "erminat"
+    # PyTorch's c10d store client: "The client socket has timed out after 600s while trying
+    # to connect to (HOST, PORT)", "... has failed to connect to [HOST]:PORT"
+    "client socket",
     "ismatch",  # NCCL's "Mismatched collective detected", PyTorch's "Detected mismatch between"
     "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
     # the dynamic loader's words for an MLX library missing or of another build, bare

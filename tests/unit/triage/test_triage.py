@@ -178,6 +178,32 @@ LINES = [
         "79856",
         "MD835",
     ),
+    # PyTorch's c10d texts (torch/csrc/distributed/c10d/TCPStore.cpp, socket.cpp,
+    # ProcessGroupNCCL.cpp; torch/distributed/elastic/multiprocessing/errors)
+    (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600s while "
+        "trying to connect to (10.0.0.1, 29500).",
+        "MD838",
+    ),
+    (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
+        "local network address. port: 29500, useIPv6: 0, code: -98, name: EADDRINUSE, message: "
+        "address already in use",
+        "MD839",
+    ),
+    (
+        "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. "
+        "1/2 clients joined.",
+        "MD840",
+    ),
+    (
+        "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+        "via c10d key-value store by key '0', but store->get('0') got error: Connection reset "
+        "by peer",
+        "MD841",
+    ),
+    ("RuntimeError: NCCL communicator was aborted on rank 1.", "MD842"),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "MD843"),
     # NVIDIA/nccl #1611: glibc's heap check aborting a rank
     ("free(): corrupted unsorted chunks", "MD836"),
     # vllm-project/vllm #2770: PyTorch's NCCL watchdog

@@ -1,0 +1,178 @@
+"""Signatures of PyTorch's distributed layer (c10d, torchrun) around an NCCL job: the store
+that ranks meet through before NCCL's init (MASTER_ADDR:MASTER_PORT), the communicator
+aborted after a failure, and torchrun's summary of a failed rank. The texts are PyTorch's own
+(torch/csrc/distributed/c10d/TCPStore.cpp, socket.cpp, ProcessGroupNCCL.cpp;
+torch/distributed/elastic/multiprocessing/errors/__init__.py)."""
+
+from __future__ import annotations
+
+from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
+
+_C10D = "PyTorch torch/csrc/distributed/c10d/"
+
+SIGNATURES = (
+    signature(
+        "MD838",
+        "torch.store-unreachable",
+        r"The client socket has (?:timed out after (?P<s>\d+)s while trying to connect to "
+        r"\((?P<host>[^,()]+), (?P<port>\d+)\)|failed to connect to \[(?P<host2>[^\]]+)\]:"
+        r"(?P<port2>\d+)(?: \(errno: (?P<errno>\d+)[^)]*\))?)",
+        "This rank could not reach PyTorch's rendezvous store (the TCPStore at MASTER_ADDR:"
+        "MASTER_PORT that rank 0 serves): the ranks never met, so NCCL's init never started.",
+        "Check that rank 0 is running and listening there (`ss -ltnp | grep PORT` on its "
+        "host), that MASTER_ADDR is the address of rank 0's host as the other hosts reach it "
+        "(not localhost or 127.0.0.1 on a multi-node job), and that no firewall drops the "
+        "port between the hosts (`nc -vz MASTER_ADDR PORT` from this host).",
+        _C10D + "TCPStore.cpp and socket.cpp ('The client socket has timed out after ...', "
+        "'The client socket has failed to connect to ...'); torchrun --rdzv-endpoint",
+        role=EITHER,  # a single refused connect is retried; a timeout ends the rank
+        causes=[
+            (
+                "rank 0 not started or already gone (it failed before serving the store)",
+                "rank 0's own log ends earlier, or holds its own error",
+            ),
+            (
+                "MASTER_ADDR names an address the other hosts cannot reach (localhost, a "
+                "container's address, another interface)",
+                "the host:port the line names is not rank 0's reachable address",
+            ),
+            ("a firewall between the hosts", "`nc -vz HOST PORT` fails from this host"),
+        ],
+        refine=lambda g: (
+            f"the store at {g.get('host') or g.get('host2')}:{g.get('port') or g.get('port2')}"
+            if (g.get("host") or g.get("host2"))
+            else None
+        ),
+        examples=(
+            "torch.distributed.DistNetworkError: The client socket has timed out after 600s "
+            "while trying to connect to (10.0.0.1, 29500).",
+            "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
+            "[localhost]:29500 (errno: 99 - Cannot assign requested address).",
+        ),
+    ),
+    signature(
+        "MD839",
+        "torch.store-port-in-use",
+        r"server socket has failed to listen on any local network address\.(?: port: "
+        r"(?P<port>\d+))?.*?(?:EADDRINUSE|address already in use)",
+        "Rank 0 could not serve PyTorch's rendezvous store: MASTER_PORT is already taken on "
+        "its host, most often by a rank of an earlier run that is still alive.",
+        "Find what holds the port (`ss -ltnp | grep :PORT` on rank 0's host) and end that "
+        "run's leftover processes, or launch with another MASTER_PORT (torchrun "
+        "--master-port, --rdzv-endpoint HOST:PORT).",
+        _C10D + "socket.cpp ('The server socket has failed to listen on any local network "
+        "address')",
+        causes=[
+            (
+                "a leftover rank of an earlier run still holds the port",
+                "`ss -ltnp` shows a python process on it",
+            ),
+            ("two jobs on one host with the same MASTER_PORT", "another job is running"),
+        ],
+        refine=lambda g: f"port {g['port']}" if g.get("port") else None,
+        examples=(
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
+            "local network address. port: 29500, useIPv6: 0, code: -98, name: EADDRINUSE, "
+            "message: address already in use",
+        ),
+    ),
+    signature(
+        "MD840",
+        "torch.rendezvous-timeout",
+        r"DistStoreError: Timed out after (?P<s>\d+) seconds waiting for clients\. "
+        r"(?P<joined>\d+)/(?P<n>\d+) clients joined",
+        "Not every rank reached PyTorch's rendezvous store before its timeout: the store on "
+        "rank 0's host waited for the world size's ranks and fewer joined.",
+        "Find the ranks that never joined: they did not start (a host the launcher never "
+        "reached), failed before init (their own logs), or could not reach MASTER_ADDR:"
+        "MASTER_PORT; check that the world size (nnodes x nproc-per-node) is the number of "
+        "ranks actually started.",
+        _C10D + "TCPStore.cpp ('Timed out after ... seconds waiting for clients. N/M clients "
+        "joined.')",
+        causes=[
+            (
+                "ranks that never started or failed before their init",
+                "fewer rank logs than the world size; their own errors",
+            ),
+            (
+                "a world size larger than the ranks launched (nnodes or nproc-per-node "
+                "differ between hosts)",
+                "N/M with M larger than the processes started",
+            ),
+            (
+                "the other hosts cannot reach MASTER_ADDR:MASTER_PORT",
+                "their logs hold 'The client socket has timed out'",
+            ),
+        ],
+        refine=lambda g: (
+            f"{g['joined']} of {g['n']} ranks joined in {g['s']} s" if g.get("n") else None
+        ),
+        examples=(
+            "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for "
+            "clients. 1/2 clients joined.",
+        ),
+    ),
+    signature(
+        "MD841",
+        "torch.unique-id-exchange",
+        r"retrieving ncclUniqueId from \[(?P<root>\d+)\] via c10d key-value store by key "
+        r"'[^']*', but store->get\('[^']*'\) got error: (?P<err>.*)",
+        "This rank could not get NCCL's unique id from the root rank through PyTorch's store: "
+        "the root (rank 0 of the group) never put it there, or the store went away, usually "
+        "because the root failed or hung first.",
+        "Read the root rank's log (the rank in brackets): its own failure is the cause; if it "
+        "waited in another collective or step, the ranks create their process groups or "
+        "call their first collective in a different order.",
+        _C10D + "ProcessGroupNCCL.cpp (broadcastUniqueNCCLID: 'is setting up NCCL "
+        "communicator and retrieving ncclUniqueId from [0] via c10d key-value store')",
+        role=CONSEQUENCE,
+        causes=[
+            ("the root rank failed or exited first", "its log ends earlier or holds an error"),
+            (
+                "the root rank creates this communicator later than the others (another "
+                "order of new_group() or of first collectives)",
+                "the root's stack in another collective or group",
+            ),
+        ],
+        refine=lambda g: (
+            f"the root is rank {g['root']}; the store said '{g['err'].strip()[:80]}'"
+            if g.get("root")
+            else None
+        ),
+        examples=(
+            "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from "
+            "[0] via c10d key-value store by key '0', but store->get('0') got error: "
+            "Connection reset by peer",
+        ),
+    ),
+    signature(
+        "MD842",
+        "torch.communicator-aborted",
+        r"NCCL communicator was aborted on rank (?P<rank>\d+)",
+        "PyTorch aborted this rank's NCCL communicator after a failure: its watchdog timed "
+        "out a collective or saw an NCCL or CUDA error, on this rank or another.",
+        "Look for the failure before it: this rank's watchdog line (a collective timeout or "
+        "an NCCL/CUDA error), or the first rank that failed; this line is its echo.",
+        _C10D + "ProcessGroupNCCL.cpp ('NCCL communicator was aborted on rank N')",
+        role=CONSEQUENCE,
+        examples=("RuntimeError: NCCL communicator was aborted on rank 1.",),
+    ),
+    signature(
+        "MD843",
+        "torch.child-failed",
+        r"\bChildFailedError\b|Root Cause \(first observed failure\)",
+        "torchrun's summary of a failed job: the rank under 'Root Cause (first observed "
+        "failure)' failed first, with the exit code it gives (a negative one is the signal "
+        "that killed it: -9 SIGKILL, most often the out-of-memory killer; -6 SIGABRT).",
+        "Read that rank's own log (its error_file, or its output above the summary) for why "
+        "it failed; for exitcode -9 look for the out-of-memory killer (`dmesg | grep -i "
+        "oom`); the ranks listed under 'Other Failures' are its consequences.",
+        "PyTorch torch/distributed/elastic/multiprocessing/errors/__init__.py "
+        "(ChildFailedError, 'Root Cause (first observed failure)')",
+        role=CONSEQUENCE,
+        examples=(
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+            "Root Cause (first observed failure):",
+        ),
+    ),
+)
