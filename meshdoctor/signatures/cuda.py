@@ -80,6 +80,15 @@ def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
     where = ""
     if groups.get("site"):
         where = f" in NCCL's {groups['site']}:{groups.get('at', '?')}"
+        if groups["site"].endswith("enqueue.cc") and text == "invalid argument":
+            # enqueue.cc launches NCCL's kernels: an argument the GPU refuses there is the
+            # launch's own (shared memory, grid), not the program's (NVIDIA/nccl-tests #287)
+            where += (
+                ", where NCCL launches its kernels: the launch itself was refused (its shared "
+                "memory or grid size), which points at an NCCL release that does not support "
+                "this GPU or driver, not at the program's arguments: upgrade (or change) NCCL, "
+                "e.g. 2.25.1 to 2.26.2 or later"
+            )
     elif groups.get("file"):
         where = f" in nccl-tests' {groups['file']}:{groups.get('line', '?')}"
     return f"CUDA error '{text}' ({', '.join(names)}){where}"

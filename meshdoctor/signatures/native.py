@@ -524,8 +524,12 @@ SIGNATURES = (
         "native.crash",
         None,
         "A process died of a native crash signal that no known failure's frame explains.",
-        "Find the crash report (~/Library/Logs/DiagnosticReports/*.ips) and triage it.",
-        "POSIX signals",
+        "Find the crash report (~/Library/Logs/DiagnosticReports/*.ips) and triage it; on "
+        "Linux get the crashed thread's frames instead: the backtrace a signal handler "
+        "printed after this line (Open MPI's, UCX's), a core dump (`coredumpctl gdb`, then "
+        "`bt`) or a rerun under gdb; the library of the first frame that is not the system's "
+        "is the one at fault.",
+        "POSIX signals; Open MPI's and UCX's signal handlers",
         causes=[
             (
                 "Thunderbolt RDMA driver crash seen without its frame",
@@ -547,6 +551,51 @@ SIGNATURES = (
         "is in first (a fixed release may exist), then report the crash with this file to "
         "that library's project (MLX for libmlx/libjaccl, NVIDIA/nccl for libnccl, PyTorch "
         "for libtorch/libc10, UCX for libucp/libuct), with its version and the OS's.",
+    ),
+    signature(
+        "MD844",
+        "job.wrong-result",
+        r"AssertionError: (?P<msg>.*?(?:\btensor\(|\barray\(|Tensor-likes are not (?:close|"
+        r"equal)|Mismatched elements).*)|Mismatched elements: (?P<bad>\d+) / (?P<all>\d+)",
+        "The program's own check of a result failed: a collective (or a kernel) returned "
+        "wrong data and nothing raised an error. Silent corruption has few causes: the "
+        "communication library, the transport under it, or the ranks' calls not matching.",
+        "Reproduce it outside the program with the library's own checked test (nccl-tests "
+        "with -c 1; `meshdoctor probe`, whose collectives check exact values, on MLX), then "
+        "narrow it: NCCL_PROTO=Simple and NCCL_ALGO=Ring (a protocol or algorithm bug), "
+        "NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 (a transport), another NCCL release (a "
+        "defect fixed upstream); check that every rank calls the collective with the same "
+        "size, dtype and op, and that the program waits for it before reading the output.",
+        "NCCL environment variables (NCCL_PROTO, NCCL_ALGO, NCCL_P2P_DISABLE); nccl-tests "
+        "README (-c, check); https://github.com/NVIDIA/nccl/issues/1950 (an AVG reduction "
+        "leaving its last elements unreduced, fixed in NCCL 2.29.7)",
+        causes=[
+            (
+                "a defect of the NCCL release for this operation, datatype or size",
+                "only some sizes, dtypes or ops are wrong; another NCCL release is right",
+            ),
+            (
+                "a transport corrupting data (P2P over PCIe, a NIC, RoCE without lossless "
+                "settings)",
+                "right with NCCL_P2P_DISABLE=1 or NCCL_IB_DISABLE=1",
+            ),
+            (
+                "ranks calling the collective differently (sizes, dtypes, ops) or reading "
+                "the output before it completed",
+                "the wrong part is the tail or a whole rank's share",
+            ),
+        ],
+        refine=lambda g: (
+            f"{g['bad']} of {g['all']} elements differ"
+            if g.get("bad")
+            else ("the check's words: " + g["msg"].strip()[:160] if g.get("msg") else None)
+        ),
+        examples=(
+            "AssertionError: Last entries are: tensor([-1.1953,  0.2295,  0.0000,  0.0000], "
+            "device='cuda:0', dtype=torch.bfloat16) vs tensor([-1.1953,  0.2295,  1.6016])",
+            "AssertionError: Tensor-likes are not close!",
+            "Mismatched elements: 8 / 4096 (0.2%)",
+        ),
     ),
     signature(
         "MD663",

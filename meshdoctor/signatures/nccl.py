@@ -127,6 +127,57 @@ def result_role(groups: Mapping[str, str]) -> Optional[str]:
 
 # --- end nccl.error --------------------------------------------------------------------------
 
+# libibverbs' enum ibv_wc_status (verbs.h): what a failed completion's status says
+_WC_STATUS = {
+    "1": (
+        "IBV_WC_LOC_LEN_ERR",
+        "a local length error: a message longer than the receive "
+        "buffer posted for it (the two ends disagree on sizes, or an MTU mismatch)",
+    ),
+    "2": (
+        "IBV_WC_LOC_QP_OP_ERR",
+        "a local queue-pair operation error: the QP is set up "
+        "inconsistently with the peer's (MTU or attributes)",
+    ),
+    "4": (
+        "IBV_WC_LOC_PROT_ERR",
+        "a local protection error: memory not registered or deregistered early",
+    ),
+    "5": (
+        "IBV_WC_WR_FLUSH_ERR",
+        "a flushed work request: the queue pair had already failed "
+        "(an earlier error, often an async event, put it in the error state): read the "
+        "first WARN before it",
+    ),
+    "8": ("IBV_WC_LOC_ACCESS_ERR", "a local access error: memory registration refused"),
+    "9": (
+        "IBV_WC_REM_INV_REQ_ERR",
+        "the peer found the request invalid (an MTU or size mismatch between the two ends)",
+    ),
+    "10": (
+        "IBV_WC_REM_ACCESS_ERR",
+        "the peer refused access to its memory (its buffer "
+        "deregistered, or keys of another registration)",
+    ),
+    "11": ("IBV_WC_REM_OP_ERR", "the peer could not complete the operation"),
+    "12": (
+        "IBV_WC_RETRY_EXC_ERR",
+        "the transport retry counter was exceeded: packets to the peer were never acknowledged",
+    ),
+    "13": ("IBV_WC_RNR_RETRY_EXC_ERR", "the peer had no receive posted in time"),
+}
+
+
+def _ib_completion(g: Mapping[str, str]) -> Optional[str]:
+    """What a failed InfiniBand completion's status (group ``status``) says (libibverbs
+    ``enum ibv_wc_status``), with the peer and HCA the line names."""
+    name, what = _WC_STATUS.get(g.get("status") or "", (None, None))
+    if name is None:
+        return None
+    return f"status {g['status']} is {name}: {what}; the peer is {g.get('peer')}" + (
+        f", on HCA {g['hca']}" if g.get("hca") else ""
+    )
+
 
 # NCCL texts of a peer that went away (ncclRemoteError's string; misc/socket.cc's "Connection
 # closed by remote peer"; strerror of ECONNRESET and EPIPE in its "Call to recv from ... failed";
@@ -207,6 +258,17 @@ def shm_attach(groups: Mapping[str, str]) -> Optional[str]:
     ``err``) or number (``errno``), or None."""
     err, errno = groups.get("err", "").lower(), groups.get("errno", "")
     seg = groups.get("seg") or "the segment"
+    if groups.get("size") == "0" or not seg.isascii() or not seg.isprintable():
+        # a segment of size 0 or a name of garbage bytes: the descriptor was misread
+        # (NVIDIA/nccl #2059: a cuMem host descriptor read as a /dev/shm path)
+        return (
+            f"the segment's name or size is garbage ({ascii(seg)}, size "
+            f"{groups.get('size', '?')}): the descriptor the local peer sent was read as "
+            "another kind, so the ranks of this host disagree on how they share host memory, "
+            "not on /dev/shm: an NCCL defect (seen on hosts with memoryless NUMA nodes) or "
+            "ranks of one host on different NCCL builds; upgrade NCCL, meanwhile "
+            "NCCL_CUMEM_HOST_ENABLE=0 on every rank (or NCCL_SHM_DISABLE=1)"
+        )
     if errno == "2" or "no such file" in err:
         return (
             f"{seg} does not exist for this process (ENOENT): the local peer that created it "
@@ -340,7 +402,11 @@ SIGNATURES = (
         # "NCCL Error 2: unhandled system error" (c10d's C10D_NCCL_CHECK)
         r"|\b(?P<result>nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|"
         r"InvalidUsage|RemoteError)): (?P<detail>[A-Z].*)"
-        r"|NCCL Error (?P<num>\d): (?P<text>.+)",
+        r"|NCCL Error (?P<num>\d): (?P<text>.+)"
+        # vLLM's pynccl wrapper ("RuntimeError: NCCL error: invalid usage (run with ..."),
+        # CuPy's ("NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error (run ...")
+        r"|(?:NCCL error: |NCCL_ERROR_[A-Z_]+: )(?P<said>(?:unhandled|internal|invalid|remote|"
+        r"NCCL operation|timeout)[^\n]*)",
         "An NCCL call failed: MLX prints it and exits with status 1 (no Python exception); "
         "nccl-tests prints 'Test NCCL failure FILE:LINE 'RESULT / LAST WARN''; PyTorch raises "
         "it as DistBackendError ('NCCL error in: FILE:LINE, MESSAGE, NCCL version X') with the "
@@ -387,6 +453,10 @@ SIGNATURES = (
             "NCCL_DEBUG=INFO for details) / '",
             "RuntimeError: NCCL Error 3: internal error - please report this issue to the NCCL "
             "developers",
+            # vLLM's pynccl_wrapper.py NCCL_CHECK (vllm-project/vllm #16978), CuPy's NcclError
+            "RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)",
+            "cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system "
+            "error (run with NCCL_DEBUG=INFO for details)",
         ),
         refine=nccl_result,
         classes=RESULT_CLASSES,
@@ -550,13 +620,15 @@ SIGNATURES = (
     ),
     signature(
         "MD685",
-        "nccl.ib-retry-exceeded",
+        "nccl.ib-completion-error",
         r"NET/IB(?:/GIN)?\s*:\s*Got completion from peer (?P<peer>\S+) with (?:error |status=)"
         r"(?:[^(\n]*\()?(?P<status>\d+)\)?[^\n]*?(?:hca (?P<hca>\S+))?$",
-        "An InfiniBand/RoCE work request to that peer failed: status 12 is "
-        "IBV_WC_RETRY_EXC_ERR (the transport retry counter was exceeded: the packets were "
-        "never acknowledged), 13 IBV_WC_RNR_RETRY_EXC_ERR (the peer had no receive posted). "
-        "The line names the peer and, in NCCL 2.12+, this host's HCA.",
+        "An InfiniBand/RoCE work request to that peer failed; its status (libibverbs' "
+        "ibv_wc_status) says how: 12 IBV_WC_RETRY_EXC_ERR (the transport retry counter was "
+        "exceeded: the packets were never acknowledged), 13 the peer had no receive posted, 5 "
+        "a request flushed because the queue pair had already failed (read the error before "
+        "it), 1, 2 and 9 the two ends' sizes or MTUs disagree. The line names the peer and, in "
+        "NCCL 2.12+, this host's HCA.",
         "Check the link between this HCA and the peer: port state and errors "
         "(`ibv_devinfo`, `ethtool -S`), the cable and switch port, and RoCE's lossless "
         "settings (PFC/ECN) on both ends; a peer that died first shows in its own log. On "
@@ -579,13 +651,7 @@ SIGNATURES = (
             ("the peer process died mid-transfer", "the peer's log ends earlier"),
         ],
         role=EITHER,  # a rank that dies mid-transfer leaves its peers exactly this completion
-        refine=lambda g: (
-            "the transport retry counter was exceeded (IBV_WC_RETRY_EXC_ERR): the link to "
-            f"{g.get('peer')} lost packets past the retry limit"
-            + (f" on HCA {g['hca']}" if g.get("hca") else "")
-            if g.get("status") == "12"
-            else None
-        ),
+        refine=_ib_completion,
         examples=(
             "node1:2345:2400 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<55034> "
             "with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 "
@@ -693,7 +759,7 @@ SIGNATURES = (
     signature(
         "MD802",
         "nccl.shm-attach",
-        r"Error while attaching to shared memory segment (?P<seg>\S+)(?: \(size \d+\))?(?:, "
+        r"Error while attaching to shared memory segment (?P<seg>\S+)(?: \(size (?P<size>\d+)\))?(?:, "
         r"error: (?P<err>[^(\n]*?)(?: \((?P<errno>\d+)\))?)?\s*$",
         "A rank could not open a shared-memory segment (/dev/shm/nccl-*) that a local peer "
         "rank created for their intra-host (SHM) transport: attaching failed, not creating. "

@@ -94,7 +94,11 @@ CLASSES = (
         "the locked-memory limit (ENOMEM under a small `ulimit -l`), then the kernel's or "
         "driver's memory registration (peer memory for GPU buffers)",
         "raise the locked-memory limit (`ulimit -l unlimited`, limits.conf memlock, docker "
-        "--ulimit memlock=-1); then check nvidia-peermem / DMA-BUF support",
+        "--ulimit memlock=-1) where the ranks really run (`cat /proc/PID/limits`: a "
+        "limits.conf edit reaches only new logins, not a running daemon's or container's "
+        "children); then check nvidia-peermem / DMA-BUF support; for GPU buffers "
+        "(ibv_reg_dmabuf_mr) with the limit already unlimited, register less: a smaller "
+        "NCCL_BUFFSIZE or fewer channels (NCCL_MAX_NCHANNELS), or NCCL_DMABUF_ENABLE=0",
         _S + "src/misc/ibvwrap.cc, src/transport/net_ib",
     ),
     fc(
@@ -163,6 +167,22 @@ CLASSES = (
         "the peer rank died or its host or link went away",
         "find the rank that failed first; if none died, check the link between the hosts",
         _S + "src/os/linux.cc, src/proxy.cc, src/transport/net_socket.cc",
+    ),
+    fc(
+        "nccl.ib-qp-error",
+        r"local access violation work queue error|invalid request local work queue error|"
+        r"local work queue catastrophic error",
+        "the RDMA device put a queue pair in error for a request it could not carry out "
+        "(libibverbs async events IBV_EVENT_QP_ACCESS_ERR, QP_REQ_ERR, QP_FATAL): the two "
+        "ends' queue pairs or buffers do not match",
+        "ports of different MTUs on the two hosts (NCCL 2.20 and later no longer lower a queue "
+        "pair's MTU to the smaller end's), or a buffer deregistered while in use; the failed "
+        "and flushed completions that follow (status 5) are its echo",
+        "compare the ports on both hosts (`ibv_devinfo -v`: active_mtu; `ip link` MTU for "
+        "RoCE) and give them, and the switch, the same MTU; if it began with an NCCL upgrade "
+        "and the MTUs match, report it with both hosts' `ibv_devinfo -v`",
+        "libibverbs ibv_event_type_str (enum ibv_event_type); " + _S + "src/transport/net_ib; "
+        "https://github.com/NVIDIA/nccl/issues/1524",
     ),
     fc(
         "nccl.ib-fault",
@@ -267,6 +287,21 @@ CLASSES = (
         "run with the container's defaults relaxed (--cap-add SYS_NICE, sysfs mounted); check "
         "the CPU set given to the rank",
         _S + "src/os/linux.cc, src/proxy.cc",
+    ),
+    fc(
+        "nccl.graph-capture",
+        r"cannot be captured in a graph|built with CUDA runtime >= 11\.3|CUDA driver < R465",
+        "this NCCL cannot run inside a CUDA graph: it was built for a CUDA runtime older "
+        "than 11.3, or the driver is older than R465",
+        "an NCCL build for an older CUDA than the system's (the '+cudaX.Y' of its 'NCCL "
+        "version' line: a wheel or a framework build pulled in for another CUDA), or an old "
+        "driver; serving engines capture NCCL calls in CUDA graphs",
+        "install the NCCL (and PyTorch) build for this system's CUDA (`pip install` from the "
+        "matching index: the 'NCCL version 2.x+cudaY' line must show a CUDA of 11.3 or later "
+        "that the driver supports), or upgrade the driver to R465+; without that, run without "
+        "CUDA graphs (vLLM --enforce-eager)",
+        _S + "src/enqueue.cc (the graph capture check); "
+        "https://github.com/vllm-project/vllm/issues/3069",
     ),
     fc(
         "nccl.bad-setting",

@@ -103,10 +103,14 @@ _READINGS = {
     ),
     "ncclInvalidUsage": (
         "NCCL was called in a way it does not allow (ncclInvalidUsage)",
-        "an NCCL_* setting NCCL rejects, or the program's use of the API (two ranks on one "
-        "GPU, a communicator used after an error)",
-        "rerun with NCCL_DEBUG=WARN: it names the setting or call; unset NCCL_* variables "
-        "you did not mean",
+        "most often two ranks of one communicator on the same GPU (each rank must have a GPU "
+        "of its own: CUDA_VISIBLE_DEVICES not set per rank, a container or pod exposing one "
+        "GPU to several ranks, no torch.cuda.set_device(local_rank)); else an NCCL_* setting "
+        "NCCL rejects, or a communicator used after an error",
+        "check that every rank of a host uses its own GPU: compare the 'cudaDev'/'busId' of "
+        "each rank's 'ncclCommInitRank ... Init START' line (NCCL_DEBUG=INFO), set "
+        "CUDA_VISIBLE_DEVICES or the device per rank, give the pod as many GPUs as ranks; then "
+        "rerun with NCCL_DEBUG=WARN: it names the setting or call",
     ),
     "ncclRemoteError": (
         "a peer rank exited or the network between the ranks failed (ncclRemoteError): "

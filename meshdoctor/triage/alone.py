@@ -65,6 +65,13 @@ ALONE_SIG = signature(
             "MLX_RANK / MLX_HOSTFILE / OMPI_COMM_WORLD_RANK in the ranks' environment",
         ),
         (
+            "nccl-tests (or another MPI program) built without MPI, or against another MPI "
+            "than the mpirun that started it: each process runs as a job of its own (make "
+            "MPI=1 MPI_HOME=... with the MPI whose mpirun launches it)",
+            "each process prints its own nccl-tests header and its own '#  Rank  0' line; "
+            "`ldd all_reduce_perf | grep mpi` names another MPI than `which mpirun`",
+        ),
+        (
             "the program inits with backend 'any' (init() without backend=), which tries nccl, "
             "ring, mpi and jaccl in that order and takes the first group it gets, so under "
             "`mlx.launch --backend jaccl` an earlier backend's group of size 1 wins (mlx "
@@ -146,6 +153,11 @@ def _lines(inp: Input) -> Iterator[Tuple[int, str]]:
                 yield first + i, ln
 
 
+# nccl-tests' device list: "#  Rank  0 Group  0 Pid    798 on  hw14 device  0 [0x0f] H800";
+# two processes that each list their own Rank 0 ran as two jobs
+_TESTS_RANK0 = re.compile(r"^#\s+Rank\s+0\s+Group\s+\d+\s+Pid\s+(\d+)\s+on\s+(\S+)")
+
+
 def alone_line(text: str) -> Optional[str]:
     """Why ``text`` says its rank is alone (``"rank 0 of 1"``, ``"no backend"``, ``"ones"``), or
     None."""
@@ -159,7 +171,36 @@ def alone_line(text: str) -> Optional[str]:
         return "rank 0 of 1"
     if _ONES.search(text):
         return "ones"
+    m = _TESTS_RANK0.search(text)
+    if m:
+        return "tests rank 0"
     return None
+
+
+# nccl-tests' header ("# nThread 1 nGpus 8 minBytes ..."), and what ends its run's table
+_TESTS_HEAD = re.compile(r"^#\s*nThread \d+ nGpus \d+ ")
+_TESTS_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds)|^\s+\d+\s+\d+\s+[a-z]")
+
+
+_TESTS_REMEDY = (
+    "Each process ran nccl-tests alone: rebuild nccl-tests with MPI against the MPI whose "
+    "mpirun starts it (`make MPI=1 MPI_HOME=/path/to/that/mpi`; `ldd build/all_reduce_perf | "
+    "grep -i mpi` must name the library of `which mpirun`'s installation), then one header "
+    "and one list of all ranks (-np x -g of them) is printed; with one GPU per process "
+    "use -g 1."
+)
+
+
+def _parallel_headers(inp: Input) -> List[Tuple[int, str]]:
+    """nccl-tests headers of one input printed side by side (a second before the first run's
+    table): each process of the launch ran a test of its own. ``(line number, text)``."""
+    heads: List[Tuple[int, str]] = []
+    for lineno, text in _lines(inp):
+        if _TESTS_HEAD.search(text):
+            heads.append((lineno, text.strip()))
+        elif _TESTS_END.search(text):
+            break
+    return heads if len(heads) >= 2 else []
 
 
 def started(text: str) -> Optional[int]:
@@ -185,6 +226,7 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
     backend: Optional[str] = None  # the launcher's --backend
     init_any = False  # a program's init() that names no backend
     by_hostfile = False  # the launcher's N read as "a hostfile's hosts"
+    tests_heads = 0  # nccl-tests headers printed side by side in one input
     for i, inp in enumerate(inputs):
         if inp.kind not in _LOGS or inp.error:
             continue
@@ -203,9 +245,24 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             why = alone_line(text)
             if why:
                 said.append((i, inp, lineno, text.strip(), why))
+    for i, inp in enumerate(inputs):
+        if inp.kind in _LOGS and not inp.error:
+            heads = _parallel_headers(inp)
+            said.extend((i, inp, n, f"{t} (x{len(heads)})", "tests header") for n, t in heads[:1])
+            tests_heads = max(tests_heads, len(heads))
     if not said:
         return []
-    processes = len({(i, text) for i, _, _, text, _ in said})
+    processes = max(len({(i, text) for i, _, _, text, _ in said}), tests_heads)
+    tests = {
+        m.group(1, 2)
+        for *_, text, w in said
+        if w == "tests rank 0"
+        for m in [_TESTS_RANK0.search(text)]
+    }
+    if any(w == "tests rank 0" for *_, w in said) and len(tests) < 2:
+        said = [x for x in said if x[4] != "tests rank 0"]  # one process's own rank 0
+        if not said:
+            return []
     if any(_EACH.search(text) for _, _, _, text, _ in said):
         processes = max(processes, 2)  # one line that speaks for every rank
     if (n or processes) < 2:
@@ -217,6 +274,10 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         "no backend": "'Distributed available: False'",
         "rank 0 of 1": "rank 0 of a group of size 1",
         "ones": "an all_sum of ones that is still ones",
+        "tests rank 0": "nccl-tests' own 'Rank 0' in each process (each printed its own header "
+        "and device list)",
+        "tests header": "an nccl-tests header printed by each process side by side (each ran "
+        "a test of its own)",
     }
     mismatch = ""
     if backend and backend not in ("ring", "any") and init_any:
@@ -237,6 +298,7 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         + mismatch,
         line=signatures.printable(text),
         lineno=lineno,
+        remedy=_TESTS_REMEDY if {"tests header", "tests rank 0"} & set(whys) else None,
     )
     last = said[-1][2] if said[-1][0] == i else lineno
     return [reading.at_input(m, i, inp, last_lineno=last, count=len(said))]

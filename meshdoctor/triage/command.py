@@ -20,6 +20,7 @@ from meshdoctor.triage import (
     mismatch,
     netdiff,
     pasted,
+    samegpu,
     silent,
     stale,
     timeline,
@@ -114,6 +115,7 @@ def run(
     col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
     col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
     col.findings.extend(netdiff.readings(col.inputs, col.findings))  # MD895, networks differ
+    col.findings.extend(samegpu.readings(col.inputs, col.findings))  # MD896, ranks share a GPU
     col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
     col.findings.extend(hung.stacked(col.inputs, col.findings))  # MD873, a stack shows the hang
     col.findings.extend(stale.readings(col.inputs, col.findings))  # MD874, RDMA stale after a drop

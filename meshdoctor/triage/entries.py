@@ -15,6 +15,7 @@ from meshdoctor.triage import (
     injected,
     mismatch,
     netdiff,
+    samegpu,
     silent,
     stale,
     versions,
@@ -34,4 +35,5 @@ ENTRIES: Tuple[Entry, ...] = (
     ifname.ENTRY,
     injected.ENTRY,
     netdiff.ENTRY,
+    samegpu.ENTRY,
 )

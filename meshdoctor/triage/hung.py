@@ -151,9 +151,20 @@ def _stops(logs: Sequence[Tuple[int, Input]]) -> List[Tuple[int, Input, "stopped
     firm = [(i, inp, st) for i, inp, st in got if st is not None and st.shape != "announced"]
     if firm:
         return firm
-    if all(st is not None for _, _, st in got):
+    if all(st is not None for _, _, st in got) and (
+        len(got) >= 2 or any(_COMMUNICATION.search(st.line) for _, _, st in got if st)
+    ):
+        # every log stops at a step it announced: several ranks alike, or one rank at a
+        # step of communication (a prompt, a model load or a chat session alone is no hang)
         return [(i, inp, st) for i, inp, st in got if st is not None]
     return []
+
+
+_COMMUNICATION = re.compile(
+    r"\b(?:all_?sum|all_?gather|sum_scatter|reduce_scatter|all_?reduce|all_to_all|barrier|"
+    r"send|recv|broadcast|collective|distributed|init_process_group|rendezvous|connect)",
+    re.I,
+)
 
 
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
@@ -292,6 +303,22 @@ _P2P_REMEDY = (
 )
 
 
+# a thread blocked in tearing a communicator down (NCCL's ncclCommAbort / ncclCommDestroy,
+# PyTorch's ProcessGroupNCCL::abort, destroy_process_group); pytorch/pytorch #149153: an
+# ncclCommAbort of NCCL 2.25.1 that never returned, fixed in 2.26.2
+_TEARDOWN = re.compile(
+    r"\bncclComm(?:Abort|Destroy|Finalize)\w*|ProcessGroupNCCL::(?:abort|shutdown|"
+    r"~ProcessGroupNCCL)\w*|\bdestroy_process_group\b"
+)
+_TEARDOWN_REMEDY = (
+    "A communicator's abort or destroy that never returns is a defect of the NCCL (or "
+    "PyTorch) release in use far more often than of the program: upgrade NCCL (ncclCommAbort "
+    "hangs of 2.25.1 were fixed in 2.26.2) and PyTorch; until then, end the process without "
+    "tearing the communicator down (exit after the error, or a timeout around "
+    "destroy_process_group) and read the error that made it abort, if any, first."
+)
+
+
 def stacked(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
     """The MD873 finding for a stack dump among ``inputs`` (a log whose text holds one,
     :func:`meshdoctor.triage.mismatch.dumps`) that shows a rank blocked, when no rank printed
@@ -341,6 +368,13 @@ def stacked(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findin
             + ") are the teardown after it"
         )
     remedy = STACK_SIG.remedy + (_P2P_REMEDY if (w.op in _P2P or bad) else "")
+    teardown = _TEARDOWN.search((st.native or "") + "\n" + (st.python or "") + "\n" + inp.head)
+    if teardown:
+        here.append(
+            f"the blocked thread is in the communicator's teardown ({teardown.group(0)}), not "
+            "in a collective: the abort or destroy itself does not return"
+        )
+        remedy = _TEARDOWN_REMEDY
     line = (inner and f"{inner[0]} ({inner[1]}:{inner[2]})") or "(a stack dump)"
     m = reading.match(
         STACK_SIG,

@@ -203,6 +203,8 @@ LINES = [
         "MD841",
     ),
     ("RuntimeError: NCCL communicator was aborted on rank 1.", "MD842"),
+    # NVIDIA/nccl #1950: the caller's own check of an AVG reduction
+    ("AssertionError: Tensor-likes are not close!", "MD844"),
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "MD843"),
     # NVIDIA/nccl #1611: glibc's heap check aborting a rank
     ("free(): corrupted unsorted chunks", "MD836"),
