@@ -46,6 +46,10 @@ COMMAND_MARKER_ENV = "MESHDOCTOR_COMMAND_ID"  # token of one command run(): "<ou
 _TOKENS = iter(range(1, 1 << 62))
 
 _LIVE: List[subprocess.Popen] = []  # every group started here and not known to be reaped
+# the tokens of run()'s commands from just before their start until they are reaped: a command
+# whose Popen returned but which its thread had not tracked yet when stop_all swept (a thread
+# descheduled in between, then stopped with the interpreter) is still found by its token
+_OPEN_TOKENS: set = set()
 _LIVE_LOCK = threading.Lock()
 _STOPPING: Dict[str, bool] = {"final": False}  # set by stop_all(final=True): start nothing new
 
@@ -143,12 +147,14 @@ def stop_all(final: bool = False) -> int:
         if final:
             _STOPPING["final"] = True
         procs, _LIVE[:] = list(_LIVE), []
+        tokens = set(_OPEN_TOKENS)
     n = 0
     for proc in procs:
         if proc.returncode is None:
             _kill_group(proc, sweep=False)
             n += 1
-    _kill_marked({t for t in (getattr(p, "_md_token", None) for p in procs) if t})
+    tokens |= {t for t in (getattr(p, "_md_token", None) for p in procs) if t}
+    _kill_marked(tokens)
     return n
 
 
@@ -309,6 +315,8 @@ def run(
     # command reaches what the inner one started too
     inherited = child_env.get(COMMAND_MARKER_ENV)
     child_env[COMMAND_MARKER_ENV] = f"{inherited},{token}" if inherited else token
+    with _LIVE_LOCK:
+        _OPEN_TOKENS.add(token)
     try:
         proc = subprocess.Popen(
             argv,
@@ -319,6 +327,8 @@ def run(
             start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        with _LIVE_LOCK:
+            _OPEN_TOKENS.discard(token)
         return CommandResult(argv, None, "", str(exc), time.monotonic() - t0, missing=True)
     proc._md_token = token  # type: ignore[attr-defined]
     _track(proc)
@@ -346,6 +356,8 @@ def run(
         if proc.poll() is None:
             _kill_group(proc)
         _untrack(proc)
+        with _LIVE_LOCK:
+            _OPEN_TOKENS.discard(token)
         for f in (proc.stdout, proc.stderr, proc.stdin):
             if f is not None:
                 try:

@@ -553,6 +553,25 @@ SIGNATURES = (
         "for libtorch/libc10, UCX for libucp/libuct), with its version and the OS's.",
     ),
     signature(
+        "MD845",
+        "mpi.rank-signal",
+        r"\*\*\* Process received signal \*\*\*",
+        "Open MPI's signal handler reports that a rank died of a signal (the lines after it "
+        "name the signal, 'Signal: Segmentation fault (11)' or 'Aborted (6)', and the frames "
+        "when it could print them). After an error of the rank's own it is that error's "
+        "abort; with no error before it, the crash itself is the failure.",
+        "Read the error just before it in the same rank's output, if any: that is the cause. "
+        "Else read the frames it printed below it (the first one that is not libc's or "
+        "libpthread's names the library at fault), or get them from a core dump "
+        "(`coredumpctl gdb`, then `bt`) or a rerun under gdb; a crash inside NCCL right after "
+        "its init lines: upgrade NCCL, and if it is in a service thread (RAS, proxy) try the "
+        "release's switch for it (NCCL_RAS_ENABLE=0).",
+        "Open MPI opal/util/stacktrace.c (the signal handler's '*** Process received signal "
+        "***'); https://github.com/NVIDIA/nccl/issues/1669",
+        role=CONSEQUENCE,
+        examples=("[rtptest1621:405884] *** Process received signal ***",),
+    ),
+    signature(
         "MD844",
         "job.wrong-result",
         r"AssertionError: (?P<msg>.*?(?:\btensor\(|\barray\(|Tensor-likes are not (?:close|"

@@ -94,13 +94,8 @@ RECORD_ANCHORS: Tuple[str, ...] = (
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
 CRASH_SIGNAL = re.compile(
     r"\b(SIGSEGV|SIGBUS|SIGILL|SIGABRT|SIGFPE|SIGTRAP|EXC_BAD_ACCESS|"
-    r"EXC_CRASH|EXC_BAD_INSTRUCTION|EXC_ARITHMETIC|EXC_BREAKPOINT|Segmentation fault|Bus error|"
-    # Open MPI's signal handler banner, its "Signal: Aborted (6)" and frames below it
-    r"Process received signal)\b"
+    r"EXC_CRASH|EXC_BAD_INSTRUCTION|EXC_ARITHMETIC|EXC_BREAKPOINT|Segmentation fault|Bus error)\b"
 )
-
-
-_MPI_BANNER = "Process received signal"
 
 
 class _CrashRecord:
@@ -651,7 +646,6 @@ class Scanner:
         # the last line a frame signature matched outside a record: (lineno, signature); a
         # crash record with no frame of its own right after it is that signature's crash
         self._named: Optional[Tuple[int, Signature]] = None
-        self._found_at = -RECORD_WINDOW - 1  # the line of the last match made
         # a "Last error:" line whose text is on the next line: (lineno, its prefix)
         self._last: Optional[Tuple[int, str]] = None
 
@@ -680,13 +674,6 @@ class Scanner:
         sig, frame = classify_frames([f for f, _ in rec.frames], rec.posix)
         if sig is None and not self.generic:
             return []
-        if (
-            sig is None
-            and rec.signal == _MPI_BANNER
-            and not any(not is_system_frame(f) for f, _ in rec.frames)
-            and 0 <= rec.start - self._found_at <= RECORD_WINDOW
-        ):
-            return []  # Open MPI's handler reporting the abort of an error already read
         groups = {"signal": rec.signal} if rec.signal else {}
         if "process" in rec.heads:
             groups["process"], groups["pid"] = rec.heads["process"]
@@ -870,8 +857,6 @@ class Scanner:
                 found = []
             found = [m for m in found if m.signature.frame is None]
             return out + found + self._crash_line(lineno, line)
-        if found:
-            self._found_at = lineno
         named = [m.signature for m in found if m.signature.frame is not None]
         if named:
             self._named = (lineno, named[0])

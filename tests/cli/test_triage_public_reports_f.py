@@ -65,7 +65,7 @@ def test_ib_queue_pair_error_names_the_mtu_and_the_flush_is_its_echo(tmp_path):
 def test_open_mpi_signal_banner_alone_is_a_crash(tmp_path):
     # NVIDIA/nccl #1669: a rank crashes right after NCCL's RAS lines, no error line before it
     f = first(triage_files(tmp_path, {"nccl.log": NCCL_1669_NCCL}))
-    assert f["code"] == "MD662" and "coredumpctl" in f["remedy"]
+    assert f["code"] == "MD845" and "coredumpctl" in f["remedy"]
 
 
 def test_a_failed_result_check_is_wrong_data(tmp_path):

@@ -205,6 +205,8 @@ LINES = [
     ("RuntimeError: NCCL communicator was aborted on rank 1.", "MD842"),
     # NVIDIA/nccl #1950: the caller's own check of an AVG reduction
     ("AssertionError: Tensor-likes are not close!", "MD844"),
+    # NVIDIA/nccl #1669: Open MPI's signal handler
+    ("[rtptest1621:405884] *** Process received signal ***", "MD845"),
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "MD843"),
     # NVIDIA/nccl #1611: glibc's heap check aborting a rank
     ("free(): corrupted unsorted chunks", "MD836"),
