@@ -248,7 +248,7 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
     for i, inp in enumerate(inputs):
         if inp.kind in _LOGS and not inp.error:
             heads = _parallel_headers(inp)
-            said.extend((i, inp, n, f"{t} (x{len(heads)})", "tests header") for n, t in heads[:1])
+            said.extend((i, inp, at, f"{t} (x{len(heads)})", "tests header") for at, t in heads[:1])
             tests_heads = max(tests_heads, len(heads))
     if not said:
         return []

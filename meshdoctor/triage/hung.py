@@ -9,7 +9,11 @@ own ``--exit-code`` aside), and their output stopped part-way: the last progress
 (``step 37/200``, ``Iter 40/1000``, tqdm's ``12%|..| 120/1000``, ``progress: 2048/8192``)
 shows a count below its total, or a line of another input (a launcher, a supervisor, a
 timestamped kill) comes :data:`GAP_S` seconds or more after every rank's last timestamp, or the
-job's exit status says it was ended from outside (timeout(1)'s 124, SIGKILL, SIGTERM, SIGINT).
+job's exit status says it was ended from outside (timeout(1)'s 124, SIGKILL, SIGTERM, SIGINT),
+or a log stops where :mod:`meshdoctor.triage.stopped` can say it stopped: inside NCCL's
+communicator init (the stage named, with what helps there), short in an nccl-tests table, at a
+bare command line with no output at all, or, across ranks (or at a step of communication), at
+a step every log announced (``calling sum_scatter``).
 "Since when" is the latest of the ranks' last timestamps (else the last progress line). Its
 role is ``cause``: the exit status that follows is its consequence.
 """
