@@ -358,9 +358,8 @@ SIGNATURES = (
     signature(
         "MD653",
         "nccl.warn",
-        # NCCL 2.4-2.7 printed a WARN without the word NCCL: "[0] include/socket.h:403 WARN ..."
-        r"(?:NCCL |\[\d+\] [\w/.-]+\.(?:cc|cu|h|cpp):\d+ )WARN (?P<msg>.*)|"
-        r"NCCL INFO (?P<site>[\w/.-]+\.(?:cc|cu|h|cpp)):(?P<at>\d+) -> (?P<res>\d+)",
+        r"NCCL WARN (?P<msg>.*)|NCCL INFO (?P<site>[\w/.-]+\.(?:cc|cu|h|cpp)):(?P<at>\d+) -> "
+        r"(?P<res>\d+)",
         "NCCL printed a warning (NCCL_DEBUG=WARN or INFO): usually the detailed reason of the "
         "NCCL error that follows. Its init and bootstrap trace lines (NCCL_DEBUG=INFO, "
         "'bootstrap.cc:312 -> 3') follow a failure back up the calls: the rank whose trace "
@@ -383,9 +382,6 @@ SIGNATURES = (
             "both on CUDA device 1000",
             # NCCL v2.30.7 src/include/checks.h: INFO_LOC(NCCL_ALL, "-> %d", res)
             "h1:1234:1240 [0] NCCL INFO bootstrap.cc:312 -> 3",
-            # NCCL 2.4-2.7 (NVIDIA/nccl v2.7.8 src/include/debug.h: no "NCCL" before WARN)
-            "node1:4711:4730 [0] include/socket.h:403 WARN Connect to 10.1.1.2<44543> failed : "
-            "Connection refused",
         ),
         role_of=peer_went_away,
         role_note="A warning that says the peer went away (Connection closed by remote peer, "

@@ -79,9 +79,7 @@ RECORD_ANCHORS: Tuple[str, ...] = (
     "panic(cpu",
     "memorystatus:",
     "[ERROR]",  # mlx.distributed_config's log_error lines
-    # mlx.launch's and mlx.distributed_config's log_warning lines ("[WARN]"), NCCL 2.4-2.7's
-    # WARN lines, which had no "NCCL" ("[0] include/socket.h:403 WARN ...")
-    "WARN",
+    "[WARN]",  # mlx.launch's and mlx.distributed_config's log_warning lines
     "does not seem to have RDMA",  # its check_rdma line, [ERROR] or [WARN]
     "Fence::wait",
     "[mpi]",  # MLX's mpi backend prints its version warning with no error word in it

@@ -136,19 +136,6 @@ def test_nccl_topology_warning_says_upgrade(tmp_path):
     assert f["remedy"].startswith("Upgrade NCCL")
 
 
-def test_nccl_2_7_warn_lines_without_the_word_nccl(tmp_path):
-    # the WARN form of NCCL 2.4-2.7 (NVIDIA/nccl v2.7.8 src/include/debug.h): no "NCCL"
-    log = (
-        "node1:4711:4711 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.1.1<0>\n"
-        "node1:4711:4730 [0] include/socket.h:403 WARN Connect to 10.1.1.2<44543> failed : "
-        "Connection refused\n"
-        "node1:4711:4730 [0] NCCL INFO bootstrap.cc:95 -> 2\n"
-    )
-    doc = triage_files(tmp_path, {"old.log": log})
-    f = first(doc)
-    assert f["code"] == "MD653" and f["line_number"] == 2
-
-
 def test_every_rank_stops_after_announcing_sum_scatter(tmp_path):
     # MLX #4285: on the ring backend each rank prints that it calls sum_scatter, then nothing
     logs = {
