@@ -217,8 +217,11 @@ class TestBed:
 
         wrapper = psutil.Process(self._sshd[self.hosts.index(host)].pid)
         for p in [wrapper] + wrapper.children(recursive=True):
-            if "sshd" in p.name() or any("sshd" in a for a in p.cmdline()[:1]):
-                return p.pid
+            try:  # a session's sshd that ended between listing and reading is skipped
+                if "sshd" in p.name() or any("sshd" in a for a in p.cmdline()[:1]):
+                    return p.pid
+            except psutil.Error:
+                continue
         raise RuntimeError(f"no sshd process under the test bed's {host}")
 
     def link(self, host: str, up: bool) -> None:

@@ -25,6 +25,17 @@ pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
 TBT_IPS = Path(__file__).parents[1] / "fixtures" / "triage" / "python3.12-2026-01-05-100004.ips"
 
 
+def _argv(proc) -> list:
+    """A child's command line, or [] for one that ended while it was read (a zombie or gone:
+    triage's short-lived commands come and go between listing and reading)."""
+    import psutil
+
+    try:
+        return proc.cmdline()
+    except psutil.Error:
+        return []
+
+
 def _sshd_pid(ns: str) -> int:
     pids = subprocess.run(
         ["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=10
@@ -182,7 +193,7 @@ def test_a_signal_ends_triage_of_a_remote_fifo_at_once(sig):
         try:
             deadline = time.monotonic() + BOUND_S
             while True:  # both hosts' `cat` are running over ssh
-                kids = [" ".join(c.cmdline()) for c in psutil.Process(p.pid).children()]
+                kids = [" ".join(_argv(c)) for c in psutil.Process(p.pid).children()]
                 if sum("rank.fifo" in k for k in kids) == 2:
                     break
                 assert time.monotonic() < deadline and p.poll() is None, kids
