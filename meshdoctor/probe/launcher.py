@@ -282,12 +282,8 @@ class Launch:
             if rc is None:
                 continue
             first = self.exit_seen.setdefault(p.rank, now)
-            # record the exit once its stdout and stderr are drained (its last error event and
-            # ssh's own "ssh: connect to host ..." come first; a reader not yet scheduled on a
-            # loaded box would leave the exit without its words), or after a grace for a pipe
-            # that another process (an ssh master) keeps open
-            drained = self.eof.get((p.rank, "out")) and self.eof.get((p.rank, "err"))
-            if drained or now - first > 0.5:
+            # record the exit once its stdout is drained (its last error event comes first)
+            if self.eof.get((p.rank, "out")) or now - first > 0.5:
                 self.tracker.exited(p.rank, rc, now)
 
     def _status(self, p: RankProc) -> Optional[int]:
