@@ -24,7 +24,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
 from meshdoctor.signatures.model import signature
-from meshdoctor.triage import reading
+from meshdoctor.triage import reading, stopped
 from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage.reading import entry, with_why
 
@@ -177,11 +177,6 @@ def alone_line(text: str) -> Optional[str]:
     return None
 
 
-# nccl-tests' header ("# nThread 1 nGpus 8 minBytes ..."), and what ends its run's table
-_TESTS_HEAD = re.compile(r"^#\s*nThread \d+ nGpus \d+ ")
-_TESTS_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds)|^\s+\d+\s+\d+\s+[a-z]")
-
-
 _TESTS_REMEDY = (
     "Each process ran nccl-tests alone: rebuild nccl-tests with MPI against the MPI whose "
     "mpirun starts it (`make MPI=1 MPI_HOME=/path/to/that/mpi`; `ldd build/all_reduce_perf | "
@@ -196,10 +191,10 @@ def _parallel_headers(inp: Input) -> List[Tuple[int, str]]:
     table): each process of the launch ran a test of its own. ``(line number, text)``."""
     heads: List[Tuple[int, str]] = []
     for lineno, text in _lines(inp):
-        if _TESTS_HEAD.search(text):
+        if stopped.TESTS_HEAD.search(text):
             heads.append((lineno, text.strip()))
-        elif _TESTS_END.search(text):
-            break
+        elif stopped.TESTS_DONE.search(text) or stopped.TESTS_ROW.match(text):
+            break  # the first run's table: a later header is another run
     return heads if len(heads) >= 2 else []
 
 

@@ -75,9 +75,9 @@ _STAGES: Tuple[Tuple["re.Pattern[str]", str, str], ...] = (
 
 # nccl-tests: "# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 ...", its rows begin with
 # the size in bytes and the element count, "# Avg bus bandwidth" ends a run
-_TESTS_HEAD = re.compile(r"^#\s*nThread \d+ .*\bmaxBytes (\d+)")
-_TESTS_ROW = re.compile(r"^\s+(\d+)\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32)")
-_TESTS_DONE = re.compile(r"^#\s*Avg bus bandwidth")
+TESTS_HEAD = re.compile(r"^#\s*nThread \d+ .*\bmaxBytes (\d+)")
+TESTS_ROW = re.compile(r"^\s+(\d+)\s+\d+\s+(?:float|double|half|bfloat16|int8|uint8|int32)")
+TESTS_DONE = re.compile(r"^#\s*Avg bus bandwidth")
 
 # a line that announces a step and waits for it: "calling sum_scatter", "Starting training..."
 _ANNOUNCE = re.compile(
@@ -139,13 +139,13 @@ def _nccl_tests(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
     top = None
     row: Optional[Tuple[int, str, int]] = None
     for lineno, text in lines:
-        h = _TESTS_HEAD.search(text)
+        h = TESTS_HEAD.search(text)
         if h:
             top, row = int(h.group(1)), None
-        elif _TESTS_DONE.search(text):
+        elif TESTS_DONE.search(text):
             return None
         else:
-            r = _TESTS_ROW.match(text)
+            r = TESTS_ROW.match(text)
             if r:
                 row = (lineno, text.strip(), int(r.group(1)))
     if top is None or row is None or row[2] >= top:
