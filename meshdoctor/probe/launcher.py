@@ -83,6 +83,10 @@ TEARDOWN_CONFIRM_S = 8.0
 POLL_S = 0.05
 STATE_POLL_S = 0.5  # local ranks' process states during group formation
 READERS_JOIN_S = 0.5  # after teardown, for every rank's output readers together
+EXIT_GRACE_S = 0.5  # an exited rank's stdout still open (a child holds it): judged after this
+# an exited ssh (no status from the waiter) whose stderr is still open: judged after this; ssh's
+# stderr closes when it exits, so only a loaded box's unscheduled reader thread waits this long
+SSH_WORDS_GRACE_S = 5.0
 
 # A remote rank runs under a waiter, a POSIX sh that reports the rank's waited status as its
 # last stderr line: ssh itself exits 255 for a remote command killed by a signal (ssh(1)), and
@@ -283,7 +287,14 @@ class Launch:
                 continue
             first = self.exit_seen.setdefault(p.rank, now)
             # record the exit once its stdout is drained (its last error event comes first)
-            if self.eof.get((p.rank, "out")) or now - first > 0.5:
+            drained, grace = self.eof.get((p.rank, "out")), EXIT_GRACE_S
+            if not self.states[p.rank].local and p.rank not in self.waited:
+                # ssh itself ended, with no status from the waiter: its own words ("ssh: connect
+                # to host ... refused") are the last of its stderr, which closes as ssh exits;
+                # judged without them, an unreachable host would read as a rank that failed
+                drained = drained and self.eof.get((p.rank, "err"))
+                grace = SSH_WORDS_GRACE_S
+            if drained or now - first > grace:
                 self.tracker.exited(p.rank, rc, now)
 
     def _status(self, p: RankProc) -> Optional[int]:

@@ -246,7 +246,9 @@ class RelayLaunch(Launch):
                     self.q.put((peer.rank, kind, obj["l"]))
                 elif kind == "exit" and peer.rc is None:
                     peer.rc = int(obj.get("rc", LOST_RC))
+                    # one connection carries both streams in order: both end with the exit
                     self.q.put((peer.rank, "eof-out", None))
+                    self.q.put((peer.rank, "eof-err", None))
                 elif kind == "stopped":
                     peer.report = obj.get("report") or {}
         except (OSError, ValueError, TypeError):
@@ -264,6 +266,7 @@ class RelayLaunch(Launch):
                     )
                     peer.rc = LOST_RC
                     self.q.put((peer.rank, "eof-out", None))
+                    self.q.put((peer.rank, "eof-err", None))
                 peer.closed.set()
             try:
                 conn.close()

@@ -78,3 +78,44 @@ def test_a_rank_that_never_said_its_pid_gets_the_state_found_by_the_marker():
     lc.states[0].pid = 311
     rep = Report(starting={("h1", 90): "stopped", ("h1", 88): "sleeping", ("h0", 7): "running"})
     assert lc.starting_states(rep) == {1: "stopped"}
+
+
+class Exited:
+    """A local child that has ended: an ssh client that exited with ``rc``."""
+
+    pid = 4243
+
+    def __init__(self, rc: int) -> None:
+        self.rc = rc
+
+    def poll(self):
+        return self.rc
+
+
+def test_an_ssh_that_exited_is_judged_only_after_its_own_words():
+    """ssh refused by the host exits 255 and writes "ssh: connect to host ... refused" last on
+    its stderr. On a loaded box the stderr reader can be scheduled after the exit is seen: the
+    exit waits for that stream's end, so the host is read as unreachable, not as a rank that
+    failed without a word."""
+    lc = _launch(["h0", "hx"])
+    lc.procs[1] = RankProc(lc.states[1], Exited(255))
+    lc.eof[(1, "out")] = True
+    lc._poll_exits()
+    assert lc.states[1].returncode is None  # its stderr is not drained yet
+    lc.q.put((1, "err", "ssh: connect to host 10.0.0.2 port 2222: Connection refused\n"))
+    lc.q.put((1, "eof-err", None))
+    lc._drain(0.1)
+    lc._poll_exits()
+    assert lc.states[1].returncode == 255
+    assert any("Connection refused" in ln for ln in lc.states[1].stderr_tail(3))
+
+
+def test_a_rank_whose_waiter_said_its_status_is_judged_without_its_stderr_end():
+    """The waiter's status line came: the ssh session may linger (its stderr open), and the
+    exit is judged from the status at once, so a killed rank is still the first failure."""
+    lc = _launch(["h0", "h1"])
+    lc.procs[1] = RankProc(lc.states[1], Running())
+    lc.waited[1] = -9
+    lc.eof[(1, "out")] = True
+    lc._poll_exits()
+    assert lc.states[1].returncode == -9
