@@ -12,23 +12,14 @@ from typing import BinaryIO, Optional, Sequence
 from meshdoctor.mlx.launch_rules import LOCAL_SSH_NAME
 from meshdoctor.model import HostInfo, Verdict
 from meshdoctor.triage import (
-    alone,
     collect,
-    hung,
-    ifname,
-    injected,
-    mismatch,
-    netdiff,
     pasted,
-    samegpu,
     silent,
-    stale,
     timeline,
     unheard,
-    versions,
-    views,
 )
 from meshdoctor.triage.collect import Collected
+from meshdoctor.triage.entries import READINGS
 from meshdoctor.triage.findings import Input
 from meshdoctor.triage.report import build
 
@@ -112,15 +103,6 @@ def run(
     col.findings.extend(silent.wedged(col.inputs, col.findings))  # MD872, hung after a reset
     col.findings.extend(unheard.suspects(col.inputs, col.findings))  # MD691, one combined log
     pasted.decide(col.inputs, col.findings)  # MD689 decided by a pasted rdma_ctl/ibv transcript
-    col.findings.extend(alone.readings(col.inputs, col.findings))  # MD890
-    col.findings.extend(mismatch.readings(col.inputs, col.findings))  # MD891
-    col.findings.extend(netdiff.readings(col.inputs, col.findings))  # MD895, networks differ
-    col.findings.extend(samegpu.readings(col.inputs, col.findings))  # MD896, ranks share a GPU
-    col.findings.extend(hung.readings(col.inputs, col.findings))  # MD892
-    col.findings.extend(hung.stacked(col.inputs, col.findings))  # MD873, a stack shows the hang
-    col.findings.extend(stale.readings(col.inputs, col.findings))  # MD874, RDMA stale after a drop
-    col.findings.extend(views.readings(col.inputs, col.findings))  # MD875, hostfiles differ
-    col.findings.extend(versions.readings(col.inputs, col.findings))  # MD893
-    col.findings.extend(ifname.readings(col.inputs, col.findings))  # MD894
-    col.findings.extend(injected.readings(col.inputs, col.findings))  # MD834
+    for read in READINGS:  # triage's own readings across the inputs, in their order
+        col.findings.extend(read(col.inputs, col.findings))
     return build(col, verdict)

@@ -1,13 +1,15 @@
-"""The catalogue entries of triage's own readings across inputs (the findings it makes itself
-rather than a signature's match), in the order ``explain`` lists them: one list that the
-verdict (:mod:`.report`, for their titles) and the catalogue (:mod:`meshdoctor.catalogue`)
-both read, so a new reading adds its entry here and nowhere else."""
+"""Triage's own readings across inputs (the findings it makes itself rather than a
+signature's match): :data:`READINGS`, the calls triage makes in order, and :data:`ENTRIES`,
+their catalogue entries in the order ``explain`` lists them. The verdict (:mod:`.report`, for
+their titles), the catalogue (:mod:`meshdoctor.catalogue`) and triage's command
+(:mod:`.command`) all read these lists, so a new reading adds itself here and nowhere else."""
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Callable, List, Sequence, Tuple
 
 from meshdoctor.codes.model import Entry
+from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage import (
     alone,
     hung,
@@ -18,6 +20,7 @@ from meshdoctor.triage import (
     samegpu,
     silent,
     stale,
+    topology,
     versions,
     views,
 )
@@ -36,4 +39,25 @@ ENTRIES: Tuple[Entry, ...] = (
     injected.ENTRY,
     netdiff.ENTRY,
     samegpu.ENTRY,
+    topology.ENTRY,
+)
+
+# a reading: (the inputs in the order read, the findings so far) -> the findings it adds
+Reading = Callable[[Sequence[Input], Sequence[Finding]], List[Finding]]
+
+# after the per-line signatures and the silent-rank readings (MD691, MD872, MD689), in this
+# order: each sees the findings of those before it
+READINGS: Tuple[Reading, ...] = (
+    alone.readings,  # MD890, every rank alone in a group of one
+    mismatch.readings,  # MD891, ranks in different collectives
+    netdiff.readings,  # MD895, networks differ between hosts
+    samegpu.readings,  # MD896, two ranks on one GPU
+    hung.readings,  # MD892, a hang with no error
+    hung.stacked,  # MD873, a stack shows the hang
+    stale.readings,  # MD874, RDMA stale after a drop
+    views.readings,  # MD875, hostfiles differ
+    versions.readings,  # MD893, NCCL versions differ
+    ifname.readings,  # MD894
+    injected.readings,  # MD834
+    topology.readings,  # MD897, a GPU topology through the CPU
 )
