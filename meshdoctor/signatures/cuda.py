@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Mapping, Optional
 
-from meshdoctor.signatures.cuda_errors import BY_NAME, CLASSES, TABLE
+from meshdoctor.signatures.cuda_errors import BY_DRIVER, BY_NAME, CLASSES, TABLE
 from meshdoctor.signatures.model import CAUSE, CONSEQUENCE, EITHER, signature
 
 _BY_TEXT: Dict[str, List[str]] = {}
@@ -53,6 +53,11 @@ PATTERN = (
     r"(?:Unexpected error from cu\w+\(\)[^\n]*?)?\bError (?P<enum>\d+): |"
     r"\bcu[A-Za-z]+(?:\([^)]*\))? failed: )"
     r"(?P<msg>" + _NO_OOM + r")(?=$|['\".,;:)\s])"
+    # the driver API's name of it, as XLA/JAX and cuda-python print it: "operation
+    # cuInit(0) failed: CUDA_ERROR_NOT_INITIALIZED" (the out-of-memory and no-device ones
+    # are MD651's and MD684's)
+    r"|(?:\bfailed|[Ee]rror):? (?P<drv>(?!CUDA_ERROR_OUT_OF_MEMORY\b|CUDA_ERROR_NO_DEVICE\b)"
+    r"CUDA_ERROR_[A-Z0-9_]+)\b"
 )
 # a known text right after a wrapper (cuda.error, MD652, reads the others)
 KNOWN = r"(?:" + _NO_OOM + r")(?=$|['\".,;:)\s])"
@@ -67,7 +72,8 @@ _ROLES = {
 
 
 def _text(groups: Mapping[str, str]) -> str:
-    return groups.get("msg") or groups.get("tmsg") or ""
+    drv = BY_DRIVER.get(groups.get("drv") or "")
+    return groups.get("msg") or groups.get("tmsg") or (drv.text if drv else "")
 
 
 def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
@@ -91,6 +97,15 @@ def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
             )
     elif groups.get("file"):
         where = f" in nccl-tests' {groups['file']}:{groups.get('line', '?')}"
+    elif groups.get("drv") == "CUDA_ERROR_NOT_INITIALIZED":
+        # CUDA Driver API, CUresult: "the CUDA driver has not been initialized with cuInit()
+        # or ... initialization has failed"
+        where = (
+            ", as the driver API names it: a driver call came before cuInit() or cuInit "
+            "failed; when the call it names is a query (a device attribute, a count) of a "
+            "library's own start-up, that library called the driver before initialising it, "
+            "a bug of its release (its issue tracker, an earlier or later release)"
+        )
     return f"CUDA error '{text}' ({', '.join(names)}){where}"
 
 

@@ -50,6 +50,9 @@ def load() -> Tuple[List[CudaError], List[Tuple[str, str]]]:
 
 TABLE, PROVENANCE = load()
 BY_NAME: Dict[str, CudaError] = {e.name: e for e in TABLE}
+# the driver API's CUresult names (``CUDA_ERROR_NOT_INITIALIZED``), as XLA, JAX and cuda-python
+# print them, to the row of the same number
+BY_DRIVER: Dict[str, CudaError] = {e.driver: e for e in TABLE if e.driver != "-"}
 
 _RT = "CUDA Runtime API cudaError_t (CUDA 13.0 driver_types.h, cudaGetErrorString)"
 
@@ -395,9 +398,11 @@ def _texts(names: Tuple[str, ...]) -> List[str]:
 
 
 def _regex(names: Tuple[str, ...]) -> str:
-    """A regex that finds the text of any of ``names`` (longest first) as the whole of the
-    match's last group (the text a wrapper printed; the site and numbers come before it)."""
-    return r"(?:^|\s)(?:" + "|".join(re.escape(t) for t in _texts(names)) + ")$"
+    """A regex that finds the text of any of ``names`` (longest first), or its driver API
+    name (``CUDA_ERROR_NOT_INITIALIZED``), as the whole of the match's last group (the text a
+    wrapper printed; the site and numbers come before it)."""
+    drivers = sorted({BY_NAME["cudaError" + n].driver for n in names} - {"-"})
+    return r"(?:^|\s)(?:" + "|".join(re.escape(t) for t in _texts(names) + drivers) + ")$"
 
 
 # the NCCL source files whose CUDA failures mean something of their own (group ``site`` of

@@ -188,6 +188,27 @@ _PEER_WENT_AWAY = re.compile(
 )
 
 
+_LOOPBACK = re.compile(r"^(?:127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])(?:<\d+>)?$")
+
+
+def loopback_peer(groups: Mapping[str, str]) -> Optional[str]:
+    """MD686's refine: a peer on this host's loopback (``127.0.0.1``, ``localhost``,
+    ``::1``) is another rank of this host or this process itself (NCCL's proxy and bootstrap
+    connect to their own process too), so when no rank of the host died, something on the
+    host closed a local TCP connection; None for any other peer."""
+    peer = (groups.get("peer") or "").strip()
+    if not _LOOPBACK.match(peer):
+        return None
+    return (
+        f"the peer {peer} is on this host's loopback: another rank of this host, or this "
+        "process itself (NCCL's proxy and bootstrap sockets connect to their own process). "
+        "If no rank of this host died (a one-process job cannot lose a peer), software on "
+        "the host closed the connection: endpoint security or web-filtering software "
+        "(stop it or exempt the job), a firewall rule on lo (`iptables -S`, `nft list "
+        "ruleset`), or a proxy set for local traffic"
+    )
+
+
 def peer_went_away(groups: Mapping[str, str]) -> Optional[str]:
     """A role hook: :data:`CONSEQUENCE` when the message in group ``msg`` says the peer went
     away (``remote process exited``, ``Connection closed by remote peer``, reset, broken pipe),
@@ -463,7 +484,9 @@ SIGNATURES = (
     signature(
         "MD651",
         "cuda.out-of-memory",
-        r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory|"
+        # not NCCL's NVLS multicast bind ('CUDA error 2 'out of memory'': the NVSwitches'
+        # multicast objects, MD653's nccl.nvls-multicast class)
+        r"^(?!.*NVLS\) Multicast)(?:.*?)(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory|"
         # PyTorch's caching allocator: "torch.OutOfMemoryError: CUDA out of memory. Tried to"
         r"Error: CUDA out of memory",
         "The GPU ran out of memory.",
@@ -588,7 +611,7 @@ SIGNATURES = (
         "nccl.peer-closed",
         r"(?:NET/Socket|Net|Bootstrap|socketProgress\w*|ncclOsSocketProgressOpt)\s*:.*?"
         r"(?:Connection closed by remote peer|Connection reset by peer|remote peer closed|"
-        r"Broken pipe)\s*(?P<peer>[0-9a-fA-F.:]+(?:<\d+>)?)?",
+        r"Broken pipe)\s*(?P<peer>[\w.:-]+(?:<\d+>)?)?",
         "NCCL's socket to a peer (bootstrap or data) was closed or reset by the other end: the "
         "peer rank died, or its host or link went away. The address it names is the peer.",
         "Find the rank at that address and read why it ended (its exit status, stderr); if no "
@@ -596,9 +619,15 @@ SIGNATURES = (
         "NCCL socket code (misc/socket.cc: 'Connection closed by remote peer', 'Call to recv "
         "from ... failed' in 2.12-2.28; os/linux.cc in 2.29+)",
         role=CONSEQUENCE,
+        refine=loopback_peer,
         causes=[
             ("the peer rank died or was killed first", "its exit status (-9, 1) and stderr"),
             ("the link or host of the peer went away", "no rank died; the peer's host is down"),
+            (
+                "software on the host that closes local TCP connections (endpoint security or "
+                "web filtering, a firewall rule on lo, a transparent proxy)",
+                "the peer is 127.0.0.1 or localhost and no rank died (a one-process job)",
+            ),
         ],
         examples=(
             "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "

@@ -42,6 +42,22 @@ CLASSES = (
         "fixed it)",
     ),
     fc(
+        "nccl.nvls-multicast",
+        r"Failed to bind NVLink SHARP \(NVLS\) Multicast|NVLS\) Multicast memory",
+        "NCCL could not bind NVLink SHARP (NVLS) multicast memory on the NVSwitches: the CUDA "
+        "error it names ('out of memory') is about the switches' multicast objects, not the "
+        "GPU's memory",
+        "the NVSwitches' multicast objects used up (NCCL creates NVLS buffers for each "
+        "communicator of a node's GPUs: many small communicators, FSDP or tensor-parallel "
+        "sub-groups, use them up and a release that does not fall back then fails), or "
+        "Fabric Manager (or IMEX on multi-node NVLink) not running or in error",
+        "NCCL_NVLS_ENABLE=0 on every rank (NCCL then uses its other algorithms); check "
+        "Fabric Manager (`systemctl status nvidia-fabricmanager`, `nvidia-smi -q | grep -A2 "
+        "-i fabric`); with many communicators, create fewer or upgrade NCCL",
+        _S + "src/transport/nvls.cc ('Failed to bind NVLink SHARP (NVLS) Multicast memory "
+        "... Disable NVLS (NCCL_NVLS_ENABLE=0)')",
+    ),
+    fc(
         "nccl.cuda-oom",
         r"Cuda failure (?:\d+ )?'out of memory'|Failed to CUDA (?:calloc|malloc|host alloc)|"
         r"CUDA_ERROR_OUT_OF_MEMORY",

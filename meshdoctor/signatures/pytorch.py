@@ -54,12 +54,15 @@ SIGNATURES = (
         "MD839",
         "torch.store-port-in-use",
         r"server socket has failed to listen on any local network address\.(?: port: "
-        r"(?P<port>\d+))?.*?(?:EADDRINUSE|address already in use)",
+        r"(?P<port>\d+))?(?:.*?failed to bind to \S*?:(?P<bport>\d+))?.*?(?:EADDRINUSE|"
+        r"[Aa]ddress already in use)",
         "Rank 0 could not serve PyTorch's rendezvous store: MASTER_PORT is already taken on "
         "its host, most often by a rank of an earlier run that is still alive.",
         "Find what holds the port (`ss -ltnp | grep :PORT` on rank 0's host) and end that "
         "run's leftover processes, or launch with another MASTER_PORT (torchrun "
-        "--master-port, --rdzv-endpoint HOST:PORT).",
+        "--master-port, --rdzv-endpoint HOST:PORT); two jobs on one host each need their own "
+        "port (torchrun's default is 29500 for every job: --rdzv-endpoint localhost:0 or "
+        "--standalone picks a free one).",
         _C10D + "socket.cpp ('The server socket has failed to listen on any local network "
         "address')",
         causes=[
@@ -69,8 +72,14 @@ SIGNATURES = (
             ),
             ("two jobs on one host with the same MASTER_PORT", "another job is running"),
         ],
-        refine=lambda g: f"port {g['port']}" if g.get("port") else None,
+        refine=lambda g: (
+            f"port {g.get('port') or g.get('bport')}" if g.get("port") or g.get("bport") else None
+        ),
         examples=(
+            # PyTorch 2.0-2.3's form (socket.cpp): the bind errors of each address it tried
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
+            "local network address. The server socket has failed to bind to [::]:29400 "
+            "(errno: 98 - Address already in use).",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
             "local network address. port: 29500, useIPv6: 0, code: -98, name: EADDRINUSE, "
             "message: address already in use",
@@ -173,6 +182,33 @@ SIGNATURES = (
         examples=(
             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
             "Root Cause (first observed failure):",
+        ),
+    ),
+    signature(
+        "MD846",
+        "torch.store-without-libuv",
+        r"(?:Error|Exception): use_libuv was requested but PyTorch was buil[dt] without libuv "
+        r"support",
+        "PyTorch's rendezvous store (TCPStore) was asked for its libuv server, the default "
+        "since PyTorch 2.4, and this PyTorch build has no libuv: the official Windows builds "
+        "(and some source builds) are made without it, so every init_process_group with a "
+        "TCP store fails before any rank connects.",
+        "Ask for the store without libuv: USE_LIBUV=0 in every rank's environment (or "
+        "use_libuv=0 in the init_method URL, `env://?use_libuv=0`, or "
+        "TCPStore(..., use_libuv=False)); or a PyTorch build with libuv (a release that "
+        "defaults to USE_LIBUV=0 on Windows).",
+        _C10D + "TCPStore.cpp ('use_libuv was requested but PyTorch was build without libuv "
+        "support'); PyTorch 2.4 release notes (libuv TCPStore by default); "
+        "https://github.com/pytorch/pytorch/issues/139990",
+        causes=[
+            (
+                "a Windows build of PyTorch 2.4 or later (built without libuv)",
+                "the traceback's paths are C:\\...; `torch.__version__` 2.4+",
+            ),
+            ("a source build without libuv (USE_LIBUV off)", "the build's CMake options"),
+        ],
+        examples=(
+            "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
         ),
     ),
 )

@@ -15,6 +15,7 @@ from meshdoctor.triage import (
     hung,
     ifname,
     injected,
+    lastwarn,
     mismatch,
     netdiff,
     samegpu,
@@ -48,6 +49,7 @@ Reading = Callable[[Sequence[Input], Sequence[Finding]], List[Finding]]
 # after the per-line signatures and the silent-rank readings (MD691, MD872, MD689), in this
 # order: each sees the findings of those before it
 READINGS: Tuple[Reading, ...] = (
+    lastwarn.readings,  # MD653, NCCL's WARN text printed bare (PyTorch's 'Last error:')
     alone.readings,  # MD890, every rank alone in a group of one
     mismatch.readings,  # MD891, ranks in different collectives
     netdiff.readings,  # MD895, networks differ between hosts

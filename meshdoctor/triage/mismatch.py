@@ -21,6 +21,7 @@ from meshdoctor import signatures
 from meshdoctor.signatures.model import signature
 from meshdoctor.triage import stacks
 from meshdoctor.triage import reading
+from meshdoctor.triage.alone import _lines as _input_lines  # head and tail lines, each once
 from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage.reading import entry, with_why
 
@@ -124,7 +125,7 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             got.append((i, inp, st))
     order = stacks.order_reading([dict(st.to_dict(), host=inp.host) for _, inp, st in got])
     if order is None or not order.mismatch:
-        return []
+        return _watchdog_records(inputs)
     i, inp, _ = got[0]
     m = reading.match(
         ORDER_SIG,
@@ -133,3 +134,56 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         lineno=1,
     )
     return [reading.at_input(m, i, inp, rank=None)]
+
+
+# PyTorch's ProcessGroupNCCL watchdog names the collective each rank timed out in, one line or
+# wrapped: "[PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog caught collective operation timeout:
+# WorkNCCL(SeqNum=6, OpType=ALLREDUCE, NumelIn=57344, NumelOut=57344, Timeout(ms)=600000)"
+_WORK = re.compile(
+    r"(?:\[PG ID (?P<pg>\d+)[^\]]*?Rank (?P<rank>\d+)\][^\n]*?)?WorkNCCL\(\s*SeqNum=(?P<seq>\d+),"
+    r"\s*OpType=(?P<op>\w+)(?:,\s*NumelIn=(?P<nin>\d+),\s*NumelOut=(?P<nout>\d+))?"
+)
+TORCH_DESYNC = (
+    " With PyTorch: rerun with TORCH_NCCL_DESYNC_DEBUG=1 (the watchdog then says which rank "
+    "was elsewhere) or the flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE=2000, "
+    "TORCH_NCCL_DUMP_ON_TIMEOUT=1) and compare each rank's last collectives."
+)
+
+
+def _watchdog_records(inputs: Sequence[Input]) -> List[Finding]:
+    """The MD891 finding when PyTorch's watchdog records (:data:`_WORK`) of one process group
+    (or of no named group) in ``inputs`` name different collectives: another sequence number,
+    type or size. Ranks of one group time out in the same collective when they are in step."""
+    seen: dict = {}  # process group -> (SeqNum, OpType, NumelIn) -> (input index, line, rank)
+    for i, inp in enumerate(inputs):
+        if inp.kind not in _LOGS or inp.error or "WorkNCCL(" not in inp.head + inp.tail:
+            continue
+        text = inp.head if inp.tail in inp.head else inp.head + "\n" + inp.tail
+        for m in _WORK.finditer(text):
+            key = (m.group("seq"), m.group("op"), m.group("nin") or "?")
+            rank = m.group("rank") or (str(inp.rank) if inp.rank is not None else None)
+            seen.setdefault(m.group("pg"), {}).setdefault(
+                key, (i, text.count("\n", 0, m.start()) + 1, rank)
+            )
+    for pg, works in seen.items():
+        if len(works) < 2:
+            continue
+        listed = "; ".join(
+            f"{'rank ' + r + ' ' if r else ''}SeqNum {seq} {op}"
+            + (f" of {n} elements" if n != "?" else "")
+            for (seq, op, n), (_i, _l, r) in sorted(works.items(), key=lambda kv: int(kv[0][0]))
+        )
+        group = f"process group {pg}" if pg is not None else "one process group (if they are)"
+        (i, lineno, _r) = min(works.values())
+        text = next((t for n, t in _input_lines(inputs[i]) if n == lineno), "WorkNCCL(")
+        m = reading.match(
+            ORDER_SIG,
+            f"PyTorch's watchdog timed out in different collectives of {group}: {listed}. "
+            "Ranks in step time out in the same one; these were elsewhere, so one rank issued "
+            "collectives the others did not (another count, order or size).",
+            line=signatures.printable(text.strip()),
+            lineno=lineno,
+            remedy=ORDER_SIG.remedy + TORCH_DESYNC,
+        )
+        return [reading.at_input(m, i, inputs[i], rank=None)]
+    return []

@@ -2,7 +2,7 @@
 (:mod:`meshdoctor.triage.hung`): a job that hangs prints nothing more, so the last thing it
 printed says where it waits.
 
-Three shapes (:func:`where`), each a :class:`Stop` with the line it stopped at and what
+Four shapes (:func:`where`), each a :class:`Stop` with the line it stopped at and what
 helps there:
 
 * **inside NCCL's communicator init**: the last line is an ``NCCL INFO`` line, an init began
@@ -14,6 +14,9 @@ helps there:
   documentation "Troubleshooting"; nccl-tests' output format, README.)
 * **an announced step that never ended**: the last line announces a step (``calling
   sum_scatter``, ``Starting training...``) and nothing follows it.
+* **an engine waiting for its workers**: the last line is the serving engine saying its
+  workers do not answer (vLLM's shm_broadcast "No available shared memory broadcast block",
+  its "RPC call to ... timed out"), with nothing after it.
 * **a bare command**: the input holds only the job's command line (``mpirun ... -x
   NCCL_DEBUG=INFO ...``) and no line of output: it stopped before printing anything.
 """
@@ -94,10 +97,34 @@ _COMMAND = re.compile(
 _CONTINUED = re.compile(r"^\s*-{1,2}\w|\\\s*$")  # an option line of a command cut with "\"
 
 
+# an engine that says it waits for its workers (and nothing else follows): vLLM's
+# shm_broadcast.py ("No available shared memory broadcast block found in 60 seconds. This
+# typically happens when some processes are hanging ..."), its executor's collective_rpc
+# ("RPC call to sample_tokens timed out"), PyTorch's c10d monitoring thread
+# ("Heartbeat monitor timed out")
+_WAITING = re.compile(
+    r"No available shared memory broadcast block found in (?P<s>\d+) seconds?"
+    r"|RPC call to (?P<rpc>\w+) timed out"
+    r"|(?P<hb>Heartbeat monitor timed out|monitoring thread .{0,40}(?:stuck|timed out))",
+    re.I,
+)
+WAITING_HINT = (
+    "The engine waits for a worker that does not answer, and no worker printed why: a worker "
+    "blocked in a collective whose peers are elsewhere (data- or expert-parallel ranks that "
+    "took different paths issue different collectives: speculative decoding near the length "
+    "limit, a rank with no requests, CUDA-graph buckets that differ per rank), or a "
+    "collective that stopped in NCCL itself (a release with a known hang, CUDA-graph-captured "
+    "collectives across nodes: compare with the engine's eager mode, vLLM --enforce-eager). "
+    "`py-spy dump --pid PID` of every worker process (VllmWorker, EngineCore_DPn) shows where "
+    "each waits: different collectives mean different paths; all in one NCCL collective mean "
+    "NCCL or the network (NCCL_DEBUG=INFO, then a newer NCCL)."
+)
+
+
 @dataclass(frozen=True)
 class Stop:
-    """Where one input's output stops: ``shape`` (``nccl-init``, ``nccl-tests``,
-    ``announced``, ``command``), its ``lineno`` and ``line``, what it says (``here``, a
+    """Where one input's output stops: ``shape`` (``waiting``, ``nccl-init``,
+    ``nccl-tests``, ``announced``, ``command``), its ``lineno`` and ``line``, what it says (``here``, a
     phrase) and what helps there (``hint``, a sentence, or empty)."""
 
     shape: str
@@ -161,6 +188,25 @@ def _nccl_tests(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
     )
 
 
+def _waiting(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
+    lineno, last = lines[-1]
+    m = _WAITING.search(last)
+    if not m:
+        return None
+    if m.group("s"):
+        said = (
+            f"the engine found no free broadcast block for {m.group('s')} s: its workers stopped "
+            "taking work"
+        )
+    elif m.group("rpc"):
+        said = f"the engine's call '{m.group('rpc')}' to its workers timed out"
+    else:
+        said = "the process group's heartbeat monitor timed out"
+    count = sum(1 for _, t in lines if _WAITING.search(t))
+    again = f" ({count} times)" if count > 1 else ""
+    return Stop("waiting", lineno, last.strip(), f"{said}{again}", WAITING_HINT)
+
+
 def _announced(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
     lineno, last = lines[-1]
     if _COMMAND.search(last):
@@ -205,7 +251,7 @@ def where(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
     lines = [(n, t) for n, t in lines if t.strip()]
     if not lines:
         return None
-    for rule in (_nccl_tests, _nccl_init, _bare_command, _announced):
+    for rule in (_waiting, _nccl_tests, _nccl_init, _bare_command, _announced):
         got = rule(lines)
         if got is not None:
             return got

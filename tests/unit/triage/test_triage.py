@@ -208,6 +208,8 @@ LINES = [
     # NVIDIA/nccl #1669: Open MPI's signal handler
     ("[rtptest1621:405884] *** Process received signal ***", "MD845"),
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "MD843"),
+    # pytorch/pytorch #139990 (a Windows build without libuv, PyTorch 2.5)
+    ("RuntimeError: use_libuv was requested but PyTorch was build without libuv support", "MD846"),
     # NVIDIA/nccl #1611: glibc's heap check aborting a rank
     ("free(): corrupted unsorted chunks", "MD836"),
     # vllm-project/vllm #2770: PyTorch's NCCL watchdog

@@ -1,0 +1,134 @@
+"""NCCL's WARN texts printed without their prefix: PyTorch raises an NCCL failure as
+``DistBackendError: NCCL error in: ...`` with the result's sentence and then NCCL's last error,
+``ncclGetLastError()``, on lines of their own (``Last error:`` and the WARN's text with no
+``host:pid:tid [dev] file:line NCCL WARN`` before it: PyTorch's NCCLUtils,
+getNcclErrorDetailStr); frameworks and users paste such texts bare too. Each such line is read
+against NCCL's own WARN sites (the site table ``sites/nccl.tsv``, from NCCL's sources), so it
+gets the meaning of its site's failure class (MD653) as the prefixed line would.
+
+The rule (:func:`readings`): a line of a log that holds no ``NCCL WARN`` and whose text
+(after an optional ``Last error:``) is, whole, one WARN site's text with its format fields as
+wildcards, where the site's fixed words are at least :data:`MIN_LITERAL` characters (shorter
+texts, ``%s`` alone, say nothing on their own), is that WARN; so is the first line of one
+wrapped where it was pasted (its site's opening words, at least :data:`MIN_LITERAL` characters
+of them, starting the line). Another signature's reading of
+the same line (a CUDA error text inside NCCL's sentence) is its consequence; a line another
+signature reads as its own is left to it; printed under an
+NCCL error (MD650, MD682) within :data:`UNDER_LINES` lines, it is ordered before that error,
+whose reason it is.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from meshdoctor import signatures
+from meshdoctor.codes.model import CONSEQUENCE
+from meshdoctor.signatures import coverage
+from meshdoctor.triage import reading
+from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
+from meshdoctor.triage.findings import Finding, Input
+
+CODE = "MD653"
+MIN_LITERAL = 30  # a site's fixed words at least this long to be recognised on its own
+MAX_LINE = 600  # longer lines are not tried (NCCL's WARN texts are shorter)
+_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
+# PyTorch's rank prefix ("[rank1]: "), then its "Last error:" on the same line or the one before
+_LAST = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:Last error:\s*)?(?P<msg>\S.*?)\s*$")
+_LOGS = ("log", "stdin")
+EXPLAINED = ("MD650", "MD682")
+# the readings of a CUDA error text, which NCCL's sentences hold ("CUDA error 2 'out of
+# memory'"): on a bare WARN's line they are its consequence; any other signature there reads
+# the line itself and is kept
+CUDA_TEXT = ("MD651", "MD652", "MD830")  # the NCCL errors (result lines) a last error explains
+UNDER_LINES = 6  # a last error this many lines under its NCCL error at most
+
+try:  # one pass over a line for every site's longest fixed part
+    from ahocorasick_rs import AhoCorasick as _AhoCorasick
+except ImportError:  # pragma: no cover - a platform without its wheel
+    _AhoCorasick = None  # type: ignore[assignment,misc]
+
+
+@functools.lru_cache(maxsize=1)
+def _sites() -> Tuple[List[Tuple["re.Pattern[str]", str, str, str]], List[str], object]:
+    """The WARN sites of NCCL's table as ``(whole-text regex, where, longest fixed part,
+    opening words)``,
+    the longest fixed parts and openings, and an automaton over them (None without ahocorasick)."""
+    rows, _ = coverage.load("nccl.tsv")
+    out = []
+    for site in rows:
+        if site.how != "WARN":
+            continue
+        parts = _FIELD.split(site.pattern)
+        if len("".join(parts).strip()) < MIN_LITERAL:
+            continue
+        rx = re.compile(r".*?".join(re.escape(p) for p in parts) + r"\.?")
+        out.append((rx, site.where, max(parts, key=len), parts[0].strip()))
+    keys = sorted({k for _rx, _w, k, _o in out} | {o for *_, o in out if o})
+    auto = _AhoCorasick(keys) if _AhoCorasick is not None and keys else None
+    return out, keys, auto
+
+
+def site_of(text: str) -> Optional[str]:
+    """The ``where`` (NCCL file:line) of the WARN site whose whole text ``text`` is, or None."""
+    sites, keys, auto = _sites()
+    if auto is not None:
+        found = {keys[i] for i, _s, _e in auto.find_matches_as_indexes(text, overlapping=True)}  # type: ignore[attr-defined]
+    else:  # pragma: no cover
+        found = {k for k in keys if k in text}
+    for rx, where, key, opening in sites:
+        if key in found and rx.fullmatch(text):
+            return where
+        # the first line of a long WARN wrapped or cut where it was pasted: the site's
+        # opening words, at least MIN_LITERAL characters of them
+        if len(opening) >= MIN_LITERAL and opening in found and text.startswith(opening):
+            return where
+    return None
+
+
+def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD653 findings of bare NCCL WARN texts (the rule in the module's docstring) for
+    what triage read: ``inputs`` in the order read; ``findings`` the others, whose readings
+    of the same lines become consequences of these."""
+    at: Dict[Tuple[str, int], List[Finding]] = {}
+    for f in findings:
+        at.setdefault((f.source, f.match.lineno), []).append(f)
+    out: List[Finding] = []
+    for i, inp in enumerate(inputs):
+        if inp.kind not in _LOGS or inp.error:
+            continue
+        for lineno, text in input_lines(inp):
+            if len(text) > MAX_LINE or "NCCL WARN" in text:
+                continue
+            m = _LAST.match(text)
+            if not m:
+                continue
+            msg = m.group("msg")
+            where = site_of(msg)
+            if where is None:
+                continue
+            here = at.get((inp.source, lineno), [])
+            if any(f.code not in CUDA_TEXT for f in here):
+                continue  # a signature of its own reads it (or MD653 already did)
+            match = signatures.make_match(
+                CODE, signatures.printable(text.strip()), lineno, groups={"msg": msg}
+            )
+            match.meaning += f" (NCCL's WARN at {where}, printed without its prefix)"
+            f = reading.at_input(match, i, inp)
+            # PyTorch prints the last error under the NCCL error it explains: ordered before it
+            above = [
+                e
+                for e in findings
+                if e.source == inp.source
+                and e.code in EXPLAINED
+                and 0 < lineno - e.match.lineno <= UNDER_LINES
+            ]
+            if above:
+                e = min(above, key=lambda x: x.seq)
+                f.seq, f.time = e.seq - 1, e.time
+            out.append(f)
+            for g in here:
+                g.role = CONSEQUENCE
+    return out
