@@ -227,3 +227,9 @@ def triage_files(tmp_path: Path, files: Dict[str, str], rc: int = 1) -> Dict[str
     r = run_cli("triage", *paths, "--json")
     assert r.rc == rc, (r.rc, r.out, r.err)
     return r.doc
+
+
+def first_cause(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """The first cause's finding of a triage verdict (``--json``): there is exactly one."""
+    (f,) = [f for f in doc["triage"]["findings"] if f["first_cause"]]
+    return f

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import run_cli
+from tests.helpers import first_cause as first, run_cli
 from tests.helpers import triage_files as triage
 
 # https://github.com/ml-explore/mlx-examples/issues/1296 (mpirun, MLX_METAL_FAST_SYNCH)
@@ -54,10 +54,6 @@ Traceback (most recent call last):
     outfile.write(msg)
 BlockingIOError: [Errno 35] write could not complete without blocking
 """
-
-
-def first(doc: dict) -> dict:
-    return next(f for f in doc["triage"]["findings"] if f["first_cause"])
 
 
 def test_uncaught_exception_with_a_missing_metal_kernel_and_the_mpi_rank_it_killed(tmp_path):

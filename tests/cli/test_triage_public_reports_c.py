@@ -11,17 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from tests.helpers import run_cli
+from tests.helpers import first_cause as first, run_cli
 from tests.helpers import triage_files as triage
 
 
 def findings(doc: dict) -> List[dict]:
     return doc["triage"]["findings"]
-
-
-def first(doc: dict) -> dict:
-    (f,) = [f for f in findings(doc) if f["first_cause"]]
-    return f
 
 
 # https://github.com/exo-explore/exo/issues/2088 (a user's summary of 18 crash reports on two

@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from typing import List
 
-from tests.helpers import triage_files as triage
+from tests.helpers import first_cause as first, triage_files as triage
 
 
 def findings(doc: dict) -> List[dict]:
     return doc["triage"]["findings"]
-
-
-def first(doc: dict) -> dict:
-    (f,) = [f for f in findings(doc) if f["first_cause"]]
-    return f
 
 
 # -- CUDA error 217 in NCCL's SHM transport (cuMem host memory) on GPUs without P2P ------------

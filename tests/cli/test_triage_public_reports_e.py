@@ -4,7 +4,7 @@ Each constant names its report by repository and number."""
 
 from __future__ import annotations
 
-from tests.helpers import triage_files
+from tests.helpers import first_cause as first, triage_files
 
 # The inputs, verbatim from the reports:
 # https://github.com/ml-explore/mlx/issues/3442, https://github.com/NVIDIA/nccl/issues/1634,
@@ -38,11 +38,6 @@ VLLM_42354_RANK1 = "[Rank 1] Watchdog caught collective operation timeout:\nWork
 NEMO_13996_NCCL = "graph/topo.h:230 NCCL WARN Could not find NET with id 0\n"
 
 SGLANG_3424_CRASH = "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7effaa1d3bb3 in /home/miniconda3/envs/sglang/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)                            \nframe #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x7effaa1d561d in /home/miniconda3/envs/sglang/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)                           \nframe #4: <unknown function> + 0x145c0 (0x7efff6e015c0 in /home/miniconda3/envs/sglang/lib/python3.10/site-packages/torch/lib/libtorch.so)                                                      \nframe #5: <unknown function> + 0x94ac3 (0x7f0099294ac3 in /usr/lib/x86_64-linux-gnu/libc.so.6)\nframe #6: <unknown function> + 0x126850 (0x7f0099326850 in /usr/lib/x86_64-linux-gnu/libc.so.6)\n\n[rank1]:[E210 02:06:33.347835395 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(S\neqNum=1522789, OpType=_ALLGATHER_BASE, NumelIn=298960, NumelOut=4783360, Timeout(ms)=600000) ran for 600003 milliseconds before timing out.\nException raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:618 (most recent call first):\n"
-
-
-def first(doc: dict) -> dict:
-    """The first cause's finding of a triage verdict."""
-    return next(f for f in doc["triage"]["findings"] if f["first_cause"])
 
 
 def test_every_rank_size_1_under_mlx_launch_jaccl_with_init_any(tmp_path):

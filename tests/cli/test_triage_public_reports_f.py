@@ -4,7 +4,7 @@ their kinds were read. Each constant names its report by repository and number."
 
 from __future__ import annotations
 
-from tests.helpers import triage_files
+from tests.helpers import first_cause as first, triage_files
 
 # https://github.com/NVIDIA/nccl/issues/1524, #1669, #1950, #2059;
 # https://github.com/NVIDIA/nccl-tests/issues/213; https://github.com/pytorch/pytorch/issues/149153;
@@ -46,11 +46,6 @@ TENSORRT_LLM_9263_TRACEBACK = "    self.nccl_comm = torch.classes.trtllm.NcclCom
 TENSORRT_LLM_9263_WORKER_0_0 = "test-trt-prefill-worker-0-0:42:982 [0] NCCL INFO Using network Socket\ntest-trt-prefill-worker-0-0:42:982 [0] NCCL INFO ncclCommInitRank comm 0x7a12257c8780 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 100000 commId 0xaa9becea043c4e6c - Init START\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so.\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO NET/IB : No device found.\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO NET/IB : Using [RO]; OOB eth0:10.0.133.59<0>\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.133.59<0>\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO Initialized NET plugin Socket\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO Assigned NET plugin Socket to comm\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO Using network Socket\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO ncclCommInitRank comm 0x397e3800 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 100000 commId 0xaa9becea043c4e6c - Init START\ntest-trt-prefill-worker-0-0:43:43 [0] NCCL INFO RAS client listening socket at ::1<28028>\n"
 
 MLX_LM_801_LAUNCH = "mlx.launch --verbose --backend jaccl --hostfile hosts-jaccl.json --env MLX_METAL_FAST_SYNCH=1 -- /Users/optimus/repo/mlx-lm/.venv/bin/mlx_lm.chat --model mlx-community/Qwen3-4B-Instruct-2507-8bit --temp 1.0\n[INFO] Running /Users/optimus/repo/mlx-lm/.venv/bin/python /Users/optimus/repo/mlx-lm/.venv/bin/mlx_lm.chat --model mlx-community/Qwen3-4B-Instruct-2507-8bit --temp 1.0 \nFetching 10 files: 100% 10/10 [00:00<00:00, 106184.91it/s]\nDownload complete: : 0.00B [00:00, ?B/s]              \nFetching 11 files: 100% 11/11 [00:00<00:00, 38067.12it/s]\nDownload complete: : 0.00B [00:00, ?B/s]              \nFetching 10 files: 100% 10/10 [00:02<00:00,  4.07it/s]MB/s]                \nFetching 11 files: 100% 11/11 [00:49<00:00,  4.46s/it]     \nDownload complete: 100% 4.27G/4.27G [00:49<00:00, 86.9MB/s]00:00, 152MB/s]  \nDownload complete: : 15.9MB [00:52, 306kB/s] :00, 152MB/s]                \n[INFO] Starting chat session with mlx-community/Qwen3-4B-Instruct-2507\n"
-
-
-def first(doc: dict) -> dict:
-    """The first cause's finding of a triage verdict."""
-    return next(f for f in doc["triage"]["findings"] if f["first_cause"])
 
 
 def test_ib_queue_pair_error_names_the_mtu_and_the_flush_is_its_echo(tmp_path):

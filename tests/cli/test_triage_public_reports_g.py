@@ -4,7 +4,7 @@ by repository and number (the URL above it)."""
 
 from __future__ import annotations
 
-from tests.helpers import triage_files
+from tests.helpers import first_cause as first, triage_files
 
 # https://github.com/NVIDIA/nccl/issues/2077
 NCCL_2077_ENV = "- **Hardware:** 8x NVIDIA H200 (NV18 NVLink interconnect, 4x NVSwitch)\n- **NCCL:** 2.29.7+cuda12.8\n- **CUDA:** 13.0\n- **Driver:** 580.65.06\n- **Fabric Manager:** 580.65.06 (running, State: Completed, Status: Success)\n- **OS:** RHEL 10 (kernel 6.12.0)\n- **PyTorch:** upstream main (commit 5bfd4be)\n"
@@ -49,11 +49,6 @@ NCCL_2079_ENV = "- **GPUs**: 2x NVIDIA RTX 5880 Ada Generation (48 GB, SM 8.9)\n
 
 # https://github.com/NVIDIA/nccl/issues/2079
 NCCL_2079_TOPO = "        GPU0    GPU1    CPU Affinity    NUMA Affinity\nGPU0     X      NODE    0-63            0\nGPU1    NODE     X      0-63            0\n"
-
-
-def first(doc: dict) -> dict:
-    """The first cause's finding of a triage verdict."""
-    return next(f for f in doc["triage"]["findings"] if f["first_cause"])
 
 
 def test_nccls_last_error_printed_bare_under_pytorchs_error_is_its_reason(tmp_path):

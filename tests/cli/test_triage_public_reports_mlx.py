@@ -5,12 +5,8 @@ findings are only its consequences."""
 from __future__ import annotations
 
 
-from tests.helpers import run_cli
+from tests.helpers import first_cause as first, run_cli
 from tests.helpers import triage_files as triage
-
-
-def first(doc: dict) -> dict:
-    return next(f for f in doc["triage"]["findings"] if f["first_cause"])
 
 
 # https://github.com/ml-explore/mlx/issues/1964 (mpirun -n 2 in a Debian container)
