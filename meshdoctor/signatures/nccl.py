@@ -486,7 +486,7 @@ SIGNATURES = (
         "cuda.out-of-memory",
         # not NCCL's NVLS multicast bind ('CUDA error 2 'out of memory'': the NVSwitches'
         # multicast objects, MD653's nccl.nvls-multicast class)
-        r"^(?!.*NVLS\) Multicast)(?:.*?)(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory|"
+        r"^(?!.*NVLS\) Multicast).*?(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:).*out of memory|"
         # PyTorch's caching allocator: "torch.OutOfMemoryError: CUDA out of memory. Tried to"
         r"Error: CUDA out of memory",
         "The GPU ran out of memory.",

@@ -76,7 +76,7 @@ SIGNATURES = (
             f"port {g.get('port') or g.get('bport')}" if g.get("port") or g.get("bport") else None
         ),
         examples=(
-            # PyTorch 2.0-2.3's form (socket.cpp): the bind errors of each address it tried
+            # an older PyTorch's form (socket.cpp): the bind error of each address it tried
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
             "local network address. The server socket has failed to bind to [::]:29400 "
             "(errno: 98 - Address already in use).",

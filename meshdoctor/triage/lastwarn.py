@@ -11,11 +11,10 @@ The rule (:func:`readings`): a line of a log that holds no ``NCCL WARN`` and who
 wildcards, where the site's fixed words are at least :data:`MIN_LITERAL` characters (shorter
 texts, ``%s`` alone, say nothing on their own), is that WARN; so is the first line of one
 wrapped where it was pasted (its site's opening words, at least :data:`MIN_LITERAL` characters
-of them, starting the line). Another signature's reading of
-the same line (a CUDA error text inside NCCL's sentence) is its consequence; a line another
-signature reads as its own is left to it; printed under an
-NCCL error (MD650, MD682) within :data:`UNDER_LINES` lines, it is ordered before that error,
-whose reason it is.
+of them, starting the line). A reading of a CUDA error text on the same line (NCCL's sentence
+holds one) is its consequence; a line another signature reads as its own is left to it.
+Printed under an NCCL error (MD650, MD682) within :data:`UNDER_LINES` lines, it is ordered
+before that error, whose reason it is.
 """
 
 from __future__ import annotations
@@ -38,11 +37,11 @@ _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 # PyTorch's rank prefix ("[rank1]: "), then its "Last error:" on the same line or the one before
 _LAST = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:Last error:\s*)?(?P<msg>\S.*?)\s*$")
 _LOGS = ("log", "stdin")
-EXPLAINED = ("MD650", "MD682")
+EXPLAINED = ("MD650", "MD682")  # the NCCL errors (result lines) a last error explains
 # the readings of a CUDA error text, which NCCL's sentences hold ("CUDA error 2 'out of
 # memory'"): on a bare WARN's line they are its consequence; any other signature there reads
 # the line itself and is kept
-CUDA_TEXT = ("MD651", "MD652", "MD830")  # the NCCL errors (result lines) a last error explains
+CUDA_TEXT = ("MD651", "MD652", "MD830")
 UNDER_LINES = 6  # a last error this many lines under its NCCL error at most
 
 try:  # one pass over a line for every site's longest fixed part
@@ -54,8 +53,8 @@ except ImportError:  # pragma: no cover - a platform without its wheel
 @functools.lru_cache(maxsize=1)
 def _sites() -> Tuple[List[Tuple["re.Pattern[str]", str, str, str]], List[str], object]:
     """The WARN sites of NCCL's table as ``(whole-text regex, where, longest fixed part,
-    opening words)``,
-    the longest fixed parts and openings, and an automaton over them (None without ahocorasick)."""
+    opening words)``, the longest fixed parts and openings, and an automaton over them (None
+    without ahocorasick)."""
     rows, _ = coverage.load("nccl.tsv")
     out = []
     for site in rows:
@@ -72,7 +71,8 @@ def _sites() -> Tuple[List[Tuple["re.Pattern[str]", str, str, str]], List[str], 
 
 
 def site_of(text: str) -> Optional[str]:
-    """The ``where`` (NCCL file:line) of the WARN site whose whole text ``text`` is, or None."""
+    """The ``where`` (NCCL file:line) of the WARN site whose whole text ``text`` is (or whose
+    opening words begin it), or None."""
     sites, keys, auto = _sites()
     if auto is not None:
         found = {keys[i] for i, _s, _e in auto.find_matches_as_indexes(text, overlapping=True)}  # type: ignore[attr-defined]
