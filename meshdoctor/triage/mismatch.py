@@ -15,7 +15,7 @@ follow from it.
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
 from meshdoctor.signatures.model import signature
@@ -154,7 +154,8 @@ def _watchdog_records(inputs: Sequence[Input]) -> List[Finding]:
     """The MD891 finding when PyTorch's watchdog records (:data:`_WORK`) of one process group
     (or of no named group) in ``inputs`` name different collectives: another sequence number,
     type or size. Ranks of one group time out in the same collective when they are in step."""
-    seen: dict = {}  # process group -> (SeqNum, OpType, NumelIn) -> (input index, line, rank)
+    # process group -> (SeqNum, OpType, NumelIn) -> (input index, line, rank)
+    seen: Dict[Optional[str], Dict[Tuple[str, str, str], Tuple[int, int, Optional[str]]]] = {}
     for i, inp in enumerate(inputs):
         if inp.kind not in _LOGS or inp.error or "WorkNCCL(" not in inp.head + inp.tail:
             continue

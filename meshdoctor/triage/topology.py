@@ -79,7 +79,7 @@ TOPOLOGY_SIG = with_why(
 
 ENTRY = entry(TOPOLOGY_SIG, "triage GPU topology through the CPU")
 
-_HEAD = re.compile(r"^\s*GPU0(?:\s+(?:GPU|NIC|mlx|NODE)\S*)*\s+CPU Affinity", re.IGNORECASE)
+_HEAD = re.compile(r"^\s*GPU0(?:\s+(?:GPU|NIC|mlx)\S*)*\s+CPU Affinity", re.IGNORECASE)
 _ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx5_\d+)\s+(.*)$")
 _NIC_NAME = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)")
 _CELL = re.compile(r"^(X|SYS|NODE|PHB|PXB|PIX|NV\d+)$")
@@ -99,7 +99,7 @@ def parse(
     for lineno, text in lines:
         if not cols and _HEAD.match(text):
             head_at = lineno
-            cols = [c for c in text.split("CPU Affinity")[0].split()]
+            cols = text.split("CPU Affinity")[0].split()
             continue
         n = _NIC_NAME.match(text)
         if n:
