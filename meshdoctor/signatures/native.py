@@ -118,6 +118,10 @@ def _crash_frame(g) -> Optional[str]:
     )
 
 
+# the package of a frame's file: ".../site-packages/torch/distributed/x.py" -> torch
+_PACKAGE = re.compile(r"/(?:site|dist)-packages/([A-Za-z_][\w]*)")
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a line read without its traceback, or one raised in mlx.launch
@@ -131,6 +135,21 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
             "exist in another: a server or generator that evaluates in a worker thread with a "
             "module-level stream fails like this (mlx-lm issue #1181); upgrade mlx-lm to "
             "0.31.3 or later, or pin mlx 0.31.1"
+        )
+    if groups.get("cut"):
+        inner = groups.get("file", "")
+        pkg = _PACKAGE.search(inner.replace("\\", "/"))
+        return (
+            "a traceback cut before its exception line: the input ends inside it, so the error "
+            "itself (its last line) is missing"
+            + (
+                f"; its innermost frame is in {pkg.group(1)} ({inner})"
+                if pkg
+                else (f"; its innermost frame is {inner}" if inner else "")
+            )
+            + (f", at `{groups['call']}`" if groups.get("call") else "")
+            + "; give triage the whole traceback, to its exception line, from the process's own "
+            "log (a log cut where it was pasted loses it)"
         )
     if groups.get("bare"):
         return (

@@ -216,10 +216,29 @@ CLASSES = (
         _S + "src/transport/net_ib",
     ),
     fc(
+        "nccl.ib-gid-select",
+        r"(?:open|read) failed in ncclIbRoceGetVersionNum|ncclIbGetGidIndex|"
+        r"NCCL_IB_ROCE_VERSION_NUM",
+        "NCCL's automatic GID selection for a RoCE port failed: it reads each GID's RoCE "
+        "version from the port's sysfs table (/sys/class/infiniband/DEV/ports/PORT/gid_attrs/"
+        "types/INDEX) and one of those reads failed",
+        "a container or pod that sees only some of the port's GID indices (macvlan or SR-IOV "
+        "sub-interfaces of the RoCE NIC: the indices it lacks read as empty or fail), or "
+        "NCCL_IB_ROCE_VERSION_NUM / NCCL_IB_ADDR_FAMILY asking for a GID the port does not "
+        "have; HPC-X's IBext plugin selects GIDs the same way",
+        "give the GID yourself on every rank: NCCL_IB_GID_INDEX=N, the index of the RoCE v2 "
+        "GID holding the interface's IPv4 address (`show_gids`, or `cat /sys/class/infiniband/"
+        "DEV/ports/1/gid_attrs/types/N` and `.../gids/N` for each N), and unset "
+        "NCCL_IB_ROCE_VERSION_NUM",
+        _S + "src/transport/net_ib/connect.cc ('open failed in ncclIbRoceGetVersionNum', "
+        "'read failed in ncclIbRoceGetVersionNum'); NCCL environment variables "
+        "NCCL_IB_GID_INDEX, NCCL_IB_ROCE_VERSION_NUM",
+    ),
+    fc(
         "nccl.ib-device",
         r"Unable to (?:open|query) (?:device|port)|ibv_modify_qp|lib wrapper not "
         r"initialized|Call to +failed|Call to ibv_\w+ failed|mlx5dv|virtual (?:device|NIC)|vNic|physical device|"
-        r"RoceGetVersionNum|OOO RQ|FLID|SUBNET_PREFIX|DOCA|GIN|Peermem|DMA-BUF|plane ID|"
+        r"OOO RQ|FLID|SUBNET_PREFIX|DOCA|GIN|Peermem|DMA-BUF|plane ID|"
         r"data_direct",
         "NCCL could not open, query or set up the RDMA device",
         "rdma-core or the driver missing or mismatched, a device NCCL_IB_HCA names that is "

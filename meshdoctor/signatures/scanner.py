@@ -640,6 +640,7 @@ class Scanner:
         # the last crash report header lines seen: kind -> (lineno, values)
         self._heads: Dict[str, Tuple[int, Tuple[str, ...]]] = {}
         self._tb: Optional[Tuple[int, List[str]]] = None  # (lineno, last frames) of a traceback
+        self._matched = False  # whether any line fed so far matched
         self._tb_prefix: Optional["re.Pattern[str]"] = None  # its lines' launcher/rank prefix
         # the last line a frame signature matched outside a record: (lineno, signature); a
         # crash record with no frame of its own right after it is that signature's crash
@@ -804,6 +805,11 @@ class Scanner:
 
     def feed(self, lineno: int, line: str) -> List[Match]:
         """Matches completed by ``line`` (the line itself, or a record it closes)."""
+        got = self._feed(lineno, line)
+        self._matched = self._matched or bool(got)
+        return got
+
+    def _feed(self, lineno: int, line: str) -> List[Match]:
         out = self._expire_crash(lineno)
         if "\x1b" in line:
             line = strip_ansi(line)
@@ -872,8 +878,41 @@ class Scanner:
         if self._crash is not None:
             out += self._close_crash()
         if self._tb is not None:
-            self._tb = None  # a traceback cut off before its exception line names nothing
+            out += self._cut_tb()
         return out
+
+    def _cut_tb(self) -> List[Match]:
+        """A traceback still open at the end of the input: cut before its exception line (the
+        error itself). In generic mode, when nothing else of the input matched, it is the
+        traceback fallback's record, saying so and naming its innermost frame; else nothing
+        (an error read before it says more)."""
+        assert self._tb is not None
+        start, frames = self._tb
+        self._tb = None
+        if not self.generic or self._matched:
+            return []
+
+        fallback = self._ix.fallback[TRACEBACK]
+        groups = {"cut": "1"}
+        where = next((f.group(1) for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
+        if where:
+            groups["file"] = where
+            code = [
+                ln.strip()
+                for ln in frames[-3:]
+                if ln.strip(" ^~\t") and not _FRAME_FILE.search(ln)  # not Python's ^^^ marks
+            ]
+            if code:
+                groups["call"] = code[-1]
+        m = make_match(
+            fallback.code,
+            TRACEBACK_START if not frames else frames[-1],
+            start,
+            meaning=fallback.meaning_for(groups),
+            groups=groups,
+        )
+        m.context = frames[-CONTEXT_LINES:]
+        return [m]
 
 
 def classify(text: str, *, generic: bool = False) -> List[Match]:

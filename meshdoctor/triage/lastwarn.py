@@ -1,20 +1,21 @@
-"""NCCL's WARN texts printed without their prefix: PyTorch raises an NCCL failure as
-``DistBackendError: NCCL error in: ...`` with the result's sentence and then NCCL's last error,
-``ncclGetLastError()``, on lines of their own (``Last error:`` and the WARN's text with no
-``host:pid:tid [dev] file:line NCCL WARN`` before it: PyTorch's NCCLUtils,
-getNcclErrorDetailStr); frameworks and users paste such texts bare too. Each such line is read
-against NCCL's own WARN sites (the site table ``sites/nccl.tsv``, from NCCL's sources), so it
-gets the meaning of its site's failure class (MD653) as the prefixed line would.
+"""NCCL's WARN texts printed without their prefix: frameworks print NCCL's last error
+(``ncclGetLastError()``) on a line of its own under their NCCL error, PyTorch after a ``Last
+error:`` line (PyTorch's NCCLUtils, getNcclErrorDetailStr; the scanner reads that form,
+:data:`meshdoctor.signatures.scanner.LAST_ERROR`), and logs pasted into reports lose that line
+or NCCL's ``host:pid:tid [dev] file:line NCCL WARN`` before the text. Such a line is told from
+any other by NCCL's own WARN sites (the site table ``sites/nccl.tsv``, from NCCL's sources),
+then read as the WARN line it is (``NCCL WARN`` and its text), with the meaning and remedy of
+its site's failure class.
 
-The rule (:func:`readings`): a line of a log that holds no ``NCCL WARN`` and whose text
-(after an optional ``Last error:``) is, whole, one WARN site's text with its format fields as
-wildcards, where the site's fixed words are at least :data:`MIN_LITERAL` characters (shorter
-texts, ``%s`` alone, say nothing on their own), is that WARN; so is the first line of one
-wrapped where it was pasted (its site's opening words, at least :data:`MIN_LITERAL` characters
-of them, starting the line). A reading of a CUDA error text on the same line (NCCL's sentence
-holds one) is its consequence; a line another signature reads as its own is left to it.
-Printed under an NCCL error (MD650, MD682) within :data:`UNDER_LINES` lines, it is ordered
-before that error, whose reason it is.
+The rule (:func:`readings`): a line of a log that holds no ``NCCL WARN`` and whose text (after
+PyTorch's ``[rankN]:`` and a bare ``WARN``) is, whole, one WARN site's text with its format
+fields as wildcards, where the site's fixed words are at least :data:`MIN_LITERAL` characters
+(shorter texts, ``%s`` alone, say nothing on their own), is that WARN; so is the first line of
+one wrapped where it was pasted (its site's opening words, at least :data:`MIN_LITERAL`
+characters of them, starting the line). A reading of a CUDA error text on the same line
+(NCCL's sentence holds one) is its consequence; a line another signature reads as its own is
+left to it. Printed under an NCCL error (MD650, MD682) within :data:`UNDER_LINES` lines, it is
+ordered before that error, whose reason it is.
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ from meshdoctor.triage import reading
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
 from meshdoctor.triage.findings import Finding, Input
 
-CODE = "MD653"
 MIN_LITERAL = 30  # a site's fixed words at least this long to be recognised on its own
 MAX_LINE = 600  # longer lines are not tried (NCCL's WARN texts are shorter)
 _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
-# PyTorch's rank prefix ("[rank1]: "), then its "Last error:" on the same line or the one before
-_LAST = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:Last error:\s*)?(?P<msg>\S.*?)\s*$")
+# PyTorch's rank prefix ("[rank1]: "), a bare "WARN " (the log level without NCCL's prefix)
+_LAST = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:WARN\s+)?(?P<msg>\S.*?)\s*$")
 _LOGS = ("log", "stdin")
 EXPLAINED = ("MD650", "MD682")  # the NCCL errors (result lines) a last error explains
 # the readings of a CUDA error text, which NCCL's sentences hold ("CUDA error 2 'out of
@@ -112,23 +112,33 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             here = at.get((inp.source, lineno), [])
             if any(f.code not in CUDA_TEXT for f in here):
                 continue  # a signature of its own reads it (or MD653 already did)
-            match = signatures.make_match(
-                CODE, signatures.printable(text.strip()), lineno, groups={"msg": msg}
-            )
-            match.meaning += f" (NCCL's WARN at {where}, printed without its prefix)"
-            f = reading.at_input(match, i, inp)
-            # PyTorch prints the last error under the NCCL error it explains: ordered before it
-            above = [
-                e
-                for e in findings
-                if e.source == inp.source
-                and e.code in EXPLAINED
-                and 0 < lineno - e.match.lineno <= UNDER_LINES
-            ]
-            if above:
-                e = min(above, key=lambda x: x.seq)
-                f.seq, f.time = e.seq - 1, e.time
-            out.append(f)
+            for match in signatures.match_line("NCCL WARN " + msg, lineno):
+                # read as the WARN line it is, shown as it was printed (the scanner's way
+                # with PyTorch's "Last error:")
+                match.groups["last"] = msg
+                match.role = match.signature.role_for(match.groups)
+                match.meaning = (
+                    f"{match.signature.meaning_for(match.groups)} (NCCL's WARN at {where}, "
+                    "printed without its prefix)"
+                )
+                match.line = signatures.printable(text.strip())
+                out.append(_placed(reading.at_input(match, i, inp), inp, lineno, findings))
             for g in here:
                 g.role = CONSEQUENCE
     return out
+
+
+def _placed(f: Finding, inp: Input, lineno: int, findings: Sequence[Finding]) -> Finding:
+    """``f`` (at ``lineno`` of ``inp``) ordered before the NCCL error it explains when it is
+    printed under one: PyTorch prints the last error under its DistBackendError."""
+    above = [
+        e
+        for e in findings
+        if e.source == inp.source
+        and e.code in EXPLAINED
+        and 0 < lineno - e.match.lineno <= UNDER_LINES
+    ]
+    if above:
+        e = min(above, key=lambda x: x.seq)
+        f.seq, f.time = e.seq - 1, e.time
+    return f

@@ -59,6 +59,15 @@ def _who(f: Finding) -> str:
     return " ".join(parts)
 
 
+# what a go on inputs that were read says: none of them shows the failure
+NO_FAILURE_READ = (
+    "; nothing in them reads as a failure (no error line, crash, exit status or hang): if "
+    "the job failed, these inputs do not hold its error (a log cut before it, or settings "
+    "and commands only); give triage each rank's own whole output (stderr, with "
+    "NCCL_DEBUG=WARN for NCCL) and the launcher's"
+)
+
+
 def _summary(f: Finding, by_id: Dict[str, Finding]) -> str:
     when = f.time.strftime("%H:%M:%S") if f.time else None
     head = ", ".join(x for x in (_who(f), f.where(), when) if x)
@@ -211,7 +220,8 @@ def _what_was_read(col: Collected, verdict: Verdict, firsts) -> None:
                 status=OK,
                 summary=f"read {len(read)} input(s), {total} bytes, {sum(i.lines for i in read)} "
                 f"lines: {len(col.findings)} finding(s)"
-                + (f", first cause {', '.join(f.id for f in firsts)}" if firsts else ""),
+                + (f", first cause {', '.join(f.id for f in firsts)}" if firsts else "")
+                + (NO_FAILURE_READ if not col.findings else ""),
                 evidence={"inputs": len(read), "bytes": total},
             )
         )
