@@ -50,6 +50,8 @@ PATTERN = (
     r"(?:Cuda failure (?:(?P<num>\d+) )?'|CUDA error:? |"
     # vLLM's and other extensions' CUDACHECK: "Cuda error /path/custom_all_reduce.cuh:307 '...'"
     r"Cuda error [\w/.-]+:\d+ '|"
+    # TensorRT-LLM's check_cuda_error: "CUDA runtime error in cudaMemcpy: <text>"
+    r"CUDA runtime error in [\w:]+: |"
     r"(?:Unexpected error from cu\w+\(\)[^\n]*?)?\bError (?P<enum>\d+): |"
     r"\bcu[A-Za-z]+(?:\([^)]*\))? failed: )"
     r"(?P<msg>" + _NO_OOM + r")(?=$|['\".,;:)\s])"
@@ -58,6 +60,10 @@ PATTERN = (
     # are MD651's and MD684's)
     r"|(?:\bfailed|[Ee]rror):? (?P<drv>(?!CUDA_ERROR_OUT_OF_MEMORY\b|CUDA_ERROR_NO_DEVICE\b)"
     r"CUDA_ERROR_[A-Z0-9_]+)\b"
+    # the runtime's own enum names, as cuda-python prints them: "CUDA Runtime API error:
+    # <cudaError_t.cudaErrorInvalidDevice: 101>"
+    r"|[Ee]rror:? <?(?:cudaError_t\.)?(?P<rtn>(?!cudaErrorMemoryAllocation\b|cudaErrorNoDevice\b)"
+    r"cudaError[A-Z]\w+)\b"
 )
 # a known text right after a wrapper (cuda.error, MD652, reads the others)
 KNOWN = r"(?:" + _NO_OOM + r")(?=$|['\".,;:)\s])"
@@ -72,8 +78,8 @@ _ROLES = {
 
 
 def _text(groups: Mapping[str, str]) -> str:
-    drv = BY_DRIVER.get(groups.get("drv") or "")
-    return groups.get("msg") or groups.get("tmsg") or (drv.text if drv else "")
+    named = BY_DRIVER.get(groups.get("drv") or "") or BY_NAME.get(groups.get("rtn") or "")
+    return groups.get("msg") or groups.get("tmsg") or (named.text if named else "")
 
 
 def cuda_error(groups: Mapping[str, str]) -> Optional[str]:

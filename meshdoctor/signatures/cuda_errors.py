@@ -165,7 +165,9 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
         "transport or its cuMem-shared memory asks for it",
         "`nvidia-smi topo -p2p r` shows which pairs have P2P; NCCL_P2P_DISABLE=1 for the P2P "
         "transport, and NCCL_CUMEM_HOST_ENABLE=0 when the failure is in NCCL's SHM "
-        "transport (transport/shm.cc)",
+        "transport (transport/shm.cc); an engine's own custom all-reduce kernels need P2P "
+        "too: turn them off on such GPUs (vLLM --disable-custom-all-reduce, TensorRT-LLM's "
+        "NCCL all-reduce strategy, SGLang --disable-custom-all-reduce)",
         _RT + "; NVIDIA/nccl #1838",
     ),
     (
@@ -399,10 +401,12 @@ def _texts(names: Tuple[str, ...]) -> List[str]:
 
 def _regex(names: Tuple[str, ...]) -> str:
     """A regex that finds the text of any of ``names`` (longest first), or its driver API
-    name (``CUDA_ERROR_NOT_INITIALIZED``), as the whole of the match's last group (the text a
+    name (``CUDA_ERROR_NOT_INITIALIZED``) or runtime enum name (``cudaErrorInvalidDevice``),
+    as the whole of the match's last group (the text a
     wrapper printed; the site and numbers come before it)."""
-    drivers = sorted({BY_NAME["cudaError" + n].driver for n in names} - {"-"})
-    return r"(?:^|\s)(?:" + "|".join(re.escape(t) for t in _texts(names) + drivers) + ")$"
+    named = sorted({BY_NAME["cudaError" + n].driver for n in names} - {"-"})
+    named += sorted("cudaError" + n for n in names)
+    return r"(?:^|\s)(?:" + "|".join(re.escape(t) for t in _texts(names) + named) + ")$"
 
 
 # the NCCL source files whose CUDA failures mean something of their own (group ``site`` of
@@ -420,6 +424,24 @@ SITE_CLASSES: Tuple[FailureClass, ...] = (
         "then restart nvidia-fabricmanager); `nvidia-smi -q | grep -A2 Fabric` must show "
         "Completed; NCCL_NVLS_ENABLE=0 runs without NVLS meanwhile",
         _NCCL + "nvls.cc; NVIDIA/nccl #976, #1338, #1488",
+    ),
+    failure_class(
+        "cuda.nccl-p2p-ipc",
+        r"\bp2p\.cc\b.*" + _regex(("InvalidValue", "InvalidDevice", "MapBufferObjectFailed")),
+        "NCCL's P2P transport could not map a peer GPU's buffer into this process: it opens "
+        "the peer's CUDA IPC handle (cudaIpcOpenMemHandle, the legacy path NCCL takes when its "
+        "cuMem path is off, NCCL_CUMEM_ENABLE=0) or imports its cuMem handle, and CUDA "
+        "refused the handle",
+        "NCCL_CUMEM_ENABLE=0 set in some processes of the communicator (a framework sets it for "
+        "its own workers: vLLM's) so the two ends use different IPC paths or the legacy one "
+        "fails, processes in different containers without a shared IPC namespace, or GPUs "
+        "without P2P between them",
+        "give every process of the communicator the same NCCL_CUMEM_ENABLE (unset it, or 1, "
+        "where a framework set 0), run the containers with a shared IPC namespace (docker "
+        "--ipc=host), or NCCL_P2P_DISABLE=1 for this communicator; `nvidia-smi topo -p2p r` "
+        "for the pair",
+        _NCCL + "p2p.cc (cudaIpcOpenMemHandle, the cuMem import); NCCL environment variables "
+        "NCCL_CUMEM_ENABLE, NCCL_P2P_DISABLE",
     ),
     failure_class(
         "cuda.nccl-cumem-host",

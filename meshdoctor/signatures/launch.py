@@ -592,7 +592,9 @@ SIGNATURES = (
     signature(
         "MD600",
         "launch.message",
-        r"(?:\[WARN\] |\[ERROR\] |\bmlx\.(?:launch|distributed_config): error: )(?P<msg>.*)|"
+        # mlx.launch's own [WARN]/[ERROR], not another program's tag ("[TensorRT-LLM][ERROR]")
+        r"(?:(?<!\])\[WARN\] |(?<!\])\[ERROR\] |\bmlx\.(?:launch|distributed_config): error: )"
+        r"(?P<msg>.*)|"
         r"(?P<notice>\[jaccl\] Connection attempt \d+ waiting \d+ ms)",
         "mlx.launch or mlx.distributed_config printed a warning, an error or a usage error "
         "(its [WARN]/[ERROR] lines, argparse's 'error:' line), or a JACCL rank a retry notice; "

@@ -1024,4 +1024,62 @@ SIGNATURES = (
             "maxSharedMem 79856",
         ),
     ),
+    signature(
+        "MD847",
+        "nccl.undefined-symbol",
+        r"(?:rror|ailed)[^\n]*?undefined symbol: (?P<sym>p?nccl\w+)",
+        "A library built against NCCL (PyTorch's libtorch_cuda.so, CuPy, vLLM's kernels) "
+        "found a libnccl.so.2 that lacks one of its NCCL functions: the loader took another, "
+        "older NCCL than the one it was built with (a second NCCL wheel for another CUDA "
+        "major, a system libnccl on LD_LIBRARY_PATH, an older wheel pinned by another "
+        "package), so the import fails before any rank starts.",
+        'Find the libnccl that loads (`LD_DEBUG=libs python -c "import torch" 2>&1 | grep '
+        "nccl`) and keep only the NCCL the build needs: one nvidia-nccl-cu* wheel, the one of "
+        "the build's CUDA (`pip list | grep nccl`), no other libnccl ahead of it on "
+        "LD_LIBRARY_PATH; or reinstall the framework so it brings its own.",
+        "glibc's dynamic loader ('undefined symbol: NAME'); the nvidia-nccl-cu12/-cu13 wheels "
+        "(nvidia/nccl/lib/libnccl.so.2); https://github.com/pytorch/pytorch/issues/186591",
+        causes=[
+            (
+                "two NCCL wheels for different CUDA majors in one environment",
+                "`pip list | grep nvidia-nccl` lists nvidia-nccl-cu12 and -cu13",
+            ),
+            (
+                "a system or module-provided libnccl older than the build's, found first",
+                "`echo $LD_LIBRARY_PATH`; `ldconfig -p | grep nccl`",
+            ),
+        ],
+        refine=lambda g: f"the missing function is {g['sym']}" if g.get("sym") else None,
+        examples=(
+            "ImportError: /venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: "
+            "undefined symbol: ncclCommResume",
+        ),
+    ),
+    signature(
+        "MD848",
+        "nvshmem.ipc-failure",
+        # (its next line, "...mem_heap.cpp:exchange_heap_memory_handle:775: Fatal IPC Failure",
+        # holds no anchor of the scanner: this one says it first)
+        r"IPC failure: Sending data over socket failed",
+        "NVSHMEM could not exchange GPU memory handles with a peer it took for one of this "
+        "node's: it groups processes into nodes by host name, and shares memory inside a node "
+        "through a local IPC socket and CUDA IPC. A peer on another host that it placed on "
+        "this node (two hosts with the same host name), or peers of one node that cannot "
+        "reach each other's socket, fail here.",
+        "Give every host its own host name (`hostname` on each; `hostnamectl set-hostname`; "
+        "in containers, a distinct --hostname per host), and on one node run its processes "
+        "where they share /tmp and an IPC namespace (docker --ipc=host); then rerun with "
+        "NVSHMEM_DEBUG=INFO, whose lines say which peers it took for local.",
+        "NVSHMEM host library (src/host/mem/mem_heap.cpp exchange_heap_memory_handle: 'Fatal "
+        "IPC Failure'); NVSHMEM environment variables (NVSHMEM_DEBUG); "
+        "https://github.com/deepseek-ai/DeepEP/issues/316",
+        causes=[
+            ("two hosts with the same host name", "`hostname` prints the same on both"),
+            (
+                "processes of one node in containers without a shared /tmp or IPC namespace",
+                "the containers' --ipc and volume settings",
+            ),
+        ],
+        examples=("IPC failure: Sending data over socket failed: No such file or directory",),
+    ),
 )

@@ -36,6 +36,7 @@ ENTRIES: Tuple[Entry, ...] = (
     stale.ENTRY,
     views.ENTRY,
     versions.ENTRY,
+    versions.WHEELS_ENTRY,
     ifname.ENTRY,
     injected.ENTRY,
     netdiff.ENTRY,
@@ -59,6 +60,7 @@ READINGS: Tuple[Reading, ...] = (
     stale.readings,  # MD874, RDMA stale after a drop
     views.readings,  # MD875, hostfiles differ
     versions.readings,  # MD893, NCCL versions differ
+    versions.wheels,  # MD898, two NCCL wheels in one environment
     ifname.readings,  # MD894
     injected.readings,  # MD834
     topology.readings,  # MD897, a GPU topology through the CPU

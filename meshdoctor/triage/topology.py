@@ -10,8 +10,8 @@ The rule (:func:`readings`): an input holding the matrix (its header row of ``GP
 rows ``GPUn`` of path types) whose GPU pairs include a PCIe-only path through the CPU, or
 whose NICs have no GPU closer than a host bridge, is the finding. All GPU pairs on NVLink or
 one PCIe switch, with a NIC beside a GPU, read as a layout that needs nothing. Its role is
-``either``: alone, it is what the input says; beside a failure that prints an error, that
-error comes first and this is the setting it ran on.
+``either``: alone, it is what the input says; beside a failure that prints an error it is a
+consequence (the layout that failure ran on), and that error comes first.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
-from meshdoctor.codes.model import EITHER
+from meshdoctor.codes.model import CONSEQUENCE, EITHER
 from meshdoctor.signatures.model import signature
 from meshdoctor.triage import reading
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
@@ -129,8 +129,8 @@ def _pairs(cols: List[str], rows: Dict[str, List[str]]) -> Dict[str, List[str]]:
 
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
     """The MD897 finding (the rule in the module's docstring) for what triage read, or none:
-    ``inputs`` in the order read; ``findings`` the others (unused)."""
-    del findings
+    ``inputs`` in the order read; ``findings`` the others: beside any failure of a rank the
+    finding is its consequence, the layout that failure ran on."""
     for i, inp in enumerate(inputs):
         if inp.kind not in _LOGS or inp.error or "GPU0" not in inp.head + inp.tail:
             continue
@@ -169,5 +169,8 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             lineno=head_at,
             groups={"gpus": str(sum(1 for k in rows if k.startswith("GPU")))},
         )
-        return [reading.at_input(m, i, inp, rank=None)]
+        f = reading.at_input(m, i, inp, rank=None)
+        if any(not g.job for g in findings):
+            f.role = CONSEQUENCE  # beside a failure that printed an error: the layout it ran on
+        return [f]
     return []

@@ -112,3 +112,67 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         groups={"versions": ", ".join(sorted(seen, key=_key, reverse=True))},
     )
     return [reading.at_input(m, i, inp)]
+
+
+WHEELS_CODE = "MD898"
+
+WHEELS_SIG = with_why(
+    signature(
+        WHEELS_CODE,
+        "triage.two-nccl-wheels",
+        None,
+        "One Python environment holds two NCCL wheels (nvidia-nccl-cu12 beside "
+        "nvidia-nccl-cu13, as `pip list` or PyTorch's collect_env shows): each installs its "
+        "own libnccl.so.2, and which one the loader finds first decides the NCCL that "
+        "PyTorch, CuPy or vLLM runs. A build for one CUDA major then loads the other's NCCL: "
+        "an import that fails on an undefined nccl symbol, or NCCL errors and hangs of a "
+        "release the program was not built with.",
+        "Keep the one NCCL wheel that matches the build's CUDA (`python -c \"import torch; "
+        'print(torch.version.cuda)"`): `pip uninstall nvidia-nccl-cu12` under a CUDA 13 '
+        "build, or nvidia-nccl-cu13 under CUDA 12; then check which libnccl loads "
+        '(`python -c "import torch; print(torch.cuda.nccl.version())"`) on every host.',
+        "PyTorch's collect_env ('[pip3] nvidia-nccl-cu12==...'); the nvidia-nccl-cu12 and "
+        "nvidia-nccl-cu13 wheels on PyPI (each ships nvidia/nccl/lib/libnccl.so.2); "
+        "https://github.com/pytorch/pytorch/issues/186591",
+        examples=(),
+        causes=[
+            (
+                "a package that pins the other CUDA's NCCL wheel (an older vLLM, CuPy, a "
+                "framework's requirements) installed into a CUDA 13 environment",
+                "`pip show nvidia-nccl-cu12 nvidia-nccl-cu13`: both installed, and who requires each",
+            ),
+        ],
+    ),
+    "Nothing says which libnccl was loaded; the import or NCCL errors that follow are "
+    "consequences of the two wheels; fix that first.",
+)
+
+WHEELS_ENTRY = entry(WHEELS_SIG, "triage two NCCL wheels in one environment")
+
+# "[pip3] nvidia-nccl-cu12==2.29.3", "nvidia-nccl-cu13    2.29.7" (pip list), "... 2.29.7 pypi"
+_WHEEL = re.compile(r"\bnvidia-nccl-(cu\d+)\s*(?:==|\s)\s*(\d+\.\d+\.\d+)")
+
+
+def wheels(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD898 finding when one input lists two NCCL wheels of different CUDA majors
+    (:data:`_WHEEL`), or none: ``inputs`` in the order read; ``findings`` unused."""
+    del findings
+    for i, inp in enumerate(inputs):
+        if inp.kind not in _LOGS or inp.error or "nvidia-nccl-cu" not in inp.head:
+            continue
+        seen: Dict[str, Tuple[str, int, str]] = {}
+        for lineno, text in input_lines(inp):
+            for m in _WHEEL.finditer(text):
+                seen.setdefault(m.group(1), (m.group(2), lineno, text.strip()))
+        if len(seen) < 2:
+            continue
+        listed = ", ".join(f"nvidia-nccl-{cu} {v}" for cu, (v, _, _) in sorted(seen.items()))
+        _v, lineno, text = min(seen.values(), key=lambda x: x[1])
+        m = reading.match(
+            WHEELS_SIG,
+            f"{inp.source} lists {listed}.",
+            line=signatures.printable(text),
+            lineno=lineno,
+        )
+        return [reading.at_input(m, i, inp)]
+    return []

@@ -24,7 +24,7 @@ TOOLKIT = Path("/usr/local/cuda-13.0")
 # mlx/backend/cuda/utils.cpp)
 WRAPPERS = (
     "node1: Test CUDA failure common.cu:1030 '{t}'",
-    "h1:1:2 [0] transport/p2p.cc:300 NCCL WARN Cuda failure {n} '{t}'",
+    "h1:1:2 [0] transport/net.cc:300 NCCL WARN Cuda failure {n} '{t}'",
     "h1:1:2 [0] include/alloc.h:178 NCCL WARN Cuda failure '{t}'",
     "RuntimeError: CUDA error: {t}",
     "RuntimeError: cudaMemcpyAsync(dst, src, size, kind, stream) failed: {t}",
@@ -91,7 +91,11 @@ def test_nccl_site_classes_come_before_the_text_classes():
     p2p = signatures.match_line("transport/p2p.cc:300 NCCL WARN Cuda failure 1 'invalid argument'")[
         0
     ]
-    assert p2p.signature.failure_class(p2p.groups).name == "cuda.invalid-argument"
+    assert p2p.signature.failure_class(p2p.groups).name == "cuda.nccl-p2p-ipc"
+    net = signatures.match_line("transport/net.cc:300 NCCL WARN Cuda failure 1 'invalid argument'")[
+        0
+    ]
+    assert net.signature.failure_class(net.groups).name == "cuda.invalid-argument"
     shm = signatures.match_line(
         "transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported "
         "between these two devices'"

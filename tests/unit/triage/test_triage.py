@@ -208,6 +208,14 @@ LINES = [
     # NVIDIA/nccl #1669: Open MPI's signal handler
     ("[rtptest1621:405884] *** Process received signal ***", "MD845"),
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "MD843"),
+    # pytorch/pytorch #186591 (nvidia-nccl-cu12 beside nvidia-nccl-cu13)
+    (
+        "ImportError: /venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so: "
+        "undefined symbol: ncclCommResume",
+        "MD847",
+    ),
+    # deepseek-ai/DeepEP #316 (two hosts with the same host name)
+    ("IPC failure: Sending data over socket failed: No such file or directory", "MD848"),
     # pytorch/pytorch #139990 (a Windows build without libuv, PyTorch 2.5)
     ("RuntimeError: use_libuv was requested but PyTorch was build without libuv support", "MD846"),
     # NVIDIA/nccl #1611: glibc's heap check aborting a rank
