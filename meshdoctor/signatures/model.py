@@ -67,7 +67,10 @@ class FailureClass:
     """One failure class of a signature that reads many texts of one component (NCCL's
     ``WARN`` lines): the ``name``, the ``regex`` searched in the match's ``msg`` group (its
     whole line when it has none), what it means here (``meaning``), its ``cause``, what helps
-    (``remedy``) and its public ``source`` (the files and version whose sites it reads)."""
+    (``remedy``) and its public ``source`` (the files and version whose sites it reads);
+    ``role``: the role of a match in this class when it is not the signature's (one of
+    :data:`ROLES`: a class whose cause is this host's own setup, a full /dev/shm, is a
+    ``cause`` even when the signature's other texts are often echoes), or None."""
 
     name: str
     regex: Pattern[str]
@@ -75,6 +78,7 @@ class FailureClass:
     cause: str
     remedy: str
     source: str
+    role: Optional[str] = None
 
     def text(self) -> str:
         """The class as one sentence: meaning, cause and what helps."""
@@ -164,8 +168,11 @@ class Signature:
 
     def role_for(self, groups: Mapping[str, str]) -> str:
         """The role of one match with regex ``groups``: what :attr:`role_of` says of them,
-        else :attr:`role`."""
+        else its failure class's (:attr:`FailureClass.role`), else :attr:`role`."""
         role = self.role_of(groups) if self.role_of is not None else None
+        if role not in ROLES and self.classes:
+            c = self.failure_class(groups)
+            role = c.role if c is not None else None
         return role if role in ROLES else self.role
 
     @property

@@ -9,7 +9,9 @@ helps, most specific first."""
 
 from __future__ import annotations
 
-from meshdoctor.signatures.model import failure_class as fc
+from dataclasses import replace
+
+from meshdoctor.signatures.model import CAUSE, failure_class as fc
 
 _S = "NCCL v2.30.7 "
 
@@ -129,9 +131,27 @@ CLASSES = (
         _S + "src/bootstrap.cc, src/transport/net_socket.cc; NVIDIA/nccl #605",
     ),
     fc(
+        "nccl.foreign-connection",
+        r"wrong magic|bad magic|Invalid magic",
+        "a connection to one of NCCL's listening ports (bootstrap, proxy service, RAS) did "
+        "not start with NCCL's 8-byte magic: something that is not this job's NCCL "
+        "connected. Read the magic as 8 ASCII bytes, lowest first: 74656d2f20544547 is "
+        "'GET /met', an HTTP request",
+        "another program reaching the port: a metrics scraper or health probe, a port "
+        "scanner, a load balancer's check, or a rank of another job using the same address "
+        "and port (NCCL_COMM_ID, a reused MASTER_PORT); releases before the fix of "
+        "NVIDIA/nccl #1808 retry on such a connection in the proxy and RAS threads and spin "
+        "there, so the job hangs after init",
+        "find what connects to the job's ports (`ss -tnp` on the host while it runs; the "
+        "cluster's scrapers and scanners) and keep it off the hosts' NCCL addresses, or bind "
+        "NCCL to an interface they do not reach (NCCL_SOCKET_IFNAME); upgrade NCCL to a "
+        "release with the fix of #1808 (2.30.u1 branch and later)",
+        _S + "src/misc/socket.cc (socketFinalizeAccept 'wrong magic'); NVIDIA/nccl #1808",
+    ),
+    fc(
         "nccl.version-mismatch",
         r"Mismatched NCCL version|mixed local (?:Coll)?Net device counts|netName \S+ is "
-        r"different|incompatible|wrong magic|wrong type|different number of devices|Can't merge "
+        r"different|incompatible|wrong type|different number of devices|Can't merge "
         r"net devices|merge multiple devices",
         "the ranks do not agree on NCCL's version or their network devices",
         "different NCCL builds on the hosts, or hosts with different NIC counts or link types",
@@ -180,8 +200,12 @@ CLASSES = (
         r"Could not receive type from localRank|Connection closed|asynchronous (?:bootstrap )?"
         r"send (?:to peer \d+ )?failed|call to (?:tpRank|rank|top parent rank) \d+.* failed",
         "a socket to a peer failed mid-transfer",
-        "the peer rank died or its host or link went away",
-        "find the rank that failed first; if none died, check the link between the hosts",
+        "the peer rank died or its host or link went away; in init with no peer failing, "
+        "on NCCL before 2.27.3, a connection of another program to the bootstrap port that "
+        "closed before sending NCCL's magic (NVIDIA/nccl #1612: 2.27.3 ignores it)",
+        "find the rank that failed first; if none died, check the link between the hosts, "
+        "and on NCCL before 2.27.3 what else connects to the job's ports (scanners, "
+        "probes: `ss -tnp`), then upgrade NCCL",
         _S + "src/os/linux.cc, src/proxy.cc, src/transport/net_socket.cc",
     ),
     fc(
@@ -518,3 +542,27 @@ CLASSES = (
         _S + "src/misc/socket.cc, src/proxy.cc, src/transport/net_ib, src/bootstrap.cc",
     ),
 )
+
+# classes whose cause is this host's own setup or resources (a full /dev/shm, the locked-memory
+# limit, a missing interface, a setting): a first cause even where NCCL's other WARN texts are
+# often echoes of a peer's failure
+_OWN = frozenset(
+    {
+        "nccl.topology",
+        "nccl.nvls-multicast",
+        "nccl.cuda-oom",
+        "nccl.shm",
+        "nccl.reg-mr",
+        "nccl.foreign-connection",
+        "nccl.version-mismatch",
+        "nccl.no-interface",
+        "nccl.ib-gid-select",
+        "nccl.cuda-driver",
+        "nccl.bad-setting",
+        "nccl.no-algorithm",
+        "nccl.net-plugin",
+        "nccl.gdrcopy",
+        "nccl.mnnvl",
+    }
+)
+CLASSES = tuple(replace(c, role=CAUSE) if c.name in _OWN else c for c in CLASSES)

@@ -11,11 +11,14 @@ from typing import Callable, List, Sequence, Tuple
 from meshdoctor.codes.model import Entry
 from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage import (
+    address,
     alone,
+    customar,
     hung,
     ifname,
     injected,
     lastwarn,
+    misspelt,
     mismatch,
     netdiff,
     samegpu,
@@ -42,6 +45,9 @@ ENTRIES: Tuple[Entry, ...] = (
     netdiff.ENTRY,
     samegpu.ENTRY,
     topology.ENTRY,
+    misspelt.ENTRY,
+    customar.ENTRY,
+    address.ENTRY,
 )
 
 # a reading: (the inputs in the order read, the findings so far) -> the findings it adds
@@ -64,4 +70,7 @@ READINGS: Tuple[Reading, ...] = (
     ifname.readings,  # MD894
     injected.readings,  # MD834
     topology.readings,  # MD897, a GPU topology through the CPU
+    misspelt.readings,  # MD877, an NCCL setting NCCL does not read
+    customar.readings,  # MD878, an engine's custom all-reduce in play
+    address.readings,  # MD879, an address other hosts cannot reach
 )

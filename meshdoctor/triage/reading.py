@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import replace
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 from meshdoctor import signatures
 from meshdoctor.codes.model import SIGNATURE, Entry
@@ -18,6 +18,7 @@ from meshdoctor.triage.collect import SEQ_STRIDE
 from meshdoctor.triage.findings import Finding, Input
 
 _KEEP = object()  # "as the input says" (its rank)
+_FAR = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
 
 
 def with_why(sig: signatures.Signature, why: str) -> signatures.Signature:
@@ -103,4 +104,25 @@ def at_finding(m: signatures.Match, first: Finding) -> Finding:
         rank=first.rank,
         time=first.time,
         last_lineno=first.match.lineno,
+    )
+
+
+def explains(m: signatures.Match, inp: Input, failures: Sequence[Finding]) -> Finding:
+    """The finding of ``m`` (a line of ``inp``, a cause read from a setting or a frame printed
+    anywhere in the logs) as the cause of ``failures`` (not empty): placed at the earliest
+    of them (its time, host and rank, ordered right before it), and each of them made a
+    ``consequence`` (changed in place), so the cause comes first even when only the failures'
+    lines carry a timestamp or the evidence is in another input."""
+    anchor = min(failures, key=lambda f: (f.time is None, f.time or _FAR, f.seq))
+    for f in failures:
+        f.role = signatures.CONSEQUENCE
+    return Finding(
+        match=m,
+        source=inp.source,
+        seq=anchor.seq - 1,
+        role=m.role,
+        host=anchor.host,
+        rank=anchor.rank,
+        time=anchor.time,
+        last_lineno=m.lineno,
     )
