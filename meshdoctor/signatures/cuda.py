@@ -82,6 +82,43 @@ def _text(groups: Mapping[str, str]) -> str:
     return groups.get("msg") or groups.get("tmsg") or (named.text if named else "")
 
 
+# (NCCL file, CUDA text or None for any, what a failure there says), first match wins
+_SITE_NOTES = (
+    # enqueue.cc launches NCCL's kernels: an argument the GPU refuses there is the launch's
+    # own (shared memory, grid), not the program's (NVIDIA/nccl-tests #287)
+    (
+        "enqueue.cc",
+        "invalid argument",
+        ", where NCCL launches its kernels: the launch itself was refused (its shared memory "
+        "or grid size), which points at an NCCL release that does not support this GPU or "
+        "driver, not at the program's arguments: upgrade (or change) NCCL, e.g. 2.25.1 to "
+        "2.26.2 or later",
+    ),
+    # a stream or event of another device than the current one (CUDA Runtime API:
+    # cudaErrorInvalidResourceHandle); PyTorch 2.3 left ranks on device 0 (pytorch #130414)
+    (
+        "enqueue.cc",
+        "invalid resource handle",
+        ", where NCCL launches on the communicator's stream: the calling thread's current "
+        "CUDA device is not the communicator's, so the stream or event belongs to another "
+        "device: a rank that never set its device runs on GPU 0 (PyTorch 2.3's "
+        "ProcessGroupNCCL left such ranks there, pytorch #130414, fixed by #130921): call "
+        "torch.cuda.set_device(local_rank) before the first collective, or pass device_id to "
+        "init_process_group",
+    ),
+    # NVLS: NVLink SHARP multicast buffers (src/transport/nvls.cc)
+    (
+        "nvls.cc",
+        None,
+        ", in NCCL's NVLS (NVLink SHARP multicast) setup: the NVSwitch multicast path, not the "
+        "program's buffers: NCCL_NVLS_ENABLE=0 on every rank turns it off (and check Fabric "
+        "Manager); where it is already set, it did not reach this process: a worker that an "
+        "engine or a framework spawns may not inherit the launcher's environment (pass it "
+        "through the engine's own list of variables for its workers, Ray's runtime_env)",
+    ),
+)
+
+
 def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
     """Which CUDA error the text of a match is (its cudaError_t names and numbers, from the
     table) and where it was printed (the NCCL or nccl-tests file and line), or None."""
@@ -92,15 +129,14 @@ def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
     where = ""
     if groups.get("site"):
         where = f" in NCCL's {groups['site']}:{groups.get('at', '?')}"
-        if groups["site"].endswith("enqueue.cc") and text == "invalid argument":
-            # enqueue.cc launches NCCL's kernels: an argument the GPU refuses there is the
-            # launch's own (shared memory, grid), not the program's (NVIDIA/nccl-tests #287)
-            where += (
-                ", where NCCL launches its kernels: the launch itself was refused (its shared "
-                "memory or grid size), which points at an NCCL release that does not support "
-                "this GPU or driver, not at the program's arguments: upgrade (or change) NCCL, "
-                "e.g. 2.25.1 to 2.26.2 or later"
-            )
+        where += next(
+            (
+                note
+                for site, said, note in _SITE_NOTES
+                if groups["site"].endswith(site) and said in (text, None)
+            ),
+            "",
+        )
     elif groups.get("file"):
         where = f" in nccl-tests' {groups['file']}:{groups.get('line', '?')}"
     elif groups.get("drv") == "CUDA_ERROR_NOT_INITIALIZED":

@@ -135,9 +135,15 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
         "the process sees no GPU, or fewer than it asks for (an invalid device ordinal)",
         "CUDA_VISIBLE_DEVICES naming GPUs the host does not have (more ranks on the host than "
         "GPUs, a launcher that numbers ranks past the host's GPUs), or no GPU passed to the "
-        "container",
+        "container, or a CUDA_VISIBLE_DEVICES set after CUDA was initialised in the process "
+        "(CUDA reads it once, at its first call: an import that touches CUDA before a "
+        "launcher such as Ray or an engine's worker set the variable leaves the process with "
+        "the wrong set, and set_device of its own GPU fails)",
         "put at most as many ranks on a host as it has GPUs (`nvidia-smi -L`), check "
-        "CUDA_VISIBLE_DEVICES per rank, and expose the GPUs to containers (docker --gpus all)",
+        "CUDA_VISIBLE_DEVICES per rank, and expose the GPUs to containers (docker --gpus all); "
+        "when a worker fails in set_device though the host has the GPU, find what initialised "
+        "CUDA before its launcher set CUDA_VISIBLE_DEVICES (an import at module level: "
+        "upgrade the engine or move the import)",
         _RT,
     ),
     (

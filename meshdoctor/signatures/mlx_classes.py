@@ -206,9 +206,13 @@ UNTAGGED = (
     fc(
         "hostfile.unreadable",
         r"(?:Hostfile \S+ doesn't exist|Failed to parse hostfile|Hostname cannot be empty)",
-        "mlx.launch could not read the hostfile",
-        "a wrong path, JSON that does not parse, or an entry without its ssh name",
-        "`meshdoctor check --hostfile FILE` names what is wrong in it",
+        "mlx.launch could not read its hosts: the hostfile, or the --hosts list",
+        "an empty host name ('Hostname cannot be empty': --hosts given an empty or unset "
+        "shell variable, or a list with an empty item such as 'a,,b'), a hostfile path that "
+        "does not exist, JSON that does not parse, or an entry without its ssh name",
+        "pass the hosts again (`--hosts h1,h2` with no empty item; echo the variable that "
+        "builds it) or the hostfile's real path; `meshdoctor check --hostfile FILE` names what "
+        "is wrong in a hostfile",
         _W + "mlx/_distributed_utils/common.py",
     ),
     fc(

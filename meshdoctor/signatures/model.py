@@ -188,10 +188,11 @@ class Signature:
     def meaning_for(self, groups: Mapping[str, str]) -> str:
         """The meaning of one match with regex ``groups``: :attr:`meaning`, followed by
         ``Here: ...`` when :attr:`refine` knows what these groups say or one of
-        :attr:`classes` names them (both, refine's first, when both do)."""
+        :attr:`classes` names them (both, the class first, when both do: the class says
+        what the text means, the refinement what else this match shows)."""
         cls = self.failure_class(groups) if self.classes else None
-        parts = [self.refine(groups) if self.refine is not None else None]
-        parts.append(cls.text() if cls is not None else None)
+        parts = [cls.text() if cls is not None else None]
+        parts.append(self.refine(groups) if self.refine is not None else None)
         detail = "; ".join(p for p in parts if p)
         return f"{self.meaning} Here: {detail}." if detail else self.meaning
 

@@ -122,6 +122,29 @@ def _crash_frame(g) -> Optional[str]:
 _PACKAGE = re.compile(r"/(?:site|dist)-packages/([A-Za-z_][\w]*)")
 
 
+# what a traceback cut inside one of these calls says of its missing error: (the call's words,
+# the note)
+_CUT_CALLS = (
+    (
+        ("set_device", "_cuda_setDevice", "cudaSetDevice"),
+        "; a cut inside set_device is that process failing to select its GPU (CUDA's "
+        "'invalid device ordinal'): it sees fewer GPUs than its rank asks for, often because "
+        "CUDA was initialised before the launcher set CUDA_VISIBLE_DEVICES for it (an import "
+        "at module level that touches CUDA), so the variable was read too early",
+    ),
+    (
+        ("init_process_group", "_new_process_group_helper", "rendezvous"),
+        "; a cut inside init_process_group is that rank failing to join: read its error for "
+        "the store address (MASTER_ADDR, MASTER_PORT) and the other ranks' logs",
+    ),
+)
+
+
+def _cut_at(call: str) -> str:
+    """The note of :data:`_CUT_CALLS` for a traceback cut at ``call``, or ``""``."""
+    return next((note for words, note in _CUT_CALLS if any(w in call for w in words)), "")
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a line read without its traceback, or one raised in mlx.launch
@@ -148,6 +171,7 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
                 else (f"; its innermost frame is {inner}" if inner else "")
             )
             + (f", at `{groups['call']}`" if groups.get("call") else "")
+            + _cut_at(groups.get("call", ""))
             + "; give triage the whole traceback, to its exception line, from the process's own "
             "log (a log cut where it was pasted loses it)"
         )
@@ -636,9 +660,59 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD849",
+        "python.api-mismatch",
+        r"^(?:\[rank\d+\]:\s*|\[\d+,\d+\]<std(?:out|err)>:\s*)?(?:"
+        r"TypeError: (?P<callee>[\w.<>]+)\(\) got an unexpected keyword argument '(?P<arg>\w+)'"
+        r"|TypeError: (?P<missing>[\w.<>]+)\(\) missing \d+ required (?:positional |keyword-only )?"
+        r"arguments?: (?P<args>.+)"
+        r"|ImportError: cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
+        r"|AttributeError: module '(?P<mod>[\w.]+)' has no attribute '(?P<attr>\w+)')",
+        "A call and the code it calls disagree on its interface: a keyword argument the "
+        "callee does not take, a required argument the caller does not pass, a name a module "
+        "does not export. Code written against one version of a package met another: two "
+        "packages of the job at versions that were not released together (a framework and "
+        "the library it calls, an engine and its model code), or the job's own script against "
+        "an upgraded library.",
+        "Find the two sides: the package that defines the callee (the innermost frame of the "
+        "traceback, `python -c 'import PKG; print(PKG.__version__, PKG.__file__)'`) and the "
+        "one that calls it (the frame above); install the versions the caller's release "
+        "declares (`pip show CALLER` lists its requirements; `pip install 'CALLEE==X'`), or "
+        "upgrade both together, on every host and in every container of the job. When both "
+        "sides are one project, it is that release's bug: upgrade it or take its fix.",
+        "Python reference: TypeError for call arguments, ImportError 'cannot import name', "
+        "AttributeError on a module; pip show (Requires); "
+        "https://github.com/exo-explore/exo/issues/2228 (mlx-lm's ArraysCache.make_mask "
+        "called with keywords it did not take)",
+        causes=[
+            (
+                "two packages at versions not released together (an engine and the library it "
+                "calls: exo and mlx-lm, vLLM and transformers, TRL and vLLM)",
+                "the callee's package is another project than the caller's; `pip show` of both",
+            ),
+            (
+                "one host or container with other versions than the rest",
+                "the error on some ranks only; `pip freeze` differs between hosts",
+            ),
+            (
+                "a bug of one release calling its own code wrongly",
+                "caller and callee in the same package; a newer release fixes it",
+            ),
+        ],
+        examples=(
+            "TypeError: ArraysCache.make_mask() got an unexpected keyword argument 'return_array'",
+            "ImportError: cannot import name 'cached_download' from 'huggingface_hub'",
+            "AttributeError: module 'transformers' has no attribute 'Qwen3ForCausalLM'",
+            "TypeError: forward() missing 1 required positional argument: 'attn_metadata'",
+        ),
+    ),
+    signature(
         "MD663",
         "python.exception",
-        r"^(?P<bare>" + "|".join(BUILTIN_EXCEPTIONS) + r"): (?!" + MLX_COMPONENT + r"|EXC_)"
+        # a rank's prefix first when its launcher tags lines (torchrun's "[rank0]: ", Open
+        # MPI's --tag-output "[1,0]<stderr>:")
+        r"^(?:\[rank\d+\]:\s*|\[\d+,\d+\]<std(?:out|err)>:\s*)?"
+        r"(?P<bare>" + "|".join(BUILTIN_EXCEPTIONS) + r"): (?!" + MLX_COMPONENT + r"|EXC_)"
         r"(?P<msg>\S.*)",
         "An uncaught Python exception (no known signature in it): it ends the process when "
         "raised in the main thread; one raised in another thread ends only that thread, and "
@@ -675,6 +749,7 @@ SIGNATURES = (
             "    cfg = json.load(fh)\n"
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
             "NameError: name 'log_warning' is not defined",
+            "[rank0]: AssertionError: expected the batch to be divisible by the world size",
             "ValueError: The model does not support pipelining but a pipeline_group was provided",
             "Traceback (most recent call last):\n"
             '  File "/usr/lib/python3.12/threading.py", line 1010, in run\n'
@@ -744,7 +819,11 @@ SIGNATURES = (
     signature(
         "MD679",
         "python.address-in-use",
-        r"OSError: \[Errno (?:98|48)\] Address already in use",
+        r"(?:OSError: )?\[Errno (?:98|48)\] Address already in use"
+        # asyncio's create_server, as uvicorn logs it: "ERROR:    [Errno 98] error while
+        # attempting to bind on address ('0.0.0.0', 8000): address already in use"
+        r"|\[Errno (?:98|48)\] error while attempting to bind on address "
+        r"\((?P<addr>[^)]*)\): address already in use",
         "The application's own socket (a server the job opens: an HTTP API, a coordinator "
         "port) could not bind: another process already holds the port, most often a rank or "
         "server of the last run that never exited.",
@@ -756,10 +835,20 @@ SIGNATURES = (
         causes=[
             ("a leftover rank or server of the last run", "`meshdoctor check --only MD301`"),
             ("another job using the same port", "`ss -ltnp` names the process"),
+            (
+                "the program binding its own port twice: a server that reserves its port early "
+                "and then lets its HTTP server bind it again (vLLM's API server on its "
+                "--disable-frontend-multiprocessing path, vllm #8638, fixed by #8537)",
+                "nothing else holds the port (`ss -ltnp` before the start shows it free) and "
+                "the error comes right after the server's own 'startup complete'",
+            ),
         ],
         examples=(
             "OSError: [Errno 98] Address already in use",
             "OSError: [Errno 48] Address already in use",
+            "[Errno 48] Address already in use",
+            "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): "
+            "address already in use",
         ),
     ),
     signature(

@@ -80,8 +80,27 @@ def nccl_warning(groups: Mapping[str, str]) -> Optional[str]:
         return f"the failure passed through {where} with result {groups['res']}" + (
             f": {what}" if what else ""
         )
+    magic = _MAGIC.search(groups.get("msg", ""))
+    if magic:
+        text = _as_text(magic.group(1))
+        if text:
+            return (
+                f"the magic it received, read as 8 bytes lowest first, is the text {text!r}: "
+                "another program's protocol, not NCCL's"
+            )
     msg = groups.get("msg", "").lower()
     return next((why for key, why in _NCCL_WARN if key.lower() in msg), None)
+
+
+# socketFinalizeAccept's "wrong magic %lx != %lx" (NCCL v2.30.7 src/misc/socket.cc)
+_MAGIC = re.compile(r"wrong magic ([0-9a-fA-F]{1,16}) != ")
+
+
+def _as_text(hexmagic: str) -> Optional[str]:
+    """The 8 bytes of NCCL's 64-bit ``hexmagic`` as the peer sent them (little-endian on the
+    x86 and Arm hosts NCCL runs on), when all of them are printable ASCII; else None."""
+    raw = int(hexmagic, 16).to_bytes(8, "little")
+    return raw.decode("ascii") if all(32 <= b < 127 for b in raw) else None
 
 
 # --- nccl.error: what an NCCL result line says beyond its result (NCCL's result codes are
@@ -96,6 +115,14 @@ def nccl_result(groups: Mapping[str, str]) -> Optional[str]:
     parts = []
     msg = groups.get("msg", "")
     internal = "internal error" in msg or groups.get("result") == "ncclInternalError"
+    if groups.get("version", "").startswith("2.18.") and "unhandled cuda error" in msg:
+        parts.append(
+            f"NCCL {groups['version']} is a 2.18 release, whose setup issued a cudaMemcpyAsync "
+            "that read a previous copy's result without synchronising, failing with 'Cuda "
+            "failure 'invalid argument'' (NVIDIA/nccl #957, fixed in 2.19.3; seen in vLLM's "
+            "tensor parallel start, vllm #3688): upgrade NCCL to 2.19.3 or later (a PyTorch "
+            "whose bundled NCCL is, or the nvidia-nccl wheel)"
+        )
     if groups.get("version", "").startswith("2.18.") and internal:
         parts.append(
             f"NCCL {groups['version']} is a 2.18 release, which reported network errors as "
@@ -628,6 +655,13 @@ SIGNATURES = (
                 "web filtering, a firewall rule on lo, a transparent proxy)",
                 "the peer is 127.0.0.1 or localhost and no rank died (a one-process job)",
             ),
+            (
+                "on NCCL before 2.27.3, another program's connection to the bootstrap port (a "
+                "port scanner, a health probe) that closed before sending NCCL's magic: init "
+                "fails with a remote error (NVIDIA/nccl #1612; 2.27.3 ignores it)",
+                "no rank died; the trace lines pass through bootstrap.cc and init.cc ('-> 6'); "
+                "the peer address is not one of the job's hosts or ranks",
+            ),
         ],
         examples=(
             "gpu-node-7:48213:48299 [0] NCCL WARN Net : Connection closed by remote peer "
@@ -1081,5 +1115,63 @@ SIGNATURES = (
             ),
         ],
         examples=("IPC failure: Sending data over socket failed: No such file or directory",),
+    ),
+    signature(
+        "MD851",
+        "xla.clique-communicator-missing",
+        r"Communicator for rank (?P<peer>\d+) not found in a NCCL clique",
+        "XLA looked up the NCCL communicator of a rank in a clique (the GPUs of one "
+        "collective) and this process holds none for it. Each process holds only its own "
+        "GPUs' communicators: in multi-process mode (one process per GPU or host), a clique "
+        "built by splitting an existing one (--xla_gpu_enable_nccl_comm_splitting) was keyed "
+        "for one process only in releases before openxla/xla's fix.",
+        "Remove --xla_gpu_enable_nccl_comm_splitting from XLA_FLAGS (every process), or "
+        "upgrade jax/jaxlib to a release with the fix (openxla/xla #11761); check that every "
+        "process of the job runs the same jaxlib.",
+        "XLA GPU runtime (NCCL cliques, xla/service/gpu/runtime/nccl_clique.cc); "
+        "https://github.com/openxla/xla/pull/11761",
+        causes=[
+            (
+                "communicator splitting on in multi-process mode",
+                "XLA_FLAGS holds --xla_gpu_enable_nccl_comm_splitting",
+            ),
+        ],
+        examples=(
+            "Execution of replica 0 failed: INTERNAL: Communicator for rank 1 not found in a "
+            "NCCL clique devices=[1,5]; stream=0",
+        ),
+    ),
+    signature(
+        "MD850",
+        "nvshmem.bootstrap-truncated",
+        r"bootstrap_net_recv:\d+: Message truncated : received (?P<got>\d+) bytes instead of "
+        r"(?P<want>\d+)",
+        "NVSHMEM's UID bootstrap (the socket exchange that sets up its peers) received a "
+        "message of another size than it expected: the peers do not speak the same "
+        "exchange. Its next steps (the allgather of IPC handles, the heap setup) then fail "
+        "on every rank.",
+        "Make every node run the same software under NVSHMEM: the same GPU driver "
+        "(`nvidia-smi` on each node), the same NVSHMEM build (the one DeepEP or the engine was "
+        "built against: `nvshmem-info -a`) and the same DeepEP or engine build, with the same "
+        "NVSHMEM_* settings on every rank; then rerun with NVSHMEM_DEBUG=INFO. Two jobs whose "
+        "bootstraps share an address and port cross each other too: give each its own.",
+        "NVSHMEM host library (src/modules/bootstrap/uid/bootstrap_uid.cpp bootstrap_net_recv "
+        "'Message truncated'); https://github.com/deepseek-ai/DeepEP/issues/121 (nodes with "
+        "different GPU driver versions)",
+        causes=[
+            (
+                "nodes with different GPU driver versions",
+                "`nvidia-smi` prints another Driver Version on one node",
+            ),
+            (
+                "different NVSHMEM or DeepEP builds on the nodes (an image of another date)",
+                "`nvshmem-info -a`, `pip show deep_ep` differ",
+            ),
+            ("two jobs' bootstraps on one address and port", "another job on the same nodes"),
+        ],
+        examples=(
+            "/sglang/3rdparty/nvshmem_src/src/modules/bootstrap/uid/bootstrap_uid.cpp:"
+            "bootstrap_net_recv:99: Message truncated : received 36 bytes instead of 1",
+        ),
     ),
 )

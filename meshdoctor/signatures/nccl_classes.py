@@ -97,7 +97,8 @@ CLASSES = (
     ),
     fc(
         "nccl.shm",
-        r"shared memory|/dev/shm|posix_fallocate|Could not map \S+ size|failed to extend|shm (?:close|unlink)",
+        r"shared memory|/dev/shm|posix_fallocate|Could not map \S+ size|failed to extend|shm (?:close|unlink)|"
+        r"No space left on device",
         "NCCL could not create, size or map a shared-memory segment in /dev/shm",
         "/dev/shm is full or too small (a container's 64 MB default)",
         "size the tmpfs (docker --shm-size=1g or --ipc=host; `df -h /dev/shm`), or set "
@@ -135,8 +136,7 @@ CLASSES = (
         r"wrong magic|bad magic|Invalid magic",
         "a connection to one of NCCL's listening ports (bootstrap, proxy service, RAS) did "
         "not start with NCCL's 8-byte magic: something that is not this job's NCCL "
-        "connected. Read the magic as 8 ASCII bytes, lowest first: 74656d2f20544547 is "
-        "'GET /met', an HTTP request",
+        "connected (a magic that reads as text, 'GET /met', is another protocol's request)",
         "another program reaching the port: a metrics scraper or health probe, a port "
         "scanner, a load balancer's check, or a rank of another job using the same address "
         "and port (NCCL_COMM_ID, a reused MASTER_PORT); releases before the fix of "

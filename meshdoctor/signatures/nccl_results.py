@@ -105,8 +105,12 @@ _READINGS = {
         "NCCL was called in a way it does not allow (ncclInvalidUsage)",
         "most often two ranks of one communicator on the same GPU (each rank must have a GPU "
         "of its own: CUDA_VISIBLE_DEVICES not set per rank, a container or pod exposing one "
-        "GPU to several ranks, no torch.cuda.set_device(local_rank)); else an NCCL_* setting "
-        "NCCL rejects, or a communicator used after an error",
+        "GPU to several ranks, no torch.cuda.set_device(local_rank), a trainer process that "
+        "joins an inference server's group on a GPU the server uses (TRL's vllm-serve "
+        "client on cuda:0), an engine that takes workers of two hosts for one node and "
+        "gives them the same local GPU (vLLM's VLLM_HOST_IP set to one address on every "
+        "node: it must be each node's own, vllm #7699)); else an NCCL_* setting NCCL "
+        "rejects, or a communicator used after an error",
         "check that every rank of a host uses its own GPU: compare the 'cudaDev'/'busId' of "
         "each rank's 'ncclCommInitRank ... Init START' line (NCCL_DEBUG=INFO), set "
         "CUDA_VISIBLE_DEVICES or the device per rank, give the pod as many GPUs as ranks; then "

@@ -211,4 +211,34 @@ SIGNATURES = (
             "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
         ),
     ),
+    signature(
+        "MD852",
+        "torch.deepspeed-no-sync-zero",
+        r"AssertionError: no_sync context manager is incompatible with gradient partitioning "
+        r"logic of ZeRO "
+        r"stage (?P<stage>\d)",
+        "DeepSpeed's engine refused no_sync(): under ZeRO stage 2 or 3 the gradients are "
+        "partitioned, which needs a reduction on every backward. DeepSpeed 0.16.0 added this "
+        "check; Hugging Face's Trainer (through accelerate) enters no_sync on every "
+        "micro-step between gradient-accumulation boundaries, so any run with "
+        "gradient_accumulation_steps > 1 under ZeRO 2/3 dies at its first step, without the "
+        "job's own code calling it.",
+        "Upgrade transformers to a release that skips no_sync for ZeRO 2/3 (its PR #35157), or "
+        "pin deepspeed 0.15.4, or set gradient_accumulation_steps=1; in code of your own, do "
+        "not wrap backward in engine.no_sync() under ZeRO 2/3.",
+        "DeepSpeed runtime/engine.py no_sync (added in 0.16.0, deepspeed PR #6675); "
+        "https://github.com/deepspeedai/DeepSpeed/issues/6793; huggingface/transformers PR "
+        "#35157",
+        causes=[
+            (
+                "Hugging Face Trainer or accelerate with gradient accumulation on DeepSpeed "
+                ">= 0.16.0 under ZeRO 2/3",
+                "`pip show deepspeed transformers`; gradient_accumulation_steps > 1",
+            ),
+        ],
+        examples=(
+            "[rank0]: AssertionError: no_sync context manager is incompatible with gradient "
+            "partitioning logic of ZeRO stage 3",
+        ),
+    ),
 )

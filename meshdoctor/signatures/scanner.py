@@ -139,6 +139,12 @@ def prefix_shape(prefix: str) -> Optional["re.Pattern[str]"]:
     prefix."""
     if not prefix.strip():
         return None
+    # two log records joined on the header's line ("(Worker pid=7) ERROR ...] Error executing
+    # method. (Worker pid=7) ERROR ...] Traceback ..."): the last record's prefix is the one
+    # the traceback's lines carry
+    head = prefix[:12]
+    if len(head) == 12 and prefix.rfind(head) > 0:
+        prefix = prefix[prefix.rfind(head) :]
     parts = re.split(r"(\d+)", prefix)
     return re.compile("^" + "".join(r"\d+" if p.isdigit() else re.escape(p) for p in parts))
 
@@ -245,7 +251,6 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "Watchdog caught",  # PyTorch's NCCL watchdog, its WorkNCCL(...) cut to the next line
     "exited",
     "MeshImpl",
-    "mlx::core::",
     "std::",
     "what()",
     "zsh: ",
@@ -254,7 +259,6 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "(core dumped)",
     "Broken pipe",
     "MPI_ERRORS",
-    "mlx_item",
     "sum_scatter",
     "maximum allowed buffer",
     "hostfile is malformed",
@@ -270,10 +274,15 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "client socket",
     "ismatch",  # NCCL's "Mismatched collective detected", PyTorch's "Detected mismatch between"
     "No module named",  # python -m's "python3: No module named X" (runpy, no "rror")
-    # the dynamic loader's words for an MLX library missing or of another build, bare
-    # (dlopen's "libmlx.so: cannot open shared object file", "Symbol not found: __ZN3mlx...")
-    "libmlx",
-    "ZN3mlx",
+    # MLX's own names: its C++ namespace (mlx::core::Fence::wait, mlx::core::cu::), its item
+    # calls (mlx_item), and the dynamic loader's words for an MLX library missing or of another
+    # build, bare (dlopen's "libmlx.so: cannot open shared object file", "Symbol not found:
+    # __ZN3mlx..."): one anchor for all of them
+    "mlx",
+    # NVSHMEM's bootstrap: "bootstrap_net_recv:99: Message truncated : received N bytes ..."
+    "Message truncated",
+    # a socket's bind refused, bare: "[Errno 48] Address already in use" (macOS, Linux's 98)
+    "lready in use",
     "CompletionQueueDispatch",  # Metal's completion queue, a crashed thread's in a summary
     # glibc's heap checks (malloc_printerr): "free(): corrupted unsorted chunks", "double free
     # or corruption (out)", "munmap_chunk(): invalid pointer", "free(): double free detected"
@@ -820,6 +829,7 @@ class Scanner:
                 pm = self._tb_prefix.match(s)
                 if pm:
                     s = s[pm.end() :]
+
             if (
                 s.startswith((" ", "\t"))
                 or _FRAME_LINE.match(s)  # a frame whose indent was lost (pasted in a mail)

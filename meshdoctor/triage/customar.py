@@ -22,7 +22,9 @@ or the engine's settings saying it is on (``disable_custom_all_reduce=False``,
 ``use_custom_all_reduce=True``, ``--enable-custom-all-reduce``), with no line saying it is off
 (``disable_custom_all_reduce=True``, ``--disable-custom-all-reduce``, vLLM's ``Custom allreduce
 is disabled``) and no tensor parallel size of 1 (``tensor_parallel_size=1``: there is no group to
-reduce in). The finding names the first such line and comes just before the failures it explains,
+reduce in). PyTorch's ``expandable_segments:True`` beside it is named: its buffers are CUDA
+virtual memory, which the legacy ``cudaIpcGetMemHandle`` of the custom all-reduce refuses
+(vllm #42609). The finding names the first such line and comes just before the failures it explains,
 which become its consequences (:func:`meshdoctor.triage.reading.explains`); its text says
 whether the code was seen failing or only the setting (then it is the lead to rule out
 first).
@@ -109,6 +111,9 @@ _OFF = re.compile(
     r"\bdisable_custom_all_reduce\s*[=:]\s*['\"]?True\b|--disable-custom-all-reduce\b|"
     r"\bCustom allreduce is disabled\b|\buse_custom_all_reduce\s*[=:]\s*['\"]?False\b"
 )
+# PyTorch's allocator on CUDA virtual memory (cuMemCreate/cuMemMap), whose pointers the legacy
+# cudaIpcGetMemHandle refuses (CUDA Runtime API; vllm #42609)
+_EXPANDABLE = re.compile(r"expandable_segments\s*:\s*True")
 _TP1 = re.compile(r"\btensor_parallel_size\s*[=:]\s*1\b|--(?:tensor-parallel-size|tp)[= ]1\b")
 
 _LOGS = ("log", "stdin")
@@ -143,12 +148,14 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         return []
     code: Optional[Tuple[int, int, str]] = None  # (input index, line, text)
     on: Optional[Tuple[int, int, str]] = None
+    expandable = False
     for i, inp in enumerate(inputs):
         if inp.kind not in _LOGS or inp.error:
             continue
         for lineno, text in input_lines(inp):
             if _OFF.search(text) or _TP1.search(text):
                 return []
+            expandable = expandable or bool(_EXPANDABLE.search(text))
             if code is None and _CODE_LINE.search(text):
                 code = (i, lineno, text.strip())
             if on is None and _ON.search(text):
@@ -163,6 +170,13 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         here = (
             "the engine's settings have it on (no line says it was disabled); nothing shows "
             "its code failing, so it is the lead to rule out first."
+        )
+    if expandable:
+        here = (
+            here[:-1] + "; and PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True: PyTorch "
+            "then backs its tensors with CUDA virtual memory (cuMemMap), whose pointers the "
+            "custom all-reduce's cudaIpcGetMemHandle refuses ('invalid argument'): drop "
+            "expandable_segments, or keep it and turn the custom all-reduce off (vllm #42609)."
         )
     m = reading.match(
         CUSTOM_AR_SIG,

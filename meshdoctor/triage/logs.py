@@ -208,12 +208,16 @@ class LogScan:
     def _add(
         self, m: signatures.Match, time_of: Callable[[], Optional[_dt.datetime]]
     ) -> Tuple[str, Optional[int]]:
-        """Count ``m`` (a new finding, or one more of the same code and rank); its time is
-        looked for (``time_of``) only for a new finding. Returns its key (code, rank)."""
+        """Count ``m`` (a new finding, or one more of the same code, failure class and rank);
+        its time is looked for (``time_of``) only for a new finding. Returns its key (code with
+        its class, rank)."""
         rank = line_rank(m.line)
         if rank is None:
             rank = self.input.rank
-        key = (m.code, rank)
+        # one finding per failure class of a signature that reads many texts (NCCL's WARN
+        # lines): a full /dev/shm after a socket error of the same rank is a finding of its own
+        cls = m.sig.failure_class(m.groups) if m.sig is not None and m.sig.classes else None
+        key = (m.code if cls is None else f"{m.code}:{cls.name}", rank)
         old = self._seen.get(key)
         if old is not None:
             old.count += 1

@@ -216,6 +216,24 @@ LINES = [
     ),
     # deepseek-ai/DeepEP #316 (two hosts with the same host name)
     ("IPC failure: Sending data over socket failed: No such file or directory", "MD848"),
+    (
+        "AssertionError: no_sync context manager is incompatible with gradient partitioning "
+        "logic of ZeRO stage 2",
+        "MD852",
+    ),
+    (
+        "TypeError: ArraysCache.make_mask() got an unexpected keyword argument 'return_array'",
+        "MD849",
+    ),
+    (
+        "bootstrap_uid.cpp:bootstrap_net_recv:99: Message truncated : received 36 bytes instead of 1",
+        "MD850",
+    ),
+    (
+        "E0403 15:37:24.104311 3871038 pjrt_stream_executor_client.cc:2809] Execution of replica 0 "
+        "failed: INTERNAL: Communicator for rank 1 not found in a NCCL clique devices=[1,5]; stream=0",
+        "MD851",
+    ),
     # pytorch/pytorch #139990 (a Windows build without libuv, PyTorch 2.5)
     ("RuntimeError: use_libuv was requested but PyTorch was build without libuv support", "MD846"),
     # NVIDIA/nccl #1611: glibc's heap check aborting a rank
