@@ -82,7 +82,13 @@ _LEAD_TS = re.compile(
     rb"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:\s?(?:Z|[+-]\d{2}:?\d{2}(?!\d)))?\]?"
 )
 _Keys = Tuple[Tuple[str, Optional[int]], ...]  # what one line gave: (code, rank) per finding
-_RANK = re.compile(r"\b[Rr]ank[ _=:#-]?(\d{1,4})\b")
+# the rank a line names as its own: not one it names as a peer ("Communicator for rank 1 not
+# found", "send to rank 3", "from rank 2", "Duplicate GPU detected: rank 0 and rank 2";
+# mlx.launch's "Node with rank 1 exited" is the rank's own)
+_RANK = re.compile(
+    r"(?<!\bfor )(?<!\bto )(?<!\bfrom )(?<!\bpeer )(?<!\band )"
+    r"\b[Rr]ank[ _=:#-]?(\d{1,4})\b"
+)
 # Open MPI's --tag-output ("[1,3]<stderr>:", mpirun(1)) and PRRTE's "[prterun-HOST-PID@1,3]<stdout>:"
 # (openpmix/prrte #1405): the job id, then the rank of the process that printed the line
 _MPI_TAG = re.compile(r"^\s*\[(?:[\w.-]+@)?\d+,(\d{1,6})\]<std(?:out|err|diag)>:")
