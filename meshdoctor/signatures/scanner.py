@@ -829,7 +829,6 @@ class Scanner:
                 pm = self._tb_prefix.match(s)
                 if pm:
                     s = s[pm.end() :]
-
             if (
                 s.startswith((" ", "\t"))
                 or _FRAME_LINE.match(s)  # a frame whose indent was lost (pasted in a mail)
