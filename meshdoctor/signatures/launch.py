@@ -592,8 +592,11 @@ SIGNATURES = (
     signature(
         "MD600",
         "launch.message",
-        # mlx.launch's own [WARN]/[ERROR], not another program's tag ("[TensorRT-LLM][ERROR]")
-        r"(?:(?<!\])\[WARN\] |(?<!\])\[ERROR\] |\bmlx\.(?:launch|distributed_config): error: )"
+        # mlx.launch's own [WARN]/[ERROR], not another program's tag ("[TensorRT-LLM][ERROR]"),
+        # nor a Python logger's level tag before its file ("[ERROR] [launch.py:321:f]", as
+        # DeepSpeed's launcher logs)
+        r"(?:(?<!\])\[WARN\] (?!\[[\w.]+:\d+:)|(?<!\])\[ERROR\] (?!\[[\w.]+:\d+:)|"
+        r"\bmlx\.(?:launch|distributed_config): error: )"
         r"(?P<msg>.*)|"
         r"(?P<notice>\[jaccl\] Connection attempt \d+ waiting \d+ ms)",
         "mlx.launch or mlx.distributed_config printed a warning, an error or a usage error "

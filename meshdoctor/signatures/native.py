@@ -145,6 +145,21 @@ def _cut_at(call: str) -> str:
     return next((note for words, note in _CUT_CALLS if any(w in call for w in words)), "")
 
 
+def _assertion(groups: Mapping[str, str]) -> Optional[str]:
+    """MD854's detail: whose check failed, by the file it names (MLX's small_vector.h: an
+    index past a shape's end, mlx #4070)."""
+    file = groups.get("file") or groups.get("gfile") or ""
+    if file.endswith("small_vector.h"):
+        return (
+            "MLX's small_vector checked an index against its size: an op read a dimension the "
+            "array does not have; a collective called on a 0-dimensional array (a scalar) "
+            "reads axis 0 of an empty shape (mx.distributed.sum_scatter before MLX's fix, "
+            "mlx #4070): give it an array with at least one dimension whose axis 0 divides "
+            "by the group size, and upgrade mlx"
+        )
+    return f"the check of {file}" if file else None
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a line read without its traceback, or one raised in mlx.launch
@@ -657,6 +672,43 @@ SIGNATURES = (
             "device='cuda:0', dtype=torch.bfloat16) vs tensor([-1.1953,  0.2295,  1.6016])",
             "AssertionError: Tensor-likes are not close!",
             "Mismatched elements: 8 / 4096 (0.2%)",
+        ),
+    ),
+    signature(
+        "MD854",
+        "native.assertion-failed",
+        # macOS libc's assert: "Assertion failed: (expr), function f, file x.h, line 315.";
+        # glibc's: "prog: x.cpp:315: T f(): Assertion `expr' failed."
+        r"Assertion failed: \((?P<expr>.*?)\), function (?P<func>.+?), file (?P<file>[^,]+), "
+        r"line (?P<line>\d+)|(?P<gfile>[\w./-]+\.(?:c|cc|cpp|cu|h|hpp)):(?P<gline>\d+): "
+        r"(?P<gfunc>.+?): Assertion `(?P<gexpr>.*)' failed",
+        "A native assertion failed: a C or C++ library checked a condition it relies on, found "
+        "it false and aborted the process (SIGABRT) on the spot, with no exception to catch. "
+        "The file it names says whose check it is; the condition says what was out of range.",
+        "Read the file and condition: a library's own header or source (MLX's small_vector.h, "
+        "a CUDA library's) is that library's check of the arguments it was given: find the "
+        "call of the job that gave it something it does not handle (an array with fewer "
+        "dimensions than the op reads, an index out of range) and upgrade the library, whose "
+        "newer release may raise a readable error instead; report it to that project with the "
+        "call if it persists.",
+        "POSIX assert(3) (macOS libc and glibc messages); "
+        "https://github.com/ml-explore/mlx/issues/4070 (sum_scatter of a scalar read shape()[0] "
+        "of an empty shape: small_vector's bounds assertion)",
+        refine=_assertion,
+        causes=[
+            (
+                "an op called with an array it does not handle: a collective (sum_scatter, "
+                "all_gather) of a 0-dimensional array reads axis 0 of an empty shape",
+                "the condition is a bounds check (size() > index) in small_vector.h; the "
+                "job passes a scalar to the collective",
+            ),
+            ("a bug of the library's release", "a newer release raises an error instead"),
+        ],
+        examples=(
+            "Assertion failed: (size() > index), function operator[], file small_vector.h, line "
+            "315.",
+            "python3: /src/mlx/small_vector.h:315: T& mlx::core::SmallVector<T>::operator[](size_t)"
+            ": Assertion `size() > index' failed.",
         ),
     ),
     signature(

@@ -103,6 +103,20 @@ def _as_text(hexmagic: str) -> Optional[str]:
     return raw.decode("ascii") if all(32 <= b < 127 for b in raw) else None
 
 
+def plugin_name(groups: Mapping[str, str]) -> Optional[str]:
+    """What the names an NCCL plugin lookup tried (group ``names``) say: a path that NCCL
+    2.27.3 made into a file name (``libnccl-profiler-./x.so.so``), or None."""
+    names = groups.get("names", "")
+    if re.search(r"libnccl-\w+-\S*/|\.so\.so\b", names):
+        return (
+            "the name NCCL tried holds a path inside its own 'libnccl-TYPE-...so' name: "
+            "NCCL 2.27.3 builds the file name from any value that does not start with 'lib', "
+            "so a path cannot load there; give the library's own name (libx.so, on "
+            "LD_LIBRARY_PATH) or upgrade NCCL to 2.27.5 or later, which opens a path as given"
+        )
+    return None
+
+
 # --- nccl.error: what an NCCL result line says beyond its result (NCCL's result codes are
 # the failure classes of nccl_results.py) ---------------------------------------------------
 
@@ -450,7 +464,10 @@ SIGNATURES = (
         # vLLM's pynccl wrapper ("RuntimeError: NCCL error: invalid usage (run with ..."),
         # CuPy's ("NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error (run ...")
         r"|(?:NCCL error: |NCCL_ERROR_[A-Z_]+: )(?P<said>(?:unhandled|internal|invalid|remote|"
-        r"NCCL operation|timeout)[^\n]*)",
+        r"NCCL operation|timeout)[^\n]*)"
+        # XLA's (JAX): "INTERNAL: NCCL operation ncclAllReduce( ... ) failed: invalid argument
+        # (run with NCCL_DEBUG=WARN for details). Last NCCL warning(error) log entry ..."
+        r"|NCCL operation (?P<op>nccl\w+)\(.*?\) failed: (?P<xla>[a-z][a-z ]*[a-z])",
         "An NCCL call failed: MLX prints it and exits with status 1 (no Python exception); "
         "nccl-tests prints 'Test NCCL failure FILE:LINE 'RESULT / LAST WARN''; PyTorch raises "
         "it as DistBackendError ('NCCL error in: FILE:LINE, MESSAGE, NCCL version X') with the "
@@ -534,7 +551,10 @@ SIGNATURES = (
     signature(
         "MD652",
         "cuda.error",
-        # a text of the CUDA runtime's table is cuda.failure's (MD830, signatures/cuda.py)
+        # a text of the CUDA runtime's table is cuda.failure's (MD830, signatures/cuda.py), and
+        # NCCL's NVLS multicast bind is its class's (nccl.nvls-multicast: any CUDA error there
+        # concerns the NVSwitches' multicast objects)
+        r"^(?!.*NVLS\) Multicast).*?"
         r"(?:CUDA error|\bcu[A-Za-z]+(?:\([^)]*\))? failed:)(?!.*out of memory)(?!:? ?"
         + KNOWN
         + ")",
@@ -943,7 +963,13 @@ SIGNATURES = (
         "MD837",
         "nccl.watchdog-timeout",
         r"Watchdog caught collective operation timeout:?(?: WorkNCCL\((?:SeqNum=(?P<seq>\d+), "
-        r"OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<limit>\d+)\) ran for (?P<ms>\d+))?)?",
+        r"OpType=(?P<op>\w+))?(?:.*?Timeout\(ms\)=(?P<limit>\d+)\) ran for (?P<ms>\d+))?)?"
+        # PyTorch 2.4+'s watchdog lines: "[PG ID 2 PG GUID 3 Rank 3] Exception (either an error
+        # or timeout) detected by watchdog at work: 32, last enqueued NCCL work: 32, last
+        # completed NCCL work: 31." and "... Timeout at NCCL work: 32, last enqueued ..."
+        r"|(?:Exception \(either an error or timeout\) detected by watchdog at|Timeout at NCCL) "
+        r"work: (?P<work>\d+), last enqueued NCCL work: (?P<enq>\d+), last completed NCCL work: "
+        r"(?P<done>\d+)",
         "PyTorch's NCCL watchdog: a collective on this rank did not complete within the "
         "process group's timeout, so the watchdog aborted the communicator and the process. "
         "The timeout is the messenger: the collective hung, because a peer never entered it "
@@ -998,6 +1024,9 @@ SIGNATURES = (
             "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800270 milliseconds",
             "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(S",
             "[Rank 1] Watchdog caught collective operation timeout:",
+            "[rank3]:[E227 16:30:43.526301625 ProcessGroupNCCL.cpp:1834] [PG ID 2 PG GUID 3 "
+            "Rank 3] Timeout at NCCL work: 32, last enqueued NCCL work: 32, last completed NCCL "
+            "work: 31.",
         ),
     ),
     signature(
@@ -1115,6 +1144,45 @@ SIGNATURES = (
             ),
         ],
         examples=("IPC failure: Sending data over socket failed: No such file or directory",),
+    ),
+    signature(
+        "MD853",
+        "nccl.plugin-not-found",
+        # NCCL v2.30.7 src/plugin/plugin_open.cc: INFO "%s/Plugin: Could not find:%s..." (the
+        # names it tried); its own default names alone are the usual run without a plugin
+        r"NCCL INFO (?P<kind>NET|TUNER|PROFILER|ENV|GIN|RMA)/Plugin: ?Could not find: ?"
+        r"(?!libnccl-(?:net|tuner|profiler|env|gin|rma)\.so(?:\.|\s*$))(?P<names>\S.*?)\.?\s*$",
+        "NCCL did not load a plugin the job named (NCCL_NET_PLUGIN, NCCL_TUNER_PLUGIN, "
+        "NCCL_PROFILER_PLUGIN, NCCL_ENV_PLUGIN): it tried the file names it lists and found "
+        "none, then went on without it (its internal network, tuner, no profiler). Nothing "
+        "fails at once: the job runs without what the plugin was for.",
+        "Give the plugin as NCCL looks it up: a library name found through LD_LIBRARY_PATH "
+        "('libnccl-net-NAME.so' from NAME, or the full 'libX.so'); paths work from NCCL "
+        "2.27.5 (2.27.3 made 'libnccl-TYPE-VALUE.so' of any value not starting with 'lib', "
+        "so './libx.so' became 'libnccl-profiler-./libx.so.so'); check the file exists on "
+        "every host and in the container (`ls -l`, `ldd` for its own dependencies).",
+        "NCCL src/plugin/plugin_open.cc (v2.26.6 opens the value as given; v2.27.3 prefixes "
+        "any value not starting with 'lib'; v2.27.5 and later take a path); NCCL environment "
+        "variables (NCCL_NET_PLUGIN, NCCL_PROFILER_PLUGIN); https://github.com/NVIDIA/nccl/"
+        "issues/1732",
+        role=EITHER,
+        causes=[
+            (
+                "a path given to NCCL 2.27.3, which made a file name of it",
+                "the name it lists starts with 'libnccl-TYPE-' and holds '/' or ends in '.so.so'",
+            ),
+            (
+                "the library not on this host's library path or not in the container",
+                "`ls` of the file on the failing host; LD_LIBRARY_PATH",
+            ),
+        ],
+        refine=plugin_name,
+        examples=(
+            "rtptest1621:268329:272115 [5] NCCL INFO PROFILER/Plugin: Could not find: "
+            "libnccl-profiler-./libnccl_example_profiler_plugin.so.so.",
+            "h1:1:2 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net-aws-ofi.so "
+            "libnccl-net.so. Using internal net plugin.",
+        ),
     ),
     signature(
         "MD851",

@@ -47,8 +47,9 @@ CLASSES = (
         "nccl.nvls-multicast",
         r"Failed to bind NVLink SHARP \(NVLS\) Multicast|NVLS\) Multicast memory",
         "NCCL could not bind NVLink SHARP (NVLS) multicast memory on the NVSwitches: the CUDA "
-        "error it names ('out of memory') is about the switches' multicast objects, not the "
-        "GPU's memory",
+        "error it names is about the switches, not the GPU ('out of memory': their multicast "
+        "objects; 401 'the operation cannot be performed in the present state': the fabric's "
+        "state, Fabric Manager or the NVSwitches)",
         "the NVSwitches' multicast objects used up (NCCL creates NVLS buffers for each "
         "communicator of a node's GPUs: many small communicators, FSDP or tensor-parallel "
         "sub-groups, use them up and a release that does not fall back then fails), or "

@@ -98,8 +98,14 @@ _READINGS = {
     "ncclInvalidArgument": (
         "an argument of an NCCL call was invalid (ncclInvalidArgument)",
         "the program passed a value NCCL rejects (a count, a datatype, a root or peer rank "
-        "out of range, a null buffer)",
-        "rerun with NCCL_DEBUG=WARN: it names the argument; fix the call",
+        "out of range, a null buffer); in a collective of a framework (XLA, PyTorch) whose "
+        "own call cannot be wrong, most often two copies of NCCL in one process: another "
+        "framework imported beside it (a GPU build of TensorFlow or PyTorch beside JAX) "
+        "loads its own libnccl, and a communicator of one is handed to the other",
+        "rerun with NCCL_DEBUG=WARN: it names the argument; fix the call; if the call is a "
+        "framework's, list the libnccl copies the process loaded (`grep nccl "
+        "/proc/PID/maps`, or LD_DEBUG=libs) and import only one framework's GPU build (a "
+        "CPU-only TensorFlow for data loading: `pip install tensorflow-cpu`)",
     ),
     "ncclInvalidUsage": (
         "NCCL was called in a way it does not allow (ncclInvalidUsage)",

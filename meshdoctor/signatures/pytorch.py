@@ -6,9 +6,34 @@ torch/distributed/elastic/multiprocessing/errors/__init__.py)."""
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
 
 _C10D = "PyTorch torch/csrc/distributed/c10d/"
+
+# what a connect errno says of the store's address (errno(3), Linux)
+_STORE_ERRNO = {
+    "111": "refused: the host answered and nothing listens on the port (rank 0 not started, "
+    "gone, or on another port)",
+    "113": "no route to host: this host cannot reach that address at all, so it is the wrong "
+    "address (another network's, a stale MASTER_ADDR or main_process_ip that a launcher "
+    "passed instead of the configured one) or a firewall rejects it",
+    "99": "cannot assign requested address: the name resolves to an address this host cannot "
+    "use (localhost on a multi-node job)",
+}
+
+
+def _store_at(g: Mapping[str, str]) -> Optional[str]:
+    """MD838's detail: the store's host:port and what the connect errno says of it."""
+    host = g.get("host") or g.get("host2") or g.get("host3")
+    port = g.get("port") or g.get("port2") or g.get("port3")
+    if not host:
+        return None
+    errno = g.get("errno") or g.get("errno3")
+    said = f" (errno {errno}: {_STORE_ERRNO[errno]})" if errno in _STORE_ERRNO else ""
+    return f"the store at {host}:{port}{said}"
+
 
 SIGNATURES = (
     signature(
@@ -16,7 +41,11 @@ SIGNATURES = (
         "torch.store-unreachable",
         r"The client socket has (?:timed out after (?P<s>\d+)s while trying to connect to "
         r"\((?P<host>[^,()]+), (?P<port>\d+)\)|failed to connect to \[(?P<host2>[^\]]+)\]:"
-        r"(?P<port2>\d+)(?: \(errno: (?P<errno>\d+)[^)]*\))?)",
+        r"(?P<port2>\d+)(?: \(errno: (?P<errno>\d+)[^)]*\))?"
+        # PyTorch 2.2+: "... has failed to connect to any network address of (HOST, PORT). The
+        # client socket has failed to connect to HOST:PORT (errno: 113 - No route to host)."
+        r"|failed to connect to any network address of \((?P<host3>[^,()]+), (?P<port3>\d+)\)"
+        r"(?:.*?\(errno: (?P<errno3>\d+)[^)]*\))?)",
         "This rank could not reach PyTorch's rendezvous store (the TCPStore at MASTER_ADDR:"
         "MASTER_PORT that rank 0 serves): the ranks never met, so NCCL's init never started.",
         "Check that rank 0 is running and listening there (`ss -ltnp | grep PORT` on its "
@@ -38,14 +67,13 @@ SIGNATURES = (
             ),
             ("a firewall between the hosts", "`nc -vz HOST PORT` fails from this host"),
         ],
-        refine=lambda g: (
-            f"the store at {g.get('host') or g.get('host2')}:{g.get('port') or g.get('port2')}"
-            if (g.get("host") or g.get("host2"))
-            else None
-        ),
+        refine=_store_at,
         examples=(
             "torch.distributed.DistNetworkError: The client socket has timed out after 600s "
             "while trying to connect to (10.0.0.1, 29500).",
+            "torch.distributed.DistNetworkError: The client socket has failed to connect to any "
+            "network address of (192.168.121.122, 1040). The client socket has failed to "
+            "connect to 192.168.121.122:1040 (errno: 113 - No route to host).",
             "[W socket.cpp:663] [c10d] The client socket has failed to connect to "
             "[localhost]:29500 (errno: 99 - Cannot assign requested address).",
         ),

@@ -18,6 +18,7 @@ from meshdoctor.triage import (
     ifname,
     injected,
     lastwarn,
+    masteraddr,
     misspelt,
     mismatch,
     netdiff,
@@ -48,6 +49,7 @@ ENTRIES: Tuple[Entry, ...] = (
     misspelt.ENTRY,
     customar.ENTRY,
     address.ENTRY,
+    masteraddr.ENTRY,
 )
 
 # a reading: (the inputs in the order read, the findings so far) -> the findings it adds
@@ -73,4 +75,5 @@ READINGS: Tuple[Reading, ...] = (
     misspelt.readings,  # MD877, an NCCL setting NCCL does not read
     customar.readings,  # MD878, an engine's custom all-reduce in play
     address.readings,  # MD879, an address other hosts cannot reach
+    masteraddr.readings,  # MD855, the rendezvous address dialled is not the configured one
 )

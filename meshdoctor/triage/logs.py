@@ -174,6 +174,14 @@ def rank_from_name(name: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
+def decode(raw: bytes) -> str:
+    """``raw`` as text (UTF-8, undecodable bytes replaced), its no-break spaces (U+00A0, what a
+    log copied from a web page or a chat carries between its words) read as spaces, so the
+    log's words match as the program printed them."""
+    text = raw.decode("utf-8", "replace")
+    return text.replace("\xa0", " ") if "\xa0" in text else text
+
+
 def line_rank(line: str) -> Optional[int]:
     """The rank a line speaks of: the rank in Open MPI's output tag (``[1,2]<stderr>:``) that
     printed it, else one it names (``[Rank 0] ...``, ``Node with rank 2 ...``, ``rank=1``)."""
@@ -206,7 +214,7 @@ class LogScan:
 
     # -- per line -------------------------------------------------------------------------
     def _decode(self, raw: bytes) -> str:
-        text = raw.decode("utf-8", "replace")
+        text = decode(raw)
         if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
             self._bad_utf8 += 1
         return text
@@ -347,8 +355,8 @@ class LogScan:
             self._add(m, lambda: None)
         self.input.lines = lineno
         self.input.findings = len(self.findings)
-        self.input.head = head.decode("utf-8", "replace")
-        self.input.tail = tail.decode("utf-8", "replace")
+        self.input.head = decode(head)
+        self.input.tail = decode(tail)
         self._warn()
         return self.findings
 

@@ -6,8 +6,8 @@ Four shapes (:func:`where`), each a :class:`Stop` with the line it stopped at an
 helps there:
 
 * **inside NCCL's communicator init**: the last line is an ``NCCL INFO`` line, an init began
-  (``NCCL version``, ``Init START``; or the input is NCCL's lines alone) and no ``Init
-  COMPLETE`` followed it; the stage named by
+  (``NCCL version``, ``Init START``; or the input is NCCL's lines alone, three or more) and no
+  ``Init COMPLETE`` followed it; the stage named by
   that line (NVLS buffer setup, channel connection, bootstrap) says which part hangs. An
   nccl-tests table that stops short of its ``maxBytes`` with no ``# Avg bus bandwidth`` line
   stopped in that size's collective. (NCCL's own init trace: NCCL_DEBUG=INFO, NCCL
@@ -31,6 +31,7 @@ _NCCL_INFO = re.compile(r"\bNCCL INFO (?P<text>.*)")
 _PREFIX = re.compile(r"^\s*(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[\d+\] ")
 _INIT_BEGIN = re.compile(r"\bNCCL version \d|\bInit START\b|\bncclCommInit")
 _INIT_DONE = re.compile(r"\bInit COMPLETE\b|\bLaunch mode\b")
+_EXCERPT_LINES = 3  # NCCL INFO lines without a banner that read as an init's own trace
 
 # peer-to-peer between the GPUs of one host, when ACS or an IOMMU reroutes it (NCCL
 # documentation, Troubleshooting: PCI Access Control Services)
@@ -143,11 +144,18 @@ def _nccl_init(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
             done = True
     lineno, last = lines[-1]
     m = _NCCL_INFO.search(last)
-    # a pasted excerpt of NCCL's lines alone (no banner) that ends at an init step counts too
-    began = began or all(_NCCL_INFO.search(t) for _, t in lines)
-    if not (began and not done and m):
+    if not m:
         return None
     step = m.group("text")
+    specific = next(i for i, (rx, _, _) in enumerate(_STAGES) if rx.search(step)) < len(_STAGES) - 1
+    # a pasted excerpt of NCCL's lines alone (no banner) that ends at an init step counts too,
+    # when it is one: a line or two of NCCL's that name no stage (a setting, a plugin it looked
+    # for) say nothing of where an init stopped
+    began = began or (
+        (specific or len(lines) >= _EXCERPT_LINES) and all(_NCCL_INFO.search(t) for _, t in lines)
+    )
+    if not (began and not done):
+        return None
     stage, hint = next((s, h) for rx, s, h in _STAGES if rx.search(step))
     prefixes = (_PREFIX.match(t) for _, t in lines)
     ranks = {(p.group("host"), p.group("pid")) for p in prefixes if p}

@@ -217,6 +217,15 @@ LINES = [
     # deepseek-ai/DeepEP #316 (two hosts with the same host name)
     ("IPC failure: Sending data over socket failed: No such file or directory", "MD848"),
     (
+        "h1:1:2 [5] NCCL INFO PROFILER/Plugin: Could not find: "
+        "libnccl-profiler-./libnccl_example_profiler_plugin.so.so.",
+        "MD853",
+    ),
+    (
+        "Assertion failed: (size() > index), function operator[], file small_vector.h, line 315.",
+        "MD854",
+    ),
+    (
         "AssertionError: no_sync context manager is incompatible with gradient partitioning "
         "logic of ZeRO stage 2",
         "MD852",
