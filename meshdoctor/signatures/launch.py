@@ -226,6 +226,35 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD859",
+        "shell.remote-syntax-error",
+        # bash's parse error of a -c command, in any locale: "bash: -c: line 0: syntax error
+        # near unexpected token `('", "bash: -c: 行 0: 未预期的符号“(”附近有语法错误"
+        r"\bbash: -c: \S+ \d+: (?P<msg>.+)",
+        "The remote shell could not parse the command a launcher sent it (pdsh, ssh, "
+        "mpirun's rsh agent: `bash -c '...'` on each host): a value the launcher put on the "
+        "command line unquoted holds characters the shell reads as syntax, most often an "
+        "exported environment variable whose value has parentheses, spaces or semicolons "
+        "(Slurm's SLURM_JOB_CPUS_PER_NODE=64(x2)). No rank started on that host.",
+        "Find the variable in the launcher's printed command (`cmd = pdsh ... export NAME=...`) "
+        "whose value holds ( ) ; & | or spaces, and keep it out of what the launcher exports "
+        "(DeepSpeed: its .deepspeed_env file or the exported prefixes; unset it before "
+        "launching) or quote it; then run the printed command's ssh part by hand on one host.",
+        "GNU Bash (its parse error of a -c command string); DeepSpeed launcher runner.py "
+        "(pdsh exports); https://github.com/deepspeedai/DeepSpeed/issues/5878",
+        causes=[
+            (
+                "an exported variable with shell characters in its value (Slurm's "
+                "SLURM_JOB_CPUS_PER_NODE=64(x2), a path with spaces)",
+                "the launcher's cmd line shows `export NAME=value(` unquoted",
+            ),
+        ],
+        examples=(
+            "server22: bash: -c: line 0: syntax error near unexpected token `('",
+            "server22: bash: -c: 行 0: 未预期的符号“(”附近有语法错误",
+        ),
+    ),
+    signature(
         "MD695",
         "shell.job-killed",
         r"^(?:zsh: (?P<sig>killed|abort|segmentation fault|bus error|terminated)\b"

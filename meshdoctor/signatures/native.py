@@ -160,6 +160,10 @@ def _assertion(groups: Mapping[str, str]) -> Optional[str]:
     return f"the check of {file}" if file else None
 
 
+# mlx/_distributed_utils/common.py: "Failed to parse hostfile PATH (EXC)", EXC a KeyError's
+_HOSTFILE_KEY = re.compile(r"Failed to parse hostfile \S+ \('(\w+)'\)")
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a line read without its traceback, or one raised in mlx.launch
@@ -167,6 +171,15 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     sharding = _no_sharding(groups.get("msg", ""))
     if sharding:
         return sharding
+    key = _HOSTFILE_KEY.search(groups.get("msg", ""))
+    if key:
+        return (
+            f"the error in parentheses is the KeyError of the key '{key.group(1)}': the "
+            f"hostfile's JSON object lacks it; releases of MLX before its fix (mlx #4039) "
+            f"required 'backend' and 'envs' beside 'hosts' in the object form: add them "
+            f'(\'"backend": "", "envs": []\'), use the list form ([{{"ssh": ...}}]) or '
+            f"upgrade mlx (0.32.4 reads both as optional)"
+        )
     if "no Stream(" in groups.get("msg", "") and "current thread" in groups.get("msg", ""):
         return (
             "MLX 0.31.2 made streams thread-local, so a stream made in one thread does not "

@@ -182,7 +182,12 @@ _WC_STATUS = {
     ),
     "4": (
         "IBV_WC_LOC_PROT_ERR",
-        "a local protection error: memory not registered or deregistered early",
+        "a local protection error: memory not registered or deregistered early, or, with "
+        "GPUDirect RDMA (GPU buffers registered with the NIC), the NIC's reads of GPU memory "
+        "rerouted by PCIe ACS (Access Control Services) on the switches between them: test "
+        "with NCCL_NET_GDR_LEVEL=0 (GPUDirect off); if that passes, disable ACS on the PCIe "
+        "switches (`sudo lspci -vvv | grep ACSCtl`, NCCL documentation, Troubleshooting: "
+        "PCI Access Control Services; nccl-tests #252)",
     ),
     "5": (
         "IBV_WC_WR_FLUSH_ERR",

@@ -176,6 +176,35 @@ CLASSES = (
         _S + "src/bootstrap.cc, src/misc/socket.cc, src/transport/net_socket.cc",
     ),
     fc(
+        "nccl.connect-no-pollout",
+        r"poll\(\) returned \d+, no POLLOUT",
+        "NCCL's non-blocking connect to a peer ended without the socket becoming writable: "
+        "poll() reported an error or hang-up (the SYN refused or dropped, the connect timed "
+        "out) and NCCL gave up on it",
+        "the peer's host dropping or refusing the connection (a firewall, a full SYN or "
+        "conntrack table on a large job, the peer not listening yet), which releases before "
+        "NCCL 2.27.3 do not retry (NVIDIA/nccl #1618)",
+        "upgrade NCCL to 2.27.3 or later (it retries such a connect); find why connects to "
+        "that peer fail: `nc -vz PEER PORT` from this host, the peer's firewall and "
+        "`nf_conntrack` counters (`conntrack -S`), SYN drops (`netstat -s | grep -i listen`)",
+        _S + "src/misc/socket.cc (socketPollConnect); https://github.com/NVIDIA/nccl/issues/1618",
+    ),
+    fc(
+        "nccl.ofi-reg-mr",
+        r"NET/OFI Unable to register memory",
+        "aws-ofi-nccl could not register a buffer with Libfabric (type 2: CUDA, GPU memory; "
+        "type 1: host memory)",
+        "an EFA Libfabric older than this NCCL needs: NCCL 2.19 and later register GPU "
+        "buffers in a way that EFA installers before 1.29 refuse (RC -22, Invalid "
+        "argument) (aws/aws-ofi-nccl #584)",
+        "upgrade the EFA installer (Libfabric) to 1.29 or later on every host (`fi_info -p "
+        "efa` shows the provider's version), or set FI_EFA_SET_CUDA_SYNC_MEMOPS=0, or stay on "
+        "NCCL 2.18 until then; the aws-ofi-nccl plugin and the EFA installer should be of one "
+        "release",
+        "aws-ofi-nccl (register_mr_buffers: 'NET/OFI Unable to register memory'); "
+        "https://github.com/aws/aws-ofi-nccl/issues/584",
+    ),
+    fc(
         "nccl.connect",
         r"connect to \S+ (?:returned|failed)|exceeded (?:error )?retr|PollConnect|Accept "
         r"failed|TryAccept|Connect to \S+ failed|exceeded timeouts",
@@ -554,6 +583,7 @@ _OWN = frozenset(
         "nccl.cuda-oom",
         "nccl.shm",
         "nccl.reg-mr",
+        "nccl.ofi-reg-mr",
         "nccl.foreign-connection",
         "nccl.version-mismatch",
         "nccl.no-interface",

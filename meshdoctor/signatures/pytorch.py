@@ -269,4 +269,31 @@ SIGNATURES = (
             "partitioning logic of ZeRO stage 3",
         ),
     ),
+    signature(
+        "MD858",
+        "torch.te-userbuffers-multicast",
+        r"userbuffers[\w/.-]*:\d+ in function (?P<func>\w+): CUDA Error: (?P<msg>operation not "
+        r"supported|[^\n]+)",
+        "Transformer Engine's Userbuffers (its communication-GEMM overlap, "
+        "te.initialize_ub) could not create its communicator: it shares buffers across the "
+        "GPUs with CUDA multicast objects, which need a recent driver (535 or later) and a "
+        "platform with NVSwitch multicast; 'operation not supported' is the driver or platform "
+        "refusing them.",
+        "Set UB_SKIPMC=1 on every rank (Userbuffers then shares its buffers through CUDA IPC "
+        "instead of multicast), or upgrade the driver to 535 or later on an NVSwitch system "
+        "(`nvidia-smi` shows the driver version); without overlap, drop ub_tp_comm_overlap.",
+        "NVIDIA TransformerEngine transformer_engine/pytorch/csrc/userbuffers/userbuffers-host.cpp "
+        "(create_communicator_grouped2, UB_SKIPMC); "
+        "https://github.com/NVIDIA/TransformerEngine/issues/991",
+        causes=[
+            (
+                "a driver older than 535, or a platform without NVSwitch multicast",
+                "`nvidia-smi` Driver Version; the GPUs' NVLink topology",
+            ),
+        ],
+        examples=(
+            "RuntimeError: /src/transformer_engine/pytorch/csrc/userbuffers/userbuffers-host.cpp:"
+            "208 in function create_communicator_grouped2: CUDA Error: operation not supported",
+        ),
+    ),
 )

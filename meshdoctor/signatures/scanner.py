@@ -283,6 +283,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "Message truncated",
     # a socket's bind refused, bare: "[Errno 48] Address already in use" (macOS, Linux's 98)
     "lready in use",
+    "bash: -c: ",  # bash's parse error of a launcher's command, in any locale
     "CompletionQueueDispatch",  # Metal's completion queue, a crashed thread's in a summary
     # glibc's heap checks (malloc_printerr): "free(): corrupted unsorted chunks", "double free
     # or corruption (out)", "munmap_chunk(): invalid pointer", "free(): double free detected"

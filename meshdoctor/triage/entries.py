@@ -14,8 +14,10 @@ from meshdoctor.triage import (
     address,
     alone,
     customar,
+    gids,
     hung,
     ifname,
+    laggard,
     injected,
     lastwarn,
     masteraddr,
@@ -50,6 +52,8 @@ ENTRIES: Tuple[Entry, ...] = (
     customar.ENTRY,
     address.ENTRY,
     masteraddr.ENTRY,
+    gids.ENTRY,
+    laggard.ENTRY,
 )
 
 # a reading: (the inputs in the order read, the findings so far) -> the findings it adds
@@ -61,6 +65,7 @@ READINGS: Tuple[Reading, ...] = (
     lastwarn.readings,  # MD653, NCCL's WARN text printed bare (PyTorch's 'Last error:')
     alone.readings,  # MD890, every rank alone in a group of one
     mismatch.readings,  # MD891, ranks in different collectives
+    laggard.readings,  # MD857, the rank missing from the watchdog timeouts
     netdiff.readings,  # MD895, networks differ between hosts
     samegpu.readings,  # MD896, two ranks on one GPU
     hung.readings,  # MD892, a hang with no error
@@ -76,4 +81,5 @@ READINGS: Tuple[Reading, ...] = (
     customar.readings,  # MD878, an engine's custom all-reduce in play
     address.readings,  # MD879, an address other hosts cannot reach
     masteraddr.readings,  # MD855, the rendezvous address dialled is not the configured one
+    gids.readings,  # MD856, RoCE GID tables partly visible
 )

@@ -109,6 +109,31 @@ def settle_wrappers(findings: List[Finding]) -> None:
             f.role = signatures.CONSEQUENCE
 
 
+# native crashes that name no library of their own: after another failure of the same
+# process they are its teardown (a segfault or abort on the error path), not a new cause
+CRASHES = ("native.crash", "native.uncaught-exception")
+
+
+def settle_crashes(findings: List[Finding]) -> None:
+    """A native crash with no frame of a known failure (MD662, MD696) that follows another
+    failure of the same input and rank (a ``cause`` or ``either`` finding earlier in its
+    lines) is that failure's consequence: the process died on its error path (NCCL's
+    proxy error, then a segfault in teardown: NVIDIA/nccl #1538). Changes roles in place."""
+    for f in findings:
+        if f.match.name not in CRASHES or f.exit is not None or f.job:
+            continue
+        if any(
+            g is not f
+            and g.source == f.source
+            and g.rank == f.rank
+            and g.seq < f.seq
+            and g.match.name not in CRASHES
+            and g.role in (signatures.CAUSE, signatures.EITHER)
+            for g in findings
+        ):
+            f.role = signatures.CONSEQUENCE
+
+
 def order(findings: List[Finding]) -> List[Finding]:
     """Findings in timeline order: timed ones by time then file order, untimed ones in file
     order after the timed ones of the same input."""
@@ -125,6 +150,7 @@ def relate(findings: List[Finding]) -> List[Finding]:
     ``consequence_of`` on the others; returns the first causes (empty for no findings)."""
     settle_exits(findings)
     settle_wrappers(findings)
+    settle_crashes(findings)
     ordered = order(findings)
     for i, f in enumerate(ordered, 1):
         f.id = f"F{i}"

@@ -217,6 +217,12 @@ LINES = [
     # deepseek-ai/DeepEP #316 (two hosts with the same host name)
     ("IPC failure: Sending data over socket failed: No such file or directory", "MD848"),
     (
+        "RuntimeError: /te/userbuffers/userbuffers-host.cpp:208 in function "
+        "create_communicator_grouped2: CUDA Error: operation not supported",
+        "MD858",
+    ),
+    ("server22: bash: -c: line 0: syntax error near unexpected token `('", "MD859"),
+    (
         "h1:1:2 [5] NCCL INFO PROFILER/Plugin: Could not find: "
         "libnccl-profiler-./libnccl_example_profiler_plugin.so.so.",
         "MD853",
