@@ -124,3 +124,42 @@ def test_a_thunderbolt_link_local_address_of_mlx_is_not_read_here(tmp_path):
     )
     doc = triage_files(tmp_path, {"rank0.log": log + WARN})
     assert "MD879" not in {x["code"] for x in doc["triage"]["findings"]}
+
+
+WATCHDOG = (
+    "[rank{r}]:[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600055 "
+    "milliseconds before timing out.\n"
+)
+
+
+def test_every_rank_timing_out_names_no_missing_rank(tmp_path):
+    log = "".join(WATCHDOG.format(r=r) for r in range(4))
+    doc = triage_files(tmp_path, {"train.log": log})
+    assert "MD857" not in {x["code"] for x in doc["triage"]["findings"]}
+
+
+def test_the_ranks_without_a_timeout_are_named(tmp_path):
+    log = "".join(WATCHDOG.format(r=r) for r in (1, 3))
+    f = first(triage_files(tmp_path, {"train.log": log}))
+    assert f["code"] == "MD857" and "ranks 0, 2 printed no timeout" in f["meaning"]
+    assert f["rank"] is None  # two ranks: the finding is no one rank's
+
+
+STORE = (
+    "torch.distributed.DistNetworkError: The client socket has failed to connect to any "
+    "network address of (10.0.0.9, 29500). The client socket has failed to connect to "
+    "10.0.0.9:29500 (errno: 113 - No route to host).\n"
+)
+
+
+def test_a_store_dialled_at_the_configured_address_is_no_mismatch(tmp_path):
+    doc = triage_files(tmp_path, {"env.txt": "MASTER_ADDR=10.0.0.9\n", "rank1.log": STORE})
+    f = first(doc)
+    assert f["code"] == "MD838" and "no route to host" in f["meaning"]
+
+
+def test_a_store_dialled_elsewhere_than_master_addr_is_named(tmp_path):
+    doc = triage_files(tmp_path, {"env.txt": "export MASTER_ADDR=10.0.0.1\n", "rank1.log": STORE})
+    f = first(doc)
+    assert f["code"] == "MD855" and "configured 10.0.0.1" in f["meaning"]
