@@ -731,6 +731,8 @@ SIGNATURES = (
         r"TypeError: (?P<callee>[\w.<>]+)\(\) got an unexpected keyword argument '(?P<arg>\w+)'"
         r"|TypeError: (?P<missing>[\w.<>]+)\(\) missing \d+ required (?:positional |keyword-only )?"
         r"arguments?: (?P<args>.+)"
+        r"|TypeError: (?P<given>[\w.<>]+)\(\) takes (?:from \d+ to )?\d+ positional arguments? "
+        r"but \d+ (?:were|was) given"
         r"|ImportError: cannot import name '(?P<name>\w+)' from '(?P<module>[\w.]+)'"
         r"|AttributeError: module '(?P<mod>[\w.]+)' has no attribute '(?P<attr>\w+)')",
         "A call and the code it calls disagree on its interface: a keyword argument the "
@@ -769,6 +771,8 @@ SIGNATURES = (
             "ImportError: cannot import name 'cached_download' from 'huggingface_hub'",
             "AttributeError: module 'transformers' has no attribute 'Qwen3ForCausalLM'",
             "TypeError: forward() missing 1 required positional argument: 'attn_metadata'",
+            "TypeError: DSElasticAgent._set_master_addr_port() takes 3 positional arguments but 4 "
+            "were given",
         ),
     ),
     signature(

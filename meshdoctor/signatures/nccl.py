@@ -1215,6 +1215,35 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD860",
+        "nvshmem.ibgda-qp-rtr",
+        r"Error in mlx5dv_devx_obj_modify for (?P<step>INIT2RTR|RTR2RTS)_QP(?: with syndrome "
+        r"(?P<syndrome>\d+))?",
+        "NVSHMEM's GPU-initiated RDMA transport (IBGDA) could not move a queue pair to RTR: "
+        "the NIC's firmware refused the attributes NVSHMEM gave it (the path to the peer: its "
+        "GID or LID, traffic class, MTU). NVSHMEM's setup of its connections then fails on "
+        "every rank.",
+        "Check the attributes against the link layer (`ibstatus`: link_layer InfiniBand or "
+        "Ethernet): RoCE-only settings on an InfiniBand fabric are refused, unset "
+        "NVSHMEM_IB_TRAFFIC_CLASS (and NVSHMEM_IB_GID_INDEX) there; on RoCE give the GID of "
+        "the RoCE v2 IPv4 address (NVSHMEM_IB_GID_INDEX, `show_gids`); then rerun with "
+        "NVSHMEM_DEBUG=INFO.",
+        "NVSHMEM src/modules/transport/ibgda/ibgda.cpp (mlx5dv_devx_obj_modify INIT2RTR_QP); "
+        "NVSHMEM environment variables (NVSHMEM_IB_TRAFFIC_CLASS, NVSHMEM_IB_GID_INDEX); "
+        "https://github.com/NVIDIA/nvshmem/issues/45",
+        causes=[
+            (
+                "NVSHMEM_IB_TRAFFIC_CLASS set on an InfiniBand link layer",
+                "`ibstatus` says link_layer: InfiniBand; the variable in the job's environment",
+            ),
+            ("a GID index with no RoCE v2 address on RoCE", "`show_gids` on the host"),
+        ],
+        examples=(
+            "ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for "
+            "INIT2RTR_QP with syndrome 764216",
+        ),
+    ),
+    signature(
         "MD850",
         "nvshmem.bootstrap-truncated",
         r"bootstrap_net_recv:\d+: Message truncated : received (?P<got>\d+) bytes instead of "

@@ -125,9 +125,13 @@ _READINGS = {
     "ncclRemoteError": (
         "a peer rank exited or the network between the ranks failed (ncclRemoteError): "
         "another rank's failure seen from here",
-        "a peer that died or was killed first, or the link between the hosts",
+        "a peer that died or was killed first, or the link between the hosts; when no rank "
+        "died, NCCL's socket traffic on an interface the other hosts cannot reach (a second "
+        "NIC, a docker or VPN interface NCCL chose: NCCL_SOCKET_IFNAME)",
         "find the rank that failed first (its exit status and stderr); if none did, check "
-        "the link between the hosts",
+        "the link between the hosts and the interface NCCL uses ('Bootstrap : Using' and "
+        "'NET/Socket : Using' under NCCL_DEBUG=INFO): set NCCL_SOCKET_IFNAME on every host to "
+        "the interface that joins them",
     ),
     "ncclInProgress": (
         "an NCCL operation was still in progress (ncclInProgress: a non-blocking communicator)",

@@ -94,6 +94,18 @@ TRANSFORMERENGINE_991_TRACEBACK = 'Traceback (most recent call last):\n  File "e
 # https://github.com/deepspeedai/DeepSpeed/pull/5878
 DEEPSPEED_5878_LAUNCHER = "[2024-08-07 16:56:24,651] [INFO] [runner.py:568:main] cmd = pdsh -S -f 1024 -w server22,server27 export PYTHONPATH=/public/home/grzhang/code/CLIP-2;  export SLURM_JOB_CPUS_PER_NODE=64(x2); ...\nserver22: bash: -c: 行 0: 未预期的符号“(”附近有语法错误\n"
 
+# https://github.com/deepspeedai/DeepSpeed/pull/4985
+DEEPSPEED_4985_TRACEBACK = 'rogpt1: Traceback (most recent call last):      \nrogpt1:   File "/opt/conda/lib/python3.10/runpy.py", line 196, in _run_module_as_main\nrogpt1:     return _run_code(code, main_globals, None,                                                                \nrogpt1:   File "/opt/conda/lib/python3.10/runpy.py", line 86, in _run_code       \nrogpt1:     exec(code, run_globals)\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/deepspeed/launcher/launch.py", line 355, in <module>\nrogpt1:     main()\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/deepspeed/launcher/launch.py", line 308, in main\nrogpt1:     agent.run()\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/metrics/api.py", line 129, in wrapper\nrogpt1:     result = f(*args, **kwargs)\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 723, in run\nrogpt1:     result = self._invoke_run(role)\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/deepspeed/elasticity/elastic_agent.py", line 126, in _invoke_run\nrogpt1:     self._initialize_workers(self._worker_group)\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/metrics/api.py", line 129, in wrapper\nrogpt1:     result = f(*args, **kwargs)\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 692, in _initialize_workers\nrogpt1:     self._rendezvous(worker_group)\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/metrics/api.py", line 129, in wrapper\nrogpt1:     result = f(*args, **kwargs)\nrogpt1:   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/agent/server/api.py", line 556, in _rendezvous\nrogpt1:     self._set_master_addr_port(\nrogpt1: TypeError: DSElasticAgent._set_master_addr_port() takes 3 positional arguments but 4 were given\n'
+
+# https://github.com/NVIDIA/nvshmem/issues/45
+NVSHMEM_45_IBSTATUS = "Infiniband device 'mlx5_0' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:a088:c203:0002:7710\n\tbase lid:\t 0x7db\n\tsm lid:\t\t 0x66\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 400 Gb/sec (4X NDR)\n\tlink_layer:\t InfiniBand\n\nInfiniband device 'mlx5_1' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:a088:c203:0002:703c\n\tbase lid:\t 0x7de\n\tsm lid:\t\t 0x66\n\tstate:\t\t 4: ACTIVE\n\tphys state:\t 5: LinkUp\n\trate:\t\t 400 Gb/sec (4X NDR)\n\tlink_layer:\t InfiniBand\n"
+
+# https://github.com/NVIDIA/nvshmem/issues/45
+NVSHMEM_45_NVSHMEM = "15:35:48.149 /opt/nvshmem/nvshmem_src/src/modules/transport/ibgda/ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for INIT2RTR_QP with syndrome 764216\n15:35:48.149 \n15:35:48.149 /opt/nvshmem/nvshmem_src/src/modules/transport/ibgda/ibgda.cpp:3005: non-zero status: 7 ibgda_rc_init2rtr failed on RC #0.\n15:35:48.149 /opt/nvshmem/nvshmem_src/src/host/transport/transport.cpp:420: non-zero status: 7 connect EPS failed \n15:35:48.149 \n15:35:48.149 /opt/nvshmem/nvshmem_src/src/host/init/init.cu:1044: non-zero status: 7 nvshmem setup connections failed \n"
+
+# https://github.com/deepspeedai/DeepSpeedExamples/issues/845
+DEEPSPEEDEXAMPLES_845_ERROR = "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, remote process exited or there was a network error, NCCL version 2.18.6\n"
+
 
 def test_xlas_nccl_operation_failure_is_read_and_names_two_nccls_in_one_process(tmp_path):
     # google/flax #4942, jax-ml/jax #34918: a GPU TensorFlow imported beside JAX
@@ -243,3 +255,24 @@ def test_a_remote_shells_parse_error_names_an_unquoted_export(tmp_path):
     # deepspeedai/DeepSpeed #5878: SLURM_JOB_CPUS_PER_NODE=64(x2) exported unquoted (zh_CN bash)
     f = first(triage_files(tmp_path, {"launcher.log": DEEPSPEED_5878_LAUNCHER}))
     assert f["code"] == "MD859" and "SLURM_JOB_CPUS_PER_NODE" in f["meaning"]
+
+
+def test_a_positional_count_mismatch_is_an_api_mismatch(tmp_path):
+    # deepspeedai/DeepSpeed #4985: DSElasticAgent against a newer PyTorch elastic agent
+    f = first(triage_files(tmp_path, {"traceback.log": DEEPSPEED_4985_TRACEBACK}))
+    assert f["code"] == "MD849" and "versions" in f["meaning"]
+
+
+def test_an_ibgda_rtr_refusal_names_the_traffic_class_on_infiniband(tmp_path):
+    # NVIDIA/nvshmem #45: NVSHMEM_IB_TRAFFIC_CLASS set on an InfiniBand fabric
+    doc = triage_files(
+        tmp_path, {"ibstatus.txt": NVSHMEM_45_IBSTATUS, "nvshmem.log": NVSHMEM_45_NVSHMEM}
+    )
+    f = first(doc)
+    assert f["code"] == "MD860" and "NVSHMEM_IB_TRAFFIC_CLASS" in f["remedy"]
+
+
+def test_a_remote_error_alone_names_the_socket_interface(tmp_path):
+    # deepspeedai/DeepSpeedExamples #845: NCCL on an interface the nodes cannot reach
+    f = first(triage_files(tmp_path, {"error.log": DEEPSPEEDEXAMPLES_845_ERROR}))
+    assert f["code"] == "MD650" and "NCCL_SOCKET_IFNAME" in f["meaning"]

@@ -223,6 +223,11 @@ LINES = [
     ),
     ("server22: bash: -c: line 0: syntax error near unexpected token `('", "MD859"),
     (
+        "ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for INIT2RTR_QP "
+        "with syndrome 764216",
+        "MD860",
+    ),
+    (
         "h1:1:2 [5] NCCL INFO PROFILER/Plugin: Could not find: "
         "libnccl-profiler-./libnccl_example_profiler_plugin.so.so.",
         "MD853",
