@@ -123,23 +123,33 @@ def plugin_name(groups: Mapping[str, str]) -> Optional[str]:
 
 def nccl_result(groups: Mapping[str, str]) -> Optional[str]:
     """What an NCCL result line (MD650) says beyond its result class: the NCCL version PyTorch
-    names (group ``version``: NCCL 2.18 reported network errors as internal ones, NVIDIA/nccl
-    #1092) and the text nccl-tests prints after `` / `` (``ncclGetLastError``, NCCL's last WARN:
+    names (group ``version``, or ``pversion`` of a line cut before "NCCL error in:": NCCL 2.18
+    reported network errors as internal ones, NVIDIA/nccl #1092; 2.18's setup copy bug behind
+    'unhandled cuda error', NVIDIA/nccl #957; 2.19's internal error on a group of one rank,
+    deepspeed #5281) and the text nccl-tests prints after `` / `` (``ncclGetLastError``, NCCL's last WARN:
     read with the WARN classes, or empty: no WARN recorded); None when neither says more."""
     parts = []
-    msg = groups.get("msg", "")
+    msg = groups.get("msg") or groups.get("pmsg") or ""
+    version = groups.get("version") or groups.get("pversion") or ""
     internal = "internal error" in msg or groups.get("result") == "ncclInternalError"
-    if groups.get("version", "").startswith("2.18.") and "unhandled cuda error" in msg:
+    if version.startswith("2.19.") and internal:
         parts.append(
-            f"NCCL {groups['version']} is a 2.18 release, whose setup issued a cudaMemcpyAsync "
+            f"NCCL {version} fails a collective on a communicator of one rank (a process "
+            "group of size 1: a model- or tensor-parallel group of one GPU) as an internal "
+            "error (deepspeed #5281): skip collectives on groups of size 1, or use another "
+            "NCCL release"
+        )
+    if version.startswith("2.18.") and "unhandled cuda error" in msg:
+        parts.append(
+            f"NCCL {version} is a 2.18 release, whose setup issued a cudaMemcpyAsync "
             "that read a previous copy's result without synchronising, failing with 'Cuda "
             "failure 'invalid argument'' (NVIDIA/nccl #957, fixed in 2.19.3; seen in vLLM's "
             "tensor parallel start, vllm #3688): upgrade NCCL to 2.19.3 or later (a PyTorch "
             "whose bundled NCCL is, or the nvidia-nccl wheel)"
         )
-    if groups.get("version", "").startswith("2.18.") and internal:
+    if version.startswith("2.18.") and internal:
         parts.append(
-            f"NCCL {groups['version']} is a 2.18 release, which reported network errors as "
+            f"NCCL {version} is a 2.18 release, which reported network errors as "
             "internal ones: upgrade NCCL (2.19 or later) and rerun with NCCL_DEBUG=WARN"
         )
     if " / " in msg:  # nccl-tests (NCCL 2.13+): 'RESULT / LAST ERROR'
@@ -472,7 +482,11 @@ SIGNATURES = (
         r"NCCL operation|timeout)[^\n]*)"
         # XLA's (JAX): "INTERNAL: NCCL operation ncclAllReduce( ... ) failed: invalid argument
         # (run with NCCL_DEBUG=WARN for details). Last NCCL warning(error) log entry ..."
-        r"|NCCL operation (?P<op>nccl\w+)\(.*?\) failed: (?P<xla>[a-z][a-z ]*[a-z])",
+        r"|NCCL operation (?P<op>nccl\w+)\(.*?\) failed: (?P<xla>[a-z][a-z ]*[a-z])"
+        # PyTorch's DistBackendError cut before its "NCCL error in:" (a pasted excerpt):
+        # "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please
+        # report this issue to the NCCL developers, NCCL version 2.19.3"
+        r"|ProcessGroupNCCL\.cpp:\d+, (?P<pmsg>[a-z][^,]*), NCCL version (?P<pversion>[\w.+-]+)",
         "An NCCL call failed: MLX prints it and exits with status 1 (no Python exception); "
         "nccl-tests prints 'Test NCCL failure FILE:LINE 'RESULT / LAST WARN''; PyTorch raises "
         "it as DistBackendError ('NCCL error in: FILE:LINE, MESSAGE, NCCL version X') with the "
@@ -1241,6 +1255,61 @@ SIGNATURES = (
         examples=(
             "ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for "
             "INIT2RTR_QP with syndrome 764216",
+        ),
+    ),
+    signature(
+        "MD861",
+        "rdma.register-bad-address",
+        r"Failed to register memory (?P<addr>0x[0-9a-fA-F]+)(?:[^:]*)?: Bad address \[14\]",
+        "Registering a buffer with the RDMA NIC (ibv_reg_mr, here by a KV-cache transfer "
+        "engine such as Mooncake) failed with EFAULT: the kernel could not pin the pages "
+        "behind that address. For a GPU buffer that means GPU memory the NIC cannot map: CUDA "
+        "virtual memory that peer-memory registration does not take (PyTorch's "
+        "expandable_segments:True backs tensors with cuMemMap), or GPUDirect RDMA missing "
+        "(nvidia-peermem not loaded, no DMA-BUF).",
+        "If PYTORCH_CUDA_ALLOC_CONF holds expandable_segments:True, remove it for the serving "
+        "process (its KV buffers must be plain cudaMalloc memory to register); else load "
+        "GPUDirect RDMA (`modprobe nvidia-peermem`, `lsmod | grep peermem`) or use a DMA-BUF "
+        "capable driver and kernel; then rerun the transfer engine's own registration test.",
+        "libibverbs ibv_reg_mr(3) (EFAULT); Mooncake transfer engine rdma_context.cpp "
+        "('Failed to register memory'); PyTorch CUDA caching allocator (expandable_segments); "
+        "https://github.com/kvcache-ai/Mooncake/issues/351",
+        causes=[
+            (
+                "PyTorch's expandable segments (CUDA virtual memory) for the registered buffer",
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True in the environment",
+            ),
+            ("GPUDirect RDMA missing", "`lsmod | grep peermem` empty; no DMA-BUF support"),
+        ],
+        examples=(
+            "E0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory "
+            "0x2e1cbac200: Bad address [14]",
+        ),
+    ),
+    signature(
+        "MD862",
+        "nixl.engine-id-mismatch",
+        r"Remote NIXL agent engine ID mismatch",
+        "A disaggregated serving handshake (vLLM's NIXL connector) reached a NIXL agent of "
+        "another engine than the one it meant: the side channel it dialled for the remote "
+        "engine's metadata answered for a different engine ID. The address and port the "
+        "engines publish for that side channel point at the wrong process.",
+        "Set VLLM_NIXL_SIDE_CHANNEL_HOST on every engine to the address its peers reach it at "
+        "(not localhost on a multi-node setup) and give each engine on a host its own "
+        "VLLM_NIXL_SIDE_CHANNEL_PORT; then check that the engine IDs in the handshake lines "
+        "match the remote engine's.",
+        "vLLM nixl_connector.py (the handshake's engine ID check; VLLM_NIXL_SIDE_CHANNEL_HOST, "
+        "VLLM_NIXL_SIDE_CHANNEL_PORT); https://github.com/vllm-project/vllm/issues/27083",
+        causes=[
+            (
+                "VLLM_NIXL_SIDE_CHANNEL_HOST unset or wrong on a multi-node setup",
+                "the engines' logs show the side channel on localhost or another host's address",
+            ),
+            ("two engines on one host sharing a side-channel port", "the same port in both logs"),
+        ],
+        examples=(
+            "RuntimeError: Remote NIXL agent engine ID mismatch. Expected 46126a31_dp0,received "
+            "96b1c4ff_dp0.",
         ),
     ),
     signature(

@@ -106,6 +106,18 @@ NVSHMEM_45_NVSHMEM = "15:35:48.149 /opt/nvshmem/nvshmem_src/src/modules/transpor
 # https://github.com/deepspeedai/DeepSpeedExamples/issues/845
 DEEPSPEEDEXAMPLES_845_ERROR = "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, remote process exited or there was a network error, NCCL version 2.18.6\n"
 
+# https://github.com/kvcache-ai/Mooncake/issues/351
+MOONCAKE_351_CHECK_ENV = "Python: 3.10.12 (main, Feb 4 2025, 14:57:36) [GCC 11.4.0]\nCUDA available: True\nGPU 0,1,2,3,4,5,6,7: NVIDIA H800\nGPU 0,1,2,3,4,5,6,7 Compute Capability: 9.0\nCUDA_HOME: /usr/local/cuda-12.4\nNVCC: Cuda compilation tools, release 12.4, V12.4.131\nCUDA Driver Version: 535.230.02\nPyTorch: 2.6.0+cu124\nsglang: 0.4.6.post2\nsgl_kernel: 0.1.1\nflashinfer_python: 0.2.5\ntriton: 3.2.0\ntransformers: 4.51.1\ntorchao: 0.10.0\nnumpy: 1.26.4\naiohttp: 3.11.18\nfastapi: 0.115.12\nhf_transfer: 0.1.9\nhuggingface_hub: 0.31.1\ninteregular: 0.3.3\nmodelscope: 1.25.0\norjson: 3.10.18\noutlines: 0.1.11\npackaging: 25.0\npsutil: 7.0.0\npydantic: 2.11.4\npython-multipart: 0.0.20\npyzmq: 26.4.0\nuvicorn: 0.34.2\nuvloop: 0.21.0\nvllm: 0.8.2\nxgrammar: 0.1.16\nopenai: 1.75.0\ntiktoken: 0.9.0\nanthropic: 0.51.0\nlitellm: 1.68.1\ndecord: 0.6.0\nNVIDIA Topology:\nGPU0 GPU1 GPU2 GPU3 GPU4 GPU5 GPU6 GPU7 NIC0 NIC1 NIC2 NIC3 NIC4 NIC5 NIC6 NIC7 NIC8 CPU Affinity NUMA Affinity GPU NUMA ID\nGPU0 X NV8 NV8 NV8 NV8 NV8 NV8 NV8 SYS PIX PHB PHB PHB SYS SYS SYS SYS 0-89 0 N/A\n"
+
+# https://github.com/kvcache-ai/Mooncake/issues/351
+MOONCAKE_351_SGLANG_PREFILL = 'srt/disaggregation/mooncake/transfer_engine.py line 36, in register\nraise RuntimeError("Mooncake memory registration failed.")\nE0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory 0x2e1cbac200: Bad address [14]\n'
+
+# https://github.com/vllm-project/vllm/issues/27083
+VLLM_27083_DECODE_WORKER = "(Worker_DP0_EP0 pid=2823482) ERROR 10-16 17:22:56 [nixl_connector.py:815] RuntimeError: Remote NIXL agent engine ID mismatch. Expected 46126a31-6b81\n-435d-a116-e3e34a76ded3_dp0,received 96b1c4ff-9edf-4d21-b7cf-975a5f441d03_dp0.\n(Worker_DP0_EP0 pid=2823482) ERROR 10-16 17:22:56 [nixl_connector.py:827] Handshake failed for request chatcmpl\n"
+
+# https://github.com/deepspeedai/DeepSpeed/pull/5281
+DEEPSPEED_5281_ERROR = "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, internal error - please report this issue to the NCCL developers, NCCL version 2.19.3\n"
+
 
 def test_xlas_nccl_operation_failure_is_read_and_names_two_nccls_in_one_process(tmp_path):
     # google/flax #4942, jax-ml/jax #34918: a GPU TensorFlow imported beside JAX
@@ -276,3 +288,25 @@ def test_a_remote_error_alone_names_the_socket_interface(tmp_path):
     # deepspeedai/DeepSpeedExamples #845: NCCL on an interface the nodes cannot reach
     f = first(triage_files(tmp_path, {"error.log": DEEPSPEEDEXAMPLES_845_ERROR}))
     assert f["code"] == "MD650" and "NCCL_SOCKET_IFNAME" in f["meaning"]
+
+
+def test_a_bad_address_registering_gpu_memory_names_expandable_segments(tmp_path):
+    # kvcache-ai/Mooncake #351: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+    doc = triage_files(
+        tmp_path,
+        {"check_env.txt": MOONCAKE_351_CHECK_ENV, "prefill.log": MOONCAKE_351_SGLANG_PREFILL},
+    )
+    f = first(doc)
+    assert f["code"] == "MD861" and "expandable_segments" in f["remedy"]
+
+
+def test_a_nixl_engine_id_mismatch_names_the_side_channel_host(tmp_path):
+    # vllm-project/vllm #27083: VLLM_NIXL_SIDE_CHANNEL_HOST not set on a multi-node setup
+    f = first(triage_files(tmp_path, {"decode-worker.log": VLLM_27083_DECODE_WORKER}))
+    assert f["code"] == "MD862" and "VLLM_NIXL_SIDE_CHANNEL_HOST" in f["remedy"]
+
+
+def test_nccl_2_19_internal_error_names_a_group_of_one_rank(tmp_path):
+    # deepspeedai/DeepSpeed #5281: an all-reduce on a size-1 model-parallel group
+    f = first(triage_files(tmp_path, {"error.log": DEEPSPEED_5281_ERROR}))
+    assert f["code"] == "MD650" and "size 1" in f["meaning"]

@@ -223,6 +223,12 @@ LINES = [
     ),
     ("server22: bash: -c: line 0: syntax error near unexpected token `('", "MD859"),
     (
+        "E0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory "
+        "0x2e1cbac200: Bad address [14]",
+        "MD861",
+    ),
+    ("RuntimeError: Remote NIXL agent engine ID mismatch. Expected a_dp0,received b_dp0.", "MD862"),
+    (
         "ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for INIT2RTR_QP "
         "with syndrome 764216",
         "MD860",
