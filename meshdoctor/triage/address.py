@@ -53,8 +53,9 @@ ADDRESS_SIG = signature(
     "NCCL bootstrapped (or a peer was dialled) on an address that only works inside one "
     "host: a link-local address (169.254.x.x, fe80::) or a container or VM bridge "
     "(docker0, virbr, veth, cni: the same on every host), or loopback while the job was "
-    "told to use another interface. The other hosts cannot reach it, so bootstrap waits for peers that never connect, or connects "
-    "to the wrong machine; the connection errors and timeouts that follow are this.",
+    "told to use another interface. The other hosts cannot reach it, so bootstrap waits for "
+    "peers that never connect, or connects to the wrong machine; the connection errors and "
+    "timeouts that follow are this.",
     "Pin the interface that joins the hosts, on every rank: NCCL_SOCKET_IFNAME=NAME (the "
     "interface with the address the other hosts reach, from `ip -br addr`; `^docker,lo,virbr` "
     "excludes instead), GLOO_SOCKET_IFNAME the same for PyTorch's Gloo, and "

@@ -15,19 +15,19 @@ itself.
 
 The rule (:func:`readings`): some finding is a CUDA failure of the kinds above (an illegal
 memory access, an invalid argument or handle, peer access; not out of memory or a missing
-driver) or a hang (a watchdog timeout, a hang read from the output or a stack), and the logs read (their
-first and last bytes) show the custom all-reduce in play: a frame or a line of its code
-(``custom_all_reduce.py``, ``custom_all_reduce.cuh``, ``customAllReduce``, ``CustomAllreduce``)
-or the engine's settings saying it is on (``disable_custom_all_reduce=False``,
-``use_custom_all_reduce=True``, ``--enable-custom-all-reduce``), with no line saying it is off
+driver) or a hang (a watchdog timeout, a hang read from the output or a stack), and the logs
+read (their first and last bytes) show the custom all-reduce in play: a frame or a line of its
+code (``custom_all_reduce.py``, ``custom_all_reduce.cuh``, ``customAllReduce``,
+``CustomAllreduce``) or the engine's settings saying it is on
+(``disable_custom_all_reduce=False``, ``use_custom_all_reduce=True``,
+``--enable-custom-all-reduce``), with no line saying it is off
 (``disable_custom_all_reduce=True``, ``--disable-custom-all-reduce``, vLLM's ``Custom allreduce
-is disabled``) and no tensor parallel size of 1 (``tensor_parallel_size=1``: there is no group to
-reduce in). PyTorch's ``expandable_segments:True`` beside it is named: its buffers are CUDA
-virtual memory, which the legacy ``cudaIpcGetMemHandle`` of the custom all-reduce refuses
-(vllm #42609). The finding names the first such line and comes just before the failures it explains,
+is disabled``) and no tensor parallel size of 1 (``tensor_parallel_size=1``: there is no group
+to reduce in). PyTorch's ``expandable_segments:True`` beside it is named: its buffers are CUDA
+virtual memory, which the legacy ``cudaIpcGetMemHandle`` of the custom all-reduce refuses (vllm
+#42609). The finding names the first such line and comes just before the failures it explains,
 which become its consequences (:func:`meshdoctor.triage.reading.explains`); its text says
-whether the code was seen failing or only the setting (then it is the lead to rule out
-first).
+whether the code was seen failing or only the setting (then it is the lead to rule out first).
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ and the reads of indices the container lacks fail: init fails, or crashes in rel
 did not check it (NVIDIA/nccl #1538: only indices 4-7 visible; NCCL_IB_GID_INDEX=7 fixed it).
 Triage names it with MD856, a finding it makes itself.
 
-The rule (:func:`readings`): an input holds a ``show_gids`` table (its header ``DEV PORT
-INDEX GID``), some device's lowest index is above 0, and some finding is an NCCL failure or a
-native crash, none of which already names NCCL's GID selection (the class nccl.ib-gid-select
-says it, with its own remedy). The finding names the first row of that device and says which index to set
+The rule (:func:`readings`): an input holds a ``show_gids`` table (its header ``DEV PORT INDEX
+GID``), some device's lowest index is above 0, and some finding is an NCCL failure or a native
+crash, none of which already names NCCL's GID selection (the class nccl.ib-gid-select says it,
+with its own remedy). The finding names the first row of that device and says which index to set
 (the RoCE v2 GID holding an IPv4 address, per device); it comes just before those failures,
 which become its consequences.
 """

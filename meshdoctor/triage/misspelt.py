@@ -1,4 +1,4 @@
-"""An NCCL setting that NCCL never reads, because its name is misspelt, in a job that failed in NCCL.
+"""An NCCL setting NCCL never reads, its name misspelt, in a job that failed in NCCL.
 
 NCCL reads its settings by exact name, from the environment and its configuration files
 (NCCL v2.30.7 src/misc/param.cc, src/include/param.h ``NCCL_PARAM``); a name it does not

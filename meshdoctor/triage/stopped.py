@@ -6,9 +6,9 @@ Four shapes (:func:`where`), each a :class:`Stop` with the line it stopped at an
 helps there:
 
 * **inside NCCL's communicator init**: the last line is an ``NCCL INFO`` line, an init began
-  (``NCCL version``, ``Init START``; or the input is NCCL's lines alone, three or more) and no
-  ``Init COMPLETE`` followed it; the stage named by
-  that line (NVLS buffer setup, channel connection, bootstrap) says which part hangs. An
+  (``NCCL version``, ``Init START``; or the input is NCCL's lines alone, ending at a line that
+  names an init stage or three lines or more) and no ``Init COMPLETE`` followed it; the stage
+  named by that line (NVLS buffer setup, channel connection, bootstrap) says which part hangs. An
   nccl-tests table that stops short of its ``maxBytes`` with no ``# Avg bus bandwidth`` line
   stopped in that size's collective. (NCCL's own init trace: NCCL_DEBUG=INFO, NCCL
   documentation "Troubleshooting"; nccl-tests' output format, README.)
