@@ -324,6 +324,13 @@ class Match:
         if not self.role and self.sig is not None:
             self.role = self.sig.role_for(self.groups)
 
+    def failure_class(self) -> Optional[FailureClass]:
+        """The failure class of :attr:`Signature.classes` this match's groups name, or None
+        (no signature, or one without classes)."""
+        if self.sig is None or not self.sig.classes:
+            return None
+        return self.sig.failure_class(self.groups)
+
     @property
     def signature(self) -> Signature:
         """The catalogued :class:`Signature` of this match's code."""

@@ -6,7 +6,7 @@ torch/distributed/elastic/multiprocessing/errors/__init__.py)."""
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Tuple
 
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
 
@@ -24,10 +24,17 @@ _STORE_ERRNO = {
 }
 
 
+def store_address(g: Mapping[str, str]) -> Tuple[Optional[str], Optional[str]]:
+    """``(host, port)`` of the store an MD838 match names (its three wordings' groups), each
+    None when the match names none."""
+    host = g.get("host") or g.get("host2") or g.get("host3") or None
+    port = g.get("port") or g.get("port2") or g.get("port3") or None
+    return host, port
+
+
 def _store_at(g: Mapping[str, str]) -> Optional[str]:
     """MD838's detail: the store's host:port and what the connect errno says of it."""
-    host = g.get("host") or g.get("host2") or g.get("host3")
-    port = g.get("port") or g.get("port2") or g.get("port3")
+    host, port = store_address(g)
     if not host:
         return None
     errno = g.get("errno") or g.get("errno3")

@@ -77,8 +77,7 @@ _LOGS = ("log", "stdin")
 
 def _names_gid(f: Finding) -> bool:
     """Whether ``f`` already names NCCL's GID selection (its class nccl.ib-gid-select)."""
-    sig = f.match.sig
-    cls = sig.failure_class(f.match.groups) if sig is not None and sig.classes else None
+    cls = f.match.failure_class()
     return cls is not None and cls.name == "nccl.ib-gid-select"
 
 

@@ -230,7 +230,7 @@ class LogScan:
             rank = self.input.rank
         # one finding per failure class of a signature that reads many texts (NCCL's WARN
         # lines): a full /dev/shm after a socket error of the same rank is a finding of its own
-        cls = m.sig.failure_class(m.groups) if m.sig is not None and m.sig.classes else None
+        cls = m.failure_class()
         key = (m.code if cls is None else f"{m.code}:{cls.name}", rank)
         old = self._seen.get(key)
         if old is not None:

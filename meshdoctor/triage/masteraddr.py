@@ -24,6 +24,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from meshdoctor import signatures
 from meshdoctor.signatures.model import signature
+from meshdoctor.signatures.pytorch import store_address
 from meshdoctor.triage import reading
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
 from meshdoctor.triage.findings import Finding, Input
@@ -107,5 +108,4 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
 
 
 def _dialled(f: Finding) -> Optional[str]:
-    g = f.match.groups
-    return g.get("host") or g.get("host2") or g.get("host3") or None
+    return store_address(f.match.groups)[0]

@@ -16,9 +16,9 @@ from meshdoctor.codes.model import SIGNATURE, Entry
 from meshdoctor.signatures.model import causes_text
 from meshdoctor.triage.collect import SEQ_STRIDE
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.timeline import order
 
 _KEEP = object()  # "as the input says" (its rank)
-_FAR = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
 
 
 def with_why(sig: signatures.Signature, why: str) -> signatures.Signature:
@@ -113,7 +113,7 @@ def explains(m: signatures.Match, inp: Input, failures: Sequence[Finding]) -> Fi
     of them (its time, host and rank, ordered right before it), and each of them made a
     ``consequence`` (changed in place), so the cause comes first even when only the failures'
     lines carry a timestamp or the evidence is in another input."""
-    anchor = min(failures, key=lambda f: (f.time is None, f.time or _FAR, f.seq))
+    anchor = order(failures)[0]
     for f in failures:
         f.role = signatures.CONSEQUENCE
     return Finding(

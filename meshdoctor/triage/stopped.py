@@ -147,7 +147,8 @@ def _nccl_init(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
     if not m:
         return None
     step = m.group("text")
-    specific = next(i for i, (rx, _, _) in enumerate(_STAGES) if rx.search(step)) < len(_STAGES) - 1
+    at = next(i for i, (rx, _, _) in enumerate(_STAGES) if rx.search(step))
+    specific = at < len(_STAGES) - 1  # the last stage is the catch-all
     # a pasted excerpt of NCCL's lines alone (no banner) that ends at an init step counts too,
     # when it is one: a line or two of NCCL's that name no stage (a setting, a plugin it looked
     # for) say nothing of where an init stopped
@@ -156,7 +157,7 @@ def _nccl_init(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
     )
     if not (began and not done):
         return None
-    stage, hint = next((s, h) for rx, s, h in _STAGES if rx.search(step))
+    _, stage, hint = _STAGES[at]
     prefixes = (_PREFIX.match(t) for _, t in lines)
     ranks = {(p.group("host"), p.group("pid")) for p in prefixes if p}
     hosts = {h for h, _ in ranks}
