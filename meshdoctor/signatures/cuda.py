@@ -158,6 +158,68 @@ def role_of(groups: Mapping[str, str]) -> Optional[str]:
     return _ROLES.get(cls.name) if cls is not None else None
 
 
+# nvidia-container-cli's "<stage> error: <detail>" (libnvidia-container src/cli): what a stage's
+# failure says, most specific first: (stage, words of the detail or None, the reading)
+_HOOK_STAGES = (
+    (
+        "ldcache",
+        None,
+        "the hook runs the container's ldconfig to rebuild its library cache after mounting the "
+        "driver (nvidia-container-cli --ldconfig), and that ldconfig failed: an image whose "
+        "ldconfig is elsewhere than the hook says, or a nested container or GPU cgroup setup "
+        "under which it cannot run. Drop the --ldconfig argument from the hook's "
+        "nvidia-container-cli call (enroot's 98-nvidia.sh) so the image's own cache is kept, "
+        "or set the ldconfig path of /etc/nvidia-container-runtime/config.toml (ldconfig = "
+        '"@/sbin/ldconfig.real" on Debian and Ubuntu hosts)',
+    ),
+    (
+        "initialization",
+        ("driver not loaded", "nvml error"),
+        "the host's NVIDIA driver is not loaded (the kernel module): `nvidia-smi` on the host "
+        "fails too; load it (`modprobe nvidia`, or reinstall the driver for this kernel)",
+    ),
+    (
+        "initialization",
+        ("load library failed",),
+        "the driver's user-space libraries (libnvidia-ml, libcuda) are not on the host where "
+        "the hook looks: install the driver's user-space part, or point the toolkit at it",
+    ),
+    (
+        "requirement",
+        ("cuda>=", "unsatisfied condition"),
+        "the image asks for a newer CUDA than the host's driver supports (its "
+        "NVIDIA_REQUIRE_CUDA): upgrade the host's driver, or use an image built for an older "
+        "CUDA",
+    ),
+    (
+        "mount",
+        ("file exists",),
+        "the image already holds NVIDIA driver libraries where the hook mounts the host's: "
+        "rebuild the image without them (the driver comes from the host)",
+    ),
+    (
+        "detection",
+        None,
+        "NVIDIA_VISIBLE_DEVICES (or the GPU request) names a GPU the host does not have: list "
+        "them with `nvidia-smi -L`",
+    ),
+)
+
+
+def container_hook(groups: Mapping[str, str]) -> Optional[str]:
+    """What nvidia-container-cli's failed stage (groups ``stage``, ``detail``) says
+    (:data:`_HOOK_STAGES`), or None for a stage without a reading."""
+    stage, detail = groups.get("stage", "").strip(), groups.get("detail", "").lower()
+    return next(
+        (
+            f"the {stage} stage failed: {reading}"
+            for name, words, reading in _HOOK_STAGES
+            if stage == name and (words is None or any(w in detail for w in words))
+        ),
+        None,
+    )
+
+
 SIGNATURES = (
     signature(
         "MD830",
@@ -200,5 +262,92 @@ SIGNATURES = (
             # a text of a CUDA newer than the table: read, without a class
             "node1: Test CUDA failure common.cu:892 'a new error of CUDA 14'",
         ),
+    ),
+    signature(
+        "MD863",
+        "cuda.no-driver-in-process",
+        r"rror: Found no NVIDIA driver on your system",
+        "PyTorch found no NVIDIA driver in this process's view: neither the driver's library "
+        "(libcuda) nor the GPUs' device nodes are there. On a host with GPUs this is almost "
+        "always a container whose runtime did not inject the driver: enroot and pyxis inject "
+        "it (their 98-nvidia hook) only when NVIDIA_VISIBLE_DEVICES is set, which NVIDIA's "
+        "images set and a custom image does not; Docker without --gpus; a Kubernetes pod "
+        "without the nvidia runtime class or a GPU request. On the host itself: the driver's "
+        "kernel module not loaded.",
+        "In an enroot or pyxis container, set NVIDIA_VISIBLE_DEVICES=all (in srun's "
+        "environment, an enroot environment file, or the image's ENV; with it "
+        "NVIDIA_DRIVER_CAPABILITIES=compute,utility); with Docker, `docker run --gpus all`; in "
+        "a pod, a nvidia.com/gpu limit and the nvidia runtime class. `nvidia-smi` inside the "
+        "container must then list the GPUs. On the host: `nvidia-smi`, `lsmod | grep nvidia`.",
+        "PyTorch torch.cuda (_lazy_init: 'Found no NVIDIA driver on your system'); enroot "
+        "doc/standard-hooks.md (98-nvidia.sh acts only with NVIDIA_VISIBLE_DEVICES set); "
+        "NVIDIA Container Toolkit documentation (NVIDIA_VISIBLE_DEVICES, "
+        "NVIDIA_DRIVER_CAPABILITIES)",
+        causes=[
+            (
+                "a container image that does not set NVIDIA_VISIBLE_DEVICES, run by enroot or "
+                "pyxis",
+                "the same image sees the GPUs under `docker run --gpus all`; NVIDIA's images work",
+            ),
+            (
+                "a container started without a GPU request",
+                "docker without --gpus; a pod without a nvidia.com/gpu limit",
+            ),
+            ("the host's driver not loaded", "`nvidia-smi` fails on the host too"),
+        ],
+        examples=(
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+            "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+        ),
+    ),
+    signature(
+        "MD864",
+        "container.nvidia-hook",
+        r"nvidia-container-cli: (?P<stage>[\w ]+?) error: (?P<detail>.*)",
+        "The NVIDIA container hook (libnvidia-container's nvidia-container-cli, which Docker's "
+        "nvidia runtime, enroot's 98-nvidia.sh hook and the Kubernetes toolkit run) could not "
+        "set the container up for the GPU: the container does not start, or starts without "
+        "the driver.",
+        "Read the stage it names (after 'Here:'); then start the container by hand with the "
+        "same runtime and `nvidia-smi` inside it (`enroot start --env "
+        "NVIDIA_VISIBLE_DEVICES=all IMAGE nvidia-smi`, `docker run --gpus all IMAGE "
+        "nvidia-smi`) until it lists the GPUs.",
+        "libnvidia-container (nvidia-container-cli's stage errors: initialization, ldcache, "
+        "mount, requirement, detection); enroot doc/standard-hooks.md (98-nvidia.sh); NVIDIA "
+        "Container Toolkit config.toml (ldconfig)",
+        causes=[
+            (
+                "the container's ldconfig failing under the hook (ldcache)",
+                "'ldcache error: process ... ldconfig... failed'",
+            ),
+            ("the host's driver not loaded (initialization)", "'nvml error: driver not loaded'"),
+            (
+                "an image that needs a newer driver (requirement)",
+                "'unsatisfied condition: cuda>=...'",
+            ),
+        ],
+        refine=container_hook,
+        examples=(
+            "nvidia-container-cli: ldcache error: process /usr/sbin/ldconfig.real failed with "
+            "error code: 1",
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded",
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please "
+            "update your driver to a newer version, or use an earlier cuda container",
+        ),
+    ),
+    signature(
+        "MD865",
+        "container.enroot-hook-failed",
+        r"\[ERROR\] (?P<hook>/\S*/hooks\.d/(?P<name>[\w.-]+)) exited with return code "
+        r"(?P<rc>\d+)",
+        "enroot's container start hook failed, so enroot (and pyxis, for srun "
+        "--container-image) did not start the container. The hook's own error is printed just "
+        "before this line: 98-nvidia.sh runs nvidia-container-cli (the GPU driver), "
+        "99-mellanox.sh mounts the RDMA devices.",
+        "Read the hook's own error on the line before; run the hook's step by hand on the "
+        "node (`enroot start` of the same image with the same environment) until it passes.",
+        "enroot (its hooks in /etc/enroot/hooks.d; doc/standard-hooks.md)",
+        role=EITHER,
+        examples=("[ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1",),
     ),
 )

@@ -138,12 +138,17 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
         "container, or a CUDA_VISIBLE_DEVICES set after CUDA was initialised in the process "
         "(CUDA reads it once, at its first call: an import that touches CUDA before a "
         "launcher such as Ray or an engine's worker set the variable leaves the process with "
-        "the wrong set, and set_device of its own GPU fails)",
+        "the wrong set, and set_device of its own GPU fails); or, for 'invalid device "
+        "ordinal' at an engine's start, CUDA IPC between GPUs that report peer access but "
+        "cannot open each other's IPC handles (cudaIpcOpenMemHandle on PCIe-only GPUs: the "
+        "workspace of an engine's custom all-reduce)",
         "put at most as many ranks on a host as it has GPUs (`nvidia-smi -L`), check "
         "CUDA_VISIBLE_DEVICES per rank, and expose the GPUs to containers (docker --gpus all); "
         "when a worker fails in set_device though the host has the GPU, find what initialised "
         "CUDA before its launcher set CUDA_VISIBLE_DEVICES (an import at module level: "
-        "upgrade the engine or move the import)",
+        "upgrade the engine or move the import); for the custom all-reduce's IPC on "
+        "PCIe-only GPUs, use NCCL's all-reduce (vLLM --disable-custom-all-reduce, "
+        "TensorRT-LLM allreduce_strategy NCCL) or an engine release that falls back itself",
         _RT,
     ),
     (

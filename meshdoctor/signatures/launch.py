@@ -666,4 +666,53 @@ SIGNATURES = (
             "An MPI communication peer process has unexpectedly disconnected.  This",
         ),
     ),
+    # -- other launchers' and engines' own refusals ----------------------------------------
+    signature(
+        "MD881",
+        "deepspeed.no-slot",
+        r"rror: No slot '(?P<slot>[^']+)' specified on host '(?P<host>[^']+)'",
+        "DeepSpeed's launcher filtered its resource pool by --include/--exclude (or by "
+        "CUDA_VISIBLE_DEVICES, which it turns into --include localhost:...) and the pool has "
+        "no such GPU slot. DeepSpeed before 0.15.2 numbers a host's slots 0..N-1 from the "
+        "count of visible GPUs, so a CUDA_VISIBLE_DEVICES that is not 0..N-1 (0,2) names a "
+        "slot it never made; else the hostfile gives that host fewer slots.",
+        "Upgrade DeepSpeed to 0.15.2 or later (it keeps the GPUs' own indices); or unset "
+        "CUDA_VISIBLE_DEVICES and pass the GPUs to the launcher (`deepspeed --include "
+        "localhost:0,2 ...`); check the host's slots=N in the hostfile.",
+        "DeepSpeed deepspeed/launcher/runner.py (parse_resource_filter: 'No slot ... specified "
+        "on host'); https://github.com/deepspeedai/DeepSpeed/pull/6530 (DeepSpeed 0.15.2)",
+        causes=[
+            (
+                "DeepSpeed before 0.15.2 with a CUDA_VISIBLE_DEVICES that skips GPUs",
+                "CUDA_VISIBLE_DEVICES=0,2 (or the like) in the launcher's environment",
+            ),
+            ("a hostfile that gives the host fewer slots", "slots=N below the slot named"),
+        ],
+        examples=("ValueError: No slot '2' specified on host 'localhost'",),
+    ),
+    signature(
+        "MD882",
+        "vllm.platform-without-ray",
+        r"rror: current platform (?P<platform>\w+) does not support ray",
+        "vLLM's Ray executor (--distributed-executor-backend ray) places its workers by the "
+        "platform's Ray device resource, and the platform vLLM detected has none. 'cpu' on a "
+        "machine with an accelerator means vLLM did not take the accelerator's platform: on a "
+        "Mac, a vLLM-Metal release without Ray support (its platform declares no Ray device "
+        "key); on a GPU host, a CPU-only torch or vLLM build, or the platform plugin not "
+        "installed.",
+        "On one host use --distributed-executor-backend mp; for Ray on Macs take a vLLM-Metal "
+        "release whose platform registers a Ray resource and start each node with it (`ray "
+        "start --resources='{\"mlx\": 1}'`); on a GPU host check `python -c 'import torch; "
+        "print(torch.cuda.is_available())'` and the vLLM build.",
+        "vLLM vllm/platforms/interface.py (ray_device_key) and its Ray executor; "
+        "https://github.com/vllm-project/vllm-metal/pull/417",
+        causes=[
+            (
+                "a platform plugin without a Ray device key (vLLM-Metal before its Ray support)",
+                "a Mac; 'current platform cpu'",
+            ),
+            ("vLLM or torch built without the GPU", "torch.cuda.is_available() is False"),
+        ],
+        examples=("ValueError: current platform cpu does not support ray.",),
+    ),
 )

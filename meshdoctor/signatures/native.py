@@ -103,12 +103,25 @@ _COMPONENTS = (
 )
 
 
+# a crash line in UCX's signal handler's form ("[host:pid:thread:n] Caught signal 11 (...)",
+# UCX ucs/debug/debug.c): the process loaded UCX, which NVSHMEM, Open MPI and UCC bring
+_UCX_NOTE = (
+    "UCX's signal handler printed it ('[host:pid:thread] Caught signal'), so the process "
+    "loaded UCX (through NVSHMEM, Open MPI or UCC). When every rank of a host crashes alike "
+    "in a library under UCX, the library installed on that host is not the build the caller "
+    "needs: an NVSHMEM other than the one the caller was built against (DeepEP needs its own "
+    "NVSHMEM build: `nvshmem-info -a`), or another UCX (`ucx_info -v`); compare them with "
+    "what the caller's build names and with a host where it works; the backtrace UCX prints "
+    "below the line names the library"
+)
+
+
 def _crash_frame(g) -> Optional[str]:
     """What a crash record's culprit frame (group ``frame``: ``image symbol``) says: the
     library it is in and that library's component (NCCL, MLX, UCX, ...)."""
     frame = g.get("frame")
     if not frame:
-        return None
+        return _UCX_NOTE if g.get("ucx") else None
     comp = next((name for rx, name in _COMPONENTS if rx.search(frame)), None)
     return (
         f"the crashed thread's first frame that is not the system's is {frame}"
@@ -164,13 +177,49 @@ def _assertion(groups: Mapping[str, str]) -> Optional[str]:
 _HOSTFILE_KEY = re.compile(r"Failed to parse hostfile \S+ \('(\w+)'\)")
 
 
+# the advice a message gives in its own words, after its first sentence or clause: "...
+# detected. Please add it to ...", "... is set. Consider using ...", "...: try ..."
+_ADVICE = re.compile(
+    r"(?:[.!;:]\s+|\s-+\s+|\(\s*)(?P<advice>(?:Please|Consider|Try|Make sure|Ensure|Check "
+    r"(?:that|if|whether|your)|Did you|You (?:must|should|need to|may need to|can|might want "
+    r"to)|To (?:fix|resolve|avoid|use) |Set|Unset|Use|Install|Upgrade|Update|Add|Remove|Increase|"
+    r"Reduce|Pass|Run|Rebuild|Reinstall|Restart)\b.*)$"
+)
+
+
+def _own_diagnosis(msg: str) -> Optional[str]:
+    """The reading of an exception message that states its own cause and remedy (the raising
+    code's check says what failed and what to do: :data:`_ADVICE`), or None. The advice is
+    the raising package's own; a table or check of a package that lags the hardware or
+    another package is first fixed by upgrading it."""
+    m = _ADVICE.search(msg)
+    if m is None or m.start() < 12:
+        return None
+    what, advice = msg[: m.start()].strip(" .:;(-"), m.group("advice").strip().rstrip(".")
+    return (
+        f"the message is the raising code's own diagnosis: what failed: '{what}'; what to "
+        f"do, in its words: '{advice}'. Follow it; when the check is a package's table or "
+        "version test that does not know this machine or another package's release, upgrade "
+        "that package first (a newer release may know the case)"
+    )
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
-    (:func:`_no_sharding`), a line read without its traceback, or one raised in mlx.launch
+    (:func:`_no_sharding`), a message that states its own cause and remedy
+    (:func:`_own_diagnosis`), a line read without its traceback, or one raised in mlx.launch
     itself (its innermost frame, group ``file``, in the launcher's own files)."""
     sharding = _no_sharding(groups.get("msg", ""))
     if sharding:
         return sharding
+    own = _own_diagnosis(groups.get("msg", ""))
+    if own:
+        return own + (
+            f" (a bare {groups['bare']} line: its traceback, which says where it was raised, "
+            "is in the process's own log)"
+            if groups.get("bare")
+            else ""
+        )
     key = _HOSTFILE_KEY.search(groups.get("msg", ""))
     if key:
         return (
@@ -1123,10 +1172,72 @@ SIGNATURES = (
             ),
         ],
         refine=_missing_kernel,
+        # a kernel of a newer Metal language than the OS's is MD868's, on the next line
+        role=EITHER,
         examples=(
             "Terminating due to uncaught exception: [metal::Device] Unable to load kernel "
             "input_coherent",
             "RuntimeError: [metal::Device] Unable to load kernel input_coherent",
+        ),
+    ),
+    signature(
+        "MD868",
+        "metal.language-version",
+        r"Function (?P<kernel>\w+) is using language version (?P<ver>[\d.]+) which is "
+        r"incompatible with this OS",
+        "The installed MLX's Metal library was compiled for a newer Metal shading language "
+        "than this macOS supports, so Metal refuses to load its kernels: the MLX build "
+        "(or the app that bundles it, such as exo) needs a newer macOS than this host runs "
+        "(Metal language 4.0 needs macOS 26 Tahoe; 3.2 macOS 15, 3.1 macOS 14).",
+        "Upgrade macOS on this host to the version the MLX build (or the app's release "
+        "notes) requires, or install an MLX build made for this macOS (an earlier mlx and "
+        "mlx-metal release, or a source build on this host); every host of the job needs "
+        "it.",
+        "Apple Metal Shading Language specification (language versions and the OS that "
+        "supports each); MLX Metal device (kernel load errors); exo README (macOS 26.2 or "
+        "later)",
+        causes=[
+            (
+                "an MLX (or exo) build for macOS 26 on a host that runs macOS 15 or earlier",
+                "'language version 4.0'; `sw_vers` says 15.x",
+            ),
+        ],
+        examples=(
+            "Function fence_update is using language version 4.0 which is incompatible with "
+            "this OS.",
+        ),
+    ),
+    signature(
+        "MD867",
+        "python.tls-verify",
+        r"certificate verify failed: (?P<why>[^(\]'\")]+)",
+        "Python's TLS (the ssl module, under aiohttp, requests or urllib) refused the "
+        "server's certificate: it found no trusted CA for it in the bundle it reads. 'unable "
+        "to get local issuer certificate' means the process has no CA bundle that holds the "
+        "issuer: a python.org Python on macOS whose 'Install Certificates.command' was never "
+        "run (it does not read the system keychain), a slim container image without "
+        "ca-certificates, or a TLS-inspecting proxy whose CA is not in the bundle. A model "
+        "download that fails so stops the node that runs it.",
+        "Give that Python a CA bundle: on macOS with python.org's Python run "
+        '`"/Applications/Python 3.X/Install Certificates.command"` (X its version), or '
+        "`pip install -U certifi` and `export SSL_CERT_FILE=$(python3 -m certifi)`; in a "
+        "container install ca-certificates; behind a TLS-inspecting proxy add its CA "
+        "(SSL_CERT_FILE, REQUESTS_CA_BUNDLE). Then retry on every node: each downloads its "
+        "own shard.",
+        "Python ssl module documentation (certificate verification, SSL_CERT_FILE); "
+        "python.org macOS installer ReadMe (Install Certificates.command); certifi",
+        causes=[
+            (
+                "a python.org Python on macOS without its certificates installed",
+                "'unable to get local issuer certificate'; Python from /Library/Frameworks",
+            ),
+            ("a TLS-inspecting proxy", "'self-signed certificate in certificate chain'"),
+            ("a container image without ca-certificates", "/etc/ssl/certs empty"),
+        ],
+        examples=(
+            "Cannot connect to host huggingface.co:443 ssl:True [SSLCertVerificationError: (1, "
+            "'[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local "
+            "issuer certificate (_ssl.c:1000)')]",
         ),
     ),
     signature(

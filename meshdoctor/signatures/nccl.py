@@ -366,12 +366,19 @@ def address_family(groups: Mapping[str, str]) -> Optional[str]:
             "family 0 is an empty address (all zeros): the peer's address NCCL received "
             "through the bootstrap was not filled in"
         )
+    fam = groups.get("family")
     return (
-        f"family {groups.get('family')} is neither 0 nor an address family: uninitialised "
-        "memory, an address that was never filled in. Most often this rank's own: NCCL found "
-        "no interface matching NCCL_SOCKET_IFNAME (a name this host does not have) and, "
+        f"family {fam} is neither 0 nor an IP family"
+        + (" (1 is AF_UNIX, which no socket of NCCL's has)" if fam == "1" else "")
+        + ": an address that was never filled in. At init, most often this rank's own: NCCL "
+        "found no interface matching NCCL_SOCKET_IFNAME (a name this host does not have) and, "
         "without a warning (NCCL 2.27, NVIDIA/nccl #1837), went on with no address; check "
-        "NCCL_SOCKET_IFNAME against `ip -br addr` on this host"
+        "NCCL_SOCKET_IFNAME against `ip -br addr` on this host. At a point-to-point call "
+        "(ncclSend/ncclRecv over the network transport), a peer's connection handle read "
+        "before it was written: both ranks call ncclSend before ncclRecv outside "
+        "ncclGroupStart/ncclGroupEnd, so each waits on a connection the other has not set up "
+        "(NVIDIA/nccl #2057); put each send/recv pair in one group, or post them in opposite "
+        "orders on the two ranks"
     )
 
 
@@ -1260,17 +1267,23 @@ SIGNATURES = (
     signature(
         "MD861",
         "rdma.register-bad-address",
-        r"Failed to register memory (?P<addr>0x[0-9a-fA-F]+)(?:[^:]*)?: Bad address \[14\]",
-        "Registering a buffer with the RDMA NIC (ibv_reg_mr, here by a KV-cache transfer "
-        "engine such as Mooncake) failed with EFAULT: the kernel could not pin the pages "
-        "behind that address. For a GPU buffer that means GPU memory the NIC cannot map: CUDA "
-        "virtual memory that peer-memory registration does not take (PyTorch's "
-        "expandable_segments:True backs tensors with cuMemMap), or GPUDirect RDMA missing "
+        r"Failed to register memory (?P<addr>0x[0-9a-fA-F]+)(?:[^:]*)?: (?P<err>Bad address "
+        r"\[14\]|Invalid argument \[22\])",
+        "Registering a buffer with the RDMA NIC (ibv_reg_mr or ibv_reg_dmabuf_mr, here by a "
+        "KV-cache transfer engine such as Mooncake) failed: EFAULT (Bad address) when the "
+        "kernel could not pin the pages behind that address, EINVAL (Invalid argument) when "
+        "the range asked is not one the registration takes. For a GPU buffer both mean GPU "
+        "memory the NIC cannot map as asked: CUDA virtual memory (PyTorch's "
+        "expandable_segments:True backs tensors with cuMemCreate/cuMemMap, whose "
+        "cuMemGetAddressRange covers one mapping only, so a dma-buf exported from it is "
+        "shorter than a buffer of several segments), or GPUDirect RDMA missing "
         "(nvidia-peermem not loaded, no DMA-BUF).",
         "If PYTORCH_CUDA_ALLOC_CONF holds expandable_segments:True, remove it for the serving "
         "process (its KV buffers must be plain cudaMalloc memory to register); else load "
         "GPUDirect RDMA (`modprobe nvidia-peermem`, `lsmod | grep peermem`) or use a DMA-BUF "
-        "capable driver and kernel; then rerun the transfer engine's own registration test.",
+        "capable driver and kernel; for EINVAL with expandable segments, upgrade the "
+        "transfer engine (a release that exports the dma-buf over the whole range asked); "
+        "then rerun the transfer engine's own registration test.",
         "libibverbs ibv_reg_mr(3) (EFAULT); Mooncake transfer engine rdma_context.cpp "
         "('Failed to register memory'); PyTorch CUDA caching allocator (expandable_segments); "
         "https://github.com/kvcache-ai/Mooncake/issues/351",
@@ -1284,7 +1297,79 @@ SIGNATURES = (
         examples=(
             "E0511 07:42:36.355509 10240 rdma_context.cpp:198] Failed to register memory "
             "0x2e1cbac200: Bad address [14]",
+            "E0819 11:21:45.193161 147554 rdma_context.cpp:588] Failed to register memory "
+            "0x12397fd5800: Invalid argument [22]",
         ),
+    ),
+    signature(
+        "MD869",
+        "rdma.retry-exceeded",
+        # ibv_wc_status_str's texts as other RDMA stacks print them (Mooncake's worker pool,
+        # perftest, NIXL): 12 IBV_WC_RETRY_EXC_ERR, 13 IBV_WC_RNR_RETRY_EXC_ERR
+        r"(?:ailed|rror)\b[^\n]*?(?P<status>(?P<rnr>RNR )?retry counter exceeded)",
+        "An RDMA work request failed because the NIC's retries ran out (libibverbs "
+        "ibv_wc_status_str): 'transport retry counter exceeded' (IBV_WC_RETRY_EXC_ERR, 12) "
+        "means the packets to the peer's queue pair were never acknowledged; 'RNR retry "
+        "counter exceeded' (13) that the peer had no receive posted in time. From the first "
+        "transfer it is the addressing: on RoCE a GID index that selects a RoCE v1 GID, a "
+        "link-local GID or another subnet's (the two ends must use the RoCE v2 GIDs of "
+        "addresses that route to each other); mid-run, a link or switch port that dropped, "
+        "or the peer process gone.",
+        "Compare the GIDs on both hosts (`show_gids`, or "
+        "`cat /sys/class/infiniband/HCA/ports/1/gid_attrs/types/N`): the engine must use the "
+        "RoCE v2 GID of the IPv4 address the hosts route between; set it explicitly (Mooncake "
+        "MC_GID_INDEX, NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX, NVSHMEM_IB_GID_INDEX) or upgrade an "
+        "engine whose automatic choice takes a RoCE v1 GID; then check the link "
+        "(`ibv_devinfo` port state, `ethtool -S` errors) and that the peer is alive.",
+        "libibverbs ibv_wc_status_str (IBV_WC_RETRY_EXC_ERR = 12, IBV_WC_RNR_RETRY_EXC_ERR = "
+        "13); Mooncake transfer engine (worker_pool.cpp, GID selection, MC_GID_INDEX); "
+        "rdma-core show_gids",
+        causes=[
+            (
+                "a RoCE v1 (or link-local, or another subnet's) GID chosen by the engine",
+                "every transfer fails from the first one; `show_gids` type v1 at the index used",
+            ),
+            ("a link or switch port that dropped", "port errors, PORT_DOWN events"),
+            ("the peer process died", "the peer's log ends earlier"),
+        ],
+        envelope=True,
+        role=EITHER,
+        examples=(
+            "E0219 16:52:31.208603 273373 worker_pool.cpp:281] Worker: Process failed for "
+            "slice (opcode: 0, source_addr: 0x7f593802c000, length: 4096, dest_addr: "
+            "140622732378112, local_nic: mlx5_bond_0, peer_nic: 10.0.0.2:12345@mlx5_bond_2, "
+            "dest_rkey: 1568428, retry_cnt: 0): transport retry counter exceeded",
+        ),
+    ),
+    signature(
+        "MD880",
+        "rdma.qp-rtr-refused",
+        r"Failed to modify QP (?P<qp>\d+) to RTR",
+        "perftest (ib_write_bw, ib_send_bw, ib_read_lat, ...) could not move its queue pair "
+        "to RTR: the port refused the address it built for the peer. perftest gives the "
+        "address a GRH (a global address, a GID) only on an Ethernet link layer or when a "
+        "GID index is given (-x); a port that requires a GRH (IBV_QPF_GRH_REQUIRED in its "
+        "port flags: InfiniBand ports of virtualised or routed fabrics) refuses one without. "
+        "On RoCE: a GID index with no address, or one of another RoCE version than the "
+        "peer's; else an MTU or a peer LID/QP number the port does not take. 'Unable to "
+        "Connect the HCA's through the link' follows it.",
+        "Pass a GID index so perftest builds a global address: `ib_write_bw -d HCA -x "
+        "GID_INDEX` on both ends (`show_gids` or `ibv_devinfo -v` lists them; on RoCE the "
+        "RoCE v2 GID of the address the hosts route between); check `ibv_devinfo -v` for the "
+        "port's flags and link layer, and give both ends the same MTU (-m) and options; "
+        "upgrade perftest to a release that honours the port's GRH requirement.",
+        "ibv_modify_qp(3) (IBV_QPF_GRH_REQUIRED: the address vector must be global); "
+        "ibv_query_port(3) (port flags); perftest src/perftest_resources.c "
+        "(ctx_modify_qp_to_rtr: 'Failed to modify QP %d to RTR')",
+        causes=[
+            (
+                "a port that requires a GRH, and perftest run without -x on an InfiniBand link",
+                "`ibv_devinfo -v` port flags list GRH_REQUIRED; link_layer InfiniBand",
+            ),
+            ("on RoCE, a GID index with no address or of another RoCE version", "`show_gids`"),
+            ("different MTUs or options on the two ends", "the two command lines differ"),
+        ],
+        examples=("Failed to modify QP 122273 to RTR",),
     ),
     signature(
         "MD862",

@@ -205,6 +205,39 @@ CLASSES = (
         "https://github.com/aws/aws-ofi-nccl/issues/584",
     ),
     fc(
+        "nccl.ofi-av-insert",
+        r"NET/OFI Unable to insert remote address into address vector",
+        "aws-ofi-nccl could not add the peer's EFA address to its address vector "
+        "(fi_av_insert): Libfabric found no path to the peer's EFA device",
+        "on AWS, a security group that does not let EFA traffic between the instances: EFA "
+        "needs an inbound and an outbound rule allowing all traffic whose source (and "
+        "destination) is the security group itself; the default outbound 0.0.0.0/0 rule does "
+        "not cover EFA's traffic, while TCP and ping between the hosts still work; or "
+        "instances in different subnets",
+        "add both self-referencing rules (inbound and outbound, all traffic, the group's own "
+        "ID) to the security group of every instance, in one subnet; check with `fi_pingpong "
+        "-p efa` between two hosts before NCCL",
+        "AWS EFA documentation (an EFA-enabled security group: inbound and outbound rules "
+        "that reference the group itself); aws-ofi-nccl ('Unable to insert remote address "
+        "into address vector')",
+    ),
+    fc(
+        "nccl.connect-aborted",
+        r"[Cc]onnect to \S+ failed ?: Software caused connection abort",
+        "NCCL's connect to a peer failed with ECONNABORTED ('Software caused connection "
+        "abort'): in releases before 2.24 this is NCCL's own connect retry failing after the "
+        "connect was refused or timed out, a bug of the retry path that hides the first "
+        "error",
+        "most often ECONNREFUSED underneath: the peer not listening yet, or gone (its log), "
+        "or a firewall that rejects the port; the retry bug of NCCL before 2.24 turns it "
+        "into this abort",
+        "upgrade NCCL to 2.24 or later (its connect retry was reworked, and the real error "
+        "shows); then find why that peer refuses: its log, `nc -vz PEER PORT` from this host, "
+        "the firewall between them",
+        "NCCL v2.23.4 src/misc/socket.cc (socketStartConnect, its retry on ECONNREFUSED and "
+        "ETIMEDOUT); NCCL 2.24 release notes",
+    ),
+    fc(
         "nccl.connect",
         r"connect to \S+ (?:returned|failed)|exceeded (?:error )?retr|PollConnect|Accept "
         r"failed|TryAccept|Connect to \S+ failed|exceeded timeouts",
@@ -584,6 +617,7 @@ _OWN = frozenset(
         "nccl.shm",
         "nccl.reg-mr",
         "nccl.ofi-reg-mr",
+        "nccl.ofi-av-insert",
         "nccl.foreign-connection",
         "nccl.version-mismatch",
         "nccl.no-interface",

@@ -42,6 +42,19 @@ def _store_at(g: Mapping[str, str]) -> Optional[str]:
     return f"the store at {host}:{port}{said}"
 
 
+_FAMILY = {"2": "IPv4 (AF_INET)", "10": "IPv6 (AF_INET6)", "30": "IPv6 (AF_INET6, macOS)"}
+
+
+def gloo_family(g: Mapping[str, str]) -> Optional[str]:
+    """Which families Gloo's two sockets had (groups ``a``, ``b``: Linux's 2 AF_INET, 10
+    AF_INET6)."""
+    a, b = g.get("a", ""), g.get("b", "")
+    return (
+        f"this rank's socket is {_FAMILY.get(a, 'family ' + a)}, its peer's "
+        f"{_FAMILY.get(b, 'family ' + b)}"
+    )
+
+
 SIGNATURES = (
     signature(
         "MD838",
@@ -301,6 +314,37 @@ SIGNATURES = (
         examples=(
             "RuntimeError: /src/transformer_engine/pytorch/csrc/userbuffers/userbuffers-host.cpp:"
             "208 in function create_communicator_grouped2: CUDA Error: operation not supported",
+        ),
+    ),
+    signature(
+        "MD866",
+        "gloo.address-family-mismatch",
+        r"(?:rror: |what\(\):\s*)\[enforce fail at [^\]]*\] ss1\.ss_family == "
+        r"ss2\.ss_family\. (?P<a>\d+) vs (?P<b>\d+)",
+        "Gloo's TCP transport refused to pair two sockets of different address families: "
+        "one rank's address is IPv4 and its peer's IPv6. Each rank takes its Gloo address "
+        "from its hostname (or GLOO_SOCKET_IFNAME); a rendezvous address of 0.0.0.0 or a "
+        "hostname, on dual-stack hosts where PyTorch binds IPv6 by default, gives the ranks "
+        "addresses of mixed families.",
+        "Give every rank an address of one family: MASTER_ADDR (or --master_addr, "
+        "--rdzv_endpoint) the master host's real IPv4 address, not 0.0.0.0 or a hostname; "
+        "GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) an interface with an IPv4 address on "
+        "every host; check that `getent ahosts $(hostname)` lists the same family first on "
+        "every host.",
+        "Gloo gloo/transport/tcp/device.cc (the ss_family check when pairing); PyTorch "
+        "distributed environment variables (MASTER_ADDR, GLOO_SOCKET_IFNAME); POSIX "
+        "AF_INET = 2, Linux AF_INET6 = 10",
+        causes=[
+            (
+                "MASTER_ADDR=0.0.0.0 or a hostname resolving to IPv6 on one host",
+                "'2 vs 10' on one rank, '10 vs 2' on its peer",
+            ),
+            ("hosts whose hostnames resolve to different families", "`getent ahosts` differs"),
+        ],
+        refine=gloo_family,
+        examples=(
+            "[rank0]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/"
+            "device.cc:276] ss1.ss_family == ss2.ss_family. 2 vs 10",
         ),
     ),
 )

@@ -89,6 +89,9 @@ RECORD_ANCHORS: Tuple[str, ...] = (
     "bug_type",  # a crash report's JSON header line pasted into a log
 )
 
+# UCX's signal handler's crash line: "[host:pid:thread:n] Caught signal 11 (Segmentation ...)"
+_UCX_CRASH = re.compile(r"\s*\[[^\]\s:]+:\d+:\d+:\d+\] Caught signal \d+ \(")
+
 # Multi-line records: a crash signal line, then the faulting frame within RECORD_WINDOW lines.
 CRASH_SIGNAL = re.compile(
     r"\b(SIGSEGV|SIGBUS|SIGILL|SIGABRT|SIGFPE|SIGTRAP|EXC_BAD_ACCESS|"
@@ -233,11 +236,10 @@ def anchored(pattern: "re.Pattern[str]", anchors: Optional[Sequence[str]] = None
 # about three times slower; tests/unit/signatures/test_signatures.py fails for a signature
 # that none covers.
 MESSAGE_ANCHORS: Tuple[str, ...] = (
-    "ouldn't",
+    "n't",  # "couldn't", "Can't ", "doesn't"
     "peer",
     "xception",
     "upported",
-    "Can't ",
     "Unable to",
     "distributed",
     "device",
@@ -262,7 +264,11 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "sum_scatter",
     "maximum allowed buffer",
     "hostfile is malformed",
-    "Cannot initialize",  # MLX's strict mpi init: "Cannot initialize MPI" (mlx #1964)
+    # MLX's strict mpi init: "Cannot initialize MPI" (mlx #1964); the dynamic loader's "cannot
+    # open shared object file"
+    "annot ",
+    # Metal's "Function F is using language version 4.0 which is incompatible with this OS"
+    "ncompatible",
     # NCCL texts PyTorch prints bare after "Last error:" (NVIDIA/nccl #1267, #1235):
     # ncclSocketInit's "... with family 0 is neither AF_INET(2) ...", CUDACHECK's "Cuda failure"
     "AF_INET",
@@ -684,6 +690,8 @@ class Scanner:
         if sig is None and not self.generic:
             return []
         groups = {"signal": rec.signal} if rec.signal else {}
+        if _UCX_CRASH.match(rec.line):
+            groups["ucx"] = "1"
         if "process" in rec.heads:
             groups["process"], groups["pid"] = rec.heads["process"]
         if "time" in rec.heads:

@@ -229,6 +229,42 @@ LINES = [
     ),
     ("RuntimeError: Remote NIXL agent engine ID mismatch. Expected a_dp0,received b_dp0.", "MD862"),
     (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+        "MD863",
+    ),
+    (
+        "nvidia-container-cli: initialization error: nvml error: driver not loaded",
+        "MD864",
+    ),
+    ("[ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1", "MD865"),
+    (
+        "[rank1]: RuntimeError: [enforce fail at ../third_party/gloo/gloo/transport/tcp/"
+        "device.cc:276] ss1.ss_family == ss2.ss_family. 10 vs 2",
+        "MD866",
+    ),
+    (
+        "aiohttp.client_exceptions.ClientConnectorCertificateError: Cannot connect to host "
+        "huggingface.co:443 ssl:True [SSLCertVerificationError: (1, '[SSL: "
+        "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in "
+        "certificate chain (_ssl.c:1006)')]",
+        "MD867",
+    ),
+    (
+        "Function gemv_bfloat16 is using language version 4.0 which is incompatible with "
+        "this OS.",
+        "MD868",
+    ),
+    (
+        "E1102 08:01:02.000001 4242 worker_pool.cpp:281] Worker: Process failed for slice "
+        "(opcode: 1, local_nic: mlx5_1, peer_nic: 10.0.0.3:17001@mlx5_1): RNR retry counter "
+        "exceeded",
+        "MD869",
+    ),
+    ("Failed to modify QP 5131 to RTR", "MD880"),
+    ("ValueError: No slot '3' specified on host 'worker-1'", "MD881"),
+    ("ValueError: current platform cpu does not support ray.", "MD882"),
+    (
         "ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for INIT2RTR_QP "
         "with syndrome 764216",
         "MD860",
