@@ -50,6 +50,8 @@ PATTERN = (
     r"(?:Cuda failure (?:(?P<num>\d+) )?'|CUDA error:? |"
     # vLLM's and other extensions' CUDACHECK: "Cuda error /path/custom_all_reduce.cuh:307 '...'"
     r"Cuda error [\w/.-]+:\d+ '|"
+    # the CUDA samples' checks: "Failed to allocate device vector A (error code <text>)!"
+    r"\(error code |"
     # TensorRT-LLM's check_cuda_error: "CUDA runtime error in cudaMemcpy: <text>"
     r"CUDA runtime error in [\w:]+: |"
     r"(?:Unexpected error from cu\w+\(\)[^\n]*?)?\bError (?P<enum>\d+): |"

@@ -88,10 +88,16 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
         "the CUDA driver on this host does not match the CUDA the program was built for",
         "a driver older than the CUDA runtime of the wheel or toolkit (CUDA 12.x wheels need "
         "a 525+ driver, 13.x a 580+), a user-space libcuda of another version than the kernel "
-        "module (a container's compat package), or the stub libcuda found first",
+        "module (a container's compat package), or the stub libcuda found first; in a "
+        "container or a Kubernetes pod whose driver is new enough on the host, the runtime "
+        "did not inject the host's driver (a pod without runtimeClassName: nvidia where "
+        "nvidia is not the default runtime class, docker without --gpus): the image's CUDA "
+        "then meets no driver or only its compat library",
         "compare `nvidia-smi` (driver and its highest CUDA) with the program's CUDA (`nvcc "
         "--version`, the wheel's cuda12/cuda13 tag); upgrade the driver or install the build "
-        "for the older CUDA; check `ldconfig -p | grep libcuda` (no stubs/ on LD_LIBRARY_PATH)",
+        "for the older CUDA; check `ldconfig -p | grep libcuda` (no stubs/ on LD_LIBRARY_PATH); "
+        "in a pod, set runtimeClassName: nvidia (or make nvidia the default runtime class) and "
+        "check `nvidia-smi` inside it",
         _RT,
     ),
     (

@@ -222,6 +222,14 @@ SIGNATURES = (
                 "happens at close/restart of a request",
             ),
             ("a peer stopped completing", "the peer's log"),
+            (
+                "ranks out of step in their collectives: an action of the application that "
+                "ran, failed or differed on some ranks only (a server that reloads or "
+                "switches models per request on every rank, a load that failed on one), so "
+                "the others post to a peer that never posts back",
+                "an error or a different log line on one rank just before; a model switch "
+                "per request",
+            ),
         ],
         examples=(
             "[jaccl] Recv failed with error code -12",

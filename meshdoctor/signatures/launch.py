@@ -715,4 +715,40 @@ SIGNATURES = (
         ],
         examples=("ValueError: current platform cpu does not support ray.",),
     ),
+    signature(
+        "MD899",
+        "container.sshd-missing",
+        r": line \d+: (?P<path>\S*/sshd): No such file or directory",
+        "The worker's container has no SSH server: the command that should start sshd found "
+        "no binary. A launcher that reaches workers over ssh (mpirun in an MPIJob, "
+        "DeepSpeed's pdsh, mlx.launch) then cannot start a rank there, and the job fails "
+        "without one rank's output.",
+        "Use a worker image with an SSH server (openssh-server installed, /usr/sbin/sshd "
+        "present, host keys generated), or the launcher's way without ssh for that runtime; "
+        "check with `ls /usr/sbin/sshd` in the image.",
+        "OpenSSH sshd(8); Kubeflow MPI Operator (workers run sshd for mpirun)",
+        causes=[
+            ("an image without openssh-server", "`ls /usr/sbin/sshd` fails in the image"),
+        ],
+        examples=("/bin/bash: line 1: /usr/sbin/sshd: No such file or directory",),
+    ),
+    signature(
+        "MD889",
+        "exo.no-peers",
+        r"Current number of known peers: 0\b|No new peers discovered in the last grace period",
+        "exo's peer discovery found no other node: this node will run the model alone. exo "
+        "discovers by UDP broadcast on the local network; cloud virtual networks (VPCs) do "
+        "not forward broadcast, hosts on different subnets or VLANs do not hear each other, "
+        "and a firewall can drop the discovery port.",
+        "On a cloud network or across subnets, use exo's manual discovery (a config file "
+        "listing the peers) or an overlay such as Tailscale; on one LAN, check that the nodes "
+        "share a subnet and that the discovery port is open both ways.",
+        "exo (UDP broadcast discovery; manual discovery module)",
+        causes=[
+            ("a cloud VPC that does not forward UDP broadcast", "nodes on a cloud network"),
+            ("nodes on different subnets or a firewall on the port", "`ip -br addr` differs"),
+        ],
+        role=EITHER,
+        examples=("Current number of known peers: 0. Waiting 5 seconds to discover more...",),
+    ),
 )

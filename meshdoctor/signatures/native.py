@@ -146,6 +146,13 @@ _CUT_CALLS = (
         "at module level that touches CUDA), so the variable was read too early",
     ),
     (
+        ("SymmMemCommunicator", "torch_symm_mem", "symm_mem.rendezvous"),
+        "; a cut inside vLLM's symmetric-memory all-reduce (SymmMemCommunicator, PyTorch's "
+        "symmetric memory rendezvous) is that optional all-reduce path failing to set up on "
+        "these GPUs or this PyTorch: turn it off with VLLM_ALLREDUCE_USE_SYMM_MEM=0 (vLLM's "
+        "environment variable), or take a vLLM release that leaves it off where it fails",
+    ),
+    (
         ("init_process_group", "_new_process_group_helper", "rendezvous"),
         "; a cut inside init_process_group is that rank failing to join: read its error for "
         "the store address (MASTER_ADDR, MASTER_PORT) and the other ranks' logs",
@@ -153,8 +160,9 @@ _CUT_CALLS = (
 )
 
 
-def _cut_at(call: str) -> str:
-    """The note of :data:`_CUT_CALLS` for a traceback cut at ``call``, or ``""``."""
+def cut_note(call: str) -> str:
+    """The note of :data:`_CUT_CALLS` for a traceback cut at ``call`` (its innermost line of
+    code), or ``""``."""
     return next((note for words, note in _CUT_CALLS if any(w in call for w in words)), "")
 
 
@@ -248,7 +256,7 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
                 else (f"; its innermost frame is {inner}" if inner else "")
             )
             + (f", at `{groups['call']}`" if groups.get("call") else "")
-            + _cut_at(groups.get("call", ""))
+            + cut_note(groups.get("call", ""))
             + "; give triage the whole traceback, to its exception line, from the process's own "
             "log (a log cut where it was pasted loses it)"
         )
@@ -1178,6 +1186,35 @@ SIGNATURES = (
             "Terminating due to uncaught exception: [metal::Device] Unable to load kernel "
             "input_coherent",
             "RuntimeError: [metal::Device] Unable to load kernel input_coherent",
+        ),
+    ),
+    signature(
+        "MD804",
+        "mlx.shapes-not-broadcast",
+        r"Shapes \((?P<a>[\d, ]*)\) and \((?P<b>[\d, ]*)\) cannot be broadcast",
+        "An MLX operation got two arrays whose shapes do not broadcast. In a sharded or "
+        "distributed model's step it is most often state kept between requests that no "
+        "longer fits the new one: a KV cache of an earlier request (a prompt or prefix cache "
+        "reused for a follow-up) whose sequence length differs from the new attention mask on "
+        "one shard; else shards of different model configurations, or the job's own code.",
+        "Rerun the request with a fresh cache (turn off the engine's prompt or prefix cache "
+        "reuse, or give each request its own cache and ID) and check that every shard loads "
+        "the same model revision and config; upgrade the engine (a fixed release may exist); "
+        "then the traceback's innermost frame of the job's code says which operation.",
+        "MLX broadcast_shapes ('Shapes ... cannot be broadcast'); exo's sharded inference "
+        "engine (per-request caches)",
+        causes=[
+            (
+                "a KV cache of an earlier request reused for a new prompt on one shard",
+                "the second prompt of a conversation fails, the first works; the two shapes "
+                "differ in one sequence length",
+            ),
+            ("shards of different model configurations", "the model revision differs by host"),
+        ],
+        examples=(
+            "Error processing tensor for shard Shard(model_id='m', start_layer=16, "
+            "end_layer=31, n_layers=32): Shapes (1,8,4,39,77) and (39,39) cannot be broadcast.",
+            "ValueError: [broadcast_shapes] Shapes (2,3) and (4,3) cannot be broadcast.",
         ),
     ),
     signature(

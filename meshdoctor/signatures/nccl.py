@@ -1372,6 +1372,136 @@ SIGNATURES = (
         examples=("Failed to modify QP 122273 to RTR",),
     ),
     signature(
+        "MD884",
+        "nvrm.fabric-out-of-sync",
+        r"ailed: NVLink fabric state cached by the driver is out of sync",
+        "The NVIDIA kernel driver's view of the NVLink fabric (the NVSwitch multicast objects "
+        "Fabric Manager or IMEX set up) is out of sync with the fabric: multicast (NVLS) "
+        "memory cannot be created or mapped, so NVSHMEM's NVLS teams and NCCL's NVLS "
+        "algorithms fail to map their buffers (CUDA 401, 'the operation cannot be performed "
+        "in the present state').",
+        "Turn the multicast path off for the job (NVSHMEM_DISABLE_NVLS=1, NCCL_NVLS_ENABLE=0); "
+        "then bring the fabric back in sync: restart Fabric Manager (`systemctl restart "
+        "nvidia-fabricmanager`) or IMEX, reset the GPUs or reboot the node, and check `nvidia-smi "
+        "-q | grep -A3 -i fabric` (State Completed, Status Success) before the next job.",
+        "NVIDIA driver (NVRM NV_ERR_FABRIC_STATE_OUT_OF_SYNC, mem_multicast_fabric.c); NVSHMEM "
+        "environment variables (NVSHMEM_DISABLE_NVLS); NCCL environment variables "
+        "(NCCL_NVLS_ENABLE)",
+        causes=[
+            (
+                "Fabric Manager or IMEX restarted or in error while GPUs held fabric state",
+                "`nvidia-smi -q` fabric state; the Fabric Manager log",
+            ),
+        ],
+        examples=(
+            "[1891044.581319] NVRM: nvCheckOkFailedNoLog: Check failed: NVLink fabric state "
+            "cached by the driver is out of sync [NV_ERR_FABRIC_STATE_OUT_OF_SYNC] (0x00000087) "
+            "returned from status @ mem_multicast_fabric.c:2917",
+        ),
+    ),
+    signature(
+        "MD885",
+        "nvshmem.nvls-map-failed",
+        r"team_internal_nvls\.cpp:\d+: non-zero status: (?P<status>\d+) cuMemMap failed",
+        "NVSHMEM could not map its symmetric heap into an NVLS (NVLink SHARP multicast) group "
+        "for a team: the CUDA driver refused the multicast mapping (401: the fabric's present "
+        "state forbids it; 2: out of memory). NVSHMEM's init, and the job with it, stops.",
+        "Set NVSHMEM_DISABLE_NVLS=1 for the job (NVSHMEM then uses its other transports); "
+        "check the node's NVLink fabric (`nvidia-smi -q | grep -A3 -i fabric`, the kernel log "
+        "for NVRM fabric errors, Fabric Manager's status) and restart Fabric Manager or reset "
+        "the GPUs when it is out of sync; a smaller NVSHMEM_SYMMETRIC_SIZE for status 2.",
+        "NVSHMEM src/host/team/team_internal_nvls.cpp (cuMemMap of the multicast heap); NVSHMEM "
+        "environment variables (NVSHMEM_DISABLE_NVLS); CUDA driver API CUresult 401 "
+        "(CUDA_ERROR_ILLEGAL_STATE)",
+        causes=[
+            ("the driver's NVLink fabric state out of sync", "an NVRM fabric line in dmesg"),
+            ("the multicast heap larger than the fabric allows", "status 2"),
+        ],
+        role=EITHER,
+        examples=(
+            "/src/host/team/team_internal_nvls.cpp:254: non-zero status: 401 cuMemMap failed to "
+            "map 274877906944 bytes handle at address: 0x1320000000 offset 0 on device 7",
+        ),
+    ),
+    signature(
+        "MD886",
+        "ucx.no-remote-protocol",
+        r"cannot find remote protocol for: (?P<what>.*)",
+        "UCX found no protocol to carry this transfer between these two memory types across "
+        "nodes (here into or from GPU memory): its protocol selection for the pair failed, "
+        "and the transfer (a NIXL or UCX-based engine's) was cancelled. With CUDA memory this "
+        "is either a UCX build without the CUDA transports this path needs, or a bug of that "
+        "UCX release's protocol selection on the GPU and CUDA in use (new GPUs or a new CUDA "
+        "major need a UCX release that knows them).",
+        "Check the UCX the engine loads (`ucx_info -v`; an engine's bundled UCX may be "
+        "another than the system's) and its CUDA transports (`ucx_info -d | grep -i cuda`); "
+        "upgrade or pin UCX to a release with the fix for this GPU and CUDA (the engine's "
+        "release notes name it), and keep UCX_TLS (if set) holding cuda_copy, cuda_ipc and "
+        "the network transport.",
+        "UCX src/ucp/proto/proto_reconfig.c ('cannot find remote protocol for'); UCX "
+        "environment variables (UCX_TLS); NIXL (UCX backend)",
+        causes=[
+            (
+                "a UCX release whose protocol selection fails on this GPU and CUDA",
+                "a new GPU or CUDA major; the engine's UCX version",
+            ),
+            ("a UCX built without CUDA support", "`ucx_info -d` lists no cuda transports"),
+        ],
+        examples=(
+            "[1760048752.141287] proto_reconfig.c:60   UCX  ERROR cannot find remote protocol "
+            "for: ucp_context_0 inter-node cfg#2 | get(multi) into cuda/GPU0 from host",
+        ),
+    ),
+    signature(
+        "MD887",
+        "nvshmem.peermem-not-detected",
+        r"neither nv_peer_mem, or nvidia_peermem detected",
+        "NVSHMEM's InfiniBand transport (IB RC) looked for the GPUDirect RDMA peer-memory "
+        "module, did not find it, and skipped the transport: no GPU memory over the NIC, so "
+        "internode runs (DeepEP's among them) fail. NVSHMEM looks only in "
+        "/sys/kernel/mm/memory_peers/nv_mem*/version; an nvidia_peermem of recent drivers "
+        "that is loaded does not create that file (it shows as "
+        "/sys/module/nvidia_peermem/version), so the check fails with the module loaded.",
+        "Check `lsmod | grep peermem` and `ls /sys/kernel/mm/memory_peers/ "
+        "/sys/module/nvidia_peermem/`: not loaded, `modprobe nvidia-peermem`; loaded without "
+        "the memory_peers file, take an NVSHMEM release that detects "
+        "/sys/module/nvidia_peermem (or its DMA-BUF path on a kernel and driver that support "
+        "it), as NCCL does.",
+        "NVSHMEM src/modules/transport/ibrc (the peer-memory check: "
+        "/sys/kernel/mm/memory_peers/nv_mem/version); NVIDIA driver nvidia-peermem "
+        "(/sys/module/nvidia_peermem/version)",
+        causes=[
+            (
+                "nvidia_peermem loaded but not where NVSHMEM looks",
+                "/sys/module/nvidia_peermem exists, /sys/kernel/mm/memory_peers does not",
+            ),
+            ("nvidia_peermem not loaded", "`lsmod | grep peermem` is empty"),
+        ],
+        examples=("neither nv_peer_mem, or nvidia_peermem detected. Skipping transport.",),
+    ),
+    signature(
+        "MD888",
+        "rdma.gpu-mr-failed",
+        r"Couldn't allocate MR with error=(?P<err>\d+)",
+        "perftest could not register its buffer with the NIC (ibv_reg_mr): error 14 (EFAULT) "
+        "on a GPU buffer (--use_cuda) means the NIC cannot pin GPU memory that way: "
+        "nvidia-peermem not loaded (the peer-memory path) on a host that offers DMA-BUF "
+        "instead; 12 (ENOMEM) the locked-memory limit.",
+        "For a GPU buffer, run with --use_cuda_dmabuf (DMA-BUF registration, kernel 5.12+ and "
+        "an open GPU kernel module), or load nvidia-peermem (`modprobe nvidia-peermem`, `lsmod "
+        "| grep peermem`); for error 12 raise `ulimit -l` (unlimited for RDMA).",
+        "perftest src/perftest_resources.c ('Couldn't allocate MR'); ibv_reg_mr(3) and "
+        "ibv_reg_dmabuf_mr(3); NVIDIA GPUDirect RDMA documentation (nvidia-peermem, DMA-BUF)",
+        causes=[
+            (
+                "a GPU buffer without nvidia-peermem, on a DMA-BUF system",
+                "error=14 with --use_cuda; `lsmod | grep peermem` empty",
+            ),
+            ("the locked-memory limit", "error=12; `ulimit -l` small"),
+        ],
+        examples=("Couldn't allocate MR with error=14",),
+    ),
+    signature(
         "MD862",
         "nixl.engine-id-mismatch",
         r"Remote NIXL agent engine ID mismatch",

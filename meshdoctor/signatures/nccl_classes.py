@@ -222,6 +222,20 @@ CLASSES = (
         "into address vector')",
     ),
     fc(
+        "nccl.ofi-getinfo",
+        r"NET/OFI OFI fi_getinfo\(\) call failed",
+        "aws-ofi-nccl asked Libfabric for its provider (EFA) and got none ('No data "
+        "available': `fi_info -p efa` returns -61, ENODATA)",
+        "the EFA devices not visible to the process: a container started without them "
+        "(/dev/infiniband/uverbs*), an instance type or ENI without EFA, or the EFA driver "
+        "not loaded; rarely a Libfabric without the efa provider",
+        "pass the devices into the container (`docker run --device /dev/infiniband/uverbs0 "
+        "...` for each, or the EFA device plugin's resource in a pod), check `fi_info -p efa` "
+        "inside it, and on the host `lsmod | grep efa`",
+        "aws-ofi-nccl (nccl_net_ofi init: 'OFI fi_getinfo() call failed'); Libfabric fi_info; "
+        "AWS EFA documentation (EFA in containers)",
+    ),
+    fc(
         "nccl.connect-aborted",
         r"[Cc]onnect to \S+ failed ?: Software caused connection abort",
         "NCCL's connect to a peer failed with ECONNABORTED ('Software caused connection "
@@ -618,6 +632,7 @@ _OWN = frozenset(
         "nccl.reg-mr",
         "nccl.ofi-reg-mr",
         "nccl.ofi-av-insert",
+        "nccl.ofi-getinfo",
         "nccl.foreign-connection",
         "nccl.version-mismatch",
         "nccl.no-interface",

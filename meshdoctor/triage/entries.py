@@ -28,6 +28,7 @@ from meshdoctor.triage import (
     silent,
     stale,
     topology,
+    unread,
     versions,
     views,
 )
@@ -54,6 +55,7 @@ ENTRIES: Tuple[Entry, ...] = (
     masteraddr.ENTRY,
     gids.ENTRY,
     laggard.ENTRY,
+    unread.ENTRY,
 )
 
 # a reading: (the inputs in the order read, the findings so far) -> the findings it adds
@@ -82,4 +84,5 @@ READINGS: Tuple[Reading, ...] = (
     address.readings,  # MD879, an address other hosts cannot reach
     masteraddr.readings,  # MD855, the rendezvous address dialled is not the configured one
     gids.readings,  # MD856, RoCE GID tables partly visible
+    unread.readings,  # MD883, an error line no signature reads (last: only when nothing else)
 )

@@ -62,6 +62,14 @@ HUNG_SIG = signature(
             "stacks: ranks blocked in different collectives, or the same one from different lines",
         ),
         (
+            "GPUs of one host that cannot reach each other peer to peer: PCIe ACS or the IOMMU "
+            "redirecting their P2P traffic, so NCCL's first transfer between them never "
+            "completes (a hang at the first collective on PCIe GPUs without NVLink)",
+            "NCCL_P2P_DISABLE=1 makes it pass; `nvidia-smi topo -p2p r`; ACSCtl enabled on the "
+            "PCIe bridges (`lspci -vvv`); disable ACS or the IOMMU (iommu=pt) in the BIOS or "
+            "kernel, or keep NCCL_P2P_DISABLE=1",
+        ),
+        (
             "a transport deadlock inside the backend (MLX #4475: ring all_sum on the CPU stream)",
             "stacks: every rank in the same all_sum at the same line, in recv/poll",
         ),
@@ -87,6 +95,31 @@ _PROGRESS = (
     re.compile(r"\b(?:step|iter(?:ation)?|epoch|batch|progress)\b\W{0,3}(\d+)\s*/\s*(\d+)", re.I),
 )
 _LOGS = ("log", "stdin")
+
+
+# an NCCL of 2.25 on a GeForce RTX 50 (Blackwell, compute capability 12.0): its kernels ask
+# more shared memory than the GPU gives (NCCL 2.26.2 release notes: "Fix shared memory usage on
+# recent Blackwell GPUs"), so a run stops after init
+_NCCL_VERSION = re.compile(r"NCCL version (2\.25\.\d+)")
+_RTX_50 = re.compile(r"GeForce RTX 50\d0\b")
+_NCCL_2_26_HINT = (
+    "Upgrade NCCL to 2.26.2 or later (`pip install -U nvidia-nccl-cu12`, or nccl-tests rebuilt "
+    "against it) before anything else: 2.25 does not run on RTX 50 GPUs."
+)
+
+
+def _nccl_too_old(logs: Sequence[Input]) -> Optional[str]:
+    """What the logs say when they show NCCL 2.25.x and a GeForce RTX 50 GPU (Blackwell, sm_120,
+    which that release does not support), or None."""
+    text = "\n".join(x.head + x.tail for x in logs)
+    v, gpu = _NCCL_VERSION.search(text), _RTX_50.search(text)
+    if not (v and gpu):
+        return None
+    return (
+        f"the log shows NCCL {v.group(1)} on a {gpu.group(0)}: NCCL 2.25 asks these Blackwell "
+        "GPUs (compute capability 12.0) for more kernel shared memory than they allow, so the "
+        "run stops after init; NCCL 2.26.2 is the first release that supports them"
+    )
 
 
 def progress(text: str) -> Optional[Tuple[int, int]]:
@@ -222,6 +255,10 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
     for f in ended:
         here.append(f"the job ended with {f.source} (ended from outside: a timeout or a kill)")
     hints = []
+    old_nccl = _nccl_too_old([x for _, x, *_ in lasts])
+    if old_nccl:
+        here.append(old_nccl)
+        hints.append(_NCCL_2_26_HINT)
     for _, x, stop in where:
         here.append(f"{x.source} stops at line {stop.lineno} ('{stop.line[:160]}'): {stop.here}")
         if stop.hint and stop.hint not in hints:

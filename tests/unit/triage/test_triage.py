@@ -265,6 +265,30 @@ LINES = [
     ("ValueError: No slot '3' specified on host 'worker-1'", "MD881"),
     ("ValueError: current platform cpu does not support ray.", "MD882"),
     (
+        "ValueError: [broadcast_shapes] Shapes (1,8,4,39,77) and (39,39) cannot be broadcast.",
+        "MD804",
+    ),
+    (
+        "[77.123] NVRM: nvCheckOkFailedNoLog: Check failed: NVLink fabric state cached by the "
+        "driver is out of sync [NV_ERR_FABRIC_STATE_OUT_OF_SYNC] (0x00000087) returned from "
+        "status @ mem_multicast_fabric.c:2917",
+        "MD884",
+    ),
+    (
+        "/nvshmem/src/host/team/team_internal_nvls.cpp:254: non-zero status: 401 cuMemMap failed "
+        "to map 1073741824 bytes handle at address: 0x1320000000 offset 0 on device 3",
+        "MD885",
+    ),
+    (
+        "[1760052428.331649] proto_reconfig.c:60   UCX  ERROR cannot find remote protocol for: "
+        "ucp_context_0 inter-node cfg#2 | put(multi) from cuda/GPU0 to host",
+        "MD886",
+    ),
+    ("neither nv_peer_mem, or nvidia_peermem detected. Skipping transport.", "MD887"),
+    ("Couldn't allocate MR with error=12", "MD888"),
+    ("No new peers discovered in the last grace period. Ending discovery process.", "MD889"),
+    ("bash: line 3: /usr/sbin/sshd: No such file or directory", "MD899"),
+    (
         "ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for INIT2RTR_QP "
         "with syndrome 764216",
         "MD860",

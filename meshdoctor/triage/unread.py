@@ -1,0 +1,141 @@
+"""An error line no signature reads: the input says it failed, in words the catalogue lacks.
+
+A log whose only failure is another program's message (a UCX or NVSHMEM error, a kernel
+driver's NVRM line, a tool's "Couldn't ..." line, a logger's ERROR line) matches no signature,
+and a verdict of GO on it would tell the user nothing failed. Triage names it with MD883, a
+finding it makes itself.
+
+The rule (:func:`readings`): no other finding at all, and a line of an input's text (a small
+log's whole text; a large one's first and last bytes) at an error level: a level word
+(``ERROR``, ``FATAL``, ``CRITICAL``, glog's ``E0219 16:52:31``) or an error phrase ("failed",
+"error", "couldn't", "cannot", "unable to", "not healthy", "No such file or directory"), on a
+line that is not at INFO or DEBUG level and does not count zero errors. The first such line is
+the finding's; when the error lines are a Python traceback's frames without its exception
+line (a logger that prefixes each line), the innermost frame is named instead, with what a
+cut at that call says (:func:`meshdoctor.signatures.native.cut_note`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import List, Sequence, Tuple
+
+from meshdoctor.signatures.model import signature
+from meshdoctor.signatures.native import cut_note
+from meshdoctor.triage import reading
+from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.reading import entry, with_why
+
+CODE = "MD883"
+
+UNREAD_SIG = signature(
+    CODE,
+    "triage.unread-error",
+    None,
+    "A line of the input reports an error that no signature of meshdoctor's catalogue reads: "
+    "the program that printed it names its own failure, in its own words, and nothing else "
+    "in the input says more. The catalogue reads MLX's, NCCL's, CUDA's, PyTorch's and their "
+    "launchers' messages; this one is another program's, or a wording it lacks.",
+    "Read that line and the lines before it: the program (named by its tag or file:line) "
+    "says what failed; search that program's issue tracker for the message's fixed words "
+    "(without addresses, numbers and host names) and rerun with its debug logging. When it "
+    "is a benign message of a run that went on, the job's exit status says whether it "
+    "failed (`meshdoctor triage LOG --exit-code N`).",
+    "meshdoctor's catalogue (`meshdoctor list-checks --coverage`); the program's own documentation",
+    examples=(),
+    causes=[
+        (
+            "a failure of a library or tool outside the catalogue (UCX, NVSHMEM, a transfer "
+            "engine, a container runtime, the kernel driver)",
+            "the line's tag or file:line names it",
+        ),
+        ("a benign error line of a run that went on", "the job's exit status is 0"),
+    ],
+)
+
+UNREAD_SIG = with_why(
+    UNREAD_SIG,
+    "A GO on a log that says it failed would hide the failure; an error no reading explains "
+    "is still the first thing to read.",
+)
+
+ENTRY = entry(UNREAD_SIG, "triage error line no signature reads")
+
+_LEVEL = re.compile(
+    r"\b(?:ERROR|FATAL|CRITICAL|PANIC)\b|\[(?:error|fatal)\]|^\s*[EF]\d{4} \d\d:\d\d:\d\d|"
+    r"\b(?:[Ee]rror|[Ff]ailed|[Ff]ailure|[Cc]ouldn't|[Cc]annot|[Uu]nable to|not healthy|"
+    r"[Ee]xception|[Aa]borted|[Tt]imed out|No such file or directory|[Pp]ermission denied)\b"
+)
+_NOT_ERROR = re.compile(
+    r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|\[(?:info|debug)\]|^\s*[ID]\d{4} \d\d:\d\d:\d\d|"
+    r"\b(?:0|no|zero) errors?\b|\berrors?\s*[:=]\s*0\b|\bfailed\s*[:=]\s*0\b|"
+    r"\bexited with (?:code|status) 0\b"
+)
+_EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
+_TAG = re.compile(r"(?P<tag>\b[\w.-]+\.(?:cpp|cc|c|cu|py|h|go|rs):\d+)|^\s*(?P<word>[A-Z]{2,}):")
+_MAX_SHOWN = 300
+
+
+def _lines(inp: Input) -> List[Tuple[int, str]]:
+    """(line number or 0 when unknown, text) of what ``inp`` kept as text: the whole of a
+    small log (its head and tail are the same text), else its head (numbered) then its tail
+    (numbers unknown)."""
+    head = inp.head.splitlines()
+    if inp.head == inp.tail or not inp.tail:
+        return list(enumerate(head, 1))
+    return list(enumerate(head, 1)) + [(0, t) for t in inp.tail.splitlines()[1:]]
+
+
+def error_lines(inp: Input) -> List[Tuple[int, str]]:
+    """The lines of ``inp`` at an error level (the rule in the module's docstring), in order:
+    (line number, 0 when unknown; text)."""
+    return [(n, t) for n, t in _lines(inp) if _LEVEL.search(t) and not _NOT_ERROR.search(t)]
+
+
+def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]:
+    """What the finding says of ``errors`` (of ``inp``): (its Here part, the line number, the
+    line shown)."""
+    frames = [(n, t, _FRAME.search(t)) for n, t in errors]
+    frames = [(n, t, m) for n, t, m in frames if m]
+    n, text = errors[0]
+    more = len(errors) - 1
+    if frames and not any(_EXCEPTION.search(t) for _, t in errors):
+        # a traceback's frames, each behind a logger's prefix, and no exception line
+        fn, ft, fm = frames[-1]
+        after = [t for k, t in _lines(inp) if k > fn][:3]
+        code = next((t.split("]", 1)[-1].strip() for t in after if not _FRAME.search(t)), "")
+        here = (
+            f"a Python traceback whose exception line is not in the input (each line behind a "
+            f"logger's prefix); its innermost frame is {fm.group('file')}:{fm.group('line')} "
+            f"in {fm.group('func')}" + (f", at `{code}`" if code else "") + cut_note(code + ft)
+        )
+        return here + ".", fn, ft
+    tag = _TAG.search(text)
+    who = ""
+    if tag is not None:
+        who = f" (printed at {tag.group('tag')})" if tag.group("tag") else f" ({tag.group('word')})"
+    shown = text.strip()
+    if len(shown) > _MAX_SHOWN:
+        shown = shown[: _MAX_SHOWN - 3] + "..."
+    here = f"'{shown}'{who}" + (
+        f"; {more} more error line{'s' if more > 1 else ''} after it" if more else ""
+    )
+    return here + ".", n, text
+
+
+def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD883 finding (the rule in the module's docstring) for what triage read, or none:
+    ``inputs`` in the order read; ``findings`` the others (any one of them: none)."""
+    if findings:
+        return []
+    for index, inp in enumerate(inputs):
+        if inp.kind not in ("log", "stdin") or inp.error:
+            continue
+        errors = error_lines(inp)
+        if not errors:
+            continue
+        here, lineno, line = _here(inp, errors)
+        m = reading.match(UNREAD_SIG, here, line=line.strip(), lineno=lineno)
+        return [reading.at_input(m, index, inp, count=len(errors))]
+    return []

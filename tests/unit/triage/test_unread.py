@@ -1,0 +1,53 @@
+"""MD883: an error line no signature reads, only when nothing else was found."""
+
+from __future__ import annotations
+
+from meshdoctor.triage import unread
+from meshdoctor.triage.findings import Input
+
+
+def _log(text: str, name: str = "node.log") -> Input:
+    return Input(source=name, head=text, tail=text, lines=text.count("\n"))
+
+
+def test_an_unknown_programs_error_line_is_the_finding_with_its_tag():
+    inp = _log(
+        "2026-01-05 10:00:01 frobd starting\n"
+        "E0105 10:00:04.000001 4242 frob_link.cc:88] link setup refused by frob0\n"
+        "2026-01-05 10:00:05 frobd ERROR: giving up\n"
+    )
+    (f,) = unread.readings([inp], [])
+    assert f.code == "MD883" and f.match.lineno == 2 and f.count == 2
+    assert "printed at frob_link.cc:88" in f.match.meaning
+    assert "1 more error line after it" in f.match.meaning
+
+
+def test_info_lines_and_zero_error_counts_are_not_errors():
+    inp = _log(
+        "host:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
+        "I0105 10:00:04.000001 4242 x.cc:1] retry failed once, fine\n"
+        "# Out of bounds values : 0 OK\n"
+        "validation: 0 errors\n"
+        "errors: 0\n"
+    )
+    assert unread.readings([inp], []) == []
+
+
+def test_nothing_when_another_finding_exists():
+    from tests.unit.triage.test_triage import triage_bytes
+
+    doc = triage_bytes(b"RuntimeError: [jaccl] Recv failed with errno=2\nfrobd ERROR: x\n")
+    assert "MD883" not in [f["code"] for f in doc["triage"]["findings"]]
+
+
+def test_a_logged_traceback_without_its_exception_names_the_innermost_frame():
+    inp = _log(
+        'ERROR 10-15 09:00:49 [x.py:6]   File "/srv/a.py", line 3, in main\n'
+        "ERROR 10-15 09:00:49 [x.py:6]     run()\n"
+        'ERROR 10-15 09:00:49 [x.py:6]   File "/srv/b.py", line 9, in run\n'
+        "ERROR 10-15 09:00:49 [x.py:6]     dist.init_process_group('nccl')\n"
+    )
+    (f,) = unread.readings([inp], [])
+    assert "innermost frame is /srv/b.py:9 in run" in f.match.meaning
+    assert "at `dist.init_process_group('nccl')`" in f.match.meaning
+    assert "a cut inside init_process_group" in f.match.meaning
