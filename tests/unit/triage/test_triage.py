@@ -251,8 +251,7 @@ LINES = [
         "MD867",
     ),
     (
-        "Function gemv_bfloat16 is using language version 4.0 which is incompatible with "
-        "this OS.",
+        "Function gemv_bfloat16 is using language version 4.0 which is incompatible with this OS.",
         "MD868",
     ),
     (
