@@ -52,6 +52,8 @@ PATTERN = (
     r"Cuda error [\w/.-]+:\d+ '|"
     # the CUDA samples' checks: "Failed to allocate device vector A (error code <text>)!"
     r"\(error code |"
+    # PyTorch extensions' and SGLang's checks: "RuntimeError: CUDART error: <text>"
+    r"CUDART error: |"
     # TensorRT-LLM's check_cuda_error: "CUDA runtime error in cudaMemcpy: <text>"
     r"CUDA runtime error in [\w:]+: |"
     r"(?:Unexpected error from cu\w+\(\)[^\n]*?)?\bError (?P<enum>\d+): |"
@@ -192,6 +194,14 @@ _HOOK_STAGES = (
         "the image asks for a newer CUDA than the host's driver supports (its "
         "NVIDIA_REQUIRE_CUDA): upgrade the host's driver, or use an image built for an older "
         "CUDA",
+    ),
+    (
+        "mount",
+        ("device rules", "bpf_prog_query", "device filters"),
+        "the hook could not add the container's device-cgroup rules (the eBPF device filter "
+        "of cgroup v2): a regression of libnvidia-container 1.17.7 under enroot and pyxis "
+        "(NVIDIA/nvidia-container-toolkit #1093); pin libnvidia-container and the toolkit to "
+        "1.17.6, or upgrade to a release that fixes it (`nvidia-container-cli --version`)",
     ),
     (
         "mount",

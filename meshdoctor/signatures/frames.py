@@ -18,6 +18,8 @@ Text shapes read (public formats):
   ``frame #0: 0x... libfoo.dylib`symbol + 44``; the ``*`` marks the stopped thread);
 * gdb's ``bt`` (``Thread N "name" received signal SIGSEGV``, then
   ``#0  0x... in symbol (args) from /path/libfoo.so``);
+* Abseil's failure signal handler (``PC: @ 0x7f.. (unknown) ncclLaunchPrepare()``), as Ray's
+  workers print it;
 * glibc's ``backtrace_symbols`` lines, as UCX (``Caught signal 11 (Segmentation fault: ...)``,
   ``==== backtrace (tid: N) ====``, `` 3  /path/libnccl.so(+0x120057) [0x7ff1c18c1057]``)
   and Open MPI's signal handler (``[host:pid] [ 3] /path/libfoo.so(sym+0x2d4)[0x...]``)
@@ -49,6 +51,9 @@ _BACKTRACE = re.compile(
     r"^\s*(?:\[[^\]]*\]\s*)?(?:\[\s*\d+\]\s*|\d+\s+)?(?P<img>[\w./+-]*?\.so[\w.]*|/[\w./+-]+)"
     r"\((?P<sym>[^()]*)\)\s*\[0x[0-9a-fA-F]+\]"
 )
+# Abseil's failure signal handler, as Ray's and gRPC's processes print it (behind their own
+# prefixes): "PC: @     0x7f32d184f03d  (unknown)  ncclLaunchPrepare()", "    @ 0x7f6.. (unknown)"
+_ABSL = re.compile(r"(?:PC: |\s)@\s+0x[0-9a-fA-F]+\s+(?:\(unknown\)|\d+)\s+(?P<sym>[^\s(]\S*)\s*$")
 _BT_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
 # a frame as a report quotes it in short: its number, symbol and offset, no image or address
 # ("  1  jaccl::MeshImpl::all_gather(char const*, char*, long long) + 1380")
@@ -104,6 +109,9 @@ def parse_frame(line: str) -> Optional[Frame]:
     if m:
         return m.group("img").rsplit("/", 1)[-1], _BT_OFFSET.sub("", m.group("sym"))
     m = _SHORT.match(s)
+    if m:
+        return "", m.group("sym")
+    m = _ABSL.search(s)
     if m:
         return "", m.group("sym")
     return None

@@ -132,7 +132,7 @@ SIGNATURES = (
     signature(
         "MD640",
         "backend.sum-scatter-unsupported",
-        r"sum_scatter not (supported|yet implemented)",
+        r"sum_scatter not supported|\[mpi\] sum_scatter not yet implemented",
         "This backend has no sum_scatter (ring, mpi; JACCL before 0.32.1).",
         "Upgrade MLX (JACCL 0.32.1+), use nccl, or all_sum then slice.",
         "MLX v0.32.1 jaccl sum_scatter",
@@ -750,5 +750,68 @@ SIGNATURES = (
         ],
         role=EITHER,
         examples=("Current number of known peers: 0. Waiting 5 seconds to discover more...",),
+    ),
+    signature(
+        "MD809",
+        "ssh.auth-refused",
+        r"Permission denied \((?P<methods>[\w,-]*publickey[\w,-]*)\)",
+        "ssh reached the host but it refused every key offered (publickey authentication "
+        "failed): the key ssh used is not in the remote user's authorized_keys, or a tool "
+        "that manages its own key pair (a cluster app's dedicated key) has keys that no "
+        "longer match. A launcher that runs ranks over ssh cannot start them; a tool may "
+        "report it in other words (a missing interpreter, a probe failed).",
+        "Run the same ssh by hand from the launching host (`ssh -v USER@HOST true`) and read "
+        "which key it offers; put that public key in the remote authorized_keys "
+        "(`ssh-copy-id`), and for an app that keeps its own cluster key, exchange that key "
+        "again in both directions (and upgrade the app if its key handling was fixed).",
+        "OpenSSH ssh(1), sshd(8) (publickey authentication, authorized_keys)",
+        causes=[
+            (
+                "the launching host's key not in the remote authorized_keys",
+                "`ssh -v` shows the key offered and refused",
+            ),
+            ("an app's own cluster key pair mismatched or rotated", "the user's own ssh works"),
+        ],
+        examples=(
+            "user@worker.local: Permission denied (publickey,password,keyboard-interactive).",
+        ),
+    ),
+    signature(
+        "MD810",
+        "ssh.no-pty",
+        r"PTY allocation request failed on channel \d+",
+        "The remote sshd refused the terminal ssh asked for. mlx.launch runs remote ranks "
+        "with `ssh -tt` (a PTY, so that a rank dies with the launcher); a key whose "
+        "authorized_keys line holds `restrict` (which implies no-pty) or `no-pty` gets none, "
+        "and the remote rank exits with 255 before it starts.",
+        "Allow a PTY on that key: `restrict,pty` (or drop no-pty) on its line of the remote "
+        "authorized_keys, or check sshd's PermitTTY; `ssh -tt HOST true` must then succeed.",
+        "OpenSSH sshd(8) AUTHORIZED_KEYS FILE FORMAT (restrict, no-pty, pty); MLX "
+        "python/mlx/_distributed_utils/launch.py (ssh -tt for remote ranks)",
+        causes=[
+            ("an authorized_keys entry with restrict or no-pty", "the key's line on the worker"),
+            ("sshd with PermitTTY no", "`sshd -T | grep permittty`"),
+        ],
+        examples=("PTY allocation request failed on channel 0",),
+    ),
+    signature(
+        "MD811",
+        "sshd.key-permissions",
+        r"Unable to load host key:? \"?(?P<key>[^\":]+)\"?: bad permissions",
+        "sshd ignored a key file whose mode lets others read it (OpenSSH refuses a private "
+        "key more open than 0600); with no other host key it exits, so the node runs no "
+        "sshd and a launcher that reaches it over ssh (mpirun in an MPIJob) cannot. A key "
+        "mounted from a Kubernetes Secret gets mode 0644 unless the volume sets one.",
+        "Give the key mode 0600 (in a pod: defaultMode: 0600, or items[].mode, on the Secret "
+        "volume; or copy it and chmod in the entrypoint), owned by the user sshd runs as; "
+        "then `sshd -t` must pass.",
+        "OpenSSH sshd(8) (host keys, 'bad permissions'); Kubernetes Secret volumes (defaultMode)",
+        causes=[
+            (
+                "a key mounted from a Secret with the default mode 0644",
+                "'Permissions 0644 for ... are too open'",
+            ),
+        ],
+        examples=('Unable to load host key "/root/.ssh/id_rsa": bad permissions',),
     ),
 )

@@ -946,6 +946,9 @@ SIGNATURES = (
         "MD679",
         "python.address-in-use",
         r"(?:OSError: )?\[Errno (?:98|48)\] Address already in use"
+        # Rust's std::io::Error, as a Python binding raises it: "Address already in use (os
+        # error 98)"
+        r"|Address already in use \(os error (?:98|48)\)"
         # asyncio's create_server, as uvicorn logs it: "ERROR:    [Errno 98] error while
         # attempting to bind on address ('0.0.0.0', 8000): address already in use"
         r"|\[Errno (?:98|48)\] error while attempting to bind on address "

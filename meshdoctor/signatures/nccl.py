@@ -753,6 +753,13 @@ SIGNATURES = (
                 "subnets, or an fe80:: GID",
             ),
             ("RoCE without a lossless fabric (no PFC/ECN)", "drops under load only"),
+            (
+                "traffic between two NICs of the same host over the network (NCCL sends "
+                "intra-node peers over NET/IB when P2P and SHM do not reach them, and a "
+                "same-host NIC-to-NIC RoCE path is often broken)",
+                "localGid and remoteGid both addresses of this host (`ip addr`); "
+                "NCCL_NET_DISABLE_INTRA=1 makes it pass",
+            ),
             ("the peer process died mid-transfer", "the peer's log ends earlier"),
         ],
         role=EITHER,  # a rank that dies mid-transfer leaves its peers exactly this completion
@@ -1040,6 +1047,14 @@ SIGNATURES = (
             + (
                 f" ran {int(g['ms']) // 1000} s against a {int(g['limit']) // 1000} s timeout"
                 if g.get("ms") and g.get("limit")
+                else ""
+            )
+            + (
+                "; 600 s is PyTorch's default: when the job set another timeout, this "
+                "collective ran on a process group created without it (FSDP's HYBRID_SHARD "
+                "groups, a DeviceMesh's, a new_group() without timeout=): pass the timeout "
+                "to that group too"
+                if g.get("limit") == "600000"
                 else ""
             )
             if g.get("op")
@@ -1500,6 +1515,103 @@ SIGNATURES = (
             ("the locked-memory limit", "error=12; `ulimit -l` small"),
         ],
         examples=("Couldn't allocate MR with error=14",),
+    ),
+    signature(
+        "MD805",
+        "ucx.shm-fifo",
+        r"mm_iface failed to allocate receive FIFO",
+        "UCX's shared-memory transport (its mm interface, posix or sysv) could not allocate "
+        "the receive FIFO of a local peer: the shared memory it allocates from is too small. "
+        "In a container that is /dev/shm: Docker's default is 64 MiB and a Kubernetes pod's "
+        "the same unless a memory-backed emptyDir is mounted there, too little for several "
+        "local ranks. A segfault of UCX right after it is its consequence.",
+        "Give the container a larger /dev/shm: in a pod, mount an emptyDir with medium: "
+        "Memory (and a sizeLimit of a few GiB) at /dev/shm; with Docker, --shm-size=8g or "
+        "--ipc=host; check `df -h /dev/shm` inside it. UCX_POSIX_USE_PROC_LINK=n or "
+        "UCX_TLS without sm only avoids the transport.",
+        "UCX src/uct/sm/mm/base/mm_iface.c ('failed to allocate receive FIFO'); Kubernetes "
+        "emptyDir (medium: Memory); Docker run --shm-size",
+        causes=[
+            (
+                "a container's default 64 MiB /dev/shm with several local ranks",
+                "`df -h /dev/shm` in the container",
+            ),
+        ],
+        examples=("mm_iface failed to allocate receive FIFO",),
+    ),
+    signature(
+        "MD806",
+        "gdrcopy.pin-failed",
+        r"gdr_pin_buffer\([^\n]*\) == \(0\)\)?\"? failed",
+        "gdrcopy could not pin GPU memory for CPU mapping (gdr_pin_buffer, through its gdrdrv "
+        "kernel module and the driver's nvidia_p2p_get_pages). With gdrcopy 2.4.1 or older "
+        "and NVIDIA drivers 555 and later this is gdrdrv asking to pin a size that is not a "
+        "whole number of GPU pages, which those drivers refuse; else gdrdrv not loaded or "
+        "built for another kernel or driver.",
+        "Upgrade gdrcopy and rebuild its gdrdrv module for this kernel and driver (2.4.2 or "
+        "later rounds the size to the GPU page); then `sudo modprobe gdrdrv` (`lsmod | grep "
+        "gdrdrv`) and rerun gdrcopy_sanity; the libraries that use it (NVSHMEM, UCX, NCCL's "
+        "GDRCOPY) need the same.",
+        "gdrcopy tests/sanity.cpp and gdrdrv (gdr_pin_buffer, nvidia_p2p_get_pages); NVIDIA "
+        "GPUDirect RDMA documentation",
+        causes=[
+            (
+                "gdrcopy 2.4.1 or older with an NVIDIA driver 555 or later",
+                "gdrcopy_sanity fails its pin tests; `modinfo gdrdrv` version",
+            ),
+            ("gdrdrv not loaded or built for another kernel", "`lsmod | grep gdrdrv` empty"),
+        ],
+        examples=(
+            'Assertion "(gdr_pin_buffer(g, d_A, A_size, 0, 0, &A_mh)) == (0)" failed at '
+            "sanity.cpp:344",
+        ),
+    ),
+    signature(
+        "MD807",
+        "fabricmanager.version-mismatch",
+        r"fabric manager NVIDIA GPU driver interface version (?P<fm>[\d.]+) don't match with "
+        r"driver version (?P<drv>[\d.]+)",
+        "Fabric Manager's version is not the loaded NVIDIA driver's: it refuses to start, so "
+        "the NVSwitch fabric is never set up and the GPUs of an NVSwitch system cannot talk "
+        "over NVLink (CUDA reports them unavailable or NCCL fails at init). Fabric Manager "
+        "must be the exact driver version, to the last digit.",
+        "Install the nvidia-fabricmanager package of the driver's exact version (a driver "
+        "container image that bundles the matching one, or pin the package), then `systemctl "
+        "restart nvidia-fabricmanager` and check `nvidia-smi -q | grep -A3 -i fabric`.",
+        "NVIDIA Fabric Manager user guide (the driver and Fabric Manager versions must match)",
+        causes=[
+            (
+                "a driver container or package set whose Fabric Manager is of another release",
+                "the two versions in the line",
+            ),
+        ],
+        examples=(
+            "fabric manager NVIDIA GPU driver interface version 590.48.01 don't match with "
+            "driver version 580.126.09.",
+        ),
+    ),
+    signature(
+        "MD808",
+        "rdma.create-qp-enomem",
+        r"Failed to create QP: Cannot allocate memory(?: \[12\])?",
+        "The RDMA NIC refused another queue pair (ibv_create_qp, ENOMEM): the NIC or its "
+        "driver has no room for more QPs (its max_qp) or the locked-memory limit was reached. "
+        "A transfer engine that connects every local NIC to every remote NIC (Mooncake before "
+        "0.3.5) creates QPs by the thousand on a large deployment; the segfault or the "
+        "refused connections that follow are its consequences.",
+        "Create fewer QPs: Mooncake MC_ENABLE_DEST_DEVICE_AFFINITY=1 (or Mooncake 0.3.5 and "
+        "later), fewer NICs per engine or fewer peers; check the NIC's limit (`ibv_devinfo -v "
+        "| grep max_qp`) and `ulimit -l` (unlimited for RDMA).",
+        "ibv_create_qp(3) (ENOMEM); Mooncake transfer engine rdma_endpoint.cpp ('Failed to "
+        "create QP'), MC_ENABLE_DEST_DEVICE_AFFINITY",
+        causes=[
+            ("a QP for every pair of NICs of a large deployment", "many NICs per host"),
+            ("the locked-memory limit", "`ulimit -l` small"),
+        ],
+        examples=(
+            "E0729 05:04:30.527725 14093 rdma_endpoint.cpp:70] Failed to create QP: Cannot "
+            "allocate memory [12]",
+        ),
     ),
     signature(
         "MD862",

@@ -261,7 +261,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "(core dumped)",
     "Broken pipe",
     "MPI_ERRORS",
-    "sum_scatter",
+    "denied",  # "Permission denied (publickey,...)", ssh's refusal
     "maximum allowed buffer",
     "hostfile is malformed",
     # MLX's strict mpi init: "Cannot initialize MPI" (mlx #1964); the dynamic loader's "cannot

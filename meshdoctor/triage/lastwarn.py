@@ -35,7 +35,8 @@ MIN_LITERAL = 30  # a site's fixed words at least this long to be recognised on 
 MAX_LINE = 600  # longer lines are not tried (NCCL's WARN texts are shorter)
 _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
 # PyTorch's rank prefix ("[rank1]: "), a bare "WARN " (the log level without NCCL's prefix)
-_LAST = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:WARN\s+)?(?P<msg>\S.*?)\s*$")
+# a bare WARN text, or PyTorch 2.6+'s "NCCL Last Error: <text>" under its NCCL error
+_LAST = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:WARN\s+|NCCL Last Error:\s*)?(?P<msg>\S.*?)\s*$")
 _LOGS = ("log", "stdin")
 EXPLAINED = ("MD650", "MD682")  # the NCCL errors (result lines) a last error explains
 # the readings of a CUDA error text, which NCCL's sentences hold ("CUDA error 2 'out of
@@ -50,6 +51,11 @@ except ImportError:  # pragma: no cover - a platform without its wheel
     _AhoCorasick = None  # type: ignore[assignment,misc]
 
 
+def _canonical(text: str) -> str:
+    """``text`` without a space before a colon (a WARN's wording that differs by release)."""
+    return text.replace(" :", ":")
+
+
 @functools.lru_cache(maxsize=1)
 def _sites() -> Tuple[List[Tuple["re.Pattern[str]", str, str, str]], List[str], object]:
     """The WARN sites of NCCL's table as ``(whole-text regex, where, longest fixed part,
@@ -60,7 +66,9 @@ def _sites() -> Tuple[List[Tuple["re.Pattern[str]", str, str, str]], List[str], 
     for site in rows:
         if site.how != "WARN":
             continue
-        parts = _FIELD.split(site.pattern)
+        # NCCL's "Duplicate GPU detected : rank" is "detected: rank" in other releases: both
+        # sides are read without a space before a colon (:func:`_canonical`)
+        parts = _FIELD.split(_canonical(site.pattern))
         if len("".join(parts).strip()) < MIN_LITERAL:
             continue
         rx = re.compile(r".*?".join(re.escape(p) for p in parts) + r"\.?")
@@ -74,6 +82,7 @@ def site_of(text: str) -> Optional[str]:
     """The ``where`` (NCCL file:line) of the WARN site whose whole text ``text`` is (or whose
     opening words begin it), or None."""
     sites, keys, auto = _sites()
+    text = _canonical(text)
     if auto is not None:
         found = {keys[i] for i, _s, _e in auto.find_matches_as_indexes(text, overlapping=True)}  # type: ignore[attr-defined]
     else:  # pragma: no cover

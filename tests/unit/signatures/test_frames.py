@@ -80,3 +80,13 @@ def test_report_headers():
         ("2026-01-05 10:00:04.1830 +0100",),
     )
     assert frames.report_header("Path: /usr/bin/python3") is None
+
+
+def test_abseils_crash_frames_are_frames():
+    from meshdoctor.signatures.frames import parse_frame
+
+    assert parse_frame("(W pid=1) PC: @     0x7f32d184f03d  (unknown)  ncclLaunchPrepare()") == (
+        "",
+        "ncclLaunchPrepare()",
+    )
+    assert parse_frame("(W pid=1)     @     0x7f62fb1b8520  (unknown)  (unknown)") is None

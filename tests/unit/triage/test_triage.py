@@ -287,6 +287,24 @@ LINES = [
     ("Couldn't allocate MR with error=12", "MD888"),
     ("No new peers discovered in the last grace period. Ending discovery process.", "MD889"),
     ("bash: line 3: /usr/sbin/sshd: No such file or directory", "MD899"),
+    ("[1700000000.1] mm_iface.c:700 UCX ERROR mm_iface failed to allocate receive FIFO", "MD805"),
+    (
+        'Assertion "(gdr_pin_buffer(g, d_A, size, 0, 0, &mh)) == (0)" failed at sanity.cpp:344',
+        "MD806",
+    ),
+    (
+        "fabric manager NVIDIA GPU driver interface version 570.86.15 don't match with driver "
+        "version 570.124.06.",
+        "MD807",
+    ),
+    (
+        "E0101 00:00:01.000001 1 rdma_endpoint.cpp:70] Failed to create QP: Cannot allocate "
+        "memory [12]",
+        "MD808",
+    ),
+    ("ubuntu@10.0.0.2: Permission denied (publickey).", "MD809"),
+    ("PTY allocation request failed on channel 0", "MD810"),
+    ('Unable to load host key "/etc/ssh/ssh_host_rsa_key": bad permissions', "MD811"),
     (
         "ibgda.cpp:1393: non-zero status: 121 Error in mlx5dv_devx_obj_modify for INIT2RTR_QP "
         "with syndrome 764216",
