@@ -283,6 +283,11 @@ def stdin_is_piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
+def exit_source(code: int) -> str:
+    """The source name of the input that ``--exit-code CODE`` adds."""
+    return f"exit status {code}"
+
+
 def read_exit_code(code: int, col: Collected) -> Tuple[Input, Optional[Finding]]:
     """``--exit-code N``: the job's exit status as the wrapper saw it (mlx.launch's own, most
     often). Returns the input and its finding (None for 0: whether 0 hides a failed rank is
@@ -290,7 +295,7 @@ def read_exit_code(code: int, col: Collected) -> Tuple[Input, Optional[Finding]]
     from meshdoctor import signatures
 
     e = exits.explain(code, launcher=True)
-    inp = Input(source=f"exit status {code}", kind="exit-code")
+    inp = Input(source=exit_source(code), kind="exit-code")
     if e.code_md is None:
         col.add(inp, [])
         return inp, None

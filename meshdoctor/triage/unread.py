@@ -5,7 +5,8 @@ driver's NVRM line, a tool's "Couldn't ..." line, a logger's ERROR line) matches
 and a verdict of GO on it would tell the user nothing failed. Triage names it with MD883, a
 finding it makes itself.
 
-The rule (:func:`readings`): no other finding at all, and a line of an input's text (a small
+The rule (:func:`readings`): no other finding at all, no ``--exit-code 0`` (a job that
+succeeded printed a benign error line), and a line of an input's text (a small
 log's whole text; a large one's first and last bytes) at an error level: a level word
 (``ERROR``, ``FATAL``, ``CRITICAL``, glog's ``E0219 16:52:31``) or an error phrase ("failed",
 "error", "couldn't", "cannot", "unable to", "not healthy", "No such file or directory"), on a
@@ -23,6 +24,7 @@ from typing import List, Sequence, Tuple
 from meshdoctor.signatures.model import signature
 from meshdoctor.signatures.native import cut_note
 from meshdoctor.triage import reading
+from meshdoctor.triage.collect import exit_source
 from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage.reading import entry, with_why
 
@@ -127,7 +129,7 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
     """The MD883 finding (the rule in the module's docstring) for what triage read, or none:
     ``inputs`` in the order read; ``findings`` the others (any one of them: none)."""
-    if findings:
+    if findings or any(x.kind == "exit-code" and x.source == exit_source(0) for x in inputs):
         return []
     for index, inp in enumerate(inputs):
         if inp.kind not in ("log", "stdin") or inp.error:

@@ -51,3 +51,14 @@ def test_a_logged_traceback_without_its_exception_names_the_innermost_frame():
     assert "innermost frame is /srv/b.py:9 in run" in f.match.meaning
     assert "at `dist.init_process_group('nccl')`" in f.match.meaning
     assert "a cut inside init_process_group" in f.match.meaning
+
+
+def test_a_job_that_exited_0_is_not_failed_by_an_unread_error_line(tmp_path):
+    from tests.helpers import run_cli
+
+    log = tmp_path / "node.log"
+    log.write_text("worker started\nfrobd ERROR: optional plugin missing, continuing\ndone\n")
+    r = run_cli("triage", str(log), "--exit-code", "0", "--json")
+    assert r.rc == 0 and "MD883" not in [f["code"] for f in r.doc["triage"]["findings"]]
+    r = run_cli("triage", str(log), "--json")
+    assert r.rc == 1 and [f["code"] for f in r.doc["triage"]["findings"]] == ["MD883"]
