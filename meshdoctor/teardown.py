@@ -282,6 +282,7 @@ def _stop_remote(
     # can start on that host after the marker search below has looked (it would be taken for a
     # leftover that survived the teardown)
     _end_starting_sessions([t for t in live if t.pid is None])
+    r = None
     if pids or starting or (marker and sweep) or tmp_prefix:
 
         def script(ask: Optional[str]) -> str:
@@ -311,7 +312,13 @@ def _stop_remote(
             # leftover search is missing, not the stop of a running rank
             ended = bool(targets) and not pids and not starting
             _not_answered(hosts, host, r, pids, seen, by_pid, acts, rep, started, ended)
-    _end_clients(live, deadline)
+    killed = _end_clients(live, deadline)
+    how = rep.unconfirmed.get(host)
+    if how is not None and not how["ranks_ended"] and live and not starting and not killed:
+        # ssh could not reach the host to signal them (no script ran there), yet every rank's
+        # session ended on its own meanwhile: the ranks exited by themselves (a rank that had
+        # finished was still ending when the teardown began); only the search is missing
+        how["ranks_ended"] = r is not None and not r.timed_out
     rep.actions.extend(acts)
 
 
@@ -430,17 +437,21 @@ def _not_answered(
         hosts.unreachable[host] = why
 
 
-def _end_clients(live: List[Target], deadline: float) -> None:
+def _end_clients(live: List[Target], deadline: float) -> List[Target]:
     """The local ssh clients of ``live``: their session ends with the remote process; one whose
-    host did not answer is killed here (it is our child, in its own session)."""
+    host did not answer is killed here (it is our child, in its own session). Returns those
+    killed."""
     _wait(lambda: all(t.exited() for t in live), min(0.5, max(0.0, deadline - time.monotonic())))
+    killed = []
     for t in live:
         if t.popen is not None and t.popen.poll() is None:
+            killed.append(t)
             send_signal(t.popen.pid, signal.SIGKILL, group=True)
             try:
                 t.popen.wait(timeout=0.5)
             except subprocess.TimeoutExpired:
                 pass
+    return killed
 
 
 # --- the local side ---------------------------------------------------------------------------

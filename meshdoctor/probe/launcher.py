@@ -77,6 +77,7 @@ GRACE_S = 0.3  # after a first failure, for the other ranks to report theirs
 STACK_WAIT_S = 1.0  # for the stack dumps of local ranks asked with SIGUSR1
 TEARDOWN_BUDGET_S = 2.0  # evidence + teardown + leftovers, all hosts, from the first failure
 MIN_STOP_S = 1.0  # a remote host always gets this long to stop its ranks
+DONE_EXIT_S = 1.0  # a remote rank that said it finished gets this long to end before its stop
 # a host that answered and has not confirmed its teardown is asked again until this long after the
 # first failure (a loaded control machine can take seconds per ssh round trip)
 TEARDOWN_CONFIRM_S = 8.0
@@ -453,6 +454,17 @@ class Launch:
         for st in self.states:  # a rank that spoke: its host answered, slow is not unreachable
             if not st.local and (st.pid is not None or st.last_event is not None):
                 self.hosts.mark_answered(st.host)
+        # a remote rank that said it finished is ending on its own: its ssh session closes
+        # with it, so give it a moment (DONE_EXIT_S) rather than a signal it no longer needs
+        ending = [
+            p
+            for p in self.procs
+            if p is not None and not p.local and self.states[p.rank].done and p.poll() is None
+        ]
+        if ending and ask is None:
+            until = time.monotonic() + min(DONE_EXIT_S, max(0.0, t_end - time.monotonic()) / 4)
+            while any(p.poll() is None for p in ending) and time.monotonic() < until:
+                time.sleep(0.02)
         budget = max(MIN_STOP_S, t_end - time.monotonic())
         silent = self.silent_hosts()
         rep = teardown.stop(

@@ -346,3 +346,33 @@ def test_children_born_during_the_grace_period_are_killed_with_their_parent(star
     finally:
         for q in _carrying(marker):
             q.kill()
+
+
+def test_a_rank_whose_session_ends_while_its_host_refuses_ssh_ended_on_its_own():
+    """A remote rank that had finished but whose ssh session was still closing when the
+    teardown began: the call to signal it cannot connect (ssh's 255), and its session then
+    ends by itself (exit 0). That rank ended on its own: only the search for leftovers is
+    missing, never "ranks may remain"."""
+
+    class Refusing(ShellHosts):
+        def run(self, host, argv, timeout=5.0, **kw):
+            if host == "h1":
+                return execute.CommandResult(
+                    list(argv), 255, "", "ssh: connect to host h1 port 1: Connection refused", 0.0
+                )
+            return super().run(host, argv, timeout, **kw)
+
+    session = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    hosts = Refusing()
+    hosts.mark_answered("h1")
+    try:
+        rep = teardown.stop(
+            [teardown.Target("h1", 4242, "rank 1", False, session)],
+            hosts=hosts,
+            budget_s=2.0,
+            sweep=False,
+        )
+    finally:
+        session.wait(timeout=30)
+    assert session.returncode == 0
+    assert rep.unconfirmed["h1"]["ranks_ended"] is True, rep.unconfirmed
