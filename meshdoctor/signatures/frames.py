@@ -68,7 +68,9 @@ _SYSTEM = re.compile(
 )
 _SYSTEM_SYMBOL = re.compile(
     r"^(?:_platform_\w+|__?pthread_kill|pthread_kill|abort|__abort|_sigtramp|raise|"
-    r"__cxa_throw|std::__terminate|__pthread_start|_pthread_start|thread_start)\b"
+    r"__cxa_throw|std::__terminate|__pthread_start|_pthread_start|thread_start|"
+    # glibc's copies (__memcpy_avx512_unaligned_erms): a fault there is its caller's pointer
+    r"__?mem(?:cpy|move|set|cmp)\w*)\b"
 )
 # Rust's panic machinery between a panic and the abort (panic=abort, or a panic that cannot
 # unwind through an FFI boundary: std::panicking, core::panicking, rust_panic,

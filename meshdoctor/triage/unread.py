@@ -13,7 +13,9 @@ log's whole text; a large one's first and last bytes) at an error level: a level
 line that is not at INFO or DEBUG level and does not count zero errors. The first such line is
 the finding's; when the error lines are a Python traceback's frames without its exception
 line (a logger that prefixes each line), the innermost frame is named instead, with what a
-cut at that call says (:func:`meshdoctor.signatures.native.cut_note`).
+cut at that call says (:func:`meshdoctor.signatures.native.cut_note`). With no error line, a
+debugger's backtrace (gdb's ``#N`` frames) is read instead: its first frame that is not the
+system's names the code at fault.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import List, Sequence, Tuple
 
+from meshdoctor.signatures.frames import is_system_frame, parse_frame
 from meshdoctor.signatures.model import signature
 from meshdoctor.signatures.native import cut_note
 from meshdoctor.triage import reading
@@ -34,9 +37,10 @@ UNREAD_SIG = signature(
     CODE,
     "triage.unread-error",
     None,
-    "A line of the input reports an error that no signature of meshdoctor's catalogue reads: "
-    "the program that printed it names its own failure, in its own words, and nothing else "
-    "in the input says more. The catalogue reads MLX's, NCCL's, CUDA's, PyTorch's and their "
+    "A line of the input reports an error that no signature of meshdoctor's catalogue reads "
+    "(or, with no error line, a debugger's backtrace shows where a process stood): the "
+    "program that printed it names its own failure, in its own words, and nothing else in "
+    "the input says more. The catalogue reads MLX's, NCCL's, CUDA's, PyTorch's and their "
     "launchers' messages; this one is another program's, or a wording it lacks.",
     "Read that line and the lines before it: the program (named by its tag or file:line) "
     "says what failed; search that program's issue tracker for the message's fixed words "
@@ -77,6 +81,29 @@ _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _TAG = re.compile(r"(?P<tag>\b[\w.-]+\.(?:cpp|cc|c|cu|py|h|go|rs):\d+)|^\s*(?P<word>[A-Z]{2,}):")
 _MAX_SHOWN = 300
+_GDB_FRAME = re.compile(r"^\s*#\d+\s")
+_FROM = re.compile(r"^\s+from\s+(?P<img>\S+)")
+
+
+def _backtrace(inp: Input) -> Tuple[int, str, str]:
+    """A debugger's backtrace (gdb's ``#N`` frames, two or more) in ``inp``: (the line number,
+    the text and the name of its first frame that is not the system's, with the library a
+    following ``from LIB`` line names), or (0, "", "") when there is none."""
+    lines = _lines(inp)
+    frames = []
+    for k, (n, t) in enumerate(lines):
+        f = parse_frame(t) if _GDB_FRAME.match(t) else None
+        if f is None:
+            continue
+        img = f[0]
+        nxt = _FROM.match(lines[k + 1][1]) if k + 1 < len(lines) else None
+        if not img and nxt:
+            img = nxt.group("img").rsplit("/", 1)[-1]
+        frames.append((n, t, (img, f[1])))
+    if len(frames) < 2:
+        return 0, "", ""
+    n, t, (img, sym) = next((x for x in frames if not is_system_frame(x[2])), frames[0])
+    return n, t, f"{sym}" + (f" (in {img})" if img else "")
 
 
 def _lines(inp: Input) -> List[Tuple[int, str]]:
@@ -136,7 +163,17 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             continue
         errors = error_lines(inp)
         if not errors:
-            continue
+            lineno, line, frame = _backtrace(inp)
+            if not frame:
+                continue
+            here = (
+                "no error line, but a debugger's backtrace: its first frame that is not the "
+                f"system's is {frame}. The crash (or the wait) is in that code: upgrade the "
+                "library it is in first (a fixed release may exist), then report the backtrace "
+                "to its project with its version."
+            )
+            m = reading.match(UNREAD_SIG, here, line=line.strip(), lineno=lineno)
+            return [reading.at_input(m, index, inp)]
         here, lineno, line = _here(inp, errors)
         m = reading.match(UNREAD_SIG, here, line=line.strip(), lineno=lineno)
         return [reading.at_input(m, index, inp, count=len(errors))]

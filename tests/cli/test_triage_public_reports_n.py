@@ -61,6 +61,10 @@ SGLANG_4814_SERVER = (
 VLLM_15098_RAY_WORKER = '(RayWorkerWrapper pid=246, ip=10.99.48.141) *** SIGSEGV received at time=1742365186 on cpu 33 ***\n(RayWorkerWrapper pid=246, ip=10.99.48.141) PC: @     0x7f32d184f03d  (unknown)  ncclLaunchPrepare()\n(RayWorkerWrapper pid=246, ip=10.99.48.141)     @     0x7f62fb1b8520  (unknown)  (unknown)\n(RayWorkerWrapper pid=246, ip=10.99.48.141) [2025-03-19 06:19:46,956 E 246 246] logging.cc:484: *** SIGSEGV received at time=1742365186 on cpu 33 ***\n(RayWorkerWrapper pid=246, ip=10.99.48.141) [2025-03-19 06:19:46,956 E 246 246] logging.cc:484: PC: @     0x7f32d184f03d  (unknown)  ncclLaunchPrepare()\n(RayWorkerWrapper pid=246, ip=10.99.48.141) [2025-03-19 06:19:46,956 E 246 246] logging.cc:484:     @     0x7f62fb1b8520  (unknown)  (unknown)\n(RayWorkerWrapper pid=246, ip=10.99.48.141) Fatal Python error: Segmentation fault\n(RayWorkerWrapper pid=246, ip=10.99.48.141)\n(RayWorkerWrapper pid=246, ip=10.99.48.141) Stack (most recent call first):\n(RayWorkerWrapper pid=246, ip=10.99.48.141)   File "/opt/venv/lib/python3.12/site-packages/vllm/distributed/device_communicators/pynccl_wrapper.py", line 290 in ncclAllReduce\n(RayWorkerWrapper pid=246, ip=10.99.48.141)   File "/opt/venv/lib/python3.12/site-packages/vllm/distributed/device_communicators/pynccl.py", line 126 in all_reduce\n'
 
 
+# https://github.com/kvcache-ai/Mooncake/issues/1986
+MOONCAKE_1986_GDB_BACKTRACE = "#0  __memcpy_avx512_unaligned_erms ()\n    at ../sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:265\n#1  mooncake::MemcpyWorkerPool::workerThread ()\n    from .../site-packages/mooncake/store.so\n#2  std::execute_native_thread_routine\n#3  start_thread\n#4  clone3\n"
+
+
 def _firsts(doc):
     return [f for f in doc["triage"]["findings"] if f["first_cause"]]
 
@@ -154,3 +158,10 @@ def test_an_abseil_crash_frame_in_nccl_names_nccl(tmp_path):
     # vllm-project/vllm #15098
     f = first(triage_files(tmp_path, {"ray-worker.log": VLLM_15098_RAY_WORKER}))
     assert f["code"] == "MD662" and "ncclLaunchPrepare(), in NCCL" in f["meaning"]
+
+
+def test_a_bare_gdb_backtrace_names_mooncakes_copy_worker(tmp_path):
+    # kvcache-ai/Mooncake #1986: no signal line, no error line; memcpy is the system's
+    f = first(triage_files(tmp_path, {"gdb.txt": MOONCAKE_1986_GDB_BACKTRACE}))
+    assert f["code"] == "MD883"
+    assert "mooncake::MemcpyWorkerPool::workerThread (in store.so)" in f["meaning"]

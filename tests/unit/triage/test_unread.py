@@ -62,3 +62,16 @@ def test_a_job_that_exited_0_is_not_failed_by_an_unread_error_line(tmp_path):
     assert r.rc == 0 and "MD883" not in [f["code"] for f in r.doc["triage"]["findings"]]
     r = run_cli("triage", str(log), "--json")
     assert r.rc == 1 and [f["code"] for f in r.doc["triage"]["findings"]] == ["MD883"]
+
+
+def test_a_bare_gdb_backtrace_names_its_first_frame_that_is_not_the_systems():
+    inp = _log(
+        "#0  __memcpy_avx512_unaligned_erms ()\n"
+        "    at ../sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S:265\n"
+        "#1  engine::CopyPool::worker ()\n"
+        "    from /srv/venv/lib/python3.12/site-packages/engine/store.so\n"
+        "#2  start_thread\n"
+    )
+    (f,) = unread.readings([inp], [])
+    assert f.match.lineno == 3
+    assert "is engine::CopyPool::worker (in store.so)" in f.match.meaning
