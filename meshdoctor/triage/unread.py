@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import List, Sequence, Tuple
 
+from meshdoctor.signatures import printable
 from meshdoctor.signatures.frames import is_system_frame, parse_frame
 from meshdoctor.signatures.model import signature
 from meshdoctor.signatures.native import cut_note
@@ -172,9 +173,11 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
                 "library it is in first (a fixed release may exist), then report the backtrace "
                 "to its project with its version."
             )
-            m = reading.match(UNREAD_SIG, here, line=line.strip(), lineno=lineno)
+            m = reading.match(
+                UNREAD_SIG, printable(here), line=printable(line.strip()), lineno=lineno
+            )
             return [reading.at_input(m, index, inp)]
         here, lineno, line = _here(inp, errors)
-        m = reading.match(UNREAD_SIG, here, line=line.strip(), lineno=lineno)
+        m = reading.match(UNREAD_SIG, printable(here), line=printable(line.strip()), lineno=lineno)
         return [reading.at_input(m, index, inp, count=len(errors))]
     return []

@@ -75,3 +75,9 @@ def test_a_bare_gdb_backtrace_names_its_first_frame_that_is_not_the_systems():
     (f,) = unread.readings([inp], [])
     assert f.match.lineno == 3
     assert "is engine::CopyPool::worker (in store.so)" in f.match.meaning
+
+
+def test_the_line_it_quotes_is_shown_without_terminal_escapes():
+    inp = _log("frobd ERROR: bad \x1b[31mred\x1b[0m thing\n")
+    (f,) = unread.readings([inp], [])
+    assert "\x1b" not in f.match.meaning and "\x1b" not in f.match.line
