@@ -28,6 +28,7 @@ from meshdoctor.signatures.frames import is_system_frame, parse_frame
 from meshdoctor.signatures.model import signature
 from meshdoctor.signatures.native import cut_note
 from meshdoctor.triage import reading
+from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
 from meshdoctor.triage.collect import exit_source
 from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage.reading import entry, with_why
@@ -90,7 +91,7 @@ def _backtrace(inp: Input) -> Tuple[int, str, str]:
     """A debugger's backtrace (gdb's ``#N`` frames, two or more) in ``inp``: (the line number,
     the text and the name of its first frame that is not the system's, with the library a
     following ``from LIB`` line names), or (0, "", "") when there is none."""
-    lines = _lines(inp)
+    lines = list(input_lines(inp))
     frames = []
     for k, (n, t) in enumerate(lines):
         f = parse_frame(t) if _GDB_FRAME.match(t) else None
@@ -107,20 +108,10 @@ def _backtrace(inp: Input) -> Tuple[int, str, str]:
     return n, t, f"{sym}" + (f" (in {img})" if img else "")
 
 
-def _lines(inp: Input) -> List[Tuple[int, str]]:
-    """(line number or 0 when unknown, text) of what ``inp`` kept as text: the whole of a
-    small log (its head and tail are the same text), else its head (numbered) then its tail
-    (numbers unknown)."""
-    head = inp.head.splitlines()
-    if inp.head == inp.tail or not inp.tail:
-        return list(enumerate(head, 1))
-    return list(enumerate(head, 1)) + [(0, t) for t in inp.tail.splitlines()[1:]]
-
-
 def error_lines(inp: Input) -> List[Tuple[int, str]]:
     """The lines of ``inp`` at an error level (the rule in the module's docstring), in order:
-    (line number, 0 when unknown; text)."""
-    return [(n, t) for n, t in _lines(inp) if _LEVEL.search(t) and not _NOT_ERROR.search(t)]
+    (line number, text)."""
+    return [(n, t) for n, t in input_lines(inp) if _LEVEL.search(t) and not _NOT_ERROR.search(t)]
 
 
 def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]:
@@ -133,7 +124,7 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     if frames and not any(_EXCEPTION.search(t) for _, t in errors):
         # a traceback's frames, each behind a logger's prefix, and no exception line
         fn, ft, fm = frames[-1]
-        after = [t for k, t in _lines(inp) if k > fn][:3]
+        after = [t for k, t in input_lines(inp) if k > fn][:3]
         code = next((t.split("]", 1)[-1].strip() for t in after if not _FRAME.search(t)), "")
         here = (
             f"a Python traceback whose exception line is not in the input (each line behind a "
