@@ -621,10 +621,12 @@ SIGNATURES = (
     signature(
         "MD600",
         "launch.message",
-        # mlx.launch's own [WARN]/[ERROR], not another program's tag ("[TensorRT-LLM][ERROR]"),
-        # nor a Python logger's level tag before its file ("[ERROR] [launch.py:321:f]", as
+        # mlx.launch's own [WARN]/[ERROR]: log_warning and log_error print the tag first on
+        # the line (its colour is stripped before matching); not another program's tag
+        # ("[TensorRT-LLM][ERROR]"), a logger's level behind its timestamp ("2024-05-01
+        # 10:00:00 [ERROR] ..."), nor one before its file ("[ERROR] [launch.py:321:f]", as
         # DeepSpeed's launcher logs)
-        r"(?:(?<!\])\[WARN\] (?!\[[\w.]+:\d+:)|(?<!\])\[ERROR\] (?!\[[\w.]+:\d+:)|"
+        r"(?:^\s*\[WARN\] (?!\[[\w.]+:\d+:)|^\s*\[ERROR\] (?!\[[\w.]+:\d+:)|"
         r"\bmlx\.(?:launch|distributed_config): error: )"
         r"(?P<msg>.*)|"
         r"(?P<notice>\[jaccl\] Connection attempt \d+ waiting \d+ ms)",

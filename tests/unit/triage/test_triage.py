@@ -538,6 +538,21 @@ def test_every_signature_recognised_from_a_log(line, code):
     assert "\x1b" not in f["line"]
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2024-05-01 10:00:00,123 [ERROR] Failed to load model weights from /data/x",
+        "worker-3 | [WARN] retrying the download of shard 2",
+    ],
+)
+def test_a_level_tag_inside_another_programs_line_is_not_mlx_launchs(line):
+    """mlx.launch's log_warning and log_error print their tag first on the line (MLX 0.32.4
+    _distributed_utils/common.py): a [WARN]/[ERROR] behind a timestamp or a service name is
+    another program's logger, read as an unread error line, not as mlx.launch's message."""
+    doc = triage_bytes(log_of(line))
+    assert "MD600" not in codes_of(doc), codes_of(doc)
+
+
 def test_catalogue_is_covered_and_every_meaning_lists_causes():
     covered = {c for _, c in LINES} | set(NOT_LINES)
     assert set(signatures.codes()) <= covered | {"MD618", "MD622"}, (
