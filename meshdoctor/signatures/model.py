@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Pattern, Sequence, Tuple
 
 from meshdoctor.codes.model import CAUSE, CONSEQUENCE, EITHER, ROLES, Doc
+from meshdoctor.signatures import syserrors
 
 
 # what each role means for a job: the "Why it matters" part of every signature's Doc
@@ -193,6 +194,10 @@ class Signature:
         cls = self.failure_class(groups) if self.classes else None
         parts = [cls.text() if cls is not None else None]
         parts.append(self.refine(groups) if self.refine is not None else None)
+        if cls is None and (self.envelope or self.fallback is not None):
+            # a generic reading (a message of no known class): the system error its text
+            # ends in says what kind of failure it is
+            parts.append(syserrors.reading(groups.get("msg", "")))
         detail = "; ".join(p for p in parts if p)
         return f"{self.meaning} Here: {detail}." if detail else self.meaning
 

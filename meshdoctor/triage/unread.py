@@ -9,7 +9,8 @@ The rule (:func:`readings`): no other finding at all, no ``--exit-code 0`` (a jo
 succeeded printed a benign error line), and a line of an input's text (a small
 log's whole text; a large one's first and last bytes) at an error level: a level word
 (``ERROR``, ``FATAL``, ``CRITICAL``, glog's ``E0219 16:52:31``) or an error phrase ("failed",
-"error", "couldn't", "cannot", "unable to", "not healthy", "No such file or directory"), on a
+"error", "couldn't", "cannot", "unable to", "not healthy", "No such file or directory", or any system error's words:
+:mod:`meshdoctor.signatures.syserrors`), on a
 line that is not at INFO or DEBUG level and does not count zero errors. The first such line is
 the finding's; when the error lines are a Python traceback's frames without its exception
 line (a logger that prefixes each line), the innermost frame is named instead, with what a
@@ -23,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import List, Sequence, Tuple
 
-from meshdoctor.signatures import printable
+from meshdoctor.signatures import printable, syserrors
 from meshdoctor.signatures.frames import is_system_frame, parse_frame
 from meshdoctor.signatures.model import signature
 from meshdoctor.signatures.native import cut_note
@@ -111,7 +112,11 @@ def _backtrace(inp: Input) -> Tuple[int, str, str]:
 def error_lines(inp: Input) -> List[Tuple[int, str]]:
     """The lines of ``inp`` at an error level (the rule in the module's docstring), in order:
     (line number, text)."""
-    return [(n, t) for n, t in input_lines(inp) if _LEVEL.search(t) and not _NOT_ERROR.search(t)]
+    return [
+        (n, t)
+        for n, t in input_lines(inp)
+        if (_LEVEL.search(t) or syserrors.names_one(t)) and not _NOT_ERROR.search(t)
+    ]
 
 
 def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]:
@@ -142,6 +147,9 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     here = f"'{shown}'{who}" + (
         f"; {more} more error line{'s' if more > 1 else ''} after it" if more else ""
     )
+    errno = syserrors.reading(text)
+    if errno:
+        here += f"; {errno}"
     return here + ".", n, text
 
 

@@ -81,3 +81,16 @@ def test_the_line_it_quotes_is_shown_without_terminal_escapes():
     inp = _log("frobd ERROR: bad \x1b[31mred\x1b[0m thing\n")
     (f,) = unread.readings([inp], [])
     assert "\x1b" not in f.match.meaning and "\x1b" not in f.match.line
+
+
+def test_a_line_ending_in_a_system_error_is_an_error_line_that_names_it():
+    """No level word and no 'failed': the strerror words alone make it an error line, and
+    the finding says what that errno usually means and what to run."""
+    inp = _log(
+        "2026-01-05 10:00:01 uploader: starting\n"
+        "uploader: write /data/ckpt/shard3: No space left on device\n"
+    )
+    (f,) = unread.readings([inp], [])
+    assert f.match.lineno == 2
+    assert "ENOSPC ('No space left on device')" in f.match.meaning
+    assert "df -h PATH /tmp /dev/shm" in f.match.meaning
