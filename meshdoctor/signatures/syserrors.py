@@ -136,13 +136,19 @@ _TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     (
         "EAI_NONAME",
         r"Name or service not known|nodename nor servname provided, or not known|"
-        r"No address associated with hostname|Name does not resolve|"
-        r"Temporary failure in name resolution",
+        r"No address associated with hostname|Name does not resolve",
         "a host name does not resolve on this host: not in /etc/hosts or DNS (a name only "
-        "the other hosts know, a .local mDNS name outside the link), or no DNS server is "
-        "reachable",
+        "the other hosts know, a .local mDNS name outside the link)",
         "`getent hosts NAME` (macOS `dscacheutil -q host -a name NAME`) on the failing host; "
         "add it to /etc/hosts or give an IP address",
+    ),
+    (
+        "EAI_AGAIN",
+        r"Temporary failure in name resolution",
+        "no DNS server answered for the name (no network or resolver in the container or "
+        "host, or an offline host asked for a download)",
+        "`cat /etc/resolv.conf` and `getent hosts NAME` on that host; give an IP address or "
+        "an /etc/hosts entry, or run offline (HF_HUB_OFFLINE=1 for a cached model)",
     ),
     (
         "EACCES",

@@ -21,6 +21,7 @@ from meshdoctor.signatures import syserrors
             "getent hosts",
         ),
         ("socket.gaierror: [Errno -2] Name or service not known", "EAI_NONAME", "/etc/hosts"),
+        ("[Errno -3] Temporary failure in name resolution", "EAI_AGAIN", "resolv.conf"),
         ("OSError: [Errno 24] Too many open files", "EMFILE", "ulimit -n"),
         ("accept: Too many open files in system", "ENFILE", "fs.file-max"),
         ("mmap of 4096 MiB failed: Cannot allocate memory", "ENOMEM", "ulimit -l"),
