@@ -433,14 +433,21 @@ SITE_CLASSES: Tuple[FailureClass, ...] = (
         "cuda.nccl-nvls",
         r"\bnvls\.cc\b",
         "a CUDA call of NCCL's NVLS transport (NVLink SHARP: NVLink multicast objects on "
-        "NVSwitch, H100/H200/H800/B200) failed: the NVSwitch fabric "
-        "refused to create or bind a multicast object, its state is inconsistent",
+        "NVSwitch, H100/H200/H800/B200) failed: CUDA refused to create or bind a multicast "
+        "object, and NCCL ends the communicator's init instead of running without NVLS",
         "the NVIDIA fabric manager was stopped or restarted while processes held GPU "
-        "resources, or is unhealthy (maintainer, NVIDIA/nccl #976)",
-        "reboot the node (or stop every GPU process, reset the GPUs with `nvidia-smi -r`, "
-        "then restart nvidia-fabricmanager); `nvidia-smi -q | grep -A2 Fabric` must show "
-        "Completed; NCCL_NVLS_ENABLE=0 runs without NVLS meanwhile",
-        _NCCL + "nvls.cc; NVIDIA/nccl #976, #1338, #1488",
+        "resources, or is unhealthy (maintainer, NVIDIA/nccl #976; tell: on the host "
+        "`nvidia-smi -q | grep -A2 Fabric` does not show Completed); or multicast is not "
+        "available to this process although the fabric is fine: a container without the "
+        "multicast capability (its /dev/nvidia-caps devices, or IMEX channels on a "
+        "multi-node NVLink system), a virtual machine or a MIG partition",
+        "set NCCL_NVLS_ENABLE=0 on every rank to run without NVLS; then, for the fabric "
+        "manager, reboot the node (or stop every GPU process, reset the GPUs with `nvidia-smi "
+        "-r`, then restart nvidia-fabricmanager) until `nvidia-smi -q | grep -A2 Fabric` shows "
+        "Completed; in a container, give it the capability (--device /dev/nvidia-caps, or the "
+        "NVIDIA runtime with all driver capabilities)",
+        _NCCL + "nvls.cc (cuMulticastCreate, cuMulticastBindMem); NVIDIA/nccl #976, #1338, "
+        "#1488; NCCL environment variable NCCL_NVLS_ENABLE",
     ),
     failure_class(
         "cuda.nccl-p2p-ipc",

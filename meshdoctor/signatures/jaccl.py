@@ -36,9 +36,14 @@ SIGNATURES = (
         "The queue pair could not move to RTR because the port has no usable IPv4-mapped GID "
         "(MLX <= 0.32.0 prints RTR errno 22; 0.32.1+ says 'No IPv4-mapped GID for this "
         "device').",
-        "Give every Thunderbolt port an IPv4 address (mlx.distributed_config --auto-setup once "
-        "after a full-fleet reboot); disable bridge0; if it persists, reboot.",
-        "MLX v0.31.2-v0.32.1 jaccl GID selection; mlx #4530",
+        "Give every Thunderbolt port an IPv4 address of its own, as its own network service "
+        "outside the Thunderbolt Bridge (each RDMA port must be addressed and routable on its "
+        "own: remove the Thunderbolt Bridge service, or its ports from it): "
+        "mlx.distributed_config --auto-setup does it once after a full-fleet reboot, and exo's "
+        "app bundles a script that does the same for a run from source; if it persists, "
+        "reboot.",
+        "MLX v0.31.2-v0.32.1 jaccl GID selection; mlx #4530; exo #1390 (ports of a run from "
+        "source not routable one by one)",
         causes=[
             (
                 "no IPv4 address on the Thunderbolt interface yet (auto-setup not run since "

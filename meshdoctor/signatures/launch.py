@@ -754,6 +754,41 @@ SIGNATURES = (
         examples=("Current number of known peers: 0. Waiting 5 seconds to discover more...",),
     ),
     signature(
+        "MD812",
+        "exo.download-hash",
+        r"(?:Exception|Error): Downloaded file (?P<path>\S+) has(?: hash (?P<have>[0-9a-f]+) "
+        r"but remote hash is (?P<want>\S+))?",
+        "exo's model downloader finished a file whose hash is not the one the server "
+        "announced (its ETag), and retries the download until it gives up: the model never "
+        "loads. When the two hashes printed are the same but for a suffix ('-gzip'), the file "
+        "is right and the check is wrong: a server that compressed its answer sends the ETag "
+        "with that suffix, which exo releases before its fix compared as it was (exo PR "
+        "#737); when they differ, the file is corrupt or partial.",
+        "Compare the two hashes in the message (the line after it): equal but for '-gzip' -> "
+        "upgrade exo (the fix strips the suffix); different -> delete the file it names and "
+        "its folder's partial downloads, check disk space and any proxy between the node and "
+        "the model hub, and download again.",
+        "exo download/new_shard_download.py ('Downloaded file ... has hash ... but remote "
+        "hash is ...'); https://github.com/exo-explore/exo/pull/737",
+        causes=[
+            (
+                "a gzip-compressed answer whose ETag carries '-gzip', compared as it was "
+                "(exo before PR #737)",
+                "the remote hash is the file's hash followed by '-gzip'",
+            ),
+            ("a corrupt or partial download", "the two hashes differ"),
+        ],
+        refine=lambda g: (
+            "the remote hash is the file's own hash with a suffix: the file is right, the "
+            "check is exo's bug (upgrade exo)"
+            if g.get("have") and g.get("want", "").startswith(g["have"]) and g["want"] != g["have"]
+            else None
+        ),
+        examples=(
+            "Exception: Downloaded file /tmp/exo/org--model/model.safetensors.index.json has",
+        ),
+    ),
+    signature(
         "MD809",
         "ssh.auth-refused",
         r"Permission denied \((?P<methods>[\w,-]*publickey[\w,-]*)\)",

@@ -290,12 +290,26 @@ _COMMAND_BUFFER: Mapping[str, str] = {
     "for the first command buffer error before it (in any process on this Mac)",
     "NotPermitted": "the GPU refused the work (not permitted: the process lost GPU access, e.g. "
     "running in the background or after a GPU reset)",
-    "ImpactingInteractivity": "macOS ended the GPU work because it kept the display from "
-    "updating (a long command buffer on a Mac that drives a display): make each evaluated "
-    "graph smaller (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER), or run the node without a "
-    "display session using the GPU",
+    "ImpactingInteractivity": "macOS's GPU watchdog ended one command buffer that ran too "
+    "long (seconds) while the GPU also serves the display. Not memory: most often one huge "
+    "kernel dispatch, full attention over a very long context in a single prefill step "
+    "(MLX's fused attention dispatches every key at once and crosses the watchdog near 65K "
+    "keys, MLX issue #3302), else a graph of many ops in one buffer. Prefill in smaller "
+    "chunks (a smaller prefill step size) or with a shorter context (MLX PR #3307 chunks "
+    "attention over long keys); for many small ops make each "
+    "evaluated graph smaller (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER); or run the node "
+    "without a display session using the GPU",
     "SubmissionsIgnored": "Metal ignored this process's submissions after earlier GPU errors: "
     "the first command buffer error before it is the cause",
+}
+
+
+# Metal's descriptions of those errors (what MLX prints after "execution failed: ", the
+# error's localizedDescription), spaces removed, to their names above
+_DESCRIPTION: Mapping[str, str] = {
+    "ImpactingInteractivity": "ImpactingInteractivity",
+    "InsufficientMemory": "OutOfMemory",
+    "PageFault": "PageFault",
 }
 
 
@@ -332,6 +346,9 @@ def _command_buffer(groups: Mapping[str, str]) -> Optional[str]:
     Metal's completion handler (:func:`_completion_abort`)."""
     if groups.get("error") in _COMMAND_BUFFER:
         return _COMMAND_BUFFER[groups["error"]]
+    desc = _DESCRIPTION.get((groups.get("desc") or "").replace(" ", ""))
+    if desc:
+        return _COMMAND_BUFFER[desc]
     if (groups.get("status") or "").lower() == "0000000e":
         return (
             "status 0000000e (Internal Error) is what a command buffer that ran too long "
@@ -415,7 +432,8 @@ SIGNATURES = (
     signature(
         "MD616",
         "metal.gpu-timeout",
-        r"kIOGPUCommandBufferCallbackErrorTimeout",
+        r"kIOGPUCommandBufferCallbackErrorTimeout|Command buffer execution failed: Caused GPU "
+        r"Timeout Error",
         "A collective inside a GPU command buffer (a distributed all_sum, all_gather, send or "
         "recv on the GPU stream) waited more than ~5 s on a slower or stalled peer and the "
         "Metal watchdog killed it; on mixed Macs the faster rank waits on the slower one.",
@@ -483,8 +501,13 @@ SIGNATURES = (
     signature(
         "MD661",
         "metal.command-buffer-failed",
-        r"Command buffer execution failed(?!.*kIOGPUCommandBufferCallbackErrorTimeout)"
-        r"(?:.*\((?P<status>[0-9a-fA-F]{8}):(?:kIOGPUCommandBufferCallbackError(?P<error>\w+)"
+        # Metal's description of the error after the colon (its localizedDescription,
+        # "Impacting Interactivity"), then its status and name in parentheses, which a
+        # terminal or a paste may have put on the next line
+        r"Command buffer execution failed"
+        r"(?!.*(?:kIOGPUCommandBufferCallbackErrorTimeout|Caused GPU Timeout Error))"
+        r"(?::\s*(?P<desc>[A-Z][A-Za-z ]*[a-z]))?"
+        r"(?:.*\((?P<status>[0-9a-fA-F]{8}):\s*(?:kIOGPUCommandBufferCallbackError(?P<error>\w+)"
         r"|[^)]*)\))?"
         # the abort it causes, as a crash summary quotes it: MLX's check_error frame, the
         # crashed (or "triggered") thread on Metal's completion queue

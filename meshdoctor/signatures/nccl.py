@@ -318,6 +318,16 @@ def modify_qp(groups: Mapping[str, str]) -> Optional[str]:
             "is not valid for this port (NCCL_IB_GID_INDEX) or a peer GID of another RoCE "
             "version"
         )
+    elif errno == "19":
+        parts.append(
+            f"the device found no usable entry for the queue pair's address{step} (ENODEV): "
+            "on RoCE, a GID index whose GID is link-local or of RoCE v1 (index 0 is fe80::, "
+            "which NCCL's INFO line shows as 'GID 0 (80FE/...)'), most often forced by "
+            "NCCL_IB_GID_INDEX, or in a container an index of a GID it does not see; unset "
+            "NCCL_IB_GID_INDEX (NCCL 2.21 and later pick the RoCE v2 IPv4 GID themselves) or "
+            "set it to that GID's index (`show_gids`), and upgrade NCCL when it picked the "
+            "index itself"
+        )
     if local is not None and remote is not None:
         lnet = ipaddress.ip_network(f"{local}/24", strict=False)
         if remote not in lnet:
@@ -341,10 +351,13 @@ def shm_attach(groups: Mapping[str, str]) -> Optional[str]:
         return (
             f"the segment's name or size is garbage ({ascii(seg)}, size "
             f"{groups.get('size', '?')}): the descriptor the local peer sent was read as "
-            "another kind, so the ranks of this host disagree on how they share host memory, "
-            "not on /dev/shm: an NCCL defect (seen on hosts with memoryless NUMA nodes) or "
-            "ranks of one host on different NCCL builds; upgrade NCCL, meanwhile "
-            "NCCL_CUMEM_HOST_ENABLE=0 on every rank (or NCCL_SHM_DISABLE=1)"
+            "another kind, so the ranks of this host disagree on how they share host memory "
+            "(a cuMem host buffer from some ranks, a /dev/shm segment expected by others), "
+            "not a missing or full /dev/shm: since NCCL 2.26.3 each rank probes cuMem host "
+            "allocation on its own NUMA node and falls back to /dev/shm where it fails (hosts "
+            "with memoryless NUMA nodes: NVIDIA/nccl #2190, PR #2388), or "
+            "ranks of one host on different NCCL builds; set NCCL_CUMEM_HOST_ENABLE=0 on "
+            "every rank (all use /dev/shm) or NCCL_SHM_DISABLE=1, and upgrade NCCL"
         )
     if errno == "2" or "no such file" in err:
         return (
@@ -856,6 +869,10 @@ SIGNATURES = (
                 "errno 110, `ibv_rc_pingpong` between them fails",
             ),
             ("a GID index the port does not have", "errno 22; `show_gids`"),
+            (
+                "a link-local or RoCE v1 GID forced by NCCL_IB_GID_INDEX on RoCE",
+                "errno 19 (No such device); NCCL INFO 'GID 0 (80FE/...)'",
+            ),
         ],
         refine=modify_qp,
         examples=(

@@ -101,9 +101,11 @@ CLASSES = (
         r"shared memory|/dev/shm|posix_fallocate|Could not map \S+ size|failed to extend|shm (?:close|unlink)|"
         r"No space left on device",
         "NCCL could not create, size or map a shared-memory segment in /dev/shm",
-        "/dev/shm is full or too small (a container's 64 MB default)",
-        "size the tmpfs (docker --shm-size=1g or --ipc=host; `df -h /dev/shm`), or set "
-        "NCCL_SHM_DISABLE=1 to use another transport",
+        "/dev/shm is full or too small (a container's 64 MB default, a Kubernetes pod "
+        "without a memory-backed /dev/shm)",
+        "size the tmpfs (docker --shm-size=1g or --ipc=host; in Kubernetes an emptyDir "
+        "volume with medium: Memory mounted on /dev/shm, or hostIPC; `df -h /dev/shm`), or "
+        "set NCCL_SHM_DISABLE=1 to use another transport",
         _S + "src/os/linux.cc, src/misc/shmutils.cc, src/proxy.cc; NVIDIA/nccl #290",
     ),
     fc(
@@ -112,14 +114,19 @@ CLASSES = (
         r"fails",
         "registering memory with the RDMA device failed",
         "the locked-memory limit (ENOMEM under a small `ulimit -l`), then the kernel's or "
-        "driver's memory registration (peer memory for GPU buffers)",
+        "driver's memory registration (peer memory for GPU buffers); with the limit already "
+        "unlimited and a kernel just upgraded, the kernel's page pinning itself: NVIDIA's "
+        "Linux 7.0 kernels (7.0.0-*-nvidia, DGX Spark) hand out CMA pageblocks through Kexec "
+        "HandOver, and long-term pinning of them fails with ENOMEM (NVIDIA/NV-Kernels PR #591)",
         "raise the locked-memory limit (`ulimit -l unlimited`, limits.conf memlock, docker "
         "--ulimit memlock=-1) where the ranks really run (`cat /proc/PID/limits`: a "
         "limits.conf edit reaches only new logins, not a running daemon's or container's "
-        "children); then check nvidia-peermem / DMA-BUF support; for GPU buffers "
+        "children); when it is already unlimited and the failure came with a new kernel "
+        "(`uname -r`), boot the previous kernel or add kho=off to the kernel command line; "
+        "then check nvidia-peermem / DMA-BUF support; for GPU buffers "
         "(ibv_reg_dmabuf_mr) with the limit already unlimited, register less: a smaller "
         "NCCL_BUFFSIZE or fewer channels (NCCL_MAX_NCHANNELS), or NCCL_DMABUF_ENABLE=0",
-        _S + "src/misc/ibvwrap.cc, src/transport/net_ib",
+        _S + "src/misc/ibvwrap.cc, src/transport/net_ib; NVIDIA/NV-Kernels PR #591",
     ),
     fc(
         "nccl.mismatch",
@@ -203,6 +210,24 @@ CLASSES = (
         "release",
         "aws-ofi-nccl (register_mr_buffers: 'NET/OFI Unable to register memory'); "
         "https://github.com/aws/aws-ofi-nccl/issues/584",
+    ),
+    fc(
+        "nccl.ofi-tuner",
+        r"tuner plugin can ?not be loaded when explicitly choosing an algorithm or protocol",
+        "aws-ofi-nccl's tuner refused to load because NCCL_ALGO or NCCL_PROTO is set, and "
+        "under NCCL before 2.21 (its tuner v1 interface) that refusal fails the "
+        "communicator's init ('invalid argument'); the plugin sets NCCL_PROTO=simple itself "
+        "on EFA without byte-delivery ordering (p4d/p4de: 'Adding NCCL_PROTO=simple to "
+        "environment'), so its own setting trips its own tuner",
+        "an aws-ofi-nccl release whose tuner is on by default, with NCCL 2.20 or "
+        "older, and NCCL_PROTO/NCCL_ALGO set by the job or by the plugin",
+        "upgrade aws-ofi-nccl to a release that falls back to NCCL's own tuner when "
+        "NCCL_ALGO or NCCL_PROTO is set (aws/aws-ofi-nccl PR #986), or upgrade NCCL to 2.21 "
+        "or later; meanwhile keep the plugin's tuner out (NCCL_TUNER_PLUGIN naming another "
+        "library) or unset NCCL_ALGO/NCCL_PROTO where the job set them",
+        "aws-ofi-nccl nccl_ofi_tuner ('The tuner plugin can not be loaded when explicitly "
+        "choosing an algorithm or protocol'); https://github.com/aws/aws-ofi-nccl/issues/982, "
+        "PR #986",
     ),
     fc(
         "nccl.ofi-av-insert",
@@ -633,6 +658,7 @@ _OWN = frozenset(
         "nccl.ofi-reg-mr",
         "nccl.ofi-av-insert",
         "nccl.ofi-getinfo",
+        "nccl.ofi-tuner",
         "nccl.foreign-connection",
         "nccl.version-mismatch",
         "nccl.no-interface",

@@ -176,7 +176,9 @@ _TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     ),
     (
         "EMFILE",
-        r"Too many open files",
+        # asyncio's accept loop logs this for EMFILE, ENFILE, ENOBUFS and ENOMEM alike
+        # (CPython Lib/asyncio/selector_events.py, _accept_connection), nearly always EMFILE
+        r"Too many open files|socket\.accept\(\) out of system resource",
         "the process's open-file limit is reached (often 1024 on Linux and 256 in a macOS "
         "shell): many sockets to many peers, or files left open",
         "`ulimit -n` where the process starts; raise it (`ulimit -n 65536`, or the "
@@ -281,8 +283,7 @@ _TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     ),
 )
 
-_TEXTS = re.compile("|".join(f"(?P<{name}>{texts})" for name, texts, _, _ in _TABLE))
-_BY_NAME = {name: (meaning, action) for name, _, meaning, action in _TABLE}
+_TEXTS = re.compile("|".join(f"(?P<g{k}>{row[1]})" for k, row in enumerate(_TABLE)))
 
 
 def system_error(text: str) -> Optional[Tuple[str, str, str]]:
@@ -295,8 +296,7 @@ def system_error(text: str) -> Optional[Tuple[str, str, str]]:
         found = m
     if found is None:
         return None
-    name = found.lastgroup or ""
-    meaning, action = _BY_NAME[name]
+    name, _, meaning, action = _TABLE[int((found.lastgroup or "g0")[1:])]
     return name, found.group(0), f"{meaning}; what to run: {action}"
 
 

@@ -84,5 +84,6 @@ READINGS: Tuple[Reading, ...] = (
     address.readings,  # MD879, an address other hosts cannot reach
     masteraddr.readings,  # MD855, the rendezvous address dialled is not the configured one
     gids.readings,  # MD856, RoCE GID tables partly visible
+    unread.logged,  # a cut traceback's logger message (amends MD663)
     unread.readings,  # MD883, an error line no signature reads (last: only when nothing else)
 )

@@ -12,10 +12,13 @@ the setting; together with it they do. Triage names it with MD894, a finding it 
 
 The rule (:func:`readings`): one log input holds the setting (NCCL's INFO line, or
 ``NCCL_SOCKET_IFNAME=VALUE`` as an environment dump or a command line prints it, or a
-Python dict of the environment), no line of
-it shows NCCL using an interface the setting matches, and a finding of that input says NCCL
-had no interface or no address (``no socket interface found``, ``No usable listening interface
-found``, ``no interface found``, ``neither AF_INET``). The finding sits on the setting's line;
+Python dict of the environment), or, when the failing log does not, another input of the job
+does (its command line: mpirun's ``-x NCCL_SOCKET_IFNAME=enp6s0``); no line shows NCCL using
+an interface the setting matches, and a finding of that input says NCCL had no interface or
+no address (``no socket interface found``, ``No usable listening interface found``, ``no
+interface found``, ``neither AF_INET``) or, for a setting of one name (no list, no ``^``), an
+NCCL internal error or invalid usage, which releases before 2.27 returned at init for it
+(nccl-tests' ``Test NCCL failure common.cu:959 'internal error ...'``). The finding sits on the setting's line;
 its role is ``cause``: the failures that follow are its consequences.
 """
 
@@ -104,6 +107,11 @@ _NO_INTERFACE = re.compile(
     r"interface found|no NCCL_SOCKET_IFNAME interface|neither AF_INET"
 )
 _LOGS = ("log", "stdin")
+# what NCCL releases before 2.27 returned at init when no interface matched, as the failing
+# tool prints it (nccl-tests' "Test NCCL failure common.cu:N 'internal error ...'", MLX's and
+# PyTorch's NCCL error lines): read as this failure only with a one-name setting that no line
+# shows in use
+_INIT_ERROR = re.compile(r"internal error|ncclInternalError|invalid usage|ncclInvalidUsage")
 
 
 def matches(setting: str, iface: str) -> bool:
@@ -137,14 +145,22 @@ def _used(inp: Input) -> List[str]:
     return [m.group("iface") for _, text in input_lines(inp) for m in _USING.finditer(text)]
 
 
-def _no_interface(inp: Input, own: Sequence[Finding]) -> Optional[Tuple[int, str]]:
+def _no_interface(inp: Input, own: Sequence[Finding], one_name: bool) -> Optional[Tuple[int, str]]:
     """``(line number, text)`` of the first line of an input (a finding's, or one of its head
     and tail: PyTorch prints NCCL's WARN text bare after 'Last error:') saying NCCL had no
-    interface or address; None when none does or the input has no finding (nothing failed)."""
+    interface or address, or, when the setting is ``one_name`` (one interface, not a list or
+    an exclusion), an NCCL internal error or invalid usage (what releases before 2.27
+    returned at init); None when none does or the input has no finding (nothing failed)."""
     if not own:
         return None
     hits = [(f.match.lineno, f.match.line) for f in own if _NO_INTERFACE.search(f.match.line)]
     hits += [(n, t.strip()) for n, t in input_lines(inp) if _NO_INTERFACE.search(t)]
+    if not hits and one_name:
+        hits = [
+            (f.match.lineno, f.match.line)
+            for f in own
+            if f.match.name == "nccl.error" and _INIT_ERROR.search(f.match.line)
+        ]
     return min(hits) if hits else None
 
 
@@ -153,27 +169,52 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
     ``inputs`` in the order read (their index gives the finding's ``seq``); ``findings`` the
     others (the no-interface failure is read from them)."""
     out: List[Finding] = []
+    # the job's setting, where its own log does not print it: its command line or environment
+    # given as another input (mpirun's `-x NCCL_SOCKET_IFNAME=...`)
+    given = next(
+        (
+            (x, found)
+            for x in inputs
+            if x.kind in _LOGS and not x.error
+            for found in [_setting(x)]
+            if found is not None
+        ),
+        None,
+    )
+    used = [iface for x in inputs if x.kind in _LOGS and not x.error for iface in _used(x)]
     for i, inp in enumerate(inputs):
         if inp.kind not in _LOGS or inp.error:
             continue
         own = [f for f in findings if f.source == inp.source]
-        said = _no_interface(inp, own)
-        if said is None:
-            continue
         found = _setting(inp)
+        at = inp
+        if found is None and given is not None and own:
+            at, found = given
         if found is None:
             continue
         lineno, value, text = found
-        if any(matches(value, iface) for iface in _used(inp)):
+        said = _no_interface(inp, own, one_name=not re.search(r"[,^]", value))
+        if said is None:
+            continue
+        if any(matches(value, iface) for iface in _used(inp) + used):
             continue  # an interface matched: the failure is something else
         first = min(own, key=lambda f: f.seq)
         m = signatures.Match(
             code=CODE,
             name=IFNAME_SIG.name,
             meaning=f"{IFNAME_SIG.meaning} Here: NCCL_SOCKET_IFNAME is '{value}' "
-            f"({inp.source}:{lineno}); no line shows NCCL using an interface it matches, and "
+            f"({at.source}:{lineno}); no line shows NCCL using an interface it matches, and "
             f"NCCL then failed with no interface or address: {said[1]} "
-            f"({inp.source}:{said[0]}).",
+            f"({inp.source}:{said[0]})"
+            + (
+                "; one setting passed to every host (mpirun -x, a shared environment) names "
+                "one interface, while hosts often name theirs differently (enp6s0 on one, "
+                "enp4s0 on another: predictable names follow the PCI slot): list each "
+                "host's name or a common prefix, or set it per host (/etc/nccl.conf)"
+                if not re.search(r"[,^]", value)
+                else ""
+            )
+            + ".",
             remedy=IFNAME_SIG.remedy,
             line=signatures.printable(text),
             lineno=lineno,
@@ -183,8 +224,10 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
         out.append(
             Finding(
                 match=m,
-                source=inp.source,
-                seq=i * SEQ_STRIDE + lineno,
+                source=at.source,
+                # a setting read from another input (the command line) comes just before
+                # the failing input's lines
+                seq=i * SEQ_STRIDE + (lineno if at is inp else 0),
                 role=m.role,
                 host=first.host if first.host is not None else inp.host,
                 rank=first.rank if first.rank is not None else inp.rank,

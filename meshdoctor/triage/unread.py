@@ -75,6 +75,9 @@ _LEVEL = re.compile(
     r"\b(?:[Ee]rror|[Ff]ailed|[Ff]ailure|[Cc]ouldn't|[Cc]annot|[Uu]nable to|not healthy|"
     r"[Ee]xception|[Aa]borted|[Tt]imed out|No such file or directory|[Pp]ermission denied)\b"
 )
+# a program's own preflight refusal by an estimate ("Prefill would require ~237 GB peak ...
+# but dynamic ceiling is 235 GB"): no error word, still the reason nothing ran
+_ESTIMATE = re.compile(r"\bwould (?:require|need|use|exceed)\b.{0,160}?\bbut\b")
 _NOT_ERROR = re.compile(
     r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|\[(?:info|debug)\]|^\s*[ID]\d{4} \d\d:\d\d:\d\d|"
     r"\b(?:0|no|zero) errors?\b|\berrors?\s*[:=]\s*0\b|\bfailed\s*[:=]\s*0\b|"
@@ -115,7 +118,8 @@ def error_lines(inp: Input) -> List[Tuple[int, str]]:
     return [
         (n, t)
         for n, t in input_lines(inp)
-        if (_LEVEL.search(t) or syserrors.names_one(t)) and not _NOT_ERROR.search(t)
+        if (_LEVEL.search(t) or syserrors.names_one(t) or _ESTIMATE.search(t))
+        and not _NOT_ERROR.search(t)
     ]
 
 
@@ -150,7 +154,51 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     errno = syserrors.reading(text)
     if errno:
         here += f"; {errno}"
+    elif _ESTIMATE.search(text):
+        here += (
+            "; it is the program's own preflight check refusing the work by its estimate, "
+            "before anything failed: the estimate may be wrong for this model (a KV cache "
+            "or attention it does not model, e.g. a compressed or latent (MLA) cache counted "
+            "as dense, as jundot/omlx PR #2626 fixed), so compare the estimated term with "
+            "what the model really takes; if it over-estimates, upgrade the program (or relax "
+            "its guard), else raise its limit or shorten the context"
+        )
     return here + ".", n, text
+
+
+LOGGED_LINES = 3  # a logger's message this many lines above a traceback is its own
+
+
+def logged(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """Adds nothing; completes a traceback cut before its exception line (MD663 with group
+    ``cut``) with what the logger printed just above it: ``logger.exception(msg)`` (Python's
+    logging, loguru) writes its message, then the traceback, so a log cut inside the
+    traceback still holds the error in that message (``ERROR ] socket.accept() out of system
+    resource``). The message, and the system error it names
+    (:mod:`meshdoctor.signatures.syserrors`), join the finding's meaning."""
+    by_source = {x.source: x for x in inputs}
+    for f in findings:
+        if f.match.name != "python.exception" or not f.match.groups.get("cut"):
+            continue
+        inp = by_source.get(f.source)
+        if inp is None:
+            continue
+        start = f.match.lineno
+        above = [
+            (n, t) for n, t in error_lines(inp) if start - LOGGED_LINES <= n < start and t.strip()
+        ]
+        if not above:
+            continue
+        n, text = above[-1]
+        shown = text.strip()[:_MAX_SHOWN]
+        told = syserrors.reading(text)
+        said = printable(
+            f"the logger's message above the traceback ({f.source}:{n}) is the error it "
+            f"logged: '{shown}'" + (f"; {told}" if told else "")
+        )
+        head, here, rest = f.match.meaning.partition(" Here: ")
+        f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."
+    return []
 
 
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:

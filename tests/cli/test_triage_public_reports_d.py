@@ -145,7 +145,7 @@ def test_a_cuda_failure_in_nvls_names_nvlink_multicast_and_the_fabric_manager(tm
     assert "NVLS" in f["meaning"] and "multicast" in f["meaning"]
     assert "fabric manager" in f["meaning"] and "reboot" in f["meaning"]
     assert "NCCL_NVLS_ENABLE=0" in f["meaning"]
-    assert f["remedy"].startswith("Reboot the node") and "NCCL_NVLS_ENABLE=0" in f["remedy"]
+    assert "reboot the node" in f["remedy"] and f["remedy"].startswith("Set NCCL_NVLS_ENABLE=0")
     traces = [g for g in findings(doc) if g["code"] == "MD653"]
     assert traces and all(g["consequence_of"] == f["id"] for g in traces)
 

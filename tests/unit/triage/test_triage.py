@@ -393,6 +393,7 @@ LINES = [
     ("\x1b[31m[ERROR] Incomplete mesh, m1 is not connected to m3 \x1b[0m", "MD680"),
     ("[ERROR] Could not find a full ring.", "MD687"),
     ("mlx.launch: error: No script is provided", "MD600"),
+    ("Exception: Downloaded file /tmp/exo/m/model.safetensors.index.json has", "MD812"),
     ("[WARN] 'X' is an invalid environment variable so it is ignored", "MD600"),
     ("[ERROR] Could not ssh to the following hosts:", "MD688"),
     ("[ERROR] m2 does not seem to have RDMA enabled", "MD689"),
