@@ -109,6 +109,34 @@ CLASSES = (
         _S + "src/os/linux.cc, src/misc/shmutils.cc, src/proxy.cc; NVIDIA/nccl #290",
     ),
     fc(
+        "nccl.create-qp",
+        r"ibv_create_qp",
+        "the RDMA device refused another queue pair (ibv_create_qp)",
+        "ENOMEM: the NIC's queue-pair limit (max_qp) or its memory for them reached (many "
+        "ranks or communicators per host, each with NCCL_IB_QPS_PER_CONNECTION queue pairs "
+        "per peer), or the locked-memory limit (`ulimit -l`); EINVAL: an attribute the "
+        "device does not take (a send or receive depth, NCCL_IB_* settings)",
+        "`ibv_devinfo -v | grep max_qp` against the queue pairs the job needs; fewer "
+        "communicators or NCCL_IB_QPS_PER_CONNECTION=1; `ulimit -l unlimited` where the ranks "
+        "run",
+        _S + "src/misc/ibvwrap.cc (wrap_ibv_create_qp), src/transport/net_ib; ibv_create_qp(3)",
+    ),
+    fc(
+        "nccl.bootstrap-nranks",
+        r"mismatch in rank count|mismatch in info from procs",
+        "the processes that met at one bootstrap root disagree on the communicator's size "
+        "(nranks) or roots: they do not belong to one communicator",
+        "ranks of two jobs meeting at one root (the same NCCL_COMM_ID, or a master address "
+        "and port reused while another job still runs there), or ranks started with "
+        "different world sizes (a launcher's node or process count that differs between "
+        "hosts, a hostfile that differs)",
+        "give every job its own rendezvous (a free port, its own NCCL_COMM_ID), end the "
+        "leftover job, and start every rank with the same world size (the same launcher "
+        "arguments and hostfile on every host)",
+        _S + "src/bootstrap.cc (bootstrapRoot: 'mismatch in rank count', 'mismatch in info "
+        "from procs')",
+    ),
+    fc(
         "nccl.reg-mr",
         r"ibv_reg_mr|reg_mr|reg_dmabuf_mr|could not find mr|Cannot allocate memory|register "
         r"fails",
@@ -130,8 +158,8 @@ CLASSES = (
     ),
     fc(
         "nccl.mismatch",
-        r"[Mm]essage truncated|Mismatched response size|mismatch in info from procs|magic "
-        r"mismatch|posted incorrect receive info|mismatch in rank count|collective mismatch",
+        r"[Mm]essage truncated|Mismatched response size|magic "
+        r"mismatch|posted incorrect receive info|collective mismatch",
         "a peer sent a message of another size than this rank expected",
         "ranks calling collectives of different sizes or in a different order, or NCCL "
         "settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) that differ across ranks",
@@ -655,6 +683,8 @@ _OWN = frozenset(
         "nccl.cuda-oom",
         "nccl.shm",
         "nccl.reg-mr",
+        "nccl.create-qp",
+        "nccl.bootstrap-nranks",
         "nccl.ofi-reg-mr",
         "nccl.ofi-av-insert",
         "nccl.ofi-getinfo",

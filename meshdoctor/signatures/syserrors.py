@@ -1,7 +1,7 @@
 """What a system error's text means in a distributed job: the ``strerror`` wording of an errno
 (glibc's and macOS's ``<sys/errno.h>`` texts, as C programs, Go, Rust and Python's ``[Errno N]``
-print them) and getaddrinfo's resolver failures, each with what usually causes it on a cluster
-and what to run.
+print them), getaddrinfo's resolver failures, Python's exception classes of them and the HTTP
+statuses a model download meets, each with what usually causes it on a cluster and what to run.
 
 Another program's error line (a transfer engine, a downloader, a container runtime, an
 exception no signature reads) most often ends in one of these words: they name the kind of
@@ -11,7 +11,9 @@ it.
 
 Sources: glibc ``strerror`` texts (``sysdeps/gnu/errlist.h``), macOS ``intro(2)``; getaddrinfo
 ``gai_strerror`` texts (glibc ``resolv``, macOS ``gai_strerror(3)``); Apple TN3179 "Understanding
-local network privacy" (a process without the Local Network permission gets EHOSTUNREACH).
+local network privacy" (a process without the Local Network permission gets EHOSTUNREACH);
+CPython's OSError subclasses and asyncio's messages; RFC 9110 (HTTP 401, 403, 404, 429);
+huggingface_hub's errors (GatedRepoError, RepositoryNotFoundError).
 """
 
 from __future__ import annotations
@@ -90,15 +92,63 @@ _TABLE: Tuple[Tuple[str, str, str, str], ...] = (
         "check that host is up and on that link (`ping HOST`)",
     ),
     (
+        "ECONNREFUSED",
+        # Python's class of it, and asyncio's connect error, which names the address but
+        # not the errno (CPython Lib/asyncio/selector_events.py: most often a refusal)
+        r"ConnectionRefusedError|Connect call failed",
+        "a TCP connect to that address and port failed, most often refused: nothing listens "
+        "there at that moment (the peer or server not started yet or already exited, "
+        "another port, bound to 127.0.0.1 only), else timed out or unreachable",
+        "on the target host `ss -ltnp` (macOS `lsof -nP -iTCP -sTCP:LISTEN`) for the port, and "
+        "from this host `nc -vz -w 5 HOST PORT`; start the listening side first or read its "
+        "log for why it exited",
+    ),
+    (
+        "ETIMEDOUT",
+        r"\bTimeoutError\b|socket\.timeout",
+        "a wait with a deadline ran out before the other side answered: the peer is "
+        "unreachable (a firewall, an address on another network), down, or slower than the "
+        "program's timeout",
+        "from this host `nc -vz -w 5 HOST PORT` to the peer; read the peer's own log; raise "
+        "the program's timeout only when the peer is reachable but slow",
+    ),
+    (
+        "HTTP 401/403",
+        r"\b40[13] Client Error\b|GatedRepoError|Cannot access gated repo|\b401 Unauthorized\b|"
+        r"\b403 Forbidden\b",
+        "the server refused the request's credentials: a gated or private model repository "
+        "needs a token with access and, for a gated one, its license accepted on the model's "
+        "page",
+        "`huggingface-cli login` (or HF_TOKEN) on every host that downloads, with a token "
+        "of an account that accepted the model's terms; or download once and point the "
+        "hosts at the local copy",
+    ),
+    (
+        "HTTP 404",
+        r"\b404 Client Error\b|RepositoryNotFoundError|EntryNotFoundError|RevisionNotFoundError|"
+        r"\b404 Not Found\b",
+        "no such repository, revision or file at that URL: a model id or revision misspelt, "
+        "a file that repository does not have, or a private repository asked for without a "
+        "token",
+        "check the model id and revision on the hub's page; log in when it is private",
+    ),
+    (
+        "HTTP 429",
+        r"\b429 Client Error\b|\bToo Many Requests\b",
+        "the server rate-limited the requests (many hosts downloading at once)",
+        "log in (authenticated limits are higher), download once and share the copy, or "
+        "retry later",
+    ),
+    (
         "ECONNRESET",
-        r"Connection reset by peer",
+        r"Connection reset by peer|ConnectionResetError",
         "the other end closed the connection abruptly: its process died or was killed (its "
         "own log has the cause), or a proxy or firewall reset it",
         "read the log of the process at the other end first; this side's error is its echo",
     ),
     (
         "EPIPE",
-        r"Broken pipe",
+        r"Broken pipe|BrokenPipeError",
         "a write to a connection or pipe whose reader is gone: the process at the other end "
         "exited first",
         "read the log of the process at the other end; this side's error is its echo",
@@ -312,4 +362,4 @@ def reading(text: str) -> Optional[str]:
     if got is None:
         return None
     name, words, meaning = got
-    return f"the system error it ends in, {name} ('{words}'), means {meaning}"
+    return f"the error it ends in, {name} ('{words}'), means {meaning}"

@@ -43,6 +43,7 @@ from __future__ import annotations
 import bisect
 import datetime as _dt
 import operator
+import html
 import re
 from collections import Counter
 from itertools import accumulate, compress, repeat
@@ -174,11 +175,19 @@ def rank_from_name(name: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
+# HTML's character references a log copied from a web page's source carries instead of the
+# characters (NCCL's "Cuda failure 1 &#39;invalid argument&#39;")
+_ENTITY = re.compile(r"&(?:#\d{1,5}|#x[0-9a-fA-F]{1,4}|quot|apos|amp|lt|gt|nbsp);")
+
+
 def decode(raw: bytes) -> str:
     """``raw`` as text (UTF-8, undecodable bytes replaced), its no-break spaces (U+00A0, what a
-    log copied from a web page or a chat carries between its words) read as spaces, so the
+    log copied from a web page or a chat carries between its words) read as spaces and its
+    HTML character references (``&#39;``, ``&quot;``, ``&gt;``) as their characters, so the
     log's words match as the program printed them."""
     text = raw.decode("utf-8", "replace")
+    if "&" in text and _ENTITY.search(text):
+        text = html.unescape(text)
     return text.replace("\xa0", " ") if "\xa0" in text else text
 
 

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
+from meshdoctor.triage.levels import is_error_line
+
 _NCCL_INFO = re.compile(r"\bNCCL INFO (?P<text>.*)")
 _PREFIX = re.compile(r"^\s*(?P<host>[\w.-]+):(?P<pid>\d+):\d+ \[\d+\] ")
 _INIT_BEGIN = re.compile(r"\bNCCL version \d|\bInit START\b|\bncclCommInit")
@@ -218,8 +220,8 @@ def _waiting(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
 
 def _announced(lines: Sequence[Tuple[int, str]]) -> Optional[Stop]:
     lineno, last = lines[-1]
-    if _COMMAND.search(last):
-        return None
+    if _COMMAND.search(last) or is_error_line(last):
+        return None  # a command, or an error ("Connect call failed"): not a step announced
     m = _ANNOUNCE.search(last)
     if not m:
         return None

@@ -7,11 +7,8 @@ finding it makes itself.
 
 The rule (:func:`readings`): no other finding at all, no ``--exit-code 0`` (a job that
 succeeded printed a benign error line), and a line of an input's text (a small
-log's whole text; a large one's first and last bytes) at an error level: a level word
-(``ERROR``, ``FATAL``, ``CRITICAL``, glog's ``E0219 16:52:31``) or an error phrase ("failed",
-"error", "couldn't", "cannot", "unable to", "not healthy", "No such file or directory", or any system error's words:
-:mod:`meshdoctor.signatures.syserrors`), on a
-line that is not at INFO or DEBUG level and does not count zero errors. The first such line is
+log's whole text; a large one's first and last bytes) at an error level
+(:func:`meshdoctor.triage.levels.is_error_line`). The first such line is
 the finding's; when the error lines are a Python traceback's frames without its exception
 line (a logger that prefixes each line), the innermost frame is named instead, with what a
 cut at that call says (:func:`meshdoctor.signatures.native.cut_note`). With no error line, a
@@ -32,6 +29,7 @@ from meshdoctor.triage import reading
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
 from meshdoctor.triage.collect import exit_source
 from meshdoctor.triage.findings import Finding, Input
+from meshdoctor.triage.levels import ESTIMATE, is_error_line
 from meshdoctor.triage.reading import entry, with_why
 
 CODE = "MD883"
@@ -70,19 +68,6 @@ UNREAD_SIG = with_why(
 
 ENTRY = entry(UNREAD_SIG, "triage error line no signature reads")
 
-_LEVEL = re.compile(
-    r"\b(?:ERROR|FATAL|CRITICAL|PANIC)\b|\[(?:error|fatal)\]|^\s*[EF]\d{4} \d\d:\d\d:\d\d|"
-    r"\b(?:[Ee]rror|[Ff]ailed|[Ff]ailure|[Cc]ouldn't|[Cc]annot|[Uu]nable to|not healthy|"
-    r"[Ee]xception|[Aa]borted|[Tt]imed out|No such file or directory|[Pp]ermission denied)\b"
-)
-# a program's own preflight refusal by an estimate ("Prefill would require ~237 GB peak ...
-# but dynamic ceiling is 235 GB"): no error word, still the reason nothing ran
-_ESTIMATE = re.compile(r"\bwould (?:require|need|use|exceed)\b.{0,160}?\bbut\b")
-_NOT_ERROR = re.compile(
-    r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|\[(?:info|debug)\]|^\s*[ID]\d{4} \d\d:\d\d:\d\d|"
-    r"\b(?:0|no|zero) errors?\b|\berrors?\s*[:=]\s*0\b|\bfailed\s*[:=]\s*0\b|"
-    r"\bexited with (?:code|status) 0\b"
-)
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _TAG = re.compile(r"(?P<tag>\b[\w.-]+\.(?:cpp|cc|c|cu|py|h|go|rs):\d+)|^\s*(?P<word>[A-Z]{2,}):")
@@ -113,14 +98,9 @@ def _backtrace(inp: Input) -> Tuple[int, str, str]:
 
 
 def error_lines(inp: Input) -> List[Tuple[int, str]]:
-    """The lines of ``inp`` at an error level (the rule in the module's docstring), in order:
-    (line number, text)."""
-    return [
-        (n, t)
-        for n, t in input_lines(inp)
-        if (_LEVEL.search(t) or syserrors.names_one(t) or _ESTIMATE.search(t))
-        and not _NOT_ERROR.search(t)
-    ]
+    """The lines of ``inp`` at an error level (:func:`meshdoctor.triage.levels.is_error_line`),
+    in order: (line number, text)."""
+    return [(n, t) for n, t in input_lines(inp) if is_error_line(t)]
 
 
 def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]:
@@ -154,7 +134,7 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     errno = syserrors.reading(text)
     if errno:
         here += f"; {errno}"
-    elif _ESTIMATE.search(text):
+    elif ESTIMATE.search(text):
         here += (
             "; it is the program's own preflight check refusing the work by its estimate, "
             "before anything failed: the estimate may be wrong for this model (a KV cache "

@@ -23,6 +23,23 @@ from meshdoctor.signatures import syserrors
         ("socket.gaierror: [Errno -2] Name or service not known", "EAI_NONAME", "/etc/hosts"),
         ("[Errno -3] Temporary failure in name resolution", "EAI_AGAIN", "resolv.conf"),
         ("OSError: [Errno 24] Too many open files", "EMFILE", "ulimit -n"),
+        ("socket.accept() out of system resource", "EMFILE", "ulimit -n"),
+        (
+            "Cannot connect to host 10.0.0.5:52415 ssl:default [Connect call failed ('10.0.0.5', 52415)]",
+            "ECONNREFUSED",
+            "nc -vz",
+        ),
+        ("Error connecting peer 7f3a@10.0.0.5:5678: TimeoutError()", "ETIMEDOUT", "nc -vz"),
+        (
+            "huggingface_hub.errors.GatedRepoError: 403 Client Error. Cannot access gated repo for url https://huggingface.co/x",
+            "HTTP 401/403",
+            "huggingface-cli login",
+        ),
+        (
+            "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error.",
+            "HTTP 404",
+            "model id",
+        ),
         ("accept: Too many open files in system", "ENFILE", "fs.file-max"),
         ("mmap of 4096 MiB failed: Cannot allocate memory", "ENOMEM", "ulimit -l"),
         ("open /dev/infiniband/uverbs0: Permission denied", "EACCES", "--device"),

@@ -50,6 +50,12 @@ def test_every_rank_announcing_a_step_that_never_ended():
     assert got.shape == "announced" and "'sum_scatter'" in got.here
 
 
+def test_an_error_line_that_reads_like_a_step_is_no_announcement():
+    """asyncio's 'Connect call failed (...)' holds 'call': an error, not a step begun."""
+    last = "ClientConnectorError: Cannot connect to host 10.0.0.5:52415 [Connect call failed ('10.0.0.5', 52415)]"
+    assert stopped.where(numbered("rank 0 ready", last)) is None
+
+
 def test_output_after_the_announcement_is_no_stop():
     assert stopped.where(numbered("calling sum_scatter", "result: 6.0")) is None
 

@@ -554,6 +554,15 @@ def test_a_level_tag_inside_another_programs_line_is_not_mlx_launchs(line):
     assert "MD600" not in codes_of(doc), codes_of(doc)
 
 
+def test_a_log_copied_from_a_web_pages_source_reads_its_html_references():
+    """``&#39;`` and ``&quot;`` where the program printed quotes: read as the characters."""
+    doc = triage_bytes(
+        log_of("transport/nvls.cc:251 NCCL WARN Cuda failure 1 &#39;invalid argument&#39;")
+    )
+    f = doc["triage"]["findings"][0]
+    assert f["code"] == "MD830" and "'invalid argument'" in f["line"] and "NVLS" in f["meaning"]
+
+
 def test_catalogue_is_covered_and_every_meaning_lists_causes():
     covered = {c for _, c in LINES} | set(NOT_LINES)
     assert set(signatures.codes()) <= covered | {"MD618", "MD622"}, (
