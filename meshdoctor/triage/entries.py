@@ -28,6 +28,7 @@ from meshdoctor.triage import (
     silent,
     stale,
     topology,
+    sockets,
     unread,
     versions,
     views,
@@ -55,6 +56,7 @@ ENTRIES: Tuple[Entry, ...] = (
     masteraddr.ENTRY,
     gids.ENTRY,
     laggard.ENTRY,
+    sockets.ENTRY,
     unread.ENTRY,
 )
 
@@ -84,6 +86,7 @@ READINGS: Tuple[Reading, ...] = (
     address.readings,  # MD879, an address other hosts cannot reach
     masteraddr.readings,  # MD855, the rendezvous address dialled is not the configured one
     gids.readings,  # MD856, RoCE GID tables partly visible
+    sockets.readings,  # MD813, NCCL between hosts over TCP sockets (only when nothing else)
     unread.logged,  # a cut traceback's logger message (amends MD663)
     unread.readings,  # MD883, an error line no signature reads (last: only when nothing else)
 )
