@@ -362,4 +362,39 @@ SIGNATURES = (
         role=EITHER,
         examples=("[ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1",),
     ),
+    signature(
+        "MD815",
+        "mlx.cuda-jit",
+        r"Error in parsing name expression for lowered name lookup",
+        "MLX's CUDA backend compiles some kernels when they are first used (NVRTC, CUDA's "
+        "run-time compiler), and NVRTC refused one: the kernel's source or its name "
+        "expression (the kernel and its template types, as MLX wrote it) did not compile. "
+        "MLX's own bug for that kernel and dtype (a complex64 gather named with an "
+        "unqualified complex64_t, fixed in MLX PR #2775), or an NVRTC of another CUDA than "
+        "MLX's CUDA build; not the network or the distributed backend.",
+        "Upgrade MLX (and its CUDA wheel, mlx[cuda12] or mlx[cuda13], with it); meanwhile "
+        "avoid the dtype or operation the kernel name shows (for a complex64 gather, index "
+        "real and imaginary parts apart); if a current MLX fails the same way, report the "
+        "name expression to MLX with `python -c 'import mlx.core as mx; print(mx.__version__)'`.",
+        "MLX mlx/backend/cuda/jit_module.cpp (NVRTC compile and lowered-name lookup), "
+        "mlx/backend/cuda/utils.cpp (dtype_to_cuda_type); "
+        "https://github.com/ml-explore/mlx/pull/2775; NVRTC documentation "
+        "(nvrtcGetLoweredName, nvrtcResult)",
+        causes=[
+            (
+                "an MLX kernel whose name expression names a type NVRTC cannot resolve (a "
+                "release bug for one dtype)",
+                "the name expression in the message (mlx::core::cu::KERNEL<TYPES>)",
+            ),
+            (
+                "an NVRTC of another CUDA version than MLX's CUDA build",
+                "NVRTC_ERROR_* at every kernel",
+            ),
+        ],
+        examples=(
+            "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup. "
+            'Input name expression was: " mlx :: core :: cu :: gather < complex64_t, uint32_t, '
+            '1, 6, int64_t >"',
+        ),
+    ),
 )

@@ -212,6 +212,13 @@ def _own_diagnosis(msg: str) -> Optional[str]:
     )
 
 
+# a source line that only writes debug output: "if DEBUG >= 2: print(...)",
+# "logger.debug(f'...')", "log.debug(...)"
+_DEBUG_OUTPUT = re.compile(
+    r"^\s*if\s+(?:self\.)?(?:DEBUG|debug|VERBOSE|verbose)\b.*:\s*\S|\.debug\("
+)
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a message that states its own cause and remedy
@@ -220,6 +227,14 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     sharding = _no_sharding(groups.get("msg", ""))
     if sharding:
         return sharding
+    if not groups.get("cut") and _DEBUG_OUTPUT.search(groups.get("call", "")):
+        return (
+            f"it was raised by the program's own debug output (`{groups['call'][:160]}`): "
+            "a line that runs only at a higher debug level uses a name or value that does "
+            "not exist there, a bug of that program, not of the job; run with its debug "
+            "level lowered (DEBUG=0 or unset, the logger at INFO) and upgrade it (a fixed "
+            "release may exist)"
+        )
     own = _own_diagnosis(groups.get("msg", ""))
     if own:
         return own + (
@@ -281,7 +296,10 @@ _COMMAND_BUFFER: Mapping[str, str] = {
     "OutOfMemory": "the GPU ran out of memory. In a distributed job each rank should hold only "
     "its shard: a rank that materialises the whole model before sharding it (mlx-vlm "
     "#1383) runs out first; check that the loader shards before it evaluates the weights, "
-    "then lower the batch or context",
+    "then lower the batch or context. In a server that ran many requests before, a cache "
+    "that grows request by request (a KV prefix or prompt cache evicted only after a "
+    "prefill completes) leaves no room for the next prefill's activations: cap that cache "
+    "or evict it before each prefill (exo PR #2212), or prefill in smaller chunks",
     "PageFault": "a GPU page fault: a kernel touched memory it does not own (an MLX or custom "
     "kernel bug); report it with the MLX version",
     "InnocentVictim": "this command buffer was killed because another one on the GPU faulted: "

@@ -17,6 +17,22 @@ _S = "NCCL v2.30.7 "
 
 CLASSES = (
     fc(
+        "nccl.topo-xml-attribute",
+        r"Attribute \S+ of node \S+ not found",
+        "NCCL read a topology XML that lacks an attribute it needs (a node without its arch, "
+        "vendor or a link's attributes): a topology file given to NCCL (NCCL_TOPO_FILE) that "
+        "does not fit this machine, not the machine's own hardware",
+        "a static topology file from a network plugin: aws-ofi-nccl before 1.11 sets "
+        "NCCL_TOPO_FILE to its own file for p4d/p5 instances "
+        "(/opt/amazon/efa/share/aws-ofi-nccl/xml/*-topo.xml), which breaks when only some of "
+        "the GPUs are visible to the process; or a hand-written or copied topology file",
+        "upgrade aws-ofi-nccl (1.11 and later generate the topology instead of a static "
+        "file), or unset NCCL_TOPO_FILE (or fix the file) so NCCL detects the topology "
+        "itself; `env | grep NCCL_TOPO_FILE` where the ranks run",
+        _S + "src/graph/xml.h (xmlGetAttr... 'Attribute %s of node %s not found'); "
+        "https://github.com/aws/aws-ofi-nccl/issues/785",
+    ),
+    fc(
         "nccl.topology",
         r"Could not find (?:NET|GPU|NIC|CPU|NVS|PCI) with id|Could not find (?:NET|GPU|NIC) "
         r"\d|Could not get PCI path|Topology detection failed|Could not find (?:a )?path|"
@@ -679,6 +695,7 @@ CLASSES = (
 _OWN = frozenset(
     {
         "nccl.topology",
+        "nccl.topo-xml-attribute",
         "nccl.nvls-multicast",
         "nccl.cuda-oom",
         "nccl.shm",

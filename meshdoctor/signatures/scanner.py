@@ -571,6 +571,12 @@ def printable(text: str) -> str:
     return text_printable(text)
 
 
+def _code_lines(frames: Sequence[str]) -> List[str]:
+    """The source lines among a traceback's last frames (not its ``File`` lines, nor
+    Python's ``^^^`` marks)."""
+    return [ln.strip() for ln in frames[-3:] if ln.strip(" ^~\t") and not _FRAME_FILE.search(ln)]
+
+
 def _cut(line: str) -> str:
     return printable(line.strip()[:LINE_CHARS])
 
@@ -781,6 +787,9 @@ class Scanner:
         where = next((f.group(1) for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
         if where:
             groups["file"] = where  # the innermost frame's file
+            code = _code_lines(frames)
+            if code:
+                groups["call"] = code[-1]  # the innermost frame's code line
         m = make_match(
             fallback.code, exc_line, lineno, meaning=fallback.meaning_for(groups), groups=groups
         )
@@ -915,11 +924,7 @@ class Scanner:
         where = next((f.group(1) for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
         if where:
             groups["file"] = where
-            code = [
-                ln.strip()
-                for ln in frames[-3:]
-                if ln.strip(" ^~\t") and not _FRAME_FILE.search(ln)  # not Python's ^^^ marks
-            ]
+            code = _code_lines(frames)
             if code:
                 groups["call"] = code[-1]
         m = make_match(

@@ -28,7 +28,7 @@ from meshdoctor.triage import (
     silent,
     stale,
     topology,
-    sockets,
+    slowpath,
     unread,
     versions,
     views,
@@ -56,7 +56,8 @@ ENTRIES: Tuple[Entry, ...] = (
     masteraddr.ENTRY,
     gids.ENTRY,
     laggard.ENTRY,
-    sockets.ENTRY,
+    slowpath.ENTRY,
+    slowpath.GDR_ENTRY,
     unread.ENTRY,
 )
 
@@ -86,7 +87,8 @@ READINGS: Tuple[Reading, ...] = (
     address.readings,  # MD879, an address other hosts cannot reach
     masteraddr.readings,  # MD855, the rendezvous address dialled is not the configured one
     gids.readings,  # MD856, RoCE GID tables partly visible
-    sockets.readings,  # MD813, NCCL between hosts over TCP sockets (only when nothing else)
+    slowpath.readings,  # MD813, NCCL between hosts over sockets (only when nothing else)
+    slowpath.gdr,  # MD814, NCCL without GPUDirect RDMA (only when nothing else)
     unread.logged,  # a cut traceback's logger message (amends MD663)
     unread.readings,  # MD883, an error line no signature reads (last: only when nothing else)
 )

@@ -90,6 +90,7 @@ def test_an_exception_line_closing_a_traceback_is_not_read_as_bare():
         "type": "KeyError",
         "msg": "'x'",
         "file": "/srv/train.py",
+        "call": "run()",  # the innermost frame's code line
     }
     assert "header" not in m.meaning and "launcher" not in m.meaning
     assert len(m.context) == 2

@@ -394,6 +394,10 @@ LINES = [
     ("[ERROR] Could not find a full ring.", "MD687"),
     ("mlx.launch: error: No script is provided", "MD600"),
     ("Exception: Downloaded file /tmp/exo/m/model.safetensors.index.json has", "MD812"),
+    (
+        "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
+        "MD815",
+    ),
     ("[WARN] 'X' is an invalid environment variable so it is ignored", "MD600"),
     ("[ERROR] Could not ssh to the following hosts:", "MD688"),
     ("[ERROR] m2 does not seem to have RDMA enabled", "MD689"),

@@ -47,3 +47,27 @@ def test_a_job_that_failed_keeps_its_own_cause(tmp_path):
         "CUDA device 1000\n"
     )
     assert "MD813" not in codes(triage_files(tmp_path, {"rank0.log": log}))
+
+
+# https://github.com/NVIDIA/nccl/issues/1676: GPUDirect RDMA off after nvidia-peermem replaced
+# nv_peer_mem, under an NCCL (2.22.3 and older) that looked only for the legacy module
+GDR_OFF = (
+    "NCCL version 2.21.5+cuda12.4\n"
+    "learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n"
+    "learn01:2228637:2230195 [3] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1'\n"
+    "learn01:2228637:2230195 [3] NCCL INFO comm 0x1 rank 3 nranks 16 cudaDev 3 busId 1000 - "
+    "Init COMPLETE\n"
+)
+
+
+def test_gpudirect_rdma_disabled_names_the_peer_memory_module_and_the_old_nccl(tmp_path):
+    (f,) = triage_files(tmp_path, {"rank3.log": GDR_OFF})["triage"]["findings"]
+    assert f["code"] == "MD814" and f["line_number"] == 2
+    assert "mlx5_0, mlx5_1" in f["meaning"] and "2.21.5" in f["meaning"]
+    assert "2.23.4" in f["meaning"] and "nvidia-peermem" in f["remedy"]
+
+
+def test_gpudirect_rdma_disabled_under_a_newer_nccl_names_the_module_only(tmp_path):
+    log = GDR_OFF.replace("2.21.5", "2.27.3")
+    (f,) = triage_files(tmp_path, {"rank3.log": log})["triage"]["findings"]
+    assert f["code"] == "MD814" and "2.27.3" not in f["meaning"]

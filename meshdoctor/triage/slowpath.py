@@ -1,5 +1,9 @@
-"""NCCL carrying the traffic between hosts over TCP sockets instead of the RDMA network the
-hosts have: nothing fails, the job is only slow. NCCL says which transport each channel takes
+"""The slow paths NCCL takes between hosts where nothing fails and the job is only slow:
+over TCP sockets instead of the RDMA network the hosts have (MD813, :func:`readings`), or
+over InfiniBand/RoCE without GPUDirect RDMA (MD814, :func:`gdr`: NCCL's INFO line 'GPU Direct
+RDMA Disabled for HCA N', the peer-memory module missing or not detected).
+
+Sockets: NCCL says which transport each channel takes
 (``Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0``, and since 2.19 ``Using network
 Socket``) and, at NCCL_DEBUG=INFO, why it did not take InfiniBand/RoCE: ``NET/IB : No device
 found``, ``Failed to open libibverbs.so[.1]``, ``NCCL_IB_DISABLE set by environment to 1``, or
@@ -144,4 +148,95 @@ def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findi
             lineno=n,
         )
         return [reading.at_input(m, i, inp)]
+    return []
+
+
+GDR_CODE = "MD814"
+
+GDR_SIG = signature(
+    GDR_CODE,
+    "triage.nccl-gdr-disabled",
+    None,
+    "NCCL runs InfiniBand/RoCE without GPUDirect RDMA: the NIC cannot read and write GPU "
+    "memory, so every transfer between hosts is staged through host memory. Nothing fails; "
+    "the bandwidth between hosts drops and the CPUs' memory carries every byte.",
+    "Give NCCL the GPU's memory: load the peer-memory module (`lsmod | grep -E "
+    "'nvidia_peermem|nv_peer_mem'`; `modprobe nvidia-peermem`, shipped with the driver), or "
+    "use DMA-BUF (Linux 5.12 or later with the open kernel modules: NCCL_DMABUF_ENABLE=1); "
+    "NCCL 2.22.3 and older did not detect the nvidia-peermem module that replaced "
+    "nv_peer_mem, so upgrade NCCL (2.23.4 or later) where the module is loaded and GPUDirect "
+    "RDMA is still off; then rerun with NCCL_DEBUG=INFO: NCCL must print 'GPU Direct RDMA "
+    "Enabled'.",
+    "NCCL v2.30.7 src/transport/net_ib ('GPU Direct RDMA Disabled for HCA %d', "
+    "ncclIbGdrSupport: the peer-memory module's files, DMA-BUF); NVIDIA GPUDirect RDMA "
+    "documentation (nvidia-peermem); https://github.com/NVIDIA/nccl/issues/1676 (2.22.3 "
+    "missing nvidia_peermem)",
+    examples=(),
+    causes=[
+        (
+            "the peer-memory module not loaded (nvidia-peermem, or the legacy nv_peer_mem)",
+            "`lsmod` lists neither",
+        ),
+        (
+            "an NCCL of 2.22.3 or older that does not see nvidia-peermem (an OS or driver "
+            "upgrade replaced nv_peer_mem with it)",
+            "the module is loaded and NCCL's version line says 2.22 or older",
+        ),
+    ],
+)
+
+GDR_SIG = with_why(
+    GDR_SIG,
+    "No line fails: NCCL's INFO line that GPUDirect RDMA is disabled is the reason for the "
+    "bandwidth between hosts.",
+)
+
+GDR_ENTRY = entry(GDR_SIG, "triage NCCL without GPUDirect RDMA")
+
+_GDR_OFF = re.compile(r"GPU Direct RDMA Disabled for HCA \d+ '(?P<hca>[^']+)'")
+_VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)")
+
+
+def gdr(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """The MD814 finding, or none: no other finding, and a log's NCCL says GPUDirect RDMA is
+    disabled for an HCA; an NCCL version line of 2.22.3 or older names its detection."""
+    if findings:
+        return []
+    for i, inp in enumerate(inputs):
+        if inp.kind not in _LOGS or inp.error:
+            continue
+        lines = list(input_lines(inp))
+        off = [(n, t, m.group("hca")) for n, t in lines for m in [_GDR_OFF.search(t)] if m]
+        if not off:
+            continue
+        hcas = sorted({h for _, _, h in off})
+        version = next(
+            (
+                m.group("v")
+                for x in inputs
+                for _, t in input_lines(x)
+                for m in [_VERSION.search(t)]
+                if m
+            ),
+            None,
+        )
+        old = version is not None and tuple(map(int, version.split("."))) <= (2, 22, 3)
+        here = (
+            f"NCCL says GPUDirect RDMA is disabled for {', '.join(hcas[:6])}"
+            + (f" (and {len(hcas) - 6} more)" if len(hcas) > 6 else "")
+            + f" ({len(off)} line{'s' if len(off) > 1 else ''})"
+            + (
+                f"; this NCCL is {version}, which does not detect the nvidia-peermem module "
+                "(it looks for the legacy nv_peer_mem): with nvidia-peermem loaded, upgrade "
+                "NCCL to 2.23.4 or later"
+                if old
+                else ""
+            )
+            + "."
+        )
+        n, text, _ = off[0]
+        m = reading.match(
+            GDR_SIG, signatures.printable(here), line=signatures.printable(text.strip()), lineno=n
+        )
+        return [reading.at_input(m, i, inp, count=len(off))]
     return []
