@@ -233,3 +233,15 @@ def first_cause(doc: Dict[str, Any]) -> Dict[str, Any]:
     """The first cause's finding of a triage verdict (``--json``): there is exactly one."""
     (f,) = [f for f in doc["triage"]["findings"] if f["first_cause"]]
     return f
+
+
+def assert_read_for(tmp_path: Path, files: Dict[str, str], code: str, says) -> None:
+    """Triage ``files`` (a public report's inputs) and assert that the leading finding (the
+    first cause, or the first seen where its cause is in a log not given) is ``code`` and
+    that its meaning and remedy hold every word of ``says``."""
+    doc = triage_files(tmp_path, files)
+    f = next(f for f in doc["triage"]["findings"] if f["first_cause"])
+    text = f["meaning"] + " " + f["remedy"]
+    assert f["code"] == code, (f["code"], f["meaning"][:300])
+    for word in says:
+        assert word in text, (word, text[:600])
