@@ -9,7 +9,7 @@ failure even where the program's own message is unknown. :func:`reading` is what
 readings (MD883, a Python exception, mlx.launch's or NCCL's message of no known class) say of
 it.
 
-Sources: glibc ``strerror`` texts (``sysdeps/gnu/errlist.h``), macOS ``intro(2)``; getaddrinfo
+Sources: glibc's ``strerror`` texts (its errlist), macOS ``intro(2)``; getaddrinfo
 ``gai_strerror`` texts (glibc ``resolv``, macOS ``gai_strerror(3)``); Apple TN3179 "Understanding
 local network privacy" (a process without the Local Network permission gets EHOSTUNREACH);
 CPython's OSError subclasses and asyncio's messages; RFC 9110 (HTTP 401, 403, 404, 429);

@@ -16,10 +16,11 @@ Python dict of the environment), or, when the failing log does not, another inpu
 does (its command line: mpirun's ``-x NCCL_SOCKET_IFNAME=enp6s0``); no line shows NCCL using
 an interface the setting matches, and a finding of that input says NCCL had no interface or
 no address (``no socket interface found``, ``No usable listening interface found``, ``no
-interface found``, ``neither AF_INET``) or, for a setting of one name (no list, no ``^``), an
-NCCL internal error or invalid usage, which releases before 2.27 returned at init for it
-(nccl-tests' ``Test NCCL failure common.cu:959 'internal error ...'``). The finding sits on the setting's line;
-its role is ``cause``: the failures that follow are its consequences.
+interface found``, ``neither AF_INET``) or, for a setting of one name (no list, no ``^``) and
+no NCCL WARN line, an NCCL internal error or invalid usage, which releases before 2.27
+returned at init for it (nccl-tests' ``Test NCCL failure common.cu:959 'internal error
+...'``). The finding sits on the setting's line; its role is ``cause``: the failures that
+follow are its consequences.
 """
 
 from __future__ import annotations
@@ -155,7 +156,9 @@ def _no_interface(inp: Input, own: Sequence[Finding], one_name: bool) -> Optiona
         return None
     hits = [(f.match.lineno, f.match.line) for f in own if _NO_INTERFACE.search(f.match.line)]
     hits += [(n, t.strip()) for n, t in input_lines(inp) if _NO_INTERFACE.search(t)]
-    if not hits and one_name:
+    if not hits and one_name and not any(f.match.name == "nccl.warn" for f in own):
+        # an NCCL WARN line would name the call that failed; without one, the init error
+        # of a one-name setting that no line shows in use is read as that setting's
         hits = [
             (f.match.lineno, f.match.line)
             for f in own

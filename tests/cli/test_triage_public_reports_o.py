@@ -155,3 +155,19 @@ def test_a_public_report_is_read_for_its_known_cause(tmp_path, slug, files, code
     """The leading finding is the reading of the report's known cause, in words an operator
     acts on."""
     assert_read_for(tmp_path, files, code, says)
+
+
+def test_an_init_error_with_a_warn_line_is_not_read_as_the_interface_setting(tmp_path):
+    """The one-name NCCL_SOCKET_IFNAME reading of an init internal error yields to an NCCL WARN
+    line, which names the call that failed (here two ranks on one GPU)."""
+    from tests.helpers import triage_files
+
+    log = (
+        "mpirun -np 2 -x NCCL_SOCKET_IFNAME=eth0 ./all_reduce_perf -b 8 -e 128M\n"
+        "h1:1:1 [0] init.cc:1 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA "
+        "device 1000\n"
+        "h1: Test NCCL failure common.cu:959 'invalid usage (run with NCCL_DEBUG=WARN for "
+        "details)'\n"
+    )
+    codes = [f["code"] for f in triage_files(tmp_path, {"log.txt": log})["triage"]["findings"]]
+    assert "MD894" not in codes
