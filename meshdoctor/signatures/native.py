@@ -935,6 +935,53 @@ SIGNATURES = (
         "other end of a socket going away first: a consequence.",
     ),
     signature(
+        "MD816",
+        "mlx.eval-in-transform",
+        r"(?:rror|xception):? \[eval\] Attempting to eval an array (?P<what>without a "
+        r"primitive|during function transformations)",
+        "MLX was asked to evaluate an array it cannot: one without a primitive (no operation "
+        "that computes it), which a function compiled with mx.compile hands out when its "
+        "inputs or outputs are not captured, or one inside a transformation (compile, vmap) "
+        "that only traces.",
+        "Compile only a pure function of arrays: pass every array it uses as an input (not a "
+        "global or a model attribute read inside), and return arrays, not a container of "
+        "them (a model's output object); keep .item(), numpy conversion and mx.eval out of the "
+        "compiled or vmapped function; or turn compiling off for that model (a server's "
+        "compile option) and upgrade the program that compiles it.",
+        "MLX 0.32.4 libmlx ('[eval] Attempting to eval an array without a primitive. If you "
+        "are compiling a function, make sure all the inputs and outputs are captured'); MLX "
+        "documentation, compile: pure functions; https://github.com/jundot/omlx/pull/283",
+        causes=[
+            (
+                "a compiled function whose outputs are not arrays made by its own operations "
+                "(a model's __call__ returning an output container, an embedding or reranker "
+                "model compiled whole)",
+                "'without a primitive' right after a compiled call",
+            ),
+            (
+                "an array read inside the compiled function that is not one of its inputs",
+                "a global or attribute array changed between calls",
+            ),
+            (
+                "an eval, .item() or numpy conversion inside compile or vmap",
+                "'during function transformations'",
+            ),
+        ],
+        refine=lambda g: (
+            "the array has no primitive: the compiled function's inputs or outputs are not "
+            "captured (compile a function that takes its arrays as inputs and returns the "
+            "arrays themselves, or run it uncompiled)"
+            if g.get("what", "").startswith("without")
+            else "an evaluation was asked for while compile or vmap traces the function: move "
+            "it outside the transformed function"
+        ),
+        examples=(
+            "RuntimeError: [eval] Attempting to eval an array without a primitive.",
+            "RuntimeError: [eval] Attempting to eval an array during function transformations "
+            "like compile or vmap is not allowed.",
+        ),
+    ),
+    signature(
         "MD672",
         "metal.resource-limit",
         r"Resource limit \((?P<limit>\d+)\) exceeded",

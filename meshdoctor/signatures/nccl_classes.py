@@ -312,11 +312,15 @@ CLASSES = (
         "connect was refused or timed out, a bug of the retry path that hides the first "
         "error",
         "most often ECONNREFUSED underneath: the peer not listening yet, or gone (its log), "
-        "or a firewall that rejects the port; the retry bug of NCCL before 2.24 turns it "
-        "into this abort",
+        "or a firewall that rejects the port, or an address of the peer that this host does "
+        "not reach (another subnet than its own: a node whose NCCL chose another interface "
+        "because NCCL_SOCKET_IFNAME, or GLOO_SOCKET_IFNAME, was not set the same on every "
+        "node or container); the retry bug of NCCL before 2.24 turns it into this abort",
         "upgrade NCCL to 2.24 or later (its connect retry was reworked, and the real error "
         "shows); then find why that peer refuses: its log, `nc -vz PEER PORT` from this host, "
-        "the firewall between them",
+        "the firewall between them; when the peer's address is on another subnet than the "
+        "hosts share, set NCCL_SOCKET_IFNAME (and GLOO_SOCKET_IFNAME) to the shared "
+        "interface on every node and container",
         "NCCL v2.23.4 src/misc/socket.cc (socketStartConnect, its retry on ECONNREFUSED and "
         "ETIMEDOUT); NCCL 2.24 release notes",
     ),

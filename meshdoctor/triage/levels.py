@@ -19,7 +19,11 @@ _LEVEL = re.compile(
 )
 # a program's own preflight refusal by an estimate ("Prefill would require ~237 GB peak ...
 # but dynamic ceiling is 235 GB"): no error word, still the reason nothing ran
-ESTIMATE = re.compile(r"\bwould (?:require|need|use|exceed)\b.{0,160}?\bbut\b")
+ESTIMATE = re.compile(
+    r"(?P<estimate>\bwould (?:require|need|use|exceed)\b.{0,160}?\bbut\b)|"
+    # the same guard stopping the work when memory passed its ceiling
+    r"(?P<peak>\bmemory [\d.]+\s*[KMGT]i?B exceeds (?:the |its )?(?:ceiling|limit)\b)"
+)
 _NOT_ERROR = re.compile(
     r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b|\[(?:info|debug)\]|^\s*[ID]\d{4} \d\d:\d\d:\d\d|"
     r"\b(?:0|no|zero) errors?\b|\berrors?\s*[:=]\s*0\b|\bfailed\s*[:=]\s*0\b|"

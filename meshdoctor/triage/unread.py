@@ -134,6 +134,16 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     errno = syserrors.reading(text)
     if errno:
         here += f"; {errno}"
+    elif ESTIMATE.search(text) and ESTIMATE.search(text).group("peak"):
+        here += (
+            "; it is the program's own memory guard stopping the work when the process's "
+            "memory passed its ceiling: when memory falls back right after, that was a "
+            "transient peak of one step, most often one prefill chunk's attention "
+            "activations (they grow with the chunk's length times the context), not resident "
+            "memory; prefill in smaller chunks (the engine's prefill or chunk size) or upgrade "
+            "the engine (jundot/omlx PR #1523 sizes each chunk by its predicted peak), else "
+            "raise the ceiling or shorten the context"
+        )
     elif ESTIMATE.search(text):
         here += (
             "; it is the program's own preflight check refusing the work by its estimate, "

@@ -394,6 +394,7 @@ LINES = [
     ("[ERROR] Could not find a full ring.", "MD687"),
     ("mlx.launch: error: No script is provided", "MD600"),
     ("Exception: Downloaded file /tmp/exo/m/model.safetensors.index.json has", "MD812"),
+    ("RuntimeError: [eval] Attempting to eval an array without a primitive.", "MD816"),
     (
         "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
         "MD815",
