@@ -123,13 +123,13 @@ def _why(inp: Input) -> Optional[Tuple[int, str, str]]:
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
     """The MD813 finding (the rule in the module's docstring) for what triage read, or none:
     ``inputs`` in the order read; ``findings`` the others (any one of them: none)."""
-    if findings:
+    if findings or not any(_RDMA_HINT.search(t) for x in inputs for _, t in input_lines(x)):
         return []
     for i, inp in enumerate(inputs):
         if inp.kind not in _LOGS or inp.error:
             continue
         sock = next(((n, t) for n, t in input_lines(inp) if _SOCKET.search(t)), None)
-        if sock is None or not any(_RDMA_HINT.search(t) for x in inputs for _, t in input_lines(x)):
+        if sock is None:
             continue
         why = _why(inp)
         table = any(_TABLE.search(t) for _, t in input_lines(inp))

@@ -132,9 +132,10 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
         f"; {more} more error line{'s' if more > 1 else ''} after it" if more else ""
     )
     errno = syserrors.reading(text)
+    guard = ESTIMATE.search(text)
     if errno:
         here += f"; {errno}"
-    elif ESTIMATE.search(text) and ESTIMATE.search(text).group("peak"):
+    elif guard and guard.group("peak"):
         here += (
             "; it is the program's own memory guard stopping the work when the process's "
             "memory passed its ceiling: when memory falls back right after, that was a "
@@ -144,7 +145,7 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
             "the engine (jundot/omlx PR #1523 sizes each chunk by its predicted peak), else "
             "raise the ceiling or shorten the context"
         )
-    elif ESTIMATE.search(text):
+    elif guard:
         here += (
             "; it is the program's own preflight check refusing the work by its estimate, "
             "before anything failed: the estimate may be wrong for this model (a KV cache "
