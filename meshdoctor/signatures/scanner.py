@@ -131,7 +131,7 @@ _EXC_LINE = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)?)"
     r"(: (?P<msg>.*))?$"
 )
-_FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line \d+')
+_FRAME_FILE = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in ([^\s,]+))?')
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 
 
@@ -577,6 +577,22 @@ def _code_lines(frames: Sequence[str]) -> List[str]:
     return [ln.strip() for ln in frames[-3:] if ln.strip(" ^~\t") and not _FRAME_FILE.search(ln)]
 
 
+def _innermost(frames: Sequence[str]) -> Dict[str, str]:
+    """What a traceback's lines (``frames``, as read) say of its innermost frame: groups
+    ``file`` (its path), ``lineno`` and ``func`` (from its ``File "...", line N, in F`` line)
+    and ``call`` (its line of code, when printed); {} when no frame line was read."""
+    fm = next((f for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
+    if fm is None:
+        return {}
+    out = {"file": fm.group(1), "lineno": fm.group(2)}
+    if fm.group(3):
+        out["func"] = fm.group(3)
+    code = _code_lines(frames)
+    if code:
+        out["call"] = code[-1]
+    return out
+
+
 def _cut(line: str) -> str:
     return printable(line.strip()[:LINE_CHARS])
 
@@ -784,12 +800,7 @@ class Scanner:
             return found
         em = _EXC_LINE.match(exc_line.strip())
         groups = {"type": em.group("type"), "msg": em.group("msg") or ""} if em else {}
-        where = next((f.group(1) for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
-        if where:
-            groups["file"] = where  # the innermost frame's file
-            code = _code_lines(frames)
-            if code:
-                groups["call"] = code[-1]  # the innermost frame's code line
+        groups.update(_innermost(frames))
         m = make_match(
             fallback.code, exc_line, lineno, meaning=fallback.meaning_for(groups), groups=groups
         )
@@ -921,12 +932,7 @@ class Scanner:
 
         fallback = self._ix.fallback[TRACEBACK]
         groups = {"cut": "1"}
-        where = next((f.group(1) for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
-        if where:
-            groups["file"] = where
-            code = _code_lines(frames)
-            if code:
-                groups["call"] = code[-1]
+        groups.update(_innermost(frames))
         m = make_match(
             fallback.code,
             TRACEBACK_START if not frames else frames[-1],

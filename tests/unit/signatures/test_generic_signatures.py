@@ -90,7 +90,55 @@ def test_an_exception_line_closing_a_traceback_is_not_read_as_bare():
         "type": "KeyError",
         "msg": "'x'",
         "file": "/srv/train.py",
+        "lineno": "3",
+        "func": "<module>",
         "call": "run()",  # the innermost frame's code line
     }
     assert "header" not in m.meaning and "launcher" not in m.meaning
     assert len(m.context) == 2
+    # a KeyError is the code's own mistake: in the job's own file here
+    assert "the job's own code (/srv/train.py, line 3, in <module>: `run()`)" in m.meaning
+
+
+def _tb(path: str, exc: str) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/serve.py", line 9, in <module>\n'
+        "    main()\n"
+        f'  File "{path}", line 212, in step\n'
+        "    return self.cache[request.id]\n"
+        f"{exc}"
+    )
+
+
+@pytest.mark.parametrize(
+    "path,pkg",
+    [
+        ("/opt/venv/lib/python3.12/site-packages/mlx_lm/server.py", "mlx_lm"),
+        ("/Users/a/Documents/Projects/exo/exo/orchestration/node.py", "exo"),
+        ("/home/u/src/exo/src/exo/worker/runner.py", "exo"),
+    ],
+)
+def test_a_programming_error_in_a_package_is_that_release_bug(path, pkg):
+    """A NameError, KeyError, AttributeError... raised in a package's frame (under
+    site-packages or a project's checkout) is read as that package's bug, with its line and
+    what to do: its version, an upgrade, its tracker."""
+    (m,) = signatures.classify(_tb(path, "KeyError: 'req-17'"), generic=True)
+    assert m.code == "MD663"
+    assert f"raised in {pkg}'s own code ({path}, line 212, in step: " in m.meaning
+    assert "looked up a key that is absent" in m.meaning
+    assert f"pip show {pkg}" in m.meaning and "issue tracker" in m.meaning
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        "ValueError: bad value 3",  # a value the caller gave: not read as the code's own bug
+        "FileNotFoundError: [Errno 2] No such file or directory: 'w.safetensors'",
+        "RuntimeError: boom",
+    ],
+)
+def test_an_environment_error_in_a_package_is_not_read_as_its_bug(exc):
+    path = "/opt/venv/lib/python3.12/site-packages/mlx_lm/server.py"
+    ms = [m for m in signatures.classify(_tb(path, exc), generic=True) if m.code == "MD663"]
+    assert ms and all("own code" not in m.meaning for m in ms), exc
