@@ -203,6 +203,67 @@ UNTAGGED = (
         "`pip install -U mlx mlx-metal` of the same version on every host; unset MLX_METALLIB_PATH",
         _V + "mlx/backend/metal/device.cpp",
     ),
+    # the model loaders a sharded or single-node job runs first: MLX's Module.load_weights
+    # (strict) and mlx-lm's load_model/sharded_load, their own texts
+    fc(
+        "model.weights-mismatch",
+        r"(?:Received \d+ parameters not in model|Missing \d+ parameters\b|Expected shape "
+        r"\([\d, ]*\) but received shape \([\d, ]*\) for parameter)",
+        "the model's weight files do not fit the model class built from its config.json: "
+        "MLX's load_weights found parameters the class lacks, lacks ones it needs, or a "
+        "parameter of another shape",
+        "weights converted or quantized by another release or with other settings (names "
+        "ending in .scales/.biases: quantized weights against a config without the same "
+        "'quantization', or its bits/group_size); an architecture variant this mlx-lm "
+        "release builds differently (a newer model, a vision tower loaded as text); files "
+        "missing from an interrupted download; a shard loaded against the whole model",
+        "compare config.json's model_type and quantization with the files; upgrade mlx-lm "
+        "(a newer model needs a newer release); download the model again (`hf download "
+        "REPO`); reconvert with the release that loads it (`mlx_lm.convert`); a vision "
+        "model loads with mlx-vlm, not mlx-lm",
+        _W + "python/mlx/nn/layers/base.py (Module.load_weights)",
+    ),
+    fc(
+        "model.type-unsupported",
+        r"Model type \S+ not supported",
+        "mlx-lm has no module for the model's architecture (config.json's model_type)",
+        "a model newer than this mlx-lm release, a model of another library (a vision or "
+        "audio model: mlx-vlm, mlx-audio), or a config.json edited or mistyped",
+        "upgrade mlx-lm on every host (`pip install -U mlx-lm`), or load it with the library "
+        "that has its architecture",
+        "ml-explore/mlx-lm mlx_lm/utils.py (_get_classes)",
+    ),
+    fc(
+        "model.no-weights",
+        r"No safetensors found in \S",
+        "the model folder has no model*.safetensors files",
+        "a model not converted to MLX (PyTorch .bin or GGUF files only), a download cut "
+        "short, or, in a distributed job, a host on which the model's path does not exist "
+        "(each rank loads from its own disk)",
+        "convert it (`mlx_lm.convert --hf-path REPO`) or use an mlx-community conversion; "
+        "download it again; put the model at the same path on every host",
+        "ml-explore/mlx-lm mlx_lm/utils.py (load_model)",
+    ),
+    fc(
+        "model.pipeline-index",
+        r"Pipeline loading is only supported for MLX converted models",
+        "mlx-lm's pipeline loader found a parameter its model.safetensors.index.json does not "
+        "map to a file",
+        "a model not converted by mlx-lm (its index names the original checkpoint's tensors), "
+        "or an index missing or out of date",
+        "convert the model with `mlx_lm.convert` (or use an mlx-community conversion) and "
+        "load that on every rank",
+        "ml-explore/mlx-lm mlx_lm/utils.py (sharded_load)",
+    ),
+    fc(
+        "model.remote-code",
+        r"requires importing and running a custom module",
+        "the model defines its architecture in a Python file of its own, which mlx-lm runs "
+        "only when asked",
+        "a model whose config.json names a model_file, loaded without trust_remote_code",
+        "pass --trust-remote-code (or trust_remote_code=True) if you trust the model's code",
+        "ml-explore/mlx-lm mlx_lm/utils.py (load_model)",
+    ),
     fc(
         "hostfile.unreadable",
         r"(?:Hostfile \S+ doesn't exist|Failed to parse hostfile|Hostname cannot be empty)",

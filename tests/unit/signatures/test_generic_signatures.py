@@ -142,3 +142,28 @@ def test_an_environment_error_in_a_package_is_not_read_as_its_bug(exc):
     path = "/opt/venv/lib/python3.12/site-packages/mlx_lm/server.py"
     ms = [m for m in signatures.classify(_tb(path, exc), generic=True) if m.code == "MD663"]
     assert ms and all("own code" not in m.meaning for m in ms), exc
+
+
+@pytest.mark.parametrize(
+    "line,words",
+    [
+        # MLX's Module.load_weights (python/mlx/nn/layers/base.py), strict
+        ("ValueError: Missing 4 parameters: ", "do not fit the model class"),
+        ("ValueError: Received 2 parameters not in model: ", "do not fit the model class"),
+        (
+            "ValueError: Expected shape (4096, 512) but received shape (4096, 1024) for "
+            "parameter model.layers.0.mlp.gate_proj.weight",
+            "do not fit the model class",
+        ),
+        # mlx-lm's loaders (mlx_lm/utils.py)
+        ("ValueError: Model type qwen9_moe not supported.", "no module for the model's"),
+        ("FileNotFoundError: No safetensors found in /models/x", "no model*.safetensors"),
+        (
+            "ValueError: Pipeline loading is only supported for MLX converted models.",
+            "mlx_lm.convert",
+        ),
+    ],
+)
+def test_a_model_loader_message_names_the_files_and_the_release(line, words):
+    (m,) = [m for m in signatures.classify(line, generic=True) if m.code == "MD663"]
+    assert words in m.meaning, m.meaning
