@@ -378,6 +378,13 @@ _COMMAND_BUFFER: Mapping[str, str] = {
     "attention over long keys); for many small ops make each "
     "evaluated graph smaller (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER); or run the node "
     "without a display session using the GPU",
+    "Hang": "the GPU stopped making progress on this command buffer and macOS reset the "
+    "GPU (not memory, not the watchdog on one long buffer): a kernel that never finishes "
+    "(a custom Metal kernel that loops or spins on a value another kernel or a peer never "
+    "writes; an MLX kernel bug at this shape or dtype) or a GPU or driver fault; rerun the "
+    "step alone with Metal's shader validation (MTL_SHADER_VALIDATION=1) to find the "
+    "kernel, check the macOS version against the "
+    "MLX release, and report it to MLX with both versions",
     "SubmissionsIgnored": "Metal ignored this process's submissions after earlier GPU errors: "
     "the first command buffer error before it is the cause",
 }
@@ -389,6 +396,7 @@ _DESCRIPTION: Mapping[str, str] = {
     "ImpactingInteractivity": "ImpactingInteractivity",
     "InsufficientMemory": "OutOfMemory",
     "PageFault": "PageFault",
+    "CausedGPUHangError": "Hang",
 }
 
 

@@ -132,6 +132,15 @@ def test_command_buffer_out_of_memory_names_the_shard_tell(tmp_path):
     innocent = line.replace("OutOfMemory", "InnocentVictim")
     f = first(triage(tmp_path, {"rank0.log": innocent}))
     assert "another one on the GPU faulted" in f["meaning"]
+    # Metal's hang: its error name or only its description (Apple's IOGPU names)
+    for text in (
+        line.replace("OutOfMemory", "Hang"),
+        line.replace("Insufficient Memory", "Caused GPU Hang Error").replace(
+            "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", ""
+        ),
+    ):
+        f = first(triage(tmp_path, {"rank0.log": text}))
+        assert "stopped making progress" in f["meaning"] and "not memory" in f["meaning"]
 
 
 def test_ring_reset_with_no_peer_error_is_first_a_link_reset(tmp_path):
