@@ -9,6 +9,7 @@ import re
 from typing import Mapping, Optional
 
 from meshdoctor.signatures.mlx_classes import MLX_ERROR, UNTAGGED
+from meshdoctor.signatures.pyerrors import DEFECTS
 from meshdoctor.signatures.model import (
     CONSEQUENCE,
     CRASH,
@@ -291,26 +292,6 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     return _program_defect(groups)
 
 
-# the exception classes that report a program's own mistake, not its environment (Python's
-# reference, "Built-in Exceptions"): what each says the code did
-_DEFECTS: Mapping[str, str] = {
-    "NameError": "used a name that is not defined where it runs (a typo, or a variable set "
-    "only on another branch or at another debug level)",
-    "UnboundLocalError": "read a local variable before any branch assigned it",
-    "AttributeError": "asked an object for an attribute it does not have (on None: a value "
-    "the code expected was never set; on a class: an object of another type or version "
-    "than it was written for)",
-    "TypeError": "used a value of a type it did not expect (None where a value should be, "
-    "or an object of another version of a library)",
-    "KeyError": "looked up a key that is absent (a field of a model's or a config's file "
-    "that this release does not know, or an entry that was already removed)",
-    "IndexError": "indexed past the end of a sequence (an empty list, or fewer items than "
-    "it assumed)",
-    "AssertionError": "failed one of its own internal checks",
-    "ZeroDivisionError": "divided by zero (an empty count or a size of zero)",
-    "RecursionError": "recursed without end",
-}
-
 # projects whose files run from a checkout as often as from site-packages, by their path's
 # folder: ".../exo/src/exo/worker/runner.py" -> exo
 _PROJECTS = re.compile(
@@ -320,13 +301,13 @@ _PROJECTS = re.compile(
 
 def _program_defect(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail for a whole traceback whose exception class reports the code's own
-    mistake (:data:`_DEFECTS`): where it was raised (the innermost frame: groups ``file``,
-    ``lineno``, ``func``, ``call``) and whose code that is (a package under site-packages, a
-    project's checkout, else the job's own file). Such an exception is a bug of that code
+    mistake (:data:`~meshdoctor.signatures.pyerrors.DEFECTS`): where it was raised (the
+    innermost frame: groups ``file``, ``lineno``, ``func``, ``call``) and whose code that is
+    (a package under site-packages, a project's checkout, else the job's own file). Such an exception is a bug of that code
     (or an input it was not written for), not the mesh; None for other classes, a bare line
     or a cut traceback."""
     kind = groups.get("type", "").rsplit(".", 1)[-1]
-    what, file = _DEFECTS.get(kind), groups.get("file", "").replace("\\", "/")
+    what, file = DEFECTS.get(kind), groups.get("file", "").replace("\\", "/")
     if what is None or not file or groups.get("cut") or groups.get("bare"):
         return None
     owner = _PACKAGE.search(file) or _PROJECTS.search(file)

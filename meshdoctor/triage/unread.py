@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import List, Sequence, Tuple
 
-from meshdoctor.signatures import printable, syserrors
+from meshdoctor.signatures import printable, pyerrors, syserrors
 from meshdoctor.signatures.frames import is_system_frame, parse_frame
 from meshdoctor.signatures.model import signature
 from meshdoctor.signatures.native import cut_note
@@ -133,8 +133,11 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     )
     errno = syserrors.reading(text)
     guard = ESTIMATE.search(text)
+    defect = pyerrors.reading(text)
     if errno:
         here += f"; {errno}"
+    elif defect:
+        here += f"; {defect}"
     elif guard and guard.group("peak"):
         here += (
             "; it is the program's own memory guard stopping the work when the process's "

@@ -94,3 +94,16 @@ def test_a_line_ending_in_a_system_error_is_an_error_line_that_names_it():
     assert f.match.lineno == 2
     assert "ENOSPC ('No space left on device')" in f.match.meaning
     assert "df -h PATH /tmp /dev/shm" in f.match.meaning
+
+
+def test_an_error_line_holding_a_python_message_names_the_programs_own_mistake():
+    """A program that catches an exception and logs str(exc) prints CPython's message without
+    its class: the finding names the class and reads it as the program's bug."""
+    inp = _log(
+        "2025-06-01 12:00:00,120 - engine - INFO - request 7 started\n"
+        "2025-06-01 12:00:00,123 - engine - ERROR - Failed to generate: list index out of range\n"
+    )
+    (f,) = unread.readings([inp], [])
+    assert f.match.lineno == 2
+    assert "'list index out of range' is Python's IndexError message" in f.match.meaning
+    assert "not the mesh" in f.match.meaning and "issue tracker" in f.match.meaning
