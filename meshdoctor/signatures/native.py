@@ -6,7 +6,7 @@ Codes are stable: never renumber, only add."""
 from __future__ import annotations
 
 import re
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Tuple
 
 from meshdoctor.signatures.mlx_classes import MLX_ERROR, UNTAGGED
 from meshdoctor.signatures.pyerrors import DEFECTS
@@ -331,6 +331,82 @@ def _program_defect(groups: Mapping[str, str]) -> Optional[str]:
         f"its issue tracker for the exception's text; report it with this traceback when none "
         "matches"
     )
+
+
+# the operations whose own argument check throws "[op] ..." (std::invalid_argument, a
+# ValueError in Python): the bracketed names of MLX v0.32.1's mlx/ops.cpp, fast.cpp,
+# linalg.cpp, random.cpp, fft.cpp, einsum.cpp (commit 846d176); broadcast_shapes and eval
+# have signatures of their own (MD804, MD816)
+MLX_OPS = (
+    "addmm arange arctan2 argmax argmin argpartition argsort as_strided astype bernoulli "
+    "bitwise_invert block_masked_mm broadcast_arrays broadcast_to categorical concatenate conv "
+    "cummax cummin cumprod cumsum dequantize diag diagonal diff divmod expand_dims eye fftn "
+    "flatten flip from_fp8 full gather gather_axis gather_mm gather_qmm hadamard_transform "
+    "inner kron layer_norm linspace logcumsumexp logsumexp masked_scatter matmul mean median "
+    "meshgrid moveaxis multivariate_normal normal pad partition qqmm quantize quantized_matmul "
+    "randint repeat reshape rms_norm roll rope scaled_dot_product_attention scatter "
+    "scatter_axis searchsorted segmented_mm slice slice_update softmax sort split squeeze "
+    "stack swapaxes take take_along_axis tensordot to_fp8 topk trace transpose tril triu "
+    "unflatten uniform unstack vecdot view"
+).split()
+
+_SHAPE = re.compile(r"\((\d+(?:,\s*\d+)*),?\)")
+_MATMULS = ("matmul", "addmm", "quantized_matmul", "gather_qmm", "gather_mm", "qqmm")
+
+
+def _inner_sizes(msg: str) -> Optional[Tuple[int, int]]:
+    """A matrix product's two inner sizes from its message (the first input's last axis,
+    the second input's second to last), or None when it names fewer than two shapes."""
+    shapes = [[int(x) for x in sh.split(",")] for sh in _SHAPE.findall(msg)]
+    if len(shapes) < 2 or len(shapes[1]) < 2:
+        return None
+    return shapes[0][-1], shapes[1][-2]
+
+
+def _op_arguments(groups: Mapping[str, str]) -> Optional[str]:
+    """MD817's detail: which check (group ``op``); for a matrix product, its two inner
+    sizes and what their ratio tells: 32/bits (MLX packs 32/bits quantized values into each
+    uint32 of a weight, mlx.core.quantize: 16 for 2-bit, 8 for 4-bit, 4 for 8-bit) is a
+    packed weight used as a dense one, the world size a layer sharded on one side only; a reshape's heads
+    that do not divide by the world size."""
+    op, msg = groups.get("op", ""), groups.get("msg", "")
+    if op in _MATMULS:
+        sizes = _inner_sizes(msg)
+        lo, hi = sorted(sizes) if sizes else (0, 0)
+        if lo and hi % lo == 0 and hi > lo:
+            r = hi // lo
+            packed = (
+                f"{r} = 32/bits of a {32 // r}-bit quantized weight: a packed weight used as "
+                "a dense one, or quantized at other bits than the config says (compare "
+                "config.json's 'quantization', bits and group_size, with the weights). "
+                if r in (4, 8, 16)
+                else ""
+            )
+            return (
+                f"the inner sizes are {sizes[0]} and {sizes[1]}, a factor of {r} apart. "
+                + packed
+                + f"If {r} is the job's world size, it may instead be a layer sharded on one "
+                "side only (a tensor-parallel shard of the weight but not of its input, or the "
+                "reverse): run the model on one host to tell the two apart"
+            )
+        return (
+            f"[{op}]'s inner dimensions do not match: a weight of another size than the "
+            "activations it multiplies (a config whose hidden size or head counts differ "
+            "from the weights, or a tensor-parallel layer sharded on one side only)"
+        )
+    if op == "reshape":
+        return (
+            "a reshape to a size the array does not have: in a sharded model most often a "
+            "head count (attention or KV heads) that does not divide by the world size, or a "
+            "config that does not fit the weights; try the model on one host, then with a "
+            "world size that divides num_key_value_heads"
+        )
+    if op in ("concatenate", "slice_update"):
+        return (
+            f"[{op}] got arrays of sizes that do not join: most often a cache (KV or prompt "
+            "cache) kept from another request, or a shard's state against another's"
+        )
+    return f"the check of MLX's {op} operation (mlx/ops.cpp)" if op else None
 
 
 # kIOGPUCommandBufferCallbackError<Name>, the name Metal gives a failed command buffer
@@ -1029,6 +1105,51 @@ SIGNATURES = (
             "RuntimeError: [eval] Attempting to eval an array without a primitive.",
             "RuntimeError: [eval] Attempting to eval an array during function transformations "
             "like compile or vmap is not allowed.",
+        ),
+    ),
+    signature(
+        "MD817",
+        "mlx.op-arguments",
+        r"(?:[Ee]rror\b[^\n\[]{0,80}?|std::invalid_argument: |what\(\):\s+)\[(?P<op>"
+        + "|".join(MLX_OPS)
+        + r")\] (?P<msg>\S.*)",
+        "An MLX operation refused its arguments: the op's own check of shapes, dtypes or "
+        "axes failed (MLX's mlx/ops.cpp throws std::invalid_argument, a ValueError in "
+        "Python). Not the mesh: the code that called it handed arrays that do not fit, most "
+        "often model weights or a config that do not match the model's code (another "
+        "quantization, hidden size or head count; a model variant this release does not "
+        "build right), a tensor-parallel or pipeline shard whose sizes do not divide by the "
+        "world size, or a cache kept from another request.",
+        "Find the call in the traceback's innermost frame of the model's code; compare the "
+        "shapes in the message with the model's config.json (hidden_size, "
+        "num_attention_heads, num_key_value_heads, quantization bits and group_size); run the "
+        "model on one host to tell the shard from the model; upgrade the engine and MLX "
+        "together (a new model needs the release that added it); reconvert the model with "
+        "the release that loads it.",
+        "MLX v0.32.1 mlx/ops.cpp (each op's argument check, '[op] ...'); MLX documentation, "
+        "mlx.core.quantize (32/bits values packed per uint32)",
+        causes=[
+            (
+                "weights quantized or converted with other settings than the config says",
+                "two sizes in the message a factor of 2, 4 or 8 apart; config.json's "
+                "'quantization'",
+            ),
+            (
+                "a shard whose sizes do not divide by the world size (heads, KV heads, experts)",
+                "works on one host, fails with more",
+            ),
+            ("a cache or state kept from another request", "the second request fails"),
+            ("the job's own code", "its frames are in the job's files"),
+        ],
+        refine=_op_arguments,
+        examples=(
+            "ValueError: [matmul] Last dimension of first input with shape (1,8,4096) must "
+            "match second to last dimension of second input with shape (512,4096).",
+            "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
+            "[reshape] Cannot reshape array of size 4096 into shape (1,8,3,128).",
+            "Error processing prompt: [concatenate] All the input array dimensions must match "
+            "exactly except for the concatenation axis. However, the provided shapes are "
+            "(1,8,40,128), (1,8,1,64), and the concatenation axis is 2.",
         ),
     ),
     signature(

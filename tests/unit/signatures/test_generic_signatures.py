@@ -167,3 +167,49 @@ def test_an_environment_error_in_a_package_is_not_read_as_its_bug(exc):
 def test_a_model_loader_message_names_the_files_and_the_release(line, words):
     (m,) = [m for m in signatures.classify(line, generic=True) if m.code == "MD663"]
     assert words in m.meaning, m.meaning
+
+
+@pytest.mark.parametrize(
+    "line,words",
+    [
+        # a factor of 8: a 4-bit packed weight, or a world size of 8
+        (
+            "ValueError: [matmul] Last dimension of first input with shape (1,8,4096) must "
+            "match second to last dimension of second input with shape (512,4096).",
+            ["a factor of 8 apart", "4-bit quantized weight", "If 8 is the job's world size"],
+        ),
+        # a factor of 2 is no quantization of MLX's: only the shard
+        (
+            "ValueError: [quantized_matmul] Last dimension of first input with shape "
+            "(1,4,2048) must match second to last dimension of second input with shape "
+            "(1024,512).",
+            ["a factor of 2 apart", "If 2 is the job's world size"],
+        ),
+        (
+            "libc++abi: terminating due to uncaught exception of type std::invalid_argument: "
+            "[reshape] Cannot reshape array of size 4096 into shape (1,8,3,128).",
+            ["head count", "num_key_value_heads"],
+        ),
+        (
+            "Error processing prompt: [concatenate] All the input array dimensions must match "
+            "exactly except for the concatenation axis.",
+            ["kept from another request"],
+        ),
+    ],
+)
+def test_an_mlx_op_check_names_what_its_shapes_tell(line, words):
+    (m,) = signatures.classify(line, generic=True)
+    assert m.code == "MD817"
+    for w in words:
+        assert w in m.meaning, (w, m.meaning)
+    if "factor of 2 " in line:
+        assert "quantized weight:" not in m.meaning
+
+
+def test_broadcast_and_eval_keep_their_own_signatures():
+    assert codes("ValueError: [broadcast_shapes] Shapes (2,3) and (4,3) cannot be broadcast.") == [
+        "MD804"
+    ]
+    assert codes("RuntimeError: [eval] Attempting to eval an array without a primitive.") == [
+        "MD816"
+    ]

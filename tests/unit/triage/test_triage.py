@@ -396,6 +396,11 @@ LINES = [
     ("Exception: Downloaded file /tmp/exo/m/model.safetensors.index.json has", "MD812"),
     ("RuntimeError: [eval] Attempting to eval an array without a primitive.", "MD816"),
     (
+        "ValueError: [matmul] Last dimension of first input with shape (1,8,4096) must match "
+        "second to last dimension of second input with shape (512,4096).",
+        "MD817",
+    ),
+    (
         "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
         "MD815",
     ),
