@@ -397,4 +397,52 @@ SIGNATURES = (
             '1, 6, int64_t >"',
         ),
     ),
+    signature(
+        "MD819",
+        "cuda.nvrtc-compile",
+        r"Nvrtc Error \d+|NVRTC error: NVRTC_ERROR_\w+|^\s*(?P<src><null>|[\w./-]+\.cu)\(\d+\): "
+        r"error: (?!Error in parsing name expression)(?P<msg>.*)",
+        "A CUDA kernel compiled at run time (NVRTC, CUDA's run-time compiler) did not "
+        "compile: the source the program generated for this GPU is code this CUDA "
+        "toolkit's headers reject. A bug of the program's code generator (MLX's CUDA JIT, "
+        "tinygrad, Triton, a custom kernel) for this dtype or this CUDA version; not the "
+        "driver, the network or the mesh.",
+        "Read the compiler's error and the generated line under it (the construct it "
+        "rejects); upgrade the program that generated it (a fix for this dtype or CUDA "
+        "version may exist), or install the CUDA toolkit version it supports; where a dtype "
+        "conversion is ambiguous, run the model in another dtype (float16 or float32) until "
+        "then; report it with the error and the CUDA version (`nvcc --version`).",
+        "NVRTC documentation (nvrtcCompileProgram, NVRTC_ERROR_COMPILATION, the program log's "
+        "'NAME(LINE): error:' diagnostics); CUDA cuda_fp16.hpp and cuda_bf16.hpp (the __half "
+        "and __nv_bfloat16 conversions)",
+        causes=[
+            (
+                "a conversion CUDA's headers make ambiguous (bfloat16 to half: several "
+                "user-defined conversions apply; cast through float32)",
+                '\'more than one user-defined conversion from "nv_bfloat16" to "half"\'',
+            ),
+            (
+                "a generator written against another CUDA toolkit",
+                "the error at every kernel after a CUDA upgrade",
+            ),
+        ],
+        refine=lambda g: (
+            "bfloat16 and half (float16) convert through several constructors in CUDA's "
+            "fp16 headers, so a direct cast between them is ambiguous: the code that casts "
+            "should go through float32 (bfloat16 to float32 to float16); upgrade the program "
+            "whose generated kernel this is, or load the model in float16 or float32"
+            if "nv_bfloat16" in g.get("msg", "") and "half" in g.get("msg", "")
+            else None
+        ),
+        role=EITHER,
+        role_of=lambda g: None if g.get("msg") else CONSEQUENCE,
+        role_note="The summary line ('Nvrtc Error 6', NVRTC_ERROR_COMPILATION) is the "
+        "compiler's diagnostic's consequence: the 'NAME(LINE): error:' line says what failed.",
+        examples=(
+            '<null>(18): error: more than one user-defined conversion from "nv_bfloat16" to '
+            '"half" applies:',
+            "Error processing prompt (see logs with DEBUG>=2): Nvrtc Error 6, "
+            "NVRTC_ERROR_COMPILATION",
+        ),
+    ),
 )

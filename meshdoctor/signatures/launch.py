@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
+from meshdoctor.signatures.exo_classes import PLACEMENT
 from meshdoctor.signatures.mlx_classes import LAUNCH
 from meshdoctor.signatures.model import CONSEQUENCE, EITHER, signature
 
@@ -752,6 +753,27 @@ SIGNATURES = (
         ],
         role=EITHER,
         examples=("Current number of known peers: 0. Waiting 5 seconds to discover more...",),
+    ),
+    signature(
+        "MD818",
+        "exo.placement",
+        "(?P<msg>" + "|".join(f"(?:{c.regex.pattern})" for c in PLACEMENT) + ")",
+        "exo's master could not place the model: no set of nodes (a cycle, the nodes of one "
+        "instance in ring order) meets what the request needs, so no instance starts. exo "
+        "answers it as an HTTP 400 error and shows it in the placement previews; the nodes "
+        "themselves are fine.",
+        "Do what the reading of the message says (after 'Here:'), then place the model "
+        "again; `curl -s http://NODE:52415/state` shows the nodes, links and memory exo "
+        "placed from.",
+        "exo-explore/exo src/exo/master/placement.py (place_instance: its ValueError texts)",
+        classes=PLACEMENT,
+        class_remedy=True,
+        examples=(
+            '{"detail":"Requested RDMA (MlxJaccl) but no RDMA-connected cycles available"}',
+            "ValueError: No cycles found with sufficient memory",
+            "No tensor sharding found for model with hidden_size=7168, num_key_value_heads=8 "
+            "across candidate cycles",
+        ),
     ),
     signature(
         "MD812",

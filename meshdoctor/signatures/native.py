@@ -9,7 +9,7 @@ import re
 from typing import Mapping, Optional, Tuple
 
 from meshdoctor.signatures.mlx_classes import MLX_ERROR, UNTAGGED
-from meshdoctor.signatures.pyerrors import DEFECTS
+from meshdoctor.signatures.pyerrors import defect, package_of
 from meshdoctor.signatures.model import (
     CONSEQUENCE,
     CRASH,
@@ -130,10 +130,6 @@ def _crash_frame(g) -> Optional[str]:
         + (" (report it to MLX)" if comp == "MLX" else "")
         + ", not one of a known failure"
     )
-
-
-# the package of a frame's file: ".../site-packages/torch/distributed/x.py" -> torch
-_PACKAGE = re.compile(r"/(?:site|dist)-packages/([A-Za-z_][\w]*)")
 
 
 # what a traceback cut inside one of these calls says of its missing error: (the call's words,
@@ -262,12 +258,12 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
         )
     if groups.get("cut"):
         inner = groups.get("file", "")
-        pkg = _PACKAGE.search(inner.replace("\\", "/"))
+        pkg = package_of(inner, checkouts=False)
         return (
             "a traceback cut before its exception line: the input ends inside it, so the error "
             "itself (its last line) is missing"
             + (
-                f"; its innermost frame is in {pkg.group(1)} ({inner})"
+                f"; its innermost frame is in {pkg} ({inner})"
                 if pkg
                 else (f"; its innermost frame is {inner}" if inner else "")
             )
@@ -292,37 +288,29 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     return _program_defect(groups)
 
 
-# projects whose files run from a checkout as often as from site-packages, by their path's
-# folder: ".../exo/src/exo/worker/runner.py" -> exo
-_PROJECTS = re.compile(
-    r"/(exo|mlx_lm|mlx_vlm|mlx|omlx|vllm|sglang|torch|transformers|deepspeed|megatron)/"
-)
-
-
 def _program_defect(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail for a whole traceback whose exception class reports the code's own
-    mistake (:data:`~meshdoctor.signatures.pyerrors.DEFECTS`): where it was raised (the
+    mistake (:func:`~meshdoctor.signatures.pyerrors.defect`): where it was raised (the
     innermost frame: groups ``file``, ``lineno``, ``func``, ``call``) and whose code that is
     (a package under site-packages, a project's checkout, else the job's own file). Such an exception is a bug of that code
     (or an input it was not written for), not the mesh; None for other classes, a bare line
     or a cut traceback."""
     kind = groups.get("type", "").rsplit(".", 1)[-1]
-    what, file = DEFECTS.get(kind), groups.get("file", "").replace("\\", "/")
+    what, file = defect(kind, groups.get("msg", "")), groups.get("file", "").replace("\\", "/")
     if what is None or not file or groups.get("cut") or groups.get("bare"):
         return None
-    owner = _PACKAGE.search(file) or _PROJECTS.search(file)
+    pkg = package_of(file)
     where = (
         f"{file}, line {groups.get('lineno', '?')}"
         + (f", in {groups['func']}" if groups.get("func") else "")
         + (f": `{groups['call'][:160]}`" if groups.get("call") else "")
     )
-    if owner is None:
+    if pkg is None:
         return (
             f"it was raised in the job's own code ({where}): the code {what}; a bug of the "
             "script there, not of the mesh: fix that line (the traceback's frames above it "
             "show how it was reached)"
         )
-    pkg = owner.group(1)
     return (
         f"it was raised in {pkg}'s own code ({where}): a {kind} means that code {what}. "
         f"Not the mesh nor its settings: a bug of that {pkg} release, or an input it was not "
@@ -411,13 +399,20 @@ def _op_arguments(groups: Mapping[str, str]) -> Optional[str]:
 
 # kIOGPUCommandBufferCallbackError<Name>, the name Metal gives a failed command buffer
 _COMMAND_BUFFER: Mapping[str, str] = {
-    "OutOfMemory": "the GPU ran out of memory. In a distributed job each rank should hold only "
-    "its shard: a rank that materialises the whole model before sharding it (mlx-vlm "
-    "#1383) runs out first; check that the loader shards before it evaluates the weights, "
-    "then lower the batch or context. In a server that ran many requests before, a cache "
-    "that grows request by request (a KV prefix or prompt cache evicted only after a "
-    "prefill completes) leaves no room for the next prefill's activations: cap that cache "
-    "or evict it before each prefill (exo PR #2212), or prefill in smaller chunks",
+    "OutOfMemory": "the GPU ran out of memory (unified memory: the model, its caches and "
+    "every other process on the Mac share it). Which memory, by when it failed: at load or "
+    "warm-up, before any request, the weights and the warm-up did not fit in what was free "
+    "then: another process still held memory (an earlier instance of the server not yet "
+    "exited, another model server or app; check `ps` and Activity Monitor, wait for the old "
+    "process to exit) or the model is too large for the Mac; in a distributed job, a rank "
+    "holding more than its shard (the whole model loaded before sharding, mlx-vlm #1383); in "
+    "a server after many requests, something that grows request by request: MLX's buffer "
+    "cache (freed buffers MLX keeps for reuse up to its cache limit, which defaults to the "
+    "memory limit; a program that sets mx.set_cache_limit at or above the Mac's memory lets "
+    "it grow without bound: lower it, or call mx.clear_cache() between requests) or a KV "
+    "prefix or prompt cache evicted only after a prefill completes (cap it or evict it "
+    "before each prefill, exo PR #2212); then lower the batch, the context or the prefill "
+    "chunk",
     "PageFault": "a GPU page fault: a kernel touched memory it does not own (an MLX or custom "
     "kernel bug); report it with the MLX version",
     "InnocentVictim": "this command buffer was killed because another one on the GPU faulted: "
@@ -1167,15 +1162,66 @@ SIGNATURES = (
     signature(
         "MD673",
         "metal.buffer-too-large",
-        r"Attempting to allocate (?P<bytes>\d+) bytes which is greater than the maximum "
-        r"allowed buffer size",
-        "One array is larger than the largest Metal buffer this GPU allows.",
-        "Split the array (shard the weights, smaller batch or sequence), or run that op on "
-        "the CPU stream.",
-        "MLX metal allocator",
+        # the message as one line, or wrapped where it was pasted (the size alone on the line)
+        r"(?:Attempting to allocate |^\s*)(?P<bytes>\d+) bytes which is greater than the "
+        r"maximum allowed buffer size(?: of (?P<max>\d+))?",
+        "One array is larger than the largest Metal buffer this GPU allows (a single "
+        "allocation, not the total memory: the limit is Metal's maxBufferLength for this GPU, "
+        "well below its memory). It is one intermediate of one operation, most "
+        "often one that grows with the square of a length: the attention scores of a long "
+        "prompt in one step (heads x length x length), a vision model's image step over many "
+        "image patches (the vision tower's attention, or merging the image features into the "
+        "text embeddings in one piece: it grows with the image's size and the number of "
+        "images in the request), or a whole unsharded weight or embedding.",
+        "Make that one step smaller: prefill in chunks (a smaller prefill step size), cap the "
+        "image size or the number of image patches (the processor's max pixels), send one "
+        "image per request or encode images one at a time, shard the weights; upgrade the "
+        "model library (a release that splits the step may exist); or run that op on the CPU "
+        "stream.",
+        "MLX metal allocator (mlx/backend/metal/allocator.cpp: 'Attempting to allocate N "
+        "bytes which is greater than the maximum allowed buffer size of M bytes'); Apple "
+        "MTLDevice.maxBufferLength",
+        causes=[
+            (
+                "a vision model's image step over a large image or many images (the image "
+                "features merged or attended over in one piece)",
+                "an image in the request; frames in the model's vision or merge code",
+            ),
+            (
+                "attention over a long prompt computed in one step",
+                "a long context; the size grows with the square of the prompt's length",
+            ),
+            ("a weight or embedding that is not sharded", "the size of one weight matrix"),
+        ],
+        refine=lambda g: (
+            f"the array would take {int(g['bytes']) / 2**30:.1f} GiB, "
+            f"{int(g['bytes']) / int(g['max']):.1f} times the largest buffer "
+            f"({int(g['max']) / 2**30:.1f} GiB): that one step must shrink by that factor"
+            if g.get("bytes") and g.get("max") and int(g["max"])
+            else None
+        ),
         examples=(
             "RuntimeError: [metal::malloc] Attempting to allocate 77309411328 bytes which is "
             "greater than the maximum allowed buffer size of 57982058496 bytes.",
+        ),
+    ),
+    signature(
+        "MD820",
+        "mlx-swift.fatal-error",
+        r"MLX/ErrorHandler\.swift:\d+: Fatal error: (?P<inner>\S.*)",
+        "mlx-swift's error handler ended the process: with no error handler installed, "
+        "mlx-swift turns every MLX error into Swift's fatalError (SIGTRAP, a crash report), "
+        "so one failed operation kills the whole app or server. The MLX error in the message "
+        "is the cause; this line is how it ended the process.",
+        "Deal with the MLX error it carries (its own reading, on this line or the next); in "
+        "the app, run MLX work inside `try withError { ... }` (or install a handler with "
+        "withErrorHandler) so an MLX error becomes a Swift error the app can answer, not a "
+        "crash.",
+        "ml-explore/mlx-swift Source/MLX/ErrorHandler.swift (dispatch: fatalError when no "
+        "handler is set; withError, withErrorHandler), commit 09051ed",
+        role=EITHER,
+        examples=(
+            "MLX/ErrorHandler.swift:345: Fatal error: [metal::malloc] Attempting to allocate",
         ),
     ),
     signature(
@@ -1473,6 +1519,17 @@ SIGNATURES = (
             ),
             ("shards of different model configurations", "the model revision differs by host"),
         ],
+        refine=lambda g: (
+            f"both shapes are one-dimensional (({g['a']}) and ({g['b']})): not an attention "
+            "mask or a KV cache (those have two to five axes) but vectors: most often the "
+            "sampling code's per-token state around the model (a repetition penalty's ring "
+            "of recent tokens, a logits processor) sized from a wrong length (a prompt's "
+            "batch axis read as its length), a bug of the library that generates: upgrade it "
+            "or turn that sampling option off until then; when one size is the model's "
+            "hidden size, a norm or bias weight of another model configuration"
+            if g.get("a") and g.get("b") and "," not in g["a"].strip(", ") + g["b"].strip(", ")
+            else None
+        ),
         examples=(
             "Error processing tensor for shard Shard(model_id='m', start_layer=16, "
             "end_layer=31, n_layers=32): Shapes (1,8,4,39,77) and (39,39) cannot be broadcast.",

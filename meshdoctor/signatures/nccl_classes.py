@@ -246,9 +246,9 @@ CLASSES = (
         "aws-ofi-nccl could not register a buffer with Libfabric (type 2: CUDA, GPU memory; "
         "type 1: host memory)",
         "an EFA Libfabric older than this NCCL needs: NCCL 2.19 and later register GPU "
-        "buffers in a way that EFA installers before 1.29 refuse (RC -22, Invalid "
-        "argument) (aws/aws-ofi-nccl #584)",
-        "upgrade the EFA installer (Libfabric) to 1.29 or later on every host (`fi_info -p "
+        "buffers in a way that Libfabric of EFA installers before 1.29.1 refuses (RC -22, "
+        "Invalid argument) (aws/aws-ofi-nccl #584)",
+        "upgrade the EFA installer (Libfabric) to 1.29.1 or later on every host (`fi_info -p "
         "efa` shows the provider's version), or set FI_EFA_SET_CUDA_SYNC_MEMOPS=0, or stay on "
         "NCCL 2.18 until then; the aws-ofi-nccl plugin and the EFA installer should be of one "
         "release",
@@ -303,6 +303,41 @@ CLASSES = (
         "inside it, and on the host `lsmod | grep efa`",
         "aws-ofi-nccl (nccl_net_ofi init: 'OFI fi_getinfo() call failed'); Libfabric fi_info; "
         "AWS EFA documentation (EFA in containers)",
+    ),
+    fc(
+        "nccl.connect-loopback",
+        r"[Cc]onnect to (?:127\.\d+\.\d+\.\d+|::1|\[::1\])<\d+> failed",
+        "NCCL dialled a loopback address (127.x, ::1) for a peer: in a job across hosts the "
+        "peer announced loopback as its own address, which no other host can reach",
+        "the address NCCL chose on that peer is lo's: NCCL_SOCKET_IFNAME names lo (or a "
+        "pattern that only lo matches), NCCL found no other interface it may use there (it "
+        "takes docker and lo only when nothing else matches), or the address handed to it "
+        "resolves to loopback (a host name that /etc/hosts maps to 127.0.1.1, the launcher's "
+        "master address given as localhost)",
+        "set NCCL_SOCKET_IFNAME to the interface the hosts share on every node (`ip -br addr` "
+        "on each; e.g. NCCL_SOCKET_IFNAME=eth0, or a prefix such as enp); check that `getent "
+        "hosts $(hostname)` gives the routable address, not 127.0.1.1; in a job of one host "
+        "a loopback peer is normal: read that peer's own log",
+        "NCCL v2.23.4 src/misc/socket.cc (ncclFindInterfaces: NCCL_SOCKET_IFNAME, else any "
+        "interface but docker and lo, then docker, then lo; socketStartConnect)",
+    ),
+    fc(
+        "nccl.connect-link-local",
+        r"[Cc]onnect to (?:fe80:[0-9a-fA-F:]*|169\.254\.\d+\.\d+)(?:%[\w.-]+)?<\d+> failed",
+        "NCCL dialled a peer's link-local address (IPv6 fe80::...%IF or IPv4 169.254.x.x): the "
+        "interface NCCL chose on that peer has no routable address, only one valid on a "
+        "single link",
+        "NCCL_SOCKET_IFNAME unset, and NCCL took an interface whose only address is "
+        "link-local: an SR-IOV or accelerated-networking virtual function beside the primary "
+        "NIC (Azure's enP... interfaces beside eth0), a virtual or container interface; or "
+        "NCCL_SOCKET_FAMILY=AF_INET6 on hosts whose IPv6 is link-local only",
+        "set NCCL_SOCKET_IFNAME to the interface that holds the hosts' routable address "
+        "(`ip -br addr` on each node; eth0 on Azure VMs) on every node, or "
+        "NCCL_SOCKET_FAMILY=AF_INET; for an image that enables accelerated networking, use one "
+        "whose NCCL setup supports it",
+        "NCCL v2.23.4 src/misc/socket.cc (findInterfaces takes each interface's first "
+        "address; NCCL_SOCKET_FAMILY); Azure accelerated networking (the VF interface beside "
+        "the synthetic one)",
     ),
     fc(
         "nccl.connect-aborted",

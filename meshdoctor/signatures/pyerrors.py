@@ -58,8 +58,34 @@ _MESSAGES: Tuple[Tuple[str, str], ...] = (
     ),
     ("RecursionError", r"maximum recursion depth exceeded"),
     ("ZeroDivisionError", r"\b(?:float |integer )?division (?:or modulo )?by zero"),
+    ("RuntimeError", r"\b(?:dictionary|[Ss]et|dictionary keys) changed (?:size )?during iteration"),
+)
+
+# what a message says the code did where its class alone says less (a RuntimeError is not
+# always the code's own mistake; this one is)
+_RACE = (
+    "changed a dict or set while a loop iterated over it: in asynchronous or threaded code, "
+    "another task added or removed an entry during the loop (a race: iterate over a copy)"
 )
 _TEXTS = re.compile("|".join(f"(?P<g{k}>{rx})" for k, (_, rx) in enumerate(_MESSAGES)))
+
+
+# the package of a frame's file: ".../site-packages/torch/distributed/x.py" -> torch
+_PACKAGE = re.compile(r"/(?:site|dist)-packages/([A-Za-z_]\w*)")
+# projects whose files run from a checkout as often as from site-packages, by their path's
+# folder: ".../exo/src/exo/worker/runner.py" -> exo
+_PROJECTS = re.compile(
+    r"/(exo|mlx_lm|mlx_vlm|mlx|omlx|vllm|sglang|torch|transformers|deepspeed|megatron)/"
+)
+
+
+def package_of(path: str, checkouts: bool = True) -> Optional[str]:
+    """The package whose code a frame's file ``path`` is: the folder under site-packages (or
+    dist-packages), else with ``checkouts`` a known project's folder in a source checkout
+    (:data:`_PROJECTS`); None for another file (the job's own)."""
+    path = path.replace("\\", "/")
+    m = _PACKAGE.search(path) or (_PROJECTS.search(path) if checkouts else None)
+    return m.group(1) if m else None
 
 
 def caught(text: str) -> Optional[Tuple[str, str]]:
@@ -71,6 +97,19 @@ def caught(text: str) -> Optional[Tuple[str, str]]:
     return _MESSAGES[int((m.lastgroup or "g0")[1:])][0], m.group(0)
 
 
+def defect(kind: str, msg: str = "") -> Optional[str]:
+    """What an exception of class ``kind`` (its last dotted part) with message ``msg`` says the
+    code did, when it reports the code's own mistake; None otherwise."""
+    got = caught(msg)
+    if got is not None and got[0] == kind:
+        return _what(*got)
+    return DEFECTS.get(kind)
+
+
+def _what(kind: str, words: str) -> str:
+    return _RACE if "during iteration" in words else DEFECTS[kind]
+
+
 def reading(text: str) -> Optional[str]:
     """What the generic error-line reading says of a line holding such a message: the class,
     what that code did and what to do; None when ``text`` holds none."""
@@ -80,7 +119,7 @@ def reading(text: str) -> Optional[str]:
     kind, words = got
     return (
         f"'{words}' is Python's {kind} message: the program caught an exception of its own "
-        f"code and logged it, without its traceback; that code {DEFECTS[kind]}. A bug of "
+        f"code and logged it, without its traceback; that code {_what(kind, words)}. A bug of "
         "that program's release (or an input it was not written for: a model, config or "
         "request), not the mesh: note its version, upgrade it (a fix may exist), search its "
         "issue tracker for the message, and rerun with its debug logging for the traceback "

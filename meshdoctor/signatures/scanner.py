@@ -239,7 +239,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "n't",  # "couldn't", "Can't ", "doesn't"
     "peer",
     "xception",
-    "upported",
+    "upport",  # "not supported", "does not support", "Unsupported"
     "Unable to",
     "distributed",
     "device",
@@ -255,7 +255,7 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "MeshImpl",
     "std::",
     "what()",
-    "zsh: ",
+    "sh: ",  # zsh's "zsh: killed", bash's "bash: -c: line 1: ..."
     ": line ",
     "Abort trap",
     "(core dumped)",
@@ -289,7 +289,8 @@ MESSAGE_ANCHORS: Tuple[str, ...] = (
     "Message truncated",
     # a socket's bind refused, bare: "[Errno 48] Address already in use" (macOS, Linux's 98)
     "lready in use",
-    "bash: -c: ",  # bash's parse error of a launcher's command, in any locale
+    # exo's placement: "No cycles found with sufficient memory", "no RDMA-connected cycles"
+    "cycle",
     "CompletionQueueDispatch",  # Metal's completion queue, a crashed thread's in a summary
     # glibc's heap checks (malloc_printerr): "free(): corrupted unsorted chunks", "double free
     # or corruption (out)", "munmap_chunk(): invalid pointer", "free(): double free detected"
@@ -838,7 +839,15 @@ class Scanner:
         codes = {x.code for x in found}
         both = found + [x for x in extra if x.code not in codes]
         if len(both) > 1 and any(not x.signature.envelope for x in both):
-            both = [x for x in both if not x.signature.envelope]
+            # a generic reading gives way, except the last error's own when a class of its
+            # signature names it (the error and its 'Last error:' flattened onto one line:
+            # the class is the reason, the error line its result)
+            both = [
+                x
+                for x in both
+                if not x.signature.envelope
+                or (x in extra and x.signature.classes and x.signature.failure_class(x.groups))
+            ]
         return both
 
     def feed(self, lineno: int, line: str) -> List[Match]:

@@ -115,12 +115,15 @@ _TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     (
         "HTTP 401/403",
         r"\b40[13] Client Error\b|GatedRepoError|Cannot access gated repo|\b401 Unauthorized\b|"
-        r"\b403 Forbidden\b",
+        r"\b403 Forbidden\b|\b(?:[Dd]ownload|[Ff]etch)\w*\b[^\n]{0,300}?:\s*40[13]\s*$",
         "the server refused the request's credentials: a gated or private model repository "
         "needs a token with access and, for a gated one, its license accepted on the model's "
-        "page",
+        "page; a repository its owner made private or removed answers the same to everyone "
+        "(a program's built-in model list that still points at it)",
         "`huggingface-cli login` (or HF_TOKEN) on every host that downloads, with a token "
-        "of an account that accepted the model's terms; or download once and point the "
+        "of an account that accepted the model's terms; open the repository's page to see "
+        "whether it still exists publicly, and if not point the program at another "
+        "repository of the model (its model list or card); or download once and point the "
         "hosts at the local copy",
     ),
     (
@@ -203,11 +206,14 @@ _TABLE: Tuple[Tuple[str, str, str, str], ...] = (
     (
         "EACCES",
         r"Permission denied",
-        "the user may not open or use it: the file's owner or mode, a device node "
-        "(/dev/infiniband/*, /dev/nvidia*) not in the user's group or not given to the "
-        "container, SELinux or AppArmor, a noexec mount, or a port below 1024",
-        "`ls -l PATH` and `id` on that host; give the container the device (--device, "
-        "--privileged) or the user the group; run as the owner of the files",
+        "the user may not open or use it: the file's owner or mode (a file in /tmp that "
+        "another user, or an earlier run as root, created: /tmp's sticky bit lets only its "
+        "owner write, remove or replace it), a device node (/dev/infiniband/*, /dev/nvidia*) "
+        "not in the user's group or not given to the container, SELinux or AppArmor, a "
+        "noexec mount, or a port below 1024",
+        "`ls -l PATH` and `id` on that host; remove a /tmp file another user left (as that "
+        "user or root) or run as its owner; give the container the device (--device, "
+        "--privileged) or the user the group",
     ),
     (
         "EPERM",

@@ -13,6 +13,7 @@ from meshdoctor.triage.findings import Finding, Input
 from meshdoctor.triage import (
     address,
     alone,
+    benchmem,
     customar,
     gids,
     hung,
@@ -20,10 +21,12 @@ from meshdoctor.triage import (
     laggard,
     injected,
     lastwarn,
+    loadphase,
     masteraddr,
     misspelt,
     mismatch,
     netdiff,
+    pyfault,
     samegpu,
     silent,
     stale,
@@ -89,6 +92,10 @@ READINGS: Tuple[Reading, ...] = (
     gids.readings,  # MD856, RoCE GID tables partly visible
     slowpath.readings,  # MD813, NCCL between hosts over sockets (only when nothing else)
     slowpath.gdr,  # MD814, NCCL without GPUDirect RDMA (only when nothing else)
+    pyfault.amend,  # a faulthandler dump's innermost frame (amends the failure above it)
+    benchmem.amend,  # what nccl-tests' buffers leave to NCCL (amends MD800)
+    loadphase.amend,  # a Metal out of memory while the model loaded (amends MD661)
     unread.logged,  # a cut traceback's logger message (amends MD663)
+    unread.wrapped,  # a bare exception's message wrapped onto the next lines (amends MD663)
     unread.readings,  # MD883, an error line no signature reads (last: only when nothing else)
 )

@@ -245,6 +245,11 @@ class LogScan:
         if old is not None:
             old.count += 1
             old.last_lineno = m.lineno
+            if signatures.ROLES.index(m.role) < signatures.ROLES.index(old.role):
+                # a line of a stronger role than the first of its kind (a compiler's
+                # diagnostic after its summary line): the finding is read from it
+                old.match, old.role, old.seq = m, m.role, self.seq_base + m.lineno
+                old.time = old.time or time_of()
             return key
         if len(self._seen) >= MAX_FINDINGS:
             return key

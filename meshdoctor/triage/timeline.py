@@ -11,7 +11,8 @@ and ``Connection closed by remote peer``, survivors killed by mlx.launch's SIGTE
 second as the real fault).
 
 An exit status that could be a cause (``either``: 1, 255) of a rank whose own log printed
-only consequences is their consequence (:func:`settle_exits`). The first cause is chosen from
+only consequences is their consequence (:func:`settle_exits`); an NCCL trace line beside the
+WARN or error of its rank is theirs (:func:`settle_traces`). The first cause is chosen from
 the findings of the strongest role present, so an echo never
 outranks an original fault, whatever the order of the files:
 
@@ -53,7 +54,7 @@ from meshdoctor.triage.findings import Finding
 
 INDEPENDENT_AFTER_S = 300.0
 _FAR = _dt.datetime.max.replace(tzinfo=_dt.timezone.utc)
-_STRENGTH = {signatures.CAUSE: 0, signatures.EITHER: 1, signatures.CONSEQUENCE: 2}
+_STRENGTH = {role: i for i, role in enumerate(signatures.ROLES)}  # strongest first
 
 
 def _second(t: Optional[_dt.datetime]) -> Optional[_dt.datetime]:
@@ -134,6 +135,27 @@ def settle_crashes(findings: List[Finding]) -> None:
             f.role = signatures.CONSEQUENCE
 
 
+def settle_traces(findings: List[Finding]) -> None:
+    """An NCCL trace line (``NCCL INFO transport/net.cc:687 -> 2``: group ``res``) only
+    follows a failure back up the calls; the WARN line that names the failed call is its
+    reason (NCCL v2.30.7 src/include/checks.h: the WARN is printed where the call fails, the
+    ``-> N`` lines on the way out). Where an input and rank also hold a WARN or error of the
+    same strength or stronger, its trace lines are their consequence, whatever their order
+    (a log cut inside an earlier trace starts with one). Changes roles in place."""
+    for f in findings:
+        if not f.match.groups.get("res") or f.role == signatures.CONSEQUENCE:
+            continue
+        if any(
+            not g.match.groups.get("res")
+            and g.source == f.source
+            and g.rank == f.rank
+            and _STRENGTH[g.role] <= _STRENGTH[f.role]
+            and g.match.name.startswith("nccl.")
+            for g in findings
+        ):
+            f.role = signatures.CONSEQUENCE
+
+
 def order(findings: List[Finding]) -> List[Finding]:
     """Findings in timeline order: timed ones by time then file order, untimed ones in file
     order after the timed ones of the same input."""
@@ -151,6 +173,7 @@ def relate(findings: List[Finding]) -> List[Finding]:
     settle_exits(findings)
     settle_wrappers(findings)
     settle_crashes(findings)
+    settle_traces(findings)
     ordered = order(findings)
     for i, f in enumerate(ordered, 1):
         f.id = f"F{i}"

@@ -195,6 +195,41 @@ def logged(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding
     return []
 
 
+WRAPPED_LINES = 3  # a bare exception line's message may go on this many lines
+
+
+def wrapped(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
+    """Adds nothing; completes a bare exception line (MD663 with group ``bare``) whose
+    message was wrapped where it was pasted (``AssertionError: Failed to download X from`` and
+    the URL and the status on the next lines): the system error or HTTP status that the
+    message and its next lines, up to a blank one, end in
+    (:mod:`meshdoctor.signatures.syserrors`) joins the finding's meaning."""
+    by_source = {x.source: x for x in inputs}
+    for f in findings:
+        if f.match.name != "python.exception" or not f.match.groups.get("bare"):
+            continue
+        inp = by_source.get(f.source)
+        msg = f.match.groups.get("msg", "")
+        if inp is None or syserrors.reading(msg):
+            continue
+        at, more = f.match.lineno, []
+        for n, t in input_lines(inp):
+            if n <= at:
+                continue
+            if n > at + WRAPPED_LINES or not t.strip():
+                break
+            more.append(t.strip())
+        told = syserrors.reading(" ".join([msg.strip()] + more)) if more else None
+        if not told:
+            continue
+        said = printable(
+            f"with the {len(more)} line(s) after it, which go on with its message, {told}"
+        )
+        head, here, rest = f.match.meaning.partition(" Here: ")
+        f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."
+    return []
+
+
 def readings(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
     """The MD883 finding (the rule in the module's docstring) for what triage read, or none:
     ``inputs`` in the order read; ``findings`` the others (any one of them: none)."""

@@ -400,6 +400,12 @@ LINES = [
         "second to last dimension of second input with shape (512,4096).",
         "MD817",
     ),
+    ('{"detail":"Requested RDMA (MlxJaccl) but no RDMA-connected cycles available"}', "MD818"),
+    (
+        '<null>(18): error: more than one user-defined conversion from "nv_bfloat16" to "half"',
+        "MD819",
+    ),
+    ("MLX/ErrorHandler.swift:345: Fatal error: [metal::malloc] Attempting to allocate", "MD820"),
     (
         "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
         "MD815",
