@@ -56,6 +56,24 @@ def _backend_unavailable(groups: Mapping[str, str]) -> Optional[str]:
     )
 
 
+# what the signal that ended exo's runner says (POSIX; macOS's memory-pressure killer and
+# Linux's OOM killer send SIGKILL)
+_RUNNER_END = {
+    "9": "SIGKILL: killed from outside, most often by memory pressure: macOS's jetsam (`log "
+    "show --last 1h --predicate 'eventMessage CONTAINS \"jetsam\"'`) or Linux's OOM killer "
+    "(`dmesg | grep -i oom`) when the model, its KV cache and other apps exceed the memory; "
+    "a smaller model or context, or fewer apps, fits",
+    "6": "SIGABRT: the runner aborted itself, most often an uncaught C++ exception of MLX (a "
+    "Metal command buffer error, an out-of-memory, a jaccl or ring error) printed just "
+    "before on its stderr",
+    "11": "SIGSEGV: a native crash in MLX or a library it loaded; its crash report "
+    "(~/Library/Logs/DiagnosticReports/*.ips) names the frame",
+    "10": "SIGBUS: a native crash (a bad memory access, in MLX or the RDMA driver); its crash "
+    "report names the frame",
+    "15": "SIGTERM: exo stopped the runner itself (the instance was deleted, the node shut "
+    "down or another node failed first): a consequence; look at the first failure",
+}
+
 SIGNATURES = (
     signature(
         "MD618",
@@ -773,6 +791,37 @@ SIGNATURES = (
             "ValueError: No cycles found with sufficient memory",
             "No tensor sharding found for model with hidden_size=7168, num_key_value_heads=8 "
             "across candidate cycles",
+        ),
+    ),
+    signature(
+        "MD821",
+        "exo.runner-terminated",
+        r"Runner terminated with (?:signal=(?P<sig>\d+)(?: \((?P<desc>[^)]*)\))?|"
+        r"exitcode=(?P<code>-?\d+))",
+        "exo's runner (the child process of a node that loads the model and runs MLX) ended "
+        "with a failure, and the node's instance with it. The runner's own error, when it "
+        "printed one, is in the lines exo relays before this one ('Runner stderr: ...') and "
+        "is the cause; the signal or status says how it ended.",
+        "Read the runner's own stderr lines above (the MLX or Python error); then what the "
+        "signal says (after 'Here:'); restart the instance once the cause is dealt with.",
+        "exo-explore/exo src/exo/worker/runner/supervisor.py ('Runner terminated with "
+        "signal=N (...)' / 'exitcode=N'), commit b5375f8; POSIX signals",
+        role=EITHER,
+        role_of=lambda g: CONSEQUENCE if g.get("sig") == "15" else None,
+        role_note="A runner ended by SIGTERM was stopped by exo itself: a consequence.",
+        refine=lambda g: (
+            _RUNNER_END.get(g.get("sig") or "", None)
+            or (
+                f"status {g['code']}: the runner's Python raised an exception it did not catch (its "
+                "traceback is in the runner's stderr lines above)"
+                if g.get("code") not in (None, "0")
+                else None
+            )
+        ),
+        examples=(
+            "[ 12:01:44.120 | ERROR | exo.worker.runner.supervisor:_watch:399 ] Runner "
+            "terminated with signal=9 (Killed: 9)",
+            "Runner terminated with exitcode=1",
         ),
     ),
     signature(

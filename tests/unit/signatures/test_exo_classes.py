@@ -75,3 +75,21 @@ def test_mlx_swifts_fatal_error_is_the_way_the_mlx_error_ended_the_process():
     assert set(got) == {"MD672", "MD820"}
     assert got["MD672"].role == signatures.CAUSE and got["MD820"].role == signatures.EITHER
     assert "withError" in got["MD820"].remedy
+
+
+@pytest.mark.parametrize(
+    "line,role,words",
+    [
+        ("Runner terminated with signal=9 (Killed: 9)", signatures.EITHER, "jetsam"),
+        ("Runner terminated with signal=6 (Abort trap: 6)", signatures.EITHER, "C++ exception"),
+        (
+            "Runner terminated with signal=15 (Terminated: 15)",
+            signatures.CONSEQUENCE,
+            "exo stopped",
+        ),
+        ("Runner terminated with exitcode=1", signatures.EITHER, "traceback"),
+    ],
+)
+def test_exos_runner_end_says_what_its_signal_means(line, role, words):
+    (m,) = signatures.classify(line)
+    assert m.code == "MD821" and m.role == role and words in m.meaning

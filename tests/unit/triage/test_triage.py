@@ -406,6 +406,7 @@ LINES = [
         "MD819",
     ),
     ("MLX/ErrorHandler.swift:345: Fatal error: [metal::malloc] Attempting to allocate", "MD820"),
+    ("Runner terminated with signal=9 (Killed: 9)", "MD821"),
     (
         "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
         "MD815",
