@@ -1,6 +1,6 @@
 """exo's placement refusals, read from exo's own source: the ``ValueError`` texts that
 ``place_instance`` raises when no set of nodes can run a model (exo-explore/exo
-src/exo/master/placement.py and src/exo/shared/topology.py, commit b5375f8, 2026-06). The API
+src/exo/master/placement.py and its Topology class, commit b5375f8, 2026-06). The API
 answers them as HTTP 400 (``{"detail": "..."}``) and the dashboard's placement previews show
 them. Each is a :class:`~meshdoctor.signatures.model.FailureClass` of exo.placement (MD818).
 
@@ -29,7 +29,7 @@ PLACEMENT = (
         "status` on each (enabled); compare the nodes exo lists (its /state, node identities) "
         "with the live ones: more than are running means a departed node is kept, so upgrade "
         "exo, or stop every node and start them all again; meanwhile use MlxRing (TCP)",
-        _P + "; src/exo/shared/topology.py (is_rdma_cycle)",
+        _P + "; its Topology.is_rdma_cycle",
     ),
     fc(
         "exo.no-memory-cycle",

@@ -1225,6 +1225,51 @@ SIGNATURES = (
         ),
     ),
     signature(
+        "MD822",
+        "mlx.weights-file",
+        r"\[load(?:_safetensors|_gguf)?\] (?P<what>Failed to open|Invalid json header length|"
+        r"The JSON header is \d+ bytes long but the file is only \d+ bytes\. Perhaps an "
+        r"incomplete download or corrupt|Invalid json metadata|Invalid header in|Tensor '[^']*' "
+        r"invalid data offsets)(?P<rest>.*)",
+        "MLX could not read a weights file (mlx.core.load of .safetensors, .npz or .gguf): the "
+        "file is missing, or it is not what its name says: a Git LFS pointer (a model "
+        "repository cloned without git-lfs leaves files of about 130 bytes of text, whose "
+        "first 8 bytes MLX reads as an impossible header length), a download that stopped "
+        "part way, or a corrupt file. In a distributed job each host reads its own copy, so "
+        "one host's file can be bad while the others load.",
+        "On the host that failed: `ls -l FILE` (a size of a few hundred bytes is a pointer; "
+        "`head -c 200 FILE` shows 'version https://git-lfs...'), then `git lfs pull` in the "
+        "model folder or download it again with `hf download REPO`; delete a partial file and "
+        "download again (check `df -h` for room); put the same files at the same path on "
+        "every host.",
+        "MLX v0.32.1 mlx/io/safetensors.cpp (load_safetensors: 'Invalid json header length', "
+        "'Perhaps an incomplete download or corrupt file?'), mlx/io/load.cpp, "
+        "mlx/io/gguf.cpp; Git LFS pointer files (git-lfs spec)",
+        causes=[
+            (
+                "a Git LFS pointer in place of the weights (cloned without git-lfs)",
+                "'Invalid json header length'; the file is a few hundred bytes of text",
+            ),
+            (
+                "an incomplete or corrupt download",
+                "'Perhaps an incomplete download', a file smaller than the others",
+            ),
+            ("the file is not at that path on this host", "'Failed to open'"),
+        ],
+        refine=lambda g: {
+            "Failed to open": "the file is not there or not readable on this host: its path, "
+            "its permissions, or a model folder that exists on other hosts only",
+            "Invalid json header length": "the first 8 bytes are no safetensors header: most "
+            "often a Git LFS pointer (a clone without git-lfs), else a file of another format",
+        }.get(g.get("what", "")),
+        examples=(
+            "RuntimeError: [load_safetensors] Invalid json header length "
+            "/models/m/model-00001-of-00002.safetensors",
+            "[load_safetensors] The JSON header is 51234 bytes long but the file is only 4096 "
+            "bytes. Perhaps an incomplete download or corrupt file?",
+        ),
+    ),
+    signature(
         "MD674",
         "malloc.failed",
         r"\[malloc\] Unable to allocate",

@@ -407,6 +407,7 @@ LINES = [
     ),
     ("MLX/ErrorHandler.swift:345: Fatal error: [metal::malloc] Attempting to allocate", "MD820"),
     ("Runner terminated with signal=9 (Killed: 9)", "MD821"),
+    ("RuntimeError: [load_safetensors] Invalid json header length /m/w.safetensors", "MD822"),
     (
         "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
         "MD815",
