@@ -16,6 +16,7 @@ from typing import List, Sequence
 
 from meshdoctor.signatures import printable
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
 
 CODE = "MD800"  # nccl.cuda-oom
@@ -53,6 +54,5 @@ def amend(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]
         "GPU, are what to change"
     )
     for f in ooms:
-        head, here, rest = f.match.meaning.partition(" Here: ")
-        f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."
+        reading.add_here(f, said)
     return []

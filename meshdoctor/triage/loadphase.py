@@ -15,6 +15,7 @@ from typing import List, Sequence
 
 from meshdoctor.signatures import printable
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
 
 CODE = "MD661"  # metal.command-buffer-failed
@@ -52,6 +53,5 @@ def amend(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]
             "Monitor), else the model is too large for this Mac; let the old process exit "
             "(or stop it) before loading, or load a smaller model"
         )
-        head, here, rest = f.match.meaning.partition(" Here: ")
-        f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."
+        reading.add_here(f, said)
     return []

@@ -16,6 +16,7 @@ from typing import List, Optional, Sequence, Tuple
 from meshdoctor.signatures import CONSEQUENCE, printable
 from meshdoctor.signatures.pyerrors import package_of
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
+from meshdoctor.triage import reading
 from meshdoctor.triage.findings import Finding, Input
 
 _FATAL = re.compile(r"^Fatal Python error: (?P<what>\S.*)")
@@ -73,6 +74,5 @@ def amend(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]
             + (f" ({pkg}'s code asked for the operation that failed)" if pkg else "")
         )
         f = max(near, key=lambda x: x.match.lineno)
-        head, here, rest = f.match.meaning.partition(" Here: ")
-        f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."
+        reading.add_here(f, said)
     return []

@@ -126,3 +126,10 @@ def explains(m: signatures.Match, inp: Input, failures: Sequence[Finding]) -> Fi
         time=anchor.time,
         last_lineno=m.lineno,
     )
+
+
+def add_here(f: Finding, said: str) -> None:
+    """Put ``said`` (what the lines around a finding add to it) first in the ``Here:`` part of
+    its meaning, making one when the meaning has none. Changes ``f`` in place."""
+    head, here, rest = f.match.meaning.partition(" Here: ")
+    f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."

@@ -190,8 +190,7 @@ def logged(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding
             f"the logger's message above the traceback ({f.source}:{n}) is the error it "
             f"logged: '{shown}'" + (f"; {told}" if told else "")
         )
-        head, here, rest = f.match.meaning.partition(" Here: ")
-        f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."
+        reading.add_here(f, said)
     return []
 
 
@@ -225,8 +224,7 @@ def wrapped(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Findin
         said = printable(
             f"with the {len(more)} line(s) after it, which go on with its message, {told}"
         )
-        head, here, rest = f.match.meaning.partition(" Here: ")
-        f.match.meaning = f"{head} Here: {said}; " + rest if here else f"{head} Here: {said}."
+        reading.add_here(f, said)
     return []
 
 
