@@ -195,14 +195,6 @@ UNTAGGED = (
         "upgrade mlx; report it to ml-explore/mlx with the program",
         _V + "mlx/backend/cuda/event.cu",
     ),
-    fc(
-        "metal.metallib-missing",
-        r"(?:Failed to load the (?:default )?metallib|Can not load metallib from specified)",
-        "MLX could not load its Metal kernel library",
-        "mlx-metal missing, of another version than mlx, or MLX_METALLIB_PATH pointing away",
-        "`pip install -U mlx mlx-metal` of the same version on every host; unset MLX_METALLIB_PATH",
-        _V + "mlx/backend/metal/device.cpp",
-    ),
     # the model loaders a sharded or single-node job runs first: MLX's Module.load_weights
     # (strict) and mlx-lm's load_model/sharded_load, their own texts
     fc(
@@ -235,14 +227,19 @@ UNTAGGED = (
     ),
     fc(
         "model.no-weights",
-        r"No safetensors found in \S",
-        "the model folder has no model*.safetensors files",
+        r"No safetensors (?:files )?found in \S",
+        "the model folder (or one component folder of it: an image model's vae/, "
+        "text_encoder/ or transformer/) has no *.safetensors files",
         "a model not converted to MLX (PyTorch .bin or GGUF files only), a download cut "
-        "short, or, in a distributed job, a host on which the model's path does not exist "
-        "(each rank loads from its own disk)",
-        "convert it (`mlx_lm.convert --hf-path REPO`) or use an mlx-community conversion; "
-        "download it again; put the model at the same path on every host",
-        "ml-explore/mlx-lm mlx_lm/utils.py (load_model)",
+        "short that the engine took for complete (one folder of the model never fetched, "
+        "often after a download was cancelled and started again), or, in a distributed job, "
+        "a host on which the model's path does not exist (each rank loads from its own disk)",
+        "list the folder the message names (`ls -la PATH`); delete the partial model and "
+        "download it again (the engine's cache, or `hf download REPO`); convert it "
+        "(`mlx_lm.convert --hf-path REPO`) or use an mlx-community conversion; put the model "
+        "at the same path on every host",
+        "ml-explore/mlx-lm mlx_lm/utils.py (load_model: 'No safetensors found in'; engines "
+        "built on it print 'No safetensors files found in')",
     ),
     fc(
         "model.pipeline-index",

@@ -299,11 +299,22 @@ def _program_defect(groups: Mapping[str, str]) -> Optional[str]:
     what, file = defect(kind, groups.get("msg", "")), groups.get("file", "").replace("\\", "/")
     if what is None or not file or groups.get("cut") or groups.get("bare"):
         return None
+    carried = ""
+    if groups.get("own_file"):  # raised in a library that only carried the call (anyio)
+        carried = f" (raised inside {package_of(file) or file}, called from here)"
+        file = groups["own_file"].replace("\\", "/")
+        groups = {
+            **groups,
+            "lineno": groups.get("own_lineno", "?"),
+            "func": groups.get("own_func", ""),
+            "call": "",
+        }
     pkg = package_of(file)
     where = (
         f"{file}, line {groups.get('lineno', '?')}"
         + (f", in {groups['func']}" if groups.get("func") else "")
         + (f": `{groups['call'][:160]}`" if groups.get("call") else "")
+        + carried
     )
     if pkg is None:
         return (
@@ -393,6 +404,16 @@ def _op_arguments(groups: Mapping[str, str]) -> Optional[str]:
         return (
             f"[{op}] got arrays of sizes that do not join: most often a cache (KV or prompt "
             "cache) kept from another request, or a shard's state against another's"
+        )
+    if op in ("dequantize", "quantize") and "uint32" in msg:
+        return (
+            f"[{op}] was handed a weight that is not a packed quantized matrix (uint32): "
+            "the model's config.json says quantized (its 'quantization' entry) where the "
+            "weight is dense, or the model was quantized twice: `mlx_lm.convert -q` run on a "
+            "model that was already quantized (an mlx-community model with '4bit' or '8bit' "
+            "in its config, whatever its name) quantizes its packed weights again; convert "
+            "from the original (unquantized) weights, or dequantize first (`mlx_lm.convert "
+            "--dequantize`)"
         )
     return f"the check of MLX's {op} operation (mlx/ops.cpp)" if op else None
 
@@ -540,6 +561,70 @@ def _missing_kernel(groups: Mapping[str, str]) -> Optional[str]:
         return (
             f"the installed metallib has no kernel {k}: mlx and mlx-metal of different "
             "versions, or an op and dtype this MLX has no Metal kernel for"
+        )
+    return None
+
+
+# Metal's descriptions of a metallib it refuses (MTLLibrary load errors, as MLX appends them
+# to its own message), most specific first: (regex, what it says)
+_METALLIB_REFUSED = (
+    (
+        r"language version (?P<lang>[\d.]+) which is not supported on this OS",
+        "the metallib was compiled for Metal language {lang}, newer than this macOS supports "
+        "(Metal 3.1 needs macOS 14, 3.2 macOS 15, 4.0 macOS 26): the program's MLX is a build "
+        "for a newer macOS than this Mac runs. Upgrade macOS, or install the build for this "
+        "macOS (pip picks MLX's wheel by its platform tag, macosx_14_0 / 15_0 / 26_0, so "
+        "`pip install --force-reinstall mlx mlx-metal` on this Mac; an app: its vendor's "
+        "build for this macOS)",
+    ),
+    (
+        r"deployment target \((?P<target>0x[0-9a-fA-F]+)\) that is not supported on this OS",
+        "the metallib was stamped with a deployment target ({target}) newer than this macOS: "
+        "it was built with a newer SDK for a newer macOS than this Mac runs. Upgrade macOS, "
+        "or install a build of the program (and its MLX) made for this macOS",
+    ),
+)
+
+
+def _metallib(groups: Mapping[str, str]) -> Optional[str]:
+    """MD823's detail: why Metal refused the library (:data:`_METALLIB_REFUSED`, from the
+    text after MLX's message, group ``rest``, or Metal's reason on a line of its own, group
+    ``refused``), else where the build left no library, told by
+    the paths in the line (a SwiftPM checkout, an app bundle, a Python environment)."""
+    rest = groups.get("rest") or groups.get("refused") or ""
+    for regex, said in _METALLIB_REFUSED:
+        m = re.search(regex, rest)
+        if m:
+            return said.format(**m.groupdict())
+    line = (groups.get("before") or "") + rest
+    if re.search(r"SourcePackages|mlx-swift|\.build/|/Cmlx/|<default\.metallib>", line):
+        return (
+            "the program links mlx-swift (a Swift package checkout in its path, or the "
+            "default.metallib that SwiftPM bundles): a Swift "
+            "program built with `swift build` has no metallib, since SwiftPM on the command "
+            "line does not compile MLX's Metal shaders; build it with Xcode or `xcodebuild` "
+            "(mlx-swift README), which puts default.metallib in the mlx-swift_Cmlx.bundle "
+            "beside the binary"
+        )
+    if ".app/Contents" in line:
+        return (
+            "the program runs from an app bundle that lacks MLX's library (mlx.metallib, or "
+            "mlx-swift_Cmlx.bundle with default.metallib, beside the binary or in its "
+            "Resources): a packaging defect of that app's release; update or reinstall the "
+            "app"
+        )
+    if "MLX error: " in line:  # mlx-c's default error handler: no Python in this program
+        return (
+            "the program calls MLX through mlx-c (mlx-swift or another binding, not Python), "
+            "so its metallib is the default.metallib of an mlx-swift_Cmlx.bundle beside its "
+            "binary: a program built with `swift build` has none (build with Xcode or "
+            "`xcodebuild`), an app that ships without the bundle has a packaging defect of its "
+            "release (update or reinstall the app)"
+        )
+    if "site-packages" in line:
+        return (
+            "this Python's mlx has no mlx.metallib beside its libmlx: mlx-metal missing or "
+            "of another version (`pip install --force-reinstall mlx mlx-metal`)"
         )
     return None
 
@@ -1000,8 +1085,13 @@ SIGNATURES = (
         # a rank's prefix first when its launcher tags lines (torchrun's "[rank0]: ", Open
         # MPI's --tag-output "[1,0]<stderr>:")
         r"^(?:\[rank\d+\]:\s*|\[\d+,\d+\]<std(?:out|err)>:\s*)?"
-        r"(?P<bare>" + "|".join(BUILTIN_EXCEPTIONS) + r"): (?!" + MLX_COMPONENT + r"|EXC_)"
-        r"(?P<msg>\S.*)",
+        r"(?:\s+(?=(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)\s*$))?"
+        # a built-in class, or a package's own by its dotted name (anyio.BrokenResourceError),
+        # the latter alone on its line too, as a traceback's last line shows one without text
+        r"(?P<bare>"
+        + "|".join(BUILTIN_EXCEPTIONS)
+        + r"|(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception))"
+        r"(?:: (?!" + MLX_COMPONENT + r"|EXC_)(?P<msg>\S.*)|(?<=[a-z])(?=\s*$))",
         "An uncaught Python exception (no known signature in it): it ends the process when "
         "raised in the main thread; one raised in another thread ends only that thread, and "
         "the process may go on.",
@@ -1172,7 +1262,9 @@ SIGNATURES = (
         "prompt in one step (heads x length x length), a vision model's image step over many "
         "image patches (the vision tower's attention, or merging the image features into the "
         "text embeddings in one piece: it grows with the image's size and the number of "
-        "images in the request), or a whole unsharded weight or embedding.",
+        "images in the request), a whole unsharded weight or embedding, or an operation's "
+        "own scratch buffer (MLX's transposed convolutions with a stride above 1 unfolded "
+        "their input in one piece before 0.32.1, PR #3845).",
         "Make that one step smaller: prefill in chunks (a smaller prefill step size), cap the "
         "image size or the number of image patches (the processor's max pixels), send one "
         "image per request or encode images one at a time, shard the weights; upgrade the "
@@ -1192,6 +1284,12 @@ SIGNATURES = (
                 "a long context; the size grows with the square of the prompt's length",
             ),
             ("a weight or embedding that is not sharded", "the size of one weight matrix"),
+            (
+                "an operation's own scratch buffer, larger than its output: MLX's transposed "
+                "convolutions with a stride above 1 unfolded their whole input into one "
+                "buffer before 0.32.1 (PR #3845 tiles it under the limit): upgrade mlx",
+                "conv_transpose1d/2d/3d in the program; the output itself fits",
+            ),
         ],
         refine=lambda g: (
             f"the array would take {int(g['bytes']) / 2**30:.1f} GiB, "
@@ -1709,6 +1807,145 @@ SIGNATURES = (
             "Exception Type:  EXC_RESOURCE",
         ),
     ),
+    # --- MLX's Metal kernel library not loaded: the process cannot run a single GPU op ---
+    signature(
+        "MD823",
+        "metal.metallib-load",
+        r"^(?P<before>.*?)(?:Failed to load the (?:default )?metallib|Failed to load the metallib from|"
+        r"Failed to load device library from|(?:rror: |mlx: )Can not load metallib from specified "
+        r"location|"
+        r"(?:std::runtime_error|RuntimeError): library not found\s*$)(?P<rest>.*)"
+        # Metal's reason alone on the next line, as a message printed over two lines shows it
+        r"|(?P<refused>This library is using (?:language version [\d.]+|a deployment target "
+        r"\(0x[0-9a-fA-F]+\)) (?:which|that) is not supported on this OS.*)",
+        "MLX could not load its Metal kernel library (the metallib), so not one GPU operation "
+        "can run: the process ends at its first MLX call, before any model or collective. "
+        "MLX looks for mlx.metallib beside libmlx (and in Resources/), for default.metallib "
+        "in a SwiftPM bundle (mlx-swift_Cmlx.bundle), then at the path it was built with "
+        "(MLX_METALLIB_PATH overrides it). Metal's own reason follows the message: 'library "
+        "not found' (no file where MLX looked: a build or package that left it out), or a "
+        "library Metal refuses on this macOS (built for a newer one: 'language version X "
+        "... not supported on this OS', 'deployment target ... not supported').",
+        "Read Metal's reason after the message: 'not supported on this OS' means a build "
+        "for a newer macOS (upgrade macOS or install the build for this one); 'library not "
+        "found' means the metallib is missing: a Swift program must be built with Xcode or "
+        "xcodebuild (SwiftPM on the command line compiles no Metal shaders), an app bundle "
+        "must ship it beside its binary (update or reinstall the app), a Python environment "
+        "needs mlx and mlx-metal of one version (`pip install --force-reinstall mlx "
+        "mlx-metal`); unset MLX_METALLIB_PATH unless it names a metallib of this MLX.",
+        "MLX v0.32.1 mlx/backend/metal/device.cpp (load_default_library, load_library); "
+        "ml-explore/mlx-swift README (SwiftPM cannot build the Metal shaders: build with "
+        "xcodebuild); Apple Metal Shading Language Specification (language versions by OS)",
+        check="MD102",
+        causes=[
+            (
+                "a build for a newer macOS than this Mac runs (its metallib's language "
+                "version or deployment target)",
+                "'language version ... not supported on this OS' or 'deployment target ... "
+                "not supported on this OS'",
+            ),
+            (
+                "a Swift program built with `swift build` (SwiftPM compiles no Metal shaders)",
+                "'library not found'; the path is a Swift package checkout (SourcePackages, "
+                "mlx-swift)",
+            ),
+            (
+                "an app bundle shipped without MLX's metallib or its mlx-swift_Cmlx.bundle",
+                "'library not found' from a program inside Something.app/Contents",
+            ),
+            (
+                "mlx-metal missing or of another version than mlx; MLX_METALLIB_PATH pointing away",
+                "'library not found' from a Python program; `pip show mlx mlx-metal`",
+            ),
+        ],
+        refine=_metallib,
+        examples=(
+            "MLX error: Failed to load the default metallib. library not found",
+            "RuntimeError: Failed to load the default metallib. This library is using "
+            "language version 4.0 which is not supported on this OS library not found",
+            "Failed to load device library from <default.metallib>",
+        ),
+    ),
+    # --- an MLX error through mlx-c, MLX's C API (mlx-swift, Go and other bindings) --------
+    signature(
+        "MD824",
+        "mlx-c.error",
+        r"(?:\bMLX error: |(?P<panic>\bpanic: )?\bmlx: )(?P<msg>\S.*?)(?: at (?P<where>\S*mlx/c/[\w/]+\.cpp):"
+        r"(?P<at>\d+))?\s*$"
+        r"|(?P<msg2>\S.*?) at (?P<where2>\S*/mlx/c/[\w/]+\.cpp):(?P<at2>\d+)\s*$",
+        "An MLX error reported through mlx-c, MLX's C API, which the programs that call MLX "
+        "from another language than Python use (mlx-swift, Ollama's MLX runner and other Go, "
+        "Rust or C bindings): mlx-c adds ' at FILE:LINE' (its own wrapper function, not where "
+        "MLX failed) and hands the message to the error handler; its default handler prints "
+        "'MLX error: MESSAGE' and exits the process, a program's own handler ends it its own "
+        "way (a Go panic 'mlx: MESSAGE', a Swift fatalError). The MLX message is the cause.",
+        "Deal with the MLX message it carries (its own reading where it has one); the mlx-c "
+        "file and line say only which C API call the program made (mlx_eval in "
+        "transforms.cpp: evaluating arrays). Report it to the program that embeds MLX with "
+        "its version and the MLX version it bundles.",
+        "ml-explore/mlx-c mlx/c/error.cpp (_mlx_error appends ' at FILE:LINE'; the default "
+        "handler prints 'MLX error: %s' and exits), commit fba4470",
+        envelope=True,
+        classes=MLX_ERROR + UNTAGGED,
+        role=EITHER,
+        refine=lambda g: (
+            f"mlx-c's {(g.get('where') or g.get('where2') or '').rsplit('/', 1)[-1]} passed it on"
+            + (
+                "; a Go program (panic: mlx: ...) evaluates MLX arrays on whichever OS thread "
+                "the goroutine runs, and MLX's streams belong to one thread: pin MLX work to "
+                "one OS thread (runtime.LockOSThread)"
+                if "in current thread" in (g.get("msg") or g.get("msg2") or "") and g.get("panic")
+                else ""
+            )
+            if g.get("where") or g.get("where2")
+            else None
+        ),
+        examples=(
+            "panic: mlx: There is no Stream(gpu, 1) in current thread. at /private/tmp/mlx-c-"
+            "0.6.0/mlx/c/transforms.cpp:73",
+            "MLX error: There is no Stream(cpu, 0) in current thread. at "
+            "/src/mlx-c/mlx/c/transforms.cpp:73",
+        ),
+    ),
+    # --- Metal API validation (MTL_DEBUG_LAYER, Xcode's GPU validation) --------------------
+    signature(
+        "MD825",
+        "metal.validation",
+        r"failed assertion `(?P<what>[^`']+)",
+        "Metal's API validation layer (MTL_DEBUG_LAYER=1, or a run under Xcode) stopped the "
+        "process at a misuse of the Metal API: the text says which rule broke. Without "
+        "validation the same misuse shows as wrong values (NaNs, garbage) or a GPU fault, "
+        "not an error.",
+        "Read the rule: 'references deallocated object' is a use-after-free of a buffer or "
+        "pipeline state a command buffer still used (in MLX: a custom mx.fast.metal_kernel "
+        "called with different dtypes in one graph evicted its own pipeline before MLX "
+        "0.32.0, PR #3662: upgrade MLX, or give each dtype its own kernel name); other rules "
+        "name the encoder or buffer misused. Report it to ml-explore/mlx with the program "
+        "and MLX version when MLX's own kernels trip it.",
+        "Apple Metal API validation (MTL_DEBUG_LAYER); MLX PR #3662 (v0.32.0: custom kernel "
+        "names carry their dtypes)",
+        causes=[
+            (
+                "a custom Metal kernel called with different input dtypes in one graph (MLX "
+                "before 0.32.0 evicts the pipeline another dtype still uses)",
+                "'command buffer references deallocated object'; mx.fast.metal_kernel in "
+                "the program",
+            ),
+            ("a Metal object released while the GPU still used it", "'deallocated object'"),
+        ],
+        refine=lambda g: (
+            "a Metal object (a buffer or compute pipeline) was released while a command "
+            "buffer not yet finished still used it: a use-after-free in MLX or in the "
+            "program's custom kernels; in MLX before 0.32.0 a custom kernel called with two "
+            "dtypes in one graph did this (PR #3662)"
+            if "deallocated object" in g.get("what", "")
+            else None
+        ),
+        examples=(
+            "failed assertion `command buffer references deallocated object which previously "
+            "existed at address 0x...'",
+        ),
+    ),
     # --- MLX not importable on a node: its native library missing or of another build ------
     signature(
         "MD876",
@@ -1716,7 +1953,9 @@ SIGNATURES = (
         r"(?P<lib>libmlx[\w.-]*\.(?:so|dylib)[\w.]*)(?:: cannot open shared object file|"
         r"' \(no such file)"
         r"|Library not loaded: (?P<rpath>\S*libmlx[\w.-]*)"
-        r"|(?P<how>undefined symbol|Symbol not found): (?P<sym>_{1,2}ZN3mlx\w*)",
+        r"|(?P<how>undefined symbol|Symbol not found): (?P<sym>_{1,2}ZN3mlx\w*)"
+        # a system library's symbol that this macOS lacks, for MLX's extension or libmlx
+        r"|dlopen\([^,)]*mlx[^,)]*(?:, \w+)?\): Symbol not found: (?P<ossym>_(?!_?ZN3mlx)\S+)",
         "MLX cannot be imported on this host: `import mlx.core` failed because the native "
         "library the Python package loads (libmlx) is missing or comes from another MLX "
         "build. The MLX install of this node is incomplete or mismatched: not the network, "
@@ -1734,7 +1973,7 @@ SIGNATURES = (
         "https://github.com/exo-explore/exo/issues/2156; "
         "https://github.com/ml-explore/mlx/issues/2390; "
         "https://github.com/ml-explore/mlx/issues/2500; MLX installation documentation "
-        "(Linux: pip install mlx[cpu], mlx[cuda])",
+        "(Linux: pip install mlx[cpu], mlx[cuda]; macOS >= 14.0)",
         check="MD102",
         causes=[
             (
@@ -1748,6 +1987,11 @@ SIGNATURES = (
                 "versions, or a stale copy of one left by an upgrade",
                 "'undefined symbol: _ZN3mlx...' / 'Symbol not found'; `pip show` gives two "
                 "versions",
+            ),
+            (
+                "a macOS older than the MLX build needs (MLX: macOS 14.0 or later)",
+                "'Symbol not found: _...' of a system framework ('Expected in: "
+                "/System/Library/Frameworks/...'); `sw_vers`",
             ),
             (
                 "the rank runs another interpreter or venv than the one MLX was installed in",
@@ -1766,10 +2010,18 @@ SIGNATURES = (
             "lacks: two MLX builds mixed (mlx and mlx-cpu/mlx-cuda/mlx-metal of different "
             "versions)"
             if g.get("sym")
+            else f"libmlx needs {g.get('ossym')}, which this macOS's system libraries lack "
+            "(the 'Expected in:' line names the framework): this MLX build needs a newer "
+            "macOS than this Mac runs (MLX needs macOS 14.0 or later; a $NEWLAPACK symbol is "
+            "Accelerate's LAPACK interface of macOS 13.3 and later): upgrade macOS, or use "
+            "a program that does not need MLX on this Mac"
+            if g.get("ossym")
             else None
         ),
         examples=(
             "ImportError: libmlx.so: cannot open shared object file: No such file or directory",
+            "Error when loading model: ImportError: dlopen(/venv/lib/python3.11/site-packages/"
+            "mlx/core.cpython-311-darwin.so, 0x0002): Symbol not found: _cblas_dgemm$NEWLAPACK",
             "Runner error: ImportError: libmlx.so: cannot open shared object file: No such "
             "file or directory",
             "ImportError: /venv/lib/python3.12/site-packages/mlx/core.cpython-312-x86_64-"

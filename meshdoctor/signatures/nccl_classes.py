@@ -118,11 +118,16 @@ CLASSES = (
         r"No space left on device",
         "NCCL could not create, size or map a shared-memory segment in /dev/shm",
         "/dev/shm is full or too small (a container's 64 MB default, a Kubernetes pod "
-        "without a memory-backed /dev/shm)",
-        "size the tmpfs (docker --shm-size=1g or --ipc=host; in Kubernetes an emptyDir "
-        "volume with medium: Memory mounted on /dev/shm, or hostIPC; `df -h /dev/shm`), or "
-        "set NCCL_SHM_DISABLE=1 to use another transport",
-        _S + "src/os/linux.cc, src/misc/shmutils.cc, src/proxy.cc; NVIDIA/nccl #290",
+        "without a memory-backed /dev/shm), or filled by the segments of earlier runs "
+        "(NCCL's /dev/shm/nccl-* files of ranks that died before unlinking them stay: over "
+        "restarts of one pod or container they fill it, 'No space left on device')",
+        "`df -h /dev/shm` and `ls -la /dev/shm`: remove the nccl-* files no live process holds "
+        "(`lsof /dev/shm/nccl-*`), or clear /dev/shm before the job starts; size the tmpfs "
+        "(docker --shm-size=1g or --ipc=host; in Kubernetes an emptyDir volume with medium: "
+        "Memory mounted on /dev/shm, or hostIPC), or set NCCL_SHM_DISABLE=1 to use another "
+        "transport",
+        _S + "src/os/linux.cc, src/misc/shmutils.cc, src/proxy.cc; NVIDIA/nccl #290; "
+        "llm-d/llm-d #352 (stale segments after crashes)",
     ),
     fc(
         "nccl.create-qp",

@@ -34,6 +34,13 @@ DEFECTS: Mapping[str, str] = {
     "AssertionError": "failed one of its own internal checks",
     "ZeroDivisionError": "divided by zero (an empty count or a size of zero)",
     "RecursionError": "recursed without end",
+    # anyio's stream exceptions (anyio documentation, "Streams": BrokenResourceError when the
+    # other end of a memory object stream was closed, ClosedResourceError on one's own closed
+    # end): raised in a library, they report the caller's unhandled case
+    "BrokenResourceError": "sent to (or received from) an anyio stream whose other end was "
+    "already closed: the consumer or peer went away (disconnected, cancelled, timed out) and "
+    "the code did not expect it; unhandled in a task group, it ends the whole group",
+    "ClosedResourceError": "used an anyio stream or resource that it had closed itself",
 }
 
 # CPython's (and NumPy's) messages of those classes, as ``str(exc)`` prints them
@@ -75,8 +82,11 @@ _PACKAGE = re.compile(r"/(?:site|dist)-packages/([A-Za-z_]\w*)")
 # projects whose files run from a checkout as often as from site-packages, by their path's
 # folder: ".../exo/src/exo/worker/runner.py" -> exo
 _PROJECTS = re.compile(
-    r"/(exo|mlx_lm|mlx_vlm|mlx|omlx|vllm|sglang|torch|transformers|deepspeed|megatron)/"
+    r"(?:^|/)(exo|mlx_lm|mlx_vlm|mlx|omlx|vllm|sglang|torch|transformers|deepspeed|megatron)/"
 )
+# the libraries that only carry a call (an event loop, a stream, a thread pool): an exception
+# raised in one of their frames reports the code that called them
+PLUMBING = re.compile(r"(?:^|/)(?:anyio|asyncio|trio|concurrent|sniffio)/|(?:^|/)threading\.py$")
 
 
 def package_of(path: str, checkouts: bool = True) -> Optional[str]:

@@ -48,6 +48,7 @@ from meshdoctor.signatures.frames import (
     thread_header,
 )
 from meshdoctor.signatures.model import CRASH, TRACEBACK, Match, Signature
+from meshdoctor.signatures.pyerrors import PLUMBING
 from meshdoctor.text import CONTROL, printable as text_printable
 
 LINE_CHARS = 300  # a matched line is kept stripped and cut to this many characters
@@ -578,19 +579,30 @@ def _code_lines(frames: Sequence[str]) -> List[str]:
     return [ln.strip() for ln in frames[-3:] if ln.strip(" ^~\t") and not _FRAME_FILE.search(ln)]
 
 
-def _innermost(frames: Sequence[str]) -> Dict[str, str]:
-    """What a traceback's lines (``frames``, as read) say of its innermost frame: groups
-    ``file`` (its path), ``lineno`` and ``func`` (from its ``File "...", line N, in F`` line)
-    and ``call`` (its line of code, when printed); {} when no frame line was read."""
-    fm = next((f for f in map(_FRAME_FILE.search, reversed(frames)) if f), None)
-    if fm is None:
+def innermost(frames: Sequence[str]) -> Dict[str, str]:
+    """What a traceback's lines (``frames``, as read, outermost first) say of its innermost
+    frame: groups ``file`` (its path), ``lineno`` and ``func`` (from its ``File "...", line N,
+    in F`` line) and ``call`` (its line of code, when printed); when that frame is in a library
+    that only carries the call (:data:`~meshdoctor.signatures.pyerrors.PLUMBING`: anyio,
+    asyncio), ``own_file``, ``own_lineno`` and ``own_func`` of the innermost frame outside it;
+    {} when no frame line was read."""
+    found = [f for f in map(_FRAME_FILE.search, reversed(frames)) if f]
+    if not found:
         return {}
+    fm = found[0]
     out = {"file": fm.group(1), "lineno": fm.group(2)}
     if fm.group(3):
         out["func"] = fm.group(3)
     code = _code_lines(frames)
     if code:
         out["call"] = code[-1]
+    if PLUMBING.search(fm.group(1).replace("\\", "/")):
+        # raised inside an event loop's or a stream's library: the code that called it
+        own = next((f for f in found if not PLUMBING.search(f.group(1).replace("\\", "/"))), None)
+        if own is not None:
+            out.update(own_file=own.group(1), own_lineno=own.group(2))
+            if own.group(3):
+                out["own_func"] = own.group(3)
     return out
 
 
@@ -801,7 +813,7 @@ class Scanner:
             return found
         em = _EXC_LINE.match(exc_line.strip())
         groups = {"type": em.group("type"), "msg": em.group("msg") or ""} if em else {}
-        groups.update(_innermost(frames))
+        groups.update(innermost(frames))
         m = make_match(
             fallback.code, exc_line, lineno, meaning=fallback.meaning_for(groups), groups=groups
         )
@@ -941,7 +953,7 @@ class Scanner:
 
         fallback = self._ix.fallback[TRACEBACK]
         groups = {"cut": "1"}
-        groups.update(_innermost(frames))
+        groups.update(innermost(frames))
         m = make_match(
             fallback.code,
             TRACEBACK_START if not frames else frames[-1],

@@ -16,6 +16,7 @@ from meshdoctor.triage import (
     benchmem,
     customar,
     gids,
+    headless,
     hung,
     ifname,
     laggard,
@@ -92,6 +93,7 @@ READINGS: Tuple[Reading, ...] = (
     gids.readings,  # MD856, RoCE GID tables partly visible
     slowpath.readings,  # MD813, NCCL between hosts over sockets (only when nothing else)
     slowpath.gdr,  # MD814, NCCL without GPUDirect RDMA (only when nothing else)
+    headless.amend,  # a traceback pasted without its header (amends a bare exception line)
     pyfault.amend,  # a faulthandler dump's innermost frame (amends the failure above it)
     benchmem.amend,  # what nccl-tests' buffers leave to NCCL (amends MD800)
     loadphase.amend,  # a Metal out of memory while the model loaded (amends MD661)

@@ -198,6 +198,12 @@ def line_rank(line: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
+def _says_more(new: signatures.Match, old: signatures.Match) -> bool:
+    """Whether ``new``, a later line of the finding ``old`` was read from, has a reading of
+    its own (a ``Here:`` detail) where ``old`` has none."""
+    return " Here: " in new.meaning and " Here: " not in old.meaning
+
+
 class LogScan:
     """Scans one input; :meth:`run` fills ``self.input`` and returns the findings.
 
@@ -250,6 +256,10 @@ class LogScan:
                 # diagnostic after its summary line): the finding is read from it
                 old.match, old.role, old.seq = m, m.role, self.seq_base + m.lineno
                 old.time = old.time or time_of()
+            elif m.role == old.role and _says_more(m, old.match):
+                # a later line of the same finding that says what the first did not (a
+                # message printed over two lines, its reason on the second): read it there
+                old.match = m
             return key
         if len(self._seen) >= MAX_FINDINGS:
             return key

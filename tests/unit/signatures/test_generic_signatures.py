@@ -157,7 +157,7 @@ def test_an_environment_error_in_a_package_is_not_read_as_its_bug(exc):
         ),
         # mlx-lm's loaders (mlx_lm/utils.py)
         ("ValueError: Model type qwen9_moe not supported.", "no module for the model's"),
-        ("FileNotFoundError: No safetensors found in /models/x", "no model*.safetensors"),
+        ("FileNotFoundError: No safetensors found in /models/x", "no *.safetensors files"),
         (
             "ValueError: Pipeline loading is only supported for MLX converted models.",
             "mlx_lm.convert",

@@ -408,6 +408,13 @@ LINES = [
     ("MLX/ErrorHandler.swift:345: Fatal error: [metal::malloc] Attempting to allocate", "MD820"),
     ("Runner terminated with signal=9 (Killed: 9)", "MD821"),
     ("RuntimeError: [load_safetensors] Invalid json header length /m/w.safetensors", "MD822"),
+    ("MLX error: Failed to load the default metallib. library not found", "MD823"),
+    (
+        "panic: mlx: There is no Stream(gpu, 1) in current thread. at "
+        "/tmp/mlx-c-0.6.0/mlx/c/transforms.cpp:73",
+        "MD824",
+    ),
+    ("failed assertion `command buffer references deallocated object which previously", "MD825"),
     (
         "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
         "MD815",
