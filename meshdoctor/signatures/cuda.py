@@ -57,7 +57,7 @@ PATTERN = (
     # TensorRT-LLM's check_cuda_error: "CUDA runtime error in cudaMemcpy: <text>"
     r"CUDA runtime error in [\w:]+: |"
     r"(?:Unexpected error from cu\w+\(\)[^\n]*?)?\bError (?P<enum>\d+): |"
-    r"\bcu[A-Za-z]+(?:\([^)]*\))? failed: )"
+    r"\b(?P<call>cu[A-Za-z]+)(?:\([^)]*\))? failed: )"
     r"(?P<msg>" + _NO_OOM + r")(?=$|['\".,;:)\s])"
     # the driver API's name of it, as XLA/JAX and cuda-python print it: "operation
     # cuInit(0) failed: CUDA_ERROR_NOT_INITIALIZED" (the out-of-memory and no-device ones
@@ -110,6 +110,18 @@ _SITE_NOTES = (
         "torch.cuda.set_device(local_rank) before the first collective, or pass device_id to "
         "init_process_group",
     ),
+    # a fault of NCCL's own kernels, seen at its next launch: an NCCL release's bug on GPUs
+    # newer than it (NCCL 2.26.2, PyTorch 2.7's wheel, on RTX 5090: vllm-project/vllm #19890)
+    (
+        "enqueue.cc",
+        "an illegal memory access was encountered",
+        ", where NCCL launches its kernels: a kernel faulted (NCCL's own, or one before it on "
+        "the stream); with no hardware error in the kernel log, most often the NCCL release's "
+        "own bug on a GPU newer than it (NCCL 2.26.2, bundled with PyTorch 2.7, on RTX 5090 "
+        "Blackwell GPUs: vllm-project/vllm #19890): upgrade the NCCL wheel (`pip install -U "
+        "nvidia-nccl-cu12`; `python -c 'import torch; print(torch.cuda.nccl.version())'` "
+        "says which one loads)",
+    ),
     # NVLS: NVLink SHARP multicast buffers (src/transport/nvls.cc)
     (
         "nvls.cc",
@@ -121,6 +133,10 @@ _SITE_NOTES = (
         "through the engine's own list of variables for its workers, Ray's runtime_env)",
     ),
 )
+
+
+# the CUDA managed-memory calls (CUDA Runtime API, Unified Memory) MLX's allocator makes first
+_MANAGED = ("cudaMemAdvise", "cudaMallocManaged", "cudaMemPrefetchAsync")
 
 
 def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
@@ -143,6 +159,15 @@ def cuda_error(groups: Mapping[str, str]) -> Optional[str]:
         )
     elif groups.get("file"):
         where = f" in nccl-tests' {groups['file']}:{groups.get('line', '?')}"
+    elif groups.get("call") in _MANAGED:
+        # MLX's CUDA allocator sets up its pool of managed memory when mlx.core is imported
+        where = (
+            f", in {groups['call']}: MLX's CUDA allocator uses CUDA managed (unified) memory "
+            "from the moment mlx.core is imported, so a GPU runtime that does not implement "
+            "managed memory or its advice refuses it at once: a sandbox's GPU proxy (gVisor's "
+            "nvproxy, as on Modal: google/gvisor #12034), a virtual GPU or a driver without "
+            "it; run on a runtime that passes the GPU through whole (runc, a plain VM or host)"
+        )
     elif groups.get("drv") == "CUDA_ERROR_NOT_INITIALIZED":
         # CUDA Driver API, CUresult: "the CUDA driver has not been initialized with cuInit()
         # or ... initialization has failed"

@@ -369,14 +369,30 @@ SIGNATURES = (
     signature(
         "MD667",
         "backend.invalid-name",
-        r"The only valid values for backend are 'any', 'mpi', 'nccl', 'jaccl' and 'ring' but "
-        r"'(?P<backend>[^']*)' was provided",
-        "The program or MLX_DISTRIBUTED_BACKEND asked for a backend name MLX does not know "
-        "(jaccl-ring is an mlx.launch name: init takes 'jaccl').",
-        "Pass one of any, mpi, nccl, jaccl, ring to mx.distributed.init (the hostfile's "
-        "jaccl-ring is launched as jaccl).",
-        "MLX distributed.cpp (v0.32.1)",
+        # the names listed are the release's own: 'any', 'mpi' and 'ring' before 0.30.1
+        r"The only valid values for backend are(?: (?P<valid>'any'[^\n]*?) but "
+        r"'(?P<backend>[^']*)' was provided)?",
+        "The program or MLX_DISTRIBUTED_BACKEND asked for a backend name this MLX does not "
+        "know: a misspelt name (jaccl-ring is an mlx.launch name: init takes 'jaccl'), or a "
+        "backend newer than the installed MLX (the names the message lists are its release's "
+        "own: before MLX 0.30.1 only 'any', 'mpi' and 'ring', no 'jaccl' and no 'nccl').",
+        "Pass one of the names the message lists; for jaccl or nccl install MLX 0.30.1 or "
+        "later on every host (`python -c 'import mlx.core as mx; print(mx.__version__)'`; a "
+        "program that asks for jaccl must require mlx>=0.30.1). The hostfile's jaccl-ring is "
+        "launched as jaccl.",
+        "MLX distributed.cpp (v0.32.1; v0.30.0 and before list 'any', 'mpi' and 'ring', "
+        "jaccl and nccl came with v0.30.1)",
+        refine=lambda g: (
+            f"'{g['backend']}' is a backend of newer MLX releases: the installed MLX lists "
+            f"only {g['valid']}; upgrade mlx to 0.30.1 or later on every host"
+            if g.get("valid")
+            and g.get("backend") in ("jaccl", "nccl")
+            and f"'{g['backend']}'" not in g["valid"]
+            else None
+        ),
         examples=(
+            "ValueError: [distributed] The only valid values for backend are 'any', 'mpi' "
+            "and 'ring' but 'jaccl' was provided.",
             "ValueError: [distributed] The only valid values for backend are 'any', 'mpi', "
             "'nccl', 'jaccl' and 'ring' but 'jacl' was provided.",
         ),

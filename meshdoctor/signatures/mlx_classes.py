@@ -206,13 +206,17 @@ UNTAGGED = (
         "parameter of another shape",
         "weights converted or quantized by another release or with other settings (names "
         "ending in .scales/.biases: quantized weights against a config without the same "
-        "'quantization', or its bits/group_size); an architecture variant this mlx-lm "
-        "release builds differently (a newer model, a vision tower loaded as text); files "
-        "missing from an interrupted download; a shard loaded against the whole model",
-        "compare config.json's model_type and quantization with the files; upgrade mlx-lm "
-        "(a newer model needs a newer release); download the model again (`hf download "
-        "REPO`); reconvert with the release that loads it (`mlx_lm.convert`); a vision "
-        "model loads with mlx-vlm, not mlx-lm",
+        "'quantization', or its bits/group_size); an architecture variant that the "
+        "installed release of the model library (mlx-lm, mlx-vlm: the package in the "
+        "traceback) builds differently, a model-support bug fixed in a later release or on "
+        "its main branch (a newer model or version of a family, a vision tower loaded as "
+        "text); files missing from an interrupted download; a shard loaded against the whole "
+        "model",
+        "compare config.json's model_type and quantization with the files; upgrade the "
+        "model library the traceback names (mlx-lm or mlx-vlm: a newer model needs a newer "
+        "release, or its main branch until one is out); download the model again (`hf "
+        "download REPO`); reconvert with the release that loads it (`mlx_lm.convert`); a "
+        "vision model loads with mlx-vlm, not mlx-lm",
         _W + "python/mlx/nn/layers/base.py (Module.load_weights)",
     ),
     fc(

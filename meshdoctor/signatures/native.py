@@ -216,6 +216,34 @@ _DEBUG_OUTPUT = re.compile(
 )
 
 
+_EXPECTED_SHAPE = re.compile(
+    r"Expected shape \((?P<want>[\d, ]*)\) but received shape \((?P<got>[\d, ]*)\) for "
+    r"parameter (?P<param>\S+)"
+)
+
+
+def _permuted_shapes(msg: str) -> Optional[str]:
+    """What MLX's load_weights shape check says when the two shapes hold the same sizes in
+    another order: the weight is in another layout (a convolution's weight left in PyTorch's
+    (out, in, k...) order where MLX's is (out, k..., in): MLX nn.Conv1d/2d/3d weights), or
+    None."""
+    m = _EXPECTED_SHAPE.search(msg)
+    if not m:
+        return None
+    want, got = (tuple(int(x) for x in m.group(g).split(",") if x.strip()) for g in ("want", "got"))
+    if want == got or sorted(want) != sorted(got):
+        return None
+    return (
+        f"{m.group('param')} holds the right sizes in another order ({m.group('got')} for "
+        f"{m.group('want')}): the weight is in another layout than the model's MLX code "
+        "expects, most often a convolution's weight left in PyTorch's (out, in, k...) order "
+        "where MLX's is (out, k..., in): the loader (the model's sanitize step) did not "
+        "transpose it from the checkpoint's layout: a bug of that loader's release for this "
+        "model, or a checkpoint not converted for MLX; upgrade the engine or reconvert the "
+        "model"
+    )
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a message that states its own cause and remedy
@@ -249,6 +277,9 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
             f'(\'"backend": "", "envs": []\'), use the list form ([{{"ssh": ...}}]) or '
             f"upgrade mlx (0.32.4 reads both as optional)"
         )
+    layout = _permuted_shapes(groups.get("msg", ""))
+    if layout:
+        return layout
     if "no Stream(" in groups.get("msg", "") and "current thread" in groups.get("msg", ""):
         return (
             "MLX 0.31.2 made streams thread-local, so a stream made in one thread does not "
@@ -569,7 +600,7 @@ def _missing_kernel(groups: Mapping[str, str]) -> Optional[str]:
 # to its own message), most specific first: (regex, what it says)
 _METALLIB_REFUSED = (
     (
-        r"language version (?P<lang>[\d.]+) which is not supported on this OS",
+        r"language version (?P<lang>[\d.]+),? (?:which|that) is not supported on this OS",
         "the metallib was compiled for Metal language {lang}, newer than this macOS supports "
         "(Metal 3.1 needs macOS 14, 3.2 macOS 15, 4.0 macOS 26): the program's MLX is a build "
         "for a newer macOS than this Mac runs. Upgrade macOS, or install the build for this "
@@ -658,10 +689,17 @@ SIGNATURES = (
         "metal.gpu-timeout",
         r"kIOGPUCommandBufferCallbackErrorTimeout|Command buffer execution failed: Caused GPU "
         r"Timeout Error",
-        "A collective inside a GPU command buffer (a distributed all_sum, all_gather, send or "
-        "recv on the GPU stream) waited more than ~5 s on a slower or stalled peer and the "
-        "Metal watchdog killed it; on mixed Macs the faster rank waits on the slower one.",
-        "Run collectives on stream=mx.cpu and evaluate them separately (mlx-lm's trainer does "
+        "The Metal GPU watchdog killed a command buffer that ran too long (seconds). In a "
+        "distributed job most often a collective inside it (a distributed all_sum, "
+        "all_gather, send or recv on the GPU stream) waited on a slower or stalled peer (on "
+        "mixed Macs the faster rank waits on the slower one); in one process, or right after "
+        "a model loaded, one command buffer did too much work: a single mx.eval over a huge "
+        "graph (every parameter of a very large model evaluated at once after loading, a "
+        "long prompt's prefill in one step).",
+        "In one process: evaluate in smaller pieces (a model's parameters in chunks after "
+        "load, not one mx.eval(model.parameters()); a smaller prefill step) and upgrade the "
+        "loader (mlx-lm #1572, jundot/omlx PR #3180 evaluate parameters in chunks). In a "
+        "distributed job: run collectives on stream=mx.cpu and evaluate them separately (mlx-lm's trainer does "
         "for its loss and token reductions since mlx-examples PR #1200: upgrade mlx-lm when "
         "mlx_lm.lora times out at its first validation loss); that is not always "
         "enough (mlx-vlm #2179: a LoRA run on a Gigabit LAN still timed out with it): keep GPU "
@@ -670,9 +708,16 @@ SIGNATURES = (
         "short, sync less often (gradient accumulation) or move to a faster link.",
         "Apple Metal; https://github.com/Blaizzy/mlx-vlm/issues/2179; "
         "https://github.com/ml-explore/mlx-examples/issues/1185 (mlx-examples PR #1200); "
-        "https://github.com/ml-explore/mlx/issues/1804",
+        "https://github.com/ml-explore/mlx/issues/1804; "
+        "https://github.com/ml-explore/mlx-lm/issues/1572",
         causes=[
             ("a slow or dead peer during a GPU-stream collective", "the peer's log"),
+            (
+                "one command buffer doing too much work: one mx.eval over every parameter of "
+                "a very large model right after load, or a huge prefill step",
+                "no distributed job, or the abort right after the weights loaded and before "
+                "the first token",
+            ),
             (
                 "mlx-lm's LoRA trainer before mlx-examples PR #1200 reduced the validation loss "
                 "with all_sum on the GPU stream: Macs of different speeds time out at the "
@@ -1085,6 +1130,10 @@ SIGNATURES = (
         # a rank's prefix first when its launcher tags lines (torchrun's "[rank0]: ", Open
         # MPI's --tag-output "[1,0]<stderr>:")
         r"^(?:\[rank\d+\]:\s*|\[\d+,\d+\]<std(?:out|err)>:\s*)?"
+        # a program's own failure line that carries the exception ("Process exited before
+        # becoming ready: ValueError: ...", "Runner error: KeyError: ..."): one clause that
+        # says something failed, then the exception
+        r"(?:[^:\n]*?\b(?:exited|failed|[Ee]rror|crashed)\b[^:\n]*?: (?=[A-Za-z_.]+: ))?"
         r"(?:\s+(?=(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)\s*$))?"
         # a built-in class, or a package's own by its dotted name (anyio.BrokenResourceError),
         # the latter alone on its line too, as a traceback's last line shows one without text
@@ -1242,11 +1291,27 @@ SIGNATURES = (
         "metal.resource-limit",
         r"Resource limit \((?P<limit>\d+)\) exceeded",
         "Metal refused another buffer: the process holds as many Metal resources as the "
-        "device allows (499000 on recent Macs), usually many small arrays kept alive (a "
-        "growing KV cache, un-evaluated graphs).",
+        "device allows (499000 on recent Macs): a count of live buffers, not of bytes (it "
+        "fails with memory to spare), usually many small arrays kept alive (a growing KV "
+        "cache, un-evaluated graphs, a training step over very many parameters: LoRA on a "
+        "mixture-of-experts model gives every expert's adapter and its gradients and "
+        "optimizer state buffers of their own).",
         "Evaluate and release arrays sooner (mx.eval in the loop), lower the prompt cache or "
-        "batch size, and upgrade mlx-lm.",
-        "mlx-lm #831, #1672",
+        "batch size, and upgrade mlx-lm; in training, fewer buffers per step: a lower LoRA "
+        "rank, fewer adapted layers (--num-layers), or not adapting the experts' layers.",
+        "mlx-lm #831, #1672; MLX's device_info()['resource_limit']",
+        causes=[
+            (
+                "many small arrays kept alive in inference (a growing cache, graphs never "
+                "evaluated)",
+                "a server or generation loop; the count grows with requests",
+            ),
+            (
+                "training over very many parameter arrays (LoRA on a mixture-of-experts "
+                "model: per-expert adapters, their gradients and optimizer state)",
+                "mlx_lm.lora on an MoE model; memory far from full",
+            ),
+        ],
         examples=("RuntimeError: [metal::malloc] Resource limit (499000) exceeded.",),
     ),
     signature(
@@ -1816,8 +1881,8 @@ SIGNATURES = (
         r"location|"
         r"(?:std::runtime_error|RuntimeError): library not found\s*$)(?P<rest>.*)"
         # Metal's reason alone on the next line, as a message printed over two lines shows it
-        r"|(?P<refused>This library is using (?:language version [\d.]+|a deployment target "
-        r"\(0x[0-9a-fA-F]+\)) (?:which|that) is not supported on this OS.*)",
+        r"|(?P<refused>[Tt]his library is using (?:language version [\d.]+|a deployment target "
+        r"\(0x[0-9a-fA-F]+\)),? (?:which|that) is not supported on this OS.*)",
         "MLX could not load its Metal kernel library (the metallib), so not one GPU operation "
         "can run: the process ends at its first MLX call, before any model or collective. "
         "MLX looks for mlx.metallib beside libmlx (and in Resources/), for default.metallib "
@@ -1905,6 +1970,61 @@ SIGNATURES = (
             "0.6.0/mlx/c/transforms.cpp:73",
             "MLX error: There is no Stream(cpu, 0) in current thread. at "
             "/src/mlx-c/mlx/c/transforms.cpp:73",
+        ),
+    ),
+    # --- a chat request to a model without a chat template (transformers' apply_chat_template)
+    signature(
+        "MD826",
+        "model.no-chat-template",
+        r"Cannot use chat template functions because tokenizer\.chat_template is not set",
+        "The model's tokenizer has no chat template, so a chat request (messages, not a "
+        "plain prompt) cannot be turned into its prompt: most often a base (pretrained) "
+        "model, which ships none, where its instruct or chat variant was meant (the '-it', "
+        "'-Instruct' or '-chat' repository), else a conversion that dropped the template "
+        "(tokenizer_config.json's chat_template, or chat_template.jinja).",
+        "Use the instruct variant of the model for chat (the same name with -it, -Instruct "
+        "or -chat), or pass a template (the server's chat-template option, or "
+        "tokenizer_config.json's chat_template); a base model serves only completions "
+        "(/v1/completions with a raw prompt).",
+        "Hugging Face transformers (PreTrainedTokenizerBase.apply_chat_template: 'Cannot use "
+        "chat template functions because tokenizer.chat_template is not set'); Hugging Face "
+        "chat templating documentation",
+        examples=(
+            "ValueError: Cannot use chat template functions because tokenizer.chat_template is "
+            "not set and no template argument was passed!",
+        ),
+    ),
+    # --- a Rust program's panic (a helper a cluster app runs: exo's macmon) ---------------
+    signature(
+        "MD827",
+        "rust.panic",
+        # as the program that ran it reports it ("... failed with return code -6: thread
+        # 'main' panicked at ..."): a bare panic line holds none of the scanner's anchors
+        r"^(?P<before>.*?(?:ailed|rror|SIG).*?)thread '(?P<thread>[^']*)' panicked at "
+        r"(?P<where>\S+?):?(?:\s|$)",
+        "A Rust program panicked: it hit a case its code does not handle (an unwrap of an "
+        "error, an index out of range, a device or OS it does not know) and aborted (a "
+        "return code of -6 or 134 is SIGABRT). The file and line are in that program's own "
+        "source; the program that ran it reports the failure in its own words on the same "
+        "line (read from such a line: a panic printed alone is not).",
+        "Name the program (the words before the panic), note its version and upgrade it; "
+        "report the panic's file and line to it. A helper an app runs (exo runs macmon, its "
+        "GPU and power monitor, at start) can be updated, replaced by the build the app "
+        "pins, or left out.",
+        "The Rust reference, panics ('thread NAME panicked at FILE:LINE:COL'); exo-explore/exo "
+        "PR #1747 (macmon pinned to a fork that knows newer Apple chips)",
+        refine=lambda g: (
+            f"the program is macmon (panic at {g.get('where')}), the GPU and power monitor exo "
+            "runs at start (its preflight): a macmon build that does not know this Mac's chip "
+            "panics reading its power sources (src/sources.rs): an exo app that bundled the "
+            "upstream macmon instead of the fork exo pins (exo PR #1747); update exo, or "
+            "install the macmon exo pins"
+            if "macmon" in (g.get("before") or "")
+            else None
+        ),
+        examples=(
+            "macmon preflight failed with return code -6: thread 'main' panicked at "
+            "src/sources.rs:394:41",
         ),
     ),
     # --- Metal API validation (MTL_DEBUG_LAYER, Xcode's GPU validation) --------------------

@@ -127,6 +127,22 @@ _TABLE: Tuple[Tuple[str, str, str, str], ...] = (
         "hosts at the local copy",
     ),
     (
+        # a Hugging Face repository without a root config.json: a diffusers model (FLUX,
+        # Qwen-Image) has model_index.json and a config per component folder (diffusers
+        # documentation, "Load pipelines": the repository layout)
+        "HTTP 404",
+        r"(?:[Nn]ot [Ff]ound|\b404\b)[^\n]*?huggingface\.co/\S+/resolve/\S+/config\.json\b",
+        "the model repository has no config.json at its root: an image or diffusers model "
+        "(FLUX, Qwen-Image, Stable Diffusion) keeps model_index.json there and one config per "
+        "component folder (transformer/, vae/, text_encoder/); a program that fetches a "
+        "root config.json for every model treats it as a text model: that model type is "
+        "not supported by this program's code path, or the program looks it up wrongly (its "
+        "own model list should say how to load it)",
+        "check the repository's files on its page (model_index.json means a diffusers "
+        "model); upgrade the program (its support for image models may be newer) or report "
+        "the model id to it; a text model's repository must hold config.json",
+    ),
+    (
         "HTTP 404",
         r"\b404 Client Error\b|RepositoryNotFoundError|EntryNotFoundError|RevisionNotFoundError|"
         r"\b404 Not Found\b",

@@ -34,9 +34,13 @@ from meshdoctor.triage.findings import Finding, Input
 MIN_LITERAL = 30  # a site's fixed words at least this long to be recognised on its own
 MAX_LINE = 600  # longer lines are not tried (NCCL's WARN texts are shorter)
 _FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
-# PyTorch's rank prefix ("[rank1]: "), a bare "WARN " (the log level without NCCL's prefix)
+# PyTorch's rank prefix ("[rank1]: ") or Ray's worker prefix ("(Runner pid=868697) ", "(pid=7,
+# ip=10.0.0.2) ": Ray's log_to_driver), a bare "WARN " (the log level without NCCL's prefix)
 # a bare WARN text, or PyTorch 2.6+'s "NCCL Last Error: <text>" under its NCCL error
-_LAST = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?:WARN\s+|NCCL Last Error:\s*)?(?P<msg>\S.*?)\s*$")
+_LAST = re.compile(
+    r"^\s*(?:\[rank\d+\]:\s*|\((?:[\w.:-]+ )?pid=\d+(?:, ip=[\d.]+)?\)\s*)?"
+    r"(?:WARN\s+|NCCL Last Error:\s*)?(?P<msg>\S.*?)\s*$"
+)
 _LOGS = ("log", "stdin")
 EXPLAINED = ("MD650", "MD682")  # the NCCL errors (result lines) a last error explains
 # the readings of a CUDA error text, which NCCL's sentences hold ("CUDA error 2 'out of

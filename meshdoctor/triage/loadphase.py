@@ -1,7 +1,9 @@
-"""A GPU out of memory at load: a Metal command buffer that ran out of memory (MD661,
+"""A GPU out of memory by the phase it failed in: a Metal command buffer that ran out of memory (MD661,
 kIOGPUCommandBufferCallbackErrorOutOfMemory or 'Insufficient Memory') right after the program
 said it was loading or warming up its model failed before any request, so what did not fit is
-the model and its warm-up in the memory free at that moment, not a cache that grew.
+the model and its warm-up in the memory free at that moment, not a cache that grew; one after a
+trainer said training began (mlx-lm's "Training", "Iter N:") failed on one step's activations,
+the longest sequences when mlx-lm warned of them.
 
 Which lines say so: a loader's own words a few lines above the error (loading, weights,
 warm-up, compiled). Source: Metal's command buffer errors (MTLCommandBufferError; IOGPU's
@@ -22,9 +24,16 @@ CODE = "MD661"  # metal.command-buffer-failed
 _OOM = ("OutOfMemory", "Insufficient Memory")
 _LOADING = re.compile(
     r"\b(?:[Ll]oad(?:ing|ed)? (?:the )?(?:model|weights|shard)|[Ww]eights|[Ww]arm(?:ing)?[- ]?up|"
-    r"[Cc]ompil(?:ed|ing)\b|[Ll]oading)"
+    r"[Cc]ompil(?:ed|ing)\b|[Ll]oading(?! (?:the )?(?:data|train|valid|test)))"
 )
+# a line that says the load is over and training began (mlx-lm's trainer: "Training",
+# "Starting training..., iters: N", "Iter N: Train loss ...")
+_TRAINING = re.compile(r"^\s*(?:Training\b|Starting training|Iter \d+:)")
+# mlx-lm's trainer (tuner/trainer.py, iterate_batches): "[WARNING] Some sequences are longer
+# than 2048 tokens. ... Consider pre-splitting your data to save memory."
+_LONG = re.compile(r"Some sequences are longer than (?P<n>\d+) tokens")
 WINDOW = 8  # a loader's line this many lines above the error
+TRAIN_WINDOW = 40  # a trainer's lines this many lines above it
 
 
 def amend(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]:
@@ -38,9 +47,12 @@ def amend(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]
         if inp is None:
             continue
         at = f.match.lineno
-        above = [
-            (n, t) for n, t in input_lines(inp) if at - WINDOW <= n < at and _LOADING.search(t)
-        ]
+        lines = [(n, t) for n, t in input_lines(inp) if at - TRAIN_WINDOW <= n < at]
+        trained = [n for n, t in lines if _TRAINING.search(t)]
+        if trained:
+            _in_training(f, lines, trained[0])
+            continue
+        above = [(n, t) for n, t in lines if at - WINDOW <= n and _LOADING.search(t)]
         if not above:
             continue
         n, text = above[-1]
@@ -55,3 +67,21 @@ def amend(inputs: Sequence[Input], findings: Sequence[Finding]) -> List[Finding]
         )
         reading.add_here(f, said)
     return []
+
+
+def _in_training(f: Finding, lines: Sequence[tuple], began: int) -> None:
+    """A Metal out of memory after a trainer said training began (line ``began``): the
+    activations of one step did not fit; with mlx-lm's warning of long sequences, those."""
+    long = next((m for _, t in lines for m in [_LONG.search(t)] if m), None)
+    said = (
+        f"it failed in training ({f.source}:{began} says training began), after the trainer "
+        f"warned that some sequences are longer than {long.group('n')} tokens: the "
+        "activations of the longest sequences did not fit; pre-split or shorten the data "
+        "(mlx_lm.lora --max-seq-length), --batch-size 1, fewer layers (--num-layers), "
+        "--grad-checkpoint, or a quantized model (QLoRA)"
+        if long
+        else f"it failed in training ({f.source}:{began} says training began): one step's "
+        "activations did not fit; lower the batch size or the sequence length, train fewer "
+        "layers, or turn on gradient checkpointing"
+    )
+    reading.add_here(f, printable(said))

@@ -416,6 +416,16 @@ LINES = [
     ),
     ("failed assertion `command buffer references deallocated object which previously", "MD825"),
     (
+        "ValueError: Cannot use chat template functions because tokenizer.chat_template is not "
+        "set and no template argument was passed!",
+        "MD826",
+    ),
+    (
+        "macmon preflight failed with return code -6: thread 'main' panicked at "
+        "src/sources.rs:394:41",
+        "MD827",
+    ),
+    (
         "__nv_name_map(17): error: Error in parsing name expression for lowered name lookup.",
         "MD815",
     ),
