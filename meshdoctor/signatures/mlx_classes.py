@@ -222,12 +222,18 @@ UNTAGGED = (
     fc(
         "model.type-unsupported",
         r"Model type \S+ not supported",
-        "mlx-lm has no module for the model's architecture (config.json's model_type)",
-        "a model newer than this mlx-lm release, a model of another library (a vision or "
-        "audio model: mlx-vlm, mlx-audio), or a config.json edited or mistyped",
-        "upgrade mlx-lm on every host (`pip install -U mlx-lm`), or load it with the library "
-        "that has its architecture",
-        "ml-explore/mlx-lm mlx_lm/utils.py (_get_classes)",
+        "the installed model library (mlx-lm, or mlx-vlm for a vision model; an app's own "
+        "bundled copy of one) has no module for the model's architecture (config.json's "
+        "model_type)",
+        "a model newer than that release of the library (an app that bundles MLX's "
+        "libraries, LM Studio's MLX runtime, oMLX, exo, pins an older one until its next "
+        "update), a model of another library (a vision or audio model: mlx-vlm, mlx-audio), "
+        "or a config.json edited or mistyped",
+        "upgrade the library on every host (`pip install -U mlx-lm` or `mlx-vlm`; in an app, "
+        "update its MLX runtime or engine to a release that lists the architecture), or load "
+        "it with the library that has its architecture",
+        "ml-explore/mlx-lm mlx_lm/utils.py (_get_classes); Blaizzy/mlx-vlm mlx_vlm/utils.py "
+        "(get_model_and_args)",
     ),
     fc(
         "model.no-weights",
@@ -374,3 +380,11 @@ LAUNCH = UNTAGGED[-3:] + (
         _V + "mlx/distributed/jaccl/lib/jaccl/rdma.cpp",
     ),
 )
+
+
+def logged(text: str):
+    """The class of MLX's, mlx-lm's or a model loader's own message in ``text`` when a program
+    logged it rather than raised it ("Failed to preload model X: Received 333 parameters not
+    in model"): the first of :data:`UNTAGGED`, then :data:`MLX_ERROR`, whose regex finds it;
+    None otherwise."""
+    return next((c for c in UNTAGGED + MLX_ERROR if c.regex.search(text)), None)

@@ -216,6 +216,14 @@ _DEBUG_OUTPUT = re.compile(
 )
 
 
+# a tokenizer where a multimodal processor was expected (transformers' AutoProcessor falls
+# back to AutoTokenizer when it finds no processor class for the model: transformers
+# processing_auto.py)
+_BARE_TOKENIZER = re.compile(
+    r"'(?P<cls>\w*Tokenizer(?:Fast)?)' object has no attribute "
+    r"'(?P<attr>tokenizer|image_processor|feature_extractor|video_processor)'"
+)
+
 _EXPECTED_SHAPE = re.compile(
     r"Expected shape \((?P<want>[\d, ]*)\) but received shape \((?P<got>[\d, ]*)\) for "
     r"parameter (?P<param>\S+)"
@@ -259,6 +267,17 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
             "not exist there, a bug of that program, not of the job; run with its debug "
             "level lowered (DEBUG=0 or unset, the logger at INFO) and upgrade it (a fixed "
             "release may exist)"
+        )
+    bare_tok = _BARE_TOKENIZER.search(groups.get("msg", ""))
+    if bare_tok:
+        return (
+            f"the code asked a processor for its {bare_tok.group('attr')}, but got a bare "
+            f"{bare_tok.group('cls')}: transformers' AutoProcessor returns the tokenizer alone "
+            "when the installed transformers has no processor class for this model (a release "
+            "older than the model's processor, or the processor's files missing from the "
+            "model's repository); upgrade transformers (`pip install -U transformers`) to the "
+            "release the model's card names, and check the repository has its "
+            "preprocessor_config.json / processor_config.json"
         )
     own = _own_diagnosis(groups.get("msg", ""))
     if own:
@@ -600,7 +619,8 @@ def _missing_kernel(groups: Mapping[str, str]) -> Optional[str]:
 # to its own message), most specific first: (regex, what it says)
 _METALLIB_REFUSED = (
     (
-        r"language version (?P<lang>[\d.]+),? (?:which|that) is not supported on this OS",
+        # Metal's reason, whole or cut where the message was wrapped
+        r"language version (?P<lang>\d+(?:\.\d+)*)(?:,? (?:which|that) is not supported|\s*$)",
         "the metallib was compiled for Metal language {lang}, newer than this macOS supports "
         "(Metal 3.1 needs macOS 14, 3.2 macOS 15, 4.0 macOS 26): the program's MLX is a build "
         "for a newer macOS than this Mac runs. Upgrade macOS, or install the build for this "
@@ -650,7 +670,9 @@ def _metallib(groups: Mapping[str, str]) -> Optional[str]:
             "so its metallib is the default.metallib of an mlx-swift_Cmlx.bundle beside its "
             "binary: a program built with `swift build` has none (build with Xcode or "
             "`xcodebuild`), an app that ships without the bundle has a packaging defect of its "
-            "release (update or reinstall the app)"
+            "release (update or reinstall the app); under `swift test` the test bundle's "
+            "resources are nested where MLX does not look (Swift Build's layout: an MLX with "
+            "that lookup, ml-explore/mlx #4527, or `swift test --build-system native`)"
         )
     if "site-packages" in line:
         return (
@@ -1971,6 +1993,26 @@ SIGNATURES = (
             "MLX error: There is no Stream(cpu, 0) in current thread. at "
             "/src/mlx-c/mlx/c/transforms.cpp:73",
         ),
+    ),
+    # --- the GPU driver refusing to unmap GPU memory at teardown (IOKit) --------------------
+    signature(
+        "MD828",
+        "metal.unmap-failed",
+        r"IOConnectUnmapMemory(?:64)? failed: kr=(?P<kr>0x[0-9a-fA-F]+)",
+        "The GPU driver refused to unmap a GPU memory mapping (IOKit's IOConnectUnmapMemory; "
+        "0xe00002bc is kIOReturnError, a general failure) while a process released its Metal "
+        "resources: its GPU teardown failed part way, most often because it raced other GPU "
+        "work: a process still tearing down while a new one (a restarted runner or worker) "
+        "already starts on the GPU, or a process killed in the middle of GPU work. The node "
+        "may hang after it (GPU calls that never return).",
+        "Let the old process exit fully before the next one starts on the GPU (an app that "
+        "restarts its runner after a peer left: exo-explore/exo PR #1801 waits for the old "
+        "runner to stop; upgrade it); if the node hangs, stop its GPU processes (`ps -ax | "
+        "grep -i python`, kill them) and reboot when the GPU stays wedged.",
+        "Apple IOKit (IOConnectUnmapMemory, IOReturn.h: kIOReturnError = 0xe00002bc); "
+        "exo-explore/exo PR #1801",
+        check="MD301",
+        examples=("IOConnectUnmapMemory failed: kr=0xe00002bc",),
     ),
     # --- a chat request to a model without a chat template (transformers' apply_chat_template)
     signature(

@@ -152,6 +152,16 @@ def nccl_result(groups: Mapping[str, str]) -> Optional[str]:
             f"NCCL {version} is a 2.18 release, which reported network errors as "
             "internal ones: upgrade NCCL (2.19 or later) and rerun with NCCL_DEBUG=WARN"
         )
+    if "devcomm" in (groups.get("file") or "").lower() and "invalid usage" in msg:
+        # PyTorch's symmetric memory makes NCCL device communicators (ncclDevCommCreate)
+        parts.append(
+            "the call was ncclDevCommCreate (the file is PyTorch's device-communicator "
+            "manager, its symmetric memory): NCCL 2.29 and later refuse a "
+            "ncclDevCommRequirements_t not set up with NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER, "
+            "which code written for 2.28 zero-fills with memset (pytorch/pytorch #172398): use "
+            "the NCCL this PyTorch was built with (its nvidia-nccl wheel) or a PyTorch with the "
+            "fix"
+        )
     if " / " in msg:  # nccl-tests (NCCL 2.13+): 'RESULT / LAST ERROR'
         last = msg.split(" / ", 1)[1].strip()
         if not last:

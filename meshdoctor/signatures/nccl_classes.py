@@ -16,6 +16,26 @@ from meshdoctor.signatures.model import CAUSE, failure_class as fc
 _S = "NCCL v2.30.7 "
 
 CLASSES = (
+    # an API struct not set up with its initializer macro (NCCL checks a magic field of it)
+    fc(
+        "nccl.struct-initializer",
+        r"(?:must be initialized|not initialized) via NCCL_\w+_INITIALIZER",
+        "the program passed NCCL an API struct (ncclConfig_t, ncclDevCommRequirements_t, "
+        "ncclCommProperties_t, ncclSimInfo_t) that was not set up with its initializer macro: "
+        "NCCL checks the macro's magic fields and refuses the call (ncclInvalidArgument or "
+        "ncclInvalidUsage)",
+        "the code declares the struct without the initializer, or zero-fills it with memset; "
+        "code written against one NCCL release meets a newer one that checks the struct (the "
+        "device communicator's requirements since NCCL 2.29: PyTorch's symmetric memory "
+        "before its fix, pytorch/pytorch #172398; NCCL's own device examples, NVIDIA/nccl "
+        "#1959)",
+        "initialise the struct with the macro the WARN names (`ncclDevCommRequirements_t reqs "
+        "= NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;`, `ncclConfig_t config = "
+        "NCCL_CONFIG_INITIALIZER;`) before setting its fields; for a framework, use the NCCL "
+        "release it was built with or its release with the fix",
+        _S + "src/dev_runtime.cc (ncclDevCommCreate, ncclCommQueryProperties), src/init.cc "
+        "(ncclCommInitRankConfig), src/group.cc; src/nccl.h.in",
+    ),
     fc(
         "nccl.topo-xml-attribute",
         r"Attribute \S+ of node \S+ not found",

@@ -41,6 +41,11 @@ DEFECTS: Mapping[str, str] = {
     "already closed: the consumer or peer went away (disconnected, cancelled, timed out) and "
     "the code did not expect it; unhandled in a task group, it ends the whole group",
     "ClosedResourceError": "used an anyio stream or resource that it had closed itself",
+    # an input the code was not written for: bytes of another format
+    "UnicodeDecodeError": "decoded bytes as text that are not (UTF-8) text: an input of "
+    "another format, a binary file, or another program's packet on the port it listens on "
+    "(a router's or another service's broadcasts on the same UDP port): the code should "
+    "skip what it cannot decode",
 }
 
 # CPython's (and NumPy's) messages of those classes, as ``str(exc)`` prints them

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import List, Sequence, Tuple
 
-from meshdoctor.signatures import printable, pyerrors, syserrors
+from meshdoctor.signatures import mlx_classes, printable, pyerrors, syserrors
 from meshdoctor.signatures.frames import is_system_frame, parse_frame
 from meshdoctor.signatures.model import signature
 from meshdoctor.signatures.native import cut_note
@@ -134,7 +134,10 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     errno = syserrors.reading(text)
     guard = ESTIMATE.search(text)
     defect = pyerrors.reading(text)
-    if errno:
+    known = mlx_classes.logged(text)
+    if known is not None:  # MLX's or a model loader's own message, logged by the program
+        here += f"; the message is MLX's or its model loader's own: {known.text()}"
+    elif errno:
         here += f"; {errno}"
     elif defect:
         here += f"; {defect}"

@@ -420,6 +420,7 @@ LINES = [
         "set and no template argument was passed!",
         "MD826",
     ),
+    ("IOConnectUnmapMemory failed: kr=0xe00002bc", "MD828"),
     (
         "macmon preflight failed with return code -6: thread 'main' panicked at "
         "src/sources.rs:394:41",
