@@ -216,6 +216,11 @@ _DEBUG_OUTPUT = re.compile(
 )
 
 
+# Python before 3.12 rejects what PEP 701 allows in f-strings (the 3.11 parser's messages)
+_FSTRING = re.compile(
+    r"f-string expression part cannot include (?:a backslash|'#')|f-string: expecting '\}'"
+)
+
 # a tokenizer where a multimodal processor was expected (transformers' AutoProcessor falls
 # back to AutoTokenizer when it finds no processor class for the model: transformers
 # processing_auto.py)
@@ -267,6 +272,13 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
             "not exist there, a bug of that program, not of the job; run with its debug "
             "level lowered (DEBUG=0 or unset, the logger at INFO) and upgrade it (a fixed "
             "release may exist)"
+        )
+    if _FSTRING.search(groups.get("msg", "")):
+        return (
+            "the code uses an f-string that Python 3.12 allows (PEP 701: quotes, backslashes "
+            "or comments inside its replacement fields) and this interpreter is older: run "
+            "it with Python 3.12 or later (the program's declared requires-python), or use a "
+            "release of the program that supports this Python"
         )
     bare_tok = _BARE_TOKENIZER.search(groups.get("msg", ""))
     if bare_tok:
@@ -606,6 +618,14 @@ def _missing_kernel(groups: Mapping[str, str]) -> Optional[str]:
             "input_coherent is the kernel of MLX_METAL_FAST_SYNCH=1 (the fast CPU/GPU fence), "
             "which MLX's PyPI wheels did not ship (MLX issue #1993): unset MLX_METAL_FAST_SYNCH "
             "on every rank or build MLX from source"
+        )
+    if "_nax_" in k and "float32" in k:
+        return (
+            f"{k} is a NAX kernel (the matrix units of M5-class GPUs) for float32: MLX runs "
+            "float32 matmuls on them at reduced precision by default (TF32), and this "
+            "release's metallib has that kernel for float16 and bfloat16 only: set "
+            "MLX_ENABLE_TF32=0 (full float32, MLX's precision documentation), run the model "
+            "in float16 or bfloat16, or upgrade mlx"
         )
     if k:
         return (
@@ -2101,11 +2121,18 @@ SIGNATURES = (
             "program's custom kernels; in MLX before 0.32.0 a custom kernel called with two "
             "dtypes in one graph did this (PR #3662)"
             if "deallocated object" in g.get("what", "")
+            else "one thread committed the command buffer while another still added work to "
+            "it: MLX was used from two threads at once on one stream (a server that runs "
+            "concurrent requests on threads of their own); serialise MLX work (one worker "
+            "thread, a lock, or the engine's batching mode that runs requests in one loop)"
+            if re.search(r"after commit|already committed|encoder is already", g.get("what", ""))
             else None
         ),
         examples=(
             "failed assertion `command buffer references deallocated object which previously "
             "existed at address 0x...'",
+            "-[_MTLCommandBuffer addCompletedHandler:]:1011: failed assertion `Completed "
+            "handler provided after commit call'",
         ),
     ),
     # --- MLX not importable on a node: its native library missing or of another build ------
@@ -2117,7 +2144,9 @@ SIGNATURES = (
         r"|Library not loaded: (?P<rpath>\S*libmlx[\w.-]*)"
         r"|(?P<how>undefined symbol|Symbol not found): (?P<sym>_{1,2}ZN3mlx\w*)"
         # a system library's symbol that this macOS lacks, for MLX's extension or libmlx
-        r"|dlopen\([^,)]*mlx[^,)]*(?:, \w+)?\): Symbol not found: (?P<ossym>_(?!_?ZN3mlx)\S+)",
+        r"|dlopen\([^,)]*mlx[^,)]*(?:, \w+)?\): Symbol not found: (?P<ossym>_(?!_?ZN3mlx)\S+)"
+        # nanobind registering mlx.core's types twice: two copies of the extension loaded
+        r"|refusing to add duplicate key \"[^\"]*\" to enumeration \"(?P<dup>mlx\.[\w.]+)\"",
         "MLX cannot be imported on this host: `import mlx.core` failed because the native "
         "library the Python package loads (libmlx) is missing or comes from another MLX "
         "build. The MLX install of this node is incomplete or mismatched: not the network, "
@@ -2178,6 +2207,13 @@ SIGNATURES = (
             "Accelerate's LAPACK interface of macOS 13.3 and later): upgrade macOS, or use "
             "a program that does not need MLX on this Mac"
             if g.get("ossym")
+            else f"{g.get('dup')} was registered twice: two copies of MLX's extension are "
+            "loaded into one process (an app's bundled mlx and another install found first: "
+            "pip's user site, PYTHONPATH, a Homebrew libmlx through DYLD_* variables): "
+            "remove the extra copy or keep it off the paths (`python -c 'import mlx.core as "
+            "m; print(m.__file__)'`, `pip list --user | grep mlx`, `env | grep -E "
+            "'PYTHONPATH|DYLD_'`)"
+            if g.get("dup")
             else None
         ),
         examples=(

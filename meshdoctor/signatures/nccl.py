@@ -406,6 +406,44 @@ def address_family(groups: Mapping[str, str]) -> Optional[str]:
 
 
 SIGNATURES = (
+    # a net plugin that is there but cannot be loaded: NCCL says so at INFO and goes on with
+    # its internal transports (src/plugin/net.cc: "NET/Plugin: dlerror=..."; a missing
+    # plugin's "cannot open shared object file" is the normal case, not this)
+    signature(
+        "MD829",
+        "nccl.net-plugin-unloadable",
+        r"NCCL INFO NET/Plugin ?: (?:dlerror=|Plugin load returned \d+ : )(?P<err>[^\n]*?(?:version `"
+        r"(?P<ver>[^']+)' not found|undefined symbol: (?P<sym>\S+)|Symbol not found)[^\n]*)",
+        "NCCL found its network plugin (libnccl-net.so: aws-ofi-nccl for EFA, a vendor's "
+        "plugin) but could not load it: the plugin needs a symbol or symbol version its "
+        "libraries do not have here, so NCCL fell back to its internal transports (IB verbs "
+        "or TCP sockets): on EFA that is sockets, far slower, or a failure where the job "
+        "needs the fabric.",
+        "Read the missing symbol: a version like FABRIC_1.7 is libfabric's, so the libfabric "
+        "found first is older than the one the plugin was built against (the EFA installer's "
+        "/opt/amazon/efa/lib is older than a plugin from conda or pip): update the EFA "
+        "installer, or install the plugin built for this libfabric, or put the matching "
+        "libfabric first on LD_LIBRARY_PATH; then check NCCL_DEBUG=INFO says 'NET/OFI' "
+        "(or the plugin's name) is in use.",
+        "NCCL v2.30.7 src/plugin/net.cc (the plugin's dlopen and its INFO line); "
+        "awslabs/awsome-distributed-ai #292 (aws-ofi-nccl 1.9 against an older libfabric)",
+        role=EITHER,
+        refine=lambda g: (
+            f"the plugin needs the symbol version {g['ver']}"
+            + (
+                ", which is libfabric's: the libfabric loaded is older than the plugin's"
+                if g["ver"].startswith("FABRIC_")
+                else ""
+            )
+            if g.get("ver")
+            else (f"the plugin needs {g['sym']}" if g.get("sym") else None)
+        ),
+        examples=(
+            "[0] NCCL INFO NET/Plugin : dlerror=/opt/amazon/efa/lib/libfabric.so.1: version "
+            "`FABRIC_1.7' not found (required by /venv/lib/libnccl-net.so) No plugin found "
+            "(libnccl-net.so), using internal implementation",
+        ),
+    ),
     signature(
         "MD647",
         "nccl.env-missing",

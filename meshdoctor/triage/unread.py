@@ -98,9 +98,12 @@ def _backtrace(inp: Input) -> Tuple[int, str, str]:
 
 
 def error_lines(inp: Input) -> List[Tuple[int, str]]:
-    """The lines of ``inp`` at an error level (:func:`meshdoctor.triage.levels.is_error_line`),
-    in order: (line number, text)."""
-    return [(n, t) for n, t in input_lines(inp) if is_error_line(t)]
+    """The lines of ``inp`` at an error level (:func:`meshdoctor.triage.levels.is_error_line`)
+    or holding MLX's or a model loader's own message (:func:`mlx_classes.logged`: a loader's
+    message printed bare), in order: (line number, text)."""
+    return [
+        (n, t) for n, t in input_lines(inp) if is_error_line(t) or mlx_classes.logged(t) is not None
+    ]
 
 
 def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]:

@@ -422,6 +422,11 @@ LINES = [
     ),
     ("IOConnectUnmapMemory failed: kr=0xe00002bc", "MD828"),
     (
+        "[0] NCCL INFO NET/Plugin : dlerror=/opt/amazon/efa/lib/libfabric.so.1: version "
+        "`FABRIC_1.7' not found (required by /venv/lib/libnccl-net.so)",
+        "MD829",
+    ),
+    (
         "macmon preflight failed with return code -6: thread 'main' panicked at "
         "src/sources.rs:394:41",
         "MD827",
