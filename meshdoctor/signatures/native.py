@@ -738,16 +738,17 @@ SIGNATURES = (
         "a model loaded, one command buffer did too much work: a single mx.eval over a huge "
         "graph (every parameter of a very large model evaluated at once after loading, a "
         "long prompt's prefill in one step).",
-        "In one process: evaluate in smaller pieces (a model's parameters in chunks after "
-        "load, not one mx.eval(model.parameters()); a smaller prefill step) and upgrade the "
-        "loader (mlx-lm #1572, jundot/omlx PR #3180 evaluate parameters in chunks). In a "
-        "distributed job: run collectives on stream=mx.cpu and evaluate them separately (mlx-lm's trainer does "
+        "Run collectives on stream=mx.cpu and evaluate them separately (mlx-lm's trainer does "
         "for its loss and token reductions since mlx-examples PR #1200: upgrade mlx-lm when "
         "mlx_lm.lora times out at its first validation loss); that is not always "
         "enough (mlx-vlm #2179: a LoRA run on a Gigabit LAN still timed out with it): keep GPU "
         "work from waiting on a collective's result in the same command buffer, use smaller "
         "command buffers (MLX_MAX_OPS_PER_BUFFER, MLX_MAX_MB_PER_BUFFER) so each GPU wait is "
-        "short, sync less often (gradient accumulation) or move to a faster link.",
+        "short, sync less often (gradient accumulation) or move to a faster link. In one "
+        "process, with no collective: evaluate in smaller pieces (a model's parameters in "
+        "chunks after load, not one mx.eval(model.parameters()); a smaller prefill step) and "
+        "upgrade the loader (mlx-lm #1572, jundot/omlx PR #3180 evaluate parameters in "
+        "chunks).",
         "Apple Metal; https://github.com/Blaizzy/mlx-vlm/issues/2179; "
         "https://github.com/ml-explore/mlx-examples/issues/1185 (mlx-examples PR #1200); "
         "https://github.com/ml-explore/mlx/issues/1804; "
