@@ -197,6 +197,24 @@ UNTAGGED = (
     ),
     # the model loaders a sharded or single-node job runs first: MLX's Module.load_weights
     # (strict) and mlx-lm's load_model/sharded_load, their own texts
+    # a custom Metal kernel launched with more threads than its pipeline allows: the message
+    # has no component (mlx/backend/metal/custom_kernel.cpp, CustomKernel::eval_gpu)
+    fc(
+        "metal.threadgroup-too-large",
+        r"Thread group size \(\d+\) is greater than\s+the maximum allowed",
+        "a custom Metal kernel (mx.fast.metal_kernel) was launched with a threadgroup larger "
+        "than its compiled pipeline allows (maxTotalThreadsPerThreadgroup: the pipeline's "
+        "own limit, below 1024 when the kernel needs many registers, and different between "
+        "GPU generations)",
+        "a library's or the program's kernel with a fixed threadgroup (1024) that fits one "
+        "Mac or shape and not another (a large head dimension, an older GPU)",
+        "upgrade the library whose kernel it is (mlx-vlm, mlx-lm, the engine: a release may "
+        "size the threadgroup by the pipeline's limit or fall back to "
+        "mx.fast.scaled_dot_product_attention); in your own kernel, take the threadgroup from "
+        "the limit the message gives",
+        _V + "mlx/backend/metal/custom_kernel.cpp; Apple Metal "
+        "MTLComputePipelineState.maxTotalThreadsPerThreadgroup",
+    ),
     fc(
         "model.weights-mismatch",
         r"(?:Received \d+ parameters not in model|Missing \d+ parameters\b|Expected shape "

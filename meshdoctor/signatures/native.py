@@ -467,6 +467,15 @@ def _op_arguments(groups: Mapping[str, str]) -> Optional[str]:
             f"[{op}] got arrays of sizes that do not join: most often a cache (KV or prompt "
             "cache) kept from another request, or a shard's state against another's"
         )
+    if op.startswith("conv") and re.search(r"type u?int\d+", msg):
+        return (
+            f"[{op}] got an integer array where activations should be floating point: the "
+            "model's code cast its inputs (image pixels, audio features) to the dtype of a "
+            "weight that is quantized, whose storage is packed integers (uint32 weights, "
+            "uint8 scales of nvfp4/mxfp4), not a float: a bug of that model code with "
+            "quantized models; upgrade the model library (mlx-vlm, mlx-audio), or use a model "
+            "whose vision or audio tower is not quantized"
+        )
     if op in ("dequantize", "quantize") and "uint32" in msg:
         return (
             f"[{op}] was handed a weight that is not a packed quantized matrix (uint32): "
@@ -618,6 +627,14 @@ def _missing_kernel(groups: Mapping[str, str]) -> Optional[str]:
             "input_coherent is the kernel of MLX_METAL_FAST_SYNCH=1 (the fast CPU/GPU fence), "
             "which MLX's PyPI wheels did not ship (MLX issue #1993): unset MLX_METAL_FAST_SYNCH "
             "on every rank or build MLX from source"
+        )
+    if "__" in k or re.search(r"[a-z](?:float|bfloat|int|uint)\d+$", k):
+        return (
+            f"the name {k} is malformed (an empty part, '__', or a dtype glued to the word "
+            "before it): MLX built the kernel's name wrongly for this op and size, a bug of "
+            "this MLX release, not a missing install (the large-input depthwise conv1d "
+            "asked for 'depthwise_conv_1d__large<dtype>' before MLX 0.31.2, PR #3289): "
+            "upgrade mlx; until then avoid that op's path (a smaller input, another op)"
         )
     if "_nax_" in k and "float32" in k:
         return (

@@ -90,7 +90,7 @@ ENTRY = entry(ADDRESS_SIG, "triage NCCL address other hosts cannot reach")
 _BOOTSTRAP = re.compile(r"\bBootstrap\s*:\s*Using\s+\[?\d*\]?(?P<ifname>[\w.-]+):(?P<addr>[^<\s]+)")
 _PEER = re.compile(
     r"\b(?:Connect to|connect to|connecting to|Connection to|to address)\s+\[?"
-    r"(?P<addr>[0-9a-fA-F:.%\w]+?)\]?(?:<\d+>|:\d+)"
+    r"(?P<addr>[0-9a-fA-F:.%\w]+?)\]?(?:<(?:\d+|[^>\s]*)>|:\d+)"
 )
 _BRIDGE = re.compile(r"^(?:docker\d*|virbr\d*|veth\w*|cni\d*|br-\w+|lxcbr\d*)$")
 _MLX = re.compile(r"\[(?:ring|jaccl)\]")
