@@ -27,6 +27,19 @@ MLX_ERROR = (
         _W + "mlx/include/jaccl/rdma.h (post_send/post_recv)",
     ),
     fc(
+        "autograd.not-implemented",
+        r"\[Primitive::(?:vjp|jvp|vmap)\] Not implemented for \w+",
+        "a transformation (a gradient, its vjp or jvp, or vmap) reached an operation that "
+        "does not implement it: most often a custom Metal kernel (CustomKernel, "
+        "mx.fast.metal_kernel) in a model's forward pass, which has no gradient",
+        "training (mx.grad, value_and_grad: LoRA or full fine-tuning) through a model whose "
+        "library uses a custom kernel meant for inference (a fused RoPE or attention kernel)",
+        "upgrade the model library (a release may use differentiable ops while training), or "
+        "train a model whose forward pass has no custom kernel; for your own kernel, give it "
+        "a gradient with mx.custom_function and its .vjp",
+        _V + "mlx/primitives.cpp (Primitive::vjp, jvp, vmap)",
+    ),
+    fc(
         "jaccl.buffer-registered-twice",
         r"\[jaccl\] Buffer can be registered once per protection domain",
         "JACCL was asked to register one buffer twice in one protection domain",
@@ -214,6 +227,17 @@ UNTAGGED = (
         "the limit the message gives",
         _V + "mlx/backend/metal/custom_kernel.cpp; Apple Metal "
         "MTLComputePipelineState.maxTotalThreadsPerThreadgroup",
+    ),
+    fc(
+        "metal.no-metal-backend",
+        r"\[metal_kernel\] No Metal back-end",
+        "a custom Metal kernel (mx.fast.metal_kernel) was built or called where MLX has no "
+        "Metal backend (MLX's CUDA or CPU build, on Linux)",
+        "a model library's Metal-only kernel used without a backend check (a model's custom "
+        "attention or RoPE kernel run on MLX's CUDA backend)",
+        "upgrade the model library (a release may guard the kernel or fall back to MLX's "
+        "portable ops off Metal), or run that model on Apple silicon",
+        _V + "mlx/backend/common/metal_kernel.cpp",
     ),
     fc(
         "model.weights-mismatch",

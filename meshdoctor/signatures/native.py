@@ -1508,9 +1508,13 @@ SIGNATURES = (
         "metal.residency-set",
         r"Unable to construct residency set",
         "Metal could not build the residency set that keeps MLX's buffers wired (MLX 0.32.2+): "
-        "wired memory is exhausted or held by another process.",
+        "wired memory is exhausted or held by another process, or the Mac is a virtual "
+        "machine (a macOS VM, a CI runner's VM), whose Metal device cannot build residency "
+        "sets at all: there every MLX program fails at start (ml-explore/mlx #1537).",
         "Stop leftover ranks and measure wired memory again (MD302); lower "
-        "MLX_RESIDENCY_SET_MAX_PCT or the wired limit; reboot if memory stays wired.",
+        "MLX_RESIDENCY_SET_MAX_PCT or the wired limit; reboot if memory stays wired. In a "
+        "macOS VM: run on the host's macOS, or use an MLX release that goes on without a "
+        "residency set there.",
         "MLX 0.32.2 release (MLX_RESIDENCY_SET_MAX_PCT)",
         check="MD302",
         examples=("RuntimeError: [metal::Device] Unable to construct residency set.",),
