@@ -46,7 +46,7 @@ PATTERN = (
     + _alternation(_OWN_ELSEWHERE)  # a known text first: some hold an apostrophe
     + r")(?=')|[^'\n]+))'"
     # NCCL's WARN (with the file it names), PyTorch's and MLX's wrappers
-    r"|(?:(?P<site>[\w/.-]+\.(?:cc|cu|cpp|h)):(?P<at>\d+) NCCL WARN )?"
+    r"|(?:(?P<site>[\w/.-]{1,200}\.(?:cc|cu|cpp|h)):(?P<at>\d+) NCCL WARN )?"
     r"(?:Cuda failure (?:(?P<num>\d+) )?'|CUDA error:? |"
     # vLLM's and other extensions' CUDACHECK: "Cuda error /path/custom_all_reduce.cuh:307 '...'"
     r"Cuda error [\w/.-]+:\d+ '|"

@@ -545,9 +545,9 @@ SIGNATURES = (
     signature(
         "MD870",
         "python.module-missing",
-        r"(?:(?P<python>\S*python[\w.]*): Error while finding module specification for "
+        r"(?:(?P<python>\S{0,200}python[\w.]*): Error while finding module specification for "
         r"'(?P<target>[^']+)' \((?:ModuleNotFoundError|ImportError): No module named "
-        r"'(?P<missing>[^']+)'\)|(?P<py>\S*python[\w.]*): No module named (?P<bare>[\w.]+)$|"
+        r"'(?P<missing>[^']+)'\)|(?P<py>\S{0,200}python[\w.]*): No module named (?P<bare>[\w.]+)$|"
         r"^ModuleNotFoundError: No module named '(?P<module>[^']+)')",
         "A rank's Python could not import a module the job needs: the interpreter that "
         "started it has no such package. On a remote rank this is most often the wrong "

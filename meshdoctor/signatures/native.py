@@ -719,6 +719,30 @@ def _metallib(groups: Mapping[str, str]) -> Optional[str]:
     return None
 
 
+# mlx-c's " at FILE:LINE" at the end of a message (mlx/c/error.cpp, _mlx_error)
+_MLX_C_AT = re.compile(r" at (\S{0,300}/mlx/c/[\w/]{1,100}\.cpp):(\d+)\s*$")
+
+
+def _mlx_c(groups: Mapping[str, str]) -> Optional[str]:
+    """MD824's detail: which mlx-c file passed the message on (its ' at FILE:LINE', from group
+    ``where2`` or the end of ``msg``) and, for a Go program's panic on a stream of another
+    thread, how to pin MLX work to one OS thread; None without mlx-c's file."""
+    m = _MLX_C_AT.search(groups.get("msg") or "")
+    where = groups.get("where2") or (m.group(1) if m else "")
+    if not where:
+        return None
+    said = f"mlx-c's {where.rsplit('/', 1)[-1]} passed it on"
+    if "in current thread" in (groups.get("msg") or groups.get("msg2") or "") and groups.get(
+        "panic"
+    ):
+        said += (
+            "; a Go program (panic: mlx: ...) evaluates MLX arrays on whichever OS thread the "
+            "goroutine runs, and MLX's streams belong to one thread: pin MLX work to one OS "
+            "thread (runtime.LockOSThread)"
+        )
+    return said
+
+
 SIGNATURES = (
     signature(
         "MD612",
@@ -1101,9 +1125,9 @@ SIGNATURES = (
         "native.assertion-failed",
         # macOS libc's assert: "Assertion failed: (expr), function f, file x.h, line 315.";
         # glibc's: "prog: x.cpp:315: T f(): Assertion `expr' failed."
-        r"Assertion failed: \((?P<expr>.*?)\), function (?P<func>.+?), file (?P<file>[^,]+), "
-        r"line (?P<line>\d+)|(?P<gfile>[\w./-]+\.(?:c|cc|cpp|cu|h|hpp)):(?P<gline>\d+): "
-        r"(?P<gfunc>.+?): Assertion `(?P<gexpr>.*)' failed",
+        r"Assertion failed: \((?P<expr>.{0,400}?)\), function (?P<func>.{1,300}?), file (?P<file>[^,]{1,300}), "
+        r"line (?P<line>\d+)|(?P<gfile>[\w./-]{1,200}\.(?:c|cc|cpp|cu|h|hpp)):(?P<gline>\d+): "
+        r"(?P<gfunc>.{1,300}?): Assertion `(?P<gexpr>.*)' failed",
         "A native assertion failed: a C or C++ library checked a condition it relies on, found "
         "it false and aborted the process (SIGABRT) on the spot, with no exception to catch. "
         "The file it names says whose check it is; the condition says what was out of range.",
@@ -1193,7 +1217,8 @@ SIGNATURES = (
         # a program's own failure line that carries the exception ("Process exited before
         # becoming ready: ValueError: ...", "Runner error: KeyError: ..."): one clause that
         # says something failed, then the exception
-        r"(?:[^:\n]*?\b(?:exited|failed|[Ee]rror|crashed)\b[^:\n]*?: (?=[A-Za-z_.]+: ))?"
+        r"(?:[^:\n]{0,120}?\b(?:exited|failed|[Ee]rror|crashed)\b[^:\n]{0,120}?: "
+        r"(?=[A-Za-z_.]{1,120}: ))?"
         r"(?:\s+(?=(?:[a-z_]\w*\.)+[A-Z]\w*(?:Error|Exception)\s*$))?"
         # a built-in class, or a package's own by its dotted name (anyio.BrokenResourceError),
         # the latter alone on its line too, as a traceback's last line shows one without text
@@ -1999,9 +2024,11 @@ SIGNATURES = (
     signature(
         "MD824",
         "mlx-c.error",
-        r"(?:\bMLX error: |(?P<panic>\bpanic: )?\bmlx: )(?P<msg>\S.*?)(?: at (?P<where>\S*mlx/c/[\w/]+\.cpp):"
-        r"(?P<at>\d+))?\s*$"
-        r"|(?P<msg2>\S.*?) at (?P<where2>\S*/mlx/c/[\w/]+\.cpp):(?P<at2>\d+)\s*$",
+        # linear on any line: the message greedy to the end (the ' at FILE:LINE' is read from
+        # it by the refinement), the bare form anchored and bounded
+        r"(?:\bMLX error: |(?P<panic>\bpanic: )?\bmlx: )(?P<msg>\S.*)"
+        r"|^(?=.*/mlx/c/)(?P<msg2>.*\S) at (?P<where2>\S{0,300}/mlx/c/[\w/]{1,100}\.cpp):"
+        r"(?P<at2>\d+)\s*$",
         "An MLX error reported through mlx-c, MLX's C API, which the programs that call MLX "
         "from another language than Python use (mlx-swift, Ollama's MLX runner and other Go, "
         "Rust or C bindings): mlx-c adds ' at FILE:LINE' (its own wrapper function, not where "
@@ -2017,18 +2044,7 @@ SIGNATURES = (
         envelope=True,
         classes=MLX_ERROR + UNTAGGED,
         role=EITHER,
-        refine=lambda g: (
-            f"mlx-c's {(g.get('where') or g.get('where2') or '').rsplit('/', 1)[-1]} passed it on"
-            + (
-                "; a Go program (panic: mlx: ...) evaluates MLX arrays on whichever OS thread "
-                "the goroutine runs, and MLX's streams belong to one thread: pin MLX work to "
-                "one OS thread (runtime.LockOSThread)"
-                if "in current thread" in (g.get("msg") or g.get("msg2") or "") and g.get("panic")
-                else ""
-            )
-            if g.get("where") or g.get("where2")
-            else None
-        ),
+        refine=_mlx_c,
         examples=(
             "panic: mlx: There is no Stream(gpu, 1) in current thread. at /private/tmp/mlx-c-"
             "0.6.0/mlx/c/transforms.cpp:73",
@@ -2084,7 +2100,7 @@ SIGNATURES = (
         "rust.panic",
         # as the program that ran it reports it ("... failed with return code -6: thread
         # 'main' panicked at ..."): a bare panic line holds none of the scanner's anchors
-        r"^(?P<before>.*?(?:ailed|rror|SIG).*?)thread '(?P<thread>[^']*)' panicked at "
+        r"^(?P<before>.{0,300}?(?:ailed|rror|SIG).{0,300}?)thread '(?P<thread>[^']*)' panicked at "
         r"(?P<where>\S+?):?(?:\s|$)",
         "A Rust program panicked: it hit a case its code does not handle (an unwrap of an "
         "error, an index out of range, a device or OS it does not know) and aborted (a "

@@ -1196,7 +1196,7 @@ SIGNATURES = (
     signature(
         "MD847",
         "nccl.undefined-symbol",
-        r"(?:rror|ailed)[^\n]*?undefined symbol: (?P<sym>p?nccl\w+)",
+        r"(?:rror|ailed)[^\n]{0,400}?undefined symbol: (?P<sym>p?nccl\w+)",
         "A library built against NCCL (PyTorch's libtorch_cuda.so, CuPy, vLLM's kernels) "
         "found a libnccl.so.2 that lacks one of its NCCL functions: the loader took another, "
         "older NCCL than the one it was built with (a second NCCL wheel for another CUDA "
@@ -1386,7 +1386,7 @@ SIGNATURES = (
         "rdma.retry-exceeded",
         # ibv_wc_status_str's texts as other RDMA stacks print them (Mooncake's worker pool,
         # perftest, NIXL): 12 IBV_WC_RETRY_EXC_ERR, 13 IBV_WC_RNR_RETRY_EXC_ERR
-        r"(?:ailed|rror)\b[^\n]*?(?P<status>(?P<rnr>RNR )?retry counter exceeded)",
+        r"(?:ailed|rror)\b[^\n]{0,400}?(?P<status>(?P<rnr>RNR )?retry counter exceeded)",
         "An RDMA work request failed because the NIC's retries ran out (libibverbs "
         "ibv_wc_status_str): 'transport retry counter exceeded' (IBV_WC_RETRY_EXC_ERR, 12) "
         "means the packets to the peer's queue pair were never acknowledged; 'RNR retry "
