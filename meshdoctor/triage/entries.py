@@ -96,7 +96,7 @@ READINGS: Tuple[Reading, ...] = (
     headless.amend,  # a traceback pasted without its header (amends a bare exception line)
     pyfault.amend,  # a faulthandler dump's innermost frame (amends the failure above it)
     benchmem.amend,  # what nccl-tests' buffers leave to NCCL (amends MD800)
-    loadphase.amend,  # a Metal out of memory while the model loaded (amends MD661)
+    loadphase.amend,  # a Metal out of memory by its phase: loading or training (amends MD661)
     unread.logged,  # a cut traceback's logger message (amends MD663)
     unread.wrapped,  # a bare exception's message wrapped onto the next lines (amends MD663)
     unread.readings,  # MD883, an error line no signature reads (last: only when nothing else)
