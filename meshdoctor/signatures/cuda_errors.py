@@ -330,13 +330,32 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
         _RT,
     ),
     (
+        "cuda.launch-too-large",
+        (
+            "LaunchOutOfResources",
+            "InvalidConfiguration",
+            "CooperativeLaunchTooLarge",
+            "InvalidClusterSize",
+        ),
+        "a kernel launch asked for more than the GPU allows: its threads per block times the "
+        "registers each needs (too many resources requested), or a grid or block dimension "
+        "past its limit (a grid's y or z over 65535, a block over 1024 threads)",
+        "a library's kernel launched with a fixed block size, or a grid sized from the input "
+        "without a bound: a large tensor or a long sequence, a fused kernel of many inputs "
+        "(MLX's mx.compile fuses elementwise ops into one JIT kernel); a bug of that "
+        "library's launch configuration at this shape, not of the GPU",
+        "upgrade the library that launched it (MLX's CUDA backend: pip install -U "
+        "'mlx[cuda]'); until then avoid that shape or fusion: turn mx.compile off for the "
+        "function, or process the input in smaller pieces",
+        _RT,
+    ),
+    (
         "cuda.invalid-argument",
         (
             "InvalidValue",
             "InvalidResourceHandle",
             "InvalidHostPointer",
             "InvalidDevicePointer",
-            "InvalidConfiguration",
             "InvalidPitchValue",
             "InvalidSymbol",
             "InvalidMemcpyDirection",
@@ -352,9 +371,6 @@ GROUPS: Tuple[Tuple[str, Tuple[str, ...], str, str, str, str], ...] = (
             "MapBufferObjectFailed",
             "UnmapBufferObjectFailed",
             "MemoryValueTooLarge",
-            "InvalidClusterSize",
-            "CooperativeLaunchTooLarge",
-            "LaunchOutOfResources",
             "InvalidResourceType",
             "InvalidResourceConfiguration",
             "UnsupportedLimit",

@@ -39,6 +39,23 @@ def shell_signal(groups: Mapping[str, str]) -> Optional[str]:
     return next((why for key, why in _SHELL_SIGNAL if key in word), None)
 
 
+def _private_module(module: str) -> str:
+    """What a missing module says when a part of its dotted path below the package is
+    private (``huggingface_hub.utils._errors``): the package is there, and a release of it
+    moved or removed a module that another package imported though it was not public; ""
+    otherwise."""
+    parts = module.split(".")
+    if len(parts) < 2 or not any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
+        return ""
+    return (
+        f": '{parts[0]}' is installed, but its private module '{module}' is not in this "
+        f"release: another package imports {parts[0]}'s internals, and a newer {parts[0]} "
+        f"moved or removed them. Upgrade the package in the traceback that imports it (its "
+        f"fixed release imports the public name), or pin {parts[0]} to the release before "
+        "the change"
+    )
+
+
 def _backend_unavailable(groups: Mapping[str, str]) -> Optional[str]:
     """MD623's detail for the mpi backend (group ``mpi``): MLX's mpi init (strict) found no
     Open MPI library it could load. MLX dlopens libmpi by name (mlx/distributed/mpi/mpi.cpp's
@@ -589,6 +606,7 @@ SIGNATURES = (
                 if (g.get("python") or g.get("py") or "").startswith(("/usr/bin/", "/bin/"))
                 else ""
             )
+            + _private_module(g.get("missing") or g.get("bare") or g.get("module") or "")
         ),
         examples=(
             "/usr/bin/python3: Error while finding module specification for "

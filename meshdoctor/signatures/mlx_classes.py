@@ -241,8 +241,9 @@ UNTAGGED = (
     ),
     fc(
         "model.weights-mismatch",
+        # "for parameter NAME" follows the shapes, on the same line or wrapped onto the next
         r"(?:Received \d+ parameters not in model|Missing \d+ parameters\b|Expected shape "
-        r"\([\d, ]*\) but received shape \([\d, ]*\) for parameter)",
+        r"\([\d, ]*\) but received shape \([\d, ]*\)(?:\s*for parameter|\s*$))",
         "the model's weight files do not fit the model class built from its config.json: "
         "MLX's load_weights found parameters the class lacks, lacks ones it needs, or a "
         "parameter of another shape",
@@ -260,6 +261,117 @@ UNTAGGED = (
         "download REPO`); reconvert with the release that loads it (`mlx_lm.convert`); a "
         "vision model loads with mlx-vlm, not mlx-lm",
         _W + "python/mlx/nn/layers/base.py (Module.load_weights)",
+    ),
+    # mlx-swift's Module.update(parameters:verify:) refusing a checkpoint (UpdateError's
+    # cases and their descriptions, Source/MLXNN/Module.swift)
+    fc(
+        "model.swift-weights-mismatch",
+        r"\b(?:keyNotFound\((?:base|path):|unhandledKeys\(|mismatchedSize\(|Unhandled keys "
+        r"\[|Key [\w.]+ not found in \w|Mismatched parameter \S+ in \S+ shape\. Actual)",
+        "mlx-swift's Module.update(parameters:verify:) found that the weights do not fit the "
+        "Swift model class: a parameter the class declares that the checkpoint lacks "
+        "(keyNotFound), weights the class does not declare (unhandledKeys), or a parameter "
+        "of another shape (mismatchedSize)",
+        "the model code of this mlx-swift-lm (or mlx-swift-examples) release builds the "
+        "model differently from the checkpoint: a newer variant of the family, a layer it "
+        "always creates that this checkpoint leaves out (a tied lm_head, a KV-shared or "
+        "optional layer), a submodule the checkpoint ships that its sanitize does not drop "
+        "(a vision tower or embedder in a text model class), or a constant validated as a "
+        "parameter; less often weights converted or quantized with other settings",
+        "update mlx-swift and mlx-swift-lm to their newest releases (model support is fixed "
+        "model by model), load a vision checkpoint through the VLM factory "
+        "(VLMModelFactory) rather than the LLM one, or use a conversion made for this "
+        "release; compare config.json with the keys the message names",
+        "ml-explore/mlx-swift Source/MLXNN/Module.swift (UpdateError: keyNotFound, "
+        "unhandledKeys, mismatchedSize; update(parameters:verify:))",
+    ),
+    fc(
+        "model.swift-module-info",
+        r"needModuleInfo\(|Unable to get @ModuleInfo for \S+",
+        "a Swift model's child module is a plain property, not one declared with "
+        "@ModuleInfo, so Module.update (loading weights, quantizing, LoRA) cannot replace it",
+        "that model's Swift code (or an mlx-swift layer that holds its children in a plain "
+        "`let`, such as Sequential before it was fixed) declares a submodule without "
+        "@ModuleInfo; quantizing or applying adapters replaces children, which needs it",
+        "update mlx-swift and the model library (a release may wrap the property); in your "
+        "own model, declare the child `@ModuleInfo var name: Type`",
+        "ml-explore/mlx-swift Source/MLXNN/Module.swift (UpdateError.needModuleInfo)",
+    ),
+    fc(
+        "array.axis-past-rank",
+        r"SmallVector out of range",
+        "code asked an array for an axis it does not have (MLX's shape(dim) past its number "
+        "of dimensions, through mlx-c's mlx_array_dim in mlx-swift)",
+        "an input of lower rank than the model's code expects: a 1-D [N] token array where "
+        "a [1, N] (batch, sequence) one is required, for example a text-only prompt built by "
+        "hand and passed to a vision model's path",
+        "give the model a 2-D input (the model's processor's prepare builds it; else expand "
+        "it: expandedDimensions(axis: 0)), or update the model library (a release may accept "
+        "1-D input); the frame or call before the error names the code that read the axis",
+        "ml-explore/mlx-c mlx/c/array.cpp (mlx_array_dim); MLX mlx/small_vector.h "
+        "('SmallVector out of range')",
+    ),
+    # the KV caches of mlx-lm (mlx_lm/models/cache.py: KVCache, RotatingKVCache,
+    # QuantizedKVCache, BatchKVCache, ArraysCache; their is_trimmable, trim, extend) and of
+    # mlx-swift-lm (Libraries/MLXLMCommon/KVCache.swift), handed to code written for another
+    fc(
+        "model.kv-cache-kind",
+        r"'\w*Cache\w*' object has no attribute '\w+'|\b\w*KVCache\.\w+\(\) only supports|"
+        r"called on `?\w*KVCache`?|sliding KV length \d+ exceeds|\w*KVCache\b.{0,80}\bnot "
+        r"(?:trimmable|supported)",
+        "a KV cache of one kind reached code written for another: a batch operation "
+        "(extend, merge, filter) on a single-sequence cache, a trim or rewind of a rotating "
+        "(sliding-window) cache that cannot be rewound, a plain update on a quantized cache, "
+        "or a model's own cache class that the engine does not convert",
+        "a bug of the engine's or the model library's cache handling for this model's cache "
+        "type: continuous batching joining a second request, a prefix or prompt cache "
+        "trimmed or rebuilt as a plain KVCache, speculative decoding past a sliding window, "
+        "KV quantization (kv-bits) with a model whose attention calls the plain update, a "
+        "hybrid model's state cache (ArraysCache) where attention caches were expected",
+        "upgrade the engine and the model library (mlx-lm, mlx-vlm, mlx-swift-lm; these "
+        "paths are fixed model by model and cache type by cache type); until then turn off "
+        "the feature that joins, trims or rewinds caches: concurrent requests or continuous "
+        "batching (one sequence at a time), prompt or prefix cache reuse, speculative "
+        "decoding or the draft model, KV quantization",
+        "ml-explore/mlx-lm mlx_lm/models/cache.py (KVCache, RotatingKVCache, BatchKVCache, "
+        "QuantizedKVCache: is_trimmable, trim, extend); ml-explore/mlx-swift-lm "
+        "Libraries/MLXLMCommon/KVCache.swift",
+    ),
+    fc(
+        "model.image-tokens-mismatch",
+        r"Image features and image tokens do not match",
+        "mlx-vlm found that the prompt's image placeholder tokens and the vision tower's "
+        "image features differ in number",
+        "the prompt was cut after its image tokens were inserted (a max sequence length "
+        "shorter than the image's tokens, in training or in the engine), a processor or chat "
+        "template of another release that inserts another count of image tokens, an image "
+        "token id that the model's config and the processor disagree on, or the model code's "
+        "merge of its vision features (a model-support bug fixed in a later release)",
+        "raise the maximum sequence length so image tokens survive truncation; use the "
+        "processor and chat template of the model's own repository with the same mlx-vlm "
+        "release; upgrade mlx-vlm (image merges are fixed model by model)",
+        "Blaizzy/mlx-vlm mlx_vlm/models/idefics3/idefics3.py and others "
+        "(merge_input_ids_with_image_features)",
+    ),
+    # nanobind's (and pybind11's) own message for a call whose arguments its type casters
+    # do not accept; MLX's Python bindings are nanobind (python/src), and an extension built
+    # with another nanobind ABI does not know MLX's array type
+    fc(
+        "python.extension-abi",
+        r"\w+\(\): incompatible function arguments",
+        "a native extension's function rejected its arguments: when they are MLX arrays "
+        "(the next line: 'Invoked with types: mlx.core.array, ...'), the extension does not "
+        "recognise this MLX's array type: it was built against another MLX or with another "
+        "nanobind ABI than the MLX installed",
+        "an extension built from source (an engine's custom kernels, a package's native "
+        "module) with a newer or older nanobind than the MLX wheel was built with, or "
+        "against another MLX release; else a call with arguments of the wrong types",
+        "rebuild the extension against the installed MLX with the nanobind version that "
+        "MLX release was built with (pin it: pip install 'nanobind==X' in the build), or "
+        "install MLX and the extension from builds made together; `pip show mlx` and the "
+        "extension's build log give both versions",
+        "nanobind documentation (type casters, ABI versions: extensions of different "
+        "nanobind ABIs do not share types); MLX's Python bindings (python/src, nanobind)",
     ),
     fc(
         "model.type-unsupported",

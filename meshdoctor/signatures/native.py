@@ -257,6 +257,78 @@ def _permuted_shapes(msg: str) -> Optional[str]:
     )
 
 
+# MLX's load_weights shape check (python/mlx/nn/layers/base.py): the model's shape first
+_LOAD_SHAPES = re.compile(r"Expected shape \(([\d, ]+)\) but received shape \(([\d, ]+)\)")
+_BITS = (2, 3, 4, 5, 6, 8)  # the bits MLX's affine quantization supports (mlx/ops.cpp)
+
+
+def _packed_bits(msg: str) -> Optional[str]:
+    """What a load_weights shape mismatch says when only the last axis differs by a ratio of
+    two quantization bit widths: MLX packs 32/bits values into each uint32 of a quantized
+    weight (mlx.core.quantize), so a layer built at b1 bits holds in*b1/32 columns where the
+    file's, quantized at b2, holds in*b2/32. None otherwise."""
+    m = _LOAD_SHAPES.search(msg)
+    if m is None:
+        return None
+    want = [int(x) for x in m.group(1).replace(" ", "").split(",") if x]
+    got = [int(x) for x in m.group(2).replace(" ", "").split(",") if x]
+    if len(want) != len(got) or want[:-1] != got[:-1] or not want or want[-1] == got[-1]:
+        return None
+    pairs = [
+        (b1, b2)
+        for b1 in _BITS
+        for b2 in _BITS
+        if b1 != b2 and want[-1] * b2 == got[-1] * b1 and (want[-1] * 32) % b1 == 0
+    ]
+    if not pairs:
+        return None
+    b1, b2 = next((p for p in pairs if 4 in p or 8 in p), pairs[0])
+    return (
+        f"only the last axis differs, {want[-1]} against {got[-1]} columns: the ratio of "
+        f"{b1}-bit to {b2}-bit packed weights (MLX packs 32/bits values into each uint32). "
+        f"The model built this layer at {b1} bits while the file holds it at {b2} bits: a "
+        "mixed-precision model whose per-layer quantization entries in config.json "
+        "('quantization': {'<layer path>': {'bits': ...}}) the loader did not apply (their "
+        "keys name the checkpoint's paths and the library renamed the layers, a bug of that "
+        "library's release: upgrade it), or a config whose bits differ from the weights'"
+    )
+
+
+def _sequence_axis(groups: Mapping[str, str]) -> Optional[str]:
+    """MD804's detail for two 4-D shapes (batch, heads, length, head size) that differ only
+    in their length axis (groups ``a`` and ``b``): keys or values of two lengths, a KV
+    cache's buffer against its logical length. None otherwise."""
+    a = [x for x in groups.get("a", "").replace(" ", "").split(",") if x]
+    b = [x for x in groups.get("b", "").replace(" ", "").split(",") if x]
+    if len(a) != 4 or len(b) != 4 or a[-2] == b[-2] or a[:2] + a[3:] != b[:2] + b[3:]:
+        return None
+    return (
+        f"the two are (batch, heads, length, head size) arrays that differ only in length, "
+        f"{a[-2]} against {b[-2]}: keys or values of a KV cache whose buffer and logical "
+        "length disagree: a rotating (sliding-window) cache trimmed or rewound by a plain "
+        "slice (prompt or prefix cache reuse, speculative decoding's rewind), or a cache kept "
+        "from another request. A bug of the engine's or model library's cache handling: "
+        "upgrade it; until then turn off prompt-cache reuse and speculative decoding"
+    )
+
+
+def _api_detail(groups: Mapping[str, str]) -> Optional[str]:
+    """MD849's detail when the callee missing an argument is a model's ModelArgs (mlx-lm's
+    and mlx-vlm's dataclasses built from config.json, ``ModelArgs.from_dict``): the config
+    lacks a field that model class requires. None otherwise."""
+    callee = groups.get("missing", "")
+    if not re.search(r"(?:ModelArgs|Config)(?:\.__init__)?$", callee):
+        return None
+    return (
+        f"{callee}() is the model's arguments built from its config.json, and the config "
+        f"lacks {groups.get('args', 'a field')}: a checkpoint whose config.json is laid out "
+        "another way than this release of the model library reads it (a newer transformers "
+        "writes some fields nested, such as rope_theta inside rope_parameters), or a newer "
+        "variant of the family. Upgrade the model library (mlx-lm, mlx-vlm), or use a "
+        "conversion made for this release"
+    )
+
+
 def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail: a model family without mlx-lm's pipeline or tensor parallelism
     (:func:`_no_sharding`), a message that states its own cause and remedy
@@ -265,6 +337,9 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
     sharding = _no_sharding(groups.get("msg", ""))
     if sharding:
         return sharding
+    packed = _packed_bits(groups.get("msg", ""))
+    if packed:
+        return packed
     if not groups.get("cut") and _DEBUG_OUTPUT.search(groups.get("call", "")):
         return (
             f"it was raised by the program's own debug output (`{groups['call'][:160]}`): "
@@ -455,6 +530,31 @@ def _op_arguments(groups: Mapping[str, str]) -> Optional[str]:
             "activations it multiplies (a config whose hidden size or head counts differ "
             "from the weights, or a tensor-parallel layer sharded on one side only)"
         )
+    if "VJP with respect to indices" in msg or "JVP with respect to indices" in msg:
+        return (
+            f"a gradient was asked through the integer indices of [{op}]: indices that the "
+            "forward pass computed from trainable values (an MoE router's top-k experts, a "
+            "sparse attention's top-k keys: argpartition, argsort, topk) reach a gather or "
+            "scatter without mx.stop_gradient, so training (LoRA, fine-tuning) asks for a "
+            "derivative that does not exist. A bug of that model's code in the library "
+            "(fixed by wrapping the indices in mx.stop_gradient): upgrade the model library, "
+            "or patch the model; inference is unaffected"
+        )
+    if op == "reshape" and "empty array" in msg:
+        return (
+            "a reshape with an inferred axis (-1) of an array with no elements: the step got "
+            "an empty input (zero tokens: an empty prompt chunk, a batch row that is all "
+            "padding in a chunked or batched prefill, an empty image or audio segment); a "
+            "bug of the caller that slices its input, or an empty request: upgrade the "
+            "engine or model library, and send non-empty inputs"
+        )
+    if op in ("argpartition", "partition", "topk") and "kth" in msg:
+        return (
+            f"[{op}] was asked for the k-th element of an axis shorter than k: a top-k over "
+            "fewer entries than k (an MoE model with as many experts as experts per token, "
+            "top-k routing written as argpartition(kth=k) where k-1 is the last valid index), "
+            "a bug of the model code at that config; upgrade the model library"
+        )
     if op == "reshape":
         return (
             "a reshape to a size the array does not have: in a sharded model most often a "
@@ -644,10 +744,23 @@ def _missing_kernel(groups: Mapping[str, str]) -> Optional[str]:
             "MLX_ENABLE_TF32=0 (full float32, MLX's precision documentation), run the model "
             "in float16 or bfloat16, or upgrade mlx"
         )
+    bits = re.search(r"(?:quantize|qmm|qmv|qvm|gather_q\w*)\w*_b_(\d+)", k)
+    if bits and int(bits.group(1)) not in _BITS:
+        return (
+            f"{k} is a quantized kernel for {bits.group(1)}-bit weights, and this MLX has "
+            "affine quantization kernels for 2, 3, 4, 5, 6 and 8 bits only: the model was "
+            f"quantized at {bits.group(1)} bits by a tool or fork that supports them; use a "
+            "model quantized at a supported width, or the MLX build that model was made for"
+        )
     if k:
         return (
             f"the installed metallib has no kernel {k}: mlx and mlx-metal of different "
-            "versions, or an op and dtype this MLX has no Metal kernel for"
+            "versions, or an op and dtype this MLX has no Metal kernel for; in mlx-swift "
+            "(SwiftPM compiles its own metallib from a list of kernel sources) a kernel whose "
+            "source that release's build leaves out: update mlx-swift. When the next line "
+            "says 'Compiler encountered an internal error', the kernel was compiled on this "
+            "device and Metal's compiler failed: a GPU older than MLX supports (Apple GPU "
+            "family 7 and later: M1, A14 / iPhone 12) or a compiler bug of this OS"
         )
     return None
 
@@ -1199,6 +1312,7 @@ SIGNATURES = (
                 "caller and callee in the same package; a newer release fixes it",
             ),
         ],
+        refine=_api_detail,
         examples=(
             "TypeError: ArraysCache.make_mask() got an unexpected keyword argument 'return_array'",
             "ImportError: cannot import name 'cached_download' from 'huggingface_hub'",
@@ -1315,7 +1429,12 @@ SIGNATURES = (
         refine=lambda g: (
             "the array has no primitive: the compiled function's inputs or outputs are not "
             "captured (compile a function that takes its arrays as inputs and returns the "
-            "arrays themselves, or run it uncompiled)"
+            "arrays themselves, or run it uncompiled); or the function evaluates inside "
+            "itself (.item(), a print or numpy conversion of an array, an mx.eval); or an "
+            "earlier call raised an exception while mx.compile traced it (an argument check "
+            "inside the compiled function), which leaves the compiled function broken so "
+            "every later call fails here: look for the first error before this one, and keep "
+            "checks that raise outside the compiled function"
             if g.get("what", "").startswith("without")
             else "an evaluation was asked for while compile or vmap traces the function: move "
             "it outside the transformed function"
@@ -1468,6 +1587,7 @@ SIGNATURES = (
         "ml-explore/mlx-swift Source/MLX/ErrorHandler.swift (dispatch: fatalError when no "
         "handler is set; withError, withErrorHandler), commit 09051ed",
         role=EITHER,
+        classes=UNTAGGED,
         examples=(
             "MLX/ErrorHandler.swift:345: Fatal error: [metal::malloc] Attempting to allocate",
         ),
@@ -1816,7 +1936,7 @@ SIGNATURES = (
             ),
             ("shards of different model configurations", "the model revision differs by host"),
         ],
-        refine=lambda g: (
+        refine=lambda g: _sequence_axis(g) or (
             f"both shapes are one-dimensional (({g['a']}) and ({g['b']})): not an attention "
             "mask or a KV cache (those have two to five axes) but vectors: most often the "
             "sampling code's per-token state around the model (a repetition penalty's ring "
@@ -2163,7 +2283,10 @@ SIGNATURES = (
             "it: MLX was used from two threads at once on one stream (a server that runs "
             "concurrent requests on threads of their own); serialise MLX work (one worker "
             "thread, a lock, or the engine's batching mode that runs requests in one loop)"
-            if re.search(r"after commit|already committed|encoder is already", g.get("what", ""))
+            if re.search(
+                r"after commit|already committed|encoder is already|uncommitted encoder",
+                g.get("what", ""),
+            )
             else None
         ),
         examples=(
@@ -2180,9 +2303,11 @@ SIGNATURES = (
         r"(?P<lib>libmlx[\w.-]*\.(?:so|dylib)[\w.]*)(?:: cannot open shared object file|"
         r"' \(no such file)"
         r"|Library not loaded: (?P<rpath>\S*libmlx[\w.-]*)"
-        r"|(?P<how>undefined symbol|Symbol not found): (?P<sym>_{1,2}ZN3mlx\w*)"
+        # older macOS dyld puts the symbol in parentheses: "Symbol not found: (_sym)"
+        r"|(?P<how>undefined symbol|Symbol not found): \(?(?P<sym>_{1,2}ZN3mlx\w*)"
         # a system library's symbol that this macOS lacks, for MLX's extension or libmlx
-        r"|dlopen\([^,)]*mlx[^,)]*(?:, \w+)?\): Symbol not found: (?P<ossym>_(?!_?ZN3mlx)\S+)"
+        r"|dlopen\([^,)]*mlx[^,)]*(?:, \w+)?\): Symbol not found: \(?"
+        r"(?P<ossym>_(?!_?ZN3mlx)[^\s)]+)"
         # nanobind registering mlx.core's types twice: two copies of the extension loaded
         r"|refusing to add duplicate key \"[^\"]*\" to enumeration \"(?P<dup>mlx\.[\w.]+)\"",
         "MLX cannot be imported on this host: `import mlx.core` failed because the native "

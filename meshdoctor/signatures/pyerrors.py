@@ -41,6 +41,10 @@ DEFECTS: Mapping[str, str] = {
     "already closed: the consumer or peer went away (disconnected, cancelled, timed out) and "
     "the code did not expect it; unhandled in a task group, it ends the whole group",
     "ClosedResourceError": "used an anyio stream or resource that it had closed itself",
+    # json.JSONDecodeError (a ValueError): text that is not JSON, parsed without a fallback
+    "JSONDecodeError": "parsed text as JSON that is not JSON: another program's or a "
+    "model's output in another format (single-quoted Python literals from a model's tool "
+    "call, a response cut short, an HTML error page) with no fallback for it",
     # an input the code was not written for: bytes of another format
     "UnicodeDecodeError": "decoded bytes as text that are not (UTF-8) text: an input of "
     "another format, a binary file, or another program's packet on the port it listens on "

@@ -106,12 +106,31 @@ def error_lines(inp: Input) -> List[Tuple[int, str]]:
     ]
 
 
+_WARNING = re.compile(r"^\W*(?:[\d:.,\s-]+)?(?:warning|WARN(?:ING)?)\b", re.I)
+
+
+def _first(errors: Sequence[Tuple[int, str]]) -> Tuple[int, str]:
+    """The error line that speaks for ``errors``: the first holding MLX's or a model
+    loader's own message (:func:`mlx_classes.logged`); else the first, unless it is at a
+    warning level (a tool's ``warning:`` before the program's own failure): then the first
+    that is neither a warning nor an indented line continuing one, else the first."""
+    known = next((e for e in errors if mlx_classes.logged(e[1]) is not None), None)
+    if known is not None:
+        return known
+    if not _WARNING.search(errors[0][1]):
+        return errors[0]
+    # past the warning and the indented lines that continue it
+    return next(
+        (e for e in errors if not _WARNING.search(e[1]) and not e[1][:1].isspace()), errors[0]
+    )
+
+
 def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]:
     """What the finding says of ``errors`` (of ``inp``): (its Here part, the line number, the
     line shown)."""
     frames = [(n, t, _FRAME.search(t)) for n, t in errors]
     frames = [(n, t, m) for n, t, m in frames if m]
-    n, text = errors[0]
+    n, text = _first(errors)
     more = len(errors) - 1
     if frames and not any(_EXCEPTION.search(t) for _, t in errors):
         # a traceback's frames, each behind a logger's prefix, and no exception line
