@@ -457,11 +457,11 @@ SIGNATURES = (
         r"Rank 0 should have an IP reachable from all other ranks)",
         "mlx.launch refused the hostfile: the RDMA matrix does not match the hosts (0.32.4: "
         "row count, a non-null device to itself, or a pair with no device; older: one message "
-        "for all of these), or rank 0's entry has no IP (its \"ips\" list) that the other "
+        'for all of these), or rank 0\'s entry has no IP (its "ips" list) that the other '
         "ranks can reach, which the jaccl and nccl launchers give the ranks as their "
         "coordinator's address.",
         "`meshdoctor check --only MD401 --hostfile FILE` names the entry; give rank 0 an "
-        "address every other host reaches in its \"ips\", or regenerate the hostfile with "
+        'address every other host reaches in its "ips", or regenerate the hostfile with '
         "`mlx.distributed_config`.",
         "mlx/_distributed_utils/launch.py (0.32.4)",
         check="MD401",

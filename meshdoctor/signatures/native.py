@@ -274,6 +274,24 @@ def _packed_bits(msg: str) -> Optional[str]:
     got = [int(x) for x in m.group(2).replace(" ", "").split(",") if x]
     if len(want) != len(got) or want[:-1] != got[:-1] or not want or want[-1] == got[-1]:
         return None
+    # the file's weight packed (fewer columns) against a dense layer, or the reverse
+    file_bits = next((b for b in _BITS if want[-1] * b == got[-1] * 32), None)
+    model_bits = next((b for b in _BITS if got[-1] * b == want[-1] * 32), None)
+    if file_bits or model_bits:
+        built, held = (
+            ("unquantized (dense)", f"quantized at {file_bits} bits")
+            if file_bits
+            else (f"quantized at {model_bits} bits", "unquantized (dense)")
+        )
+        return (
+            f"only the last axis differs, {want[-1]} against {got[-1]} columns, by 32/bits "
+            "(MLX packs 32/bits values into each uint32 of a quantized weight): the model "
+            f"built this layer {built} while the file holds it {held}. The config's "
+            "'quantization' does not describe these weights (a quantized checkpoint whose "
+            "config lost or renamed its quantization entry, or whose loader does not apply it "
+            "to this layer; or the reverse), a bug of the loader's release or of the "
+            "conversion: upgrade the library, or reconvert"
+        )
     pairs = [
         (b1, b2)
         for b1 in _BITS
@@ -1936,16 +1954,19 @@ SIGNATURES = (
             ),
             ("shards of different model configurations", "the model revision differs by host"),
         ],
-        refine=lambda g: _sequence_axis(g) or (
-            f"both shapes are one-dimensional (({g['a']}) and ({g['b']})): not an attention "
-            "mask or a KV cache (those have two to five axes) but vectors: most often the "
-            "sampling code's per-token state around the model (a repetition penalty's ring "
-            "of recent tokens, a logits processor) sized from a wrong length (a prompt's "
-            "batch axis read as its length), a bug of the library that generates: upgrade it "
-            "or turn that sampling option off until then; when one size is the model's "
-            "hidden size, a norm or bias weight of another model configuration"
-            if g.get("a") and g.get("b") and "," not in g["a"].strip(", ") + g["b"].strip(", ")
-            else None
+        refine=lambda g: (
+            _sequence_axis(g)
+            or (
+                f"both shapes are one-dimensional (({g['a']}) and ({g['b']})): not an attention "
+                "mask or a KV cache (those have two to five axes) but vectors: most often the "
+                "sampling code's per-token state around the model (a repetition penalty's ring "
+                "of recent tokens, a logits processor) sized from a wrong length (a prompt's "
+                "batch axis read as its length), a bug of the library that generates: upgrade it "
+                "or turn that sampling option off until then; when one size is the model's "
+                "hidden size, a norm or bias weight of another model configuration"
+                if g.get("a") and g.get("b") and "," not in g["a"].strip(", ") + g["b"].strip(", ")
+                else None
+            )
         ),
         examples=(
             "Error processing tensor for shard Shard(model_id='m', start_layer=16, "
