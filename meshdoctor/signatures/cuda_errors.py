@@ -498,7 +498,32 @@ SITE_CLASSES: Tuple[FailureClass, ...] = (
     ),
 )
 
-CLASSES: Tuple[FailureClass, ...] = SITE_CLASSES + tuple(
-    failure_class(name, _regex(names), meaning, cause, remedy, source)
-    for name, names, meaning, cause, remedy, source in GROUPS
+_BY_GROUP = {g[0]: g for g in GROUPS}
+
+# a kernel launch (cudaLaunchKernel, cuLaunchKernelEx, a CUDA graph's kernel node) refused
+# as an invalid argument: the launch's own configuration (its grid, block or parameters),
+# which CUDA reports as cudaErrorInvalidValue where a grid dimension is past its limit (CUDA
+# C++ Programming Guide, "Compute Capabilities": gridDim.y and .z at most 65535)
+CALL_CLASSES: Tuple[FailureClass, ...] = (
+    failure_class(
+        "cuda.launch-rejected",
+        r"\b(?:cu\w*Launch\w*|cu\w*Graph\w*KernelNode\w*)\b.*\binvalid argument\s*$",
+        "a kernel launch was refused as an invalid argument: CUDA checks a launch's grid and "
+        "block when it is made (or added to a CUDA graph), so the launch itself asked for "
+        "what the GPU does not allow, most often a grid dimension past its limit (gridDim.y "
+        "or .z over 65535, a grid sized from a large batch or a long sequence) or a size "
+        "that overflowed a 32-bit integer (an array of more than 2^31 elements)",
+        _BY_GROUP["cuda.launch-too-large"][3],
+        _BY_GROUP["cuda.launch-too-large"][4],
+        _RT + "; CUDA C++ Programming Guide (grid and block limits)",
+    ),
+)
+
+CLASSES: Tuple[FailureClass, ...] = (
+    SITE_CLASSES
+    + CALL_CLASSES
+    + tuple(
+        failure_class(name, _regex(names), meaning, cause, remedy, source)
+        for name, names, meaning, cause, remedy, source in GROUPS
+    )
 )

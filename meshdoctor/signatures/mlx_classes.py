@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from meshdoctor.signatures.model import failure_class as fc
 
+# mlx.core operations whose nanobind binding rejects arguments of another type (a subset of
+# the bracketed names in MLX v0.32.1's mlx/ops.cpp, kept here to avoid importing native.py)
+MLX_OPS_FOR_CLASSES = (
+    "concatenate stack array reshape matmul take take_along_axis where split pad "
+    "broadcast_to expand_dims squeeze transpose astype zeros ones full"
+).split()
+
 _V = "MLX v0.32.1 "
 _W = "MLX 0.32.4 wheel "
 
@@ -357,6 +364,21 @@ UNTAGGED = (
     # do not accept; MLX's Python bindings are nanobind (python/src), and an extension built
     # with another nanobind ABI does not know MLX's array type
     fc(
+        "python.op-argument-types",
+        r"\b(?:" + "|".join(MLX_OPS_FOR_CLASSES) + r")\(\): incompatible function arguments",
+        "an MLX operation (mlx.core's nanobind binding) rejected its arguments: a value of "
+        "a type it does not take, such as a list of NumPy arrays, Python numbers or images, "
+        "or None, where it wants mx.array values (the next line, 'Invoked with types', names "
+        "them)",
+        "the calling code (a model's preprocessing, a processor's output) handed the op "
+        "values of another type than it expects for this input: a bug of that code for this "
+        "input, or an input of another form (an image processor that returned NumPy or "
+        "PIL objects)",
+        "convert the values to mx.array before the call (mx.array(x)); upgrade the library "
+        "whose code makes the call (the frame above the error) when it is not yours",
+        "MLX python/src (nanobind bindings of mlx.core's operations)",
+    ),
+    fc(
         "python.extension-abi",
         r"\w+\(\): incompatible function arguments",
         "a native extension's function rejected its arguments: when they are MLX arrays "
@@ -372,6 +394,89 @@ UNTAGGED = (
         "extension's build log give both versions",
         "nanobind documentation (type casters, ABI versions: extensions of different "
         "nanobind ABIs do not share types); MLX's Python bindings (python/src, nanobind)",
+    ),
+    fc(
+        "quantize.bits-unsupported",
+        r"\[quantize\] The requested number of bits \d+ is not supported",
+        "MLX's quantize was asked for a bit width it has no kernels for (MLX's affine "
+        "quantization supports 2, 3, 4, 5, 6 and 8 bits)",
+        "a model quantized at another width (1-bit or ternary models) by a tool, fork or "
+        "newer MLX that supports it, loaded by an MLX or app without it",
+        "use a model quantized at a supported width, or the MLX release (or app) that model "
+        "was made for",
+        _V + "mlx/ops.cpp (quantize: 'The supported bits are 2, 3, 4, 5, 6 and 8')",
+    ),
+    fc(
+        "quantize.module-not-quantizable",
+        r"Unable to quantize model of type",
+        "MLX's nn.quantize was asked to quantize a layer that has no quantized form (no "
+        "to_quantized): loading a quantized checkpoint, whose config lists the layer as "
+        "quantized, the library quantized a custom layer class of the model's code",
+        "the model code defines its own layer class (a scaled or gated Linear subclass) that "
+        "the release's quantization predicate selects but cannot convert: a bug of that "
+        "model code in the library's release",
+        "upgrade the model library (mlx-lm, mlx-vlm: a release may give the layer a "
+        "quantized form or skip it), or use an unquantized conversion of the model",
+        _W + "python/mlx/nn/layers/quantized.py (quantize: 'Unable to quantize model of type')",
+    ),
+    fc(
+        "model.rope-scaling-format",
+        r"rope_scaling must contain keys",
+        "the model's config.json gives rope_scaling in a form this release of the model "
+        "code does not read (it requires keys such as 'factor' and 'type', a newer config "
+        "has 'rope_type' and others: Llama 3.1's 'llama3' scaling)",
+        "a model newer than the loader (mlx-examples' or an old mlx-lm's model code)",
+        "upgrade mlx-lm (or the example) to a release that reads the model's rope_scaling, "
+        "or load the model with the current mlx-lm",
+        "ml-explore/mlx-examples llms/gguf_llm/models.py, llava/language.py (rope_scaling "
+        "check); ml-explore/mlx-lm mlx_lm/models/llama.py",
+    ),
+    fc(
+        "cuda.jit-headers",
+        r"Can not find locations of CUDA headers",
+        "MLX's CUDA backend compiles kernels at run time (NVRTC) and found no CUDA headers to "
+        "compile them with",
+        "no CUDA toolkit where MLX looks, or CUDA installed from pip (the nvidia-cuda-* "
+        "wheels) in a layout that this MLX release does not search",
+        "set CUDA_HOME (or CUDA_PATH) to a CUDA toolkit whose include/ holds cuda_runtime.h "
+        "(or to the pip wheels' nvidia/cu13 or nvidia/cuda_runtime folder), or upgrade "
+        "mlx[cuda] (a release may find the pip layout itself)",
+        _V + "mlx/backend/cuda/jit_module.cpp",
+    ),
+    fc(
+        "swift.eval-not-array",
+        r"Unable to extract MLXArray from",
+        "mlx-swift's eval() was handed a value that is not an MLXArray or a structure of them",
+        "the code passes eval a value of another type (a model's output struct, an "
+        "optional, a Swift number) that mlx-swift cannot walk for arrays",
+        "pass eval the arrays themselves (or a collection of them); upgrade the library "
+        "whose code calls it when the frame is not yours",
+        "ml-explore/mlx-swift Source/MLX/Transforms+Eval.swift (eval)",
+    ),
+    fc(
+        "swift.module-mutated",
+        r"please use Model\.update\(modules:\)",
+        "a Swift model's submodule was assigned directly: mlx-swift requires "
+        "Module.update(modules:) so that its module tree stays consistent",
+        "model or adapter code (LoRA, quantization, a model's own setup) that sets a "
+        "@ModuleInfo property by assignment: a bug of that code",
+        "use update(modules:) for the replacement; update the library whose code assigns "
+        "it (mlx-swift-lm, mlx-swift-examples) when the frame is not yours",
+        "ml-explore/mlx-swift Source/MLXNN/Module.swift (ModuleInfo's setter)",
+    ),
+    fc(
+        "swift.config-key-missing",
+        r"keyNotFound\(CodingKeys\(stringValue: \\?\"\w+",
+        "Swift's JSON decoding of a model's configuration (config.json, "
+        "preprocessor_config.json, tokenizer files) found no value for a key that the "
+        "Swift configuration type requires",
+        "the model's files on the Hub changed their schema (a field renamed, nested or "
+        "removed) or come from a newer model variant than this release of the Swift "
+        "library decodes",
+        "update mlx-swift-lm or mlx-swift-examples (a release may make the key optional or "
+        "read its new place), or pin the model's revision that this release reads",
+        "Swift Foundation DecodingError.keyNotFound (JSONDecoder); ml-explore/mlx-swift-lm "
+        "configuration types",
     ),
     fc(
         "model.type-unsupported",

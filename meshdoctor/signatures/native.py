@@ -428,10 +428,30 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
             "log (a log cut where it was pasted loses it)"
         )
     if groups.get("bare"):
+        kind = groups["bare"].rsplit(".", 1)[-1]
+        missing = (
+            "the `Traceback (most recent call last):` header and the frames that say where "
+            "it was raised are not in the input; find the full traceback in the process's "
+            "own log"
+        )
+        cls_attr = _CLASS_ATTR.search(groups.get("msg", ""))
+        if cls_attr:
+            return (
+                f"the class {cls_attr.group(1)} has no attribute {cls_attr.group(2)} in the "
+                "installed release of its package: code written for another release of that "
+                "package (an API renamed or removed, or not yet added) calls it; upgrade the "
+                "caller to a release made for the installed one, or install the release it "
+                f"was written for (a bare {kind} line: {missing})"
+            )
+        what = defect(kind, groups.get("msg", ""))
+        if what is None:
+            return f"a bare {groups['bare']} line: {missing}"
         return (
-            f"a bare {groups['bare']} line: the `Traceback (most recent call last):` header and "
-            "the frames that say where it was raised are not in the input; find the full "
-            "traceback in the process's own log"
+            f"a bare {kind} line: the code that raised it {what}. A bug of that program's or "
+            "library's release, or an input it was not written for (a request's parameter of "
+            "another type, a model or config it does not know), not the mesh: upgrade the "
+            "program and its model library (a fix may exist) and search their issue trackers "
+            f"for the message; {missing}, which names whose code it is"
         )
     if groups.get("file", "").replace("\\", "/").endswith(_LAUNCHER_FILES):
         return (
@@ -441,6 +461,10 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
             "read their own status and logs"
         )
     return _program_defect(groups)
+
+
+# AttributeError's text for a class (not an instance): "type object 'X' has no attribute 'y'"
+_CLASS_ATTR = re.compile(r"type object '(\w+)' has no attribute '(\w+)'")
 
 
 def _program_defect(groups: Mapping[str, str]) -> Optional[str]:

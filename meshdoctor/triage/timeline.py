@@ -93,7 +93,8 @@ def settle_wrappers(findings: List[Finding]) -> None:
     of type std::runtime_error: [jaccl] Changing queue pair to RTR failed with errno 22``) is
     that error first: the finding of the wrapped message (another finding of the same line)
     takes the stronger role of the two, and the wrapper's (a signature with an ``inner``
-    group) becomes its consequence. Changes roles in place."""
+    group) becomes its consequence; so does libstdc++'s ``terminate called after throwing``
+    line for the finding of its ``what():`` line below it. Changes roles in place."""
     by_line: Dict[Tuple[str, int], List[Finding]] = {}
     for f in findings:
         if f.match.lineno and not f.job:
@@ -107,6 +108,18 @@ def settle_wrappers(findings: List[Finding]) -> None:
         for f in inner:
             f.role = best
         for f in wrappers:
+            f.role = signatures.CONSEQUENCE
+    # libstdc++'s form puts the message on the next line: "terminate called after throwing
+    # an instance of 'T'", then "  what():  MESSAGE" (GCC's verbose terminate handler)
+    for (source, lineno), same in by_line.items():
+        heads = [f for f in same if f.match.groups.get("type2")]
+        inner = [g for g in by_line.get((source, lineno + 1), []) if g.match.name not in CRASHES]
+        if not heads or not inner:
+            continue
+        best = min(heads + inner, key=lambda f: _STRENGTH[f.role]).role
+        for g in inner:
+            g.role = best
+        for f in heads:
             f.role = signatures.CONSEQUENCE
 
 

@@ -1,4 +1,4 @@
-"""Public failure reports of blind sample 13's half B (MLX, mlx-lm, mlx-examples, mlx-vlm, mlx-audio, mlx-swift, exo and MLX engines), graded blind before they were read, each rebuilt from the report's own posted output and run through the public CLI: the ones now read for their known cause."""
+"""Public failure reports of blind sample 13's half B (MLX, mlx-lm, mlx-examples, mlx-vlm, mlx-audio, mlx-swift, exo and MLX engines), graded blind before they were read, each rebuilt from the report's own posted output and run through the public CLI: the ones read for their known cause, at the blind grade or after."""
 
 from __future__ import annotations
 
@@ -124,6 +124,150 @@ REPORTS = [
         },
         "MD663",
         ["unquantized (dense) while the file holds it quantized at 8 bits"],
+    ),
+    # https://github.com/ml-explore/mlx/issues/3602: CUDA invalid launch from int32 overflow in reduction planning (>INT_MAX elements)
+    (
+        "ml-explore-mlx-3602",
+        {
+            "log.txt": "RuntimeError: cudaGraphAddKernelNode(&node, graph_, NULL, 0, &params) failed: invalid argument\n",
+        },
+        "MD830",
+        ["kernel launch was refused", "2^31 elements"],
+    ),
+    # https://github.com/ml-explore/mlx/issues/3659: CUDA grid dimension overflow (gridDim.y > 65535) on large non-contiguous array
+    (
+        "ml-explore-mlx-3659",
+        {
+            "log.txt": "Traceback (most recent call last):\nRuntimeError: cudaGraphAddKernelNode(&node, graph_, NULL, 0, &params) failed: invalid argument\n\n",
+        },
+        "MD830",
+        ["kernel launch was refused", "65535"],
+    ),
+    # https://github.com/ml-explore/mlx/issues/3858: CUDA grid dimension overflow (batched GEMV batch > 65535)
+    (
+        "ml-explore-mlx-3858",
+        {
+            "log.txt": "cudaGraphAddKernelNode(...) failed: invalid argument\ncudaLaunchKernelExC(&config, func, params) failed: invalid argument\n",
+        },
+        "MD830",
+        ["kernel launch was refused", "65535"],
+    ),
+    # https://github.com/lablup/mlxcel/issues/648: CUDA grid dimension overflow in quantized matmul on long prefill
+    (
+        "lablup-mlxcel-648",
+        {
+            "log.txt": "terminate called after throwing an instance of 'std::runtime_error'\n  what():  cuLaunchKernelEx(&config, func, params, nullptr) failed: invalid argument\n",
+        },
+        "MD830",
+        ["kernel launch was refused"],
+    ),
+    # https://github.com/jjang-ai/mlxstudio/issues/88: MLX op called with non-mx.array inputs (strict nanobind type check)
+    (
+        "jjang-ai-mlxstudio-88",
+        {
+            "log.txt": '  File ".../mlx_vlm/models/gemma4/vision.py", line 445, in __call__\n      pixel_values = mx.concatenate(pixel_values, axis=0)\n  TypeError: concatenate(): incompatible function arguments.\n',
+        },
+        "MD883",
+        ["an MLX operation (mlx.core's nanobind binding) rejected its arguments"],
+    ),
+    # https://github.com/inferencerlabs/inferencer-feedback/issues/230: quantization bit-width unsupported by the MLX build (1-bit model)
+    (
+        "inferencerlabs-inferencer-feedback-230",
+        {
+            "log.txt": "The following error occurred while loading the model:\n[quantize] The requested number of bits 1 is not supported. The supported bits are 2, 3, 4, 5, 6, and 8.\nPlease ensure you're on the latest software version.\nFor further assistance, please contact support with this error message.\n",
+        },
+        "MD883",
+        ["bit width it has no kernels for"],
+    ),
+    # https://github.com/ml-explore/mlx-lm/pull/1112: model code bug: custom module not quantizable when loading quantized checkpoint
+    (
+        "ml-explore-mlx-lm-1112",
+        {
+            "log.txt": "ValueError: Unable to quantize model of type <class 'mlx_lm.models.gemma4_text.ScaledLinear'>\n",
+        },
+        "MD663",
+        ["no quantized form"],
+    ),
+    # https://github.com/ml-explore/mlx-examples/pull/920: unsupported rope_scaling config in model loader
+    (
+        "ml-explore-mlx-examples-920",
+        {
+            "log.txt": '(mlx) ➜ lora (main) python lora.py --model /Users/yexiaodong/.cache/huggingface/hub/models--mlx-community--Meta-Llama-3.1-8B-Instruct-4bit/snapshots/efc01dc1fd006f88344400c099cda5b3e8e524ef --train --iters 600\nLoading pretrained model\nTraceback (most recent call last):\n  File "/Users/yexiaodong/go/src/github.com/yeahdongcn/mlx-examples/lora/lora.py", line 336, in <module>\n    model, tokenizer, _ = lora_utils.load(args.model, tokenizer_config)\n                          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/Users/yexiaodong/go/src/github.com/yeahdongcn/mlx-examples/lora/utils.py", line 149, in load\n    model_args = models.ModelArgs.from_dict(config)\n                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  File "/Users/yexiaodong/go/src/github.com/yeahdongcn/mlx-examples/lora/models.py", line 40, in from_dict\n    return cls(\n           ^^^^\n  File "<string>", line 14, in __init__\n  File "/Users/yexiaodong/go/src/github.com/yeahdongcn/mlx-examples/lora/models.py", line 33, in __post_init__\n    raise ValueError(f"rope_scaling must contain keys {required_keys}")\n',
+        },
+        "MD663",
+        ["rope_scaling in a form"],
+    ),
+    # https://github.com/ml-explore/mlx/issues/3859: CUDA JIT headers not found (pip CUDA 13 layout)
+    (
+        "ml-explore-mlx-3859",
+        {
+            "log.txt": "RuntimeError: Can not find locations of CUDA headers, please set\nenvironment variable CUDA_HOME or CUDA_PATH.\n",
+        },
+        "MD663",
+        ["no CUDA headers", "CUDA_HOME"],
+    ),
+    # https://github.com/ml-explore/mlx-swift-examples/issues/102: eval() called on a non-MLXArray value
+    (
+        "ml-explore-mlx-swift-examples-102",
+        {
+            "log.txt": "MLX/Transforms+Eval.swift:166: Fatal error: Unable to extract MLXArray from idle\n",
+        },
+        "MD883",
+        ["not an MLXArray"],
+    ),
+    # https://github.com/ml-explore/mlx-swift-lm/pull/223: module property mutated directly instead of update(modules:)
+    (
+        "ml-explore-mlx-swift-lm-223",
+        {
+            "log.txt": "MLXNN/Module.swift:1530: Fatal error: please use Model.update(modules:)\nrather than mutating the Module property directly\n",
+        },
+        "MD883",
+        ["update(modules:)"],
+    ),
+    # https://github.com/ml-explore/mlx-swift-examples/issues/250: config schema change breaks decoding (keyNotFound)
+    (
+        "ml-explore-mlx-swift-examples-250",
+        {
+            "log.txt": 'Failed: keyNotFound(CodingKeys(stringValue: "size", intValue: nil), Swift.DecodingError.Context(codingPath: [], debugDescription: "No value associated with key CodingKeys(stringValue: \\"size\\", intValue: nil) (\\"size\\").", underlyingError: nil))\n',
+        },
+        "MD883",
+        ["schema"],
+    ),
+    # https://github.com/Blaizzy/mlx-audio/pull/603: wrong parameter type from client (voice as float)
+    (
+        "Blaizzy-mlx-audio-603",
+        {
+            "log.txt": "AttributeError: 'float' object has no attribute 'split'\n",
+        },
+        "MD663",
+        ["a request's parameter of another type"],
+    ),
+    # https://github.com/Blaizzy/mlx-vlm/issues/1441: batch state desync under continuous batching (IndexError)
+    (
+        "Blaizzy-mlx-vlm-1441",
+        {
+            "log.txt": "IndexError: list index out of range\n",
+        },
+        "MD663",
+        ["indexed past the end"],
+    ),
+    # https://github.com/ml-explore/mlx-lm/pull/1460: dependency version break: import-time crash from transformers API change
+    (
+        "ml-explore-mlx-lm-1460",
+        {
+            "log.txt": "AttributeError: 'str' object has no attribute '__module__'\n",
+        },
+        "MD663",
+        ["a bare AttributeError line"],
+    ),
+    # https://github.com/ml-explore/mlx-examples/issues/704: API removed in MLX upgrade: stale mlx-lm calls missing quantize_module
+    (
+        "ml-explore-mlx-examples-704",
+        {
+            "log.txt": "nn.QuantizedLinear.quantize_module(\n    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\nAttributeError: type object 'QuantizedLinear' has no attribute 'quantize_module'\n",
+        },
+        "MD663",
+        ["QuantizedLinear has no attribute quantize_module"],
     ),
 ]
 
