@@ -7,6 +7,8 @@ Codes are stable: never renumber, only add."""
 
 from __future__ import annotations
 
+import re
+
 from typing import Mapping, Optional
 
 from meshdoctor.signatures.exo_classes import PLACEMENT
@@ -39,11 +41,28 @@ def shell_signal(groups: Mapping[str, str]) -> Optional[str]:
     return next((why for key, why in _SHELL_SIGNAL if key in word), None)
 
 
+# a library's folder of per-model modules: mlx_lm.models.<model_type>,
+# mlx_lm.chat_templates.<type>, mlx_vlm.models.<model_type>, mlx_lm.tool_parsers.<name>
+_PER_MODEL = re.compile(
+    r"^(?P<pkg>mlx_lm|mlx_vlm|mlx_audio|mlx_embeddings)\.(?P<kind>models|chat_templates|"
+    r"tool_parsers|speculative)\.(?P<name>\w+)$"
+)
+
+
 def _private_module(module: str) -> str:
     """What a missing module says when a part of its dotted path below the package is
     private (``huggingface_hub.utils._errors``): the package is there, and a release of it
     moved or removed a module that another package imported though it was not public; ""
     otherwise."""
+    per = _PER_MODEL.match(module)
+    if per:
+        return (
+            f": {per.group('pkg')} is installed, but this release has no "
+            f"{per.group('kind').replace('_', ' ')} module '{per.group('name')}' that the "
+            "model's files ask for (its config.json's model_type or its tokenizer config's "
+            f"template type): a model newer than this {per.group('pkg')}; upgrade it (or "
+            "the app that bundles it) to a release that has it"
+        )
     parts = module.split(".")
     if len(parts) < 2 or not any(p.startswith("_") and not p.startswith("__") for p in parts[1:]):
         return ""

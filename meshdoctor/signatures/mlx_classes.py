@@ -37,14 +37,32 @@ MLX_ERROR = (
         "autograd.not-implemented",
         r"\[Primitive::(?:vjp|jvp|vmap)\] Not implemented for \w+",
         "a transformation (a gradient, its vjp or jvp, or vmap) reached an operation that "
-        "does not implement it: most often a custom Metal kernel (CustomKernel, "
-        "mx.fast.metal_kernel) in a model's forward pass, which has no gradient",
+        "does not implement it: a custom Metal kernel (CustomKernel, mx.fast.metal_kernel) "
+        "in a model's forward pass, which has no gradient, or one of MLX's own operations "
+        "(the name after 'for') that this MLX release has no such rule for",
         "training (mx.grad, value_and_grad: LoRA or full fine-tuning) through a model whose "
-        "library uses a custom kernel meant for inference (a fused RoPE or attention kernel)",
-        "upgrade the model library (a release may use differentiable ops while training), or "
-        "train a model whose forward pass has no custom kernel; for your own kernel, give it "
-        "a gradient with mx.custom_function and its .vjp",
+        "library uses a custom kernel meant for inference (a fused RoPE or attention "
+        "kernel); or vmap, jvp or a gradient of an MLX operation whose rule is missing (a "
+        "missing feature of that MLX release, such as vmap of a convolution, or the vjp of "
+        "a quantized or gathered matmul)",
+        "for a custom kernel: upgrade the model library (a release may use differentiable "
+        "ops while training), or give your own kernel a gradient with mx.custom_function and "
+        "its .vjp; for an MLX operation: upgrade mlx (later releases add rules), or avoid "
+        "the transform for it (loop instead of vmap, stop_gradient through it)",
         _V + "mlx/primitives.cpp (Primitive::vjp, jvp, vmap)",
+    ),
+    fc(
+        "op.dtype-unsupported",
+        r"\[\w+\] Not supported for (?:bool|u?int\d+|float\d+|bfloat16|complex64)\b",
+        "an MLX operation was given an array of a dtype it does not take (a boolean where a "
+        "number is expected, an integer where a float is)",
+        "the caller's dtype (cast it first), or, when the program did not make that array "
+        "itself, an MLX defect that produced it: a transformation (jvp, vjp, vmap) whose rule "
+        "returns the wrong dtype (boolean tangents of a comparison)",
+        "cast the input to the dtype the op takes (the message may name the op to use "
+        "instead); if the array comes from mx.jvp, mx.vjp or mx.grad, upgrade mlx and "
+        "report it with the function",
+        _V + "mlx/ops.cpp (dtype checks of each operation)",
     ),
     fc(
         "jaccl.buffer-registered-twice",
@@ -284,7 +302,11 @@ UNTAGGED = (
         "always creates that this checkpoint leaves out (a tied lm_head, a KV-shared or "
         "optional layer), a submodule the checkpoint ships that its sanitize does not drop "
         "(a vision tower or embedder in a text model class), or a constant validated as a "
-        "parameter; less often weights converted or quantized with other settings",
+        "parameter (a computed array such as RoPE frequencies or normalisation statistics "
+        "held in an ordinary MLXArray property: mlx-swift counts it as a parameter unless "
+        "its name starts with an underscore); quantized layers built in another mode than "
+        "the checkpoint's (an mxfp4 checkpoint, which has no .biases, loaded as affine); "
+        "less often weights converted or quantized with other settings",
         "update mlx-swift and mlx-swift-lm to their newest releases (model support is fixed "
         "model by model), load a vision checkpoint through the VLM factory "
         "(VLMModelFactory) rather than the LLM one, or use a conversion made for this "
@@ -395,6 +417,91 @@ UNTAGGED = (
         "nanobind documentation (type casters, ABI versions: extensions of different "
         "nanobind ABIs do not share types); MLX's Python bindings (python/src, nanobind)",
     ),
+    # MD816's message printed bare (mlx-swift's error handler prints MLX's text alone)
+    fc(
+        "compile.eval-without-primitive",
+        r"^\s*\[eval\] Attempting to eval an array without a primitive",
+        "MLX was asked to evaluate an array without a primitive, which a compiled function "
+        "hands out when its inputs or outputs are not captured",
+        "a compiled function that reads arrays it does not take as inputs (a global "
+        "random state, a model attribute), called from several threads at once (concurrent "
+        "requests sharing MLX's global random state or tracing state), or after an earlier "
+        "exception inside its trace",
+        "run compiled functions on one thread or under a lock; pass every array as an input "
+        "(a random key rather than the global state); look for an earlier error; upgrade "
+        "the library whose compiled sampler or model it is",
+        _W + "libmlx ('[eval] Attempting to eval an array without a primitive')",
+    ),
+    fc(
+        "compile.shapeless-unsupported",
+        r"\[Primitive::output_shapes\] \w+ cannot infer output shapes",
+        "mx.compile(shapeless=True) met an operation that cannot say its output shape for "
+        "new input shapes (its primitive has no output_shapes): a shapeless compile of "
+        "that operation is not supported by this MLX",
+        "a function compiled with shapeless=True that uses such an op (a quantized or "
+        "gathered matmul of an MoE layer, a custom kernel)",
+        "compile that function without shapeless=True (it retraces per shape), or upgrade "
+        "MLX (a release may implement output_shapes for the op)",
+        _V + "mlx/primitives.cpp (Primitive::output_shapes)",
+    ),
+    fc(
+        "compile.too-many-arguments",
+        r"exhausted the available argument buffers for",
+        "MLX's mx.compile fused so many arrays into one Metal kernel that its inputs and "
+        "outputs exceed the buffers a Metal kernel can take: a defect of MLX's kernel "
+        "fusion for this function (MLX asks for an issue with the function)",
+        "a long chain of elementwise operations over many different arrays in one compiled "
+        "function",
+        "upgrade MLX (fusion splits such graphs in later releases); until then compile a "
+        "smaller function, or call it uncompiled",
+        _V + "mlx/backend/metal/compiled.cpp",
+    ),
+    fc(
+        "metal.float64",
+        r"float64 is not supported on the GPU",
+        "an operation on float64 arrays ran on the GPU: MLX's Metal backend has no float64",
+        "float64 arrays (NumPy's default float, Double in Swift) used on the default (GPU) stream",
+        "cast to float32 (or bfloat16/float16) before the GPU work, or run the float64 "
+        "operations on the CPU stream (stream=mx.cpu, or Device.cpu in mlx-swift)",
+        _V + "mlx/array.cpp",
+    ),
+    fc(
+        "array.too-many-indices",
+        r"Too many indices for array with \d+ dimensions",
+        "code indexed an array with more indices than it has axes",
+        "an array of lower rank than the code assumes: a KV cache's keys of 3 axes (heads, "
+        "length, head size) where the code slices 4 (batch, heads, length, head size), or "
+        "a cache layer that holds no keys at all (a hybrid model's state cache); a bug of "
+        "the code that slices, for this model's cache layout",
+        "upgrade the engine or library whose code indexes (its prefix or prompt cache "
+        "handles more cache layouts in later releases); until then turn off that cache for "
+        "this model",
+        _V + "python/src/indexing.cpp",
+    ),
+    fc(
+        "array.broadcast-into",
+        r"Cannot broadcast array of shape \([\d,]+\) into shape \([\d,]+\)",
+        "an array of one shape was broadcast or written into another that cannot hold it",
+        "in batched generation, a cache or state of another batch size than the batch it "
+        "joins (a request added or removed mid-generation whose caches were not extended "
+        "or filtered with it), or a slice update of another size: a bug of the engine's "
+        "batching for this model",
+        "upgrade the engine (its batching code); until then serve one request at a time "
+        "(no continuous batching) for this model",
+        _V + "mlx/ops.cpp (broadcast_to)",
+    ),
+    fc(
+        "metal.no-device-list",
+        r"objectAtIndex:\]: index 0 beyond bounds for empty array",
+        "an empty Objective-C array was indexed; when the backtrace names MLX's "
+        "mlx::core::metal::Device, it is MLX's start-up finding no Metal device at all (the "
+        "list of GPUs is empty)",
+        "a process that sees no GPU: a macOS virtual machine without GPU access, the iOS "
+        "Simulator, a headless or sandboxed session (a launchd job, a CI runner)",
+        "run it where the process sees the GPU (`system_profiler SPDisplaysDataType` lists "
+        "one), or use MLX's CPU build off Apple silicon",
+        _V + "mlx/backend/metal/device.cpp (Device::Device); Apple Metal MTLCopyAllDevices",
+    ),
     fc(
         "quantize.bits-unsupported",
         r"\[quantize\] The requested number of bits \d+ is not supported",
@@ -480,7 +587,7 @@ UNTAGGED = (
     ),
     fc(
         "model.type-unsupported",
-        r"Model type \S+ not supported",
+        r"Model type \S+ not supported|unsupportedModelType\(",
         "the installed model library (mlx-lm, or mlx-vlm for a vision model; an app's own "
         "bundled copy of one) has no module for the model's architecture (config.json's "
         "model_type)",

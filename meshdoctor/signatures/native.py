@@ -31,7 +31,7 @@ _PEER_WENT_AWAY = {
 # ``[jaccl]``, ``[malloc]``, ...: mlx/backend/*, mlx/distributed/* throw std::runtime_error with
 # it); a message that starts with one was raised by MLX itself.
 MLX_COMPONENT = (
-    r"\[(?P<component>metal(?:::\w+)?|METAL|jaccl|ring|nccl|mpi|distributed|malloc|"
+    r"\[(?P<component>metal(?:::\w+)?|METAL|jaccl|ring|nccl|mpi|distributed|malloc(?:_or_wait)?|"
     r"cuda(?:::\w+)?|[A-Z]\w*::\w+)\]"  # the last: an MLX op's own, [Matmul::eval_cpu]
 )
 
@@ -230,8 +230,8 @@ _BARE_TOKENIZER = re.compile(
 )
 
 _EXPECTED_SHAPE = re.compile(
-    r"Expected shape \((?P<want>[\d, ]*)\) but received shape \((?P<got>[\d, ]*)\) for "
-    r"parameter (?P<param>\S+)"
+    r"Expected shape \((?P<want>[\d, ]*)\) but received shape \((?P<got>[\d, ]*)\)"
+    r"(?:\s*for parameter (?P<param>\S+))?"
 )
 
 
@@ -247,14 +247,21 @@ def _permuted_shapes(msg: str) -> Optional[str]:
     if want == got or sorted(want) != sorted(got):
         return None
     return (
-        f"{m.group('param')} holds the right sizes in another order ({m.group('got')} for "
-        f"{m.group('want')}): the weight is in another layout than the model's MLX code "
-        "expects, most often a convolution's weight left in PyTorch's (out, in, k...) order "
-        "where MLX's is (out, k..., in): the loader (the model's sanitize step) did not "
-        "transpose it from the checkpoint's layout: a bug of that loader's release for this "
-        "model, or a checkpoint not converted for MLX; upgrade the engine or reconvert the "
-        "model"
+        f"{m.group('param') or 'the weight'} holds the right sizes in another order "
+        f"({m.group('got')} for {m.group('want')}): the weight is in another layout than the "
+        "model's MLX code expects, most often a convolution's weight left in PyTorch's (out, "
+        "in, k...) order where MLX's is (out, k..., in), or transposed again when the "
+        "checkpoint was already converted: the loader (the model's sanitize step) did not "
+        "tell the checkpoint's layout: a bug of that loader's release for this model, or a "
+        "checkpoint not converted for MLX; upgrade the engine or reconvert the model"
     )
+
+
+def weights_detail(msg: str) -> Optional[str]:
+    """What MLX's load_weights shape message ``msg`` says beyond its class: two quantization
+    layouts (:func:`_packed_bits`) or one weight in another axis order
+    (:func:`_permuted_shapes`); None otherwise."""
+    return _packed_bits(msg) or _permuted_shapes(msg)
 
 
 # MLX's load_weights shape check (python/mlx/nn/layers/base.py): the model's shape first
@@ -313,11 +320,24 @@ def _packed_bits(msg: str) -> Optional[str]:
 
 
 def _sequence_axis(groups: Mapping[str, str]) -> Optional[str]:
-    """MD804's detail for two 4-D shapes (batch, heads, length, head size) that differ only
-    in their length axis (groups ``a`` and ``b``): keys or values of two lengths, a KV
-    cache's buffer against its logical length. None otherwise."""
+    """MD804's detail for two shapes (groups ``a`` and ``b``) that differ by one in a single
+    axis (aligned from the right, as broadcasting aligns them): an off-by-one in a length;
+    else for two 4-D shapes (batch, heads, length, head size) that differ only in their
+    length axis: keys or values of two lengths, a KV cache's buffer against its logical
+    length. None otherwise."""
     a = [x for x in groups.get("a", "").replace(" ", "").split(",") if x]
     b = [x for x in groups.get("b", "").replace(" ", "").split(",") if x]
+    n = min(len(a), len(b))
+    differ = [k for k in range(1, n + 1) if a[-k] != b[-k] and "1" not in (a[-k], b[-k])]
+    if n >= 2 and len(differ) == 1 and abs(int(a[-differ[0]]) - int(b[-differ[0]])) == 1:
+        k = differ[0]
+        return (
+            f"the two differ by one in one axis ({a[-k]} against {b[-k]}), all else "
+            "aligned: an off-by-one in a sequence length, one array a token longer than the "
+            "other (a chunked prefill that holds back the last token while features, a mask "
+            "or positions cover the whole prompt; a mask one longer than the keys). A bug of "
+            "the model or engine code at that step: upgrade it"
+        )
     if len(a) != 4 or len(b) != 4 or a[-2] == b[-2] or a[:2] + a[3:] != b[:2] + b[3:]:
         return None
     return (
@@ -467,6 +487,11 @@ def _python_exception(groups: Mapping[str, str]) -> Optional[str]:
 _CLASS_ATTR = re.compile(r"type object '(\w+)' has no attribute '(\w+)'")
 
 
+def _article(word: str) -> str:
+    """'an' before a word that starts with a vowel, else 'a'."""
+    return "an" if word[:1] in "AEIOUaeiou" else "a"
+
+
 def _program_defect(groups: Mapping[str, str]) -> Optional[str]:
     """MD663's detail for a whole traceback whose exception class reports the code's own
     mistake (:func:`~meshdoctor.signatures.pyerrors.defect`): where it was raised (the
@@ -502,7 +527,7 @@ def _program_defect(groups: Mapping[str, str]) -> Optional[str]:
             "show how it was reached)"
         )
     return (
-        f"it was raised in {pkg}'s own code ({where}): a {kind} means that code {what}. "
+        f"it was raised in {pkg}'s own code ({where}): {_article(kind)} {kind} means that code {what}. "
         f"Not the mesh nor its settings: a bug of that {pkg} release, or an input it was not "
         f"written for (a model, config or request). Note its version (`pip show {pkg}`, or "
         f"the checkout's commit), upgrade to its newest release (a fix may exist), and search "
@@ -548,6 +573,14 @@ def _op_arguments(groups: Mapping[str, str]) -> Optional[str]:
     packed weight used as a dense one, the world size a layer sharded on one side only; a reshape's heads
     that do not divide by the world size."""
     op, msg = groups.get("op", ""), groups.get("msg", "")
+    if op == "quantized_matmul" and "should be uint32" in msg:
+        return (
+            "a layer built as quantized got a dense (float) weight: the checkpoint leaves "
+            "some layers unquantized (often lm_head or the embeddings) and the loader "
+            "quantized every Linear instead of following the config's per-layer "
+            "'quantization' entries; a bug of that loader's release: upgrade it, or use a "
+            "checkpoint quantized whole"
+        )
     if op in _MATMULS:
         sizes = _inner_sizes(msg)
         lo, hi = sorted(sizes) if sizes else (0, 0)
@@ -582,6 +615,27 @@ def _op_arguments(groups: Mapping[str, str]) -> Optional[str]:
             "(fixed by wrapping the indices in mx.stop_gradient): upgrade the model library, "
             "or patch the model; inference is unaffected"
         )
+    if op == "quantize" and "divisible by" in msg:
+        return (
+            "the last axis of the array to quantize is not a multiple of the group size: "
+            "quantization groups split that axis (a head size of 96 or 80 with group size "
+            "64, as in KV-cache quantization, or a layer of an odd width); use a group size "
+            "that divides it (32), or leave that array unquantized (no KV quantization for "
+            "this model)"
+        )
+    conv_in = re.search(
+        r"input: \((?:\d+,){1,3}(?P<cin>\d+)\) and weight: \((?P<w>\d+(?:,\d+){2,4})\)", msg
+    )
+    if op.startswith("conv") and conv_in:
+        w = conv_in.group("w").split(",")
+        if w[1] == conv_in.group("cin") and w[-1] != conv_in.group("cin"):
+            return (
+                f"the weight ({conv_in.group('w')}) has the input's {w[1]} channels on its "
+                "second axis: it is in PyTorch's layout (out, in, kernel...) where MLX wants "
+                "(out, kernel..., in): the model's weights were not transposed on load (its "
+                "sanitize skipped this weight, for example a kernel of size 1 its shape test "
+                "misses), a bug of the model library's release: upgrade it"
+            )
     if op == "reshape" and "empty array" in msg:
         return (
             "a reshape with an inferred axis (-1) of an array with no elements: the step got "
@@ -741,6 +795,13 @@ _COMPONENT = {
     "mpi": "the MPI distributed backend",
     "distributed": "MLX's distributed init",
     "malloc": "MLX's host-memory allocator",
+    # MLX before 0.15 (mlx/backend/metal/allocator.cpp): the Metal allocator waited for
+    # memory to be freed, then gave up with this message
+    "malloc_or_wait": "MLX's Metal allocator of releases before 0.15, which gives up when "
+    "the memory a step needs is not free: the process ran out of (unified) memory, most "
+    "often a long prompt processed in one pass with an unbounded KV cache on a Mac of "
+    "little memory; upgrade mlx and mlx-lm (later releases prefill in chunks and can bound "
+    "the KV cache: --max-kv-size), shorten the prompt or use a smaller model",
     "cuda": "the CUDA GPU backend",
 }
 
@@ -753,6 +814,15 @@ def _mlx_component(groups: Mapping[str, str]) -> Optional[str]:
         op, method = comp.split("::", 1)
         where = " on the CPU" if "cpu" in method else " on the GPU" if "gpu" in method else ""
         what = f"the {op} operation{where} (MLX refused it: an unsupported dtype or shape there)"
+        if "gpu" in method and re.search(
+            r"\bNYI\b|not (?:yet )?implemented", groups.get("msg", "")
+        ):
+            return (
+                f"[{comp}] says {op} has no GPU implementation in this MLX (NYI: not yet "
+                "implemented); MLX runs it on the CPU only: pass stream=mx.cpu to that call "
+                "(or run it under `with mx.stream(mx.cpu):`), or upgrade mlx if a later "
+                "release added it"
+            )
     if not what:
         return None
     return (
@@ -1476,7 +1546,10 @@ SIGNATURES = (
             "earlier call raised an exception while mx.compile traced it (an argument check "
             "inside the compiled function), which leaves the compiled function broken so "
             "every later call fails here: look for the first error before this one, and keep "
-            "checks that raise outside the compiled function"
+            "checks that raise outside the compiled function; or compiled functions ran on "
+            "several threads at once (concurrent requests of a server) and shared state they "
+            "capture (MLX's global random state, its tracing state): run them on one thread "
+            "or under a lock"
             if g.get("what", "").startswith("without")
             else "an evaluation was asked for while compile or vmap traces the function: move "
             "it outside the transformed function"
@@ -1603,7 +1676,12 @@ SIGNATURES = (
             ),
         ],
         refine=lambda g: (
-            f"the array would take {int(g['bytes']) / 2**30:.1f} GiB, "
+            f"{g['bytes']} bytes is more than 2^63: a negative size that wrapped around, not "
+            "a real array: the size was computed from an empty input (zero frames or tokens: "
+            "an audio chunk shorter than one hop, an empty segment or prompt chunk), a bug "
+            "of the code that sizes it; skip or pad empty inputs, and upgrade the library"
+            if g.get("bytes") and int(g["bytes"]) >= 2**63
+            else f"the array would take {int(g['bytes']) / 2**30:.1f} GiB, "
             f"{int(g['bytes']) / int(g['max']):.1f} times the largest buffer "
             f"({int(g['max']) / 2**30:.1f} GiB): that one step must shrink by that factor"
             if g.get("bytes") and g.get("max") and int(g["max"])
@@ -2353,6 +2431,9 @@ SIGNATURES = (
         # a system library's symbol that this macOS lacks, for MLX's extension or libmlx
         r"|dlopen\([^,)]*mlx[^,)]*(?:, \w+)?\): Symbol not found: \(?"
         r"(?P<ossym>_(?!_?ZN3mlx)[^\s)]+)"
+        # dyld refusing a libmlx built for a newer macOS than this one
+        r"|(?P<newer>libmlx[\w.-]*\.dylib) \(built for macOS (?P<built>[\d.]+) which is newer "
+        r"than running OS\)"
         # nanobind registering mlx.core's types twice: two copies of the extension loaded
         r"|refusing to add duplicate key \"[^\"]*\" to enumeration \"(?P<dup>mlx\.[\w.]+)\"",
         "MLX cannot be imported on this host: `import mlx.core` failed because the native "
@@ -2422,6 +2503,10 @@ SIGNATURES = (
             "m; print(m.__file__)'`, `pip list --user | grep mlx`, `env | grep -E "
             "'PYTHONPATH|DYLD_'`)"
             if g.get("dup")
+            else f"{g.get('newer')} was built for macOS {g.get('built')}, newer than the "
+            "macOS this Mac runs, so the dynamic loader refuses it: upgrade macOS to at least "
+            "that version, or install an MLX release built for this macOS"
+            if g.get("newer")
             else None
         ),
         examples=(

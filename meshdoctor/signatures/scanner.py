@@ -579,12 +579,17 @@ def _code_lines(frames: Sequence[str]) -> List[str]:
     return [ln.strip() for ln in frames[-3:] if ln.strip(" ^~\t") and not _FRAME_FILE.search(ln)]
 
 
+# the frames of an attribute lookup: an AttributeError raised there reports its caller
+_LOOKUPS = ("__getattr__", "__getattribute__")
+
+
 def innermost(frames: Sequence[str]) -> Dict[str, str]:
     """What a traceback's lines (``frames``, as read, outermost first) say of its innermost
     frame: groups ``file`` (its path), ``lineno`` and ``func`` (from its ``File "...", line N,
     in F`` line) and ``call`` (its line of code, when printed); when that frame is in a library
     that only carries the call (:data:`~meshdoctor.signatures.pyerrors.PLUMBING`: anyio,
-    asyncio), ``own_file``, ``own_lineno`` and ``own_func`` of the innermost frame outside it;
+    asyncio) or is an attribute lookup (``__getattr__``), ``own_file``, ``own_lineno`` and
+    ``own_func`` of the innermost frame outside it;
     {} when no frame line was read."""
     found = [f for f in map(_FRAME_FILE.search, reversed(frames)) if f]
     if not found:
@@ -596,9 +601,18 @@ def innermost(frames: Sequence[str]) -> Dict[str, str]:
     code = _code_lines(frames)
     if code:
         out["call"] = code[-1]
-    if PLUMBING.search(fm.group(1).replace("\\", "/")):
-        # raised inside an event loop's or a stream's library: the code that called it
-        own = next((f for f in found if not PLUMBING.search(f.group(1).replace("\\", "/"))), None)
+    if PLUMBING.search(fm.group(1).replace("\\", "/")) or fm.group(3) in _LOOKUPS:
+        # raised inside an event loop's or a stream's library, or by an attribute lookup
+        # (MLX's Module.__getattr__ raising AttributeError for a name it lacks): the code
+        # that called it
+        own = next(
+            (
+                f
+                for f in found
+                if not PLUMBING.search(f.group(1).replace("\\", "/")) and f.group(3) not in _LOOKUPS
+            ),
+            None,
+        )
         if own is not None:
             out.update(own_file=own.group(1), own_lineno=own.group(2))
             if own.group(3):

@@ -24,7 +24,7 @@ from typing import List, Sequence, Tuple
 from meshdoctor.signatures import mlx_classes, printable, pyerrors, syserrors
 from meshdoctor.signatures.frames import is_system_frame, parse_frame
 from meshdoctor.signatures.model import signature
-from meshdoctor.signatures.native import cut_note
+from meshdoctor.signatures.native import cut_note, weights_detail
 from meshdoctor.triage import reading
 from meshdoctor.triage.alone import _lines as input_lines  # head and tail lines, each once
 from meshdoctor.triage.collect import exit_source
@@ -159,6 +159,9 @@ def _here(inp: Input, errors: Sequence[Tuple[int, str]]) -> Tuple[str, int, str]
     known = mlx_classes.logged(text)
     if known is not None:  # MLX's or a model loader's own message, logged by the program
         here += f"; the message is MLX's or its model loader's own: {known.text()}"
+        detail = weights_detail(text) if known.name == "model.weights-mismatch" else None
+        if detail:
+            here += f"; {detail}"
     elif errno:
         here += f"; {errno}"
     elif defect:
