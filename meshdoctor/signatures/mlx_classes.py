@@ -278,7 +278,8 @@ UNTAGGED = (
         "installed release of the model library (mlx-lm, mlx-vlm: the package in the "
         "traceback) builds differently, a model-support bug fixed in a later release or on "
         "its main branch (a newer model or version of a family, a vision tower loaded as "
-        "text); files missing from an interrupted download; a shard loaded against the whole "
+        "text, a layer the class always builds that the checkpoint leaves out: an lm_head "
+        "the model ties to its embeddings); files missing from an interrupted download; a shard loaded against the whole "
         "model",
         "compare config.json's model_type and quantization with the files; upgrade the "
         "model library the traceback names (mlx-lm or mlx-vlm: a newer model needs a newer "
