@@ -483,12 +483,15 @@ UNTAGGED = (
         "array.broadcast-into",
         r"Cannot broadcast array of shape \([\d,]+\) into shape \([\d,]+\)",
         "an array of one shape was broadcast or written into another that cannot hold it",
-        "in batched generation, a cache or state of another batch size than the batch it "
-        "joins (a request added or removed mid-generation whose caches were not extended "
-        "or filtered with it), or a slice update of another size: a bug of the engine's "
-        "batching for this model",
-        "upgrade the engine (its batching code); until then serve one request at a time "
-        "(no continuous batching) for this model",
+        "an assignment a[index] = value whose value does not fit the indexed part (the "
+        "program's, or MLX's own set-item indexing at an index form a release handles "
+        "wrongly); in an engine's batched generation, a cache or state of another batch "
+        "size than the batch it joins (a request added or removed mid-generation whose "
+        "caches were not extended or filtered with it): a bug of the engine's batching",
+        "read the traceback: in the program's own assignment, reshape the value to the "
+        "indexed part; in a plain indexing expression that should work, upgrade mlx (and "
+        "report it); in an engine, upgrade it and serve one request at a time (no "
+        "continuous batching) until then",
         _V + "mlx/ops.cpp (broadcast_to)",
     ),
     fc(

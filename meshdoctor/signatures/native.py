@@ -1549,7 +1549,9 @@ SIGNATURES = (
             "checks that raise outside the compiled function; or compiled functions ran on "
             "several threads at once (concurrent requests of a server) and shared state they "
             "capture (MLX's global random state, its tracing state): run them on one thread "
-            "or under a lock"
+            "or under a lock; with no compile in the program, a loader that handed out "
+            "arrays it never computed (MLX 0.11's GGUF loader of quantized weights): upgrade "
+            "mlx"
             if g.get("what", "").startswith("without")
             else "an evaluation was asked for while compile or vmap traces the function: move "
             "it outside the transformed function"
