@@ -86,8 +86,10 @@ STATE_POLL_S = 0.5  # local ranks' process states during group formation
 READERS_JOIN_S = 0.5  # after teardown, for every rank's output readers together
 EXIT_GRACE_S = 0.5  # an exited rank's stdout still open (a child holds it): judged after this
 # an exited ssh (no status from the waiter) whose stderr is still open: judged after this; ssh's
-# stderr closes when it exits, so only a loaded box's unscheduled reader thread waits this long
-SSH_WORDS_GRACE_S = 5.0
+# stderr closes when it exits, so the wait ends at that EOF and only a loaded box's unscheduled
+# reader thread waits long (5 s was too short at a load of 50 on two cores: its "Connection
+# refused" was read after the verdict, and an unreachable host read as a rank that failed)
+SSH_WORDS_GRACE_S = 30.0
 
 # A remote rank runs under a waiter, a POSIX sh that reports the rank's waited status as its
 # last stderr line: ssh itself exits 255 for a remote command killed by a signal (ssh(1)), and

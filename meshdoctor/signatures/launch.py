@@ -49,11 +49,12 @@ _PER_MODEL = re.compile(
 )
 
 
-def _private_module(module: str) -> str:
-    """What a missing module says when a part of its dotted path below the package is
-    private (``huggingface_hub.utils._errors``): the package is there, and a release of it
-    moved or removed a module that another package imported though it was not public; ""
-    otherwise."""
+def _module_detail(module: str) -> str:
+    """What a missing module's dotted name says: one of a library's per-model modules
+    (``mlx_lm.chat_templates.gemma4``: a model newer than that release), or one with a
+    private part below its package (``huggingface_hub.utils._errors``: a release of that
+    package moved or removed a module that another package imported though it was not
+    public); "" otherwise."""
     per = _PER_MODEL.match(module)
     if per:
         return (
@@ -628,7 +629,7 @@ SIGNATURES = (
                 if (g.get("python") or g.get("py") or "").startswith(("/usr/bin/", "/bin/"))
                 else ""
             )
-            + _private_module(g.get("missing") or g.get("bare") or g.get("module") or "")
+            + _module_detail(g.get("missing") or g.get("bare") or g.get("module") or "")
         ),
         examples=(
             "/usr/bin/python3: Error while finding module specification for "

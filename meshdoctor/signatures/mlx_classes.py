@@ -347,7 +347,7 @@ UNTAGGED = (
     fc(
         "model.kv-cache-kind",
         r"'\w*Cache\w*' object has no attribute '\w+'|\b\w*KVCache\.\w+\(\) only supports|"
-        r"called on `?\w*KVCache`?|sliding KV length \d+ exceeds|\w*KVCache\b.{0,80}\bnot "
+        r"called on `?\w*KVCache`?|sliding KV length \d+ exceeds|\b\w*KVCache\b.{0,80}\bnot "
         r"(?:trimmable|supported)",
         "a KV cache of one kind reached code written for another: a batch operation "
         "(extend, merge, filter) on a single-sequence cache, a trim or rewind of a rotating "
@@ -403,7 +403,7 @@ UNTAGGED = (
     ),
     fc(
         "python.extension-abi",
-        r"\w+\(\): incompatible function arguments",
+        r"\b\w+\(\): incompatible function arguments",
         "a native extension's function rejected its arguments: when they are MLX arrays "
         "(the next line: 'Invoked with types: mlx.core.array, ...'), the extension does not "
         "recognise this MLX's array type: it was built against another MLX or with another "

@@ -106,7 +106,9 @@ def error_lines(inp: Input) -> List[Tuple[int, str]]:
     ]
 
 
-_WARNING = re.compile(r"^\W*(?:[\d:.,\s-]+)?(?:warning|WARN(?:ING)?)\b", re.I)
+# a warning's level word at the start of a line, after at most a timestamp's worth of
+# digits and punctuation (bounded: a line is matched whole)
+_WARNING = re.compile(r"^[^A-Za-z]{0,40}(?:warning|warn)\b", re.I)
 
 
 def _first(errors: Sequence[Tuple[int, str]]) -> Tuple[int, str]:
