@@ -10,12 +10,25 @@ from __future__ import annotations
 
 from meshdoctor.signatures.model import failure_class as fc
 
-# mlx.core operations whose nanobind binding rejects arguments of another type (a subset of
-# the bracketed names in MLX v0.32.1's mlx/ops.cpp, kept here to avoid importing native.py)
-MLX_OPS_FOR_CLASSES = (
-    "concatenate stack array reshape matmul take take_along_axis where split pad "
-    "broadcast_to expand_dims squeeze transpose astype zeros ones full"
+# the operations whose own argument check throws "[op] ..." (std::invalid_argument, a
+# ValueError in Python): the bracketed names of MLX v0.32.1's mlx/ops.cpp, fast.cpp,
+# linalg.cpp, random.cpp, fft.cpp, einsum.cpp (commit 846d176); broadcast_shapes and eval
+# have signatures of their own (MD804, MD816)
+MLX_OPS = (
+    "addmm arange arctan2 argmax argmin argpartition argsort as_strided astype bernoulli "
+    "bitwise_invert block_masked_mm broadcast_arrays broadcast_to categorical concatenate conv "
+    "cummax cummin cumprod cumsum dequantize diag diagonal diff divmod expand_dims eye fftn "
+    "flatten flip from_fp8 full gather gather_axis gather_mm gather_qmm hadamard_transform "
+    "inner kron layer_norm linspace logcumsumexp logsumexp masked_scatter matmul mean median "
+    "meshgrid moveaxis multivariate_normal normal pad partition qqmm quantize quantized_matmul "
+    "randint repeat reshape rms_norm roll rope scaled_dot_product_attention scatter "
+    "scatter_axis searchsorted segmented_mm slice slice_update softmax sort split squeeze "
+    "stack swapaxes take take_along_axis tensordot to_fp8 topk trace transpose tril triu "
+    "unflatten uniform unstack vecdot view"
 ).split()
+# the mlx.core functions whose nanobind binding rejects arguments of another type: those
+# operations and the constructors beside them
+_BOUND = tuple(MLX_OPS) + ("array", "where", "zeros", "ones")
 
 _V = "MLX v0.32.1 "
 _W = "MLX 0.32.4 wheel "
@@ -388,7 +401,7 @@ UNTAGGED = (
     # with another nanobind ABI does not know MLX's array type
     fc(
         "python.op-argument-types",
-        r"\b(?:" + "|".join(MLX_OPS_FOR_CLASSES) + r")\(\): incompatible function arguments",
+        r"\b(?:" + "|".join(_BOUND) + r")\(\): incompatible function arguments",
         "an MLX operation (mlx.core's nanobind binding) rejected its arguments: a value of "
         "a type it does not take, such as a list of NumPy arrays, Python numbers or images, "
         "or None, where it wants mx.array values (the next line, 'Invoked with types', names "

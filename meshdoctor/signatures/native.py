@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional, Tuple
 
-from meshdoctor.signatures.mlx_classes import MLX_ERROR, UNTAGGED
+from meshdoctor.signatures.mlx_classes import MLX_ERROR, MLX_OPS, UNTAGGED
 from meshdoctor.signatures.pyerrors import defect, package_of
 from meshdoctor.signatures.model import (
     CONSEQUENCE,
@@ -535,23 +535,6 @@ def _program_defect(groups: Mapping[str, str]) -> Optional[str]:
         "matches"
     )
 
-
-# the operations whose own argument check throws "[op] ..." (std::invalid_argument, a
-# ValueError in Python): the bracketed names of MLX v0.32.1's mlx/ops.cpp, fast.cpp,
-# linalg.cpp, random.cpp, fft.cpp, einsum.cpp (commit 846d176); broadcast_shapes and eval
-# have signatures of their own (MD804, MD816)
-MLX_OPS = (
-    "addmm arange arctan2 argmax argmin argpartition argsort as_strided astype bernoulli "
-    "bitwise_invert block_masked_mm broadcast_arrays broadcast_to categorical concatenate conv "
-    "cummax cummin cumprod cumsum dequantize diag diagonal diff divmod expand_dims eye fftn "
-    "flatten flip from_fp8 full gather gather_axis gather_mm gather_qmm hadamard_transform "
-    "inner kron layer_norm linspace logcumsumexp logsumexp masked_scatter matmul mean median "
-    "meshgrid moveaxis multivariate_normal normal pad partition qqmm quantize quantized_matmul "
-    "randint repeat reshape rms_norm roll rope scaled_dot_product_attention scatter "
-    "scatter_axis searchsorted segmented_mm slice slice_update softmax sort split squeeze "
-    "stack swapaxes take take_along_axis tensordot to_fp8 topk trace transpose tril triu "
-    "unflatten uniform unstack vecdot view"
-).split()
 
 _SHAPE = re.compile(r"\((\d+(?:,\s*\d+)*),?\)")
 _MATMULS = ("matmul", "addmm", "quantized_matmul", "gather_qmm", "gather_mm", "qqmm")
